@@ -1,0 +1,268 @@
+//! `$HERMES_HOME/config.yaml`.
+//!
+//! Hermes writes this file with PyYAML (YAML 1.1) and users edit it by hand, so
+//! it is read with `serde-saphyr`, which accepts `yes`/`on` booleans and `<<`
+//! merge keys like PyYAML does. The document is kept as a JSON value tree, the
+//! way Hermes keeps a dict: toolsets read the keys they know with the typed
+//! accessors below and unknown keys are never an error.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("cannot read {path}: {source}")]
+    Read {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{path} is not valid YAML: {message}")]
+    Parse { path: PathBuf, message: String },
+    #[error("{path}: the top level must be a mapping of keys, found {found}")]
+    NotAMapping { path: PathBuf, found: &'static str },
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct HermesConfig {
+    /// Where it was read from (None for an in-memory config).
+    pub path: Option<PathBuf>,
+    /// Whether the file existed.
+    pub exists: bool,
+    /// The document; an empty object when the file is missing or empty.
+    pub root: Value,
+}
+
+fn yaml_options() -> serde_saphyr::Options {
+    let mut o = serde_saphyr::Options::default();
+    o.legacy_octal_numbers = true;
+    o.duplicate_keys = serde_saphyr::DuplicateKeyPolicy::LastWins;
+    o
+}
+
+impl HermesConfig {
+    /// Load `path`; a missing file is an empty config, not an error.
+    pub fn load(path: &Path) -> Result<Self, ConfigError> {
+        match std::fs::read_to_string(path) {
+            Ok(text) => {
+                let mut c = Self::parse(&text, path)?;
+                c.exists = true;
+                Ok(c)
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(HermesConfig {
+                path: Some(path.to_path_buf()),
+                exists: false,
+                root: Value::Object(Default::default()),
+            }),
+            Err(source) => Err(ConfigError::Read {
+                path: path.to_path_buf(),
+                source,
+            }),
+        }
+    }
+
+    pub fn parse(text: &str, path: &Path) -> Result<Self, ConfigError> {
+        let text = text.trim_start_matches('\u{feff}');
+        let root: Value = if text.trim().is_empty() {
+            Value::Null
+        } else {
+            serde_saphyr::from_str_with_options(text, yaml_options()).map_err(|e| {
+                ConfigError::Parse {
+                    path: path.to_path_buf(),
+                    message: e.to_string(),
+                }
+            })?
+        };
+        let root = match root {
+            Value::Null => Value::Object(Default::default()),
+            Value::Object(_) => root,
+            other => {
+                return Err(ConfigError::NotAMapping {
+                    path: path.to_path_buf(),
+                    found: json_type(&other),
+                });
+            }
+        };
+        Ok(HermesConfig {
+            path: Some(path.to_path_buf()),
+            exists: true,
+            root,
+        })
+    }
+
+    /// An in-memory config from a YAML string (tests and examples).
+    pub fn from_yaml(text: &str) -> Result<Self, ConfigError> {
+        let mut c = Self::parse(text, Path::new("<memory>"))?;
+        c.path = None;
+        Ok(c)
+    }
+
+    /// The value at a dotted path (`"web.backend"`). Null counts as absent.
+    pub fn get(&self, dotted: &str) -> Option<&Value> {
+        let mut cur = &self.root;
+        for part in dotted.split('.') {
+            cur = cur.as_object()?.get(part)?;
+        }
+        (!cur.is_null()).then_some(cur)
+    }
+
+    /// A non-empty string (numbers and booleans are rendered as PyYAML would `str()` them).
+    pub fn str(&self, dotted: &str) -> Option<String> {
+        match self.get(dotted)? {
+            Value::String(s) if !s.trim().is_empty() => Some(s.clone()),
+            Value::Number(n) => Some(n.to_string()),
+            Value::Bool(b) => Some(if *b { "True" } else { "False" }.to_string()),
+            _ => None,
+        }
+    }
+
+    /// A boolean, accepting YAML 1.1 spellings that reach us as strings.
+    pub fn bool(&self, dotted: &str) -> Option<bool> {
+        match self.get(dotted)? {
+            Value::Bool(b) => Some(*b),
+            Value::String(s) => parse_bool(s),
+            Value::Number(n) => n.as_f64().map(|f| f != 0.0),
+            _ => None,
+        }
+    }
+
+    pub fn f64(&self, dotted: &str) -> Option<f64> {
+        match self.get(dotted)? {
+            Value::Number(n) => n.as_f64(),
+            Value::String(s) => s.trim().parse().ok(),
+            _ => None,
+        }
+    }
+
+    /// A list of strings; a single string counts as a one-element list.
+    pub fn str_list(&self, dotted: &str) -> Vec<String> {
+        match self.get(dotted) {
+            Some(Value::Array(a)) => a
+                .iter()
+                .filter_map(|v| match v {
+                    Value::String(s) => Some(s.clone()),
+                    Value::Number(n) => Some(n.to_string()),
+                    _ => None,
+                })
+                .collect(),
+            Some(Value::String(s)) if !s.is_empty() => vec![s.clone()],
+            _ => Vec::new(),
+        }
+    }
+}
+
+/// YAML 1.1 / Python truthiness for strings: yes/no, on/off, true/false, y/n, 1/0.
+pub fn parse_bool(s: &str) -> Option<bool> {
+    match s.trim().to_ascii_lowercase().as_str() {
+        "true" | "yes" | "on" | "y" | "1" => Some(true),
+        "false" | "no" | "off" | "n" | "0" | "" => Some(false),
+        _ => None,
+    }
+}
+
+pub fn json_type(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "a list",
+        Value::Object(_) => "a mapping",
+    }
+}
+
+/// Expand `${VAR}` and `${env:VAR}` references as Hermes' `load_config` does.
+/// Unresolved references are kept verbatim.
+pub fn expand_vars(s: &str, lookup: impl Fn(&str) -> Option<String>) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut rest = s;
+    while let Some(start) = rest.find("${") {
+        out.push_str(&rest[..start]);
+        let after = &rest[start + 2..];
+        match after.find('}') {
+            Some(end) => {
+                let inner = &after[..end];
+                let name = inner.strip_prefix("env:").unwrap_or(inner);
+                match (is_var_name(name)).then(|| lookup(name)).flatten() {
+                    Some(v) => out.push_str(&v),
+                    None => out.push_str(&rest[start..start + 2 + end + 1]),
+                }
+                rest = &after[end + 1..];
+            }
+            None => {
+                out.push_str(&rest[start..]);
+                rest = "";
+            }
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+/// If the whole string is one `${VAR}` / `${env:VAR}` reference, the variable name.
+pub fn whole_var_ref(s: &str) -> Option<&str> {
+    let inner = s.trim().strip_prefix("${")?.strip_suffix('}')?;
+    let name = inner.strip_prefix("env:").unwrap_or(inner);
+    is_var_name(name).then_some(name)
+}
+
+pub fn is_var_name(name: &str) -> bool {
+    let b = name.as_bytes();
+    !b.is_empty()
+        && !b[0].is_ascii_digit()
+        && b.iter().all(|c| c.is_ascii_alphanumeric() || *c == b'_')
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_pyyaml_style_documents() {
+        let c = HermesConfig::from_yaml(
+            "defaults: &d\n  timeout: 60\n  enabled: yes\nmcp_servers:\n  gh:\n    <<: *d\n    command: npx\nweb:\n  backend: ''\nbrowser:\n  headed: on\n  command_timeout: 30\nmode: 0755\n",
+        )
+        .unwrap();
+        assert_eq!(c.f64("mcp_servers.gh.timeout"), Some(60.0));
+        assert_eq!(c.bool("mcp_servers.gh.enabled"), Some(true));
+        assert_eq!(c.str("mcp_servers.gh.command").as_deref(), Some("npx"));
+        assert_eq!(c.str("web.backend"), None);
+        assert_eq!(c.bool("browser.headed"), Some(true));
+        assert_eq!(c.f64("browser.command_timeout"), Some(30.0));
+        assert_eq!(c.f64("mode"), Some(493.0));
+        assert!(c.get("nope.deeper").is_none());
+    }
+
+    #[test]
+    fn empty_and_bad_documents() {
+        assert!(
+            HermesConfig::from_yaml("")
+                .unwrap()
+                .root
+                .as_object()
+                .unwrap()
+                .is_empty()
+        );
+        let e = HermesConfig::from_yaml("a: [1, 2\n")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("not valid YAML"), "{e}");
+        let e = HermesConfig::from_yaml("- a\n- b\n")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("must be a mapping"), "{e}");
+    }
+
+    #[test]
+    fn expands_vars_like_hermes() {
+        let look = |n: &str| (n == "TOKEN").then(|| "s3cret".to_string());
+        assert_eq!(expand_vars("Bearer ${TOKEN}", look), "Bearer s3cret");
+        assert_eq!(
+            expand_vars("${env:TOKEN}/${MISSING}", look),
+            "s3cret/${MISSING}"
+        );
+        assert_eq!(expand_vars("${unterminated", look), "${unterminated");
+        assert_eq!(whole_var_ref(" ${env:GH_TOKEN} "), Some("GH_TOKEN"));
+        assert_eq!(whole_var_ref("x${A}"), None);
+    }
+}

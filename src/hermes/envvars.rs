@@ -1,0 +1,126 @@
+//! The one list of environment variables hermes-mcp reads.
+//!
+//! Codex starts a stdio MCP server with a minimal environment: only variables
+//! named in the server entry's `env_vars` (or set in `env`) arrive. `migrate`
+//! writes [`SERVE_VARS`] into `env_vars`, so every variable `serve` reads must be
+//! listed here, and every read goes through [`get`] (debug builds assert that
+//! the name is listed; a test greps `src/` for stray `std::env::var` calls).
+
+/// Where a variable is read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scope {
+    /// Read by `hermes-mcp serve` (so it must reach the server through Codex).
+    Serve,
+    /// Read only by the command-line side (`migrate`, `tools`).
+    Cli,
+}
+
+#[derive(Debug, Clone, Copy)]
+pub struct EnvVar {
+    pub name: &'static str,
+    pub scope: Scope,
+    /// The Hermes toolset (or `core`) that reads it.
+    pub area: &'static str,
+    pub purpose: &'static str,
+}
+
+macro_rules! vars {
+    ($( $ident:ident = $scope:ident, $area:literal, $purpose:literal; )*) => {
+        $( pub const $ident: &str = stringify!($ident); )*
+        /// Every variable hermes-mcp reads, in one table.
+        pub const ALL: &[EnvVar] = &[
+            $( EnvVar { name: stringify!($ident), scope: Scope::$scope, area: $area, purpose: $purpose }, )*
+        ];
+    };
+}
+
+vars! {
+    // core
+    HERMES_HOME = Serve, "core", "Hermes home (config.yaml, .env, skills/, cache/); default ~/.hermes";
+    HERMES_PROFILE = Serve, "core", "active Hermes profile; author identity for kanban comments";
+    HERMES_SESSION_ID = Serve, "core", "session id substituted into skills (${HERMES_SESSION_ID})";
+    HERMES_MCP_LOG = Serve, "core", "log level/filter for hermes-mcp's stderr logs (e.g. debug)";
+    HERMES_REDACT_SECRETS = Serve, "core", "set to false to stop redacting secrets in tool output";
+    HERMES_ALLOW_PRIVATE_URLS = Serve, "web", "allow private/loopback addresses in fetched URLs (never cloud metadata)";
+    // kanban (the dispatcher sets these for a worker)
+    HERMES_KANBAN_TASK = Serve, "kanban", "the task a dispatcher-spawned worker owns";
+    HERMES_KANBAN_RUN_ID = Serve, "kanban", "the worker's run id (compare-and-swap on the run)";
+    HERMES_KANBAN_CLAIM_LOCK = Serve, "kanban", "claim lock token; heartbeats extend the claim when it matches";
+    HERMES_KANBAN_DB = Serve, "kanban", "explicit path of kanban.db";
+    HERMES_KANBAN_BOARD = Serve, "kanban", "board slug to use";
+    HERMES_KANBAN_HOME = Serve, "kanban", "kanban root directory (boards/, current)";
+    HERMES_KANBAN_WORKSPACE = Serve, "kanban", "the worker's workspace directory";
+    HERMES_KANBAN_WORKSPACES_ROOT = Serve, "kanban", "root of worker workspaces";
+    HERMES_KANBAN_ATTACHMENTS_ROOT = Serve, "kanban", "root of task attachments";
+    HERMES_KANBAN_BRANCH = Serve, "kanban", "git branch of the worker's workspace";
+    HERMES_KANBAN_ROOT = Serve, "kanban", "legacy kanban root (older launchers)";
+    HERMES_KANBAN_CLAIM_TTL_SECONDS = Serve, "kanban", "claim time-to-live";
+    HERMES_KANBAN_BUSY_TIMEOUT_MS = Serve, "kanban", "SQLite busy timeout";
+    HERMES_KANBAN_GOAL_MODE = Serve, "kanban", "goal mode of the worker";
+    HERMES_KANBAN_STOP_NUDGE = Serve, "kanban", "stop-nudge switch of the worker";
+    // web
+    FIRECRAWL_API_KEY = Serve, "web", "Firecrawl search/extract";
+    FIRECRAWL_API_URL = Serve, "web", "self-hosted Firecrawl base URL";
+    TAVILY_API_KEY = Serve, "web", "Tavily search/extract";
+    EXA_API_KEY = Serve, "web", "Exa search/extract";
+    PARALLEL_API_KEY = Serve, "web", "Parallel search/extract";
+    SEARXNG_URL = Serve, "web", "SearXNG instance URL";
+    BRAVE_SEARCH_API_KEY = Serve, "web", "Brave Search API";
+    // browser
+    CHROME_PATH = Serve, "browser", "Chromium/Chrome executable";
+    BROWSER_CDP_URL = Serve, "browser", "attach to an existing browser over CDP";
+    BROWSER_INACTIVITY_TIMEOUT = Serve, "browser", "idle seconds before the browser closes";
+    // vision
+    AUXILIARY_VISION_MODEL = Serve, "vision", "auxiliary vision model override";
+    HERMES_VISION_DOWNLOAD_TIMEOUT = Serve, "vision", "image download timeout (seconds)";
+    OPENROUTER_API_KEY = Serve, "vision", "OpenRouter key (auxiliary provider openrouter)";
+    NOUS_API_KEY = Serve, "vision", "Nous key (auxiliary provider nous)";
+    // media
+    FAL_KEY = Serve, "image_gen", "FAL image generation";
+    FAL_IMAGE_MODEL = Serve, "image_gen", "FAL model id";
+    OPENAI_API_KEY = Serve, "media", "OpenAI images, speech and vision";
+    OPENAI_BASE_URL = Serve, "media", "OpenAI-compatible base URL";
+    VOICE_TOOLS_OPENAI_KEY = Serve, "tts", "OpenAI key for speech (preferred over OPENAI_API_KEY)";
+    ELEVENLABS_API_KEY = Serve, "tts", "ElevenLabs speech";
+    // CLI side only
+    CODEX_HOME = Cli, "migrate", "Codex home (config.toml); default ~/.codex";
+    NO_COLOR = Cli, "migrate", "disable colour in diffs and reports";
+}
+
+/// The variables `serve` reads: what `migrate` lists in `env_vars`.
+pub fn serve_vars() -> impl Iterator<Item = &'static EnvVar> {
+    ALL.iter().filter(|v| v.scope == Scope::Serve)
+}
+
+pub fn is_listed(name: &str) -> bool {
+    ALL.iter().any(|v| v.name == name)
+}
+
+/// Read a listed variable from the process environment. Empty values count as unset.
+pub fn get(name: &str) -> Option<String> {
+    debug_assert!(
+        is_listed(name),
+        "environment variable {name} is not listed in hermes/envvars.rs"
+    );
+    std::env::var(name).ok().filter(|v| !v.is_empty())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_unique_and_shell_safe() {
+        let mut seen = std::collections::HashSet::new();
+        for v in ALL {
+            assert!(seen.insert(v.name), "duplicate {}", v.name);
+            assert!(
+                v.name
+                    .bytes()
+                    .all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || b == b'_')
+            );
+        }
+        assert!(serve_vars().any(|v| v.name == HERMES_KANBAN_TASK));
+        assert!(!serve_vars().any(|v| v.name == CODEX_HOME));
+    }
+}

@@ -1,0 +1,13 @@
+//! Everything about the Hermes Agent installation we read: where its home is,
+//! its `config.yaml`, its `.env`, and the one list of environment variables
+//! hermes-mcp reads ([`envvars`]).
+
+pub mod config;
+pub mod dotenv;
+pub mod env;
+pub mod envvars;
+pub mod home;
+
+pub use config::{ConfigError, HermesConfig};
+pub use env::Env;
+pub use home::{HermesHome, HomeError};

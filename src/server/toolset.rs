@@ -1,0 +1,113 @@
+//! The contract between the server and the Hermes toolsets.
+//!
+//! Each toolset module (`src/toolsets/*`) implements [`Toolset`]: it lists its
+//! tools with Hermes' exact names and full, flat JSON schemas, says cheaply
+//! whether each tool can work here (no slow work: this runs for `tools/list`),
+//! and runs calls. The list of toolsets lives in [`crate::toolsets::all`].
+
+use std::future::Future;
+use std::pin::Pin;
+
+use serde_json::{Map, Value};
+use tokio_util::sync::CancellationToken;
+
+use super::context::ServerContext;
+use super::output::ToolOutput;
+use super::progress::Progress;
+
+pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+/// MCP tool annotations, stated honestly: `read_only` tools run without an
+/// approval prompt in Codex's default mode.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Hints {
+    pub read_only: bool,
+    pub destructive: bool,
+    pub idempotent: bool,
+    pub open_world: bool,
+}
+
+impl Hints {
+    pub const READ_ONLY: Hints = Hints {
+        read_only: true,
+        destructive: false,
+        idempotent: true,
+        open_world: false,
+    };
+    pub const READ_ONLY_OPEN: Hints = Hints {
+        read_only: true,
+        destructive: false,
+        idempotent: true,
+        open_world: true,
+    };
+    pub const WRITE: Hints = Hints {
+        read_only: false,
+        destructive: false,
+        idempotent: false,
+        open_world: false,
+    };
+    pub const WRITE_OPEN: Hints = Hints {
+        read_only: false,
+        destructive: false,
+        idempotent: false,
+        open_world: true,
+    };
+}
+
+/// One tool as listed in `tools/list`.
+#[derive(Debug, Clone)]
+pub struct ToolSpec {
+    pub name: &'static str,
+    pub description: String,
+    /// A flat JSON schema object (`type: object`, `properties`, `required`),
+    /// without `$ref`/`anyOf`, every array with typed `items`.
+    pub input_schema: Value,
+    pub hints: Hints,
+}
+
+/// Whether a tool can work in this environment, and why not.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Availability {
+    Available,
+    /// The reason names what to set or install (env var, config key, package).
+    Unavailable(String),
+}
+
+impl Availability {
+    pub fn is_available(&self) -> bool {
+        matches!(self, Availability::Available)
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct ToolEntry {
+    pub spec: ToolSpec,
+    pub availability: Availability,
+}
+
+/// A validated call handed to a toolset.
+pub struct ToolCall {
+    pub name: String,
+    /// Arguments after schema validation and Hermes-style coercion; `null`s dropped.
+    pub args: Map<String, Value>,
+    /// Cancelled when the client sends `notifications/cancelled` or the server shuts down.
+    pub cancel: CancellationToken,
+    pub progress: Progress,
+}
+
+pub trait Toolset: Send + Sync + 'static {
+    /// Hermes' toolset name (`web`, `browser`, `vision`, `image_gen`, `tts`, `skills`, `kanban`).
+    fn name(&self) -> &'static str;
+
+    /// Every tool of the toolset with its availability. Must be cheap: no
+    /// network, no browser launch, no database open, no directory scan.
+    fn tools(&self, ctx: &ServerContext) -> Vec<ToolEntry>;
+
+    /// Run one call (only names this toolset listed are routed here).
+    fn call<'a>(&'a self, ctx: &'a ServerContext, call: ToolCall) -> BoxFuture<'a, ToolOutput>;
+
+    /// Release resources (child processes, connections) before the server exits.
+    fn shutdown(&self) -> BoxFuture<'_, ()> {
+        Box::pin(async {})
+    }
+}

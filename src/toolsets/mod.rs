@@ -1,0 +1,9 @@
+//! Hermes' toolsets, one module each. [`all`] is the one place that lists them,
+//! in Hermes' `EXPOSED_TOOLS` order.
+
+use crate::server::Toolset;
+
+/// Every toolset the server registers.
+pub fn all() -> Vec<Box<dyn Toolset>> {
+    vec![]
+}

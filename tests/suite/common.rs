@@ -1,0 +1,198 @@
+//! Shared test helpers: hermetic homes, the binary, a raw JSON-RPC stdio client.
+#![allow(dead_code)]
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::mpsc;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+pub fn bin() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_hermes-mcp"))
+}
+
+/// A hermetic environment: temp HOME, HERMES_HOME and CODEX_HOME.
+pub struct TestEnv {
+    pub dir: tempfile::TempDir,
+}
+
+impl TestEnv {
+    pub fn new() -> Self {
+        let dir = tempfile::tempdir().expect("tempdir");
+        for d in ["home", "hermes", "codex"] {
+            std::fs::create_dir_all(dir.path().join(d)).unwrap();
+        }
+        TestEnv { dir }
+    }
+    pub fn home(&self) -> PathBuf {
+        self.dir.path().join("home")
+    }
+    pub fn hermes_home(&self) -> PathBuf {
+        self.dir.path().join("hermes")
+    }
+    pub fn codex_home(&self) -> PathBuf {
+        self.dir.path().join("codex")
+    }
+    pub fn write_hermes(&self, rel: &str, text: &str) -> PathBuf {
+        let p = self.hermes_home().join(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(&p, text).unwrap();
+        p
+    }
+    /// `hermes-mcp` with a cleared environment pointing at this env's homes.
+    pub fn cmd(&self) -> Command {
+        let mut c = Command::new(bin());
+        c.env_clear()
+            .env("PATH", std::env::var("PATH").unwrap_or_default())
+            .env("HOME", self.home())
+            .env("HERMES_HOME", self.hermes_home())
+            .env("CODEX_HOME", self.codex_home());
+        c
+    }
+}
+
+/// A `hermes-mcp serve` child spoken to in raw newline-delimited JSON-RPC.
+pub struct RawClient {
+    pub child: Child,
+    stdin: Option<ChildStdin>,
+    rx: mpsc::Receiver<Value>,
+    next_id: i64,
+}
+
+impl RawClient {
+    pub fn spawn(mut cmd: Command) -> Self {
+        cmd.arg("serve")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit());
+        let mut child = cmd.spawn().expect("spawn hermes-mcp serve");
+        let stdout = child.stdout.take().unwrap();
+        let (tx, rx) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                let v: Value = serde_json::from_str(&line).unwrap_or_else(|e| {
+                    panic!("server wrote a non-JSON line on stdout ({e}): {line}")
+                });
+                if tx.send(v).is_err() {
+                    break;
+                }
+            }
+        });
+        let stdin = child.stdin.take();
+        RawClient {
+            child,
+            stdin,
+            rx,
+            next_id: 1,
+        }
+    }
+
+    pub fn send_line(&mut self, line: &str) {
+        let stdin = self.stdin.as_mut().expect("stdin open");
+        stdin.write_all(line.as_bytes()).unwrap();
+        stdin.write_all(b"\n").unwrap();
+        stdin.flush().unwrap();
+    }
+
+    pub fn notify(&mut self, method: &str, params: Value) {
+        self.send_line(&json!({"jsonrpc":"2.0","method":method,"params":params}).to_string());
+    }
+
+    /// Send a request and return its id.
+    pub fn send(&mut self, method: &str, params: Value) -> i64 {
+        let id = self.next_id;
+        self.next_id += 1;
+        self.send_line(
+            &json!({"jsonrpc":"2.0","id":id,"method":method,"params":params}).to_string(),
+        );
+        id
+    }
+
+    /// The next message from the server, within `timeout`.
+    pub fn recv(&self, timeout: Duration) -> Option<Value> {
+        self.rx.recv_timeout(timeout).ok()
+    }
+
+    /// Wait for the response to `id`, collecting notifications seen meanwhile.
+    pub fn response(&self, id: i64, notes: &mut Vec<Value>) -> Value {
+        loop {
+            let msg = self
+                .recv(Duration::from_secs(30))
+                .unwrap_or_else(|| panic!("no response to id {id}"));
+            if msg.get("id") == Some(&json!(id)) && msg.get("method").is_none() {
+                return msg;
+            }
+            notes.push(msg);
+        }
+    }
+
+    pub fn request(&mut self, method: &str, params: Value) -> Value {
+        let id = self.send(method, params);
+        self.response(id, &mut Vec::new())
+    }
+
+    pub fn initialize(&mut self) -> Value {
+        let r = self.request(
+            "initialize",
+            json!({"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"test","version":"0"}}),
+        );
+        self.notify("notifications/initialized", json!({}));
+        r
+    }
+
+    pub fn call_tool(&mut self, name: &str, args: Value) -> Value {
+        let r = self.request("tools/call", json!({"name":name,"arguments":args}));
+        r.get("result")
+            .cloned()
+            .unwrap_or_else(|| panic!("tools/call {name} failed: {r}"))
+    }
+
+    pub fn close_stdin(&mut self) {
+        self.stdin.take();
+    }
+
+    /// Close stdin and wait for the exit status (panics after `timeout`).
+    pub fn finish(mut self, timeout: Duration) -> std::process::ExitStatus {
+        self.close_stdin();
+        let start = std::time::Instant::now();
+        loop {
+            if let Some(st) = self.child.try_wait().unwrap() {
+                return st;
+            }
+            if start.elapsed() > timeout {
+                let _ = self.child.kill();
+                panic!("server did not exit within {timeout:?} after stdin closed");
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+}
+
+impl Drop for RawClient {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// The text of a tool result's first text block, parsed as JSON.
+pub fn result_json(result: &Value) -> Value {
+    let text = result["content"]
+        .as_array()
+        .and_then(|c| c.iter().find(|b| b["type"] == "text"))
+        .and_then(|b| b["text"].as_str())
+        .unwrap_or_else(|| panic!("no text content in {result}"));
+    serde_json::from_str(text).unwrap_or_else(|e| panic!("tool text is not JSON ({e}): {text}"))
+}
+
+pub fn is_error(result: &Value) -> bool {
+    result["isError"].as_bool().unwrap_or(false)
+}
+
+pub fn write(path: &Path, text: &str) {
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, text).unwrap();
+}

@@ -1,0 +1,2 @@
+pub mod common;
+mod serve_protocol;
