@@ -22,7 +22,7 @@ use hermes::HermesHome;
 pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
         Command::Serve(args) => {
-            init_logging("warn");
+            init_logging("warn,rmcp=error");
             let server = build_server(&args.home)?;
             let rt = tokio::runtime::Builder::new_multi_thread()
                 .worker_threads(2)

@@ -7,6 +7,7 @@
 
 pub mod args;
 pub mod context;
+pub mod framing;
 pub mod output;
 pub mod progress;
 pub mod toolset;
@@ -191,14 +192,243 @@ impl ServerHandler for HermesServer {
 /// Run the stdio server until stdin closes or SIGTERM/SIGINT arrives, then shut
 /// the toolsets down (no child process is left behind).
 pub async fn serve_stdio(server: HermesServer) -> anyhow::Result<()> {
-    let running = server.clone().serve(rmcp::transport::stdio()).await?;
+    let (rmcp_side, guard_side) = tokio::io::duplex(256 * 1024);
+    let mut pump = tokio::spawn(framing::pump(
+        tokio::io::stdin(),
+        tokio::io::stdout(),
+        guard_side,
+    ));
+    let running = server.clone().serve(rmcp_side).await?;
     let stop = running.cancellation_token();
     let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
-    tokio::select! {
-        r = running.waiting() => { tracing::debug!("service ended: {r:?}"); }
-        _ = term.recv() => { tracing::debug!("SIGTERM"); stop.cancel(); }
-        _ = tokio::signal::ctrl_c() => { tracing::debug!("SIGINT"); stop.cancel(); }
-    }
+    let signalled = tokio::select! {
+        r = running.waiting() => { tracing::debug!("service ended: {r:?}"); false }
+        _ = term.recv() => { tracing::debug!("SIGTERM"); stop.cancel(); true }
+        _ = tokio::signal::ctrl_c() => { tracing::debug!("SIGINT"); stop.cancel(); true }
+    };
+    // Cancel running calls and release children first: a client that closed
+    // stdin mid-call is gone, and so is its interest in the answer.
     server.shutdown().await;
+    if signalled {
+        pump.abort();
+    } else if tokio::time::timeout(std::time::Duration::from_secs(2), &mut pump)
+        .await
+        .is_err()
+    {
+        pump.abort();
+    }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    //! The routing, cancellation and progress plumbing, in process, with a test
+    //! toolset (the real toolsets are tested through the binary in tests/).
+    use super::*;
+    use crate::hermes::{Env, HermesConfig};
+    use serde_json::json;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::time::Duration;
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+
+    struct Slow {
+        finished: Arc<AtomicBool>,
+        shut_down: Arc<AtomicBool>,
+    }
+
+    impl Toolset for Slow {
+        fn name(&self) -> &'static str {
+            "test"
+        }
+        fn tools(&self, _ctx: &ServerContext) -> Vec<ToolEntry> {
+            let schema = json!({"type":"object","properties":{"steps":{"type":"integer","minimum":1}},"required":["steps"]});
+            vec![
+                ToolEntry {
+                    spec: ToolSpec {
+                        name: "slow",
+                        description: "counts".into(),
+                        input_schema: schema,
+                        hints: Hints::READ_ONLY,
+                    },
+                    availability: Availability::Available,
+                },
+                ToolEntry {
+                    spec: ToolSpec {
+                        name: "missing_dep",
+                        description: "needs X".into(),
+                        input_schema: json!({"type":"object","properties":{}}),
+                        hints: Hints::WRITE,
+                    },
+                    availability: Availability::Unavailable("set X_API_KEY".into()),
+                },
+            ]
+        }
+        fn call<'a>(
+            &'a self,
+            _ctx: &'a ServerContext,
+            call: ToolCall,
+        ) -> toolset::BoxFuture<'a, ToolOutput> {
+            Box::pin(async move {
+                let steps = call.args["steps"].as_u64().unwrap();
+                for i in 1..=steps {
+                    call.progress
+                        .report(i, Some(steps), format!("step {i}"))
+                        .await;
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                }
+                self.finished.store(true, Ordering::SeqCst);
+                ToolOutput::json(json!({"steps": steps}))
+            })
+        }
+        fn shutdown(&self) -> toolset::BoxFuture<'_, ()> {
+            self.shut_down.store(true, Ordering::SeqCst);
+            Box::pin(async {})
+        }
+    }
+
+    struct Harness {
+        write: tokio::io::WriteHalf<tokio::io::DuplexStream>,
+        lines: tokio::io::Lines<BufReader<tokio::io::ReadHalf<tokio::io::DuplexStream>>>,
+        finished: Arc<AtomicBool>,
+        shut_down: Arc<AtomicBool>,
+        server: HermesServer,
+    }
+
+    impl Harness {
+        async fn start() -> Self {
+            let finished = Arc::new(AtomicBool::new(false));
+            let shut_down = Arc::new(AtomicBool::new(false));
+            let home = crate::hermes::HermesHome {
+                path: "/nonexistent/hermes".into(),
+                explicit: true,
+            };
+            let ctx = ServerContext::with_parts(
+                home,
+                Env::from_map::<_, String, String>([]),
+                HermesConfig::default(),
+            );
+            let server = HermesServer::new(
+                ctx,
+                vec![Box::new(Slow {
+                    finished: finished.clone(),
+                    shut_down: shut_down.clone(),
+                })],
+            );
+            let (a, b) = tokio::io::duplex(1 << 16);
+            let s = server.clone();
+            tokio::spawn(async move {
+                let running = s.clone().serve(a).await.unwrap();
+                let _ = running.waiting().await;
+                s.shutdown().await;
+            });
+            let (r, w) = tokio::io::split(b);
+            let mut h = Harness {
+                write: w,
+                lines: BufReader::new(r).lines(),
+                finished,
+                shut_down,
+                server,
+            };
+            h.send(json!({"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"0"}}})).await;
+            h.next().await;
+            h.send(json!({"jsonrpc":"2.0","method":"notifications/initialized"}))
+                .await;
+            h
+        }
+        async fn send(&mut self, v: Value) {
+            self.write
+                .write_all(format!("{v}\n").as_bytes())
+                .await
+                .unwrap();
+        }
+        async fn next(&mut self) -> Value {
+            let line = tokio::time::timeout(Duration::from_secs(10), self.lines.next_line())
+                .await
+                .unwrap()
+                .unwrap()
+                .unwrap();
+            serde_json::from_str(&line).unwrap()
+        }
+    }
+
+    #[tokio::test]
+    async fn lists_only_available_tools_with_annotations() {
+        let mut h = Harness::start().await;
+        h.send(json!({"jsonrpc":"2.0","id":1,"method":"tools/list","params":{}}))
+            .await;
+        let r = h.next().await;
+        let tools = r["result"]["tools"].as_array().unwrap();
+        assert_eq!(tools.len(), 1, "{r}");
+        assert_eq!(tools[0]["name"], "slow");
+        assert_eq!(tools[0]["annotations"]["readOnlyHint"], true);
+        assert!(tools[0].get("outputSchema").is_none());
+        // The unavailable tool explains itself when called anyway.
+        h.send(json!({"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"missing_dep","arguments":{}}})).await;
+        let r = h.next().await;
+        assert_eq!(r["result"]["isError"], true);
+        assert!(
+            r["result"]["content"][0]["text"]
+                .as_str()
+                .unwrap()
+                .contains("set X_API_KEY"),
+            "{r}"
+        );
+        assert!(r["result"].get("structuredContent").is_none());
+    }
+
+    #[tokio::test]
+    async fn progress_is_sent_for_a_token_and_results_are_json_text() {
+        let mut h = Harness::start().await;
+        h.send(json!({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"slow","arguments":{"steps":"3"},"_meta":{"progressToken":"tok"}}})).await;
+        let mut progress = vec![];
+        let result = loop {
+            let m = h.next().await;
+            if m["method"] == "notifications/progress" {
+                progress.push(m["params"].clone());
+            } else {
+                break m;
+            }
+        };
+        assert_eq!(progress.len(), 3, "{progress:?}");
+        assert_eq!(progress[2]["progressToken"], "tok");
+        assert_eq!(progress[2]["progress"], 3.0);
+        assert_eq!(progress[2]["total"], 3.0);
+        assert_eq!(result["result"]["content"][0]["text"], r#"{"steps":3}"#);
+        assert_eq!(result["result"]["isError"], false);
+    }
+
+    #[tokio::test]
+    async fn cancellation_stops_the_call_and_the_server_keeps_serving() {
+        let mut h = Harness::start().await;
+        h.send(json!({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"slow","arguments":{"steps":100}}})).await;
+        tokio::time::sleep(Duration::from_millis(120)).await;
+        h.send(json!({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1,"reason":"user"}})).await;
+        h.send(json!({"jsonrpc":"2.0","id":2,"method":"ping"}))
+            .await;
+        let r = h.next().await;
+        assert_eq!(
+            r["id"], 2,
+            "a cancelled request gets no reply; the next one does: {r}"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        assert!(
+            !h.finished.load(Ordering::SeqCst),
+            "the cancelled call ran to completion"
+        );
+    }
+
+    #[tokio::test]
+    async fn eof_shuts_toolsets_down() {
+        let mut h = Harness::start().await;
+        let shut = h.shut_down.clone();
+        h.write.shutdown().await.unwrap();
+        for _ in 0..100 {
+            if shut.load(Ordering::SeqCst) {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        assert!(shut.load(Ordering::SeqCst));
+        assert!(h.server.inner.shutdown.is_cancelled());
+    }
 }

@@ -129,6 +129,18 @@ impl RawClient {
         }
     }
 
+    /// Wait for the response to a string id sent with `send_line`.
+    pub fn response_str(&self, id: &str) -> Value {
+        loop {
+            let msg = self
+                .recv(Duration::from_secs(30))
+                .unwrap_or_else(|| panic!("no response to id {id}"));
+            if msg.get("id") == Some(&json!(id)) {
+                return msg;
+            }
+        }
+    }
+
     pub fn request(&mut self, method: &str, params: Value) -> Value {
         let id = self.send(method, params);
         self.response(id, &mut Vec::new())

@@ -16,3 +16,92 @@ fn initialize_answers_with_server_identity() {
     let st = c.finish(Duration::from_secs(5));
     assert!(st.success(), "{st:?}");
 }
+
+/// Every kind of bad line gets a JSON-RPC error (or an isError result), and the
+/// server keeps serving afterwards.
+#[test]
+fn bad_lines_get_errors_and_the_server_keeps_serving() {
+    let env = TestEnv::new();
+    let mut c = RawClient::spawn(env.cmd());
+    c.initialize();
+    let mut notes = Vec::new();
+
+    c.send_line("this is not json");
+    let r = c
+        .recv(Duration::from_secs(10))
+        .expect("a reply to a malformed line");
+    assert_eq!(r["error"]["code"], -32700, "{r}");
+    assert!(r["id"].is_null(), "{r}");
+
+    c.send_line("[]");
+    let r = c.recv(Duration::from_secs(10)).unwrap();
+    assert_eq!(r["error"]["code"], -32600, "{r}");
+
+    let id = c.send("no/such/method", json!({}));
+    let r = c.response(id, &mut notes);
+    assert_eq!(r["error"]["code"], -32601, "{r}");
+
+    c.send_line(r#"{"jsonrpc":"2.0","id":"s1","method":"tools/call","params":"oops"}"#);
+    let r = c.response_str("s1");
+    assert_eq!(r["error"]["code"], -32602, "{r}");
+
+    c.send_line(r#"{"jsonrpc":"2.0","id":"s2","method":"tools/call","params":{"arguments":{}}}"#);
+    let r = c.response_str("s2");
+    assert_eq!(r["error"]["code"], -32602, "{r}");
+    assert!(
+        r["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("params.name"),
+        "{r}"
+    );
+
+    let r = c.call_tool("no_such_tool", json!({}));
+    assert!(is_error(&r), "{r}");
+    assert_eq!(result_json(&r)["error"], "Unknown tool: no_such_tool");
+
+    // A 20 MB line is refused without being buffered whole; the next line works.
+    let huge = format!(
+        r#"{{"jsonrpc":"2.0","id":"big","method":"tools/call","params":{{"name":"x","arguments":{{"a":"{}"}}}}}}"#,
+        "x".repeat(20 * 1024 * 1024)
+    );
+    c.send_line(&huge);
+    let r = c.recv(Duration::from_secs(30)).unwrap();
+    assert_eq!(r["error"]["code"], -32600, "{r}");
+
+    let r = c.request("ping", json!({}));
+    assert!(r["result"].is_object(), "{r}");
+    let st = c.finish(Duration::from_secs(5));
+    assert!(st.success(), "{st:?}");
+}
+
+/// stdin EOF while requests are in flight: the server exits promptly and cleanly.
+#[test]
+fn eof_with_requests_in_flight_exits_promptly() {
+    let env = TestEnv::new();
+    let mut c = RawClient::spawn(env.cmd());
+    c.initialize();
+    for _ in 0..20 {
+        c.send("tools/list", json!({}));
+    }
+    let start = std::time::Instant::now();
+    let st = c.finish(Duration::from_secs(5));
+    assert!(st.success(), "{st:?}");
+    assert!(start.elapsed() < Duration::from_secs(5));
+}
+
+#[test]
+fn serves_old_and_current_protocol_versions() {
+    for v in ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"] {
+        let env = TestEnv::new();
+        let mut c = RawClient::spawn(env.cmd());
+        let r = c.request(
+            "initialize",
+            json!({"protocolVersion": v, "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}),
+        );
+        assert_eq!(r["result"]["protocolVersion"], v, "{r}");
+        c.notify("notifications/initialized", json!({}));
+        let r = c.request("tools/list", json!({}));
+        assert!(r["result"]["tools"].is_array(), "{r}");
+    }
+}
