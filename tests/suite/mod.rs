@@ -1,2 +1,3 @@
 pub mod common;
+mod repo_rules;
 mod serve_protocol;

@@ -105,3 +105,30 @@ fn serves_old_and_current_protocol_versions() {
         assert!(r["result"]["tools"].is_array(), "{r}");
     }
 }
+
+#[test]
+fn tools_command_reports_every_tool_and_why() {
+    let env = TestEnv::new();
+    let out = env.cmd().args(["tools", "--json"]).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(doc["hermes_home"], env.hermes_home().to_str().unwrap());
+    for t in doc["tools"].as_array().unwrap() {
+        assert!(t["name"].is_string() && t["toolset"].is_string(), "{t}");
+        assert_eq!(
+            t["available"].as_bool().unwrap(),
+            t["reason"].is_null(),
+            "{t}"
+        );
+    }
+    // A broken config.yaml is reported, not fatal.
+    env.write_hermes("config.yaml", "web: [unclosed\n");
+    let out = env.cmd().arg("tools").output().unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("not valid YAML"), "{text}");
+}

@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# The whole test suite on a fresh machine: install what the tests need, then run every test.
+#   tools/test.sh              # install missing prerequisites, build, run all tests
+#   tools/test.sh -- FILTER    # same, passing FILTER (and anything after --) to cargo test
+# Tests that need codex or Hermes fail (they never skip) when these are missing.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+CODEX_VERSION=0.169.0
+HERMES_AGENT_VERSION=0.19.0
+export HERMES_VENV="${HERMES_VENV:-/opt/hermes-venv}"
+export HERMES_PYTHON="${HERMES_PYTHON:-$HERMES_VENV/bin/python}"
+
+say() { printf '\033[1m==> %s\033[0m\n' "$*" >&2; }
+as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
+
+apt_updated=
+apt_install() {  # apt_install PKG... (only the missing ones)
+  local missing=()
+  for p in "$@"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
+  [ ${#missing[@]} -eq 0 ] && return 0
+  say "apt-get install ${missing[*]}"
+  if [ -z "$apt_updated" ]; then as_root apt-get update -qq; apt_updated=1; fi
+  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
+}
+
+# System packages the tests use: python3-venv for Hermes, sqlite3 for board inspection.
+apt_install python3-venv sqlite3
+
+# The real codex CLI (end-to-end and config-validation tests).
+if ! command -v codex >/dev/null 2>&1 || [ "$(codex --version 2>/dev/null | awk '{print $2}')" != "$CODEX_VERSION" ]; then
+  say "npm install -g @openai/codex@$CODEX_VERSION"
+  npm install -g --no-fund --no-audit "@openai/codex@$CODEX_VERSION" >/dev/null
+fi
+
+# Hermes Agent itself (interop tests: its migrator, its kanban CLI, its MCP server for benchmarks).
+if ! "$HERMES_PYTHON" -c "import hermes_cli, importlib.metadata as m; assert m.version('hermes-agent') == '$HERMES_AGENT_VERSION'" 2>/dev/null; then
+  say "pip install hermes-agent==$HERMES_AGENT_VERSION into $HERMES_VENV"
+  python3 -m venv "$HERMES_VENV"
+  "$HERMES_VENV/bin/pip" install -q "hermes-agent==$HERMES_AGENT_VERSION" "mcp==1.26.0"
+fi
+
+say "versions: $(cargo --version); $(codex --version); hermes-agent $HERMES_AGENT_VERSION ($HERMES_PYTHON)"
+if [ "${CI:-}" = true ]; then export CARGO_INCREMENTAL=0 PROPTEST_CASES="${PROPTEST_CASES:-64}"; fi
+unset RUST_BACKTRACE RUST_LOG
+[ "${1:-}" = "--" ] && shift
+say "cargo test --locked $*"
+cargo build --locked --bins
+cargo test --locked "$@"
