@@ -132,3 +132,19 @@ fn tools_command_reports_every_tool_and_why() {
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("not valid YAML"), "{text}");
 }
+
+/// The 2026-07-28 protocol has no handshake: lifecycle data rides in each request's `_meta`.
+#[test]
+fn serves_the_handshake_free_2026_protocol() {
+    let env = TestEnv::new();
+    let mut c = RawClient::spawn(env.cmd());
+    let meta = json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {},
+        "io.modelcontextprotocol/clientInfo": {"name": "t", "version": "0"}
+    });
+    let r = c.request("server/discover", json!({"_meta": meta}));
+    assert!(r["result"]["supportedVersions"].as_array().unwrap().contains(&json!("2026-07-28")), "{r}");
+    let r = c.request("tools/list", json!({"_meta": meta}));
+    assert!(r["result"]["tools"].is_array(), "{r}");
+}

@@ -1,0 +1,40 @@
+//! The real codex binary, offline: `tools/codex_e2e.py` runs a loopback mock of
+//! the Responses API, writes CODEX_HOME with our own `migrate`, and drives
+//! `codex exec` (or `codex app-server`) so the model calls a hermes-tools tool.
+//! These tests fail (never skip) when codex is missing: tools/test.sh installs it.
+
+use std::path::Path;
+use std::process::Command;
+
+use serde_json::Value;
+
+use super::common::*;
+
+/// Run the harness; returns its JSON summary (panics with the summary on failure).
+pub fn run_harness(hermes_home: &Path, tool: &str, args: &str, extra: &[&str]) -> Value {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tools/codex_e2e.py");
+    let out = Command::new("python3")
+        .arg(&script)
+        .args(["--bin", bin().to_str().unwrap(), "--hermes-home", hermes_home.to_str().unwrap()])
+        .args(["--tool", tool, "--args", args])
+        .args(extra)
+        .output()
+        .expect("python3 must be installed to run the codex end-to-end harness");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_ne!(out.status.code(), Some(2), "harness setup failed: {stderr}");
+    let summary: Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("harness printed no JSON ({e}); stderr: {stderr}"));
+    summary
+}
+
+fn assert_ok(s: &Value) {
+    assert_eq!(s["ok"], true, "codex run failed:\n{}", serde_json::to_string_pretty(s).unwrap());
+}
+
+/// What the model received as the tool's output (the second request's function_call_output).
+pub fn model_saw(s: &Value) -> String {
+    match &s["function_call_output"] {
+        Value::String(t) => t.clone(),
+        other => other.to_string(),
+    }
+}
