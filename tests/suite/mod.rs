@@ -1,2 +1,3 @@
 pub mod common;
 mod serve_protocol;
+mod skills;

@@ -115,9 +115,11 @@ pub fn check_file_path(skill_dir: &Path, file_path: &str) -> Result<PathBuf, Str
     if has_traversal_component(file_path) {
         return Err(FILE_TRAVERSAL.to_string());
     }
-    if is_absolute_any(file_path) {
+    // A POSIX absolute path replaces the skill dir when joined (as in Hermes)
+    // and fails the containment check below with Hermes' text.
+    if is_absolute_any(file_path) && !file_path.starts_with('/') {
         return Err(format!(
-            "Path escapes allowed directory: '{file_path}' is an absolute path; file_path must be relative to the skill directory (e.g. 'references/api.md')."
+            "Path escapes allowed directory: '{file_path}' is an absolute Windows path; file_path must be relative to the skill directory (e.g. 'references/api.md')."
         ));
     }
     validate_within_dir(&skill_dir.join(file_path), skill_dir)

@@ -166,7 +166,7 @@ pub fn expand_user(s: &str) -> PathBuf {
 /// Walk `root` like Hermes' `os.walk(followlinks=True)` scan: excluded
 /// directories and the support directories of a skill are pruned, symlinks
 /// that resolve outside the skills roots are skipped, loops are cut.
-/// `visit` gets every file with whether its directory holds a SKILL.md.
+/// `visit` gets every file that is not pruned.
 pub fn walk_files(root: &Path, trusted: &[PathBuf], visit: &mut dyn FnMut(&Path)) {
     let mut seen = HashSet::new();
     walk_dir(root, trusted, &mut seen, visit);
@@ -194,17 +194,16 @@ fn walk_dir(
         let Ok(ft) = entry.file_type() else { continue };
         let path = entry.path();
         if ft.is_symlink() {
-            let target = std::fs::canonicalize(&path);
+            // Followed like Python's realpath, dangling links included.
+            let target = resolve_lenient(&path);
             let is_dir = std::fs::metadata(&path).is_ok_and(|m| m.is_dir());
-            if let Ok(t) = &target {
-                if !within_any(t, trusted) {
-                    tracing::warn!(
-                        "skipping {}: symlink resolves outside the skills directories ({})",
-                        path.display(),
-                        t.display()
-                    );
-                    continue;
-                }
+            if !within_any(&target, trusted) {
+                tracing::warn!(
+                    "skipping {}: symlink resolves outside the skills directories ({})",
+                    path.display(),
+                    target.display()
+                );
+                continue;
             }
             if is_dir {
                 dirs.push((entry.file_name(), path));
@@ -490,10 +489,10 @@ pub fn sort_skills(skills: &mut [Listed]) {
 
 /// `~/...` when the home is under the user's home directory (`display_hermes_home`).
 pub fn display_hermes_home(home: &Path) -> String {
-    if let Some(h) = std::env::home_dir() {
-        if let Ok(rel) = home.strip_prefix(&h) {
-            return format!("~/{}", rel.display());
-        }
+    if let Some(h) = std::env::home_dir()
+        && let Ok(rel) = home.strip_prefix(&h)
+    {
+        return format!("~/{}", rel.display());
     }
     home.display().to_string()
 }

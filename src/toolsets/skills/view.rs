@@ -188,10 +188,9 @@ fn list_files(skill_dir: &Path, dir: &Path, recursive: bool, out: &mut Vec<Strin
                 }
             } else if meta.is_file()
                 && std::fs::canonicalize(&p).is_ok_and(|c| c.starts_with(&skill_resolved))
+                && let Ok(rel) = p.strip_prefix(skill_dir)
             {
-                if let Ok(rel) = p.strip_prefix(skill_dir) {
-                    out.push(rel.to_string_lossy().into_owned());
-                }
+                out.push(rel.to_string_lossy().into_owned());
             }
         }
     }
@@ -263,7 +262,7 @@ fn available_files(skill_dir: &Path) -> Map<String, Value> {
             .map(|k| (*k, Vec::new()))
             .collect();
     for rel in all {
-        if rel == "SKILL.md" {
+        if Path::new(&rel).file_name().is_some_and(|n| n == "SKILL.md") {
             continue;
         }
         let idx = if rel.starts_with("references/") {
