@@ -700,6 +700,39 @@ fn template_vars_are_substituted() {
     );
 }
 
+#[test]
+fn inline_shell_runs_only_when_enabled() {
+    let env = TestEnv::new();
+    let fx = install_skill_fixtures(&env);
+    let mut c = client(&env);
+    let (_, v) = call(&mut c, "skill_view", json!({"name": "deploy"}));
+    assert!(
+        v["content"]
+            .as_str()
+            .unwrap()
+            .contains("Preflight: !`echo inline-$((40+2)) in $(basename \"$PWD\")`"),
+        "off by default: {v}"
+    );
+    drop(c);
+    env.write_hermes(
+        "config.yaml",
+        &format!(
+            "{}  inline_shell: true\n  inline_shell_timeout: 5\n",
+            skills_config_yaml(&fx.external_dir)
+        ),
+    );
+    let mut c = client(&env);
+    let (_, v) = call(&mut c, "skill_view", json!({"name": "deploy"}));
+    // Runs in the skill directory.
+    assert!(
+        v["content"]
+            .as_str()
+            .unwrap()
+            .contains("Preflight: inline-42 in deploy\n"),
+        "{v}"
+    );
+}
+
 // ── Differential run against Python Hermes ───────────────────────────────
 
 const PY_DRIVER: &str = r#"

@@ -10,6 +10,7 @@
 
 pub mod frontmatter;
 pub mod guard;
+pub mod inline_shell;
 pub mod scan;
 pub mod view;
 

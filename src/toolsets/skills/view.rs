@@ -727,10 +727,13 @@ pub fn skill_view(ctx: &ServerContext, name: &str, file_path: Option<&str>) -> O
         rendered =
             substitute_template_vars(&rendered, skill_dir.as_deref(), ctx.session_id().as_deref());
     }
-    if ctx.config().bool("skills.inline_shell").unwrap_or(false) && rendered.contains("!`") {
-        tracing::warn!(
-            "skills.inline_shell is on, but hermes-mcp does not run inline shell snippets; '{name}' is served with them unexpanded"
-        );
+    if ctx.config().bool("skills.inline_shell").unwrap_or(false) {
+        let timeout = ctx
+            .config()
+            .f64("skills.inline_shell_timeout")
+            .filter(|t| *t != 0.0)
+            .map_or(10, |t| t.max(1.0) as u64);
+        rendered = super::inline_shell::expand(&rendered, skill_dir.as_deref(), timeout);
     }
 
     let has_linked = !linked.is_empty();
