@@ -147,9 +147,13 @@ fn find_candidates(
                 c.record(dir, md);
                 continue;
             }
-            let fm = scan::read_text(&md)
-                .map(|t| frontmatter::parse(&t).0)
-                .unwrap_or_default();
+            let Ok(text) = scan::read_text(&md) else {
+                continue;
+            };
+            if !could_name(&text, name) {
+                continue;
+            }
+            let fm = frontmatter::parse(&text).0;
             if frontmatter::get_str(&fm, "name").as_deref() == Some(name) {
                 c.record(dir, md);
             }
@@ -159,6 +163,17 @@ fn find_candidates(
         }
     }
     Ok(c.list)
+}
+
+/// Cheap pre-check before parsing YAML: a frontmatter `name` made of plain
+/// characters can only equal `name` if the text contains it literally, unless
+/// a double-quoted escape (`\`) spells it.
+fn could_name(text: &str, name: &str) -> bool {
+    let plain = !name.is_empty()
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.'));
+    !plain || text.contains(name) || text.contains('\\')
 }
 
 /// Files under `dir` (recursively when `recursive`), following symlinks only
@@ -854,6 +869,20 @@ mod tests {
         assert_eq!(req[1]["prompt"], "Enter value for OPT_VAR");
         assert_eq!(req[2]["optional"], true);
         assert_eq!(req[3]["help"], "https://p.test");
+    }
+
+    #[test]
+    fn name_precheck_never_hides_a_match() {
+        assert!(could_name("---\nname: axolotl\n---\n", "axolotl"));
+        assert!(!could_name("---\nname: other\n---\n", "axolotl"));
+        // Escapes and non-plain names always go to the YAML parser.
+        assert!(could_name("---\nname: \"ax\\x6flotl\"\n---\n", "axolotl"));
+        assert!(could_name(
+            "---\nname: >\n  two\n  words\n---\n",
+            "two words"
+        ));
+        let (fm, _) = frontmatter::parse("---\nname: \"ax\\x6flotl\"\n---\n");
+        assert_eq!(fm["name"], "axolotl");
     }
 
     #[test]
