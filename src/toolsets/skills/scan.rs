@@ -550,6 +550,49 @@ mod tests {
     use super::*;
 
     #[test]
+    fn external_dirs_resolve_like_hermes() {
+        use crate::hermes::{Env, HermesConfig, HermesHome};
+        let t = tempfile::tempdir().unwrap();
+        let home = t.path().join("hermes");
+        for d in ["hermes/skills", "hermes/rel-skills", "team", "via-var"] {
+            std::fs::create_dir_all(t.path().join(d)).unwrap();
+        }
+        let cfg = HermesConfig::from_yaml(&format!(
+            "skills:\n  external_dirs:\n    - rel-skills\n    - {team}\n    - {team}/\n    - ${{TEAM_SKILLS}}\n    - $MISSING_VAR/x\n    - {home}/skills\n    - ''\n    - /nonexistent/dir\n",
+            team = t.path().join("team").display(),
+            home = home.display(),
+        ))
+        .unwrap();
+        let env = Env::from_map([(
+            "TEAM_SKILLS",
+            t.path().join("via-var").display().to_string(),
+        )]);
+        let ctx = ServerContext::with_parts(
+            HermesHome {
+                path: home.clone(),
+                explicit: true,
+            },
+            env,
+            cfg,
+        );
+        let roots = Roots::load(&ctx);
+        let canon = |p: &str| std::fs::canonicalize(t.path().join(p)).unwrap();
+        assert_eq!(
+            roots.external,
+            vec![canon("hermes/rel-skills"), canon("team"), canon("via-var")]
+        );
+        assert_eq!(roots.trusted[0], canon("hermes/skills"));
+        assert_eq!(roots.search_dirs()[0], home.join("skills"));
+        assert_eq!(
+            roots
+                .category_of(&home.join("skills/cat/sub/skill/SKILL.md"))
+                .as_deref(),
+            Some("cat")
+        );
+        assert_eq!(roots.category_of(&home.join("skills/skill/SKILL.md")), None);
+    }
+
+    #[test]
     fn expandvars_like_python() {
         let look = |n: &str| (n == "X").then(|| "/opt/x".to_string());
         assert_eq!(expand_vars("$X/skills", look), "/opt/x/skills");
