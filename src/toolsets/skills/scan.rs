@@ -4,8 +4,8 @@
 //! Mirrors `tools/skills_tool.py::_find_all_skills` and
 //! `agent/skill_utils.py` (`iter_skill_index_files`, `get_external_skills_dirs`,
 //! `get_disabled_skill_names`, `skill_matches_platform`/`_environment`).
-//! Every call scans afresh (no cache): a 500-skill tree takes a few
-//! milliseconds (see `tools/bench-skills.sh`).
+//! The listing scan is cached as Hermes caches it (30 s, keyed on directory
+//! mtimes and the disabled set); see `tools/bench-skills.py` for figures.
 
 use std::collections::{BTreeSet, HashSet};
 use std::path::{Path, PathBuf};
@@ -440,14 +440,76 @@ pub fn skill_name(fm: &Frontmatter, fallback: &str) -> String {
     frontmatter::get_str(fm, "name").unwrap_or_else(|| fallback.to_string())
 }
 
+/// What a cached scan depends on: per root, the newest mtime of the root and
+/// its immediate subdirectories (adding or removing a skill or category bumps
+/// one), plus the disabled set (Hermes' `_skills_scan_signature`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct ScanSignature {
+    dirs: Vec<(PathBuf, Option<std::time::SystemTime>)>,
+    disabled: BTreeSet<String>,
+}
+
+fn scan_signature(dirs: &[PathBuf], disabled: &BTreeSet<String>) -> ScanSignature {
+    let dirs = dirs
+        .iter()
+        .map(|d| {
+            let mut newest = std::fs::metadata(d).and_then(|m| m.modified()).ok();
+            if let Ok(rd) = std::fs::read_dir(d) {
+                for e in rd.flatten() {
+                    if e.file_type().is_ok_and(|t| t.is_dir()) {
+                        let m = e.metadata().and_then(|m| m.modified()).ok();
+                        newest = newest.max(m);
+                    }
+                }
+            }
+            (d.clone(), newest)
+        })
+        .collect();
+    ScanSignature {
+        dirs,
+        disabled: disabled.clone(),
+    }
+}
+
+/// Hermes keeps a scan for 30 s while its signature holds; in-place edits of
+/// a SKILL.md (which bump no directory mtime) show up within that time.
+const SCAN_TTL: std::time::Duration = std::time::Duration::from_secs(30);
+
+type ScanCache = std::sync::Mutex<Option<(ScanSignature, std::time::Instant, Vec<Listed>)>>;
+static SCAN_CACHE: ScanCache = std::sync::Mutex::new(None);
+
 /// Hermes' `_find_all_skills`: enabled, platform- and environment-matching
-/// skills; the first root wins on a name conflict.
+/// skills; the first root wins on a name conflict. Cached like Hermes (see
+/// [`SCAN_TTL`]).
 pub fn find_all_skills(ctx: &ServerContext, roots: &Roots) -> Vec<Listed> {
     let disabled = disabled_names(ctx);
+    let dirs = roots.search_dirs();
+    let signature = scan_signature(&dirs, &disabled);
+    let now = std::time::Instant::now();
+    if let Ok(guard) = SCAN_CACHE.lock()
+        && let Some((sig, at, skills)) = guard.as_ref()
+        && *sig == signature
+        && now.duration_since(*at) < SCAN_TTL
+    {
+        return skills.clone();
+    }
+    let skills = scan_all_skills(ctx, roots, &dirs, &disabled);
+    if let Ok(mut guard) = SCAN_CACHE.lock() {
+        *guard = Some((signature, now, skills.clone()));
+    }
+    skills
+}
+
+fn scan_all_skills(
+    ctx: &ServerContext,
+    roots: &Roots,
+    dirs: &[PathBuf],
+    disabled: &BTreeSet<String>,
+) -> Vec<Listed> {
     let mut seen = HashSet::new();
     let mut out = Vec::new();
-    for root in roots.search_dirs() {
-        for skill_md in skill_md_files(&root, &roots.trusted) {
+    for root in dirs {
+        for skill_md in skill_md_files(root, &roots.trusted) {
             let Ok(text) = read_text(&skill_md) else {
                 tracing::debug!("cannot read {}", skill_md.display());
                 continue;
@@ -590,6 +652,41 @@ mod tests {
             Some("cat")
         );
         assert_eq!(roots.category_of(&home.join("skills/skill/SKILL.md")), None);
+    }
+
+    #[test]
+    fn listing_cache_follows_directory_changes() {
+        use crate::hermes::{Env, HermesConfig, HermesHome};
+        let t = tempfile::tempdir().unwrap();
+        let skill = |n: &str| {
+            let d = t.path().join("skills").join(n);
+            std::fs::create_dir_all(&d).unwrap();
+            std::fs::write(d.join("SKILL.md"), format!("---\nname: {n}\n---\n")).unwrap();
+        };
+        skill("one");
+        let ctx = ServerContext::with_parts(
+            HermesHome {
+                path: t.path().to_path_buf(),
+                explicit: true,
+            },
+            Env::from_map(Vec::<(String, String)>::new()),
+            HermesConfig::default(),
+        );
+        let names = |ctx: &ServerContext| -> Vec<String> {
+            find_all_skills(ctx, &Roots::load(ctx))
+                .into_iter()
+                .map(|s| s.name)
+                .collect()
+        };
+        assert_eq!(names(&ctx), ["one"]);
+        skill("two");
+        assert_eq!(
+            names(&ctx),
+            ["one", "two"],
+            "a new skill dir changes the signature"
+        );
+        std::fs::remove_dir_all(t.path().join("skills/one")).unwrap();
+        assert_eq!(names(&ctx), ["two"]);
     }
 
     #[test]
