@@ -66,6 +66,8 @@ vars! {
     PARALLEL_API_KEY = Serve, "web", "Parallel search/extract";
     SEARXNG_URL = Serve, "web", "SearXNG instance URL";
     BRAVE_SEARCH_API_KEY = Serve, "web", "Brave Search API";
+    // skills
+    HERMES_PLATFORM = Serve, "skills", "session platform (cli, telegram, ...) selecting skills.platform_disabled.<platform>";
     // browser
     CHROME_PATH = Serve, "browser", "Chromium/Chrome executable";
     BROWSER_CDP_URL = Serve, "browser", "attach to an existing browser over CDP";

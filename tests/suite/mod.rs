@@ -1,3 +1,4 @@
 pub mod common;
 mod repo_rules;
 mod serve_protocol;
+mod skills;

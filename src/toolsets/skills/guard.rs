@@ -1,0 +1,246 @@
+//! Path guards: no skill name or linked-file path may leave the skills roots.
+//!
+//! Hermes rejects absolute names (POSIX and Windows forms), drive letters and
+//! `..` components in a name (`_skill_lookup_path_error`), rejects `..` in a
+//! `file_path` and checks the resolved target with `validate_within_dir`. We
+//! do the same with the same texts, and additionally treat `\` as a separator
+//! and refuse symlinks that resolve outside the roots (Hermes only logs those).
+
+use std::path::{Component, Path, PathBuf};
+
+pub const NAME_NOT_RELATIVE: &str =
+    "Skill name must be a relative path within the skills directory.";
+pub const NAME_TRAVERSAL: &str = "Skill name cannot contain '..' path traversal components.";
+pub const NAME_HINT: &str = "Use a skill name or relative path within the skills directory.";
+pub const FILE_TRAVERSAL: &str = "Path traversal ('..') is not allowed.";
+pub const FILE_HINT: &str = "Use a relative path within the skill directory";
+
+/// True for `/x`, `\x`, `C:`, `C:\x`, `C:/x`, `\\server\share`, `//server/share`.
+pub fn is_absolute_any(p: &str) -> bool {
+    let b = p.as_bytes();
+    p.starts_with('/')
+        || p.starts_with('\\')
+        || (b.len() >= 2 && b[0].is_ascii_alphabetic() && b[1] == b':')
+}
+
+/// Whether `p` has a `..` component, splitting on both `/` and `\`.
+pub fn has_traversal_component(p: &str) -> bool {
+    p.split(['/', '\\']).any(|part| part == "..")
+}
+
+/// Hermes' `_skill_lookup_path_error` for a skill name.
+pub fn skill_name_error(name: &str) -> Option<&'static str> {
+    let candidate = name.trim();
+    if is_absolute_any(candidate) {
+        return Some(NAME_NOT_RELATIVE);
+    }
+    if has_traversal_component(candidate) {
+        return Some(NAME_TRAVERSAL);
+    }
+    None
+}
+
+/// Python's `Path.resolve()` (non-strict, `os.path.realpath`): every symlink
+/// is followed, dangling ones included; a missing rest is appended as written.
+pub fn resolve_lenient(p: &Path) -> PathBuf {
+    use std::collections::VecDeque;
+    use std::ffi::OsString;
+    let abs = if p.is_absolute() {
+        p.to_path_buf()
+    } else {
+        std::env::current_dir().unwrap_or_default().join(p)
+    };
+    let mut queue: VecDeque<OsString> = VecDeque::new();
+    let push_components = |q: &mut VecDeque<OsString>, path: &Path, front: bool| {
+        let parts: Vec<OsString> = path
+            .components()
+            .filter_map(|c| match c {
+                Component::Normal(n) => Some(n.to_os_string()),
+                Component::ParentDir => Some(OsString::from("..")),
+                _ => None,
+            })
+            .collect();
+        if front {
+            for part in parts.into_iter().rev() {
+                q.push_front(part);
+            }
+        } else {
+            q.extend(parts);
+        }
+    };
+    push_components(&mut queue, &abs, false);
+    let mut out = PathBuf::from("/");
+    let mut hops = 0;
+    while let Some(part) = queue.pop_front() {
+        if part == ".." {
+            out.pop();
+            continue;
+        }
+        let next = out.join(&part);
+        let is_link = std::fs::symlink_metadata(&next).is_ok_and(|m| m.file_type().is_symlink());
+        if is_link && hops < 40 {
+            hops += 1;
+            if let Ok(target) = std::fs::read_link(&next) {
+                if target.is_absolute() {
+                    out = PathBuf::from("/");
+                }
+                push_components(&mut queue, &target, true);
+                continue;
+            }
+        }
+        out = next;
+    }
+    out
+}
+
+/// Hermes' `validate_within_dir`: `path` must resolve (symlinks followed) to a
+/// location inside `root`. The error text is Hermes' (Python 3.11 wording).
+pub fn validate_within_dir(path: &Path, root: &Path) -> Result<PathBuf, String> {
+    let resolved = resolve_lenient(path);
+    let root_resolved = resolve_lenient(root);
+    if resolved.starts_with(&root_resolved) {
+        Ok(resolved)
+    } else {
+        Err(format!(
+            "Path escapes allowed directory: '{}' is not in the subpath of '{}' OR one path is relative and the other is absolute.",
+            resolved.display(),
+            root_resolved.display()
+        ))
+    }
+}
+
+/// Check a linked-file path given to `skill_view` before it is joined onto the
+/// skill directory. Returns the resolved target inside `skill_dir`.
+pub fn check_file_path(skill_dir: &Path, file_path: &str) -> Result<PathBuf, String> {
+    if has_traversal_component(file_path) {
+        return Err(FILE_TRAVERSAL.to_string());
+    }
+    // A POSIX absolute path replaces the skill dir when joined (as in Hermes)
+    // and fails the containment check below with Hermes' text.
+    if is_absolute_any(file_path) && !file_path.starts_with('/') {
+        return Err(format!(
+            "Path escapes allowed directory: '{file_path}' is an absolute Windows path; file_path must be relative to the skill directory (e.g. 'references/api.md')."
+        ));
+    }
+    validate_within_dir(&skill_dir.join(file_path), skill_dir)
+}
+
+/// Whether an already-resolved path lies inside one of the (resolved) roots.
+pub fn within_any(resolved: &Path, roots: &[PathBuf]) -> bool {
+    roots.iter().any(|r| resolved.starts_with(r))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::symlink;
+
+    #[test]
+    fn names_must_stay_relative() {
+        for abs in [
+            "/etc/passwd",
+            " /etc ",
+            "C:\\skills\\x",
+            "C:/skills/x",
+            "c:x",
+            "\\\\server\\share\\x",
+            "//server/share",
+            "\\rooted",
+        ] {
+            assert_eq!(skill_name_error(abs), Some(NAME_NOT_RELATIVE), "{abs}");
+        }
+        for trav in [
+            "..",
+            "../outside",
+            "cat/../../x",
+            "a/..",
+            "..\\x",
+            "a\\..\\..\\b",
+        ] {
+            assert_eq!(skill_name_error(trav), Some(NAME_TRAVERSAL), "{trav}");
+        }
+        for ok in [
+            "axolotl",
+            "mlops/axolotl",
+            "a..b",
+            "...",
+            "ns:skill",
+            "x.md",
+        ] {
+            assert_eq!(skill_name_error(ok), None, "{ok}");
+        }
+    }
+
+    #[test]
+    fn file_paths_cannot_escape_the_skill_dir() {
+        let t = tempfile::tempdir().unwrap();
+        let skill = t.path().join("skills/s");
+        std::fs::create_dir_all(skill.join("references")).unwrap();
+        std::fs::write(skill.join("references/api.md"), "ok").unwrap();
+        std::fs::write(t.path().join("secret.txt"), "secret").unwrap();
+        symlink(
+            t.path().join("secret.txt"),
+            skill.join("references/leak.md"),
+        )
+        .unwrap();
+        symlink(t.path(), skill.join("up")).unwrap();
+        symlink("/nonexistent/elsewhere", skill.join("dangling")).unwrap();
+
+        let ok = check_file_path(&skill, "references/api.md").unwrap();
+        assert!(ok.ends_with("references/api.md"));
+        // Missing files inside the dir pass the guard (the caller reports not found).
+        assert!(check_file_path(&skill, "references/none.md").is_ok());
+        assert!(check_file_path(&skill, "./references/api.md").is_ok());
+
+        for trav in [
+            "../secret.txt",
+            "references/../../secret.txt",
+            "..\\secret.txt",
+            "..",
+        ] {
+            assert_eq!(
+                check_file_path(&skill, trav).unwrap_err(),
+                FILE_TRAVERSAL,
+                "{trav}"
+            );
+        }
+        for abs in [
+            "/etc/passwd",
+            "C:\\Windows\\win.ini",
+            "C:/Windows",
+            "\\\\srv\\share\\f",
+        ] {
+            let e = check_file_path(&skill, abs).unwrap_err();
+            assert!(
+                e.starts_with("Path escapes allowed directory"),
+                "{abs}: {e}"
+            );
+        }
+        for link in ["references/leak.md", "up/secret.txt", "dangling/x"] {
+            let e = check_file_path(&skill, link).unwrap_err();
+            assert!(
+                e.starts_with("Path escapes allowed directory"),
+                "{link}: {e}"
+            );
+        }
+    }
+
+    #[test]
+    fn symlinked_skill_dir_outside_the_root_is_detected() {
+        let t = tempfile::tempdir().unwrap();
+        let root = t.path().join("skills");
+        let outside = t.path().join("outside/evil");
+        std::fs::create_dir_all(&root).unwrap();
+        std::fs::create_dir_all(&outside).unwrap();
+        std::fs::write(outside.join("SKILL.md"), "---\nname: evil\n---\n").unwrap();
+        symlink(&outside, root.join("evil")).unwrap();
+        let roots = vec![std::fs::canonicalize(&root).unwrap()];
+        let resolved = resolve_lenient(&root.join("evil/SKILL.md"));
+        assert!(!within_any(&resolved, &roots));
+        assert!(validate_within_dir(&root.join("evil"), &root).is_err());
+        // A symlink that stays inside the root is fine.
+        std::fs::create_dir_all(root.join("real")).unwrap();
+        symlink(root.join("real"), root.join("alias")).unwrap();
+        assert!(within_any(&resolve_lenient(&root.join("alias")), &roots));
+    }
+}
