@@ -154,3 +154,34 @@ fn serves_the_handshake_free_2026_protocol() {
     let r = c.request("tools/list", json!({"_meta": meta}));
     assert!(r["result"]["tools"].is_array(), "{r}");
 }
+
+/// Wrong argument types get an isError result naming the argument; the server keeps serving.
+#[test]
+fn wrong_argument_types_get_a_clear_tool_error() {
+    let env = TestEnv::new();
+    let mut c = RawClient::spawn(env.cmd());
+    c.initialize();
+    let r = c.call_tool("skill_view", json!({"name": {"not": "a string"}}));
+    assert!(is_error(&r), "{r}");
+    let msg = result_json(&r)["error"].as_str().unwrap().to_string();
+    assert!(
+        msg.contains("Invalid arguments for skill_view") && msg.contains("'name' must be a string"),
+        "{msg}"
+    );
+    let r = c.call_tool("skill_view", json!({}));
+    assert!(is_error(&r));
+    assert!(
+        result_json(&r)["error"]
+            .as_str()
+            .unwrap()
+            .contains("missing required argument(s): name"),
+        "{r}"
+    );
+    let r = c.call_tool("skills_list", json!({"category": 42}));
+    assert!(
+        !is_error(&r),
+        "a number where a string is expected is coerced, as Hermes does: {r}"
+    );
+    let r = c.request("ping", json!({}));
+    assert!(r["result"].is_object());
+}
