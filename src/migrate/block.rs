@@ -737,4 +737,149 @@ mod tests {
         let out = insert(user, &block, detect_framing(user));
         assert!(validate(&out, user, &block, &c).is_err());
     }
+
+    mod props {
+        use super::*;
+        use proptest::prelude::*;
+
+        fn root_line() -> impl Strategy<Value = String> {
+            prop_oneof![
+                "[a-z]{1,6}".prop_map(|v| format!("= \"{v}\"")),
+                (0i64..1000).prop_map(|n| format!("= {n}")),
+                Just("= [\n  \"a\",\n  [\"x\", \"y\"],\n]".to_string()),
+                Just("= \"\"\"\n[fake]\n# managed by hermes-agent\n\"\"\"".to_string()),
+                Just("= { a = 1, b = \"[t]\" }   # trailing comment".to_string()),
+            ]
+        }
+
+        fn table() -> impl Strategy<Value = String> {
+            (
+                prop_oneof![
+                    Just("[features]".to_string()),
+                    Just("[mcp_servers.user_srv]".to_string()),
+                    Just("[[hooks]]".to_string()),
+                    Just("[tui.\"x y\"]".to_string()),
+                    Just("[plugins.\"mine@m\"]".to_string()),
+                ],
+                prop::collection::vec(root_line(), 0..3),
+                prop::bool::ANY,
+            )
+                .prop_map(|(h, kvs, comment)| {
+                    let mut s = String::new();
+                    if comment {
+                        s.push_str("# about this table\n");
+                    }
+                    s.push_str(&h);
+                    s.push('\n');
+                    for (i, kv) in kvs.iter().enumerate() {
+                        s.push_str(&format!("k{i} {kv}\n"));
+                    }
+                    s
+                })
+        }
+
+        prop_compose! {
+            fn user_file()(
+                roots in prop::collection::vec((root_line(), 0usize..3), 0..4),
+                header in prop::option::of("# [a-z ]{0,12}"),
+                tables in prop::collection::vec(table(), 0..4),
+                crlf in prop::bool::ANY,
+                bom in prop::bool::ANY,
+                no_final_nl in prop::bool::ANY,
+            ) -> String {
+                let mut s = String::new();
+                if let Some(h) = header { s.push_str(&h); s.push_str("\n\n"); }
+                for (i, (kv, blanks)) in roots.iter().enumerate() {
+                    s.push_str(&format!("r{i} {kv}\n"));
+                    s.push_str(&"\n".repeat(*blanks));
+                }
+                // Each table header at most once.
+                let mut seen = std::collections::HashSet::new();
+                for t in tables {
+                    let head = t.lines().find(|l| l.starts_with('[')).unwrap().to_string();
+                    if head.starts_with("[[") || seen.insert(head) {
+                        s.push_str(&t);
+                        s.push('\n');
+                    }
+                }
+                if no_final_nl { while s.ends_with('\n') { s.pop(); } }
+                if crlf { s = s.replace('\n', "\r\n"); }
+                if bom { s.insert(0, '\u{feff}'); }
+                s
+            }
+        }
+
+        fn any_string() -> impl Strategy<Value = String> {
+            prop_oneof![
+                "[a-zA-Z0-9 /._-]{0,12}",
+                "\\PC{0,8}",
+                Just("C:\\path\\\"q\"\n\t\u{1}\u{7f}'".to_string()),
+            ]
+        }
+
+        prop_compose! {
+            fn content()(
+                perm in prop::option::of(prop_oneof![Just(":workspace"), Just(":read-only")]),
+                servers in prop::collection::btree_map(
+                    prop_oneof!["[a-z][a-z0-9_.:@/-]{0,8}", Just("user_srv".to_string())],
+                    (any_string(), prop::collection::vec(any_string(), 0..3),
+                     prop::collection::vec(("[A-Z_]{1,5}", any_string()), 0..3), prop::bool::ANY),
+                    0..4),
+                plugins in prop::collection::btree_map("[a-z]{1,5}@[a-z]{1,5}", prop::bool::ANY, 0..3),
+            ) -> BlockContent {
+                let servers = servers.into_iter().filter(|(n, _)| n != "user_srv").map(|(n, (cmd, args, env, dis))| {
+                    let mut s = CodexServer::default();
+                    s.keys.push(("command".into(), TomlVal::Str(cmd)));
+                    s.keys.push(("args".into(), TomlVal::List(args)));
+                    let mut env: Vec<(String, String)> = env;
+                    env.sort(); env.dedup_by(|a, b| a.0 == b.0);
+                    s.keys.push(("env".into(), TomlVal::Map(env)));
+                    if dis { s.keys.push(("enabled".into(), TomlVal::Bool(false))); }
+                    s.keys.push(("tool_timeout_sec".into(), TomlVal::Float(1.5)));
+                    (n, s)
+                }).collect();
+                BlockContent {
+                    root: perm.map(|p| vec![("default_permissions".to_string(), TomlVal::Str(p.to_string()))]).unwrap_or_default(),
+                    servers,
+                    plugins: plugins.into_iter().filter(|(id, _)| id != "mine@m").collect(),
+                }
+            }
+        }
+
+        const WS: &[char] = &[' ', '\t', '\r', '\n'];
+
+        proptest! {
+            #![proptest_config(ProptestConfig { cases: 300, ..ProptestConfig::default() })]
+            #[test]
+            fn splice_keeps_outside_bytes_parses_and_is_idempotent(user in user_file(), c in content(), c2 in content()) {
+                prop_assume!(parse_toml(&user).is_ok());
+                let p = take_apart(&user);
+                prop_assert_eq!(&p.user, user.strip_prefix('\u{feff}').unwrap_or(&user));
+                let block = render(&c);
+                let out = insert(&p.user, &block, p.framing);
+                prop_assert!(validate(&out, &p.user, &block, &c).is_ok(), "{:?}\n{}", validate(&out, &p.user, &block, &c), out);
+                // Outside bytes: only whitespace next to the block may differ.
+                let s = out.find(START).unwrap();
+                let e = out.find(END).unwrap() + END.len();
+                let e = e + out[e..].find('\n').map_or(out.len() - e, |i| i + 1);
+                let pre = out[..s].trim_end_matches(WS);
+                let post = out[e..].trim_start_matches(WS);
+                prop_assert!(user.starts_with(pre), "prefix changed:\n{}\n---\n{}", user, out);
+                prop_assert!(user.ends_with(post), "suffix changed:\n{}\n---\n{}", user, out);
+                prop_assert!(pre.len() + post.len() <= user.len());
+                prop_assert!(user[pre.len()..user.len() - post.len()].trim_matches(WS).is_empty());
+                // Idempotent.
+                let again = take_apart(&out);
+                prop_assert_eq!(insert(&again.user, &block, again.framing), out.clone());
+                // A different block replaces it: one block, still valid.
+                let block2 = render(&c2);
+                let out2 = insert(&again.user, &block2, again.framing);
+                prop_assert!(validate(&out2, &again.user, &block2, &c2).is_ok());
+                prop_assert_eq!(out2.matches(START).count(), 1);
+                // Removing it gives the user's data back.
+                let rem = removed(&take_apart(&out2));
+                prop_assert_eq!(parse_toml(&rem).unwrap(), parse_toml(&user).unwrap());
+            }
+        }
+    }
 }
