@@ -11,14 +11,18 @@ use crate::hermes::envvars;
 
 /// Whether to colour output written to stdout (`--color`, `NO_COLOR`, a terminal).
 pub fn use_color(choice: ColorChoice, stream_is_terminal: bool) -> bool {
+    let no_color = envvars::get(envvars::NO_COLOR).is_some();
+    decide_color(choice, stream_is_terminal, no_color)
+        && (choice != ColorChoice::Auto
+            || anstream::AutoStream::choice(&std::io::stdout()) != anstream::ColorChoice::Never)
+}
+
+/// `--color always|never` win; `auto` colours a terminal unless `NO_COLOR` is set.
+pub fn decide_color(choice: ColorChoice, stream_is_terminal: bool, no_color: bool) -> bool {
     match choice {
         ColorChoice::Always => true,
         ColorChoice::Never => false,
-        ColorChoice::Auto => {
-            envvars::get(envvars::NO_COLOR).is_none()
-                && stream_is_terminal
-                && anstream::AutoStream::choice(&std::io::stdout()) != anstream::ColorChoice::Never
-        }
+        ColorChoice::Auto => stream_is_terminal && !no_color,
     }
 }
 
@@ -77,6 +81,15 @@ pub fn unified(old: &str, new: &str, path: &str, color: bool) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn color_choice_honours_no_color() {
+        assert!(decide_color(ColorChoice::Auto, true, false));
+        assert!(!decide_color(ColorChoice::Auto, true, true));
+        assert!(!decide_color(ColorChoice::Auto, false, false));
+        assert!(decide_color(ColorChoice::Always, false, true));
+        assert!(!decide_color(ColorChoice::Never, true, false));
+    }
 
     #[test]
     fn plain_and_coloured_diffs() {

@@ -1,2 +1,3 @@
 pub mod common;
+mod migrate;
 mod serve_protocol;
