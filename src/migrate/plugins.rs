@@ -103,12 +103,16 @@ pub fn discover(
                 Ok(msg) => {
                     if msg.get("id") == Some(&json!(id)) && msg.get("method").is_none() {
                         if let Some(e) = msg.get("error") {
-                            return Err(format!(
-                                "codex app-server refused {what}: {}",
-                                e.get("message")
-                                    .and_then(Value::as_str)
-                                    .unwrap_or("unknown error")
-                            ));
+                            let m = e
+                                .get("message")
+                                .and_then(Value::as_str)
+                                .unwrap_or("unknown error");
+                            let hint = if m.contains("config") {
+                                " (codex cannot load the existing config.toml; fix it and run migrate again to migrate plugins)"
+                            } else {
+                                ""
+                            };
+                            return Err(format!("codex app-server refused {what}: {m}{hint}"));
                         }
                         return Ok(msg.get("result").cloned().unwrap_or(Value::Null));
                     }

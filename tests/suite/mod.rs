@@ -1,3 +1,4 @@
 pub mod common;
-mod migrate;
+pub mod migrate;
+mod migrate_codex;
 mod serve_protocol;
