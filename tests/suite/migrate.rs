@@ -692,3 +692,37 @@ fn migrate_parallel_processes_serialize() {
     assert_eq!(up_to_date, 1);
     assert!(temp_files(&env.codex_home()).is_empty());
 }
+
+#[test]
+fn migrate_codex_bin_comes_from_config_yaml_and_failure_is_not_fatal() {
+    let env = TestEnv::new();
+    env.write_hermes(
+        "config.yaml",
+        "model:\n  codex_bin: /nonexistent/codex-from-yaml\nmcp_servers:\n  a:\n    command: a-mcp\n",
+    );
+    let r = json(&run(&env, &["--json"]));
+    assert_eq!(r["written"], true);
+    assert_eq!(r["plugins"]["discovery"], "failed");
+    let e = r["plugins"]["error"].as_str().unwrap();
+    assert!(e.contains("/nonexistent/codex-from-yaml"), "{e}");
+    assert!(e.contains("--codex-bin"), "{e}");
+    // --codex-bin wins over config.yaml.
+    let r = json(&run(
+        &env,
+        &["--json", "--codex-bin", "/nonexistent/flag-codex"],
+    ));
+    assert!(
+        r["plugins"]["error"]
+            .as_str()
+            .unwrap()
+            .contains("/nonexistent/flag-codex")
+    );
+    // The text report says why discovery was skipped.
+    let out = run(&env, &[]);
+    assert!(
+        String::from_utf8_lossy(&out.stdout)
+            .contains("Codex plugin discovery skipped: codex not found"),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+}
