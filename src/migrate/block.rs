@@ -19,6 +19,11 @@ pub const START: &str =
     "# managed by hermes-agent \u{2014} `hermes codex-runtime migrate` regenerates this section";
 /// Hermes' end marker.
 pub const END: &str = "# end hermes-agent managed section";
+/// Our inventory line inside the block: the entries hermes-mcp wrote, so that
+/// entries Codex later inserts into the block (it appends new tables before
+/// the end marker when the block is last, and new root keys after
+/// `default_permissions`) are recognised and kept as the user's.
+pub const ENTRIES_PREFIX: &str = "# hermes-mcp entries = ";
 /// Hermes' placeholder line for an empty block.
 pub const PLACEHOLDER: &str = "# (no MCP servers, plugins, or permissions configured by Hermes)";
 
@@ -47,6 +52,15 @@ struct Header {
     start: usize,
     /// First key of the header path (`mcp_servers` for `[mcp_servers.x]`).
     first_key: String,
+    /// The whole header path.
+    path: Vec<String>,
+}
+
+/// A key/value pair that is not inside a header, array or inline table.
+#[derive(Debug, Clone)]
+struct KeyVal {
+    start: usize,
+    first_key: String,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -65,6 +79,7 @@ struct Marker {
 #[derive(Debug, Default)]
 struct Scan {
     headers: Vec<Header>,
+    keyvals: Vec<KeyVal>,
     markers: Vec<Marker>,
 }
 
@@ -84,22 +99,48 @@ fn scan(text: &str) -> Scan {
     let mut rx = |ev: Event| events.push(ev);
     toml_parser::parser::parse_document(&tokens, &mut rx, &mut errors);
     let mut out = Scan::default();
-    let mut pending_header: Option<usize> = None;
+    let mut header: Option<(usize, Vec<String>)> = None;
+    let mut depth = 0i32;
+    let mut line_fresh = true;
+    let decode = |ev: &Event| {
+        let span = ev.span();
+        let mut key = String::new();
+        if let Some(text) = text.get(span.start()..span.end()) {
+            toml_parser::Raw::new_unchecked(text, ev.encoding(), span)
+                .decode_key(&mut key, &mut ());
+        }
+        key
+    };
     for ev in &events {
         let span = ev.span();
         match ev.kind() {
             EventKind::StdTableOpen | EventKind::ArrayTableOpen => {
-                pending_header = Some(span.start());
+                header = Some((span.start(), Vec::new()));
             }
-            EventKind::SimpleKey => {
-                if let Some(start) = pending_header.take() {
-                    let mut key = String::new();
-                    if let Some(raw) = source.get(span) {
-                        raw.decode_key(&mut key, &mut ());
-                    }
+            EventKind::StdTableClose | EventKind::ArrayTableClose => {
+                if let Some((start, path)) = header.take() {
                     out.headers.push(Header {
                         start,
-                        first_key: key,
+                        first_key: path.first().cloned().unwrap_or_default(),
+                        path,
+                    });
+                }
+            }
+            EventKind::ArrayOpen | EventKind::InlineTableOpen => depth += 1,
+            EventKind::ArrayClose | EventKind::InlineTableClose => depth -= 1,
+            EventKind::Newline => {
+                if depth <= 0 {
+                    line_fresh = true;
+                }
+            }
+            EventKind::SimpleKey => {
+                if let Some((_, path)) = header.as_mut() {
+                    path.push(decode(ev));
+                } else if depth <= 0 && line_fresh {
+                    line_fresh = false;
+                    out.keyvals.push(KeyVal {
+                        start: span.start(),
+                        first_key: decode(ev),
                     });
                 }
             }
@@ -169,6 +210,9 @@ struct Region {
     kind: RegionKind,
     start: usize,
     end: usize,
+    /// For blocks: the marker-free content (after the start line, before the
+    /// end marker line or the first foreign table).
+    content: (usize, usize),
 }
 
 /// Tables Hermes' legacy (unterminated) block may hold.
@@ -188,6 +232,7 @@ fn regions(text: &str, sc: &Scan) -> Vec<Region> {
                 kind: RegionKind::OrphanEnd,
                 start: m.line_start,
                 end: m.line_end,
+                content: (m.line_start, m.line_start),
             });
             i += 1;
             continue;
@@ -199,16 +244,20 @@ fn regions(text: &str, sc: &Scan) -> Vec<Region> {
         let foreign = sc.headers.iter().find(|h| {
             h.start >= m.line_end && h.start < limit && !is_managed_namespace(&h.first_key)
         });
-        let (end, consumed) = match (next, foreign) {
-            (_, Some(f)) => (attached_start(text, f.start, m.line_end), 1),
-            (Some(n), None) if n.kind == MarkerKind::End => (n.line_end, 2),
-            (Some(n), None) => (n.line_start, 1),
-            (None, None) => (text.len(), 1),
+        let (end, content_end, consumed) = match (next, foreign) {
+            (_, Some(f)) => {
+                let e = attached_start(text, f.start, m.line_end);
+                (e, e, 1)
+            }
+            (Some(n), None) if n.kind == MarkerKind::End => (n.line_end, n.line_start, 2),
+            (Some(n), None) => (n.line_start, n.line_start, 1),
+            (None, None) => (text.len(), text.len(), 1),
         };
         out.push(Region {
             kind: RegionKind::Block,
             start: m.line_start,
             end,
+            content: (m.line_end, content_end),
         });
         i += consumed;
     }
@@ -269,6 +318,8 @@ pub struct Parsed {
     /// How many blocks / orphan end markers were found.
     pub blocks: usize,
     pub orphan_ends: usize,
+    /// Entries found inside an old block that hermes-mcp did not write (kept as the user's).
+    pub kept_from_block: Vec<String>,
 }
 
 /// Take the managed block(s) out of `text`.
@@ -280,12 +331,31 @@ pub fn take_apart(text: &str) -> Parsed {
     let nl = framing.nl();
     let mut user = String::with_capacity(body.len());
     let mut old_block = String::new();
+    let mut kept = Vec::new();
     let mut cursor = 0;
     for r in &regs {
         user.push_str(&body[cursor..r.start]);
         old_block.push_str(&body[r.start..r.end]);
-        if r.kind == RegionKind::Block && !user.is_empty() && r.end < body.len() {
-            user.push_str(nl);
+        if r.kind == RegionKind::Block {
+            let foreign = foreign_pieces(body, &sc, r.content);
+            if !foreign.is_empty() {
+                if !user.is_empty() {
+                    user.push_str(nl);
+                }
+                for (a, b) in &foreign {
+                    kept.push(body[*a..*b].trim_end().to_string());
+                    user.push_str(&body[*a..*b]);
+                }
+                while user.ends_with(nl) && user[..user.len() - nl.len()].ends_with(nl) {
+                    user.truncate(user.len() - nl.len());
+                }
+                if !user.ends_with('\n') {
+                    user.push_str(nl);
+                }
+            }
+            if !user.is_empty() && r.end < body.len() {
+                user.push_str(nl);
+            }
         }
         cursor = r.end;
     }
@@ -299,7 +369,67 @@ pub fn take_apart(text: &str) -> Parsed {
             .iter()
             .filter(|r| r.kind == RegionKind::OrphanEnd)
             .count(),
+        kept_from_block: kept,
     }
+}
+
+/// The entries listed on our inventory line in `text[a..b]`, if there is one.
+fn inventory(text: &str, (a, b): (usize, usize)) -> Option<Vec<Vec<String>>> {
+    let line = text[a..b]
+        .lines()
+        .map(str::trim)
+        .find_map(|l| l.strip_prefix(ENTRIES_PREFIX.trim_end()))?;
+    let arr: toml_edit::Value = line.trim().parse().ok()?;
+    arr.as_array()?
+        .iter()
+        .map(|p| {
+            p.as_array()?
+                .iter()
+                .map(|s| s.as_str().map(str::to_string))
+                .collect::<Option<Vec<String>>>()
+        })
+        .collect()
+}
+
+/// Pieces of a block's content that hermes-mcp did not write (by its
+/// inventory line): root key/values and tables someone added inside the block.
+/// Without an inventory (Hermes' own block), everything is ours.
+fn foreign_pieces(text: &str, sc: &Scan, content: (usize, usize)) -> Vec<(usize, usize)> {
+    let Some(owned) = inventory(text, content) else {
+        return Vec::new();
+    };
+    let (a, b) = content;
+    let first_header = sc
+        .headers
+        .iter()
+        .filter(|h| h.start >= a && h.start < b)
+        .map(|h| h.start)
+        .min()
+        .unwrap_or(b);
+    // (start, owner path) of every entry in the block, in order.
+    let mut entries: Vec<(usize, Vec<String>)> = sc
+        .keyvals
+        .iter()
+        .filter(|k| k.start >= a && k.start < first_header)
+        .map(|k| (line_start(text, k.start), vec![k.first_key.clone()]))
+        .collect();
+    for h in sc.headers.iter().filter(|h| h.start >= a && h.start < b) {
+        let owner = if h.path.len() >= 2 && is_managed_namespace(&h.path[0]) {
+            h.path[..2].to_vec()
+        } else {
+            h.path.clone()
+        };
+        entries.push((attached_start(text, h.start, a), owner));
+    }
+    entries.sort_by_key(|e| e.0);
+    let mut out = Vec::new();
+    for (i, (start, owner)) in entries.iter().enumerate() {
+        let end = entries.get(i + 1).map_or(b, |e| e.0);
+        if !owned.contains(owner) {
+            out.push((*start, end));
+        }
+    }
+    out
 }
 
 /// Put `block` (LF text from [`render`]) into the user's text: before the first
@@ -445,6 +575,16 @@ pub fn render(c: &BlockContent) -> String {
         lines.push(END.to_string());
         return lines.join("\n") + "\n";
     }
+    let mut inv = toml_edit::Array::new();
+    for (parent, k) in block_paths(c) {
+        let mut path = toml_edit::Array::new();
+        if let Some(p) = parent {
+            path.push(p);
+        }
+        path.push(str_value(&k));
+        inv.push(toml_edit::Value::Array(path));
+    }
+    lines.push(format!("{ENTRIES_PREFIX}{inv}"));
     if !c.root.is_empty() {
         lines.push(String::new());
         kv_lines(&mut lines, &c.root);
@@ -611,7 +751,7 @@ mod tests {
     #[test]
     fn renders_hermes_layout_with_safe_escaping() {
         let b = render(&content());
-        assert!(b.starts_with(&format!("{START}\n\ndefault_permissions = \":workspace\"\n\n[mcp_servers.fs]\ncommand = \"npx\"\n")), "{b}");
+        assert!(b.starts_with(&format!("{START}\n{ENTRIES_PREFIX}[[\"default_permissions\"], [\"mcp_servers\", \"fs\"], [\"mcp_servers\", \"café\"], [\"plugins\", \"hello@local\"]]\n\ndefault_permissions = \":workspace\"\n\n[mcp_servers.fs]\ncommand = \"npx\"\n")), "{b}");
         assert!(
             b.contains("args = [\"-y\", \"line\\nbreak \\\"q\\\" \\\\\"]"),
             "{b}"
@@ -708,6 +848,41 @@ mod tests {
         );
         let p = take_apart(&text);
         assert_eq!(p.user, "model = 1\n\n[features]\nfoo = true\n\n");
+    }
+
+    #[test]
+    fn entries_codex_added_inside_our_block_are_kept() {
+        let c = content();
+        let block = render(&c);
+        // What `codex mcp add foo --env A=B` and a root-key write do to a
+        // file whose block is last: the new table lands before our end
+        // marker, the new root key after default_permissions.
+        let mut text = format!("model = 1\n\n{block}");
+        text = text.replace(
+            "default_permissions = \":workspace\"\n",
+            "default_permissions = \":workspace\"\nnew_root = [\n  \"x\",\n]\n",
+        );
+        text = text.replace(
+            &format!("\n{END}"),
+            &format!("\n[mcp_servers.foo]\ncommand = \"python3\"\n\n[mcp_servers.foo.env]\nA = \"B\"\n\n{END}"),
+        );
+        let p = take_apart(&text);
+        assert_eq!(
+            p.user,
+            "model = 1\n\nnew_root = [\n  \"x\",\n]\n\n[mcp_servers.foo]\ncommand = \"python3\"\n\n[mcp_servers.foo.env]\nA = \"B\"\n"
+        );
+        assert_eq!(p.kept_from_block.len(), 3, "{:?}", p.kept_from_block);
+        let out = insert(&p.user, &block, p.framing);
+        validate(&out, &p.user, &block, &c).unwrap();
+        let t = parse_toml(&out).unwrap();
+        assert_eq!(t["new_root"].as_array().unwrap().len(), 1);
+        assert_eq!(t["mcp_servers"]["foo"]["env"]["A"].as_str(), Some("B"));
+        // Stable from now on.
+        let again = take_apart(&out);
+        assert_eq!(insert(&again.user, &block, again.framing), out);
+        // Hermes' own block has no inventory: all of it is replaced.
+        let hermes = text.replace(&format!("\n{ENTRIES_PREFIX}"), "\n# ");
+        assert!(take_apart(&hermes).kept_from_block.is_empty());
     }
 
     #[test]

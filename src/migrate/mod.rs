@@ -337,6 +337,7 @@ fn compute(
     let parsed = block::take_apart(old_text);
     report.replaced_blocks = parsed.blocks;
     report.removed_orphan_end_markers = parsed.orphan_ends;
+    report.kept_from_old_block = parsed.kept_from_block.clone();
     if args.remove {
         if parsed.blocks + parsed.orphan_ends == 0 {
             return Ok(old_text.to_string());

@@ -74,6 +74,9 @@ pub struct Report {
     /// Old blocks and orphan end markers that were found and replaced.
     pub replaced_blocks: usize,
     pub removed_orphan_end_markers: usize,
+    /// Entries someone (usually Codex) added inside the previous block; kept, now outside it.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub kept_from_old_block: Vec<String>,
     pub errors: Vec<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub diff: Option<String>,
@@ -140,6 +143,16 @@ impl Report {
                     format!(" (skipped: {})", s.skipped_keys.join("; "))
                 };
                 l.push(format!("  - {}{note}", s.name));
+            }
+        }
+        if !self.kept_from_old_block.is_empty() {
+            l.push(format!(
+                "Moved {} entr{} that were added inside the old managed block out of it (kept as yours):",
+                self.kept_from_old_block.len(),
+                if self.kept_from_old_block.len() == 1 { "y" } else { "ies" }
+            ));
+            for k in &self.kept_from_old_block {
+                l.push(format!("  - {}", k.lines().next().unwrap_or("")));
             }
         }
         if !self.preserved_user_entries.is_empty() {

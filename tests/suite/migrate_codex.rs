@@ -401,3 +401,46 @@ fn codex_unloadable_config_is_reported_not_fatal() {
     assert!(e.contains("config"), "{e}");
     assert!(e.contains("run migrate again"), "{e}");
 }
+
+#[test]
+fn codex_mcp_add_into_our_block_is_kept() {
+    let env = CodexEnv::new();
+    fs::write(
+        env.hermes_home().join("config.yaml"),
+        "mcp_servers:\n  mine:\n    command: mine-mcp\n",
+    )
+    .unwrap();
+    // No user tables: our block is the last thing in the file, so codex
+    // appends its new table just before our end marker.
+    env.write_config("model = \"m\"\n");
+    ok(&env.migrate(&["--no-plugins"]), "migrate");
+    ok(
+        &env.codex(&[
+            "mcp", "add", "added", "--env", "A=B", "--", "python3", "-m", "srv",
+        ]),
+        "codex mcp add",
+    );
+    let text = env.config();
+    let end = text.find(END).unwrap();
+    assert!(
+        text[..end].contains("[mcp_servers.added]"),
+        "codex wrote it elsewhere:\n{text}"
+    );
+    let out = env.migrate(&["--no-plugins", "--json"]);
+    let r: Value = serde_json::from_str(&ok(&out, "migrate")).unwrap();
+    assert_eq!(r["kept_from_old_block"].as_array().unwrap().len(), 2, "{r}");
+    let text = env.config();
+    let end = text.find(END).unwrap();
+    assert!(text[end..].contains("[mcp_servers.added]"), "{text}");
+    strict_check(&env);
+    let list = mcp_list(&env);
+    assert_eq!(
+        by_name(&list, "added")["transport"]["env"],
+        serde_json::json!({"A": "B"})
+    );
+    by_name(&list, "mine");
+    assert_eq!(
+        env.migrate(&["--no-plugins", "--check"]).status.code(),
+        Some(0)
+    );
+}
