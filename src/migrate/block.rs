@@ -128,11 +128,7 @@ fn scan(text: &str) -> Scan {
             }
             EventKind::ArrayOpen | EventKind::InlineTableOpen => depth += 1,
             EventKind::ArrayClose | EventKind::InlineTableClose => depth -= 1,
-            EventKind::Newline => {
-                if depth <= 0 {
-                    line_fresh = true;
-                }
-            }
+            EventKind::Newline if depth <= 0 => line_fresh = true,
             EventKind::SimpleKey => {
                 if let Some((_, path)) = header.as_mut() {
                     path.push(decode(ev));

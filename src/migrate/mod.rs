@@ -39,7 +39,15 @@
 //! * **Same markers as Hermes**, so either tool regenerates the other's block;
 //!   a legacy block without an end marker ends at the first table that is not
 //!   ours, and an orphan end marker (Codex's permissions picker drops the start
-//!   marker) is removed.
+//!   marker) is removed. Our block carries one extra comment line listing the
+//!   entries it holds (`# hermes-mcp entries = [...]`): Codex edits the file
+//!   with toml_edit, which appends new tables just before our end marker (when
+//!   the block is last) and new root keys after `default_permissions`; such
+//!   entries are recognised, kept, and moved out of the block.
+//! * **Plugins** are discovered with `codex app-server` (`plugin/list`) even on
+//!   `--dry-run`/`--check`, so previews are faithful (codex may create its own
+//!   state files in `CODEX_HOME` while it runs). When discovery cannot run,
+//!   the plugins of the previous block are kept rather than dropped.
 //! * **Writes are atomic and durable** (temp file beside the real file, fsync,
 //!   rename, fsync the directory; symlinks followed; mode kept) and serialized
 //!   by `$CODEX_HOME/.hermes-mcp.lock`, under which the file is read again.
