@@ -15,7 +15,7 @@ Prints the median wall time of each and the ratio; goal: hermes-mcp <= 20 ms.
 
 import argparse
 import os
-import shutil
+import resource
 import statistics
 import subprocess
 import sys
@@ -72,11 +72,19 @@ def config_yaml(n: int) -> str:
     return "\n".join(lines) + "\n"
 
 
-def sample(cmd, env, target: Path) -> float:
+def cpu() -> float:
+    ru = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return ru.ru_utime + ru.ru_stime
+
+
+def sample(cmd, env, target: Path, cpu_times=None) -> float:
     target.write_text(USER_TOML)
+    c0 = cpu()
     t0 = time.perf_counter()
     r = subprocess.run(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     dt = time.perf_counter() - t0
+    if cpu_times is not None:
+        cpu_times.append(cpu() - c0)
     if r.returncode != 0:
         sys.exit(f"{cmd[0]} failed ({r.returncode}): {r.stderr.decode(errors='replace')}")
     return dt
@@ -109,10 +117,10 @@ def main() -> None:
         for _ in range(3):
             sample(ours_cmd, env, ours / "config.toml")
             sample(theirs_cmd, env, theirs / "config.toml")
-        t_ours, t_theirs = [], []
+        t_ours, t_theirs, c_ours, c_theirs = [], [], [], []
         for _ in range(a.runs):
-            t_ours.append(sample(ours_cmd, env, ours / "config.toml"))
-            t_theirs.append(sample(theirs_cmd, env, theirs / "config.toml"))
+            t_ours.append(sample(ours_cmd, env, ours / "config.toml", c_ours))
+            t_theirs.append(sample(theirs_cmd, env, theirs / "config.toml", c_theirs))
         n_ours = (ours / "config.toml").read_text().count("[mcp_servers.")
         m_ours, m_theirs = statistics.median(t_ours), statistics.median(t_theirs)
         print(f"{a.servers} servers, {a.runs} runs each (fresh process, config.toml reset before each run)")
@@ -121,6 +129,9 @@ def main() -> None:
               f"{n_ours} [mcp_servers.*] tables written")
         print(f"Hermes migrate() (python)       : median {m_theirs * 1000:7.2f} ms "
               f"(min {min(t_theirs) * 1000:.2f}, max {max(t_theirs) * 1000:.2f})")
+        print(f"CPU time (user+sys) median: hermes-mcp {statistics.median(c_ours) * 1000:.2f} ms, "
+              f"Hermes {statistics.median(c_theirs) * 1000:.2f} ms")
+        print(f"load average at the end: {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs")
         print(f"ratio: hermes-mcp takes {m_ours / m_theirs:.3f}x the time of Hermes' migrator "
               f"({m_theirs / m_ours:.1f}x faster); goal <= 20 ms: "
               f"{'met' if m_ours <= 0.020 else 'NOT met'}")
