@@ -200,6 +200,12 @@ fn plan(args: &MigrateArgs) -> anyhow::Result<Plan> {
     )
     .map_err(|e| user_error(e.to_string(), "pass --hermes-home DIR or set HERMES_HOME"))?;
     let config_path = home.config_path();
+    if home.explicit && !home.path.is_dir() {
+        return Err(user_error(
+            format!("the Hermes home {} does not exist", home.path.display()),
+            "check --hermes-home / --profile / HERMES_HOME (migrate would point hermes-tools at this directory)",
+        ));
+    }
     let config = HermesConfig::load(&config_path).map_err(|e| {
         user_error(
             e.to_string(),
@@ -595,6 +601,12 @@ fn execute(args: &MigrateArgs) -> anyhow::Result<Report> {
         remove: args.remove,
         ..Default::default()
     };
+    if !args.remove && !p.config_path.exists() {
+        report.errors.push(format!(
+            "no config.yaml at {}: there are no Hermes MCP servers to migrate",
+            p.config_path.display()
+        ));
+    }
     let read_only = args.dry_run || args.check;
     // Refuse a broken file before spawning codex on it.
     let first = write::read(&p.real)

@@ -463,6 +463,21 @@ fn migrate_keeps_symlink_mode_crlf_and_bom() {
 }
 
 #[test]
+fn migrate_missing_config_yaml_is_reported() {
+    let env = TestEnv::new();
+    let r = json(&run(&env, &["--no-plugins", "--json"]));
+    assert_eq!(r["written"], true);
+    assert!(
+        r["errors"][0]
+            .as_str()
+            .unwrap()
+            .starts_with("no config.yaml at"),
+        "{r}"
+    );
+    assert_eq!(r["migrated"], serde_json::json!(["hermes-tools"]));
+}
+
+#[test]
 fn migrate_creates_codex_home() {
     let env = TestEnv::new();
     env.write_hermes("config.yaml", HERMES_YAML);
@@ -507,7 +522,16 @@ fn migrate_hermes_home_env_only_when_explicit() {
             .unwrap()
             .contains(&"HERMES_HOME".into())
     );
-    // A profile is explicit.
+    // A profile is explicit, and must exist.
+    let out = env
+        .cmd()
+        .env_remove("HERMES_HOME")
+        .args(["migrate", "--no-plugins", "--profile", "coder"])
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 2);
+    assert!(stderr(&out).contains("does not exist"), "{}", stderr(&out));
+    fs::create_dir_all(default_home.join("profiles/coder")).unwrap();
     let out = env
         .cmd()
         .env_remove("HERMES_HOME")
