@@ -356,13 +356,51 @@ fn compute(
         if parsed.blocks + parsed.orphan_ends == 0 {
             return Ok(old_text.to_string());
         }
-        let new = block::removed(&parsed);
-        block::parse_toml(&new).map_err(|e| {
+        let mut new = block::removed(&parsed);
+        let user = block::parse_toml(&new).map_err(|e| {
             user_error(
                 format!("removing the managed block would leave invalid TOML: {e}"),
                 format!("nothing was written; edit {} by hand", p.real.display()),
             )
         })?;
+        // Plugins installed through the block stay installed: their entries
+        // move out of it (Codex counts a plugin as installed only with one).
+        let plugins_is_table = user.get("plugins").is_none_or(toml::Value::is_table);
+        let kept: Vec<plugins::Plugin> = previous_plugins(&parsed.old_block)
+            .into_iter()
+            .filter(|pl| {
+                !user
+                    .get("plugins")
+                    .and_then(toml::Value::as_table)
+                    .is_some_and(|t| t.contains_key(&pl.id))
+            })
+            .collect();
+        if !kept.is_empty() && plugins_is_table {
+            let nl = if parsed.framing.crlf { "\r\n" } else { "\n" };
+            if !new.is_empty() {
+                if !new.ends_with('\n') {
+                    new.push_str(nl);
+                }
+                new.push_str(nl);
+            }
+            for (i, pl) in kept.iter().enumerate() {
+                if i > 0 {
+                    new.push_str(nl);
+                }
+                new.push_str(&format!(
+                    "[plugins.{}]{nl}enabled = {}{nl}",
+                    block::key(&pl.id),
+                    pl.enabled
+                ));
+                report.plugins.kept_from_previous_block.push(pl.id.clone());
+            }
+            block::parse_toml(&new).map_err(|e| {
+                user_error(
+                    format!("keeping the block's plugins outside it would leave invalid TOML: {e}"),
+                    format!("nothing was written; edit {} by hand", p.real.display()),
+                )
+            })?;
+        }
         return Ok(new);
     }
 

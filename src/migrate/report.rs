@@ -122,6 +122,12 @@ impl Report {
             ));
         }
         if self.remove {
+            if !self.plugins.kept_from_previous_block.is_empty() {
+                l.push(format!(
+                    "Kept the block's plugin entries as your own (so they stay installed): {}",
+                    self.plugins.kept_from_previous_block.join(", ")
+                ));
+            }
             for e in &self.errors {
                 l.push(format!("⚠ {e}"));
             }

@@ -385,6 +385,40 @@ fn codex_plugin_discovery_with_local_marketplace() {
         env.config()
             .contains("[plugins.\"other@localmkt\"]\nenabled = false\n")
     );
+
+    // --remove keeps the plugins installed: their entries move out of the block.
+    let out = env.migrate(&["--remove", "--json"]);
+    let r: Value = serde_json::from_str(&ok(&out, "migrate --remove")).unwrap();
+    assert_eq!(
+        r["plugins"]["kept_from_previous_block"],
+        serde_json::json!(["hello@localmkt", "other@localmkt"])
+    );
+    let text = env.config();
+    assert!(!text.contains(START) && !text.contains(END), "{text}");
+    strict_check(&env);
+    let out = ok(
+        &env.codex(&["plugin", "list", "--json"]),
+        "codex plugin list",
+    );
+    let pl: Value = serde_json::from_str(&out).unwrap();
+    let installed: Vec<(&str, bool)> = pl["installed"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| {
+            (
+                p["pluginId"].as_str().unwrap(),
+                p["enabled"].as_bool().unwrap(),
+            )
+        })
+        .collect();
+    for want in [
+        ("hello@localmkt", true),
+        ("other@localmkt", false),
+        ("third@localmkt", true),
+    ] {
+        assert!(installed.contains(&want), "{want:?} not in {installed:?}");
+    }
 }
 
 #[test]
