@@ -87,6 +87,7 @@ vars! {
     // CLI side only
     CODEX_HOME = Cli, "migrate", "Codex home (config.toml); default ~/.codex";
     NO_COLOR = Cli, "migrate", "disable colour in diffs and reports";
+    HERMES_MCP_TEST_PAUSE_BEFORE_RENAME_MS = Cli, "migrate", "crash tests only: pause (ms) between the fsynced temp file and the rename";
 }
 
 /// The variables `serve` reads: what `migrate` lists in `env_vars`.

@@ -1,9 +1,712 @@
-//! `hermes-mcp migrate` (being written).
+//! `hermes-mcp migrate`: write Hermes' MCP servers, the installed Codex
+//! plugins, a default permission profile and `hermes-tools` itself into a
+//! managed block of Codex's `config.toml`.
+//!
+//! # Usage
+//!
+//! `hermes-mcp migrate` reads `$HERMES_HOME/config.yaml` (`--hermes-home DIR`,
+//! `--profile NAME`) and rewrites the block between Hermes' marker lines in
+//! `$CODEX_HOME/config.toml` (`--codex-home DIR`; default `~/.codex`). Preview
+//! with `--dry-run` (a unified diff; nothing written), gate CI with `--check`
+//! (exit 0 when up to date, 1 when migrate would change the file), undo with
+//! `--remove`. `--json` prints the report for scripts. `--no-plugins` skips
+//! asking `codex app-server` for installed plugins (`--codex-bin PATH`,
+//! default `model.codex_bin` from config.yaml, else `codex` on PATH);
+//! `--no-hermes-tools` leaves hermes-tools out; `--permissions PROFILE`
+//! (default `:workspace`) or `--no-permissions` controls `default_permissions`.
+//! Errors exit 2 and say what to do. Secrets are never written: `${VAR}`
+//! values become `env_vars`, `bearer_token_env_var` or `env_http_headers`.
+//! Anything you define yourself outside the block (a server of the same name,
+//! `[plugins."x"]`, `default_permissions`, `sandbox_mode`) wins and is reported
+//! as preserved.
+//!
+//! # Design notes
+//!
+//! * **config.yaml is read with serde-saphyr**, configured like PyYAML: Hermes
+//!   writes the file with PyYAML (YAML 1.1), so `yes`/`on` are booleans, `<<`
+//!   merge keys work, `0755` is octal and duplicate keys take the last value.
+//!   A YAML 1.2 reader would silently change such values.
+//! * **The block is spliced in as text, not through a TOML tree.** Editing via
+//!   `toml_edit` reflows bytes we do not own (CRLF → LF, BOM dropped, comments
+//!   attached to removed tables lost). We locate the markers and table headers
+//!   with the real TOML lexer, render only the block (with `toml_edit`, plain
+//!   TOML 1.0: single-line arrays and inline tables, bare keys only for
+//!   `[A-Za-z0-9_-]+`), put it before the first table so its root key stays at
+//!   the root, and keep every other byte. The result is then *proved*: it must
+//!   parse, the data outside the block must equal the user's data, each managed
+//!   entry must read back exactly as rendered, and splicing again must give the
+//!   same bytes. Anything else is refused and nothing is written.
+//! * **Same markers as Hermes**, so either tool regenerates the other's block;
+//!   a legacy block without an end marker ends at the first table that is not
+//!   ours, and an orphan end marker (Codex's permissions picker drops the start
+//!   marker) is removed. Our block carries one extra comment line listing the
+//!   entries it holds (`# hermes-mcp entries = [...]`): Codex edits the file
+//!   with toml_edit, which appends new tables just before our end marker (when
+//!   the block is last) and new root keys after `default_permissions`; such
+//!   entries are recognised, kept, and moved out of the block.
+//! * **Plugins** are discovered with `codex app-server` (`plugin/list`) even on
+//!   `--dry-run`/`--check`, so previews are faithful (codex may create its own
+//!   state files in `CODEX_HOME` while it runs). When discovery cannot run,
+//!   the plugins of the previous block are kept rather than dropped.
+//! * **Writes are atomic and durable** (temp file beside the real file, fsync,
+//!   rename, fsync the directory; symlinks followed; mode kept) and serialized
+//!   by `$CODEX_HOME/.hermes-mcp.lock`, under which the file is read again.
 
+pub mod block;
+pub mod diff;
+pub mod plugins;
+pub mod report;
+pub mod translate;
+pub mod write;
+
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::time::Duration;
+
+use anyhow::Context as _;
+use serde_json::Value;
 
 use crate::cli::MigrateArgs;
+use crate::error::UserError;
+use crate::hermes::home::expand_tilde;
+use crate::hermes::{HermesConfig, HermesHome, envvars};
+use crate::server::SERVER_NAME;
 
-pub fn run(_args: &MigrateArgs) -> anyhow::Result<ExitCode> {
-    anyhow::bail!("migrate is not implemented yet")
+use block::BlockContent;
+use report::{Report, ServerReport};
+use translate::{TomlVal, Translation};
+
+/// Built-in permission profiles of codex 0.169.
+pub const BUILTIN_PERMISSIONS: &[&str] = &[":read-only", ":workspace", ":danger-full-access"];
+
+const LOCK_WAIT: Duration = Duration::from_secs(10);
+const DISCOVERY_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// `hermes-mcp migrate`.
+pub fn run(args: &MigrateArgs) -> anyhow::Result<ExitCode> {
+    match execute(args) {
+        Ok(report) => {
+            let changed = report.changed;
+            print(args, &report)?;
+            Ok(if args.check && changed {
+                ExitCode::from(1)
+            } else {
+                ExitCode::SUCCESS
+            })
+        }
+        Err(e) => {
+            if args.json {
+                let doc = serde_json::json!({
+                    "written": false,
+                    "errors": [crate::error::render(&e)],
+                });
+                let _ = writeln!(std::io::stdout(), "{}", serde_json::to_string_pretty(&doc)?);
+            }
+            Err(e)
+        }
+    }
+}
+
+fn print(args: &MigrateArgs, report: &Report) -> anyhow::Result<()> {
+    let mut out = std::io::stdout().lock();
+    if args.json {
+        writeln!(out, "{}", serde_json::to_string_pretty(report)?)?;
+        return Ok(());
+    }
+    if args.dry_run {
+        if let Some(d) = &report.diff {
+            out.write_all(d.as_bytes())?;
+        }
+        out.flush()?;
+        eprintln!("{}", report.text());
+    } else if args.check {
+        eprintln!("{}", report.text());
+    } else {
+        writeln!(out, "{}", report.text())?;
+    }
+    Ok(())
+}
+
+fn user_error(msg: impl Into<String>, hint: impl Into<String>) -> anyhow::Error {
+    UserError::hint(msg, hint).into()
+}
+
+/// `--codex-home`, else `$CODEX_HOME`, else `~/.codex`; made absolute.
+pub fn resolve_codex_home(flag: Option<&Path>) -> anyhow::Result<PathBuf> {
+    let p = match flag {
+        Some(p) => expand_tilde(p),
+        None => match envvars::get(envvars::CODEX_HOME) {
+            Some(v) => expand_tilde(Path::new(&v)),
+            None => std::env::home_dir()
+                .filter(|h| !h.as_os_str().is_empty())
+                .map(|h| h.join(".codex"))
+                .ok_or_else(|| {
+                    user_error(
+                        "cannot find your home directory to locate ~/.codex",
+                        "set CODEX_HOME or pass --codex-home DIR",
+                    )
+                })?,
+        },
+    };
+    Ok(if p.is_absolute() {
+        p
+    } else {
+        std::env::current_dir()?.join(p)
+    })
+}
+
+/// The permission profile asked for, checked for what codex 0.169 accepts.
+fn requested_permissions(args: &MigrateArgs) -> anyhow::Result<Option<String>> {
+    if args.no_permissions {
+        return Ok(None);
+    }
+    let p = args.permissions.trim().to_string();
+    if p.starts_with(':') && !BUILTIN_PERMISSIONS.contains(&p.as_str()) {
+        return Err(user_error(
+            format!("unknown built-in permission profile {p:?}"),
+            format!(
+                "codex 0.169 knows {}; a profile of your own is named without ':' and defined as [permissions.NAME] in config.toml",
+                BUILTIN_PERMISSIONS.join(", ")
+            ),
+        ));
+    }
+    if p.is_empty() {
+        return Err(user_error(
+            "--permissions needs a profile name",
+            "use :workspace, :read-only, :danger-full-access, a [permissions.NAME] profile, or --no-permissions",
+        ));
+    }
+    Ok(Some(p))
+}
+
+/// Everything decided before touching config.toml.
+struct Plan {
+    home: HermesHome,
+    config_path: PathBuf,
+    codex_home: PathBuf,
+    target: PathBuf,
+    real: PathBuf,
+    codex_bin: PathBuf,
+    permissions: Option<String>,
+    translations: Vec<(String, Translation)>,
+    hermes_tools: Option<(String, translate::CodexServer)>,
+}
+
+fn plan(args: &MigrateArgs) -> anyhow::Result<Plan> {
+    let home = HermesHome::resolve(
+        args.home.hermes_home.as_deref(),
+        args.home.profile.as_deref(),
+    )
+    .map_err(|e| user_error(e.to_string(), "pass --hermes-home DIR or set HERMES_HOME"))?;
+    let config_path = home.config_path();
+    if home.explicit && !home.path.is_dir() {
+        return Err(user_error(
+            format!("the Hermes home {} does not exist", home.path.display()),
+            "check --hermes-home / --profile / HERMES_HOME (migrate would point hermes-tools at this directory)",
+        ));
+    }
+    let config = HermesConfig::load(&config_path).map_err(|e| {
+        user_error(
+            e.to_string(),
+            format!(
+                "fix {} (Hermes reads it too), then run migrate again",
+                config_path.display()
+            ),
+        )
+    })?;
+    let codex_home = resolve_codex_home(args.codex_home.as_deref())?;
+    let target = codex_home.join("config.toml");
+    let real = write::real_target(&target);
+    let codex_bin = match &args.codex_bin {
+        Some(p) => expand_tilde(p),
+        None => config
+            .str("model.codex_bin")
+            .map(|s| expand_tilde(Path::new(&s)))
+            .unwrap_or_else(|| PathBuf::from("codex")),
+    };
+    let permissions = requested_permissions(args)?;
+
+    let mut translations = Vec::new();
+    match config.get("mcp_servers") {
+        None => {}
+        Some(Value::Object(servers)) => {
+            for (name, cfg) in servers {
+                let t = if name == SERVER_NAME && !args.no_hermes_tools {
+                    Translation::Skipped {
+                        reason: format!(
+                            "the name {SERVER_NAME} is reserved for hermes-mcp itself; rename this server in config.yaml (or pass --no-hermes-tools)"
+                        ),
+                    }
+                } else {
+                    translate::translate(name, cfg)
+                };
+                translations.push((name.clone(), t));
+            }
+        }
+        Some(other) => {
+            return Err(user_error(
+                format!(
+                    "mcp_servers in {} is {}, not a mapping of server names",
+                    config_path.display(),
+                    crate::hermes::config::json_type(other)
+                ),
+                "write it as `mcp_servers:` followed by one indented `name:` entry per server",
+            ));
+        }
+    }
+
+    let hermes_tools = if args.no_hermes_tools {
+        None
+    } else {
+        let exe = std::env::current_exe()
+            .and_then(std::fs::canonicalize)
+            .context("cannot find the path of the running hermes-mcp binary")?;
+        let exe = exe
+            .to_str()
+            .ok_or_else(|| {
+                anyhow::anyhow!("the path of hermes-mcp is not UTF-8: {}", exe.display())
+            })?
+            .to_string();
+        let home_str = home
+            .explicit
+            .then(|| home.path.to_string_lossy().into_owned());
+        Some((
+            exe.clone(),
+            translate::hermes_tools_entry(&exe, home_str.as_deref()),
+        ))
+    };
+
+    Ok(Plan {
+        home,
+        config_path,
+        codex_home,
+        target,
+        real,
+        codex_bin,
+        permissions,
+        translations,
+        hermes_tools,
+    })
+}
+
+/// Refuse a config.toml that is not valid TOML, saying where the problem is.
+fn check_existing(path: &Path, text: &str) -> anyhow::Result<()> {
+    if let Err(e) = block::parse_toml(text) {
+        let in_block = block::parse_toml(&block::take_apart(text).user).is_ok();
+        let hint = if in_block {
+            format!(
+                "the error is inside the managed block; delete the lines from `{}` to `{}` in {} and run migrate again",
+                block::START,
+                block::END,
+                path.display()
+            )
+        } else {
+            format!(
+                "fix {} (codex cannot load it either), then run migrate again; nothing was written",
+                path.display()
+            )
+        };
+        return Err(user_error(
+            format!("{} is not valid TOML: {e}", path.display()),
+            hint,
+        ));
+    }
+    Ok(())
+}
+
+/// Plugin discovery outcome.
+enum Discovery {
+    Found(Vec<plugins::Plugin>),
+    Skipped(String),
+    Failed(String),
+}
+
+fn discover(args: &MigrateArgs, p: &Plan) -> Discovery {
+    if args.no_plugins {
+        return Discovery::Skipped("--no-plugins".into());
+    }
+    if !p.codex_home.is_dir() {
+        // Nothing can be installed yet, and dry runs must not create CODEX_HOME.
+        return Discovery::Found(Vec::new());
+    }
+    match plugins::discover(&p.codex_bin, &p.codex_home, DISCOVERY_TIMEOUT) {
+        Ok(list) => Discovery::Found(list),
+        Err(e) => Discovery::Failed(e),
+    }
+}
+
+/// Compute the new file text for `old` (None: no file) and fill the report.
+fn compute(
+    args: &MigrateArgs,
+    p: &Plan,
+    old: Option<&str>,
+    discovery: &Discovery,
+    report: &mut Report,
+) -> anyhow::Result<String> {
+    let old_text = old.unwrap_or("");
+    if old.is_some() {
+        check_existing(&p.real, old_text)?;
+    }
+    let parsed = block::take_apart(old_text);
+    report.replaced_blocks = parsed.blocks;
+    report.removed_orphan_end_markers = parsed.orphan_ends;
+    report.kept_from_old_block = parsed.kept_from_block.clone();
+    if args.remove {
+        if parsed.blocks + parsed.orphan_ends == 0 {
+            return Ok(old_text.to_string());
+        }
+        let mut new = block::removed(&parsed);
+        let user = block::parse_toml(&new).map_err(|e| {
+            user_error(
+                format!("removing the managed block would leave invalid TOML: {e}"),
+                format!("nothing was written; edit {} by hand", p.real.display()),
+            )
+        })?;
+        // Plugins installed through the block stay installed: their entries
+        // move out of it (Codex counts a plugin as installed only with one).
+        let plugins_is_table = user.get("plugins").is_none_or(toml::Value::is_table);
+        let kept: Vec<plugins::Plugin> = previous_plugins(&parsed.old_block)
+            .into_iter()
+            .filter(|pl| {
+                !user
+                    .get("plugins")
+                    .and_then(toml::Value::as_table)
+                    .is_some_and(|t| t.contains_key(&pl.id))
+            })
+            .collect();
+        if !kept.is_empty() && plugins_is_table {
+            let nl = if parsed.framing.crlf { "\r\n" } else { "\n" };
+            if !new.is_empty() {
+                if !new.ends_with('\n') {
+                    new.push_str(nl);
+                }
+                new.push_str(nl);
+            }
+            for (i, pl) in kept.iter().enumerate() {
+                if i > 0 {
+                    new.push_str(nl);
+                }
+                new.push_str(&format!(
+                    "[plugins.{}]{nl}enabled = {}{nl}",
+                    block::key(&pl.id),
+                    pl.enabled
+                ));
+                report.plugins.kept_from_previous_block.push(pl.id.clone());
+            }
+            block::parse_toml(&new).map_err(|e| {
+                user_error(
+                    format!("keeping the block's plugins outside it would leave invalid TOML: {e}"),
+                    format!("nothing was written; edit {} by hand", p.real.display()),
+                )
+            })?;
+        }
+        return Ok(new);
+    }
+
+    let user = block::parse_toml(&parsed.user).map_err(|e| {
+        user_error(
+            format!(
+                "{} without its managed block is not valid TOML: {e}",
+                p.real.display()
+            ),
+            "a marker line may have been moved or deleted; fix the file by hand (nothing was written)",
+        )
+    })?;
+    let user_doc: toml_edit::DocumentMut = parsed
+        .user
+        .parse()
+        .map_err(|e| anyhow::anyhow!("config.toml does not parse: {e}"))?;
+    let user_has = |parent: &str, k: &str| -> bool {
+        user.get(parent)
+            .and_then(toml::Value::as_table)
+            .is_some_and(|t| t.contains_key(k))
+    };
+
+    let mut content = BlockContent::default();
+    // Servers.
+    for (name, t) in &p.translations {
+        match t {
+            Translation::Ok {
+                server,
+                transport,
+                notes,
+            } => {
+                if !notes.is_empty() {
+                    report
+                        .skipped_keys_per_server
+                        .insert(name.clone(), notes.clone());
+                }
+                let status = if user_has("mcp_servers", name) {
+                    report.preserved_user_servers.push(name.clone());
+                    report
+                        .preserved_user_entries
+                        .push(format!("[mcp_servers.{}]", block::key(name)));
+                    "preserved"
+                } else {
+                    content.servers.push((name.clone(), server.clone()));
+                    "migrated"
+                };
+                report.servers.push(ServerReport {
+                    name: name.clone(),
+                    status,
+                    transport: Some(transport),
+                    skipped_keys: notes.clone(),
+                    reason: (status == "preserved").then(|| {
+                        "config.toml defines this server outside the managed block; yours is kept".into()
+                    }),
+                });
+            }
+            Translation::Skipped { reason } => {
+                report
+                    .errors
+                    .push(format!("server '{name}' skipped: {reason}"));
+                report.servers.push(ServerReport {
+                    name: name.clone(),
+                    status: "skipped",
+                    reason: Some(reason.clone()),
+                    ..Default::default()
+                });
+            }
+        }
+    }
+    if let Some((exe, entry)) = &p.hermes_tools {
+        if user_has("mcp_servers", SERVER_NAME) {
+            report.preserved_user_servers.push(SERVER_NAME.into());
+            report
+                .preserved_user_entries
+                .push(format!("[mcp_servers.{SERVER_NAME}]"));
+            report.servers.push(ServerReport {
+                name: SERVER_NAME.into(),
+                status: "preserved",
+                transport: Some("stdio"),
+                reason: Some(
+                    "config.toml defines hermes-tools outside the managed block; yours is kept"
+                        .into(),
+                ),
+                ..Default::default()
+            });
+        } else {
+            content.servers.push((SERVER_NAME.into(), entry.clone()));
+            report.hermes_tools = Some(exe.clone());
+            report.servers.push(ServerReport {
+                name: SERVER_NAME.into(),
+                status: "migrated",
+                transport: Some("stdio"),
+                ..Default::default()
+            });
+        }
+    }
+    content.servers.sort_by(|a, b| a.0.cmp(&b.0));
+    if !content.servers.is_empty()
+        && let Some(item) = user_doc.get("mcp_servers")
+        && !item.is_table()
+    {
+        return Err(user_error(
+            format!(
+                "{} sets `mcp_servers` as a single value (`mcp_servers = {{ ... }}`), which cannot be extended with [mcp_servers.NAME] tables",
+                p.real.display()
+            ),
+            "rewrite it as one [mcp_servers.NAME] table per server, then run migrate again (nothing was written)",
+        ));
+    }
+
+    // Plugins.
+    let candidates: Vec<plugins::Plugin> = match discovery {
+        Discovery::Found(list) => {
+            report.plugins.discovery = "discovered";
+            list.clone()
+        }
+        Discovery::Skipped(why) | Discovery::Failed(why) => {
+            let failed = matches!(discovery, Discovery::Failed(_));
+            report.plugins.discovery = if failed { "failed" } else { "skipped" };
+            report.plugins.error = Some(why.clone());
+            report.plugin_query_error = Some(why.clone());
+            // Keep what the previous block had rather than dropping plugins.
+            let kept = previous_plugins(&parsed.old_block);
+            report.plugins.kept_from_previous_block = kept.iter().map(|p| p.id.clone()).collect();
+            kept
+        }
+    };
+    for pl in candidates {
+        if user_has("plugins", &pl.id) {
+            report.plugins.preserved.push(pl.id.clone());
+            report
+                .preserved_user_entries
+                .push(format!("[plugins.{}]", block::key(&pl.id)));
+        } else {
+            report.plugins.migrated.push(pl.id.clone());
+            content.plugins.push((pl.id, pl.enabled));
+        }
+    }
+    report
+        .plugins
+        .kept_from_previous_block
+        .retain(|id| report.plugins.migrated.contains(id));
+    report.migrated_plugins = report.plugins.migrated.clone();
+    if !content.plugins.is_empty()
+        && let Some(item) = user_doc.get("plugins")
+        && !item.is_table()
+    {
+        return Err(user_error(
+            format!(
+                "{} sets `plugins` as a single value, which cannot be extended with [plugins.\"ID\"] tables",
+                p.real.display()
+            ),
+            "rewrite it as [plugins.\"ID\"] tables or pass --no-plugins (nothing was written)",
+        ));
+    }
+
+    // Permissions.
+    report.permissions.requested = p.permissions.clone();
+    let user_setting = ["default_permissions", "sandbox_mode"]
+        .into_iter()
+        .find_map(|k| user.get(k).map(|v| format!("{k} = {v}")));
+    if let Some(s) = user_setting {
+        report.permissions.preserved = Some(s.clone());
+        report.preserved_user_entries.push(s);
+    } else if let Some(perm) = &p.permissions {
+        if !perm.starts_with(':') && !user_has("permissions", perm) {
+            let builtin = format!(":{perm}");
+            let hint = if BUILTIN_PERMISSIONS.contains(&builtin.as_str()) {
+                format!("did you mean the built-in `--permissions {builtin}`?")
+            } else {
+                format!(
+                    "define [permissions.{perm}] in {} or use a built-in: {}",
+                    p.real.display(),
+                    BUILTIN_PERMISSIONS.join(", ")
+                )
+            };
+            return Err(user_error(
+                format!("there is no permission profile [permissions.{perm}] in config.toml"),
+                hint,
+            ));
+        }
+        content
+            .root
+            .push(("default_permissions".into(), TomlVal::Str(perm.clone())));
+        report.permissions.written = Some(perm.clone());
+        report.wrote_permissions_default = Some(perm.clone());
+    }
+    report.migrated = content.servers.iter().map(|(n, _)| n.clone()).collect();
+
+    let rendered = block::render(&content);
+    let new = block::insert(&parsed.user, &rendered, parsed.framing);
+    block::validate(&new, &parsed.user, &rendered, &content).map_err(|e| {
+        user_error(
+            format!("refusing to write {}: {e}", p.real.display()),
+            "nothing was written; move the settings that follow the managed block above it or into their own table, then run migrate again",
+        )
+    })?;
+    let again = block::take_apart(&new);
+    if block::insert(&again.user, &rendered, again.framing) != new {
+        anyhow::bail!(
+            "internal error: splicing the block into {} is not stable; nothing was written (please report this)",
+            p.real.display()
+        );
+    }
+    Ok(new)
+}
+
+/// `[plugins."<id>"]` entries of the previous block (used when discovery did not run).
+fn previous_plugins(old_block: &str) -> Vec<plugins::Plugin> {
+    let Ok(t) = block::parse_toml(old_block) else {
+        return Vec::new();
+    };
+    let Some(p) = t.get("plugins").and_then(toml::Value::as_table) else {
+        return Vec::new();
+    };
+    p.iter()
+        .map(|(id, v)| plugins::Plugin {
+            id: id.clone(),
+            enabled: v
+                .get("enabled")
+                .and_then(toml::Value::as_bool)
+                .unwrap_or(true),
+        })
+        .collect()
+}
+
+fn execute(args: &MigrateArgs) -> anyhow::Result<Report> {
+    let p = plan(args)?;
+    let mut report = Report {
+        target_path: p.target.display().to_string(),
+        hermes_home: p.home.path.display().to_string(),
+        hermes_config: p.config_path.display().to_string(),
+        codex_home: p.codex_home.display().to_string(),
+        dry_run: args.dry_run,
+        check: args.check,
+        remove: args.remove,
+        ..Default::default()
+    };
+    if !args.remove && !p.config_path.exists() {
+        report.errors.push(format!(
+            "no config.yaml at {}: there are no Hermes MCP servers to migrate",
+            p.config_path.display()
+        ));
+    }
+    let read_only = args.dry_run || args.check;
+    // Refuse a broken file before spawning codex on it.
+    let first = write::read(&p.real)
+        .map_err(|e| user_error(e.to_string(), "check the file's permissions"))?;
+    if let Some(t) = &first {
+        check_existing(&p.real, t)?;
+    }
+    let discovery = if args.remove {
+        Discovery::Skipped("--remove".into())
+    } else {
+        discover(args, &p)
+    };
+
+    if read_only {
+        let new = compute(args, &p, first.as_deref(), &discovery, &mut report)?;
+        let old = first.as_deref().unwrap_or("");
+        report.changed = new != old && !(first.is_none() && args.remove);
+        if args.dry_run {
+            let color = !args.json && diff::use_color(args.color, diff::stdout_is_terminal());
+            report.diff = Some(diff::unified(old, &new, &report.target_path, color));
+        }
+        return Ok(report);
+    }
+
+    if first.is_none() && args.remove {
+        return Ok(report);
+    }
+    write::ensure_dir(&p.codex_home).map_err(|e| {
+        user_error(
+            e.to_string(),
+            "check that you can write there, or pass --codex-home DIR",
+        )
+    })?;
+    let _lock = write::lock(&p.codex_home, LOCK_WAIT)
+        .map_err(|e| user_error(e.to_string(), "only one migrate can run at a time"))?;
+    if let Some(dir) = p.real.parent() {
+        write::clean_stale_temps(dir);
+    }
+    // Re-read under the lock: another migrate may have written meanwhile.
+    let current = write::read(&p.real)
+        .map_err(|e| user_error(e.to_string(), "check the file's permissions"))?;
+    let new = compute(args, &p, current.as_deref(), &discovery, &mut report)?;
+    report.changed = current.as_deref() != Some(new.as_str());
+    if report.changed {
+        if let Some(dir) = p.real.parent() {
+            write::ensure_dir(dir).map_err(|e| {
+                user_error(
+                    e.to_string(),
+                    "create the directory the config.toml symlink points into",
+                )
+            })?;
+        }
+        write::atomic_write(&p.real, &new).map_err(|e| {
+            user_error(
+                e.to_string(),
+                format!(
+                    "nothing was changed; make {} writable and run migrate again",
+                    p.real.display()
+                ),
+            )
+        })?;
+        report.written = true;
+    }
+    Ok(report)
 }

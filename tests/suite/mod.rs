@@ -1,4 +1,7 @@
 pub mod common;
+pub mod migrate;
+mod migrate_codex;
+mod migrate_hermes;
 mod repo_rules;
 mod serve_protocol;
 mod skills;
