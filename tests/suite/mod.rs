@@ -1,2 +1,3 @@
 pub mod common;
+mod kanban;
 mod serve_protocol;
