@@ -200,12 +200,27 @@ fn kanban_worker_completes_a_task_claimed_by_hermes() {
     );
     assert!(cm["comment_id"].as_i64().unwrap() > 0);
 
+    // A deliverable inside the scratch workspace is kept as an attachment.
+    let ws: String = db(&env)
+        .query_row(
+            "SELECT workspace_path FROM tasks WHERE id = ?",
+            [&id],
+            |r| r.get(0),
+        )
+        .unwrap();
+    let ws = PathBuf::from(ws);
+    write(&ws.join("out/report.txt"), "the report");
     let done = call_ok(
         &mut c,
         "kanban_complete",
         json!({"summary": format!("Wrote it; key {SECRET}"), "metadata": {"tests_run": 3, "note": SECRET},
-               "artifacts": "/tmp/report.pdf"}),
+               "artifacts": ["/tmp/report.pdf", ws.join("out/report.txt")]}),
     );
+    assert!(!ws.exists(), "scratch workspace removed after completion");
+    let att = env
+        .hermes_home()
+        .join(format!("kanban/attachments/{id}/report.txt"));
+    assert_eq!(std::fs::read_to_string(&att).unwrap(), "the report");
     assert_eq!(done["task_id"], id.as_str());
     assert_eq!(done["run_id"], run);
 
@@ -220,7 +235,13 @@ fn kanban_worker_completes_a_task_claimed_by_hermes() {
     assert_eq!(r0["status"], "done");
     assert_eq!(r0["summary"], "Wrote it; key sk-pro...0XYZ");
     assert_eq!(r0["metadata"]["note"], "sk-pro...0XYZ");
-    assert_eq!(r0["metadata"]["artifacts"], json!(["/tmp/report.pdf"]));
+    let att_s = att.canonicalize().unwrap().to_string_lossy().to_string();
+    assert_eq!(
+        r0["metadata"]["artifacts"],
+        json!(["/tmp/report.pdf", att_s])
+    );
+    let atts = hermes_json(&env, &["kanban", "attachments", &id, "--json"]);
+    assert!(atts.to_string().contains("report.txt"), "{atts}");
     assert_eq!(r0["metadata"]["worker_session_id"], "sess-42");
     let kinds: Vec<&str> = py["events"]
         .as_array()
@@ -230,7 +251,14 @@ fn kanban_worker_completes_a_task_claimed_by_hermes() {
         .collect();
     assert_eq!(
         kinds,
-        ["created", "claimed", "heartbeat", "commented", "completed"]
+        [
+            "created",
+            "claimed",
+            "heartbeat",
+            "commented",
+            "attached",
+            "completed"
+        ]
     );
     let completed = py["events"].as_array().unwrap().last().unwrap();
     assert_eq!(
@@ -239,7 +267,7 @@ fn kanban_worker_completes_a_task_claimed_by_hermes() {
     );
     assert_eq!(
         completed["payload"]["artifacts"],
-        json!(["/tmp/report.pdf"])
+        json!(["/tmp/report.pdf", att_s])
     );
     assert_eq!(completed["run_id"], run);
     // Human-readable CLI output renders our rows too.

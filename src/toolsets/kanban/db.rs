@@ -41,6 +41,9 @@ pub enum DbError {
         signature: String,
         hex: String,
     },
+    /// A declared scratch deliverable could not be preserved (the completion rolled back).
+    #[error("{0}")]
+    Artifact(String),
     #[error("{0}")]
     Other(String),
 }

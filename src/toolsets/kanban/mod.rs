@@ -10,6 +10,7 @@ pub mod db;
 pub mod ops;
 pub mod paths;
 mod schemas;
+pub mod workspace;
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -349,7 +350,7 @@ fn run(
     let r = match tool {
         "kanban_show" => show(c, &pre.tid, kenv),
         "kanban_list" => list(c, args),
-        "kanban_complete" => complete(c, &pre.tid, args, kenv),
+        "kanban_complete" => complete(c, &pre.tid, args, kenv, paths),
         "kanban_block" => block(c, &pre.tid, args, kenv),
         "kanban_heartbeat" => heartbeat(c, &pre.tid, args, kenv),
         "kanban_comment" => {
@@ -513,6 +514,7 @@ fn complete(
     tid: &str,
     args: &Map<String, Value>,
     kenv: &KEnv,
+    paths: &KanbanPaths,
 ) -> DbResult<ToolOutput> {
     let summary = args.str_arg("summary").map(|s| {
         if s.is_empty() {
@@ -591,7 +593,7 @@ fn complete(
     }
     // Goal-mode tasks: Hermes asks an auxiliary judge when one is reachable and
     // fails open otherwise; this server has no judge model, so it fails open.
-    let out = ops::complete_task(
+    let out = match ops::complete_task(
         c,
         tid,
         ops::Completion {
@@ -600,8 +602,16 @@ fn complete(
             metadata,
             created_cards,
             expected_run_id: kenv.worker_run_id(tid),
+            paths: Some(paths),
         },
-    )?;
+    ) {
+        Err(DbError::Artifact(e)) => {
+            return Ok(ToolOutput::error(format!(
+                "kanban_complete could not preserve the declared artifacts: {e}. Your task is still in-flight and its scratch workspace was kept. Fix the artifact path or storage error, then retry kanban_complete with the same handoff."
+            )));
+        }
+        other => other?,
+    };
     Ok(match out {
         ops::CompleteOutcome::Phantom(ids) => ToolOutput::error(format!(
             "kanban_complete blocked: the following created_cards do not exist or were not created by this worker: {}. Your task is still in-flight (no state change). Retry kanban_complete with the same summary/metadata and either drop these ids from created_cards, or pass created_cards=[] to skip the card-claim check entirely.",

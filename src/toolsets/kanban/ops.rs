@@ -1046,6 +1046,8 @@ pub struct Completion<'a> {
     pub metadata: Option<Value>,
     pub created_cards: Option<Vec<String>>,
     pub expected_run_id: Option<i64>,
+    /// For scratch-workspace deliverables and cleanup (None: leave files alone).
+    pub paths: Option<&'a super::paths::KanbanPaths>,
 }
 
 /// `complete_task`: `running|ready|blocked → done`, CAS on the worker's run.
@@ -1056,6 +1058,7 @@ pub fn complete_task(conn: &Connection, task_id: &str, c: Completion) -> DbResul
         metadata,
         created_cards,
         expected_run_id,
+        paths,
     } = c;
     let mut verified = vec![];
     if let Some(cards) = created_cards.as_ref().filter(|c| !c.is_empty()) {
@@ -1078,9 +1081,20 @@ pub fn complete_task(conn: &Connection, task_id: &str, c: Completion) -> DbResul
         }
         verified = ok;
     }
+    let metadata = match paths {
+        Some(p) => super::workspace::merge_prose_artifacts(
+            conn,
+            p,
+            task_id,
+            metadata,
+            &[summary.unwrap_or(""), result.unwrap_or("")],
+        )?,
+        None => metadata,
+    };
     let t = now();
     let run_summary = summary.or(result);
     let applied = write_txn(conn, |c| {
+        let mut metadata = metadata.clone();
         const SET: &str = "UPDATE tasks SET status = 'done', result = ?, completed_at = ?, claim_lock = NULL, \
             claim_expires = NULL, worker_pid = NULL, block_kind = NULL, block_recurrences = 0 \
             WHERE id = ? AND status IN ('running', 'ready', 'blocked')";
@@ -1093,6 +1107,9 @@ pub fn complete_task(conn: &Connection, task_id: &str, c: Completion) -> DbResul
         };
         if n != 1 {
             return Ok(None);
+        }
+        if let (Some(p), Some(m @ Value::Object(_))) = (paths, metadata.as_mut()) {
+            super::workspace::persist_artifacts(c, p, task_id, m)?;
         }
         let mut run_id = end_run(
             c,
@@ -1189,6 +1206,9 @@ pub fn complete_task(conn: &Connection, task_id: &str, c: Completion) -> DbResul
         Ok(())
     })?;
     recompute_ready(conn)?;
+    if let Some(p) = paths {
+        super::workspace::cleanup_after_complete(conn, p, task_id);
+    }
     Ok(CompleteOutcome::Done)
 }
 

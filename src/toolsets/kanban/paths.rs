@@ -82,6 +82,8 @@ pub struct KanbanPaths {
     pub env_board: Option<String>,
     /// `HERMES_KANBAN_WORKSPACES_ROOT`, when set.
     pub workspaces_override: Option<PathBuf>,
+    /// `HERMES_KANBAN_ATTACHMENTS_ROOT`, when set.
+    pub attachments_override: Option<PathBuf>,
 }
 
 impl KanbanPaths {
@@ -98,6 +100,8 @@ impl KanbanPaths {
             db_override: get(envvars::HERMES_KANBAN_DB).map(|v| expand_tilde(Path::new(&v))),
             env_board: get(envvars::HERMES_KANBAN_BOARD),
             workspaces_override: get(envvars::HERMES_KANBAN_WORKSPACES_ROOT)
+                .map(|v| expand_tilde(Path::new(&v))),
+            attachments_override: get(envvars::HERMES_KANBAN_ATTACHMENTS_ROOT)
                 .map(|v| expand_tilde(Path::new(&v))),
         }
     }
@@ -200,6 +204,7 @@ mod tests {
             db_override: None,
             env_board: None,
             workspaces_override: None,
+            attachments_override: None,
         }
     }
 
