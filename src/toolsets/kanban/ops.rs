@@ -509,57 +509,32 @@ fn find_missing(conn: &Connection, ids: &[String]) -> DbResult<Vec<String>> {
 // recompute_ready
 // ---------------------------------------------------------------------------
 
-fn has_sticky_block(conn: &Connection, task_id: &str) -> DbResult<bool> {
-    let kind: Option<String> = conn
-        .prepare_cached(
-            "SELECT kind FROM task_events WHERE task_id = ? AND kind IN ('blocked', 'unblocked') \
-             ORDER BY id DESC LIMIT 1",
-        )?
-        .query_row([task_id], |r| r.get(0))
-        .optional()?;
-    Ok(kind.as_deref() == Some("blocked"))
-}
-
 /// Promote `todo`/`blocked` tasks whose parents are all `done`/`archived`
-/// (same rules as Hermes: sticky worker blocks and tasks at their failure
-/// limit stay). Candidates come from one indexed query; the write
-/// transaction re-checks each one, so a concurrent writer cannot be undone.
+/// (same rules as Hermes: a blocked task stays when its latest
+/// blocked/unblocked event is `blocked`, or when it reached its failure
+/// limit). The eligible set comes from one query; a write transaction is only
+/// opened when it is non-empty, and the query is re-run inside it, so a
+/// concurrent writer's change is never undone.
 pub fn recompute_ready(conn: &Connection) -> DbResult<i64> {
-    const CANDIDATES: &str = "SELECT t.id, t.status, t.consecutive_failures, t.max_retries FROM tasks t \
-        WHERE t.status IN ('todo', 'blocked') AND NOT EXISTS (SELECT 1 FROM task_links l \
-        JOIN tasks p ON p.id = l.parent_id WHERE l.child_id = t.id AND p.status NOT IN ('done', 'archived'))";
-    let eligible = |conn: &Connection, r: &Row| -> DbResult<bool> {
-        let id = r.s("id").unwrap_or_default();
-        if r.s("status").as_deref() == Some("blocked") {
-            if has_sticky_block(conn, &id)? {
-                return Ok(false);
-            }
-            let limit = r.i("max_retries").unwrap_or(DEFAULT_FAILURE_LIMIT);
-            if r.i("consecutive_failures").unwrap_or(0) >= limit {
-                return Ok(false);
-            }
-        }
-        Ok(true)
+    const ELIGIBLE: &str = "SELECT t.id, t.status FROM tasks t \
+        WHERE t.status IN ('todo', 'blocked') \
+        AND NOT EXISTS (SELECT 1 FROM task_links l JOIN tasks p ON p.id = l.parent_id \
+            WHERE l.child_id = t.id AND p.status NOT IN ('done', 'archived')) \
+        AND (t.status = 'todo' OR ( \
+            COALESCE((SELECT e.kind FROM task_events e WHERE e.task_id = t.id \
+                AND e.kind IN ('blocked', 'unblocked') ORDER BY e.id DESC LIMIT 1), '') != 'blocked' \
+            AND COALESCE(t.consecutive_failures, 0) < COALESCE(t.max_retries, 2)))";
+    let eligible = |c: &Connection| -> DbResult<Vec<(String, String)>> {
+        let mut st = c.prepare_cached(ELIGIBLE)?;
+        let rows = st.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?;
+        Ok(rows.collect::<Result<Vec<_>, _>>()?)
     };
-    let pre = query_rows(conn, CANDIDATES, &[])?;
-    let mut any = false;
-    for r in &pre {
-        if eligible(conn, r)? {
-            any = true;
-            break;
-        }
-    }
-    if !any {
+    if eligible(conn)?.is_empty() {
         return Ok(0);
     }
     write_txn(conn, |c| {
         let mut promoted = 0;
-        for r in query_rows(c, CANDIDATES, &[])? {
-            if !eligible(c, &r)? {
-                continue;
-            }
-            let id = r.s("id").unwrap_or_default();
-            let status = r.s("status").unwrap_or_default();
+        for (id, status) in eligible(c)? {
             c.execute(
                 "UPDATE tasks SET status = 'ready' WHERE id = ? AND status = ?",
                 params![id, status],
@@ -1794,5 +1769,81 @@ mod tests {
         assert!(a.is_autocommit(), "a read transaction is open");
         recompute_ready(&a).unwrap();
         assert_eq!(list_tasks(&a, &f).unwrap()[0].status(), "running");
+    }
+
+    #[test]
+    fn recompute_ready_follows_hermes_rules() {
+        let d = tempfile::tempdir().unwrap();
+        let c = super::super::db::open(&d.path().join("kanban.db"), 5000).unwrap();
+        let ins = |id: &str, status: &str, failures: i64, max_retries: Option<i64>| {
+            c.execute(
+                "INSERT INTO tasks (id, title, status, created_at, consecutive_failures, max_retries) VALUES (?, 'x', ?, 1, ?, ?)",
+                params![id, status, failures, max_retries],
+            )
+            .unwrap();
+        };
+        ins("t_p_done", "done", 0, None);
+        ins("t_p_open", "running", 0, None);
+        ins("t_todo_ok", "todo", 0, None);
+        ins("t_todo_wait", "todo", 0, None);
+        ins("t_sticky", "blocked", 0, None);
+        ins("t_breaker", "blocked", 0, None);
+        ins("t_tripped", "blocked", 2, None);
+        ins("t_retries", "blocked", 2, Some(5));
+        for (p, ch) in [
+            ("t_p_done", "t_todo_ok"),
+            ("t_p_open", "t_todo_wait"),
+            ("t_p_done", "t_sticky"),
+        ] {
+            c.execute("INSERT INTO task_links VALUES (?, ?)", [p, ch])
+                .unwrap();
+        }
+        append_event(&c, "t_sticky", "blocked", None, None).unwrap();
+        // An unblock after a block lifts stickiness; a later block restores it.
+        append_event(&c, "t_breaker", "blocked", None, None).unwrap();
+        append_event(&c, "t_breaker", "unblocked", None, None).unwrap();
+        assert_eq!(recompute_ready(&c).unwrap(), 3);
+        let st = |id: &str| get_task(&c, id).unwrap().unwrap().status();
+        assert_eq!(st("t_todo_ok"), "ready");
+        assert_eq!(st("t_todo_wait"), "todo");
+        assert_eq!(st("t_sticky"), "blocked");
+        assert_eq!(st("t_breaker"), "ready");
+        assert_eq!(st("t_tripped"), "blocked");
+        assert_eq!(st("t_retries"), "ready");
+        assert_eq!(recompute_ready(&c).unwrap(), 0);
+        // Each promotion is recorded as Hermes records it.
+        let n: i64 = c
+            .query_row(
+                "SELECT COUNT(*) FROM task_events WHERE kind = 'promoted' AND payload IS NULL",
+                [],
+                |r| r.get(0),
+            )
+            .unwrap();
+        assert_eq!(n, 3);
+    }
+
+    #[test]
+    fn idempotent_create_and_sticky_initial_block() {
+        let d = tempfile::tempdir().unwrap();
+        let c = super::super::db::open(&d.path().join("kanban.db"), 5000).unwrap();
+        let new = |key: Option<&str>, initial: &str| NewTask {
+            title: " t ".into(),
+            assignee: Some("Default".into()),
+            workspace_kind: "scratch".into(),
+            initial_status: initial.into(),
+            idempotency_key: key.map(str::to_string),
+            ..Default::default()
+        };
+        let (a, created) = create_task(&c, new(Some("k"), "running")).unwrap();
+        assert!(created);
+        let (b, created) = create_task(&c, new(Some("k"), "running")).unwrap();
+        assert_eq!((a.as_str(), created), (b.as_str(), false));
+        let t = get_task(&c, &a).unwrap().unwrap();
+        assert_eq!(t.0.s("title").as_deref(), Some("t"));
+        assert_eq!(t.assignee().as_deref(), Some("default"));
+        let (g, _) = create_task(&c, new(None, "blocked")).unwrap();
+        recompute_ready(&c).unwrap();
+        assert_eq!(get_task(&c, &g).unwrap().unwrap().status(), "blocked");
+        assert_eq!(unblock_task(&c, &g).unwrap().as_deref(), Some("ready"));
     }
 }
