@@ -712,6 +712,22 @@ fn kanban_gating_and_lazy_open() {
         json!({"title": "t", "assignee": "a"}),
     );
     assert!(env.hermes_home().join("kanban.db").exists());
+    // The board file is replaced under a running server: it follows the new file.
+    for f in ["kanban.db", "kanban.db-wal", "kanban.db-shm"] {
+        let _ = std::fs::remove_file(env.hermes_home().join(f));
+    }
+    hermes(&env, &["kanban", "init"]);
+    let id = call_ok(
+        &mut c,
+        "kanban_create",
+        json!({"title": "after reset", "assignee": "a"}),
+    )["task_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let list = hermes_json(&env, &["kanban", "list", "--json"]);
+    assert_eq!(list.as_array().unwrap().len(), 1, "{list}");
+    assert_eq!(list[0]["id"], id.as_str());
 }
 
 #[test]

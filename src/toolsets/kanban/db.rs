@@ -196,6 +196,24 @@ pub fn open(path: &Path, busy_timeout_ms: u64) -> DbResult<Connection> {
     Ok(conn)
 }
 
+/// Forget that `path` was checked, so the next open re-runs the first-open
+/// checks and migrations (the file was replaced).
+pub fn forget(path: &Path) {
+    let mut set = INITIALIZED.lock().unwrap();
+    set.remove(path);
+    let canon = std::fs::canonicalize(path).ok();
+    if let Some(c) = &canon {
+        set.remove(c);
+    }
+    drop(set);
+    // The cached header descriptor points at the old file.
+    let mut fds = HEADER_FDS.lock().unwrap();
+    fds.remove(&path.to_string_lossy().to_string());
+    if let Some(c) = canon {
+        fds.remove(&c.to_string_lossy().to_string());
+    }
+}
+
 fn raw_connect(path: &Path, busy_timeout_ms: u64) -> DbResult<Connection> {
     let conn = Connection::open(path)?;
     conn.busy_timeout(Duration::from_millis(busy_timeout_ms))?;

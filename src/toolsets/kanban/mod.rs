@@ -39,13 +39,24 @@ const ORCHESTRATOR_TOOLS: &[&str] = &["kanban_list", "kanban_unblock"];
 #[derive(Default)]
 pub struct KanbanToolset {
     /// One connection per DB path, opened on first use on the blocking pool.
-    conns: Mutex<HashMap<PathBuf, Arc<Mutex<Option<Connection>>>>>,
+    conns: Mutex<HashMap<PathBuf, Arc<Mutex<Option<OpenDb>>>>>,
 }
 
 impl KanbanToolset {
     pub fn new() -> Self {
         Self::default()
     }
+}
+
+/// A cached connection and the file identity it was opened on.
+struct OpenDb {
+    conn: Connection,
+    id: Option<(u64, u64)>,
+}
+
+fn file_id(p: &std::path::Path) -> Option<(u64, u64)> {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::metadata(p).ok().map(|m| (m.dev(), m.ino()))
 }
 
 /// `"kanban" in config["toolsets"]` with Python's `in` semantics.
@@ -237,13 +248,29 @@ impl Toolset for KanbanToolset {
             let busy = kenv.busy_timeout_ms;
             let res = tokio::task::spawn_blocking(move || {
                 let mut guard = conn.lock().unwrap_or_else(|p| p.into_inner());
+                // A board file that was removed or replaced (archived board,
+                // re-initialized DB) is reopened, never written through a
+                // handle to the old inode.
+                let now_id = file_id(&db_path);
+                if guard
+                    .as_ref()
+                    .is_some_and(|o| o.id != now_id || now_id.is_none())
+                {
+                    *guard = None;
+                    db::forget(&db_path);
+                }
                 if guard.is_none() {
                     match db::open(&db_path, busy) {
-                        Ok(c) => *guard = Some(c),
+                        Ok(conn) => {
+                            *guard = Some(OpenDb {
+                                conn,
+                                id: file_id(&db_path),
+                            })
+                        }
                         Err(e) => return fail(&tool, e),
                     }
                 }
-                let c = guard.as_ref().expect("connection");
+                let c = &guard.as_ref().expect("connection").conn;
                 let out = run(&tool, c, &args, &kenv, &paths, pre);
                 if !c.is_autocommit() {
                     // Never carry a snapshot or lock into the next call.
