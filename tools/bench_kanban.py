@@ -171,8 +171,28 @@ def main():
         m.call("kanban_list", {"limit": 50})
         listed = m.call("kanban_list", {"limit": 50})
         assert listed["count"] == 50 and listed["truncated"], listed
+        side = sqlite3.connect(b["db"], timeout=60)
+
+        def poke():
+            # Another process writes to the board (outside the timed call).
+            with side:
+                side.execute(
+                    "INSERT INTO task_comments (task_id, author, body, created_at) VALUES (?, 'bench', 'x', ?)",
+                    (b["shown"], int(time.time())),
+                )
+
+        def timed_after_write(fn, n):
+            out = []
+            for i in range(n):
+                poke()
+                t = time.perf_counter()
+                fn(i)
+                out.append((time.perf_counter() - t) * 1000)
+            return statistics.median(out)
+
         results["mcp"] = {
             "kanban_list": timed(lambda i: m.call("kanban_list", {"limit": 50}), n),
+            "kanban_list_after_write": timed_after_write(lambda i: m.call("kanban_list", {"limit": 50}), n),
             "kanban_show": timed(lambda i: m.call("kanban_show", {"task_id": b["shown"]}), n),
             "kanban_complete": timed(
                 lambda i: m.call("kanban_complete", {"task_id": mcp_targets[i], "summary": "bench"}), n
@@ -193,6 +213,7 @@ def main():
         py(kt._handle_list, {"limit": 50})
         results["hermes_py"] = {
             "kanban_list": timed(lambda i: py(kt._handle_list, {"limit": 50}), n),
+            "kanban_list_after_write": timed_after_write(lambda i: py(kt._handle_list, {"limit": 50}), n),
             "kanban_show": timed(lambda i: py(kt._handle_show, {"task_id": b["shown"]}), n),
             "kanban_complete": timed(
                 lambda i: py(kt._handle_complete, {"task_id": py_targets[i], "summary": "bench"}), n
@@ -207,16 +228,19 @@ def main():
 
         results["hermes_cli"] = {
             "kanban_list": timed(lambda i: cli("list", "--json"), cn),
+            "kanban_list_after_write": timed_after_write(lambda i: cli("list", "--json"), cn),
             "kanban_show": timed(lambda i: cli("show", b["shown"], "--json"), cn),
             "kanban_complete": timed(lambda i: cli("complete", cli_targets[i], "--summary", "bench"), cn),
         }
 
         print(f"\nmedian latency in ms (n={n}; CLI n={cn}); ratio = Hermes handler / hermes-mcp")
-        print(f"{'operation':<17} {'hermes-mcp':>11} {'hermes py':>10} {'hermes CLI':>11} {'ratio':>7}")
-        for op in ("kanban_list", "kanban_show", "kanban_complete"):
+        print(f"{'operation':<24} {'hermes-mcp':>11} {'hermes py':>10} {'hermes CLI':>11} {'ratio':>7}")
+        for op in ("kanban_list", "kanban_list_after_write", "kanban_show", "kanban_complete"):
             mm, pp, cc = results["mcp"][op], results["hermes_py"][op], results["hermes_cli"][op]
-            print(f"{op:<17} {mm:>11.2f} {pp:>10.2f} {cc:>11.1f} {pp / mm:>6.1f}x")
-        goal = results["mcp"]["kanban_list"] <= 20.0
+            print(f"{op:<24} {mm:>11.2f} {pp:>10.2f} {cc:>11.1f} {pp / mm:>6.1f}x")
+        print("(kanban_list_after_write: another process wrote to the board before each call,")
+        print(" so the ready-recompute cannot be skipped)")
+        goal = max(results["mcp"]["kanban_list"], results["mcp"]["kanban_list_after_write"]) <= 20.0
         print(f"\ngoal kanban_list <= 20 ms: {'met' if goal else 'MISSED'}")
         print(json.dumps(results))
     finally:

@@ -141,6 +141,16 @@ fn kanban_worker_completes_a_task_claimed_by_hermes() {
     hermes(&env, &["kanban", "claim", &id]);
     let (lock, run) = claim_env(&env, &id);
     let run_s = run.to_string();
+    let kdb = env
+        .hermes_home()
+        .join("kanban.db")
+        .to_string_lossy()
+        .to_string();
+    let wsroot = env
+        .hermes_home()
+        .join("kanban/workspaces")
+        .to_string_lossy()
+        .to_string();
     let mut c = server(
         &env,
         &[
@@ -149,6 +159,11 @@ fn kanban_worker_completes_a_task_claimed_by_hermes() {
             ("HERMES_KANBAN_CLAIM_LOCK", &lock),
             ("HERMES_PROFILE", "coder"),
             ("HERMES_SESSION_ID", "sess-42"),
+            // The rest of what Hermes' dispatcher sets for a worker.
+            ("HERMES_KANBAN_DB", &kdb),
+            ("HERMES_KANBAN_WORKSPACES_ROOT", &wsroot),
+            ("HERMES_KANBAN_BOARD", "default"),
+            ("HERMES_TENANT", "acme"),
         ],
     );
     // Workers see the lifecycle tools, never kanban_list / kanban_unblock.
@@ -210,11 +225,23 @@ fn kanban_worker_completes_a_task_claimed_by_hermes() {
         .unwrap();
     let ws = PathBuf::from(ws);
     write(&ws.join("out/report.txt"), "the report");
+    // A follow-up card: authored by the profile, tenant from HERMES_TENANT,
+    // workspace inherited from the worker's own task.
+    let fu = call_ok(
+        &mut c,
+        "kanban_create",
+        json!({"title": "follow-up", "assignee": "reviewer"}),
+    );
+    let fid = fu["task_id"].as_str().unwrap().to_string();
+    let fpy = py_show(&env, &fid);
+    assert_eq!(fpy["task"]["created_by"], "coder");
+    assert_eq!(fpy["task"]["tenant"], "acme");
+    assert_eq!(fpy["task"]["workspace_path"], ws.to_string_lossy().as_ref());
     let done = call_ok(
         &mut c,
         "kanban_complete",
         json!({"summary": format!("Wrote it; key {SECRET}"), "metadata": {"tests_run": 3, "note": SECRET},
-               "artifacts": ["/tmp/report.pdf", ws.join("out/report.txt")]}),
+               "artifacts": ["/tmp/report.pdf", ws.join("out/report.txt")], "created_cards": [fid]}),
     );
     assert!(!ws.exists(), "scratch workspace removed after completion");
     let att = env
@@ -270,6 +297,7 @@ fn kanban_worker_completes_a_task_claimed_by_hermes() {
         json!(["/tmp/report.pdf", att_s])
     );
     assert_eq!(completed["run_id"], run);
+    assert_eq!(completed["payload"]["verified_cards"], json!([fid]));
     // Human-readable CLI output renders our rows too.
     let text = hermes(&env, &["kanban", "show", &id]);
     assert!(text.contains("Wrote it"), "{text}");

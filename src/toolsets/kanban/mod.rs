@@ -52,6 +52,10 @@ impl KanbanToolset {
 struct OpenDb {
     conn: Connection,
     id: Option<(u64, u64)>,
+    /// `(PRAGMA data_version, total_changes)` after the last `recompute_ready`
+    /// that kanban_list ran: while both are unchanged, nobody (other
+    /// connections or this one) has written, so nothing new can be promoted.
+    recomputed_at: Option<(i64, u64)>,
 }
 
 fn file_id(p: &std::path::Path) -> Option<(u64, u64)> {
@@ -265,13 +269,23 @@ impl Toolset for KanbanToolset {
                             *guard = Some(OpenDb {
                                 conn,
                                 id: file_id(&db_path),
+                                recomputed_at: None,
                             })
                         }
                         Err(e) => return fail(&tool, e),
                     }
                 }
-                let c = &guard.as_ref().expect("connection").conn;
-                let out = run(&tool, c, &args, &kenv, &paths, pre);
+                let open = guard.as_mut().expect("connection");
+                let out = run(
+                    &tool,
+                    &open.conn,
+                    &args,
+                    &kenv,
+                    &paths,
+                    pre,
+                    &mut open.recomputed_at,
+                );
+                let c = &open.conn;
                 if !c.is_autocommit() {
                     // Never carry a snapshot or lock into the next call.
                     tracing::warn!("{tool} left a transaction open; rolling it back");
@@ -373,10 +387,11 @@ fn run(
     kenv: &KEnv,
     paths: &KanbanPaths,
     pre: Pre,
+    recomputed_at: &mut Option<(i64, u64)>,
 ) -> ToolOutput {
     let r = match tool {
         "kanban_show" => show(c, &pre.tid, kenv),
-        "kanban_list" => list(c, args),
+        "kanban_list" => list(c, args, recomputed_at),
         "kanban_complete" => complete(c, &pre.tid, args, kenv, paths),
         "kanban_block" => block(c, &pre.tid, args, kenv),
         "kanban_heartbeat" => heartbeat(c, &pre.tid, args, kenv),
@@ -462,7 +477,11 @@ fn show(c: &Connection, tid: &str, kenv: &KEnv) -> DbResult<ToolOutput> {
     })))
 }
 
-fn list(c: &Connection, args: &Map<String, Value>) -> DbResult<ToolOutput> {
+fn list(
+    c: &Connection,
+    args: &Map<String, Value>,
+    recomputed_at: &mut Option<(i64, u64)>,
+) -> DbResult<ToolOutput> {
     let limit = match args.get("limit") {
         None => LIST_DEFAULT_LIMIT,
         Some(v) => match v.as_i64() {
@@ -478,7 +497,17 @@ fn list(c: &Connection, args: &Map<String, Value>) -> DbResult<ToolOutput> {
             "limit must be <= {LIST_MAX_LIMIT}"
         )));
     }
-    let promoted = ops::recompute_ready(c)?;
+    let version = |c: &Connection| -> DbResult<(i64, u64)> {
+        let dv: i64 = c.query_row("PRAGMA data_version", [], |r| r.get(0))?;
+        Ok((dv, c.total_changes()))
+    };
+    let promoted = if *recomputed_at == Some(version(c)?) {
+        0
+    } else {
+        let n = ops::recompute_ready(c)?;
+        *recomputed_at = Some(version(c)?);
+        n
+    };
     let rows = ops::list_tasks(
         c,
         &ops::ListFilter {

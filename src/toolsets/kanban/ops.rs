@@ -1365,7 +1365,8 @@ pub struct ListFilter<'a> {
 }
 
 pub fn list_tasks(conn: &Connection, f: &ListFilter) -> DbResult<Vec<Task>> {
-    let mut q = String::from("SELECT * FROM tasks WHERE 1=1");
+    // Two phases: order narrow (id) rows, then read the full rows of the page.
+    let mut q = String::from("SELECT id FROM tasks WHERE 1=1");
     let mut p: Vec<Sql> = vec![];
     if let Some(a) = f.assignee {
         q.push_str(" AND assignee = ?");
@@ -1389,9 +1390,18 @@ pub fn list_tasks(conn: &Connection, f: &ListFilter) -> DbResult<Vec<Task>> {
     if f.limit > 0 {
         q.push_str(&format!(" LIMIT {}", f.limit));
     }
-    let mut st = conn.prepare_cached(&q)?;
-    let rows = st.query_map(params_from_iter(p), Row::from)?;
-    Ok(rows.map(|r| r.map(Task)).collect::<Result<Vec<_>, _>>()?)
+    let ids: Vec<String> = {
+        let mut st = conn.prepare_cached(&q)?;
+        let rows = st.query_map(params_from_iter(p), |r| r.get::<_, String>(0))?;
+        rows.collect::<Result<Vec<_>, _>>()?
+    };
+    let mut out = Vec::with_capacity(ids.len());
+    for id in ids {
+        if let Some(t) = get_task(conn, &id)? {
+            out.push(t);
+        }
+    }
+    Ok(out)
 }
 
 // ---------------------------------------------------------------------------
