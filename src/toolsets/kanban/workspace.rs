@@ -173,10 +173,7 @@ pub fn merge_prose_artifacts(
         _ => vec![],
     };
     for f in found {
-        if !merged
-            .iter()
-            .any(|v| v.as_str() == Some(&f) || v.to_string() == f)
-        {
+        if !merged.iter().any(|v| v.as_str() == Some(f.as_str())) {
             merged.push(json!(f));
         }
     }
