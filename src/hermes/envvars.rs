@@ -58,6 +58,14 @@ vars! {
     HERMES_KANBAN_BUSY_TIMEOUT_MS = Serve, "kanban", "SQLite busy timeout";
     HERMES_KANBAN_GOAL_MODE = Serve, "kanban", "goal mode of the worker";
     HERMES_KANBAN_STOP_NUDGE = Serve, "kanban", "stop-nudge switch of the worker";
+    HERMES_TENANT = Serve, "kanban", "default tenant of tasks created with kanban_create";
+    TERMINAL_TIMEOUT = Serve, "kanban", "terminal timeout shown in kanban_show's worker_context";
+    HERMES_SESSION_PLATFORM = Serve, "kanban", "gateway platform auto-subscribed to tasks kanban_create makes";
+    HERMES_SESSION_CHAT_ID = Serve, "kanban", "gateway chat auto-subscribed to tasks kanban_create makes";
+    HERMES_SESSION_THREAD_ID = Serve, "kanban", "gateway thread of that subscription";
+    HERMES_SESSION_USER_ID = Serve, "kanban", "gateway user of that subscription";
+    HERMES_SESSION_KEY = Serve, "kanban", "TUI session auto-subscribed to tasks kanban_create makes";
+    HERMES_SESSION_PROFILE = Serve, "kanban", "notifier profile of that subscription";
     // web
     FIRECRAWL_API_KEY = Serve, "web", "Firecrawl search/extract";
     FIRECRAWL_API_URL = Serve, "web", "self-hosted Firecrawl base URL";

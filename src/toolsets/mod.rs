@@ -1,11 +1,12 @@
 //! Hermes' toolsets, one module each. [`all`] is the one place that lists them,
 //! in Hermes' `EXPOSED_TOOLS` order.
 
+pub mod kanban;
 pub mod skills;
 
 use crate::server::Toolset;
 
 /// Every toolset the server registers.
 pub fn all() -> Vec<Box<dyn Toolset>> {
-    vec![Box::new(skills::SkillsToolset)]
+    vec![Box::new(skills::SkillsToolset), Box::new(kanban::KanbanToolset::new())]
 }

@@ -1,4 +1,5 @@
 pub mod common;
+mod kanban;
 pub mod migrate;
 mod migrate_codex;
 mod migrate_hermes;
