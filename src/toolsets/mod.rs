@@ -8,5 +8,8 @@ use crate::server::Toolset;
 
 /// Every toolset the server registers.
 pub fn all() -> Vec<Box<dyn Toolset>> {
-    vec![Box::new(skills::SkillsToolset), Box::new(kanban::KanbanToolset::new())]
+    vec![
+        Box::new(skills::SkillsToolset),
+        Box::new(kanban::KanbanToolset::new()),
+    ]
 }
