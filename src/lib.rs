@@ -39,6 +39,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             init_logging("warn");
             migrate::run(&args)
         }
+        Command::PdfText => Ok(toolsets::web::pdf::child_main()),
         Command::Tools(args) => {
             init_logging("error");
             let server = build_server(&args.home)?;
