@@ -296,7 +296,8 @@ pub fn out_json(o: &ToolOutput) -> Value {
     o.first_json().expect("JSON text content")
 }
 
-/// Token-level F1 between two texts (lower-cased word tokens, bag of words).
+/// Token-level F1 between extracted Markdown and the expected text
+/// (lower-cased word tokens, bag of words).
 pub fn token_f1(got: &str, want: &str) -> f64 {
     fn toks(s: &str) -> HashMap<String, usize> {
         let mut m = HashMap::new();
@@ -308,7 +309,11 @@ pub fn token_f1(got: &str, want: &str) -> f64 {
         }
         m
     }
-    let (g, w) = (toks(got), toks(want));
+    // Markdown link and image targets are not page text (same rule as tools/bench_web.py).
+    let got = regex::Regex::new(r"\]\([^)]*\)")
+        .unwrap()
+        .replace_all(got, "]");
+    let (g, w) = (toks(&got), toks(want));
     let gn: usize = g.values().sum();
     let wn: usize = w.values().sum();
     if gn == 0 || wn == 0 {

@@ -245,6 +245,7 @@ fn error_detail(r: &ApiResponse) -> String {
                     Some(Value::String(s)) => Some(s.clone()),
                     Some(Value::Object(o)) => o
                         .get("message")
+                        .or_else(|| o.get("error"))
                         .and_then(Value::as_str)
                         .map(str::to_string)
                         .or_else(|| Some(Value::Object(o.clone()).to_string())),
