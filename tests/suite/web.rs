@@ -935,3 +935,21 @@ fn extract_reports_progress_and_stops_fetching_when_cancelled() {
     let r = c.call_tool("web_extract", json!({"urls": [srv.url("/c")]}));
     assert_eq!(result_json(&r)["results"][0]["content"], "page /c");
 }
+
+#[test]
+fn provider_keys_are_read_from_the_hermes_dotenv() {
+    let srv = TestServer::start(|_, _| {
+        Resp::json(
+            200,
+            json!({"results": [{"title": "S", "url": "https://s/", "content": "c", "score": 1}]}),
+        )
+    });
+    let t = TestEnv::new();
+    t.write_hermes(".env", &format!("SEARXNG_URL={}\n", srv.base()));
+    let mut c = RawClient::spawn(t.cmd());
+    c.initialize();
+    let r = c.call_tool("web_search", json!({"query": "from dotenv"}));
+    assert!(!is_error(&r), "{r}");
+    assert_eq!(result_json(&r)["data"]["web"][0]["title"], "S");
+    assert_eq!(srv.reqs()[0].query_pairs()["q"], "from dotenv");
+}
