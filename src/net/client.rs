@@ -322,17 +322,17 @@ impl HttpClient {
             );
             let resp = req.send().await.map_err(|e| map_reqwest(e, &current))?;
             let status = resp.status().as_u16();
-            if matches!(status, 301 | 302 | 303 | 307 | 308) {
-                if let Some(loc) = resp.headers().get(LOCATION).and_then(|v| v.to_str().ok()) {
-                    hops += 1;
-                    if hops > self.limits.max_redirects {
-                        return Err(FetchError::TooManyRedirects(self.limits.max_redirects));
-                    }
-                    current = current
-                        .join(loc.trim())
-                        .map_err(|_| FetchError::BadUrl(loc.to_string()))?;
-                    continue;
+            if matches!(status, 301 | 302 | 303 | 307 | 308)
+                && let Some(loc) = resp.headers().get(LOCATION).and_then(|v| v.to_str().ok())
+            {
+                hops += 1;
+                if hops > self.limits.max_redirects {
+                    return Err(FetchError::TooManyRedirects(self.limits.max_redirects));
                 }
+                current = current
+                    .join(loc.trim())
+                    .map_err(|_| FetchError::BadUrl(loc.to_string()))?;
+                continue;
             }
             let headers = resp.headers().clone();
             let body = read_capped(resp, cap, &current).await?;
@@ -441,10 +441,11 @@ pub enum ApiError {
 /// `Retry-After` as seconds or an HTTP date.
 pub fn retry_after(headers: &HeaderMap) -> Option<Duration> {
     let v = headers.get("retry-after")?.to_str().ok()?.trim();
-    if let Ok(secs) = v.parse::<f64>() {
-        if secs.is_finite() && secs >= 0.0 {
-            return Some(Duration::from_secs_f64(secs.min(86_400.0)));
-        }
+    if let Ok(secs) = v.parse::<f64>()
+        && secs.is_finite()
+        && secs >= 0.0
+    {
+        return Some(Duration::from_secs_f64(secs.min(86_400.0)));
     }
     let when = httpdate_parse(v)?;
     let now = std::time::SystemTime::now();
@@ -498,10 +499,11 @@ async fn read_capped(
     cap: usize,
     url: &Url,
 ) -> Result<Vec<u8>, FetchError> {
-    if let Some(len) = resp.content_length() {
-        if len as usize > cap && resp.headers().get("content-encoding").is_none() {
-            return Err(FetchError::TooLarge(cap));
-        }
+    if let Some(len) = resp.content_length()
+        && len as usize > cap
+        && resp.headers().get("content-encoding").is_none()
+    {
+        return Err(FetchError::TooLarge(cap));
     }
     let mut out = Vec::new();
     loop {

@@ -144,7 +144,7 @@ fn classify_v6(ip: Ipv6Addr) -> IpClass {
         return IpClass::Private;
     }
     // 2001::/23 (IETF protocol assignments, Teredo), 2001:db8::/32 (docs), 3fff::/20 (docs).
-    if (s[0] == 0x2001 && s[1] < 0x0200) || (s[0] == 0x2001 && s[1] == 0x0db8) {
+    if s[0] == 0x2001 && (s[1] < 0x0200 || s[1] == 0x0db8) {
         return IpClass::Private;
     }
     if s[0] == 0x3fff && s[1] < 0x1000 {
