@@ -3,12 +3,14 @@
 
 pub mod kanban;
 pub mod skills;
+pub mod web;
 
 use crate::server::Toolset;
 
 /// Every toolset the server registers.
 pub fn all() -> Vec<Box<dyn Toolset>> {
     vec![
+        Box::new(web::WebToolset::default()),
         Box::new(skills::SkillsToolset),
         Box::new(kanban::KanbanToolset::new()),
     ]
