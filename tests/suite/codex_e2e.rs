@@ -168,3 +168,32 @@ fn codex_exec_worker_completes_its_kanban_task() {
     let task = py_show(&env, &id);
     assert_eq!(task["task"]["status"], "done", "{task}");
 }
+
+/// web_extract of a loopback page through codex: the private-URL allowance is
+/// explicit (HERMES_ALLOW_PRIVATE_URLS, forwarded by the migrated env_vars).
+#[test]
+fn codex_exec_web_extract_returns_the_page_to_the_model() {
+    use super::web_support::{Resp, TestServer};
+    let page = "<html><head><title>Otter facts</title></head><body><nav>Home | About</nav><article>\
+        <h1>Otter facts</h1><p>Sea otters hold hands while they sleep so they do not drift apart.</p>\
+        <p>They keep a favourite stone in a pouch of loose skin under the forearm.</p></article></body></html>";
+    let server = TestServer::start(move |_, _| Resp::html(page));
+    let env = TestEnv::new();
+    let args = serde_json::json!({ "urls": [server.url("/otters")] }).to_string();
+    let s = run_harness(
+        &env.hermes_home(),
+        "web_extract",
+        &args,
+        &["--env", "HERMES_ALLOW_PRIVATE_URLS=1"],
+    );
+    assert_ok(&s);
+    let saw = model_saw(&s);
+    assert!(saw.contains("hold hands while they sleep"), "{saw}");
+    assert!(saw.contains("Otter facts"), "{saw}");
+    assert_eq!(
+        server.count(),
+        1,
+        "the page was fetched once: {:?}",
+        server.paths()
+    );
+}
