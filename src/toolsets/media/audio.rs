@@ -45,7 +45,11 @@ pub fn parse_wav(bytes: &[u8]) -> Option<WavInfo> {
     if bytes.len() < 12 || &bytes[..4] != b"RIFF" || &bytes[8..12] != b"WAVE" {
         return None;
     }
-    let u16le = |o: usize| bytes.get(o..o + 2).map(|b| u16::from_le_bytes([b[0], b[1]]));
+    let u16le = |o: usize| {
+        bytes
+            .get(o..o + 2)
+            .map(|b| u16::from_le_bytes([b[0], b[1]]))
+    };
     let u32le = |o: usize| {
         bytes
             .get(o..o + 4)
@@ -166,7 +170,9 @@ pub async fn convert(
             let mut c = Command::new(p);
             c.args(["-y", "-loglevel", "error", "-i"]).arg(input);
             if opus {
-                c.args(["-acodec", "libopus", "-ac", "1", "-b:a", "64k", "-vbr", "off"]);
+                c.args([
+                    "-acodec", "libopus", "-ac", "1", "-b:a", "64k", "-vbr", "off",
+                ]);
             }
             c.arg(output);
             c

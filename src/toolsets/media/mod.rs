@@ -16,6 +16,7 @@
 
 pub mod audio;
 pub mod command;
+pub mod http;
 pub mod image;
 pub mod tts;
 
