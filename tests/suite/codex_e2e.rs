@@ -15,12 +15,7 @@ pub fn run_harness(hermes_home: &Path, tool: &str, args: &str, extra: &[&str]) -
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tools/codex_e2e.py");
     let out = Command::new("python3")
         .arg(&script)
-        .args([
-            "--bin",
-            bin().to_str().unwrap(),
-            "--hermes-home",
-            hermes_home.to_str().unwrap(),
-        ])
+        .args(["--bin", bin().to_str().unwrap(), "--hermes-home", hermes_home.to_str().unwrap()])
         .args(["--tool", tool, "--args", args])
         .args(extra)
         .output()
@@ -33,12 +28,7 @@ pub fn run_harness(hermes_home: &Path, tool: &str, args: &str, extra: &[&str]) -
 }
 
 fn assert_ok(s: &Value) {
-    assert_eq!(
-        s["ok"],
-        true,
-        "codex run failed:\n{}",
-        serde_json::to_string_pretty(s).unwrap()
-    );
+    assert_eq!(s["ok"], true, "codex run failed:\n{}", serde_json::to_string_pretty(s).unwrap());
 }
 
 /// What the model received as the tool's output (the second request's function_call_output).

@@ -144,13 +144,7 @@ fn serves_the_handshake_free_2026_protocol() {
         "io.modelcontextprotocol/clientInfo": {"name": "t", "version": "0"}
     });
     let r = c.request("server/discover", json!({"_meta": meta}));
-    assert!(
-        r["result"]["supportedVersions"]
-            .as_array()
-            .unwrap()
-            .contains(&json!("2026-07-28")),
-        "{r}"
-    );
+    assert!(r["result"]["supportedVersions"].as_array().unwrap().contains(&json!("2026-07-28")), "{r}");
     let r = c.request("tools/list", json!({"_meta": meta}));
     assert!(r["result"]["tools"].is_array(), "{r}");
 }
