@@ -867,3 +867,76 @@ fn image_generate_openai_images_api_over_loopback() {
         "{v}"
     );
 }
+
+/// The `piper` provider's contract with the `piper` CLI (`-m <model.onnx> -f <out.wav>`,
+/// text on stdin) and voice lookup under `tts.piper.voices_dir`. The real piper-tts is
+/// not installed here, so a stand-in `piper` on PATH records its arguments and speaks
+/// with espeak-ng; what is tested is our side: arguments, stdin, WAV handling.
+#[test]
+fn tts_piper_provider_runs_the_piper_cli_with_a_local_voice() {
+    require("espeak-ng", "espeak-ng");
+    let env = TestEnv::new();
+    let bin = env.dir.path().join("bin");
+    let voices = env.dir.path().join("voices");
+    std::fs::create_dir_all(&bin).unwrap();
+    std::fs::create_dir_all(&voices).unwrap();
+    let log = env.dir.path().join("piper.log");
+    let script = format!(
+        "#!/bin/sh\necho \"$@\" > '{}'\nout=''\nwhile [ $# -gt 0 ]; do [ \"$1\" = -f ] && out=\"$2\"; shift; done\nexec espeak-ng -w \"$out\" --stdin\n",
+        log.display()
+    );
+    let piper = bin.join("piper");
+    std::fs::write(&piper, script).unwrap();
+    std::fs::set_permissions(&piper, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    // No voice model yet: unavailable, and the reason says where to put it.
+    env.write_hermes(
+        "config.yaml",
+        &format!(
+            "tts:\n  provider: piper\n  piper:\n    voice: en_GB-test\n    voices_dir: {}\n",
+            voices.display()
+        ),
+    );
+    let out = env
+        .cmd()
+        .env("PATH", &path)
+        .args(["tools", "--json"])
+        .output()
+        .unwrap();
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let t = doc["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == "text_to_speech")
+        .unwrap()
+        .clone();
+    assert_eq!(t["available"], false);
+    assert!(
+        t["reason"].as_str().unwrap().contains("en_GB-test.onnx"),
+        "{t}"
+    );
+    std::fs::write(voices.join("en_GB-test.onnx"), b"model").unwrap();
+    std::fs::write(voices.join("en_GB-test.onnx.json"), b"{}").unwrap();
+    let mut rc = client(&env, &[("PATH", &path)]);
+    let wav = env.dir.path().join("p.wav");
+    let v = result_json(&rc.call_tool(
+        "text_to_speech",
+        json!({"text": "Piper speaks.", "output_path": wav}),
+    ));
+    assert_eq!(v["success"], true, "{v}");
+    assert_eq!(v["provider"], "piper");
+    assert!(wav_duration(&wav) > 0.5);
+    let args = std::fs::read_to_string(&log).unwrap();
+    assert!(
+        args.starts_with(&format!(
+            "-m {} -f ",
+            voices.join("en_GB-test.onnx").display()
+        )),
+        "{args}"
+    );
+}
