@@ -104,12 +104,10 @@ pub fn render(template: &str, values: &[(&str, String)]) -> String {
             } else {
                 chars.get(j) == Some(&'}')
             };
-            if closes {
-                if let Some(v) = lookup(&name) {
-                    out.push_str(&quote_for(v, quote_context(&chars, i)));
-                    i = j + if double { 2 } else { 1 };
-                    continue;
-                }
+            if closes && let Some(v) = lookup(&name) {
+                out.push_str(&quote_for(v, quote_context(&chars, i)));
+                i = j + if double { 2 } else { 1 };
+                continue;
             }
         }
         // Literal braces: `{{` -> `{`, `}}` -> `}`.

@@ -671,10 +671,10 @@ impl ImageGenToolset {
             tracing::warn!("{w}");
         }
         let mut sources = Vec::new();
-        if let Some(u) = call.args.str_arg("image_url").map(str::trim) {
-            if !u.is_empty() {
-                sources.push(u.to_string());
-            }
+        if let Some(u) = call.args.str_arg("image_url").map(str::trim)
+            && !u.is_empty()
+        {
+            sources.push(u.to_string());
         }
         for r in call.args.str_list_arg("reference_image_urls") {
             if !r.trim().is_empty() {

@@ -380,10 +380,10 @@ pub fn max_text_length(plan: &Plan, cfg: &Map<String, Value>) -> usize {
 
 /// `~/…` when the home is under the user's home directory (Hermes' `display_hermes_home`).
 fn display_home(ctx: &ServerContext) -> String {
-    if let Some(h) = std::env::home_dir() {
-        if let Ok(rel) = ctx.home.path.strip_prefix(&h) {
-            return format!("~/{}", rel.display());
-        }
+    if let Some(h) = std::env::home_dir()
+        && let Ok(rel) = ctx.home.path.strip_prefix(&h)
+    {
+        return format!("~/{}", rel.display());
     }
     ctx.home.path.display().to_string()
 }
@@ -556,13 +556,13 @@ impl TtsToolset {
                 file_path.display()
             ));
         }
-        if let Some(parent) = file_path.parent() {
-            if let Err(e) = std::fs::create_dir_all(parent) {
-                return fail(
-                    TtsError::Failed(format!("cannot create {}: {e}", parent.display()))
-                        .message(&plan.provider),
-                );
-            }
+        if let Some(parent) = file_path.parent()
+            && let Err(e) = std::fs::create_dir_all(parent)
+        {
+            return fail(
+                TtsError::Failed(format!("cannot create {}: {e}", parent.display()))
+                    .message(&plan.provider),
+            );
         }
 
         let produced = match &plan.engine {
@@ -603,30 +603,25 @@ impl TtsToolset {
         // Voice-bubble delivery: only command providers that opt in (Hermes
         // converts to Opus with ffmpeg; without a messaging platform nothing else asks).
         let mut voice_compatible = false;
-        if let Engine::Command { config, .. } = &plan.engine {
-            if truthy(config.get("voice_compatible")) {
-                if audio::format_of(&produced.path) != Some("ogg") {
-                    if let Some(ff) = super::which(ctx, "ffmpeg") {
-                        let ogg = produced.path.with_extension("ogg");
-                        match audio::convert(
-                            &audio::Converter::Ffmpeg(ff),
-                            &produced.path,
-                            &ogg,
-                            true,
-                        )
+        if let Engine::Command { config, .. } = &plan.engine
+            && truthy(config.get("voice_compatible"))
+        {
+            if audio::format_of(&produced.path) != Some("ogg") {
+                if let Some(ff) = super::which(ctx, "ffmpeg") {
+                    let ogg = produced.path.with_extension("ogg");
+                    match audio::convert(&audio::Converter::Ffmpeg(ff), &produced.path, &ogg, true)
                         .await
-                        {
-                            Ok(()) => produced.path = ogg,
-                            Err(e) => produced.notes.push(e.to_string()),
-                        }
-                    } else {
-                        produced
-                            .notes
-                            .push("voice_compatible needs ffmpeg for Opus conversion".into());
+                    {
+                        Ok(()) => produced.path = ogg,
+                        Err(e) => produced.notes.push(e.to_string()),
                     }
+                } else {
+                    produced
+                        .notes
+                        .push("voice_compatible needs ffmpeg for Opus conversion".into());
                 }
-                voice_compatible = audio::format_of(&produced.path) == Some("ogg");
             }
+            voice_compatible = audio::format_of(&produced.path) == Some("ogg");
         }
         if produced.duration.is_none() && audio::format_of(&produced.path) == Some("wav") {
             produced.duration = audio::wav_file_info(&produced.path).map(|i| i.duration_secs());
