@@ -525,11 +525,25 @@ fn image_generate_fal_queue_submit_poll_result() {
         json!(["landscape", "square", "portrait"])
     );
 
-    let r = rc.call_tool(
-        "image_generate",
-        json!({"prompt": "a red pixel", "aspect_ratio": "portrait"}),
+    // With a progress token, each pending poll is reported.
+    let id = rc.send(
+        "tools/call",
+        json!({"name": "image_generate", "arguments": {"prompt": "a red pixel", "aspect_ratio": "portrait"},
+               "_meta": {"progressToken": "p1"}}),
     );
+    let mut notes = Vec::new();
+    let r = rc.response(id, &mut notes)["result"].clone();
     assert!(!is_error(&r), "{r}");
+    let progress: Vec<String> = notes
+        .iter()
+        .filter(|n| n["method"] == "notifications/progress")
+        .map(|n| n["params"]["message"].as_str().unwrap_or("").to_string())
+        .collect();
+    assert_eq!(
+        progress,
+        ["FAL: in queue (position 0)", "FAL: in progress"],
+        "{notes:?}"
+    );
     let v = result_json(&r);
     assert_eq!(v["success"], true);
     assert_eq!(v["modality"], "text");
@@ -938,5 +952,47 @@ fn tts_piper_provider_runs_the_piper_cli_with_a_local_voice() {
             voices.join("en_GB-test.onnx").display()
         )),
         "{args}"
+    );
+}
+
+/// Some OpenAI-compatible endpoints answer with a URL instead of b64_json: the
+/// image is downloaded with the guarded fetch (loopback only when allowed).
+#[test]
+fn image_generate_openai_url_answers_are_fetched_through_the_guard() {
+    let srv = Loopback::start(|req, base| match req.path.as_str() {
+        "/v1/images/generations" => Resp::json(
+            200,
+            json!({"created": 1, "data": [{"url": format!("{base}/files/x.png")}]}),
+        ),
+        "/files/x.png" => Resp::bytes("image/png", png_bytes()),
+        _ => Resp::json(404, json!({})),
+    });
+    let env = TestEnv::new();
+    env.write_hermes("config.yaml", "image_gen: {provider: openai}\n");
+    let base = format!("{}/v1", srv.base);
+    let mut rc = client(
+        &env,
+        &[
+            ("OPENAI_API_KEY", "k"),
+            ("OPENAI_BASE_URL", &base),
+            ("HERMES_ALLOW_PRIVATE_URLS", "true"),
+        ],
+    );
+    let v = result_json(&rc.call_tool("image_generate", json!({"prompt": "x"})));
+    assert_eq!(v["success"], true, "{v}");
+    assert_eq!(
+        std::fs::read(v["image"].as_str().unwrap()).unwrap(),
+        png_bytes()
+    );
+    drop(rc);
+    let mut rc = client(&env, &[("OPENAI_API_KEY", "k"), ("OPENAI_BASE_URL", &base)]);
+    let n = srv.requests().len();
+    let v = result_json(&rc.call_tool("image_generate", json!({"prompt": "x"})));
+    assert_eq!(v["image"], format!("{}/files/x.png", srv.base), "{v}");
+    assert!(v["warning"].as_str().unwrap().contains("could not save"));
+    assert_eq!(
+        srv.requests().len(),
+        n + 1,
+        "only the API call, no private fetch"
     );
 }
