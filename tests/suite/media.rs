@@ -996,3 +996,89 @@ fn image_generate_openai_url_answers_are_fetched_through_the_guard() {
         "only the API call, no private fetch"
     );
 }
+
+/// Cancelling the MCP call cancels the queued FAL request too.
+#[test]
+fn image_generate_cancelled_call_cancels_the_fal_request() {
+    let srv = fal_server(usize::MAX, fal_ok());
+    let env = fal_env(&srv, "");
+    let mut rc = client(&env, &[("FAL_KEY", "fal-test")]);
+    let id = rc.send(
+        "tools/call",
+        json!({"name": "image_generate", "arguments": {"prompt": "x"}}),
+    );
+    let polled = |srv: &Loopback| srv.requests().iter().any(|r| r.path.ends_with("/status"));
+    let start = std::time::Instant::now();
+    while !polled(&srv) && start.elapsed() < Duration::from_secs(10) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(polled(&srv), "the request was never polled");
+    rc.notify(
+        "notifications/cancelled",
+        json!({"requestId": id, "reason": "user"}),
+    );
+    let cancelled = |srv: &Loopback| {
+        srv.requests()
+            .iter()
+            .any(|r| r.method == "PUT" && r.path.ends_with("/requests/req-1/cancel"))
+    };
+    let start = std::time::Instant::now();
+    while !cancelled(&srv) && start.elapsed() < Duration::from_secs(10) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(
+        cancelled(&srv),
+        "no PUT to cancel_url after the call was cancelled"
+    );
+}
+
+/// Cancelling a call kills the command provider's whole process group.
+#[test]
+fn tts_cancelled_call_kills_the_command_provider() {
+    let env = TestEnv::new();
+    let pidfile = env.dir.path().join("child.pid");
+    env.write_hermes(
+        "config.yaml",
+        &format!(
+            "tts:\n  provider: hang\n  providers:\n    hang:\n      command: \"sleep 60 & echo $! > '{}'; wait\"\n",
+            pidfile.display()
+        ),
+    );
+    let mut rc = client(&env, &[]);
+    let id = rc.send(
+        "tools/call",
+        json!({"name": "text_to_speech", "arguments": {"text": "x"}}),
+    );
+    let start = std::time::Instant::now();
+    let pid = loop {
+        if let Some(p) = std::fs::read_to_string(&pidfile)
+            .ok()
+            .and_then(|s| s.trim().parse::<i32>().ok())
+        {
+            break p;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(10),
+            "the command never started"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let alive = |pid: i32| {
+        std::fs::read_to_string(format!("/proc/{pid}/stat"))
+            .map(|s| !s.split_whitespace().nth(2).is_some_and(|st| st == "Z"))
+            .unwrap_or(false)
+    };
+    assert!(alive(pid));
+    rc.notify(
+        "notifications/cancelled",
+        json!({"requestId": id, "reason": "user"}),
+    );
+    let start = std::time::Instant::now();
+    while alive(pid) && start.elapsed() < Duration::from_secs(10) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(
+        !alive(pid),
+        "the provider's child process survived the cancellation"
+    );
+}

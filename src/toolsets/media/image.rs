@@ -952,11 +952,19 @@ impl FalQueue<'_> {
             }
         }
 
+        // If the MCP call is cancelled while we wait, the future is dropped:
+        // tell FAL to cancel the queued request too.
+        let mut on_drop = CancelOnDrop {
+            client: cancel_url.as_ref().map(|_| self.http.api().clone()),
+            url: cancel_url.clone().unwrap_or_default(),
+            key: self.key.clone(),
+        };
         let mut delay = Duration::from_millis(200);
         let mut last_status = "IN_QUEUE".to_string();
         let mut polls = 0u64;
         loop {
             if started.elapsed() >= self.timeout {
+                on_drop.client = None;
                 if let Some(c) = &cancel_url {
                     let _ = http::send(self.http, self.request(reqwest::Method::PUT, c)).await;
                 }
@@ -1027,6 +1035,7 @@ impl FalQueue<'_> {
             delay = (delay * 3 / 2).min(Duration::from_secs(2));
         }
 
+        on_drop.client = None;
         let resp = http::send(self.http, self.request(reqwest::Method::GET, &response_url))
             .await
             .map_err(|e| GenError::http(format!("FAL result fetch failed: {e}")))?;
@@ -1038,6 +1047,31 @@ impl FalQueue<'_> {
         }
         resp.json()
             .map_err(|e| GenError::http(format!("FAL result: {e}")))
+    }
+}
+
+/// Sends FAL's cancel request when dropped while armed (the call was cancelled).
+struct CancelOnDrop {
+    client: Option<reqwest::Client>,
+    url: String,
+    key: String,
+}
+
+impl Drop for CancelOnDrop {
+    fn drop(&mut self) {
+        let (Some(client), Ok(rt)) = (self.client.take(), tokio::runtime::Handle::try_current())
+        else {
+            return;
+        };
+        let req = client
+            .put(&self.url)
+            .header(reqwest::header::AUTHORIZATION, format!("Key {}", self.key))
+            .timeout(Duration::from_secs(10));
+        rt.spawn(async move {
+            if let Err(e) = req.send().await {
+                tracing::debug!("FAL cancel request failed: {e}");
+            }
+        });
     }
 }
 
