@@ -24,8 +24,9 @@ apt_install() {  # apt_install PKG... (only the missing ones)
   as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
 }
 
-# System packages the tests use: python3-venv for Hermes, sqlite3 for board inspection.
-apt_install python3-venv sqlite3
+# System packages the tests use: python3-venv for Hermes, sqlite3 for board inspection,
+# espeak-ng (offline text_to_speech) and sox (audio conversion, duration checks).
+apt_install python3-venv sqlite3 espeak-ng sox
 
 # The real codex CLI (end-to-end and config-validation tests).
 if ! command -v codex >/dev/null 2>&1 || [ "$(codex --version 2>/dev/null | awk '{print $2}')" != "$CODEX_VERSION" ]; then

@@ -11,6 +11,9 @@
 pub enum Scope {
     /// Read by `hermes-mcp serve` (so it must reach the server through Codex).
     Serve,
+    /// Read by `serve`, but always passed by Codex to a stdio server (`PATH`,
+    /// `HOME`): not listed in `env_vars`, where it would replace Codex's value.
+    Base,
     /// Read only by the command-line side (`migrate`, `tools`).
     Cli,
 }
@@ -94,6 +97,7 @@ vars! {
     OPENAI_BASE_URL = Serve, "media", "OpenAI-compatible base URL";
     VOICE_TOOLS_OPENAI_KEY = Serve, "tts", "OpenAI key for speech (preferred over OPENAI_API_KEY)";
     ELEVENLABS_API_KEY = Serve, "tts", "ElevenLabs speech";
+    PATH = Base, "media", "where espeak-ng, piper, ffmpeg and sox are found (Codex passes it by default)";
     // CLI side only
     CODEX_HOME = Cli, "migrate", "Codex home (config.toml); default ~/.codex";
     NO_COLOR = Cli, "migrate", "disable colour in diffs and reports";

@@ -2,6 +2,7 @@
 //! in Hermes' `EXPOSED_TOOLS` order.
 
 pub mod kanban;
+pub mod media;
 pub mod skills;
 pub mod web;
 
@@ -11,7 +12,9 @@ use crate::server::Toolset;
 pub fn all() -> Vec<Box<dyn Toolset>> {
     vec![
         Box::new(web::WebToolset::default()),
+        Box::new(media::ImageGenToolset::default()),
         Box::new(skills::SkillsToolset),
+        Box::new(media::TtsToolset::default()),
         Box::new(kanban::KanbanToolset::new()),
     ]
 }

@@ -1,6 +1,9 @@
 mod codex_e2e;
 pub mod common;
 mod kanban;
+mod media;
+mod media_e2e;
+mod media_support;
 pub mod migrate;
 mod migrate_codex;
 mod migrate_hermes;
