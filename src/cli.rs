@@ -19,6 +19,9 @@ pub enum Command {
     Migrate(MigrateArgs),
     /// List every tool, its toolset, and whether it works here (and why not).
     Tools(ToolsArgs),
+    /// Internal: PDF bytes on stdin, extracted text on stdout (web_extract runs it isolated).
+    #[command(name = "__pdf-text", hide = true)]
+    PdfText,
 }
 
 #[derive(Debug, Args, Clone, Default)]

@@ -8,6 +8,7 @@ pub mod cli;
 pub mod error;
 pub mod hermes;
 pub mod migrate;
+pub mod net;
 pub mod server;
 pub mod toolsets;
 
@@ -38,6 +39,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             init_logging("warn");
             migrate::run(&args)
         }
+        Command::PdfText => Ok(toolsets::web::pdf::child_main()),
         Command::Tools(args) => {
             init_logging("error");
             let server = build_server(&args.home)?;

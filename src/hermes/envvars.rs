@@ -62,8 +62,10 @@ vars! {
     FIRECRAWL_API_KEY = Serve, "web", "Firecrawl search/extract";
     FIRECRAWL_API_URL = Serve, "web", "self-hosted Firecrawl base URL";
     TAVILY_API_KEY = Serve, "web", "Tavily search/extract";
+    TAVILY_BASE_URL = Serve, "web", "Tavily API base URL (default https://api.tavily.com)";
     EXA_API_KEY = Serve, "web", "Exa search/extract";
     PARALLEL_API_KEY = Serve, "web", "Parallel search/extract";
+    PARALLEL_SEARCH_MODE = Serve, "web", "Parallel search mode: fast, one-shot or agentic (default)";
     SEARXNG_URL = Serve, "web", "SearXNG instance URL";
     BRAVE_SEARCH_API_KEY = Serve, "web", "Brave Search API";
     // browser

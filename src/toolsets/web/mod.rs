@@ -1,0 +1,379 @@
+//! Hermes' `web` toolset: `web_search` and `web_extract` (tools/web_tools.py).
+//!
+//! Backends are chosen as Hermes chooses them (`web.search_backend` /
+//! `web.extract_backend`, then `web.backend`, then the first configured of
+//! Tavily, Exa, Parallel, Firecrawl, SearXNG, Brave, DuckDuckGo). Search
+//! always works: DuckDuckGo's HTML endpoint needs no account. Extraction
+//! always works: without an extract provider the built-in extractor fetches
+//! the page itself through the SSRF-guarded [`crate::net`] client.
+
+pub mod extract;
+pub mod pdf;
+pub mod providers;
+
+use std::path::PathBuf;
+use std::sync::{Arc, OnceLock};
+
+use futures::StreamExt;
+use futures::stream::FuturesUnordered;
+use serde_json::{Map, Value, json};
+
+use crate::net::{self, HttpClient, Limits, Lookup, Policy, SystemLookup, guards};
+use crate::server::args::ArgsExt;
+use crate::server::toolset::BoxFuture;
+use crate::server::{
+    Availability, Hints, ServerContext, ToolCall, ToolEntry, ToolOutput, ToolSpec, Toolset,
+};
+use extract::BuiltinOptions;
+use providers::{Backend, Doc};
+
+pub const WEB_SEARCH_DESCRIPTION: &str = "Search the web for information. Returns up to 5 results by default with titles, URLs, and descriptions. The query is passed through to the configured backend, so operators such as site:domain, filetype:pdf, intitle:word, -term, and \"exact phrase\" may work when the backend supports them.";
+
+pub const WEB_EXTRACT_DESCRIPTION: &str = "Extract content from web page URLs. Returns clean page content in markdown/text (no LLM summarization — fast). Also works with PDF URLs (arxiv papers, documents) — pass the PDF link directly. Pages within the char budget (default 15000) return whole; larger pages return a head+tail window with a footer telling you the full text's saved file path and the read_file call to page through the omitted middle. Inline images appear as [IMAGE: alt] placeholders; real image URLs are kept as links. If a URL fails or times out, use the browser tool instead.";
+
+pub fn web_search_schema() -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "query": {"type": "string", "description": "The search query to look up on the web. You may include backend-supported operators such as site:example.com, filetype:pdf, intitle:word, -term, or \"exact phrase\"."},
+            "limit": {"type": "integer", "description": "Maximum number of results to return. Defaults to 5.", "minimum": 1, "maximum": 100, "default": 5}
+        },
+        "required": ["query"]
+    })
+}
+
+pub fn web_extract_schema() -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "urls": {"type": "array", "items": {"type": "string"}, "description": "List of URLs to extract content from (max 5 URLs per call)", "maxItems": 5},
+            "char_limit": {"type": "integer", "description": "Optional per-page character budget sent back (default 15000). Pages larger than this are head+tail truncated with the full text stored to disk. Raise it when you need more of a long page inline.", "minimum": 2000}
+        },
+        "required": ["urls"]
+    })
+}
+
+/// How the toolset reaches the network (the defaults for `serve`; tests
+/// inject a scripted resolver and the path of the `hermes-mcp` binary).
+#[derive(Clone)]
+pub struct WebOptions {
+    pub lookup: Arc<dyn Lookup>,
+    pub limits: Limits,
+    /// The `hermes-mcp` executable for the PDF child (default: this executable).
+    pub helper_exe: Option<PathBuf>,
+}
+
+impl Default for WebOptions {
+    fn default() -> Self {
+        WebOptions {
+            lookup: Arc::new(SystemLookup),
+            limits: Limits::default(),
+            helper_exe: None,
+        }
+    }
+}
+
+pub struct WebToolset {
+    opts: WebOptions,
+    client: OnceLock<Result<Arc<HttpClient>, String>>,
+}
+
+impl Default for WebToolset {
+    fn default() -> Self {
+        Self::new(WebOptions::default())
+    }
+}
+
+impl WebToolset {
+    pub fn new(opts: WebOptions) -> Self {
+        WebToolset {
+            opts,
+            client: OnceLock::new(),
+        }
+    }
+
+    fn client(&self, ctx: &ServerContext) -> Result<Arc<HttpClient>, String> {
+        self.client
+            .get_or_init(|| {
+                HttpClient::new(
+                    Policy::from_context(ctx),
+                    self.opts.lookup.clone(),
+                    self.opts.limits.clone(),
+                )
+                .map(Arc::new)
+            })
+            .clone()
+    }
+}
+
+impl Toolset for WebToolset {
+    fn name(&self) -> &'static str {
+        "web"
+    }
+
+    fn tools(&self, _ctx: &ServerContext) -> Vec<ToolEntry> {
+        vec![
+            ToolEntry {
+                spec: ToolSpec {
+                    name: "web_search",
+                    description: WEB_SEARCH_DESCRIPTION.into(),
+                    input_schema: web_search_schema(),
+                    hints: Hints::READ_ONLY_OPEN,
+                },
+                availability: Availability::Available,
+            },
+            ToolEntry {
+                spec: ToolSpec {
+                    name: "web_extract",
+                    description: WEB_EXTRACT_DESCRIPTION.into(),
+                    input_schema: web_extract_schema(),
+                    hints: Hints::READ_ONLY_OPEN,
+                },
+                availability: Availability::Available,
+            },
+        ]
+    }
+
+    fn call<'a>(&'a self, ctx: &'a ServerContext, call: ToolCall) -> BoxFuture<'a, ToolOutput> {
+        Box::pin(async move {
+            let http = match self.client(ctx) {
+                Ok(c) => c,
+                Err(e) => return ToolOutput::error(e),
+            };
+            match call.name.as_str() {
+                "web_search" => web_search(ctx, &http, &call.args).await,
+                "web_extract" => web_extract(ctx, &http, &self.opts, &call).await,
+                other => ToolOutput::error(format!("Unknown tool: {other}")),
+            }
+        })
+    }
+}
+
+async fn web_search(
+    ctx: &ServerContext,
+    http: &HttpClient,
+    args: &Map<String, Value>,
+) -> ToolOutput {
+    let query = args.str_arg("query").unwrap_or("").trim().to_string();
+    if query.is_empty() {
+        return ToolOutput::error("query must not be empty");
+    }
+    let limit = args.i64_arg("limit").unwrap_or(5).clamp(1, 100) as usize;
+    let backend = providers::search_backend(ctx);
+    tracing::info!(backend = backend.name(), "web_search");
+    let v = providers::search(http, ctx, backend, &query, limit).await;
+    if v.get("success") == Some(&Value::Bool(true)) {
+        ToolOutput::json(v)
+    } else {
+        ToolOutput::error_json(v)
+    }
+}
+
+/// `web.extract_char_limit` (an int, or a numeric string), default 15000.
+fn configured_char_limit(ctx: &ServerContext) -> i64 {
+    match ctx.config().get("web.extract_char_limit") {
+        Some(Value::Number(n)) => n
+            .as_i64()
+            .or_else(|| n.as_f64().map(|f| f as i64))
+            .unwrap_or(extract::DEFAULT_CHAR_LIMIT),
+        Some(Value::String(s)) => s.trim().parse().unwrap_or(extract::DEFAULT_CHAR_LIMIT),
+        _ => extract::DEFAULT_CHAR_LIMIT,
+    }
+}
+
+struct Slot {
+    url: String,
+    doc: Option<Doc>,
+    policy: Option<net::PolicyBlock>,
+}
+
+async fn web_extract(
+    ctx: &ServerContext,
+    http: &Arc<HttpClient>,
+    opts: &WebOptions,
+    call: &ToolCall,
+) -> ToolOutput {
+    let raw_urls = call.args.str_list_arg("urls");
+    let raw_urls: Vec<String> = raw_urls.into_iter().take(5).collect();
+    let mut slots: Vec<Slot> = Vec::with_capacity(raw_urls.len());
+    // 1-4: item validation, normalisation, secrets, credential parameters.
+    for (i, raw) in raw_urls.iter().enumerate() {
+        let trimmed = raw.trim();
+        if trimmed.is_empty() {
+            slots.push(Slot {
+                url: String::new(),
+                doc: Some(Doc::err("", format!("Invalid URL item at index {i}: expected a URL string or an object with a string 'url' or 'href' field"))),
+                policy: None,
+            });
+            continue;
+        }
+        let normalized = guards::normalize_url(trimmed);
+        if guards::url_has_secret(trimmed, &normalized) {
+            return ToolOutput::error_json(providers::failure(
+                "Blocked: URL contains what appears to be an API key or token. Secrets must not be sent in URLs.",
+            ));
+        }
+        if let Some(k) = guards::sensitive_query_param(&normalized) {
+            return ToolOutput::error_json(providers::failure(format!(
+                "Blocked: URL contains a credential-like query parameter ({k}). Web extract backends are third-party readers; remove the sensitive query parameter or use a local browser session when this access is explicitly required."
+            )));
+        }
+        slots.push(Slot {
+            url: normalized,
+            doc: None,
+            policy: None,
+        });
+    }
+    let backend = providers::extract_backend(ctx);
+    tracing::info!(backend = backend.name(), "web_extract");
+    // 5: URL policy per URL, for every backend (the website blocklist too).
+    for slot in slots.iter_mut().filter(|s| s.doc.is_none()) {
+        let parsed = match url::Url::parse(&slot.url) {
+            Ok(u) => u,
+            Err(e) => {
+                slot.doc = Some(Doc::err(&slot.url, format!("Invalid URL: {e}")));
+                continue;
+            }
+        };
+        // Third-party readers get the full pre-flight (DNS included, as Hermes);
+        // our own fetch checks names at connect time and on every redirect.
+        let verdict = if backend == Backend::Builtin {
+            net::check_url(&parsed, http.policy())
+        } else {
+            http.check_url_resolved(&parsed).await
+        };
+        if let Err(b) = verdict {
+            slot.policy = b.policy_block().cloned();
+            slot.doc = Some(Doc::err(&slot.url, b.to_string()));
+        }
+    }
+    // 6: dispatch the safe URLs.
+    let pending: Vec<usize> = (0..slots.len())
+        .filter(|i| slots[*i].doc.is_none())
+        .collect();
+    let total = pending.len() as u64;
+    let progress = &call.progress;
+    match backend {
+        Backend::Builtin | Backend::Firecrawl => {
+            let bopts = BuiltinOptions {
+                helper_exe: opts.helper_exe.clone(),
+            };
+            let mut running: FuturesUnordered<_> = pending
+                .iter()
+                .map(|&i| {
+                    let url = slots[i].url.clone();
+                    let http = http.clone();
+                    let bopts = bopts.clone();
+                    async move {
+                        let d = if backend == Backend::Builtin {
+                            extract::builtin_extract(&http, &url, &bopts).await
+                        } else {
+                            providers::firecrawl_scrape(&http, ctx, &url).await
+                        };
+                        (i, d)
+                    }
+                })
+                .collect();
+            let mut done = 0u64;
+            while let Some((i, d)) = running.next().await {
+                done += 1;
+                progress
+                    .report(done, Some(total), format!("web_extract: {}", slots[i].url))
+                    .await;
+                slots[i].doc = Some(d);
+            }
+        }
+        Backend::Tavily | Backend::Exa | Backend::Parallel => {
+            let urls: Vec<String> = pending.iter().map(|&i| slots[i].url.clone()).collect();
+            if !urls.is_empty() {
+                progress
+                    .report(
+                        0,
+                        Some(total),
+                        format!("web_extract via {}", backend.display()),
+                    )
+                    .await;
+                let docs = match backend {
+                    Backend::Tavily => providers::tavily_extract(http, ctx, &urls).await,
+                    Backend::Exa => providers::exa_extract(http, ctx, &urls).await,
+                    _ => providers::parallel_extract(http, ctx, &urls).await,
+                };
+                for (&i, d) in pending.iter().zip(docs) {
+                    slots[i].doc = Some(d);
+                }
+                progress
+                    .report(total, Some(total), "web_extract done")
+                    .await;
+            }
+        }
+        other => {
+            // Cannot happen: extract_backend never returns a search-only backend.
+            return ToolOutput::error_json(providers::failure(format!(
+                "{} is a search-only backend and cannot extract URL content. Set web.extract_backend to firecrawl, tavily, exa, or parallel.",
+                other.display()
+            )));
+        }
+    }
+    // A provider that followed redirects: re-check where it landed.
+    for slot in slots.iter_mut() {
+        let Some(doc) = slot.doc.as_mut() else {
+            continue;
+        };
+        if doc.error.is_some() {
+            continue;
+        }
+        if let Some(fu) = doc.final_url.clone().and_then(|f| url::Url::parse(&f).ok()) {
+            if let Err(b) = net::check_url(&fu, http.policy()) {
+                slot.policy = b.policy_block().cloned();
+                *doc = Doc::err(&slot.url, format!("{b} (after redirect to {fu})"));
+            }
+        }
+    }
+    // 7-9: output.
+    let char_limit = extract::clamp_char_limit(
+        call.args
+            .i64_arg("char_limit")
+            .unwrap_or_else(|| configured_char_limit(ctx)),
+    );
+    let cache_dir = ctx.home.cache_dir("web");
+    let mut results = Vec::new();
+    let mut all_failed = true;
+    for slot in slots {
+        let doc = slot.doc.unwrap_or_else(|| {
+            Doc::err(&slot.url, "Extract backend returned no result for this URL")
+        });
+        let mut content = String::new();
+        if doc.error.is_none() {
+            all_failed = false;
+            if !doc.content.is_empty() {
+                let clean = extract::convert_base64_images(&doc.content);
+                let url = slot.url.clone();
+                let dir = cache_dir.clone();
+                content = tokio::task::spawn_blocking(move || {
+                    extract::truncate_with_footer(&clean, &url, char_limit, &dir).0
+                })
+                .await
+                .unwrap_or_default();
+            }
+        }
+        let mut r = json!({
+            "url": slot.url,
+            "title": extract::convert_base64_images(&doc.title),
+            "content": content,
+            "error": doc.error,
+        });
+        if let Some(p) = slot.policy {
+            r["blocked_by_policy"] = json!({"host": p.host, "rule": p.rule, "source": p.source});
+        }
+        results.push(r);
+    }
+    if results.is_empty() {
+        return ToolOutput::error("Content was inaccessible or not found");
+    }
+    let out = json!({ "results": results });
+    if all_failed {
+        ToolOutput::error_json(out)
+    } else {
+        ToolOutput::json(out)
+    }
+}

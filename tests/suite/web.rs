@@ -1,0 +1,1 @@
+//! web_search / web_extract against loopback servers.

@@ -1,0 +1,366 @@
+//! Loopback HTTP servers and helpers for the web and net tests.
+#![allow(dead_code)]
+
+use std::collections::HashMap;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{IpAddr, TcpListener, TcpStream};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use futures::future::BoxFuture;
+use hermes_mcp::hermes::{Env, HermesConfig, HermesHome};
+use hermes_mcp::net::Lookup;
+use hermes_mcp::server::{HermesServer, Progress, ServerContext, ToolOutput};
+use hermes_mcp::toolsets::web::{WebOptions, WebToolset};
+use serde_json::{Map, Value};
+use tokio_util::sync::CancellationToken;
+
+#[derive(Debug, Clone)]
+pub struct Req {
+    pub method: String,
+    pub path: String,
+    pub query: String,
+    pub headers: HashMap<String, String>,
+    pub body: Vec<u8>,
+    pub at: Instant,
+}
+
+impl Req {
+    pub fn json(&self) -> Value {
+        serde_json::from_slice(&self.body).unwrap_or(Value::Null)
+    }
+    pub fn header(&self, k: &str) -> Option<&str> {
+        self.headers
+            .get(&k.to_ascii_lowercase())
+            .map(String::as_str)
+    }
+    pub fn query_pairs(&self) -> HashMap<String, String> {
+        url::form_urlencoded::parse(self.query.as_bytes())
+            .into_owned()
+            .collect()
+    }
+    pub fn form(&self) -> HashMap<String, String> {
+        url::form_urlencoded::parse(&self.body)
+            .into_owned()
+            .collect()
+    }
+}
+
+pub struct Resp {
+    pub status: u16,
+    pub headers: Vec<(String, String)>,
+    pub body: Vec<u8>,
+    /// Sleep before answering (timeouts, cancellation).
+    pub delay: Duration,
+}
+
+impl Resp {
+    pub fn new(status: u16, ctype: &str, body: impl Into<Vec<u8>>) -> Self {
+        Resp {
+            status,
+            headers: vec![("Content-Type".into(), ctype.into())],
+            body: body.into(),
+            delay: Duration::ZERO,
+        }
+    }
+    pub fn json(status: u16, v: Value) -> Self {
+        Self::new(status, "application/json", v.to_string())
+    }
+    pub fn html(body: &str) -> Self {
+        Self::new(200, "text/html; charset=utf-8", body)
+    }
+    pub fn redirect(location: &str) -> Self {
+        let mut r = Self::new(302, "text/plain", "");
+        r.headers.push(("Location".into(), location.into()));
+        r
+    }
+    pub fn header(mut self, k: &str, v: &str) -> Self {
+        self.headers.push((k.into(), v.into()));
+        self
+    }
+    pub fn delayed(mut self, d: Duration) -> Self {
+        self.delay = d;
+        self
+    }
+}
+
+type Handler = dyn Fn(&Req, usize) -> Resp + Send + Sync;
+
+/// A loopback HTTP/1.1 server (one thread per connection, `Connection: close`)
+/// that records every request.
+pub struct TestServer {
+    pub port: u16,
+    pub requests: Arc<Mutex<Vec<Req>>>,
+    /// Set when a client hung up while a delayed response was pending.
+    pub hangups: Arc<AtomicUsize>,
+}
+
+impl TestServer {
+    pub fn start(handler: impl Fn(&Req, usize) -> Resp + Send + Sync + 'static) -> Self {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let requests = Arc::new(Mutex::new(Vec::new()));
+        let hangups = Arc::new(AtomicUsize::new(0));
+        let handler: Arc<Handler> = Arc::new(handler);
+        let (reqs, hups) = (requests.clone(), hangups.clone());
+        std::thread::spawn(move || {
+            for stream in listener.incoming() {
+                let Ok(stream) = stream else { break };
+                let (h, r, hu) = (handler.clone(), reqs.clone(), hups.clone());
+                std::thread::spawn(move || serve_one(stream, &*h, &r, &hu));
+            }
+        });
+        TestServer {
+            port,
+            requests,
+            hangups,
+        }
+    }
+    pub fn url(&self, path: &str) -> String {
+        format!("http://127.0.0.1:{}{path}", self.port)
+    }
+    pub fn base(&self) -> String {
+        format!("http://127.0.0.1:{}", self.port)
+    }
+    pub fn reqs(&self) -> Vec<Req> {
+        self.requests.lock().unwrap().clone()
+    }
+    pub fn count(&self) -> usize {
+        self.requests.lock().unwrap().len()
+    }
+    pub fn paths(&self) -> Vec<String> {
+        self.reqs().into_iter().map(|r| r.path).collect()
+    }
+}
+
+fn serve_one(stream: TcpStream, handler: &Handler, reqs: &Mutex<Vec<Req>>, hangups: &AtomicUsize) {
+    let mut reader = BufReader::new(stream.try_clone().unwrap());
+    let mut line = String::new();
+    if reader.read_line(&mut line).unwrap_or(0) == 0 {
+        return;
+    }
+    let mut parts = line.split_whitespace();
+    let method = parts.next().unwrap_or("").to_string();
+    let target = parts.next().unwrap_or("/").to_string();
+    let (path, query) = match target.split_once('?') {
+        Some((p, q)) => (p.to_string(), q.to_string()),
+        None => (target.clone(), String::new()),
+    };
+    let mut headers = HashMap::new();
+    loop {
+        let mut h = String::new();
+        if reader.read_line(&mut h).unwrap_or(0) == 0 {
+            break;
+        }
+        let h = h.trim_end();
+        if h.is_empty() {
+            break;
+        }
+        if let Some((k, v)) = h.split_once(':') {
+            headers.insert(k.trim().to_ascii_lowercase(), v.trim().to_string());
+        }
+    }
+    let len: usize = headers
+        .get("content-length")
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0);
+    let mut body = vec![0; len];
+    let _ = reader.read_exact(&mut body);
+    let req = Req {
+        method,
+        path,
+        query,
+        headers,
+        body,
+        at: Instant::now(),
+    };
+    let n = {
+        let mut g = reqs.lock().unwrap();
+        g.push(req.clone());
+        g.len()
+    };
+    let resp = handler(&req, n);
+    let mut stream = stream;
+    if !resp.delay.is_zero() {
+        // Wait, but notice a client that gives up (EOF on the socket).
+        stream
+            .set_read_timeout(Some(Duration::from_millis(50)))
+            .unwrap();
+        let end = Instant::now() + resp.delay;
+        let mut buf = [0u8; 64];
+        while Instant::now() < end {
+            match stream.read(&mut buf) {
+                Ok(0) => {
+                    hangups.fetch_add(1, Ordering::SeqCst);
+                    return;
+                }
+                Ok(_) => {}
+                Err(_) => {}
+            }
+        }
+    }
+    let mut head = format!("HTTP/1.1 {} X\r\n", resp.status);
+    for (k, v) in &resp.headers {
+        head.push_str(&format!("{k}: {v}\r\n"));
+    }
+    head.push_str(&format!(
+        "Content-Length: {}\r\nConnection: close\r\n\r\n",
+        resp.body.len()
+    ));
+    let _ = stream.write_all(head.as_bytes());
+    let _ = stream.write_all(&resp.body);
+    let _ = stream.flush();
+}
+
+/// A scripted resolver: each host has a list of answers, used in turn (the
+/// last one repeats). Counts lookups per host.
+#[derive(Default, Clone)]
+pub struct ScriptedLookup {
+    pub answers: Arc<Mutex<HashMap<String, Vec<Vec<IpAddr>>>>>,
+    pub calls: Arc<Mutex<HashMap<String, usize>>>,
+}
+
+impl ScriptedLookup {
+    pub fn new() -> Self {
+        Self::default()
+    }
+    pub fn with(self, host: &str, seq: &[&[&str]]) -> Self {
+        self.answers.lock().unwrap().insert(
+            host.to_string(),
+            seq.iter()
+                .map(|a| a.iter().map(|s| s.parse().unwrap()).collect())
+                .collect(),
+        );
+        self
+    }
+    pub fn calls(&self, host: &str) -> usize {
+        *self.calls.lock().unwrap().get(host).unwrap_or(&0)
+    }
+}
+
+impl Lookup for ScriptedLookup {
+    fn lookup(&self, host: &str) -> BoxFuture<'static, std::io::Result<Vec<IpAddr>>> {
+        let n = {
+            let mut c = self.calls.lock().unwrap();
+            let e = c.entry(host.to_string()).or_insert(0);
+            *e += 1;
+            *e
+        };
+        let ans = self.answers.lock().unwrap().get(host).map(|seq| {
+            let i = (n - 1).min(seq.len() - 1);
+            seq[i].clone()
+        });
+        Box::pin(async move {
+            ans.ok_or_else(|| std::io::Error::new(std::io::ErrorKind::NotFound, "no such host"))
+        })
+    }
+}
+
+/// A server with only the web toolset, a temp Hermes home, a config and env.
+pub struct WebHarness {
+    pub dir: tempfile::TempDir,
+    pub server: HermesServer,
+}
+
+pub fn harness(config_yaml: &str, env: &[(&str, &str)]) -> WebHarness {
+    harness_with(config_yaml, env, WebOptions::default())
+}
+
+pub fn harness_with(config_yaml: &str, env: &[(&str, &str)], mut opts: WebOptions) -> WebHarness {
+    let dir = tempfile::tempdir().unwrap();
+    let home = HermesHome {
+        path: dir.path().to_path_buf(),
+        explicit: true,
+    };
+    let cfg = HermesConfig::from_yaml(config_yaml).expect("test config");
+    let env = Env::from_map(env.iter().map(|(k, v)| (k.to_string(), v.to_string())));
+    let ctx = ServerContext::with_parts(home, env, cfg);
+    if opts.helper_exe.is_none() {
+        opts.helper_exe = Some(env!("CARGO_BIN_EXE_hermes-mcp").into());
+    }
+    let server = HermesServer::new(ctx, vec![Box::new(WebToolset::new(opts))]);
+    WebHarness { dir, server }
+}
+
+impl WebHarness {
+    pub async fn call(&self, name: &str, args: Value) -> ToolOutput {
+        let args: Map<String, Value> = args.as_object().cloned().unwrap_or_default();
+        self.server
+            .call(name, Some(args), CancellationToken::new(), Progress::none())
+            .await
+    }
+}
+
+pub fn out_json(o: &ToolOutput) -> Value {
+    o.first_json().expect("JSON text content")
+}
+
+/// Token-level F1 between two texts (lower-cased word tokens, bag of words).
+pub fn token_f1(got: &str, want: &str) -> f64 {
+    fn toks(s: &str) -> HashMap<String, usize> {
+        let mut m = HashMap::new();
+        for t in s
+            .split(|c: char| !c.is_alphanumeric())
+            .filter(|t| !t.is_empty())
+        {
+            *m.entry(t.to_lowercase()).or_insert(0) += 1;
+        }
+        m
+    }
+    let (g, w) = (toks(got), toks(want));
+    let gn: usize = g.values().sum();
+    let wn: usize = w.values().sum();
+    if gn == 0 || wn == 0 {
+        return if gn == wn { 1.0 } else { 0.0 };
+    }
+    let common: usize = g
+        .iter()
+        .map(|(k, c)| (*c).min(*w.get(k).unwrap_or(&0)))
+        .sum();
+    if common == 0 {
+        return 0.0;
+    }
+    let p = common as f64 / gn as f64;
+    let r = common as f64 / wn as f64;
+    2.0 * p * r / (p + r)
+}
+
+/// The visible text of an HTML fragment (for scoring against expected.html).
+pub fn html_text(html: &str) -> String {
+    dom_query::Document::from(html)
+        .select("body")
+        .text()
+        .to_string()
+}
+
+/// A small, valid one-page PDF whose page shows `text` (Helvetica).
+pub fn make_pdf(text: &str) -> Vec<u8> {
+    let stream = format!("BT /F1 18 Tf 72 720 Td ({text}) Tj ET");
+    let objs = [
+        "<< /Type /Catalog /Pages 2 0 R >>".to_string(),
+        "<< /Type /Pages /Kids [3 0 R] /Count 1 >>".to_string(),
+        "<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R /Resources << /Font << /F1 5 0 R >> >> >>".to_string(),
+        format!("<< /Length {} >>\nstream\n{stream}\nendstream", stream.len()),
+        "<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>".to_string(),
+    ];
+    let mut out = b"%PDF-1.4\n".to_vec();
+    let mut offsets = Vec::new();
+    for (i, o) in objs.iter().enumerate() {
+        offsets.push(out.len());
+        out.extend_from_slice(format!("{} 0 obj\n{o}\nendobj\n", i + 1).as_bytes());
+    }
+    let xref = out.len();
+    out.extend_from_slice(format!("xref\n0 {}\n0000000000 65535 f \n", objs.len() + 1).as_bytes());
+    for off in offsets {
+        out.extend_from_slice(format!("{off:010} 00000 n \n").as_bytes());
+    }
+    out.extend_from_slice(
+        format!(
+            "trailer\n<< /Size {} /Root 1 0 R >>\nstartxref\n{xref}\n%%EOF\n",
+            objs.len() + 1
+        )
+        .as_bytes(),
+    );
+    out
+}
