@@ -1,11 +1,15 @@
 //! Hermes' toolsets, one module each. [`all`] is the one place that lists them,
 //! in Hermes' `EXPOSED_TOOLS` order.
 
+pub mod vision;
 pub mod web;
 
 use crate::server::Toolset;
 
 /// Every toolset the server registers.
 pub fn all() -> Vec<Box<dyn Toolset>> {
-    vec![Box::new(web::WebToolset::default())]
+    vec![
+        Box::new(web::WebToolset::default()),
+        Box::new(vision::VisionToolset::default()),
+    ]
 }
