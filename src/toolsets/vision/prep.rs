@@ -282,7 +282,14 @@ pub fn prepare(data: &[u8], budget: Budget) -> Result<Prepared, PrepError> {
     }
     let (img, (w, h)) = decode(data, format)?;
     let long = w.max(h);
-    if format.api_accepted() && long <= budget.max_long_side && data.len() <= budget.max_bytes {
+    // OpenAI (Codex's models) accepts only non-animated GIFs: an animation
+    // becomes a PNG of its first frame.
+    let animated = format == SourceFormat::Gif && gif_is_animated(data);
+    if format.api_accepted()
+        && !animated
+        && long <= budget.max_long_side
+        && data.len() <= budget.max_bytes
+    {
         return Ok(Prepared {
             bytes: data.to_vec(),
             mime: format.mime(),
@@ -305,6 +312,15 @@ pub fn prepare(data: &[u8], budget: Budget) -> Result<Prepared, PrepError> {
         p.pixels = Some(img);
         p
     })
+}
+
+/// More than one frame (the first frame alone was validated by `decode`).
+fn gif_is_animated(data: &[u8]) -> bool {
+    use image::AnimationDecoder as _;
+    match image::codecs::gif::GifDecoder::new(Cursor::new(data)) {
+        Ok(d) => d.into_frames().take(2).filter(|f| f.is_ok()).count() > 1,
+        Err(_) => false,
+    }
 }
 
 fn corrupt(format: SourceFormat, e: impl std::fmt::Display) -> PrepError {
@@ -573,6 +589,34 @@ mod tests {
         assert_eq!(p.mime, "image/png");
         assert_eq!(p.source, SourceFormat::Bmp);
         assert!(p.converted());
+    }
+
+    #[test]
+    fn animated_gif_becomes_a_png_of_its_first_frame_and_still_gif_passes() {
+        use image::codecs::gif::GifEncoder;
+        let frame = |c: u8| {
+            image::Frame::new(image::RgbaImage::from_pixel(
+                20,
+                10,
+                image::Rgba([c, 0, 0, 255]),
+            ))
+        };
+        let mut anim = Vec::new();
+        {
+            let mut enc = GifEncoder::new(&mut anim);
+            enc.encode_frames(vec![frame(250), frame(10)]).unwrap();
+        }
+        let p = prepare(&anim, Budget::default()).unwrap();
+        assert_eq!(p.mime, "image/png");
+        let back = image::load_from_memory(&p.bytes).unwrap().to_rgba8();
+        assert!(back.get_pixel(5, 5).0[0] > 200, "first frame");
+        let mut still = Vec::new();
+        {
+            let mut enc = GifEncoder::new(&mut still);
+            enc.encode_frames(vec![frame(250)]).unwrap();
+        }
+        let p = prepare(&still, Budget::default()).unwrap();
+        assert_eq!((p.mime, p.bytes == still), ("image/gif", true));
     }
 
     #[test]
