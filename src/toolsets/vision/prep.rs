@@ -393,7 +393,7 @@ fn encode_fitting(
         let scaled = if (w, h) == (img.width(), img.height()) {
             None
         } else {
-            Some(img.thumbnail_exact(w, h))
+            Some(downscale(img, w, h))
         };
         let cur = scaled.as_ref().unwrap_or(img);
         if prefer_png {
@@ -422,6 +422,68 @@ fn encode_fitting(
         }
         long = (long / 2).max(MIN_LONG_SIDE);
     }
+}
+
+/// Area-averaging downscale. While the image is at least twice the target,
+/// 2×2 blocks are averaged first (a cheap pass over the raw bytes), so the
+/// general resampler only handles the last factor below 2.
+fn downscale(img: &DynamicImage, w: u32, h: u32) -> DynamicImage {
+    let mut cur: Option<DynamicImage> = None;
+    loop {
+        let src = cur.as_ref().unwrap_or(img);
+        if src.width() < w * 2 || src.height() < h * 2 {
+            break;
+        }
+        match halve(src) {
+            Some(half) => cur = Some(half),
+            None => break,
+        }
+    }
+    cur.as_ref().unwrap_or(img).thumbnail_exact(w, h)
+}
+
+/// Average 2×2 blocks of an 8-bit image (odd last row/column dropped).
+fn halve(img: &DynamicImage) -> Option<DynamicImage> {
+    fn run(src: &[u8], w: usize, h: usize, ch: usize) -> (Vec<u8>, usize, usize) {
+        let (nw, nh) = (w / 2, h / 2);
+        let mut out = vec![0u8; nw * nh * ch];
+        let stride = w * ch;
+        for y in 0..nh {
+            let r0 = &src[2 * y * stride..2 * y * stride + stride];
+            let r1 = &src[(2 * y + 1) * stride..(2 * y + 1) * stride + stride];
+            let o = &mut out[y * nw * ch..(y + 1) * nw * ch];
+            for x in 0..nw {
+                let i = 2 * x * ch;
+                for c in 0..ch {
+                    let sum = r0[i + c] as u16
+                        + r0[i + ch + c] as u16
+                        + r1[i + c] as u16
+                        + r1[i + ch + c] as u16;
+                    o[x * ch + c] = ((sum + 2) / 4) as u8;
+                }
+            }
+        }
+        (out, nw, nh)
+    }
+    let (w, h) = (img.width() as usize, img.height() as usize);
+    if w < 2 || h < 2 {
+        return None;
+    }
+    Some(match img {
+        DynamicImage::ImageRgb8(b) => {
+            let (o, nw, nh) = run(b.as_raw(), w, h, 3);
+            DynamicImage::ImageRgb8(image::RgbImage::from_raw(nw as u32, nh as u32, o)?)
+        }
+        DynamicImage::ImageRgba8(b) => {
+            let (o, nw, nh) = run(b.as_raw(), w, h, 4);
+            DynamicImage::ImageRgba8(image::RgbaImage::from_raw(nw as u32, nh as u32, o)?)
+        }
+        DynamicImage::ImageLuma8(b) => {
+            let (o, nw, nh) = run(b.as_raw(), w, h, 1);
+            DynamicImage::ImageLuma8(image::GrayImage::from_raw(nw as u32, nh as u32, o)?)
+        }
+        _ => return None,
+    })
 }
 
 fn done(bytes: Vec<u8>, mime: &'static str, w: u32, h: u32, source: SourceFormat) -> Prepared {
@@ -577,6 +639,20 @@ mod tests {
             "{}",
             p.describe()
         );
+    }
+
+    #[test]
+    fn downscale_averages_blocks() {
+        // Alternating black/white columns average to mid-grey, not aliasing.
+        let img = DynamicImage::ImageRgb8(image::RgbImage::from_fn(400, 200, |x, _| {
+            let v = if x % 2 == 0 { 0 } else { 255 };
+            image::Rgb([v, v, v])
+        }));
+        let small = downscale(&img, 100, 50).to_rgb8();
+        assert_eq!(small.dimensions(), (100, 50));
+        for p in small.pixels() {
+            assert!((120..=136).contains(&p[0]), "{:?}", p);
+        }
     }
 
     #[test]
