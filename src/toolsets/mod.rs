@@ -4,6 +4,7 @@
 pub mod kanban;
 pub mod media;
 pub mod skills;
+pub mod vision;
 pub mod web;
 
 use crate::server::Toolset;
@@ -12,6 +13,7 @@ use crate::server::Toolset;
 pub fn all() -> Vec<Box<dyn Toolset>> {
     vec![
         Box::new(web::WebToolset::default()),
+        Box::new(vision::VisionToolset::default()),
         Box::new(media::ImageGenToolset::default()),
         Box::new(skills::SkillsToolset),
         Box::new(media::TtsToolset::default()),

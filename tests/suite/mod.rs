@@ -11,5 +11,7 @@ mod net_ssrf;
 mod repo_rules;
 mod serve_protocol;
 mod skills;
+mod vision;
+mod vision_e2e;
 mod web;
 mod web_support;

@@ -1,0 +1,549 @@
+//! `auxiliary.vision`: which mode vision runs in, and the OpenAI-compatible
+//! chat-completions client for auxiliary mode (Hermes' `call_llm(task="vision")`).
+//!
+//! Native mode (the default) needs no configuration: Codex's model sees the
+//! image itself. Auxiliary mode is chosen by configuring a vision model or
+//! endpoint: `auxiliary.vision.{provider, model, base_url}` or
+//! `AUXILIARY_VISION_MODEL`.
+
+use std::time::Duration;
+
+use serde_json::{Map, Value, json};
+
+use crate::hermes::envvars;
+use crate::net::{ApiError, HttpClient};
+use crate::server::ServerContext;
+
+pub const OPENROUTER_BASE_URL: &str = "https://openrouter.ai/api/v1";
+pub const NOUS_BASE_URL: &str = "https://inference-api.nousresearch.com/v1";
+pub const OPENAI_BASE_URL: &str = "https://api.openai.com/v1";
+/// Hermes' `_OPENROUTER_MODEL` / `_NOUS_MODEL`.
+pub const DEFAULT_AGGREGATOR_MODEL: &str = "google/gemini-3-flash-preview";
+pub const DEFAULT_OPENAI_MODEL: &str = "gpt-4o-mini";
+/// The Hermes release whose behaviour we reproduce (Nous Portal client tag).
+const HERMES_VERSION: &str = "0.19.0";
+
+/// Hermes' `full_prompt` for `vision_analyze`.
+pub fn analysis_prompt(question: &str) -> String {
+    format!(
+        "Fully describe and explain everything about this image, then answer the following question:\n\n{question}"
+    )
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct AuxConfig {
+    /// `openrouter`, `nous`, `openai` or `custom`.
+    pub provider: String,
+    pub base_url: String,
+    pub api_key: Option<String>,
+    pub model: String,
+    pub timeout: Duration,
+    pub temperature: f64,
+    pub max_tokens: u64,
+    pub extra_body: Map<String, Value>,
+    pub extra_headers: Vec<(String, String)>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Mode {
+    /// Return the image to Codex's own model.
+    Native,
+    Auxiliary(AuxConfig),
+    /// Auxiliary mode is configured but cannot work; the reason says what to set.
+    Misconfigured(String),
+}
+
+fn key_var(provider: &str) -> Option<&'static str> {
+    match provider {
+        "openrouter" => Some(envvars::OPENROUTER_API_KEY),
+        "nous" => Some(envvars::NOUS_API_KEY),
+        "openai" | "custom" => Some(envvars::OPENAI_API_KEY),
+        _ => None,
+    }
+}
+
+/// `auxiliary.vision.download_timeout` (Hermes reads `HERMES_VISION_DOWNLOAD_TIMEOUT`
+/// first, then the config key; default 30 s).
+pub fn download_timeout(ctx: &ServerContext) -> Duration {
+    let secs = ctx
+        .env
+        .get(envvars::HERMES_VISION_DOWNLOAD_TIMEOUT)
+        .and_then(|v| v.trim().parse::<f64>().ok())
+        .or_else(|| ctx.config().f64("auxiliary.vision.download_timeout"))
+        .filter(|s| s.is_finite() && *s > 0.0)
+        .unwrap_or(30.0);
+    Duration::from_secs_f64(secs.min(3600.0))
+}
+
+/// Decide the mode from config and environment. Cheap: no I/O beyond the
+/// already-loaded config and `.env`.
+pub fn mode(ctx: &ServerContext) -> Mode {
+    let cfg = ctx.config();
+    let provider_raw = ctx
+        .config_str("auxiliary.vision.provider")
+        .map(|s| s.trim().to_ascii_lowercase())
+        .unwrap_or_else(|| "auto".into());
+    let base_url = ctx
+        .config_str("auxiliary.vision.base_url")
+        .map(|s| s.trim().trim_end_matches('/').to_string());
+    let model = ctx
+        .config_str("auxiliary.vision.model")
+        .map(|s| s.trim().to_string())
+        .or_else(|| {
+            ctx.env
+                .get(envvars::AUXILIARY_VISION_MODEL)
+                .map(|s| s.trim().to_string())
+        })
+        .filter(|s| !s.is_empty());
+    let api_key = ctx
+        .config_str("auxiliary.vision.api_key")
+        .map(|s| s.trim().to_string());
+
+    let provider = match provider_raw.as_str() {
+        "" | "auto" | "main" => {
+            if base_url.is_some() {
+                "custom".to_string()
+            } else if model.is_none() {
+                // Nothing configured: Codex's model looks at the image itself.
+                return Mode::Native;
+            } else if let Some(p) = ["openrouter", "nous", "openai"]
+                .into_iter()
+                .find(|p| api_key.is_some() || ctx.env.is_set(key_var(p).unwrap()))
+            {
+                p.to_string()
+            } else {
+                return Mode::Misconfigured(
+                    "an auxiliary vision model is configured (auxiliary.vision.model or AUXILIARY_VISION_MODEL) but no provider key was found: set OPENROUTER_API_KEY, NOUS_API_KEY or OPENAI_API_KEY in ~/.hermes/.env, or set auxiliary.vision.provider/base_url/api_key; remove the model setting to let Codex's own model look at images".into(),
+                );
+            }
+        }
+        "codex" | "openai-codex" | "native" => return Mode::Native,
+        "openrouter" | "nous" | "openai" | "custom" => provider_raw.clone(),
+        other => {
+            return Mode::Misconfigured(format!(
+                "auxiliary.vision.provider '{other}' is not supported by hermes-mcp: use openrouter, nous, openai, or custom with auxiliary.vision.base_url (or remove auxiliary.vision to let Codex's own model look at images)"
+            ));
+        }
+    };
+    let base_url = match (base_url, provider.as_str()) {
+        (Some(b), _) => b,
+        (None, "openrouter") => OPENROUTER_BASE_URL.into(),
+        (None, "nous") => NOUS_BASE_URL.into(),
+        (None, "openai") => ctx
+            .env
+            .get(envvars::OPENAI_BASE_URL)
+            .map(|s| s.trim().trim_end_matches('/').to_string())
+            .unwrap_or_else(|| OPENAI_BASE_URL.into()),
+        (None, _) => {
+            return Mode::Misconfigured(
+                "auxiliary.vision.provider is custom but auxiliary.vision.base_url is not set: set it to your OpenAI-compatible endpoint (e.g. http://localhost:11434/v1)".into(),
+            );
+        }
+    };
+    if !(base_url.starts_with("http://") || base_url.starts_with("https://")) {
+        return Mode::Misconfigured(format!(
+            "auxiliary.vision.base_url '{base_url}' is not an http(s) URL"
+        ));
+    }
+    let api_key = api_key.or_else(|| key_var(&provider).and_then(|v| ctx.env.get(v)));
+    if api_key.is_none() && provider != "custom" {
+        let var = key_var(&provider).unwrap();
+        return Mode::Misconfigured(format!(
+            "auxiliary.vision.provider is {provider} but {var} is not set: add it to ~/.hermes/.env (or set auxiliary.vision.api_key), or remove auxiliary.vision to let Codex's own model look at images"
+        ));
+    }
+    let model = match (model, provider.as_str()) {
+        (Some(m), _) => m,
+        (None, "openrouter" | "nous") => DEFAULT_AGGREGATOR_MODEL.into(),
+        (None, "openai") => DEFAULT_OPENAI_MODEL.into(),
+        (None, _) => {
+            return Mode::Misconfigured(
+                "auxiliary.vision.base_url is set but auxiliary.vision.model is not: set the vision model your endpoint serves (e.g. qwen2.5vl:7b)".into(),
+            );
+        }
+    };
+    let timeout = cfg
+        .f64("auxiliary.vision.timeout")
+        .filter(|t| t.is_finite() && *t > 0.0)
+        .unwrap_or(120.0)
+        .min(3600.0);
+    let temperature = cfg
+        .f64("auxiliary.vision.temperature")
+        .filter(|t| t.is_finite())
+        .unwrap_or(0.1);
+    let max_tokens = cfg
+        .f64("auxiliary.vision.max_tokens")
+        .filter(|t| t.is_finite() && *t >= 1.0)
+        .map(|t| t as u64)
+        .unwrap_or(2000);
+    let mut extra_body = match cfg.get("auxiliary.vision.extra_body") {
+        Some(Value::Object(m)) => m.clone(),
+        _ => Map::new(),
+    };
+    if let Some(effort) = ctx.config_str("auxiliary.vision.reasoning_effort")
+        && !extra_body.contains_key("reasoning")
+    {
+        extra_body.insert("reasoning".into(), json!({ "effort": effort.trim() }));
+    }
+    let mut extra_headers = Vec::new();
+    if is_host(&base_url, "openrouter.ai") {
+        // Hermes' `_OR_HEADERS_BASE` (app attribution).
+        extra_headers.push((
+            "HTTP-Referer".into(),
+            "https://hermes-agent.nousresearch.com".into(),
+        ));
+        extra_headers.push(("X-Title".into(), "Hermes Agent".into()));
+        extra_headers.push((
+            "X-OpenRouter-Categories".into(),
+            "productivity,cli-agent".into(),
+        ));
+    }
+    if provider == "nous" || is_host(&base_url, "inference-api.nousresearch.com") {
+        extra_body.entry("tags").or_insert_with(|| {
+            json!([
+                "product=hermes-agent",
+                format!("client=hermes-client-v{HERMES_VERSION}")
+            ])
+        });
+    }
+    Mode::Auxiliary(AuxConfig {
+        provider,
+        base_url,
+        api_key,
+        model,
+        timeout: Duration::from_secs_f64(timeout),
+        temperature,
+        max_tokens,
+        extra_body,
+        extra_headers,
+    })
+}
+
+fn is_host(base_url: &str, host: &str) -> bool {
+    url::Url::parse(base_url)
+        .ok()
+        .and_then(|u| u.host_str().map(|h| h.eq_ignore_ascii_case(host)))
+        .unwrap_or(false)
+}
+
+/// The chat-completions request body: the prompt and the image as a data URL,
+/// with `extra_body` merged at the top level (as the OpenAI SDK does).
+pub fn request_body(cfg: &AuxConfig, prompt: &str, image_data_url: &str) -> Value {
+    let mut body = Map::new();
+    body.insert("model".into(), json!(cfg.model));
+    body.insert(
+        "messages".into(),
+        json!([{
+            "role": "user",
+            "content": [
+                {"type": "text", "text": prompt},
+                {"type": "image_url", "image_url": {"url": image_data_url}},
+            ],
+        }]),
+    );
+    body.insert("temperature".into(), json!(cfg.temperature));
+    body.insert("max_tokens".into(), json!(cfg.max_tokens));
+    for (k, v) in &cfg.extra_body {
+        body.insert(k.clone(), v.clone());
+    }
+    Value::Object(body)
+}
+
+/// A failed auxiliary call; the text is what Hermes' hint matching reads.
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("{message}")]
+pub struct CallError {
+    pub status: Option<u16>,
+    pub message: String,
+}
+
+/// One chat-completions call; returns the answer text (may be empty).
+pub async fn chat(http: &HttpClient, cfg: &AuxConfig, body: &Value) -> Result<String, CallError> {
+    let url = format!("{}/chat/completions", cfg.base_url);
+    let mut req = http
+        .api()
+        .post(&url)
+        .timeout(cfg.timeout)
+        .header("Content-Type", "application/json")
+        .body(body.to_string());
+    if let Some(k) = &cfg.api_key {
+        req = req.bearer_auth(k);
+    }
+    for (k, v) in &cfg.extra_headers {
+        req = req.header(k, v);
+    }
+    let provider = format!("vision:{}", cfg.provider);
+    let resp = http
+        .send_api(&provider, Duration::ZERO, req)
+        .await
+        .map_err(|e| CallError {
+            status: match e {
+                ApiError::RateLimited { .. } => Some(429),
+                _ => None,
+            },
+            message: match e {
+                ApiError::Timeout => format!(
+                    "Request timed out after {} s (auxiliary.vision.timeout) calling {url}",
+                    cfg.timeout.as_secs()
+                ),
+                ApiError::RateLimited { .. } => format!("Error code: 429 - rate limited by {url}"),
+                other => format!("Connection error calling {url}: {other}"),
+            },
+        })?;
+    if !(200..300).contains(&resp.status) {
+        // The OpenAI SDK's `APIStatusError` text, which Hermes' hints match on.
+        let mut text = resp.text();
+        if text.chars().count() > 1000 {
+            text = text.chars().take(1000).collect::<String>() + "…";
+        }
+        return Err(CallError {
+            status: Some(resp.status),
+            message: format!("Error code: {} - {}", resp.status, text.trim()),
+        });
+    }
+    let v = resp.json().map_err(|e| CallError {
+        status: Some(resp.status),
+        message: format!("invalid chat-completions response from {url}: {e}"),
+    })?;
+    if let Some(err) = v.get("error").filter(|e| !e.is_null()) {
+        // Some gateways answer 200 with an error object.
+        return Err(CallError {
+            status: err.get("code").and_then(Value::as_u64).map(|c| c as u16),
+            message: format!("Error: {err}"),
+        });
+    }
+    Ok(extract_content_or_reasoning(&v))
+}
+
+/// Hermes' `extract_content_or_reasoning`: the message content without
+/// inline think blocks, else the structured reasoning fields.
+pub fn extract_content_or_reasoning(resp: &Value) -> String {
+    let msg = &resp["choices"][0]["message"];
+    let content = match &msg["content"] {
+        Value::String(s) => s.clone(),
+        // Some servers answer with content parts.
+        Value::Array(parts) => parts
+            .iter()
+            .filter_map(|p| p.get("text").and_then(Value::as_str))
+            .collect::<Vec<_>>()
+            .join(""),
+        _ => String::new(),
+    };
+    let content = content.trim();
+    if !content.is_empty() {
+        static THINK: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
+        let re = THINK.get_or_init(|| {
+            regex::Regex::new(
+                r"(?is)<(?:think|thinking|reasoning|thought|REASONING_SCRATCHPAD)>.*?</(?:think|thinking|reasoning|thought|REASONING_SCRATCHPAD)>",
+            )
+            .unwrap()
+        });
+        let cleaned = re.replace_all(content, "");
+        let cleaned = cleaned.trim();
+        if !cleaned.is_empty() {
+            return cleaned.to_string();
+        }
+    }
+    let mut parts: Vec<String> = Vec::new();
+    for field in ["reasoning", "reasoning_content"] {
+        if let Some(s) = msg[field].as_str().map(str::trim).filter(|s| !s.is_empty())
+            && !parts.iter().any(|p| p == s)
+        {
+            parts.push(s.to_string());
+        }
+    }
+    if let Some(details) = msg["reasoning_details"].as_array() {
+        for d in details {
+            let s = ["summary", "content", "text"]
+                .iter()
+                .find_map(|k| d.get(*k).and_then(Value::as_str).filter(|s| !s.is_empty()));
+            if let Some(s) = s
+                && !parts.iter().any(|p| p == s.trim())
+            {
+                parts.push(s.trim().to_string());
+            }
+        }
+    }
+    parts.join("\n\n")
+}
+
+/// Hermes' `_is_image_size_error`.
+pub fn is_size_error(message: &str) -> bool {
+    let m = message.to_lowercase();
+    [
+        "too large",
+        "payload",
+        "413",
+        "content_too_large",
+        "request_too_large",
+        "image_url",
+        "invalid_request",
+        "exceeds",
+        "size limit",
+    ]
+    .iter()
+    .any(|h| m.contains(h))
+}
+
+/// Hermes' friendly `analysis` text for a failed auxiliary analysis.
+pub fn friendly_hint(error: &str, model: &str) -> String {
+    let m = error.to_lowercase();
+    let any = |hs: &[&str]| hs.iter().any(|h| m.contains(h));
+    if any(&[
+        "402",
+        "insufficient",
+        "payment required",
+        "credits",
+        "billing",
+    ]) {
+        format!(
+            "Insufficient credits or payment required. Please top up your API provider account and try again. Error: {error}"
+        )
+    } else if any(&[
+        "does not support",
+        "not support image",
+        "content_policy",
+        "multimodal",
+        "unrecognized request argument",
+        "image input",
+    ]) {
+        format!(
+            "{model} does not support vision or our request was not accepted by the server. Error: {error}"
+        )
+    } else if any(&["invalid_request", "image_url"]) {
+        format!(
+            "The vision API rejected the image. This can happen when the image is in an unsupported format, corrupted, or still too large after auto-resize. Try a smaller JPEG/PNG and retry. Error: {error}"
+        )
+    } else {
+        format!(
+            "There was a problem with the request and the image could not be analyzed. Error: {error}"
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::hermes::{Env, HermesConfig, HermesHome};
+
+    fn ctx(yaml: &str, env: &[(&str, &str)]) -> ServerContext {
+        let home = HermesHome {
+            path: std::env::temp_dir().join("hermes-vision-unit"),
+            explicit: true,
+        };
+        ServerContext::with_parts(
+            home,
+            Env::from_map(env.iter().map(|(k, v)| (k.to_string(), v.to_string()))),
+            HermesConfig::from_yaml(yaml).unwrap(),
+        )
+    }
+
+    #[test]
+    fn native_by_default() {
+        assert_eq!(mode(&ctx("", &[])), Mode::Native);
+        assert_eq!(
+            mode(&ctx("auxiliary:\n  vision:\n    provider: auto\n", &[])),
+            Mode::Native
+        );
+        // A key alone does not switch modes: Codex's model can see images.
+        assert_eq!(mode(&ctx("", &[("OPENROUTER_API_KEY", "k")])), Mode::Native);
+    }
+
+    #[test]
+    fn explicit_provider_needs_its_key() {
+        let m = mode(&ctx(
+            "auxiliary:\n  vision:\n    provider: openrouter\n",
+            &[],
+        ));
+        let Mode::Misconfigured(why) = m else {
+            panic!("{m:?}")
+        };
+        assert!(why.contains("OPENROUTER_API_KEY"), "{why}");
+        let m = mode(&ctx(
+            "auxiliary:\n  vision:\n    provider: openrouter\n",
+            &[("OPENROUTER_API_KEY", "sk-or")],
+        ));
+        let Mode::Auxiliary(a) = m else {
+            panic!("{m:?}")
+        };
+        assert_eq!(a.base_url, OPENROUTER_BASE_URL);
+        assert_eq!(a.model, DEFAULT_AGGREGATOR_MODEL);
+        assert_eq!(a.api_key.as_deref(), Some("sk-or"));
+        assert!(a.extra_headers.iter().any(|(k, _)| k == "X-Title"));
+    }
+
+    #[test]
+    fn env_model_picks_a_provider_with_a_key() {
+        let m = mode(&ctx(
+            "",
+            &[("AUXILIARY_VISION_MODEL", "m1"), ("NOUS_API_KEY", "nk")],
+        ));
+        let Mode::Auxiliary(a) = m else {
+            panic!("{m:?}")
+        };
+        assert_eq!((a.provider.as_str(), a.model.as_str()), ("nous", "m1"));
+        assert_eq!(a.extra_body["tags"][0], "product=hermes-agent");
+        assert!(matches!(
+            mode(&ctx("", &[("AUXILIARY_VISION_MODEL", "m1")])),
+            Mode::Misconfigured(_)
+        ));
+    }
+
+    #[test]
+    fn custom_endpoint_settings() {
+        let yaml = "auxiliary:\n  vision:\n    provider: custom\n    base_url: http://127.0.0.1:9/v1/\n    model: llava\n    timeout: 7\n    temperature: 0.3\n    max_tokens: 99\n    extra_body: {top_k: 3}\n";
+        let Mode::Auxiliary(a) = mode(&ctx(yaml, &[])) else {
+            panic!()
+        };
+        assert_eq!(a.base_url, "http://127.0.0.1:9/v1");
+        assert_eq!(a.api_key, None);
+        assert_eq!(a.timeout, Duration::from_secs(7));
+        let body = request_body(&a, "p", "data:image/png;base64,AA");
+        assert_eq!(body["model"], "llava");
+        assert_eq!(body["temperature"], 0.3);
+        assert_eq!(body["max_tokens"], 99);
+        assert_eq!(body["top_k"], 3);
+        assert_eq!(
+            body["messages"][0]["content"][1]["image_url"]["url"],
+            "data:image/png;base64,AA"
+        );
+        let Mode::Misconfigured(why) =
+            mode(&ctx("auxiliary:\n  vision:\n    provider: custom\n", &[]))
+        else {
+            panic!()
+        };
+        assert!(why.contains("base_url"));
+        assert!(matches!(
+            mode(&ctx(
+                "auxiliary:\n  vision:\n    provider: gemini-cli\n",
+                &[]
+            )),
+            Mode::Misconfigured(_)
+        ));
+    }
+
+    #[test]
+    fn content_extraction() {
+        let r = json!({"choices":[{"message":{"content":"<think>hmm</think> A cat."}}]});
+        assert_eq!(extract_content_or_reasoning(&r), "A cat.");
+        let r = json!({"choices":[{"message":{"content":null,"reasoning":"It is a dog."}}]});
+        assert_eq!(extract_content_or_reasoning(&r), "It is a dog.");
+        let r = json!({"choices":[{"message":{"content":""}}]});
+        assert_eq!(extract_content_or_reasoning(&r), "");
+    }
+
+    #[test]
+    fn hints() {
+        assert!(friendly_hint("Error code: 402 - {}", "m").starts_with("Insufficient credits"));
+        assert!(
+            friendly_hint("model does not support image input", "m")
+                .starts_with("m does not support vision")
+        );
+        assert!(
+            friendly_hint("Error code: 400 - invalid_request", "m")
+                .starts_with("The vision API rejected")
+        );
+        assert!(friendly_hint("Error code: 500 - boom", "m").starts_with("There was a problem"));
+        assert!(is_size_error("Error code: 413 - too big"));
+    }
+}

@@ -1,0 +1,350 @@
+//! The `vision` toolset: `vision_analyze` (Hermes' `tools/vision_tools.py`),
+//! and [`VisionClient`], the image pipeline `browser_vision` uses too.
+//!
+//! * Native mode (default, no auxiliary vision model configured): the image is
+//!   returned as MCP image content with a short text naming the question;
+//!   Codex's model looks at it itself (Hermes' "native fast path", decided here
+//!   by configuration instead of by Hermes' main model).
+//! * Auxiliary mode (`auxiliary.vision` / `AUXILIARY_VISION_MODEL`): one
+//!   OpenAI-compatible chat-completions call with the image as a data URL and
+//!   Hermes' prompt; result `{"success": true, "analysis": ...}`.
+
+pub mod auxiliary;
+pub mod prep;
+pub mod source;
+
+use std::sync::{Arc, OnceLock};
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use tokio::sync::Semaphore;
+
+use crate::net::{HttpClient, Limits, Policy, SystemLookup};
+use crate::server::args::ArgsExt;
+use crate::server::toolset::BoxFuture;
+use crate::server::{
+    Availability, Hints, ServerContext, ToolCall, ToolEntry, ToolOutput, ToolSpec, Toolset,
+};
+
+pub use auxiliary::{AuxConfig, Mode};
+pub use prep::{Budget, PrepError, Prepared};
+pub use source::SourceError;
+
+pub const VISION_ANALYZE_DESCRIPTION: &str = "Load an image into the conversation so you can see it. Accepts a URL, local file path, or data URL. When your active model has native vision, the image is attached to your context directly and you read the pixels yourself on the next turn — call this any time the user references an image (filepath in their message, URL in tool output, screenshot from the browser, etc.). For non-vision models, falls back to an auxiliary vision model that returns a text description.";
+
+/// Hermes' `VISION_ANALYZE_SCHEMA` parameters.
+pub fn vision_analyze_schema() -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "image_url": {
+                "type": "string",
+                "description": "Image URL (http/https), local file path, or data: URL to load."
+            },
+            "question": {
+                "type": "string",
+                "description": "Your specific question or request about the image. Optional context the model uses on the next turn after seeing the image."
+            }
+        },
+        "required": ["image_url", "question"]
+    })
+}
+
+/// Hermes' native fast-path text part.
+pub fn native_text(question: &str) -> String {
+    let mut t = String::from(
+        "Image loaded into your context — you can see it natively now. Use your built-in vision to answer the user.",
+    );
+    if !question.trim().is_empty() {
+        t.push_str("\n\nQuestion: ");
+        t.push_str(question.trim());
+    }
+    t
+}
+
+/// Why an image could not be loaded or analyzed.
+#[derive(Debug, thiserror::Error)]
+pub enum VisionError {
+    #[error(transparent)]
+    Source(#[from] SourceError),
+    #[error(transparent)]
+    Prep(#[from] PrepError),
+    #[error("{0}")]
+    NotConfigured(String),
+    #[error("{0}")]
+    Http(String),
+    #[error(transparent)]
+    Call(#[from] auxiliary::CallError),
+}
+
+/// What an analysis produced.
+#[derive(Debug)]
+pub enum Analysis {
+    /// Native mode: hand these pixels to Codex's model.
+    Native(Prepared),
+    /// Auxiliary mode: the vision model's answer (Hermes' fallback text when
+    /// it answered nothing twice).
+    Text(String),
+}
+
+/// Encode/resize bursts run at most this many at once (Hermes'
+/// `_vision_cpu_executor`, sized to the usable cores).
+fn cpu_slots() -> &'static Semaphore {
+    static S: OnceLock<Semaphore> = OnceLock::new();
+    S.get_or_init(|| {
+        Semaphore::new(
+            std::thread::available_parallelism()
+                .map(|n| n.get())
+                .unwrap_or(1),
+        )
+    })
+}
+
+/// Validate/convert/downscale off the async threads, bounded to the cores.
+pub async fn prepare(data: Vec<u8>, budget: Budget) -> Result<Prepared, PrepError> {
+    let _slot = cpu_slots().acquire().await.expect("semaphore never closed");
+    tokio::task::spawn_blocking(move || prep::prepare(&data, budget))
+        .await
+        .unwrap_or_else(|e| Err(PrepError::Encode(format!("image worker failed: {e}"))))
+}
+
+async fn shrink(p: &Prepared) -> Option<Result<Prepared, PrepError>> {
+    let _slot = cpu_slots().acquire().await.expect("semaphore never closed");
+    let p = p.clone();
+    tokio::task::spawn_blocking(move || p.shrink())
+        .await
+        .unwrap_or_else(|e| Some(Err(PrepError::Encode(format!("image worker failed: {e}")))))
+}
+
+/// Image loading and analysis shared by `vision_analyze` and `browser_vision`.
+/// Holds the HTTP client (built on first use from the context's URL policy).
+#[derive(Default)]
+pub struct VisionClient {
+    http: OnceLock<Result<Arc<HttpClient>, String>>,
+}
+
+impl VisionClient {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The guarded client: image downloads go through `fetch` (SSRF checks on
+    /// every hop); the configured vision endpoint through `send_api`, which
+    /// trusts configured endpoints (a local vLLM/Ollama is fine) except cloud
+    /// metadata.
+    pub fn http(&self, ctx: &ServerContext) -> Result<Arc<HttpClient>, String> {
+        self.http
+            .get_or_init(|| {
+                let dl = auxiliary::download_timeout(ctx);
+                let api = match auxiliary::mode(ctx) {
+                    Mode::Auxiliary(a) => a.timeout,
+                    _ => Duration::from_secs(120),
+                };
+                let longest = dl.max(api) + Duration::from_secs(5);
+                let limits = Limits {
+                    connect: Duration::from_secs(10),
+                    read: longest,
+                    total: longest,
+                    max_bytes: prep::MAX_INGEST_BYTES,
+                    ..Limits::default()
+                };
+                HttpClient::new(Policy::from_context(ctx), Arc::new(SystemLookup), limits)
+                    .map(Arc::new)
+            })
+            .clone()
+    }
+
+    /// Load `image_url` (http(s), `file://`, local path or `data:`) as raw bytes.
+    pub async fn load(
+        &self,
+        ctx: &ServerContext,
+        image_url: &str,
+    ) -> Result<source::Loaded, VisionError> {
+        let lower = image_url.trim().to_ascii_lowercase();
+        let http = if lower.starts_with("http://") || lower.starts_with("https://") {
+            Some(self.http(ctx).map_err(VisionError::Http)?)
+        } else {
+            None
+        };
+        let dl = http.as_deref().map(|h| source::Download {
+            http: h,
+            timeout: auxiliary::download_timeout(ctx),
+            attempts: 3,
+            backoff: Duration::from_secs(2),
+        });
+        Ok(source::load(image_url, dl).await?)
+    }
+
+    /// Load and prepare an image source for a model.
+    pub async fn load_prepared(
+        &self,
+        ctx: &ServerContext,
+        image_url: &str,
+    ) -> Result<Prepared, VisionError> {
+        let loaded = self.load(ctx, image_url).await?;
+        let ctype = loaded.content_type.clone();
+        prepare(loaded.data, Budget::default())
+            .await
+            .map_err(|e| match (e, ctype) {
+                (PrepError::NotAnImage(_), Some(ct)) => {
+                    VisionError::Prep(PrepError::NotAnImage(format!(" (the server sent {ct})")))
+                }
+                (e, _) => VisionError::Prep(e),
+            })
+    }
+
+    /// Analyze raw image bytes (e.g. a browser screenshot) with `prompt`:
+    /// native mode prepares the pixels for Codex's model; auxiliary mode asks
+    /// the configured vision model.
+    pub async fn analyze_bytes(
+        &self,
+        ctx: &ServerContext,
+        image: Vec<u8>,
+        prompt: &str,
+    ) -> Result<Analysis, VisionError> {
+        let prepared = prepare(image, Budget::default()).await?;
+        self.analyze_prepared(ctx, prepared, prompt).await
+    }
+
+    /// Analyze an already prepared image with `prompt` (see [`Self::analyze_bytes`]).
+    pub async fn analyze_prepared(
+        &self,
+        ctx: &ServerContext,
+        prepared: Prepared,
+        prompt: &str,
+    ) -> Result<Analysis, VisionError> {
+        match auxiliary::mode(ctx) {
+            Mode::Native => Ok(Analysis::Native(prepared)),
+            Mode::Misconfigured(why) => Err(VisionError::NotConfigured(why)),
+            Mode::Auxiliary(cfg) => {
+                let http = self.http(ctx).map_err(VisionError::Http)?;
+                self.ask(&http, &cfg, prepared, prompt)
+                    .await
+                    .map(Analysis::Text)
+            }
+        }
+    }
+
+    /// The auxiliary call with Hermes' retries: on a size rejection, shrink the
+    /// image and retry once; on an empty answer, ask once more.
+    async fn ask(
+        &self,
+        http: &HttpClient,
+        cfg: &AuxConfig,
+        prepared: Prepared,
+        prompt: &str,
+    ) -> Result<String, VisionError> {
+        let mut body = auxiliary::request_body(cfg, prompt, &prepared.data_url());
+        let answer = match auxiliary::chat(http, cfg, &body).await {
+            Ok(a) => a,
+            Err(e) if auxiliary::is_size_error(&e.message) => {
+                let Some(smaller) = shrink(&prepared).await else {
+                    return Err(e.into());
+                };
+                let smaller = smaller?;
+                tracing::info!(
+                    "vision API rejected a {}x{} image ({}); retrying at {}x{}",
+                    prepared.width,
+                    prepared.height,
+                    e.message,
+                    smaller.width,
+                    smaller.height
+                );
+                body = auxiliary::request_body(cfg, prompt, &smaller.data_url());
+                auxiliary::chat(http, cfg, &body).await?
+            }
+            Err(e) => return Err(e.into()),
+        };
+        let answer = if answer.is_empty() {
+            tracing::warn!("vision model returned empty content, retrying once");
+            auxiliary::chat(http, cfg, &body).await?
+        } else {
+            answer
+        };
+        Ok(if answer.is_empty() {
+            "There was a problem with the request and the image could not be analyzed.".into()
+        } else {
+            answer
+        })
+    }
+}
+
+/// The result for a native-mode analysis: Hermes' text plus the image.
+pub fn native_output(prepared: &Prepared, question: &str) -> ToolOutput {
+    let mut text = native_text(question);
+    text.push_str(&format!("\n\n(Image: {}.)", prepared.describe()));
+    ToolOutput::text(text).with_image(prepared.base64(), prepared.mime)
+}
+
+/// `vision_analyze`'s full behaviour for an image source.
+pub async fn vision_analyze(
+    client: &VisionClient,
+    ctx: &ServerContext,
+    image_url: &str,
+    question: &str,
+) -> ToolOutput {
+    match auxiliary::mode(ctx) {
+        Mode::Native => match client.load_prepared(ctx, image_url).await {
+            Ok(p) => native_output(&p, question),
+            // Hermes' `tool_error(str(exc), success=False)`.
+            Err(e) => ToolOutput::error_json(json!({"error": e.to_string(), "success": false})),
+        },
+        Mode::Misconfigured(why) => ToolOutput::error_json(json!({"error": why, "success": false})),
+        Mode::Auxiliary(cfg) => {
+            let prompt = auxiliary::analysis_prompt(question);
+            let res = match client.load_prepared(ctx, image_url).await {
+                Ok(p) => client.analyze_prepared(ctx, p, &prompt).await,
+                Err(e) => Err(e),
+            };
+            match res {
+                Ok(Analysis::Text(analysis)) => {
+                    ToolOutput::json(json!({"success": true, "analysis": analysis}))
+                }
+                Ok(Analysis::Native(p)) => native_output(&p, question),
+                Err(e) => {
+                    let msg = e.to_string();
+                    ToolOutput::error_json(json!({
+                        "success": false,
+                        "error": format!("Error analyzing image: {msg}"),
+                        "analysis": auxiliary::friendly_hint(&msg, &cfg.model),
+                    }))
+                }
+            }
+        }
+    }
+}
+
+#[derive(Default)]
+pub struct VisionToolset {
+    client: VisionClient,
+}
+
+impl Toolset for VisionToolset {
+    fn name(&self) -> &'static str {
+        "vision"
+    }
+
+    fn tools(&self, ctx: &ServerContext) -> Vec<ToolEntry> {
+        let availability = match auxiliary::mode(ctx) {
+            Mode::Misconfigured(why) => Availability::Unavailable(why),
+            _ => Availability::Available,
+        };
+        vec![ToolEntry {
+            spec: ToolSpec {
+                name: "vision_analyze",
+                description: VISION_ANALYZE_DESCRIPTION.into(),
+                input_schema: vision_analyze_schema(),
+                hints: Hints::READ_ONLY_OPEN,
+            },
+            availability,
+        }]
+    }
+
+    fn call<'a>(&'a self, ctx: &'a ServerContext, call: ToolCall) -> BoxFuture<'a, ToolOutput> {
+        Box::pin(async move {
+            let image_url = call.args.str_arg("image_url").unwrap_or("").to_string();
+            let question = call.args.str_arg("question").unwrap_or("").to_string();
+            vision_analyze(&self.client, ctx, &image_url, &question).await
+        })
+    }
+}
