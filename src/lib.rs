@@ -8,6 +8,7 @@ pub mod cli;
 pub mod error;
 pub mod hermes;
 pub mod migrate;
+pub mod net;
 pub mod server;
 pub mod toolsets;
 

@@ -1,0 +1,547 @@
+//! The HTTP client every toolset uses.
+//!
+//! Two `reqwest` clients share one resolver implementation:
+//! * `fetch` (user-supplied URLs): the SSRF guard runs on every hop. Redirects
+//!   are followed by hand so each `Location` is checked like the first URL;
+//!   IP-literal hosts (which never reach a resolver) are checked by
+//!   [`check_url`]; hostnames are checked inside the resolver, and reqwest
+//!   connects to exactly the addresses the resolver returned, so DNS cannot
+//!   change between check and connect.
+//! * `api` (configured provider endpoints such as a self-hosted SearXNG on
+//!   localhost): only the cloud-metadata floor applies.
+//!
+//! rustls with the `ring` provider, no system proxy (a proxy would route
+//! around the guard), connect/read/total timeouts, size caps.
+
+use std::net::{IpAddr, SocketAddr};
+use std::sync::{Arc, Once};
+use std::time::Duration;
+
+use futures::future::BoxFuture;
+use reqwest::header::{CONTENT_TYPE, HeaderMap, LOCATION};
+use url::Url;
+
+use super::policy::{
+    Blocked, IpClass, METADATA_HOSTS, Policy, check_url, classify, normalize_host,
+};
+use super::ratelimit;
+
+/// Name resolution, injectable so tests can script DNS answers (including
+/// answers that change between calls).
+pub trait Lookup: Send + Sync + 'static {
+    fn lookup(&self, host: &str) -> BoxFuture<'static, std::io::Result<Vec<IpAddr>>>;
+}
+
+/// The system resolver (`getaddrinfo` through tokio).
+pub struct SystemLookup;
+
+impl Lookup for SystemLookup {
+    fn lookup(&self, host: &str) -> BoxFuture<'static, std::io::Result<Vec<IpAddr>>> {
+        let host = host.to_string();
+        Box::pin(async move {
+            let addrs = tokio::net::lookup_host((host.as_str(), 0)).await?;
+            Ok(addrs.map(|a| a.ip()).collect())
+        })
+    }
+}
+
+/// Timeouts and caps.
+#[derive(Debug, Clone)]
+pub struct Limits {
+    pub connect: Duration,
+    pub read: Duration,
+    pub total: Duration,
+    pub max_redirects: usize,
+    /// Default body cap for `fetch`.
+    pub max_bytes: usize,
+    /// Body cap for provider API responses.
+    pub max_api_bytes: usize,
+    /// Longest `Retry-After` we wait for on a 429 before giving up.
+    pub max_retry_wait: Duration,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            connect: Duration::from_secs(10),
+            read: Duration::from_secs(20),
+            total: Duration::from_secs(45),
+            max_redirects: 10,
+            max_bytes: 20 * 1024 * 1024,
+            max_api_bytes: 20 * 1024 * 1024,
+            max_retry_wait: Duration::from_secs(20),
+        }
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum FetchError {
+    #[error(transparent)]
+    Blocked(#[from] Blocked),
+    #[error("too many redirects (more than {0})")]
+    TooManyRedirects(usize),
+    #[error("response is larger than the {0} byte limit")]
+    TooLarge(usize),
+    #[error("timed out fetching {0}")]
+    Timeout(String),
+    #[error("cannot fetch {url}: {reason}")]
+    Network { url: String, reason: String },
+    #[error("invalid URL {0:?}")]
+    BadUrl(String),
+    #[error("{0}")]
+    Other(String),
+}
+
+/// A fetched response (status may be an error status; callers decide).
+#[derive(Debug, Clone)]
+pub struct Fetched {
+    pub final_url: Url,
+    pub status: u16,
+    pub headers: HeaderMap,
+    pub body: Vec<u8>,
+}
+
+impl Fetched {
+    pub fn content_type(&self) -> Option<String> {
+        self.headers
+            .get(CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .map(|s| s.to_ascii_lowercase())
+    }
+}
+
+/// Per-request options for `fetch`.
+#[derive(Debug, Clone, Default)]
+pub struct FetchOptions {
+    pub max_bytes: Option<usize>,
+    pub accept: Option<String>,
+}
+
+struct GuardResolver {
+    lookup: Arc<dyn Lookup>,
+    policy: Arc<Policy>,
+    /// false for the provider-API client: only the metadata floor applies.
+    guard_private: bool,
+}
+
+impl reqwest::dns::Resolve for GuardResolver {
+    fn resolve(&self, name: reqwest::dns::Name) -> reqwest::dns::Resolving {
+        let host = normalize_host(name.as_str());
+        let lookup = self.lookup.clone();
+        let policy = self.policy.clone();
+        let guard_private = self.guard_private;
+        Box::pin(async move {
+            let ips = resolve_checked(&*lookup, &policy, &host, "https", guard_private).await?;
+            let addrs: Box<dyn Iterator<Item = SocketAddr> + Send> =
+                Box::new(ips.into_iter().map(|ip| SocketAddr::new(ip, 0)));
+            Ok(addrs)
+        })
+    }
+}
+
+/// Resolve `host` and check every answer; any blocked answer blocks the host
+/// (as Hermes does). Returns the addresses that may be connected to.
+pub async fn resolve_checked(
+    lookup: &dyn Lookup,
+    policy: &Policy,
+    host: &str,
+    scheme: &str,
+    guard_private: bool,
+) -> Result<Vec<IpAddr>, Blocked> {
+    if METADATA_HOSTS.contains(&host) {
+        return Err(Blocked::Metadata {
+            host: host.to_string(),
+        });
+    }
+    let ips = lookup.lookup(host).await.map_err(|e| Blocked::Dns {
+        host: host.to_string(),
+        reason: e.to_string(),
+    })?;
+    if ips.is_empty() {
+        return Err(Blocked::Dns {
+            host: host.to_string(),
+            reason: "no addresses".into(),
+        });
+    }
+    for ip in &ips {
+        if guard_private {
+            policy.check_ip(host, scheme, *ip)?;
+        } else if classify(*ip) == IpClass::Metadata {
+            return Err(Blocked::Metadata {
+                host: host.to_string(),
+            });
+        }
+    }
+    Ok(ips)
+}
+
+/// The first [`Blocked`] in an error's source chain.
+fn find_blocked(e: &(dyn std::error::Error + 'static)) -> Option<Blocked> {
+    let mut cur: Option<&(dyn std::error::Error + 'static)> = Some(e);
+    while let Some(err) = cur {
+        if let Some(b) = err.downcast_ref::<Blocked>() {
+            return Some(b.clone());
+        }
+        cur = err.source();
+    }
+    None
+}
+
+fn describe(e: &reqwest::Error) -> String {
+    let mut parts = vec![e.to_string()];
+    let mut cur = std::error::Error::source(e);
+    while let Some(s) = cur {
+        let t = s.to_string();
+        if !parts.iter().any(|p| p.contains(&t)) {
+            parts.push(t);
+        }
+        cur = s.source();
+    }
+    parts.join(": ")
+}
+
+fn map_reqwest(e: reqwest::Error, url: &Url) -> FetchError {
+    if let Some(b) = find_blocked(&e) {
+        return FetchError::Blocked(b);
+    }
+    if e.is_timeout() {
+        return FetchError::Timeout(url.to_string());
+    }
+    FetchError::Network {
+        url: url.to_string(),
+        reason: describe(&e),
+    }
+}
+
+pub const USER_AGENT: &str = concat!(
+    "Mozilla/5.0 (compatible; hermes-mcp/",
+    env!("CARGO_PKG_VERSION"),
+    "; +https://github.com/NousResearch/hermes-agent)"
+);
+
+fn install_crypto() {
+    static ONCE: Once = Once::new();
+    ONCE.call_once(|| {
+        let _ = rustls::crypto::ring::default_provider().install_default();
+    });
+}
+
+/// The shared HTTP client.
+pub struct HttpClient {
+    fetch: reqwest::Client,
+    api: reqwest::Client,
+    policy: Arc<Policy>,
+    lookup: Arc<dyn Lookup>,
+    limits: Limits,
+}
+
+impl HttpClient {
+    /// Build both clients. `lookup` is the resolver used for every hostname.
+    pub fn new(policy: Policy, lookup: Arc<dyn Lookup>, limits: Limits) -> Result<Self, String> {
+        install_crypto();
+        let policy = Arc::new(policy);
+        let build = |guard_private: bool| {
+            reqwest::Client::builder()
+                .no_proxy()
+                .redirect(reqwest::redirect::Policy::none())
+                .connect_timeout(limits.connect)
+                .read_timeout(limits.read)
+                .timeout(limits.total)
+                .user_agent(USER_AGENT)
+                .dns_resolver(Arc::new(GuardResolver {
+                    lookup: lookup.clone(),
+                    policy: policy.clone(),
+                    guard_private,
+                }))
+                .build()
+                .map_err(|e| format!("cannot build the HTTP client: {e}"))
+        };
+        Ok(HttpClient {
+            fetch: build(true)?,
+            api: build(false)?,
+            policy,
+            lookup,
+            limits,
+        })
+    }
+
+    /// A client with the system resolver and default limits.
+    pub fn with_policy(policy: Policy) -> Result<Self, String> {
+        Self::new(policy, Arc::new(SystemLookup), Limits::default())
+    }
+
+    pub fn policy(&self) -> &Policy {
+        &self.policy
+    }
+
+    pub fn limits(&self) -> &Limits {
+        &self.limits
+    }
+
+    /// Check a URL the way `fetch` does before connecting, including DNS
+    /// (for callers such as a browser that cannot pin the address).
+    pub async fn check_url_resolved(&self, url: &Url) -> Result<(), Blocked> {
+        check_url(url, &self.policy)?;
+        if let Some(url::Host::Domain(d)) = url.host() {
+            let host = normalize_host(d);
+            if host.parse::<IpAddr>().is_err() {
+                resolve_checked(&*self.lookup, &self.policy, &host, url.scheme(), true).await?;
+            }
+        }
+        Ok(())
+    }
+
+    /// GET a user-supplied URL with the SSRF guard on every hop.
+    pub async fn fetch(&self, url: &Url, opts: &FetchOptions) -> Result<Fetched, FetchError> {
+        let cap = opts.max_bytes.unwrap_or(self.limits.max_bytes);
+        let mut current = url.clone();
+        let mut hops = 0usize;
+        loop {
+            check_url(&current, &self.policy)?;
+            // An https-only trusted host reached over http: check its answers
+            // with the real scheme (the resolver cannot see the scheme).
+            if let Some(url::Host::Domain(d)) = current.host() {
+                let h = normalize_host(d);
+                if current.scheme() == "http"
+                    && self
+                        .policy
+                        .trusted_private_hosts
+                        .iter()
+                        .any(|t| t.host == h && t.https_only)
+                    && !self.policy.allow_private
+                {
+                    resolve_checked(&*self.lookup, &self.policy, &h, "http", true).await?;
+                }
+            }
+            let mut req = self.fetch.get(current.clone());
+            req = req.header(
+                reqwest::header::ACCEPT,
+                opts.accept.as_deref().unwrap_or(
+                    "text/html,application/xhtml+xml,application/pdf,text/plain;q=0.9,*/*;q=0.8",
+                ),
+            );
+            let resp = req.send().await.map_err(|e| map_reqwest(e, &current))?;
+            let status = resp.status().as_u16();
+            if matches!(status, 301 | 302 | 303 | 307 | 308) {
+                if let Some(loc) = resp.headers().get(LOCATION).and_then(|v| v.to_str().ok()) {
+                    hops += 1;
+                    if hops > self.limits.max_redirects {
+                        return Err(FetchError::TooManyRedirects(self.limits.max_redirects));
+                    }
+                    current = current
+                        .join(loc.trim())
+                        .map_err(|_| FetchError::BadUrl(loc.to_string()))?;
+                    continue;
+                }
+            }
+            let headers = resp.headers().clone();
+            let body = read_capped(resp, cap, &current).await?;
+            return Ok(Fetched {
+                final_url: current,
+                status,
+                headers,
+                body,
+            });
+        }
+    }
+
+    /// The client for configured provider APIs (metadata floor only).
+    pub fn api(&self) -> &reqwest::Client {
+        &self.api
+    }
+
+    /// Send a provider API request with the provider's rate limit, honouring
+    /// `Retry-After` on 429 (retrying while the wait is short enough).
+    /// Returns the status and the (capped) body.
+    pub async fn send_api(
+        &self,
+        provider: &str,
+        min_interval: Duration,
+        req: reqwest::RequestBuilder,
+    ) -> Result<ApiResponse, ApiError> {
+        let mut attempt = 0;
+        loop {
+            attempt += 1;
+            let Some(this) = req.try_clone() else {
+                return Err(ApiError::Other("request body cannot be retried".into()));
+            };
+            let built = this.build().map_err(|e| ApiError::Other(e.to_string()))?;
+            let url = built.url().clone();
+            // Configured endpoints may be private; never cloud metadata.
+            let floor = Policy {
+                allow_private: true,
+                ..(*self.policy).clone()
+            };
+            if let Err(b @ Blocked::Metadata { .. }) = check_url(&url, &floor) {
+                return Err(ApiError::Blocked(b));
+            }
+            ratelimit::acquire(provider, min_interval).await;
+            let resp = self
+                .api
+                .execute(built)
+                .await
+                .map_err(|e| match map_reqwest(e, &url) {
+                    FetchError::Blocked(b) => ApiError::Blocked(b),
+                    FetchError::Timeout(_) => ApiError::Timeout,
+                    other => ApiError::Network(other.to_string()),
+                })?;
+            let status = resp.status().as_u16();
+            if status == 429 {
+                let wait = retry_after(resp.headers());
+                ratelimit::defer(provider, wait.unwrap_or(Duration::from_secs(1)));
+                match wait {
+                    Some(w) if w <= self.limits.max_retry_wait && attempt < 3 => continue,
+                    None if attempt < 2 => continue,
+                    _ => return Err(ApiError::RateLimited { retry_after: wait }),
+                }
+            }
+            let headers = resp.headers().clone();
+            let body = read_capped(resp, self.limits.max_api_bytes, &url)
+                .await
+                .map_err(|e| ApiError::Network(e.to_string()))?;
+            return Ok(ApiResponse {
+                status,
+                headers,
+                body,
+            });
+        }
+    }
+}
+
+#[derive(Debug)]
+pub struct ApiResponse {
+    pub status: u16,
+    pub headers: HeaderMap,
+    pub body: Vec<u8>,
+}
+
+impl ApiResponse {
+    pub fn json(&self) -> Result<serde_json::Value, String> {
+        serde_json::from_slice(&self.body).map_err(|e| format!("response is not JSON: {e}"))
+    }
+    pub fn text(&self) -> String {
+        String::from_utf8_lossy(&self.body).into_owned()
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ApiError {
+    #[error(transparent)]
+    Blocked(Blocked),
+    #[error("rate limited (HTTP 429){}", match .retry_after { Some(d) => format!("; retry after {} s", d.as_secs().max(1)), None => String::new() })]
+    RateLimited { retry_after: Option<Duration> },
+    #[error("request timed out")]
+    Timeout,
+    #[error("{0}")]
+    Network(String),
+    #[error("{0}")]
+    Other(String),
+}
+
+/// `Retry-After` as seconds or an HTTP date.
+pub fn retry_after(headers: &HeaderMap) -> Option<Duration> {
+    let v = headers.get("retry-after")?.to_str().ok()?.trim();
+    if let Ok(secs) = v.parse::<f64>() {
+        if secs.is_finite() && secs >= 0.0 {
+            return Some(Duration::from_secs_f64(secs.min(86_400.0)));
+        }
+    }
+    let when = httpdate_parse(v)?;
+    let now = std::time::SystemTime::now();
+    Some(when.duration_since(now).unwrap_or(Duration::ZERO))
+}
+
+/// RFC 7231 IMF-fixdate (`Sun, 06 Nov 1994 08:49:37 GMT`).
+fn httpdate_parse(s: &str) -> Option<std::time::SystemTime> {
+    let parts: Vec<&str> = s.split_whitespace().collect();
+    if parts.len() != 6 || parts[5] != "GMT" {
+        return None;
+    }
+    let day: u64 = parts[1].parse().ok()?;
+    let month = [
+        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
+    ]
+    .iter()
+    .position(|m| *m == parts[2])? as u64
+        + 1;
+    let year: i64 = parts[3].parse().ok()?;
+    let hms: Vec<u64> = parts[4]
+        .split(':')
+        .map(|x| x.parse().ok())
+        .collect::<Option<_>>()?;
+    if hms.len() != 3 {
+        return None;
+    }
+    // days from civil (Howard Hinnant)
+    let (y, m) = if month <= 2 {
+        (year - 1, month + 9)
+    } else {
+        (year, month - 3)
+    };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let doy = (153 * m as i64 + 2) / 5 + day as i64 - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    let days = era * 146_097 + doe - 719_468;
+    let secs = days * 86_400 + (hms[0] * 3600 + hms[1] * 60 + hms[2]) as i64;
+    if secs < 0 {
+        return None;
+    }
+    Some(std::time::UNIX_EPOCH + Duration::from_secs(secs as u64))
+}
+
+/// Read a body, refusing early on a Content-Length above the cap and stopping
+/// at the cap while streaming (chunks are already decompressed, so this also
+/// stops decompression bombs).
+async fn read_capped(
+    mut resp: reqwest::Response,
+    cap: usize,
+    url: &Url,
+) -> Result<Vec<u8>, FetchError> {
+    if let Some(len) = resp.content_length() {
+        if len as usize > cap && resp.headers().get("content-encoding").is_none() {
+            return Err(FetchError::TooLarge(cap));
+        }
+    }
+    let mut out = Vec::new();
+    loop {
+        match resp.chunk().await {
+            Ok(Some(chunk)) => {
+                if out.len() + chunk.len() > cap {
+                    return Err(FetchError::TooLarge(cap));
+                }
+                out.extend_from_slice(&chunk);
+            }
+            Ok(None) => break,
+            Err(e) => return Err(map_reqwest(e, url)),
+        }
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn retry_after_forms() {
+        let mut h = HeaderMap::new();
+        h.insert("retry-after", "3".parse().unwrap());
+        assert_eq!(retry_after(&h), Some(Duration::from_secs(3)));
+        h.insert(
+            "retry-after",
+            "Sun, 06 Nov 1994 08:49:37 GMT".parse().unwrap(),
+        );
+        assert_eq!(retry_after(&h), Some(Duration::ZERO));
+        assert_eq!(
+            httpdate_parse("Sun, 06 Nov 1994 08:49:37 GMT")
+                .unwrap()
+                .duration_since(std::time::UNIX_EPOCH)
+                .unwrap()
+                .as_secs(),
+            784_111_777
+        );
+        h.insert("retry-after", "soon".parse().unwrap());
+        assert_eq!(retry_after(&h), None);
+    }
+}
