@@ -25,7 +25,7 @@ apt_install() {  # apt_install PKG... (only the missing ones)
 }
 
 # System packages the tests use: python3-venv for Hermes, sqlite3 for board inspection.
-apt_install python3-venv sqlite3
+apt_install python3-venv sqlite3 chromium
 
 # The real codex CLI (end-to-end and config-validation tests).
 if ! command -v codex >/dev/null 2>&1 || [ "$(codex --version 2>/dev/null | awk '{print $2}')" != "$CODEX_VERSION" ]; then

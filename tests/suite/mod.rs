@@ -1,3 +1,4 @@
+mod browser;
 pub mod common;
 mod repo_rules;
 mod serve_protocol;

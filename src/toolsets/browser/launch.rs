@@ -135,7 +135,9 @@ pub fn spawn_chrome(exe: &Path, headed: bool) -> Result<ChromeProcess, String> {
                 let Ok(line) = line else { break };
                 if !sent {
                     if let Some(pos) = line.find("DevTools listening on ") {
-                        let url = line[pos + "DevTools listening on ".len()..].trim().to_string();
+                        let url = line[pos + "DevTools listening on ".len()..]
+                            .trim()
+                            .to_string();
                         let _ = wtx.send(url);
                         sent = true;
                         continue;
@@ -170,7 +172,11 @@ pub fn spawn_chrome(exe: &Path, headed: bool) -> Result<ChromeProcess, String> {
             Err(format!(
                 "Chromium ({}) failed to start: {}",
                 exe.display(),
-                if detail.is_empty() { "exited without output".into() } else { detail }
+                if detail.is_empty() {
+                    "exited without output".into()
+                } else {
+                    detail
+                }
             ))
         }
     }

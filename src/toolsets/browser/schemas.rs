@@ -77,152 +77,152 @@ pub const SCHEMAS: &[Schema] = &[
 
 fn browser_navigate_params() -> Value {
     json!({
-    "type": "object",
-    "properties": {
-        "url": {
-            "type": "string",
-            "description": "The URL to navigate to (e.g., 'https://example.com')"
-        }
-    },
-    "required": [
-        "url"
-    ]
-})
+        "type": "object",
+        "properties": {
+            "url": {
+                "type": "string",
+                "description": "The URL to navigate to (e.g., 'https://example.com')"
+            }
+        },
+        "required": [
+            "url"
+        ]
+    })
 }
 
 fn browser_snapshot_params() -> Value {
     json!({
-    "type": "object",
-    "properties": {
-        "full": {
-            "type": "boolean",
-            "description": "If true, returns complete page content. If false (default), returns compact view with interactive elements only.",
-            "default": false
-        }
-    },
-    "required": []
-})
+        "type": "object",
+        "properties": {
+            "full": {
+                "type": "boolean",
+                "description": "If true, returns complete page content. If false (default), returns compact view with interactive elements only.",
+                "default": false
+            }
+        },
+        "required": []
+    })
 }
 
 fn browser_click_params() -> Value {
     json!({
-    "type": "object",
-    "properties": {
-        "ref": {
-            "type": "string",
-            "description": "The element reference from the snapshot (e.g., '@e5', '@e12')"
-        }
-    },
-    "required": [
-        "ref"
-    ]
-})
+        "type": "object",
+        "properties": {
+            "ref": {
+                "type": "string",
+                "description": "The element reference from the snapshot (e.g., '@e5', '@e12')"
+            }
+        },
+        "required": [
+            "ref"
+        ]
+    })
 }
 
 fn browser_type_params() -> Value {
     json!({
-    "type": "object",
-    "properties": {
-        "ref": {
-            "type": "string",
-            "description": "The element reference from the snapshot (e.g., '@e3')"
+        "type": "object",
+        "properties": {
+            "ref": {
+                "type": "string",
+                "description": "The element reference from the snapshot (e.g., '@e3')"
+            },
+            "text": {
+                "type": "string",
+                "description": "The text to type into the field"
+            }
         },
-        "text": {
-            "type": "string",
-            "description": "The text to type into the field"
-        }
-    },
-    "required": [
-        "ref",
-        "text"
-    ]
-})
+        "required": [
+            "ref",
+            "text"
+        ]
+    })
 }
 
 fn browser_scroll_params() -> Value {
     json!({
-    "type": "object",
-    "properties": {
-        "direction": {
-            "type": "string",
-            "enum": [
-                "up",
-                "down"
-            ],
-            "description": "Direction to scroll"
-        }
-    },
-    "required": [
-        "direction"
-    ]
-})
+        "type": "object",
+        "properties": {
+            "direction": {
+                "type": "string",
+                "enum": [
+                    "up",
+                    "down"
+                ],
+                "description": "Direction to scroll"
+            }
+        },
+        "required": [
+            "direction"
+        ]
+    })
 }
 
 fn browser_back_params() -> Value {
     json!({
-    "type": "object",
-    "properties": {},
-    "required": []
-})
+        "type": "object",
+        "properties": {},
+        "required": []
+    })
 }
 
 fn browser_press_params() -> Value {
     json!({
-    "type": "object",
-    "properties": {
-        "key": {
-            "type": "string",
-            "description": "Key to press (e.g., 'Enter', 'Tab', 'Escape', 'ArrowDown')"
-        }
-    },
-    "required": [
-        "key"
-    ]
-})
+        "type": "object",
+        "properties": {
+            "key": {
+                "type": "string",
+                "description": "Key to press (e.g., 'Enter', 'Tab', 'Escape', 'ArrowDown')"
+            }
+        },
+        "required": [
+            "key"
+        ]
+    })
 }
 
 fn browser_get_images_params() -> Value {
     json!({
-    "type": "object",
-    "properties": {},
-    "required": []
-})
+        "type": "object",
+        "properties": {},
+        "required": []
+    })
 }
 
 fn browser_vision_params() -> Value {
     json!({
-    "type": "object",
-    "properties": {
-        "question": {
-            "type": "string",
-            "description": "What you want to know about the page visually. Be specific about what you're looking for."
+        "type": "object",
+        "properties": {
+            "question": {
+                "type": "string",
+                "description": "What you want to know about the page visually. Be specific about what you're looking for."
+            },
+            "annotate": {
+                "type": "boolean",
+                "default": false,
+                "description": "If true, overlay numbered [N] labels on interactive elements. Each [N] maps to ref @eN for subsequent browser commands. Useful for QA and spatial reasoning about page layout."
+            }
         },
-        "annotate": {
-            "type": "boolean",
-            "default": false,
-            "description": "If true, overlay numbered [N] labels on interactive elements. Each [N] maps to ref @eN for subsequent browser commands. Useful for QA and spatial reasoning about page layout."
-        }
-    },
-    "required": [
-        "question"
-    ]
-})
+        "required": [
+            "question"
+        ]
+    })
 }
 
 fn browser_console_params() -> Value {
     json!({
-    "type": "object",
-    "properties": {
-        "clear": {
-            "type": "boolean",
-            "default": false,
-            "description": "If true, clear the message buffers after reading"
+        "type": "object",
+        "properties": {
+            "clear": {
+                "type": "boolean",
+                "default": false,
+                "description": "If true, clear the message buffers after reading"
+            },
+            "expression": {
+                "type": "string",
+                "description": "JavaScript expression to evaluate in the page context. Runs in the browser like DevTools console — full access to DOM, window, document. Return values are serialized to JSON. Example: 'document.title' or 'document.querySelectorAll(\"a\").length'"
+            }
         },
-        "expression": {
-            "type": "string",
-            "description": "JavaScript expression to evaluate in the page context. Runs in the browser like DevTools console — full access to DOM, window, document. Return values are serialized to JSON. Example: 'document.title' or 'document.querySelectorAll(\"a\").length'"
-        }
-    },
-    "required": []
-})
+        "required": []
+    })
 }

@@ -47,7 +47,9 @@ impl Settings {
             .or_else(|| ctx.config_str("browser.cdp_url"))
             .map(|s| s.trim().to_string())
             .filter(|s| !s.is_empty());
-        let command = secs(ctx, "browser.command_timeout").unwrap_or(30.0).max(1.0);
+        let command = secs(ctx, "browser.command_timeout")
+            .unwrap_or(30.0)
+            .max(1.0);
         // Hermes: `open` gets at least 60 s. `browser.navigation_timeout` is ours.
         let navigation = secs(ctx, "browser.navigation_timeout").unwrap_or(command.max(60.0));
         // Hermes: config, then the legacy env var, default 120 s.
@@ -70,7 +72,9 @@ impl Settings {
             "auto_accept" => DialogPolicy::AutoAccept,
             "" | "must_respond" => DialogPolicy::MustRespond,
             other => {
-                tracing::warn!("browser.dialog_policy '{other}' is not one of must_respond|auto_dismiss|auto_accept; using must_respond");
+                tracing::warn!(
+                    "browser.dialog_policy '{other}' is not one of must_respond|auto_dismiss|auto_accept; using must_respond"
+                );
                 DialogPolicy::MustRespond
             }
         };

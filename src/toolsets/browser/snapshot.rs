@@ -53,13 +53,70 @@ const INTERACTIVE: &[&str] = &[
 ];
 
 /// Roles kept in compact mode besides interactive ones.
-const CONTENT: &[&str] = &["heading", "img", "image", "figure", "iframe", "Iframe", "alert", "dialog", "alertdialog", "status"];
+const CONTENT: &[&str] = &[
+    "heading",
+    "img",
+    "image",
+    "figure",
+    "iframe",
+    "Iframe",
+    "alert",
+    "dialog",
+    "alertdialog",
+    "status",
+];
 
 /// Landmarks: kept in compact mode only when named.
-const LANDMARKS: &[&str] = &["navigation", "main", "form", "region", "banner", "contentinfo", "complementary", "search", "table", "list", "group", "tablist", "menu", "menubar", "radiogroup", "tree", "grid", "toolbar"];
+const LANDMARKS: &[&str] = &[
+    "navigation",
+    "main",
+    "form",
+    "region",
+    "banner",
+    "contentinfo",
+    "complementary",
+    "search",
+    "table",
+    "list",
+    "group",
+    "tablist",
+    "menu",
+    "menubar",
+    "radiogroup",
+    "tree",
+    "grid",
+    "toolbar",
+];
 
 /// Roles never rendered (their children are).
-const TRANSPARENT: &[&str] = &["generic", "none", "presentation", "LabelText", "Section", "Div", "GenericContainer", "RootWebArea", "WebArea", "LayoutTable", "LayoutTableRow", "LayoutTableCell", "Pre", "Unknown", "ruby", "Abbr", "time", "mark", "emphasis", "strong", "code", "subscript", "superscript", "insertion", "deletion", "Span"];
+const TRANSPARENT: &[&str] = &[
+    "generic",
+    "none",
+    "presentation",
+    "LabelText",
+    "Section",
+    "Div",
+    "GenericContainer",
+    "RootWebArea",
+    "WebArea",
+    "LayoutTable",
+    "LayoutTableRow",
+    "LayoutTableCell",
+    "Pre",
+    "Unknown",
+    "ruby",
+    "Abbr",
+    "time",
+    "mark",
+    "emphasis",
+    "strong",
+    "code",
+    "subscript",
+    "superscript",
+    "insertion",
+    "deletion",
+    "Span",
+];
 
 /// Roles dropped with their subtree.
 const DROPPED: &[&str] = &["InlineTextBox", "ListMarker", "LineBreak", "MenuListPopup"];
@@ -95,10 +152,22 @@ pub enum RefError {
 impl std::fmt::Display for RefError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            RefError::NoSnapshot => write!(f, "No element refs yet: call browser_navigate or browser_snapshot first, then use a ref like @e1 from its output."),
-            RefError::Malformed(r) => write!(f, "'{r}' is not an element ref: use a ref from the snapshot such as @e5 (or e5)."),
-            RefError::Stale(r) => write!(f, "Ref {r} is stale: the page changed (navigated or reloaded) since the snapshot that issued it. Call browser_snapshot to get fresh refs."),
-            RefError::Unknown(r, range) => write!(f, "Unknown ref {r}: the latest snapshot issued {range}. Call browser_snapshot to get current refs."),
+            RefError::NoSnapshot => write!(
+                f,
+                "No element refs yet: call browser_navigate or browser_snapshot first, then use a ref like @e1 from its output."
+            ),
+            RefError::Malformed(r) => write!(
+                f,
+                "'{r}' is not an element ref: use a ref from the snapshot such as @e5 (or e5)."
+            ),
+            RefError::Stale(r) => write!(
+                f,
+                "Ref {r} is stale: the page changed (navigated or reloaded) since the snapshot that issued it. Call browser_snapshot to get fresh refs."
+            ),
+            RefError::Unknown(r, range) => write!(
+                f,
+                "Unknown ref {r}: the latest snapshot issued {range}. Call browser_snapshot to get current refs."
+            ),
         }
     }
 }
@@ -153,6 +222,11 @@ impl RefTable {
         );
         self.latest.push(n);
         n
+    }
+
+    /// The tab was replaced: every issued ref is stale.
+    pub fn invalidate(&mut self) {
+        self.doc_gen = u64::MAX;
     }
 
     /// Resolve a ref for the current document generation.
@@ -333,7 +407,8 @@ impl Renderer<'_, '_> {
             .collect::<Vec<_>>()
             .join(" ");
         // Text that only repeats the element's name (link text, button label).
-        if only_text && (joined.is_empty() || (named && (name.contains(&joined) || joined == name))) {
+        if only_text && (joined.is_empty() || (named && (name.contains(&joined) || joined == name)))
+        {
             kids.clear();
         }
         let value = norm_ws(&self.nodes[i].value);
@@ -417,9 +492,7 @@ pub fn render(nodes_json: &[Value], refs: &mut RefTable, doc_gen: u64, full: boo
             .and_then(|p| p.as_array())
             .map(|a| {
                 a.iter()
-                    .filter_map(|p| {
-                        Some((p.get("name")?.as_str()?, p.get("value")?))
-                    })
+                    .filter_map(|p| Some((p.get("name")?.as_str()?, p.get("value")?)))
                     .collect()
             })
             .unwrap_or_default();
@@ -444,7 +517,9 @@ pub fn render(nodes_json: &[Value], refs: &mut RefTable, doc_gen: u64, full: boo
             nodes[i].children = kids;
         }
     }
-    let roots: Vec<usize> = (0..nodes.len()).filter(|i| !has_parent.contains(i)).collect();
+    let roots: Vec<usize> = (0..nodes.len())
+        .filter(|i| !has_parent.contains(i))
+        .collect();
     let mut r = Renderer { nodes, refs, full };
     let mut items = Vec::new();
     for root in roots {
@@ -532,7 +607,11 @@ mod tests {
         assert_eq!(s.element_count, 3);
         // Same document: the same elements keep their refs.
         let f = render(&tree(), &mut refs, 1, true);
-        assert!(f.text.contains("- paragraph [ref=e4]: Some text"), "{}", f.text);
+        assert!(
+            f.text.contains("- paragraph [ref=e4]: Some text"),
+            "{}",
+            f.text
+        );
         assert!(f.text.contains("button \"Go\" [ref=e3]"));
         assert_eq!(refs.resolve("@e2", 1).unwrap().1.backend, 13);
         assert_eq!(refs.resolve("e2", 1).unwrap().1.backend, 13);
@@ -541,8 +620,14 @@ mod tests {
         let s2 = render(&tree(), &mut refs, 2, false);
         assert!(s2.text.contains("[ref=e5]"), "{}", s2.text);
         assert!(matches!(refs.resolve("@e2", 2), Err(RefError::Stale(_))));
-        assert!(matches!(refs.resolve("@e99", 2), Err(RefError::Unknown(..))));
-        assert!(matches!(refs.resolve("bogus", 2), Err(RefError::Malformed(_))));
+        assert!(matches!(
+            refs.resolve("@e99", 2),
+            Err(RefError::Unknown(..))
+        ));
+        assert!(matches!(
+            refs.resolve("bogus", 2),
+            Err(RefError::Malformed(_))
+        ));
     }
 
     #[test]
@@ -560,7 +645,9 @@ mod tests {
         let text: String = (0..2000).map(|i| format!("- text: line {i}\n")).collect();
         let t = truncate(&text, 15000, Some("/x/cache/snap.txt"));
         assert!(t.chars().count() <= 15000);
-        assert!(t.contains("more lines truncated — full snapshot: read_file path=\"/x/cache/snap.txt\" offset="));
+        assert!(t.contains(
+            "more lines truncated — full snapshot: read_file path=\"/x/cache/snap.txt\" offset="
+        ));
         let body = t.split("\n\n[...").next().unwrap();
         assert!(body.lines().all(|l| l.starts_with("- text: line ")));
         assert_eq!(truncate("short", 15000, None), "short");
