@@ -14,6 +14,7 @@
 
 pub mod cdp;
 pub mod launch;
+pub mod navigator;
 pub mod schemas;
 pub mod session;
 pub mod settings;
@@ -650,25 +651,39 @@ async fn navigate(ctx: &ServerContext, st: &Settings, s: &mut Session, url: Valu
     loads.borrow_and_update();
     let started = Instant::now();
     let nav_timeout = st.navigation_timeout;
+    let gen_before = s.tab.state.doc_gen();
+    let mut warning: Option<String> = None;
     let r = match tokio::time::timeout(
         nav_timeout,
-        cdp::call(&s.tab.page, "Page.navigate", json!({"url": url})),
+        s.tab.nav.call("Page.navigate", json!({"url": url})),
     )
     .await
     {
         Ok(r) => r,
         Err(_) => {
             let _ = cmd(st, s, "Page.stopLoading", json!({})).await;
-            return Err(Fail::msg(format!(
-                "Navigation timed out after {}s: {url} did not respond (browser.navigation_timeout / browser.command_timeout)",
+            if s.tab.state.doc_gen() == gen_before {
+                return Err(Fail::msg(format!(
+                    "Navigation timed out after {}s: {url} did not respond (browser.navigation_timeout / browser.command_timeout)",
+                    nav_timeout.as_secs_f64()
+                )));
+            }
+            // The document arrived in part: show what there is.
+            warning = Some(format!(
+                "The page did not finish loading within {}s; loading was stopped and the snapshot shows what had arrived.",
                 nav_timeout.as_secs_f64()
-            )));
+            ));
+            Ok(json!({}))
         }
     };
     let r = r.map_err(|e| Fail::msg(format!("Navigation failed: {e}")))?;
     let blocked = s.tab.state.blocked.lock().unwrap().take();
     if let Some((burl, refusal)) = blocked {
-        let _ = cdp::call(&s.tab.page, "Page.navigate", json!({"url": "about:blank"})).await;
+        let _ = s
+            .tab
+            .nav
+            .call("Page.navigate", json!({"url": "about:blank"}))
+            .await;
         let message = if burl != url {
             refusal
                 .message
@@ -690,7 +705,6 @@ async fn navigate(ctx: &ServerContext, st: &Settings, s: &mut Session, url: Valu
     {
         return Err(Fail::msg(format!("Navigation failed: {e} ({url})")));
     }
-    let mut warning: Option<String> = None;
     // A new document (not a same-document fragment change): wait for load.
     if r.get("loaderId")
         .and_then(|v| v.as_str())

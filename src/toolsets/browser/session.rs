@@ -26,6 +26,7 @@ use tokio::task::JoinHandle;
 
 use super::cdp;
 use super::launch::{self, ChromeProcess};
+use super::navigator::Navigator;
 use super::settings::{DialogPolicy, Settings};
 use super::snapshot::RefTable;
 use super::urlcheck::{self, BrowserPolicy, Refusal};
@@ -69,6 +70,8 @@ pub struct TabState {
 pub struct Tab {
     pub page: Page,
     pub state: Arc<TabState>,
+    /// `Page.navigate` goes through here (see `navigator.rs`).
+    pub nav: Navigator,
     tasks: Vec<JoinHandle<()>>,
 }
 
@@ -430,6 +433,10 @@ async fn open_tab(
     // targetCrashed; Fetch pauses document requests for the URL policy.
     let enable = async {
         cdp::call(&page, "Inspector.enable", json!({})).await?;
+        // chromiumoxide enables Network for its own request tracking, which
+        // the tools do not use; its typed parser also rejects Chromium 156's
+        // Network.*ExtraInfo events (one warning per request).
+        cdp::call(&page, "Network.disable", json!({})).await?;
         cdp::call(
                 &page,
                 "Fetch.enable",
@@ -441,5 +448,16 @@ async fn open_tab(
     tokio::time::timeout(settings.command_timeout, enable)
         .await
         .map_err(|_| "timed out preparing the browser tab".to_string())??;
-    Ok(Tab { page, state, tasks })
+    let nav = tokio::time::timeout(
+        settings.command_timeout,
+        Navigator::connect(browser.websocket_address(), page.target_id().inner()),
+    )
+    .await
+    .map_err(|_| "timed out attaching to the browser tab".to_string())??;
+    Ok(Tab {
+        page,
+        state,
+        nav,
+        tasks,
+    })
 }
