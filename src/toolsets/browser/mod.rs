@@ -530,16 +530,27 @@ async fn take_snapshot(
     s: &mut Session,
     full: bool,
 ) -> Result<(String, usize), String> {
+    let t0 = Instant::now();
     settle(st, s, Duration::ZERO).await;
-    let r = cmd(st, s, "Accessibility.getFullAXTree", json!({})).await?;
-    let nodes = r
-        .get("nodes")
-        .and_then(|v| v.as_array())
-        .cloned()
-        .unwrap_or_default();
+    let t1 = Instant::now();
+    let mut r = cmd(st, s, "Accessibility.getFullAXTree", json!({})).await?;
+    let t2 = Instant::now();
+    let nodes = match r.get_mut("nodes").map(Value::take) {
+        Some(Value::Array(a)) => a,
+        _ => Vec::new(),
+    };
     let gen_ = s.tab.state.doc_gen();
     let snap = snapshot::render(&nodes, &mut s.refs, gen_, full);
+    let t3 = Instant::now();
     let text = textsafety::redact(&snap.text);
+    tracing::debug!(
+        "snapshot: settle {:?}, AX tree {:?} ({} nodes), render {:?}, redact {:?}",
+        t1 - t0,
+        t2 - t1,
+        nodes.len(),
+        t3 - t2,
+        t3.elapsed()
+    );
     let text = if text.chars().count() > SNAPSHOT_MAX_CHARS {
         let stored = store_full_snapshot(ctx, &text);
         snapshot::truncate(&text, SNAPSHOT_MAX_CHARS, stored.as_deref())
