@@ -90,6 +90,7 @@ const LANDMARKS: &[&str] = &[
 
 /// Roles never rendered (their children are).
 const TRANSPARENT: &[&str] = &[
+    "MenuListPopup",
     "generic",
     "none",
     "presentation",
@@ -118,8 +119,30 @@ const TRANSPARENT: &[&str] = &[
     "Span",
 ];
 
+/// Transparent roles that are inline: their text runs on with the neighbours'.
+const INLINE: &[&str] = &[
+    "generic",
+    "none",
+    "presentation",
+    "Span",
+    "Abbr",
+    "time",
+    "mark",
+    "emphasis",
+    "strong",
+    "code",
+    "subscript",
+    "superscript",
+    "insertion",
+    "deletion",
+    "ruby",
+];
+
+/// Fields whose text children only repeat their value.
+const VALUE_FIELDS: &[&str] = &["textbox", "searchbox", "combobox", "spinbutton", "slider"];
+
 /// Roles dropped with their subtree.
-const DROPPED: &[&str] = &["InlineTextBox", "ListMarker", "LineBreak", "MenuListPopup"];
+const DROPPED: &[&str] = &["InlineTextBox", "ListMarker", "LineBreak"];
 
 #[derive(Debug, Clone)]
 pub struct RefEntry {
@@ -289,8 +312,10 @@ fn norm_ws(s: &str) -> String {
 
 /// A rendered child: text or element lines.
 enum Item {
-    Text(String),
-    Lines(String),
+    /// Text; `true` once its block ended (never merged with neighbours).
+    Text(String, bool),
+    /// Rendered element lines and the element's accessible name.
+    Lines(String, String),
 }
 
 pub struct Snapshot {
@@ -371,7 +396,7 @@ impl Renderer<'_, '_> {
         if role == "StaticText" {
             let t = norm_ws(&self.nodes[i].name);
             if !t.is_empty() {
-                out.push(Item::Text(t));
+                out.push(Item::Text(t, false));
             }
             return;
         }
@@ -386,37 +411,64 @@ impl Renderer<'_, '_> {
                 || (named && LANDMARKS.contains(&role))
                 || role == "dialog");
         if !keep {
-            for c in children {
-                self.render(c, depth, out);
+            // Inline wrappers pass text through; a block (paragraph, label,
+            // list item, ...) ends its text so that it is not run together
+            // with the next block's.
+            let inline = self.nodes[i].ignored || INLINE.contains(&role) || role.is_empty();
+            if inline {
+                for c in children {
+                    self.render(c, depth, out);
+                }
+            } else {
+                let mut local = Vec::new();
+                for c in children {
+                    self.render(c, depth, &mut local);
+                }
+                for it in merge_text(local) {
+                    out.push(match it {
+                        Item::Text(t, _) => Item::Text(t, true),
+                        other => other,
+                    });
+                }
             }
             return;
         }
-        // Children first (one level deeper), to decide what to show.
-        let mut kids: Vec<Item> = Vec::new();
-        for c in &children {
-            self.render(*c, depth + 1, &mut kids);
-        }
         let name = norm_ws(&self.nodes[i].name);
-        let only_text = kids.iter().all(|k| matches!(k, Item::Text(_)));
-        let joined: String = kids
-            .iter()
-            .filter_map(|k| match k {
-                Item::Text(t) => Some(t.as_str()),
-                _ => None,
-            })
-            .collect::<Vec<_>>()
-            .join(" ");
-        // Text that only repeats the element's name (link text, button label).
-        if only_text && (joined.is_empty() || (named && (name.contains(&joined) || joined == name)))
-        {
-            kids.clear();
-        }
-        let value = norm_ws(&self.nodes[i].value);
         let shown_role = match role {
             "image" => "img",
             "Iframe" => "iframe",
             r => r,
         };
+        // Refs in document order: the element before its children.
+        let ref_n = self.nodes[i]
+            .backend
+            .map(|b| self.refs.assign(b, shown_role, &name));
+        // Children (one level deeper), to decide what to show.
+        let mut kids: Vec<Item> = Vec::new();
+        for c in &children {
+            self.render(*c, depth + 1, &mut kids);
+        }
+        let only_text = kids.iter().all(|k| matches!(k, Item::Text(..)));
+        let joined: String = kids
+            .iter()
+            .filter_map(|k| match k {
+                Item::Text(t, _) => Some(t.as_str()),
+                _ => None,
+            })
+            .collect::<Vec<_>>()
+            .join(" ");
+        // Text that only repeats the element's name (link text, button label).
+        let value_now = norm_ws(&self.nodes[i].value);
+        if only_text
+            && (joined.is_empty()
+                || (named && (name.contains(&joined) || joined == name))
+                || (!value_now.is_empty()
+                    && (value_now.contains(&joined) || joined.contains(&value_now)))
+                || VALUE_FIELDS.contains(&role))
+        {
+            kids.clear();
+        }
+        let value = norm_ws(&self.nodes[i].value);
         let mut line = String::new();
         let indent = "  ".repeat(depth);
         let _ = write!(line, "{indent}- {shown_role}");
@@ -424,13 +476,12 @@ impl Renderer<'_, '_> {
             let _ = write!(line, " {}", quote(&name));
         }
         line.push_str(&self.states(i));
-        if let Some(b) = self.nodes[i].backend {
-            let n = self.refs.assign(b, shown_role, &name);
+        if let Some(n) = ref_n {
             let _ = write!(line, " [ref=e{n}]");
         }
         // A single text child goes on the element's line.
         if kids.len() == 1
-            && let Item::Text(t) = &kids[0]
+            && let Item::Text(t, _) = &kids[0]
             && value.is_empty()
         {
             let _ = write!(line, ": {t}");
@@ -445,22 +496,29 @@ impl Renderer<'_, '_> {
         let kid_indent = "  ".repeat(depth + 1);
         for k in merge_text(kids) {
             match k {
-                Item::Text(t) => {
+                Item::Text(t, _) => {
                     let _ = writeln!(line, "{kid_indent}- text: {t}");
                 }
-                Item::Lines(l) => line.push_str(&l),
+                Item::Lines(l, _) => line.push_str(&l),
             }
         }
-        out.push(Item::Lines(line));
+        out.push(Item::Lines(line, name));
     }
 }
 
 /// Adjacent text items become one.
+/// A label's text right before the element it names is dropped.
 fn merge_text(items: Vec<Item>) -> Vec<Item> {
     let mut out: Vec<Item> = Vec::with_capacity(items.len());
     for it in items {
+        if let Item::Lines(_, name) = &it
+            && !name.is_empty()
+            && matches!(out.last(), Some(Item::Text(t, _)) if t == name)
+        {
+            out.pop();
+        }
         match (out.last_mut(), it) {
-            (Some(Item::Text(prev)), Item::Text(t)) => {
+            (Some(Item::Text(prev, false)), Item::Text(t, false)) => {
                 prev.push(' ');
                 prev.push_str(&t);
             }
@@ -528,10 +586,10 @@ pub fn render(nodes_json: &[Value], refs: &mut RefTable, doc_gen: u64, full: boo
     let mut text = String::new();
     for it in merge_text(items) {
         match it {
-            Item::Text(t) => {
+            Item::Text(t, _) => {
                 let _ = writeln!(text, "- text: {t}");
             }
-            Item::Lines(l) => text.push_str(&l),
+            Item::Lines(l, _) => text.push_str(&l),
         }
     }
     while text.ends_with('\n') {
