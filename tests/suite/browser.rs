@@ -950,3 +950,106 @@ fn browser_tool_schemas_match_hermes() {
     );
     let _ = Command::new("true");
 }
+
+/// An externally started Chromium with a DevTools port (as a user would run
+/// for `browser.cdp_url`); killed with its process group on drop.
+struct ExternalChrome {
+    child: std::process::Child,
+    port: u16,
+    _profile: tempfile::TempDir,
+}
+
+impl ExternalChrome {
+    fn start() -> Self {
+        use std::os::unix::process::CommandExt;
+        require_chromium();
+        let profile = tempfile::tempdir().unwrap();
+        let child = Command::new("chromium")
+            .args([
+                "--headless=new",
+                "--no-sandbox",
+                "--disable-gpu",
+                "--disable-dev-shm-usage",
+                "--disable-background-networking",
+                "--disable-component-update",
+                "--disable-sync",
+                "--no-first-run",
+                "--remote-debugging-port=0",
+                &format!("--user-data-dir={}", profile.path().display()),
+                "about:blank",
+            ])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .process_group(0)
+            .spawn()
+            .expect("start chromium");
+        let port_file = profile.path().join("DevToolsActivePort");
+        let start = Instant::now();
+        let port = loop {
+            if let Ok(t) = std::fs::read_to_string(&port_file)
+                && let Some(p) = t.lines().next().and_then(|l| l.trim().parse().ok())
+            {
+                break p;
+            }
+            assert!(
+                start.elapsed() < Duration::from_secs(20),
+                "chromium did not open a DevTools port"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        };
+        ExternalChrome {
+            child,
+            port,
+            _profile: profile,
+        }
+    }
+}
+
+impl Drop for ExternalChrome {
+    fn drop(&mut self) {
+        unsafe { libc::kill(-(self.child.id() as i32), libc::SIGKILL) };
+        let _ = self.child.wait();
+    }
+}
+
+#[test]
+fn browser_attaches_over_cdp_url_with_the_shared_private_address_policy() {
+    let pages = PageServer::start();
+    let chrome = ExternalChrome::start();
+    let cdp = format!("http://127.0.0.1:{}", chrome.port);
+    // Attached browsers may live elsewhere: private addresses follow the shared policy (blocked by default).
+    let mut b = Browsing::start(&format!("browser:\n  cdp_url: \"{cdp}\"\n"));
+    let v = b.fail("browser_navigate", json!({"url": pages.url("/form.html")}));
+    assert!(
+        v["error"].as_str().unwrap().contains("private or internal"),
+        "{v}"
+    );
+    drop(b);
+    let mut b = Browsing::start(&format!(
+        "browser:\n  cdp_url: \"{cdp}\"\nsecurity:\n  allow_private_urls: true\n"
+    ));
+    let v = b.ok("browser_navigate", json!({"url": pages.url("/form.html")}));
+    assert_eq!(v["title"], "Order form");
+    // No Chromium of our own was launched.
+    assert!(procs_with(&b.marker()).is_empty());
+    let Browsing { env: _env, client } = b;
+    client.finish(Duration::from_secs(15));
+    // The user's browser keeps running after the server exits.
+    std::thread::sleep(Duration::from_millis(200));
+    let mut chrome = chrome;
+    assert!(
+        chrome.child.try_wait().unwrap().is_none(),
+        "attached browser was closed"
+    );
+    // ... and our tab is gone from it.
+    let list = std::process::Command::new("curl")
+        .args(["-s", &format!("{cdp}/json/list")])
+        .output();
+    if let Ok(out) = list {
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            !text.contains("Order form"),
+            "our tab was left open: {text}"
+        );
+    }
+}

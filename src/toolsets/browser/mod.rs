@@ -1433,6 +1433,30 @@ mod tests {
     use super::*;
 
     #[test]
+    fn screenshots_older_than_a_day_are_pruned() {
+        let d = tempfile::tempdir().unwrap();
+        let old = d.path().join("browser_screenshot_old.png");
+        let new = d.path().join("browser_screenshot_new.png");
+        let other = d.path().join("keep.png");
+        for p in [&old, &new, &other] {
+            std::fs::write(p, b"x").unwrap();
+        }
+        let past = SystemTime::now() - Duration::from_secs(25 * 3600);
+        for p in [&old, &other] {
+            std::fs::File::options()
+                .write(true)
+                .open(p)
+                .unwrap()
+                .set_modified(past)
+                .unwrap();
+        }
+        prune_screenshots(d.path());
+        assert!(!old.exists());
+        assert!(new.exists());
+        assert!(other.exists(), "only our screenshots are pruned");
+    }
+
+    #[test]
     fn keys_and_types() {
         assert_eq!(parse_key("Control+a"), (2, "a".into()));
         assert_eq!(parse_key("Enter"), (0, "Enter".into()));

@@ -157,6 +157,10 @@ impl Session {
                 (Some(p), u, false)
             }
         };
+        // chromiumoxide resolves an http(s) `cdp_url` with its own reqwest
+        // client, which needs a process-wide rustls provider (the one
+        // crate::net installs too).
+        let _ = rustls::crypto::ring::default_provider().install_default();
         let connected = tokio::time::timeout(
             Duration::from_secs(20),
             Browser::connect_with_config(url.clone(), handler_cfg),
