@@ -288,7 +288,7 @@ impl BrowserToolset {
             if let Some(o) = v.as_object_mut() {
                 if !pending.is_empty() {
                     o.insert("pending_dialogs".into(), Value::Array(pending.clone()));
-                    o.insert("dialog_hint".into(), json!("A JavaScript dialog is open. Respond with browser_press key=\"Enter\" to accept or key=\"Escape\" to dismiss (for a prompt, browser_type the answer into any ref first is not needed: the default text is used)."));
+                    o.insert("dialog_hint".into(), json!("A JavaScript dialog is open and blocks the page. Respond with browser_press key=\"Enter\" to accept (a prompt gets its default text) or key=\"Escape\" to dismiss."));
                 }
                 if !handled.is_empty() {
                     o.insert("dialogs_handled".into(), Value::Array(handled.clone()));
@@ -1350,10 +1350,7 @@ async fn vision(
             );
             annotations.push(json!({"label": format!("[{n}]"), "ref": format!("@e{n}"), "role": e.role, "name": textsafety::redact(&e.name)}));
         }
-        let doc = cmd(st, s, "DOM.getDocument", json!({"depth": 0}))
-            .await
-            .ok();
-        let _ = doc;
+
         let win = cmd(
             st,
             s,
