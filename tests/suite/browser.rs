@@ -1053,3 +1053,19 @@ fn browser_attaches_over_cdp_url_with_the_shared_private_address_policy() {
         );
     }
 }
+
+#[test]
+fn browser_killed_browser_is_relaunched_on_navigate() {
+    let pages = PageServer::start();
+    let mut b = Browsing::start("");
+    b.ok("browser_navigate", json!({"url": pages.url("/form.html")}));
+    let (_, pgid) = chromium_main(&b.marker());
+    unsafe { libc::kill(-pgid, libc::SIGKILL) };
+    wait_gone(&b.marker(), pgid, Duration::from_secs(10));
+    std::thread::sleep(Duration::from_millis(300));
+    let v = b.fail("browser_snapshot", json!({}));
+    let msg = v["error"].as_str().unwrap();
+    assert!(msg.contains("browser_navigate"), "{msg}");
+    let v = b.ok("browser_navigate", json!({"url": pages.url("/form.html")}));
+    assert_eq!(v["title"], "Order form");
+}

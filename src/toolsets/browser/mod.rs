@@ -207,6 +207,18 @@ impl BrowserToolset {
         {
             return Err(Fail::msg(err));
         }
+        // The browser went away (killed, crashed, connection lost): drop it;
+        // browser_navigate starts a new one.
+        let mut gone = false;
+        if let Some(sess) = slot.as_mut()
+            && !sess.is_alive()
+        {
+            tracing::warn!("browser: the browser exited or its connection closed");
+            if let Some(x) = slot.take() {
+                x.close().await;
+            }
+            gone = true;
+        }
         let mut pre: Option<Value> = None;
         if call.name == "browser_navigate" {
             pre = Some(
@@ -214,9 +226,11 @@ impl BrowserToolset {
                     .await?,
             );
         } else if slot.is_none() {
-            return Err(Fail::msg(
-                "No browser session: call browser_navigate first to open a page.",
-            ));
+            return Err(Fail::msg(if gone {
+                "The browser exited unexpectedly. Call browser_navigate to start a new one."
+            } else {
+                "No browser session: call browser_navigate first to open a page."
+            }));
         }
         let sess = self.ensure(ctx, st, slot).await?;
         // A crashed tab: say so, and replace it on the next navigation.

@@ -251,6 +251,18 @@ impl Session {
     pub fn process_id(&self) -> Option<i32> {
         self.process.as_ref().map(|p| p.pid)
     }
+
+    /// Whether the browser is still there (its CDP connection open and, for a
+    /// launched browser, its process running).
+    pub fn is_alive(&mut self) -> bool {
+        if self.handler.is_finished() {
+            return false;
+        }
+        match self.process.as_mut() {
+            Some(p) => matches!(p.child.try_wait(), Ok(None)),
+            None => true,
+        }
+    }
 }
 
 impl TabState {
