@@ -107,6 +107,14 @@ def ours_snapshot_text(text):
     return json.loads(text)["snapshot"]
 
 
+def ours_untruncated_chars(snap):
+    """Length of the whole snapshot: the stored copy when the answer was cut."""
+    if 'full snapshot: read_file path="' in snap:
+        path = snap.split('read_file path="', 1)[1].split('"', 1)[0]
+        return len(open(path, encoding="utf-8").read())
+    return len(snap)
+
+
 def run(kind, argv, env, urls, runs):
     res = {}
     c = Client(argv, env)
@@ -124,6 +132,8 @@ def run(kind, argv, env, urls, runs):
             times.append(time.perf_counter() - t0)
             size = len(ours_snapshot_text(s)) if kind == "ours" else len(s)
         res[page] = {"warm_nav_snapshot_s": statistics.median(times), "snapshot_chars": size}
+        if kind == "ours":
+            res[page]["untruncated_chars"] = ours_untruncated_chars(ours_snapshot_text(s))
         if kind == "ours":
             full = ours_snapshot_text(c.tool("browser_snapshot", {"full": True}))
             res[page]["full_snapshot_chars"] = len(full)
@@ -168,6 +178,8 @@ def main():
               f"{o['warm_nav_snapshot_s'] / p['warm_nav_snapshot_s']:>9.2f}")
         print(f"{page + ' snapshot chars':28}{o['snapshot_chars']:>14}{p['snapshot_chars']:>14}"
               f"{o['snapshot_chars'] / p['snapshot_chars']:>9.2f}")
+        print(f"{page + ' untruncated chars':28}{o['untruncated_chars']:>14}{p['snapshot_chars']:>14}"
+              f"{o['untruncated_chars'] / p['snapshot_chars']:>9.2f}")
         print(f"{page + ' full snapshot chars':28}{o['full_snapshot_chars']:>14}{'':>14}"
               f"{o['full_snapshot_chars'] / p['snapshot_chars']:>9.2f}")
     print(json.dumps({"hermes_mcp": ours, "playwright": pw}, indent=1), file=sys.stderr)
