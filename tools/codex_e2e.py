@@ -103,14 +103,15 @@ class Mock:
 
         sse({"type": "response.created", "response": {"id": rid, "status": "in_progress"}})
         inp = body.get("input") or []
-        last = inp[-1] if inp else {}
-        if last.get("type") == "function_call_output":
-            out = last.get("output")
+        calls = parse_calls(last_user_text(inp))
+        done = sum(1 for i in inp if i.get("type") == "function_call_output")
+        if done >= len(calls):
+            outs = [i for i in inp if i.get("type") == "function_call_output"]
+            out = outs[-1].get("output") if outs else None
             text = out if isinstance(out, str) else json.dumps(out)
             self.message(sse, rid, f"The MCP tool returned: {text}")
         else:
-            m = re.search(r"CALL\s+(\S+)\s*(\{.*\})?\s*$", last_user_text(inp), re.S)
-            tool, args = (m.group(1), m.group(2) or "{}") if m else ("", "{}")
+            tool, args = calls[done]
             if not offered(body, tool):
                 self.message(sse, rid, f"mock: no tool {NAMESPACE}.{tool!r} was offered")
             else:
@@ -144,6 +145,16 @@ def last_user_text(inp):
                 if c.get("type") == "input_text":
                     return c.get("text", "")
     return ""
+
+
+def parse_calls(prompt):
+    """`CALL tool {json} THEN tool {json} ...` -> [(tool, args-json)]."""
+    calls = []
+    for part in re.split(r"\s+THEN\s+", prompt.strip()):
+        m = re.match(r"(?:CALL\s+)?(\S+)\s*(\{.*\})?\s*$", part, re.S)
+        if m:
+            calls.append((m.group(1), m.group(2) or "{}"))
+    return calls
 
 
 def hermes_tools_offered(body):
@@ -287,6 +298,8 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--tool", required=True)
     ap.add_argument("--args", default="{}")
+    ap.add_argument("--then", nargs=2, action="append", default=[], metavar=("TOOL", "ARGS"),
+                    help="another call in the same turn, after the previous one returned (repeatable)")
     ap.add_argument("--via", choices=["exec", "appserver"], default="exec")
     ap.add_argument("--bin", default=str(ROOT / "target" / "debug" / "hermes-mcp"))
     ap.add_argument("--codex", default=os.environ.get("CODEX") or shutil.which("codex"))
@@ -331,7 +344,7 @@ def main():
             return 1
         summary["config_toml"] = (codex_home / "config.toml").read_text()
 
-        prompt = f"CALL {a.tool} {a.args}"
+        prompt = " THEN ".join([f"CALL {a.tool} {a.args}"] + [f"{t} {x}" for t, x in a.then])
         env = codex_env(codex_home, home, extra)
         t0 = time.monotonic()
         runner = run_appserver if a.via == "appserver" else run_exec
@@ -343,9 +356,10 @@ def main():
     posts = [r for r in mock.requests if r["method"] == "POST"]
     summary["requests"] = [{"path": r["path"], "hermes_tools": hermes_tools_offered(r["body"] or {})}
                            for r in posts]
-    second = posts[1]["body"] if len(posts) > 1 else {}
-    outputs = [i for i in (second.get("input") or []) if i.get("type") == "function_call_output"]
-    summary["function_call_output"] = outputs[-1].get("output") if outputs else None
+    last = posts[-1]["body"] if len(posts) > 1 else {}
+    outputs = [i.get("output") for i in (last.get("input") or []) if i.get("type") == "function_call_output"]
+    summary["function_call_outputs"] = outputs  # what the model received, call by call
+    summary["function_call_output"] = outputs[-1] if outputs else None
     summary.pop("events", None)
     final = summary.get("final_message") or ""
     summary["ok"] = (summary.get("returncode") == 0 and summary.get("tool_call") is not None

@@ -25,8 +25,8 @@ apt_install() {  # apt_install PKG... (only the missing ones)
 }
 
 # System packages the tests use: python3-venv for Hermes, sqlite3 for board inspection,
-# espeak-ng (offline text_to_speech) and sox (audio conversion, duration checks).
-apt_install python3-venv sqlite3 espeak-ng sox
+# espeak-ng (offline text_to_speech), sox (audio conversion, duration checks), chromium (browser).
+apt_install python3-venv sqlite3 espeak-ng sox chromium
 
 # The real codex CLI (end-to-end and config-validation tests).
 if ! command -v codex >/dev/null 2>&1 || [ "$(codex --version 2>/dev/null | awk '{print $2}')" != "$CODEX_VERSION" ]; then

@@ -97,7 +97,7 @@ vars! {
     OPENAI_BASE_URL = Serve, "media", "OpenAI-compatible base URL";
     VOICE_TOOLS_OPENAI_KEY = Serve, "tts", "OpenAI key for speech (preferred over OPENAI_API_KEY)";
     ELEVENLABS_API_KEY = Serve, "tts", "ElevenLabs speech";
-    PATH = Base, "media", "where espeak-ng, piper, ffmpeg and sox are found (Codex passes it by default)";
+    PATH = Base, "core", "where chromium, espeak-ng, piper, ffmpeg and sox are found (Codex passes it by default)";
     // CLI side only
     CODEX_HOME = Cli, "migrate", "Codex home (config.toml); default ~/.codex";
     NO_COLOR = Cli, "migrate", "disable colour in diffs and reports";

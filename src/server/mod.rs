@@ -118,8 +118,21 @@ impl HermesServer {
             cancel: cancel.clone(),
             progress,
         };
+        // A panic in a toolset must not cost the client its reply (nor the server).
+        let run =
+            futures::FutureExt::catch_unwind(std::panic::AssertUnwindSafe(ts.call(ctx, call)));
         tokio::select! {
-            out = ts.call(ctx, call) => out,
+            out = run => out.unwrap_or_else(|panic| {
+                let msg = panic
+                    .downcast_ref::<&str>()
+                    .map(|s| s.to_string())
+                    .or_else(|| panic.downcast_ref::<String>().cloned())
+                    .unwrap_or_else(|| "unknown panic".into());
+                tracing::error!(tool = name, "tool call panicked: {msg}");
+                ToolOutput::error(format!(
+                    "internal error in {name}: {msg} (a bug in hermes-mcp; please report it)"
+                ))
+            }),
             _ = cancel.cancelled() => ToolOutput::error(format!("{name} was cancelled")),
         }
     }
@@ -270,6 +283,9 @@ mod tests {
         ) -> toolset::BoxFuture<'a, ToolOutput> {
             Box::pin(async move {
                 let steps = call.args["steps"].as_u64().unwrap();
+                if steps == 13 {
+                    panic!("unlucky number");
+                }
                 for i in 1..=steps {
                     call.progress
                         .report(i, Some(steps), format!("step {i}"))
@@ -415,6 +431,24 @@ mod tests {
             !h.finished.load(Ordering::SeqCst),
             "the cancelled call ran to completion"
         );
+    }
+
+    #[tokio::test]
+    async fn a_panicking_tool_gets_an_error_result_and_the_server_lives_on() {
+        let mut h = Harness::start().await;
+        h.send(json!({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"slow","arguments":{"steps":13}}})).await;
+        let r = h.next().await;
+        assert_eq!(r["result"]["isError"], true, "{r}");
+        assert!(
+            r["result"]["content"][0]["text"]
+                .as_str()
+                .unwrap()
+                .contains("unlucky number"),
+            "{r}"
+        );
+        h.send(json!({"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"slow","arguments":{"steps":1}}})).await;
+        let r = h.next().await;
+        assert_eq!(r["result"]["isError"], false, "{r}");
     }
 
     #[tokio::test]

@@ -1,6 +1,7 @@
 //! Hermes' toolsets, one module each. [`all`] is the one place that lists them,
 //! in Hermes' `EXPOSED_TOOLS` order.
 
+pub mod browser;
 pub mod kanban;
 pub mod media;
 pub mod skills;
@@ -13,6 +14,7 @@ use crate::server::Toolset;
 pub fn all() -> Vec<Box<dyn Toolset>> {
     vec![
         Box::new(web::WebToolset::default()),
+        Box::new(browser::BrowserToolset::new()),
         Box::new(vision::VisionToolset::default()),
         Box::new(media::ImageGenToolset::default()),
         Box::new(skills::SkillsToolset),

@@ -197,3 +197,47 @@ fn codex_exec_web_extract_returns_the_page_to_the_model() {
         server.paths()
     );
 }
+
+/// browser_navigate then browser_snapshot in one codex turn: the model gets the
+/// page's outline with refs (real Chromium, page served on loopback). Through
+/// `codex app-server`, as Hermes drives Codex: browser_navigate is not read-only,
+/// so Codex asks for approval (an elicitation the client answers); `codex exec`
+/// would refuse it under its "never" approval policy.
+#[test]
+fn codex_browser_navigate_then_snapshot_returns_the_outline() {
+    use super::web_support::{Resp, TestServer};
+    let page = "<html><head><title>Signup</title></head><body><h1>Join the otter club</h1>\
+        <form><label>Email <input name=email type=email></label><button type=submit>Sign up</button></form></body></html>";
+    let server = TestServer::start(move |_, _| Resp::html(page));
+    let env = TestEnv::new();
+    let nav = serde_json::json!({ "url": server.url("/signup") }).to_string();
+    let s = run_harness(
+        &env.hermes_home(),
+        "browser_navigate",
+        &nav,
+        &["--then", "browser_snapshot", "{}", "--via", "appserver"],
+    );
+    assert_ok(&s);
+    let asked: Vec<String> = s["elicitations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["_meta"]["tool_name"].to_string())
+        .collect();
+    assert!(
+        asked.iter().any(|t| t.contains("browser_navigate")),
+        "navigate asks for approval: {asked:?}"
+    );
+    assert!(
+        !asked.iter().any(|t| t.contains("browser_snapshot")),
+        "read-only snapshot does not: {asked:?}"
+    );
+    let outs = s["function_call_outputs"].as_array().expect("two outputs");
+    assert_eq!(outs.len(), 2, "{outs:?}");
+    let snapshot = outs[1].to_string();
+    assert!(snapshot.contains("Join the otter club"), "{outs:?}");
+    assert!(
+        snapshot.contains("Sign up") && snapshot.contains("ref=e"),
+        "{snapshot}"
+    );
+}

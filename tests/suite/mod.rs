@@ -1,3 +1,4 @@
+mod browser;
 mod codex_e2e;
 pub mod common;
 mod kanban;

@@ -1,0 +1,206 @@
+//! Starting and stopping a local Chromium.
+//!
+//! We spawn Chromium ourselves (not through chromiumoxide's launcher) so that
+//! it runs in its own process group, which shutdown kills as a whole (browser,
+//! zygote, renderers, GPU/utility processes), and with `PR_SET_PDEATHSIG` so a
+//! server killed with SIGKILL does not leave it behind either. The profile is
+//! a fresh temporary `--user-data-dir`, removed on close.
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::OnceLock;
+use std::sync::mpsc;
+use std::time::Duration;
+
+/// How long Chromium may take to print its DevTools endpoint.
+const STARTUP_TIMEOUT: Duration = Duration::from_secs(30);
+
+pub struct ChromeProcess {
+    pub child: Child,
+    pub pid: i32,
+    pub ws_url: String,
+    pub profile: tempfile::TempDir,
+}
+
+/// The flags a headless Chromium needs here (root sandbox, no outside
+/// connections of its own, no crash reporter, deterministic input).
+pub fn chrome_args(profile: &Path, headed: bool) -> Vec<String> {
+    let mut a: Vec<String> = vec![
+        "--remote-debugging-port=0".into(),
+        format!("--user-data-dir={}", profile.display()),
+        "--no-sandbox".into(),
+        "--disable-gpu".into(),
+        "--disable-dev-shm-usage".into(),
+        "--disable-background-networking".into(),
+        "--disable-component-update".into(),
+        "--disable-sync".into(),
+        "--no-first-run".into(),
+        "--no-default-browser-check".into(),
+        "--disable-quic".into(),
+        "--disable-extensions".into(),
+        "--disable-default-apps".into(),
+        "--disable-breakpad".into(),
+        "--disable-crash-reporter".into(),
+        "--disable-domain-reliability".into(),
+        "--disable-client-side-phishing-detection".into(),
+        "--disable-background-timer-throttling".into(),
+        "--disable-renderer-backgrounding".into(),
+        "--disable-backgrounding-occluded-windows".into(),
+        "--disable-hang-monitor".into(),
+        "--disable-popup-blocking".into(),
+        "--block-new-web-contents".into(),
+        "--disable-smooth-scrolling".into(),
+        "--metrics-recording-only".into(),
+        "--password-store=basic".into(),
+        "--use-mock-keychain".into(),
+        "--mute-audio".into(),
+        "--hide-scrollbars".into(),
+        "--window-size=1280,800".into(),
+        // Back/forward cache would skip the load event on browser_back;
+        // in-process frames keep the whole page under one CDP session (URL
+        // policy interception, accessibility tree).
+        "--disable-features=BackForwardCache,Translate,MediaRouter,OptimizationHints,site-per-process,IsolateOrigins".into(),
+        "--disable-site-isolation-trials".into(),
+    ];
+    if !headed {
+        a.push("--headless=new".into());
+    }
+    a.push("about:blank".into());
+    a
+}
+
+type SpawnJob = (Command, mpsc::Sender<std::io::Result<Child>>);
+
+/// Children are spawned from one long-lived thread: `PR_SET_PDEATHSIG` fires
+/// when the *thread* that forked exits, so it must not be a pool thread.
+fn launcher() -> &'static std::sync::Mutex<mpsc::Sender<SpawnJob>> {
+    static L: OnceLock<std::sync::Mutex<mpsc::Sender<SpawnJob>>> = OnceLock::new();
+    L.get_or_init(|| {
+        let (tx, rx) = mpsc::channel::<SpawnJob>();
+        std::thread::Builder::new()
+            .name("chromium-launcher".into())
+            .spawn(move || {
+                for (mut cmd, reply) in rx {
+                    let _ = reply.send(cmd.spawn());
+                }
+            })
+            .expect("spawn launcher thread");
+        std::sync::Mutex::new(tx)
+    })
+}
+
+/// Start Chromium and wait for its DevTools WebSocket URL. Blocking: call
+/// from `spawn_blocking`.
+pub fn spawn_chrome(exe: &Path, headed: bool) -> Result<ChromeProcess, String> {
+    use std::os::unix::process::CommandExt;
+    let profile = tempfile::Builder::new()
+        .prefix("hermes-mcp-chromium-")
+        .tempdir()
+        .map_err(|e| format!("cannot create a temporary Chromium profile: {e}"))?;
+    let mut cmd = Command::new(exe);
+    cmd.args(chrome_args(profile.path(), headed))
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .process_group(0);
+    // SAFETY: prctl is async-signal-safe; nothing else runs between fork and exec.
+    unsafe {
+        cmd.pre_exec(|| {
+            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+            Ok(())
+        });
+    }
+    let (tx, rx) = mpsc::channel();
+    launcher()
+        .lock()
+        .map_err(|_| "launcher poisoned".to_string())?
+        .send((cmd, tx))
+        .map_err(|_| "launcher thread gone".to_string())?;
+    let mut child = rx
+        .recv()
+        .map_err(|_| "launcher thread gone".to_string())?
+        .map_err(|e| format!("cannot start {}: {e}", exe.display()))?;
+    let pid = child.id() as i32;
+    let stderr = child.stderr.take().expect("piped stderr");
+    let (wtx, wrx) = mpsc::channel::<String>();
+    // Read the endpoint line, then keep draining stderr (to our debug log) so
+    // Chromium never blocks on a full pipe.
+    std::thread::Builder::new()
+        .name("chromium-stderr".into())
+        .spawn(move || {
+            let mut tail: Vec<String> = Vec::new();
+            let mut sent = false;
+            for line in BufReader::new(stderr).lines() {
+                let Ok(line) = line else { break };
+                if !sent {
+                    if let Some(pos) = line.find("DevTools listening on ") {
+                        let url = line[pos + "DevTools listening on ".len()..]
+                            .trim()
+                            .to_string();
+                        let _ = wtx.send(url);
+                        sent = true;
+                        continue;
+                    }
+                    tail.push(line.clone());
+                    if tail.len() > 20 {
+                        tail.remove(0);
+                    }
+                }
+                tracing::trace!(target: "chromium", "{line}");
+            }
+            if !sent {
+                let _ = wtx.send(format!("!{}", tail.join("\n")));
+            }
+        })
+        .map_err(|e| e.to_string())?;
+    let got = wrx.recv_timeout(STARTUP_TIMEOUT);
+    match got {
+        Ok(url) if !url.starts_with('!') => Ok(ChromeProcess {
+            child,
+            pid,
+            ws_url: url,
+            profile,
+        }),
+        other => {
+            kill_group(pid);
+            let _ = child.wait();
+            let detail = match other {
+                Ok(t) => t[1..].trim().to_string(),
+                Err(_) => format!("no DevTools endpoint after {}s", STARTUP_TIMEOUT.as_secs()),
+            };
+            Err(format!(
+                "Chromium ({}) failed to start: {}",
+                exe.display(),
+                if detail.is_empty() {
+                    "exited without output".into()
+                } else {
+                    detail
+                }
+            ))
+        }
+    }
+}
+
+/// SIGKILL the whole process group led by `pid`.
+pub fn kill_group(pid: i32) {
+    if pid > 1 {
+        // SAFETY: plain syscall.
+        unsafe {
+            libc::kill(-pid, libc::SIGKILL);
+        }
+    }
+}
+
+impl ChromeProcess {
+    /// Kill every process of the group, reap the leader, remove the profile.
+    pub fn terminate(mut self) {
+        kill_group(self.pid);
+        let _ = self.child.wait();
+        let dir: PathBuf = self.profile.path().to_path_buf();
+        // Renderers may still be writing for a moment after SIGKILL of the group.
+        if self.profile.close().is_err() {
+            let _ = std::fs::remove_dir_all(&dir);
+        }
+    }
+}

@@ -1,0 +1,124 @@
+//! `Page.navigate` over a second, raw CDP connection.
+//!
+//! chromiumoxide routes every `Page.navigate` sent on its connection through
+//! its own navigation queue: the answer comes only after the page's load
+//! event, one navigation at a time, each with a fixed 30 s deadline. A page
+//! that never finishes loading would then delay every later navigation. On
+//! our own flat session to the same tab, `Page.navigate` answers as Chromium
+//! does (when the navigation commits or fails) and our timeouts decide.
+
+use std::collections::HashMap;
+
+use chromiumoxide::Connection;
+use chromiumoxide::cdp::browser_protocol::target::SessionId;
+use chromiumoxide::types::{CallId, CdpJsonEventMessage, Message};
+use futures::StreamExt;
+use serde_json::{Value, json};
+use tokio::sync::{mpsc, oneshot};
+use tokio::task::JoinHandle;
+
+type Reply = oneshot::Sender<Result<Value, String>>;
+
+pub struct Navigator {
+    tx: mpsc::UnboundedSender<(&'static str, Value, Reply)>,
+    task: JoinHandle<()>,
+}
+
+impl Navigator {
+    /// Connect to `ws_url` and attach to target `target_id`.
+    pub async fn connect(ws_url: &str, target_id: &str) -> Result<Self, String> {
+        let mut conn = Connection::<CdpJsonEventMessage>::connect(ws_url)
+            .await
+            .map_err(|e| format!("cannot open a CDP connection: {e}"))?;
+        let attach = conn
+            .submit_command(
+                "Target.attachToTarget".into(),
+                None,
+                json!({"targetId": target_id, "flatten": true}),
+            )
+            .map_err(|e| e.to_string())?;
+        let session: String = loop {
+            match conn.next().await {
+                Some(Ok(Message::Response(r))) if r.id == attach => {
+                    if let Some(e) = r.error {
+                        return Err(format!("cannot attach to the tab: {}", e.message));
+                    }
+                    break r
+                        .result
+                        .and_then(|v| {
+                            v.get("sessionId")
+                                .and_then(|s| s.as_str())
+                                .map(str::to_string)
+                        })
+                        .ok_or("cannot attach to the tab: no session id")?;
+                }
+                Some(_) => continue,
+                None => return Err("CDP connection closed while attaching".into()),
+            }
+        };
+        let (tx, mut rx) = mpsc::unbounded_channel::<(&'static str, Value, Reply)>();
+        let task = tokio::spawn(async move {
+            let session = SessionId::new(session);
+            let mut waiting: HashMap<CallId, Reply> = HashMap::new();
+            enum Ev {
+                Req(Option<(&'static str, Value, Reply)>),
+                Msg(Option<Result<Message<CdpJsonEventMessage>, chromiumoxide::error::CdpError>>),
+            }
+            loop {
+                let ev = {
+                    let next = conn.next();
+                    let req = rx.recv();
+                    tokio::select! {
+                        r = req => Ev::Req(r),
+                        m = next => Ev::Msg(m),
+                    }
+                };
+                match ev {
+                    Ev::Req(None) => return,
+                    Ev::Req(Some((method, params, reply))) => {
+                        match conn.submit_command(method.into(), Some(session.clone()), params) {
+                            Ok(id) => {
+                                waiting.insert(id, reply);
+                            }
+                            Err(e) => {
+                                let _ = reply.send(Err(e.to_string()));
+                            }
+                        }
+                    }
+                    Ev::Msg(None) => {
+                        for (_, r) in waiting.drain() {
+                            let _ = r.send(Err("the browser connection closed".into()));
+                        }
+                        return;
+                    }
+                    Ev::Msg(Some(Ok(Message::Response(r)))) => {
+                        if let Some(reply) = waiting.remove(&r.id) {
+                            let _ = reply.send(match r.error {
+                                Some(e) => Err(e.message),
+                                None => Ok(r.result.unwrap_or(Value::Null)),
+                            });
+                        }
+                    }
+                    Ev::Msg(Some(_)) => {}
+                }
+            }
+        });
+        Ok(Navigator { tx, task })
+    }
+
+    /// Send one command on the navigation session.
+    pub async fn call(&self, method: &'static str, params: Value) -> Result<Value, String> {
+        let (tx, rx) = oneshot::channel();
+        self.tx
+            .send((method, params, tx))
+            .map_err(|_| "the navigation connection is closed".to_string())?;
+        rx.await
+            .map_err(|_| "the navigation connection is closed".to_string())?
+    }
+}
+
+impl Drop for Navigator {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}

@@ -1,0 +1,479 @@
+//! One browser session: a launched (or attached) Chromium, its CDP handler
+//! loop, and the tab the tools drive, with the event tasks that collect
+//! console output, errors and dialogs, track navigations and loading, notice
+//! crashes, and apply the URL policy to every document request.
+
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use chromiumoxide::cdp::browser_protocol::fetch::EventRequestPaused;
+use chromiumoxide::cdp::browser_protocol::inspector::EventTargetCrashed;
+use chromiumoxide::cdp::browser_protocol::page::{
+    EventFrameNavigated, EventFrameStartedLoading, EventFrameStoppedLoading,
+    EventJavascriptDialogOpening, EventLoadEventFired,
+};
+use chromiumoxide::cdp::js_protocol::runtime::{
+    EventConsoleApiCalled, EventExceptionThrown, RemoteObject,
+};
+use chromiumoxide::handler::HandlerConfig;
+use chromiumoxide::{Browser, Page};
+use futures::StreamExt;
+use serde_json::{Value, json};
+use tokio::sync::{Notify, watch};
+use tokio::task::JoinHandle;
+
+use super::cdp;
+use super::launch::{self, ChromeProcess};
+use super::navigator::Navigator;
+use super::settings::{DialogPolicy, Settings};
+use super::snapshot::RefTable;
+use super::urlcheck::{self, BrowserPolicy, Refusal};
+
+/// Console and error buffers keep at most this many entries.
+const MAX_BUFFERED: usize = 1000;
+
+#[derive(Debug, Clone)]
+pub struct PendingDialog {
+    pub kind: String,
+    pub message: String,
+    pub default_prompt: String,
+    pub id: u64,
+}
+
+impl PendingDialog {
+    pub fn to_json(&self) -> Value {
+        json!({"type": self.kind, "message": self.message})
+    }
+}
+
+/// State shared between the tools and the tab's event tasks.
+pub struct TabState {
+    pub console: Mutex<Vec<Value>>,
+    pub errors: Mutex<Vec<Value>>,
+    pub pending_dialogs: Mutex<Vec<PendingDialog>>,
+    /// Dialogs handled automatically since the last tool result.
+    pub handled_dialogs: Mutex<Vec<Value>>,
+    pub dialog_opened: Notify,
+    pub crashed: AtomicBool,
+    /// Bumped on every main-frame navigation (refs are per document).
+    pub doc_gen: AtomicU64,
+    pub loading: watch::Sender<bool>,
+    pub loads: watch::Sender<u64>,
+    /// The last document request refused by the URL policy.
+    pub blocked: Mutex<Option<(String, Refusal)>>,
+    pub main_frame: String,
+    next_dialog: AtomicU64,
+}
+
+pub struct Tab {
+    pub page: Page,
+    pub state: Arc<TabState>,
+    /// `Page.navigate` goes through here (see `navigator.rs`).
+    pub nav: Navigator,
+    tasks: Vec<JoinHandle<()>>,
+}
+
+pub struct Session {
+    browser: Browser,
+    handler: JoinHandle<()>,
+    process: Option<ChromeProcess>,
+    pub tab: Tab,
+    pub policy: BrowserPolicy,
+    pub refs: RefTable,
+    pub last_used: Instant,
+    pub first_nav_done: bool,
+    pub attached: bool,
+}
+
+fn remote_text(o: &RemoteObject) -> String {
+    if let Some(v) = &o.value {
+        return match v {
+            Value::String(s) => s.clone(),
+            other => other.to_string(),
+        };
+    }
+    if let Some(u) = &o.unserializable_value {
+        return u.inner().to_string();
+    }
+    if let Some(d) = &o.description {
+        return d.clone();
+    }
+    serde_json::to_value(&o.r#type)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_string))
+        .unwrap_or_default()
+}
+
+fn push_capped(buf: &Mutex<Vec<Value>>, v: Value) {
+    let mut b = buf.lock().unwrap();
+    if b.len() >= MAX_BUFFERED {
+        b.remove(0);
+    }
+    b.push(v);
+}
+
+fn enum_str<T: serde::Serialize>(t: &T) -> String {
+    serde_json::to_value(t)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_string))
+        .unwrap_or_default()
+}
+
+/// Answer a JavaScript dialog.
+pub async fn answer_dialog(page: &Page, accept: bool, prompt: Option<&str>) -> Result<(), String> {
+    let mut p = json!({"accept": accept});
+    if let Some(t) = prompt {
+        p["promptText"] = json!(t);
+    }
+    cdp::call(page, "Page.handleJavaScriptDialog", p)
+        .await
+        .map(|_| ())
+}
+
+impl Session {
+    /// Launch Chromium (or attach to `settings.cdp_url`) and open a tab.
+    pub async fn start(
+        exe: Option<PathBuf>,
+        settings: &Settings,
+        policy: BrowserPolicy,
+    ) -> Result<Session, String> {
+        let handler_cfg = HandlerConfig {
+            request_timeout: settings.command_timeout.max(settings.navigation_timeout)
+                + Duration::from_secs(5),
+            viewport: None,
+            ..HandlerConfig::default()
+        };
+        let (process, url, attached) = match &settings.cdp_url {
+            Some(u) => (None, u.clone(), true),
+            None => {
+                let exe = exe.ok_or("no Chromium executable")?;
+                let headed = settings.headed;
+                let p = tokio::task::spawn_blocking(move || launch::spawn_chrome(&exe, headed))
+                    .await
+                    .map_err(|e| e.to_string())??;
+                let u = p.ws_url.clone();
+                (Some(p), u, false)
+            }
+        };
+        // chromiumoxide resolves an http(s) `cdp_url` with its own reqwest
+        // client, which needs a process-wide rustls provider (the one
+        // crate::net installs too).
+        let _ = rustls::crypto::ring::default_provider().install_default();
+        let connected = tokio::time::timeout(
+            Duration::from_secs(20),
+            Browser::connect_with_config(url.clone(), handler_cfg),
+        )
+        .await;
+        let (browser, mut handler) = match connected {
+            Ok(Ok(x)) => x,
+            other => {
+                if let Some(p) = process {
+                    p.terminate();
+                }
+                let why = match other {
+                    Ok(Err(e)) => e.to_string(),
+                    _ => "timed out".into(),
+                };
+                return Err(if attached {
+                    format!(
+                        "Cannot attach to the browser at {url} (browser.cdp_url / BROWSER_CDP_URL): {why}. Start Chrome with --remote-debugging-port or fix the URL."
+                    )
+                } else {
+                    format!("Cannot connect to the launched Chromium: {why}")
+                });
+            }
+        };
+        let handler_task = tokio::spawn(async move {
+            while let Some(ev) = handler.next().await {
+                if let Err(e) = ev {
+                    tracing::debug!("cdp handler: {e}");
+                }
+            }
+        });
+        let tab = match open_tab(&browser, &policy, settings).await {
+            Ok(t) => t,
+            Err(e) => {
+                let mut browser = browser;
+                if !attached {
+                    let _ = tokio::time::timeout(Duration::from_secs(2), browser.close()).await;
+                }
+                handler_task.abort();
+                if let Some(p) = process {
+                    let _ = tokio::task::spawn_blocking(move || p.terminate()).await;
+                }
+                return Err(e);
+            }
+        };
+        Ok(Session {
+            browser,
+            handler: handler_task,
+            process,
+            tab,
+            policy,
+            refs: RefTable::default(),
+            last_used: Instant::now(),
+            first_nav_done: false,
+            attached,
+        })
+    }
+
+    /// Replace a crashed tab with a fresh one.
+    pub async fn replace_tab(&mut self, settings: &Settings) -> Result<(), String> {
+        let tab = open_tab(&self.browser, &self.policy, settings).await?;
+        let old = std::mem::replace(&mut self.tab, tab);
+        for t in &old.tasks {
+            t.abort();
+        }
+        let _ = tokio::time::timeout(Duration::from_secs(2), old.page.close()).await;
+        self.refs.invalidate();
+        Ok(())
+    }
+    /// Close the tab and the browser; for a launched browser kill its whole
+    /// process group and remove the profile. Never fails.
+    pub async fn close(mut self) {
+        for t in &self.tab.tasks {
+            t.abort();
+        }
+        if self.attached {
+            let page = self.tab.page.clone();
+            let _ = tokio::time::timeout(Duration::from_secs(2), page.close()).await;
+        } else {
+            let _ = tokio::time::timeout(Duration::from_secs(2), self.browser.close()).await;
+        }
+        self.handler.abort();
+        if let Some(p) = self.process.take() {
+            let _ = tokio::task::spawn_blocking(move || p.terminate()).await;
+        }
+    }
+
+    pub fn process_id(&self) -> Option<i32> {
+        self.process.as_ref().map(|p| p.pid)
+    }
+
+    /// Whether the browser is still there (its CDP connection open and, for a
+    /// launched browser, its process running).
+    pub fn is_alive(&mut self) -> bool {
+        if self.handler.is_finished() {
+            return false;
+        }
+        match self.process.as_mut() {
+            Some(p) => matches!(p.child.try_wait(), Ok(None)),
+            None => true,
+        }
+    }
+}
+
+impl TabState {
+    fn new(main_frame: String) -> Self {
+        TabState {
+            console: Mutex::new(Vec::new()),
+            errors: Mutex::new(Vec::new()),
+            pending_dialogs: Mutex::new(Vec::new()),
+            handled_dialogs: Mutex::new(Vec::new()),
+            dialog_opened: Notify::new(),
+            crashed: AtomicBool::new(false),
+            doc_gen: AtomicU64::new(0),
+            loading: watch::channel(false).0,
+            loads: watch::channel(0).0,
+            blocked: Mutex::new(None),
+            main_frame,
+            next_dialog: AtomicU64::new(1),
+        }
+    }
+
+    pub fn doc_gen(&self) -> u64 {
+        self.doc_gen.load(Ordering::SeqCst)
+    }
+
+    pub fn pending(&self) -> Vec<PendingDialog> {
+        self.pending_dialogs.lock().unwrap().clone()
+    }
+}
+
+/// A new tab with its event tasks. Used at start and after a crash.
+async fn open_tab(
+    browser: &Browser,
+    policy: &BrowserPolicy,
+    settings: &Settings,
+) -> Result<Tab, String> {
+    let page = tokio::time::timeout(settings.command_timeout, browser.new_page("about:blank"))
+        .await
+        .map_err(|_| "timed out opening a browser tab".to_string())?
+        .map_err(|e| format!("cannot open a browser tab: {e}"))?;
+    let main_frame = page.target_id().inner().clone();
+    let state = Arc::new(TabState::new(main_frame));
+    let mut tasks = Vec::new();
+
+    macro_rules! listen {
+        ($ty:ty, |$ev:ident, $st:ident, $pg:ident| $body:block) => {{
+            let mut stream = page
+                .event_listener::<$ty>()
+                .await
+                .map_err(|e| format!("cannot listen for browser events: {e}"))?;
+            let $st = state.clone();
+            let $pg = page.clone();
+            tasks.push(tokio::spawn(async move {
+                while let Some($ev) = stream.next().await {
+                    let _ = &$pg;
+                    $body
+                }
+            }));
+        }};
+    }
+
+    listen!(EventConsoleApiCalled, |ev, st, _pg| {
+        let text = ev
+            .args
+            .iter()
+            .map(remote_text)
+            .collect::<Vec<_>>()
+            .join(" ");
+        let kind = match enum_str(&ev.r#type).as_str() {
+            "warning" => "warning".to_string(),
+            other => other.to_string(),
+        };
+        push_capped(&st.console, json!({"type": kind, "text": text}));
+    });
+    listen!(EventExceptionThrown, |ev, st, _pg| {
+        let d = &ev.exception_details;
+        let msg = d
+            .exception
+            .as_ref()
+            .and_then(|e| {
+                e.description
+                    .clone()
+                    .or_else(|| e.value.as_ref().map(|v| v.to_string()))
+            })
+            .unwrap_or_else(|| d.text.clone());
+        push_capped(&st.errors, json!({"message": msg}));
+    });
+    listen!(EventTargetCrashed, |_ev, st, _pg| {
+        st.crashed.store(true, Ordering::SeqCst);
+        st.loading.send_replace(false);
+        st.dialog_opened.notify_waiters();
+    });
+    listen!(EventFrameNavigated, |ev, st, _pg| {
+        if ev.frame.parent_id.is_none() {
+            st.doc_gen.fetch_add(1, Ordering::SeqCst);
+        }
+    });
+    listen!(EventFrameStartedLoading, |ev, st, _pg| {
+        if ev.frame_id.inner() == &st.main_frame {
+            st.loading.send_replace(true);
+        }
+    });
+    listen!(EventFrameStoppedLoading, |ev, st, _pg| {
+        if ev.frame_id.inner() == &st.main_frame {
+            st.loading.send_replace(false);
+        }
+    });
+    listen!(EventLoadEventFired, |_ev, st, _pg| {
+        st.loads.send_modify(|n| *n += 1);
+    });
+    let policy = policy.clone();
+    listen!(EventRequestPaused, |ev, st, pg| {
+        // Every document request (navigations, redirect hops, frames).
+        let url = ev.request.url.clone();
+        let id = ev.request_id.inner().clone();
+        let policy = policy.clone();
+        let st = st.clone();
+        let pg = pg.clone();
+        tokio::spawn(async move {
+            match urlcheck::check(&url, &policy).await {
+                Ok(()) => {
+                    let _ = cdp::call(&pg, "Fetch.continueRequest", json!({"requestId": id})).await;
+                }
+                Err(r) => {
+                    tracing::info!("browser: refused to load {url}: {}", r.message);
+                    *st.blocked.lock().unwrap() = Some((url, r));
+                    let _ = cdp::call(
+                        &pg,
+                        "Fetch.failRequest",
+                        json!({"requestId": id, "errorReason": "BlockedByClient"}),
+                    )
+                    .await;
+                }
+            }
+        });
+    });
+    let policy_kind = settings.dialog_policy;
+    let dialog_timeout = settings.dialog_timeout;
+    listen!(EventJavascriptDialogOpening, |ev, st, pg| {
+        let kind = enum_str(&ev.r#type);
+        let message = ev.message.clone();
+        match policy_kind {
+            DialogPolicy::AutoAccept | DialogPolicy::AutoDismiss => {
+                let accept = policy_kind == DialogPolicy::AutoAccept;
+                let prompt = ev.default_prompt.clone();
+                let _ =
+                    answer_dialog(&pg, accept, if accept { prompt.as_deref() } else { None }).await;
+                push_capped(
+                    &st.handled_dialogs,
+                    json!({"type": kind, "message": message, "action": if accept {"accepted"} else {"dismissed"}}),
+                );
+            }
+            DialogPolicy::MustRespond => {
+                let id = st.next_dialog.fetch_add(1, Ordering::SeqCst);
+                st.pending_dialogs.lock().unwrap().push(PendingDialog {
+                    kind: kind.clone(),
+                    message: message.clone(),
+                    default_prompt: ev.default_prompt.clone().unwrap_or_default(),
+                    id,
+                });
+                st.dialog_opened.notify_waiters();
+                let st2 = st.clone();
+                let pg2 = pg.clone();
+                tokio::spawn(async move {
+                    tokio::time::sleep(dialog_timeout).await;
+                    let still = {
+                        let mut p = st2.pending_dialogs.lock().unwrap();
+                        let before = p.len();
+                        p.retain(|d| d.id != id);
+                        p.len() != before
+                    };
+                    if still {
+                        let _ = answer_dialog(&pg2, false, None).await;
+                        push_capped(
+                            &st2.handled_dialogs,
+                            json!({"type": kind, "message": message, "action": "dismissed (no response before browser.dialog_timeout_s)"}),
+                        );
+                    }
+                });
+            }
+        }
+    });
+
+    // Domains: Page/Runtime are enabled by chromiumoxide; Inspector gives
+    // targetCrashed; Fetch pauses document requests for the URL policy.
+    let enable = async {
+        cdp::call(&page, "Inspector.enable", json!({})).await?;
+        // chromiumoxide enables Network for its own request tracking, which
+        // the tools do not use; its typed parser also rejects Chromium 156's
+        // Network.*ExtraInfo events (one warning per request).
+        cdp::call(&page, "Network.disable", json!({})).await?;
+        cdp::call(
+                &page,
+                "Fetch.enable",
+                json!({"patterns": [{"urlPattern": "*", "resourceType": "Document", "requestStage": "Request"}]}),
+            )
+            .await?;
+        Ok::<_, String>(())
+    };
+    tokio::time::timeout(settings.command_timeout, enable)
+        .await
+        .map_err(|_| "timed out preparing the browser tab".to_string())??;
+    let nav = tokio::time::timeout(
+        settings.command_timeout,
+        Navigator::connect(browser.websocket_address(), page.target_id().inner()),
+    )
+    .await
+    .map_err(|_| "timed out attaching to the browser tab".to_string())??;
+    Ok(Tab {
+        page,
+        state,
+        nav,
+        tasks,
+    })
+}

@@ -1,0 +1,148 @@
+//! Browser settings, read from `config.yaml` (`browser.*`) and the environment
+//! the way Hermes reads them. Reading is cheap: the config is already loaded.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use crate::hermes::envvars;
+use crate::server::ServerContext;
+
+/// What to do with `alert`/`confirm`/`prompt`/`beforeunload` dialogs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DialogPolicy {
+    /// Keep the dialog open and tell the model; `browser_press` Enter accepts,
+    /// Escape dismisses; dismissed after `dialog_timeout_s`.
+    MustRespond,
+    AutoDismiss,
+    AutoAccept,
+}
+
+#[derive(Debug, Clone)]
+pub struct Settings {
+    /// `BROWSER_CDP_URL` (env first, as Hermes' `_get_cdp_override`), then `browser.cdp_url`.
+    pub cdp_url: Option<String>,
+    pub command_timeout: Duration,
+    pub navigation_timeout: Duration,
+    pub inactivity_timeout: Duration,
+    pub dialog_policy: DialogPolicy,
+    pub dialog_timeout: Duration,
+    pub restrict_evaluate: bool,
+    pub allow_unsafe_evaluate: bool,
+    pub headed: bool,
+}
+
+fn secs(ctx: &ServerContext, key: &str) -> Option<f64> {
+    let cfg = ctx.config();
+    cfg.f64(key)
+        .or_else(|| cfg.str(key).and_then(|s| s.trim().parse().ok()))
+        .filter(|v: &f64| v.is_finite() && *v > 0.0)
+}
+
+impl Settings {
+    pub fn from_context(ctx: &ServerContext) -> Self {
+        let cfg = ctx.config();
+        let cdp_url = ctx
+            .env
+            .get(envvars::BROWSER_CDP_URL)
+            .or_else(|| ctx.config_str("browser.cdp_url"))
+            .map(|s| s.trim().to_string())
+            .filter(|s| !s.is_empty());
+        let command = secs(ctx, "browser.command_timeout")
+            .unwrap_or(30.0)
+            .max(1.0);
+        // Hermes: `open` gets at least 60 s. `browser.navigation_timeout` is ours.
+        let navigation = secs(ctx, "browser.navigation_timeout").unwrap_or(command.max(60.0));
+        // Hermes: config, then the legacy env var, default 120 s.
+        let inactivity = secs(ctx, "browser.inactivity_timeout")
+            .or_else(|| {
+                ctx.env
+                    .get(envvars::BROWSER_INACTIVITY_TIMEOUT)
+                    .and_then(|v| v.trim().parse().ok())
+            })
+            .unwrap_or(120.0)
+            .max(5.0);
+        let dialog_policy = match cfg
+            .str("browser.dialog_policy")
+            .unwrap_or_default()
+            .trim()
+            .to_ascii_lowercase()
+            .as_str()
+        {
+            "auto_dismiss" => DialogPolicy::AutoDismiss,
+            "auto_accept" => DialogPolicy::AutoAccept,
+            "" | "must_respond" => DialogPolicy::MustRespond,
+            other => {
+                tracing::warn!(
+                    "browser.dialog_policy '{other}' is not one of must_respond|auto_dismiss|auto_accept; using must_respond"
+                );
+                DialogPolicy::MustRespond
+            }
+        };
+        Settings {
+            cdp_url,
+            command_timeout: Duration::from_secs_f64(command),
+            navigation_timeout: Duration::from_secs_f64(navigation.max(1.0)),
+            inactivity_timeout: Duration::from_secs_f64(inactivity),
+            dialog_policy,
+            dialog_timeout: Duration::from_secs_f64(
+                secs(ctx, "browser.dialog_timeout_s").unwrap_or(300.0),
+            ),
+            restrict_evaluate: cfg.bool("browser.restrict_evaluate").unwrap_or(false),
+            allow_unsafe_evaluate: cfg.bool("browser.allow_unsafe_evaluate").unwrap_or(false),
+            headed: cfg.bool("browser.headed").unwrap_or(false),
+        }
+    }
+}
+
+/// Executable names looked up on `PATH`, in order.
+pub const PATH_NAMES: &[&str] = &[
+    "chromium",
+    "chromium-browser",
+    "google-chrome",
+    "google-chrome-stable",
+    "chrome",
+];
+
+fn is_executable(p: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(p)
+        .map(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+        .unwrap_or(false)
+}
+
+/// Find Chromium: `browser.executable`, `CHROME_PATH`, then `PATH`. Only
+/// `stat` calls. `Err` says what was tried and what to do.
+pub fn find_executable(ctx: &ServerContext) -> Result<PathBuf, String> {
+    if let Some(p) = ctx.config_str("browser.executable") {
+        let p = crate::hermes::home::expand_tilde(Path::new(p.trim()));
+        return if is_executable(&p) {
+            Ok(p)
+        } else {
+            Err(format!(
+                "browser.executable in config.yaml points to {}, which is not an executable file; fix the path or remove the key",
+                p.display()
+            ))
+        };
+    }
+    if let Some(p) = ctx.env.get(envvars::CHROME_PATH) {
+        let p = PathBuf::from(p.trim());
+        return if is_executable(&p) {
+            Ok(p)
+        } else {
+            Err(format!(
+                "CHROME_PATH={} is not an executable file; fix it or unset it",
+                p.display()
+            ))
+        };
+    }
+    let path = ctx.env.get(envvars::PATH).unwrap_or_default();
+    for name in PATH_NAMES {
+        for dir in std::env::split_paths(&path) {
+            let c = dir.join(name);
+            if is_executable(&c) {
+                return Ok(c);
+            }
+        }
+    }
+    Err("no Chromium or Chrome found (looked for browser.executable in config.yaml, CHROME_PATH, and chromium/google-chrome on PATH); install it with `apt-get install chromium` or set browser.executable / CHROME_PATH".into())
+}

@@ -1,0 +1,1071 @@
+//! The browser toolset against a real Chromium, with pages served on loopback.
+//! These tests fail (not skip) when Chromium is missing: tools/test.sh installs it.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use super::common::{RawClient, TestEnv, is_error, result_json};
+
+fn fixtures() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/browser")
+}
+
+/// Fail loudly when Chromium is not installed.
+pub fn require_chromium() {
+    let found = ["chromium", "chromium-browser", "google-chrome"]
+        .iter()
+        .any(|n| {
+            std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())
+                .any(|d| d.join(n).is_file())
+        });
+    assert!(
+        found,
+        "Chromium is required for the browser tests: install it with `apt-get install chromium` (tools/test.sh does)"
+    );
+}
+
+fn pct_decode(s: &str) -> String {
+    let b = s.replace('+', " ").into_bytes();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'%' && i + 2 < b.len() + 0 && i + 2 <= b.len() - 1 {
+            if let Ok(v) =
+                u8::from_str_radix(std::str::from_utf8(&b[i + 1..i + 3]).unwrap_or("zz"), 16)
+            {
+                out.push(v);
+                i += 3;
+                continue;
+            }
+        }
+        out.push(b[i]);
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+fn html_escape(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+}
+
+/// A tiny HTTP/1.1 server on 127.0.0.1 serving the fixtures and a few
+/// dynamic routes (form result, redirects, a page that never answers, a page
+/// whose body never ends, a large page).
+pub struct PageServer {
+    pub port: u16,
+}
+
+impl PageServer {
+    pub fn start() -> Self {
+        let l = TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = l.local_addr().unwrap().port();
+        std::thread::spawn(move || {
+            for s in l.incoming() {
+                let Ok(s) = s else { continue };
+                std::thread::spawn(move || {
+                    let _ = serve_one(s, port);
+                });
+            }
+        });
+        PageServer { port }
+    }
+    pub fn url(&self, path: &str) -> String {
+        format!("http://127.0.0.1:{}{}", self.port, path)
+    }
+}
+
+pub fn big_page(n: usize) -> String {
+    let mut s = String::from(
+        "<!doctype html><html><head><title>Big page</title></head><body><h1>Big page</h1><ul>",
+    );
+    for i in 0..n / 2 {
+        s.push_str(&format!("<li><a href=\"/item/{i}\">Item number {i}</a> <span>detail text for row {i}</span></li>"));
+    }
+    s.push_str("</ul></body></html>");
+    s
+}
+
+fn respond(
+    s: &mut TcpStream,
+    status: &str,
+    ctype: &str,
+    body: &[u8],
+    extra: &str,
+) -> std::io::Result<()> {
+    write!(
+        s,
+        "HTTP/1.1 {status}\r\nContent-Type: {ctype}\r\nContent-Length: {}\r\nConnection: close\r\n{extra}\r\n",
+        body.len()
+    )?;
+    s.write_all(body)
+}
+
+fn serve_one(mut s: TcpStream, port: u16) -> std::io::Result<()> {
+    let mut r = BufReader::new(s.try_clone()?);
+    let mut line = String::new();
+    r.read_line(&mut line)?;
+    loop {
+        let mut h = String::new();
+        if r.read_line(&mut h)? == 0 || h == "\r\n" {
+            break;
+        }
+    }
+    let target = line.split_whitespace().nth(1).unwrap_or("/").to_string();
+    let (path, query) = target.split_once('?').unwrap_or((&target, ""));
+    match path {
+        "/hang" => {
+            std::thread::sleep(Duration::from_secs(120));
+            Ok(())
+        }
+        "/slow" => {
+            s.write_all(b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: 100000\r\n\r\n<html><head><title>Slow</title></head><body><h1>Partial content</h1>")?;
+            // A first chunk large enough for Chromium to commit and render.
+            s.write_all(format!("<!-- {} -->", "x".repeat(8192)).as_bytes())?;
+            s.flush()?;
+            std::thread::sleep(Duration::from_secs(120));
+            Ok(())
+        }
+        "/to-metadata" => respond(
+            &mut s,
+            "302 Found",
+            "text/html",
+            b"",
+            "Location: http://169.254.169.254/latest/meta-data/\r\n",
+        ),
+        "/to-form" => respond(
+            &mut s,
+            "302 Found",
+            "text/html",
+            b"",
+            &format!("Location: http://127.0.0.1:{port}/form.html\r\n"),
+        ),
+        "/big" => {
+            let n = query
+                .strip_prefix("n=")
+                .and_then(|v| v.parse().ok())
+                .unwrap_or(2000);
+            respond(
+                &mut s,
+                "200 OK",
+                "text/html; charset=utf-8",
+                big_page(n).as_bytes(),
+                "",
+            )
+        }
+        "/result" => {
+            let mut body = String::from(
+                "<!doctype html><html><head><title>Order received</title></head><body><h1>Order received</h1>",
+            );
+            for pair in query.split('&').filter(|p| !p.is_empty()) {
+                let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
+                body.push_str(&format!(
+                    "<p>{}: {}</p>",
+                    html_escape(&pct_decode(k)),
+                    html_escape(&pct_decode(v))
+                ));
+            }
+            body.push_str("<a href=\"/form.html\">Back to the form</a></body></html>");
+            respond(
+                &mut s,
+                "200 OK",
+                "text/html; charset=utf-8",
+                body.as_bytes(),
+                "",
+            )
+        }
+        p => {
+            let name = p.trim_start_matches('/').trim_start_matches("img/");
+            let file = fixtures().join(name);
+            if name.is_empty() || name.contains("..") || !file.is_file() {
+                return respond(
+                    &mut s,
+                    "404 Not Found",
+                    "text/html",
+                    b"<h1>Not found</h1>",
+                    "",
+                );
+            }
+            let mut body = Vec::new();
+            std::fs::File::open(&file)?.read_to_end(&mut body)?;
+            let ct = if name.ends_with(".svg") {
+                "image/svg+xml"
+            } else {
+                "text/html; charset=utf-8"
+            };
+            respond(&mut s, "200 OK", ct, &body, "")
+        }
+    }
+}
+
+/// A served `hermes-mcp serve` whose Chromium is recognisable: its profile
+/// lives under this env's own TMPDIR.
+pub struct Browsing {
+    pub env: TestEnv,
+    pub client: RawClient,
+}
+
+impl Browsing {
+    pub fn start(config: &str) -> Self {
+        require_chromium();
+        let env = TestEnv::new();
+        std::fs::create_dir_all(env.dir.path().join("tmp")).unwrap();
+        if !config.is_empty() {
+            env.write_hermes("config.yaml", config);
+        }
+        let mut cmd = env.cmd();
+        cmd.env("TMPDIR", env.dir.path().join("tmp"));
+        let mut client = RawClient::spawn(cmd);
+        client.initialize();
+        Browsing { env, client }
+    }
+    pub fn marker(&self) -> String {
+        self.env.dir.path().join("tmp").display().to_string()
+    }
+    pub fn call(&mut self, tool: &str, args: Value) -> (bool, Value) {
+        let r = self.client.call_tool(tool, args);
+        (is_error(&r), result_json(&r))
+    }
+    pub fn ok(&mut self, tool: &str, args: Value) -> Value {
+        let (err, v) = self.call(tool, args.clone());
+        assert!(
+            !err && v["success"] == json!(true),
+            "{tool} {args} failed: {v}"
+        );
+        v
+    }
+    pub fn fail(&mut self, tool: &str, args: Value) -> Value {
+        let (err, v) = self.call(tool, args.clone());
+        assert!(
+            err && v["success"] == json!(false),
+            "{tool} {args} should fail: {v}"
+        );
+        v
+    }
+}
+
+/// Processes whose command line mentions `needle`: (pid, pgid, cmdline).
+pub fn procs_with(needle: &str) -> Vec<(i32, i32, String)> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = e.file_name().to_string_lossy().parse::<i32>() else {
+            continue;
+        };
+        let Ok(cmd) = std::fs::read(e.path().join("cmdline")) else {
+            continue;
+        };
+        let cmd = String::from_utf8_lossy(&cmd).replace('\0', " ");
+        if !cmd.contains(needle) {
+            continue;
+        }
+        let stat = std::fs::read_to_string(e.path().join("stat")).unwrap_or_default();
+        // Skip zombies; they are gone once reaped.
+        let after = stat.rsplit_once(')').map(|x| x.1).unwrap_or("");
+        let fields: Vec<&str> = after.split_whitespace().collect();
+        if fields.first() == Some(&"Z") {
+            continue;
+        }
+        let pgid = fields.get(2).and_then(|v| v.parse().ok()).unwrap_or(0);
+        out.push((pid, pgid, cmd));
+    }
+    out
+}
+
+/// Processes in process group `pgid` (zombies excluded).
+fn group_members(pgid: i32) -> Vec<i32> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = e.file_name().to_string_lossy().parse::<i32>() else {
+            continue;
+        };
+        let stat = std::fs::read_to_string(e.path().join("stat")).unwrap_or_default();
+        let after = stat.rsplit_once(')').map(|x| x.1).unwrap_or("");
+        let f: Vec<&str> = after.split_whitespace().collect();
+        if f.first() != Some(&"Z") && f.get(2).and_then(|v| v.parse::<i32>().ok()) == Some(pgid) {
+            out.push(pid);
+        }
+    }
+    out
+}
+
+fn chromium_main(marker: &str) -> (i32, i32) {
+    let p = procs_with(marker);
+    let main = p
+        .iter()
+        .find(|(_, _, c)| c.contains("--user-data-dir") && !c.contains("--type="))
+        .unwrap_or_else(|| panic!("no Chromium with profile under {marker}: {p:?}"));
+    (main.0, main.1)
+}
+
+fn wait_gone(marker: &str, pgid: i32, within: Duration) {
+    let start = Instant::now();
+    loop {
+        let left = procs_with(marker);
+        let group = group_members(pgid);
+        if left.is_empty() && group.is_empty() {
+            return;
+        }
+        assert!(
+            start.elapsed() < within,
+            "Chromium processes left behind: {left:?}, group {pgid}: {group:?}"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// The ref on the first snapshot line containing `needle`.
+pub fn ref_of(snapshot: &str, needle: &str) -> String {
+    let line = snapshot
+        .lines()
+        .find(|l| l.contains(needle))
+        .unwrap_or_else(|| panic!("no line with {needle:?} in snapshot:\n{snapshot}"));
+    let i = line
+        .find("[ref=")
+        .unwrap_or_else(|| panic!("no ref on {line:?}"));
+    let rest = &line[i + 5..];
+    rest[..rest.find(']').unwrap()].to_string()
+}
+
+fn line_of<'a>(snapshot: &'a str, needle: &str) -> &'a str {
+    snapshot
+        .lines()
+        .find(|l| l.contains(needle))
+        .unwrap_or_else(|| panic!("no line with {needle:?} in snapshot:\n{snapshot}"))
+}
+
+#[test]
+fn browser_form_flow_images_console_vision() {
+    let pages = PageServer::start();
+    let mut b = Browsing::start("");
+    // Chromium is not started before the first browser call.
+    assert!(procs_with(&b.marker()).is_empty());
+    let nav = b.ok("browser_navigate", json!({"url": pages.url("/form.html")}));
+    assert_eq!(nav["title"], "Order form");
+    assert_eq!(nav["url"], pages.url("/form.html"));
+    let snap = nav["snapshot"].as_str().unwrap().to_string();
+    assert!(nav["element_count"].as_u64().unwrap() >= 8, "{nav}");
+    assert!(
+        snap.contains("- heading \"Place an order\" [level=1] [ref="),
+        "{snap}"
+    );
+    // Page text is redacted.
+    assert!(!snap.contains("abcdefghijklmnopqrstuvwxyz0123"), "{snap}");
+    // Every interactive element carries a ref.
+    for needle in [
+        "textbox \"Full name\"",
+        "textbox \"Email\"",
+        "combobox \"Size\"",
+        "checkbox \"Gift wrap\"",
+        "textbox \"Note\"",
+        "button \"Submit order\"",
+        "link \"Image gallery\"",
+    ] {
+        ref_of(&snap, needle);
+    }
+    let name = ref_of(&snap, "textbox \"Full name\"");
+    let email = ref_of(&snap, "textbox \"Email\"");
+    let size = ref_of(&snap, "combobox \"Size\"");
+    let gift = ref_of(&snap, "checkbox \"Gift wrap\"");
+    // `@eN` and `eN` both work.
+    let t = b.ok(
+        "browser_type",
+        json!({"ref": format!("@{name}"), "text": "Ada Lovelace"}),
+    );
+    assert_eq!(t["element"], format!("@{name}"));
+    assert_eq!(t["typed"], "Ada Lovelace");
+    b.ok(
+        "browser_type",
+        json!({"ref": email, "text": "ada@example.com"}),
+    );
+    let sel = b.ok("browser_type", json!({"ref": size, "text": "Large"}));
+    assert_eq!(sel["selected"], "Large");
+    let bad = b.fail("browser_type", json!({"ref": size, "text": "Gigantic"}));
+    assert!(bad["error"].as_str().unwrap().contains("Small"), "{bad}");
+    let c = b.ok("browser_click", json!({"ref": gift}));
+    assert_eq!(c["clicked"], format!("@{gift}"));
+    let full = b.ok("browser_snapshot", json!({"full": true}));
+    let fs = full["snapshot"].as_str().unwrap();
+    assert!(
+        line_of(fs, "textbox \"Full name\"").contains("Ada Lovelace"),
+        "{fs}"
+    );
+    assert!(
+        line_of(fs, "textbox \"Email\"").contains("ada@example.com"),
+        "{fs}"
+    );
+    assert!(
+        line_of(fs, "checkbox \"Gift wrap\"").contains("[checked]"),
+        "{fs}"
+    );
+    assert!(
+        fs.contains("[url="),
+        "full snapshots show link targets: {fs}"
+    );
+    // Same document: refs are stable across snapshots.
+    assert_eq!(ref_of(fs, "textbox \"Full name\""), name);
+    // An expression, evaluated.
+    let e = b.ok(
+        "browser_console",
+        json!({"expression": "document.getElementById('size').value"}),
+    );
+    assert_eq!(e["result"], "l");
+    assert_eq!(e["result_type"], "str");
+    let e = b.ok(
+        "browser_console",
+        json!({"expression": "window.counter + 1"}),
+    );
+    assert_eq!(e["result"], 8);
+    assert_eq!(e["result_type"], "int");
+    let e = b.ok(
+        "browser_console",
+        json!({"expression": "({a: [1, 2], b: 'x'})"}),
+    );
+    assert_eq!(e["result"], json!({"a": [1, 2], "b": "x"}));
+    assert_eq!(e["result_type"], "dict");
+    let e = b.fail("browser_console", json!({"expression": "document.body"}));
+    assert!(e["error"].as_str().unwrap().contains("DOM node"), "{e}");
+    let e = b.fail("browser_console", json!({"expression": "nosuchthing.x"}));
+    assert!(e["error"].as_str().unwrap().contains("nosuchthing"), "{e}");
+    // Console messages and a thrown error.
+    let boom = ref_of(&snap, "button \"Break things\"");
+    b.ok("browser_click", json!({"ref": boom}));
+    let con = b.ok("browser_console", json!({}));
+    let msgs = con["console_messages"].as_array().unwrap();
+    assert!(
+        msgs.iter().any(|m| m["type"] == "log"
+            && m["text"] == "form page loaded 42"
+            && m["source"] == "console"),
+        "{con}"
+    );
+    assert!(
+        msgs.iter()
+            .any(|m| m["type"] == "warning" && m["text"].as_str().unwrap().contains("deprecated")),
+        "{con}"
+    );
+    let errs = con["js_errors"].as_array().unwrap();
+    assert!(
+        errs.iter().any(|m| m["message"]
+            .as_str()
+            .unwrap()
+            .contains("kaboom from button")
+            && m["source"] == "exception"),
+        "{con}"
+    );
+    assert_eq!(con["total_messages"].as_u64().unwrap() as usize, msgs.len());
+    // Enter in a text field submits the form.
+    b.ok("browser_type", json!({"ref": name, "text": "Ada Lovelace"}));
+    assert_eq!(
+        b.ok("browser_press", json!({"key": "Enter"}))["pressed"],
+        "Enter"
+    );
+    let res = b.ok("browser_snapshot", json!({}));
+    let rs = res["snapshot"].as_str().unwrap();
+    assert!(
+        rs.contains("Order received")
+            && rs.contains("name: Ada Lovelace")
+            && rs.contains("size: l")
+            && rs.contains("gift: yes"),
+        "{rs}"
+    );
+    // The form's refs are stale on the result page.
+    let st = b.fail("browser_click", json!({"ref": name}));
+    let msg = st["error"].as_str().unwrap();
+    assert!(
+        msg.contains("stale") && msg.contains("browser_snapshot"),
+        "{msg}"
+    );
+    let un = b.fail("browser_click", json!({"ref": "@e9999"}));
+    assert!(
+        un["error"].as_str().unwrap().contains("Unknown ref @e9999"),
+        "{un}"
+    );
+    let mal = b.fail("browser_click", json!({"ref": "submit"}));
+    assert!(
+        mal["error"]
+            .as_str()
+            .unwrap()
+            .contains("not an element ref"),
+        "{mal}"
+    );
+    // Back to the form, then submit by clicking the button.
+    let back = b.ok("browser_back", json!({}));
+    assert_eq!(back["url"], pages.url("/form.html"));
+    let snap = b.ok("browser_snapshot", json!({}))["snapshot"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let name = ref_of(&snap, "textbox \"Full name\"");
+    b.ok("browser_type", json!({"ref": name, "text": "Grace Hopper"}));
+    b.ok(
+        "browser_click",
+        json!({"ref": ref_of(&snap, "button \"Submit order\"")}),
+    );
+    let rs = b.ok("browser_snapshot", json!({}))["snapshot"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(rs.contains("name: Grace Hopper"), "{rs}");
+    // Images with sizes; data: URLs left out.
+    let nav = b.ok(
+        "browser_navigate",
+        json!({"url": pages.url("/images.html")}),
+    );
+    assert_eq!(nav["title"], "Gallery");
+    let imgs = b.ok("browser_get_images", json!({}));
+    assert_eq!(imgs["count"], 2, "{imgs}");
+    assert_eq!(
+        imgs["images"][0],
+        json!({"src": pages.url("/img/red.svg"), "alt": "Red box", "width": 120, "height": 80})
+    );
+    assert_eq!(imgs["images"][1]["width"], 64);
+    // Scrolling moves the page by 500 px.
+    assert_eq!(
+        b.ok("browser_scroll", json!({"direction": "down"}))["scrolled"],
+        "down"
+    );
+    assert_eq!(
+        b.ok("browser_console", json!({"expression": "scrollY"}))["result"],
+        500
+    );
+    b.ok("browser_scroll", json!({"direction": "up"}));
+    assert_eq!(
+        b.ok("browser_console", json!({"expression": "scrollY"}))["result"],
+        0
+    );
+    let (err, bad) = b.call("browser_scroll", json!({"direction": "sideways"}));
+    assert!(
+        err && bad["error"].as_str().unwrap().contains("\"up\""),
+        "{bad}"
+    );
+    // Console clear.
+    let con = b.ok("browser_console", json!({"clear": true}));
+    assert!(
+        con["js_errors"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|e| e["message"].as_str().unwrap().contains("late failure")),
+        "{con}"
+    );
+    let con = b.ok("browser_console", json!({}));
+    assert_eq!(con["total_messages"], 0);
+    assert_eq!(con["total_errors"], 0);
+    // Vision: a screenshot as MCP image content, saved under cache/screenshots.
+    let r = b.client.call_tool(
+        "browser_vision",
+        json!({"question": "What colour is the first box?", "annotate": true}),
+    );
+    assert!(!is_error(&r), "{r}");
+    let v = result_json(&r);
+    let path = PathBuf::from(v["screenshot_path"].as_str().unwrap());
+    assert!(
+        path.starts_with(b.env.hermes_home().join("cache/screenshots")),
+        "{v}"
+    );
+    let png = std::fs::read(&path).unwrap();
+    assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n");
+    let img = r["content"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["type"] == "image")
+        .expect("image content");
+    assert_eq!(img["mimeType"], "image/png");
+    assert!(
+        v["annotations"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|a| a["label"].as_str().unwrap().starts_with('[')),
+        "{v}"
+    );
+    assert_eq!(v["question"], "What colour is the first box?");
+}
+
+#[test]
+fn browser_blocked_urls_timeouts_and_truncation() {
+    let pages = PageServer::start();
+    let mut b = Browsing::start(
+        "browser:\n  navigation_timeout: 3\nsecurity:\n  website_blocklist:\n    enabled: true\n    domains: [\"blocked.example\"]\n",
+    );
+    let v = b.fail(
+        "browser_navigate",
+        json!({"url": "http://169.254.169.254/latest/meta-data/"}),
+    );
+    assert_eq!(v["error"], "Blocked: URL targets a cloud metadata endpoint");
+    let v = b.fail(
+        "browser_navigate",
+        json!({"url": "http://metadata.google.internal/"}),
+    );
+    assert_eq!(v["error"], "Blocked: URL targets a cloud metadata endpoint");
+    let v = b.fail(
+        "browser_navigate",
+        json!({"url": "https://example.org/?key=sk-ant-abcdefghijklmnopqrstuvwx"}),
+    );
+    assert!(
+        v["error"].as_str().unwrap().contains("API key or token"),
+        "{v}"
+    );
+    let v = b.fail(
+        "browser_navigate",
+        json!({"url": "http://blocked.example/page"}),
+    );
+    assert_eq!(v["blocked_by_policy"]["rule"], "blocked.example", "{v}");
+    let v = b.fail("browser_navigate", json!({"url": "file:///etc/passwd"}));
+    assert!(v["error"].as_str().unwrap().starts_with("Blocked"), "{v}");
+    // Refusals happen before any browser starts.
+    assert!(procs_with(&b.marker()).is_empty());
+    // Loopback is allowed for the local browser; a redirect to metadata is not.
+    let v = b.fail(
+        "browser_navigate",
+        json!({"url": pages.url("/to-metadata")}),
+    );
+    assert!(
+        v["error"]
+            .as_str()
+            .unwrap()
+            .contains("redirect landed on a cloud metadata endpoint"),
+        "{v}"
+    );
+    let cur = b.ok("browser_console", json!({"expression": "location.href"}));
+    assert_eq!(cur["result"], "about:blank");
+    let v = b.ok("browser_navigate", json!({"url": pages.url("/to-form")}));
+    assert_eq!(v["url"], pages.url("/form.html"));
+    // Before any snapshot in a fresh document, refs of the old one are stale.
+    // A server that never answers: a clear timeout, and the browser stays usable.
+    let t0 = Instant::now();
+    let v = b.fail("browser_navigate", json!({"url": pages.url("/hang")}));
+    assert!(v["error"].as_str().unwrap().contains("timed out"), "{v}");
+    assert!(t0.elapsed() < Duration::from_secs(15));
+    // A body that never ends: what arrived, with a warning.
+    let v = b.ok("browser_navigate", json!({"url": pages.url("/slow")}));
+    assert!(
+        v["warning"]
+            .as_str()
+            .unwrap()
+            .contains("did not finish loading"),
+        "{v}"
+    );
+    assert!(
+        v["snapshot"].as_str().unwrap().contains("Partial content"),
+        "{v}"
+    );
+    // A 2,000-element page: cut at 15,000 characters at a line boundary, full text saved.
+    let v = b.ok("browser_navigate", json!({"url": pages.url("/big?n=2000")}));
+    let s = v["snapshot"].as_str().unwrap();
+    assert!(s.chars().count() <= 15_000, "{}", s.chars().count());
+    let note = s.lines().last().unwrap();
+    assert!(
+        note.contains("more lines truncated — full snapshot: read_file path=\""),
+        "{note}"
+    );
+    let p = note
+        .split("path=\"")
+        .nth(1)
+        .unwrap()
+        .split('"')
+        .next()
+        .unwrap();
+    assert!(
+        Path::new(p).starts_with(b.env.hermes_home().join("cache")),
+        "{p}"
+    );
+    let full = std::fs::read_to_string(p).unwrap();
+    assert!(full.contains("Item number 999"), "stored copy is complete");
+    assert!(full.starts_with(s.split("\n\n[...").next().unwrap()));
+    // restrict_evaluate is off by default.
+    b.ok("browser_console", json!({"expression": "document.cookie"}));
+}
+
+#[test]
+fn browser_restrict_evaluate_and_dialogs_must_respond() {
+    let pages = PageServer::start();
+    let mut b = Browsing::start("browser:\n  restrict_evaluate: true\n");
+    b.ok("browser_navigate", json!({"url": pages.url("/alert.html")}));
+    let v = b.fail(
+        "browser_console",
+        json!({"expression": "document['coo' + 'kie']"}),
+    );
+    assert!(
+        v["error"]
+            .as_str()
+            .unwrap()
+            .contains("browser.restrict_evaluate"),
+        "{v}"
+    );
+    b.ok("browser_console", json!({"expression": "document.title"}));
+    let snap = b.ok("browser_snapshot", json!({}))["snapshot"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    // must_respond (the default): the alert stays open and is reported.
+    let c = b.ok(
+        "browser_click",
+        json!({"ref": ref_of(&snap, "button \"Show alert\"")}),
+    );
+    assert_eq!(
+        c["pending_dialogs"][0],
+        json!({"type": "alert", "message": "Hello from alert"}),
+        "{c}"
+    );
+    let blocked = b.fail("browser_snapshot", json!({}));
+    assert!(
+        blocked["error"].as_str().unwrap().contains("browser_press"),
+        "{blocked}"
+    );
+    let p = b.ok("browser_press", json!({"key": "Enter"}));
+    assert_eq!(p["dialogs_handled"][0]["action"], "accepted", "{p}");
+    let s = b.ok("browser_snapshot", json!({}))["snapshot"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(s.contains("after alert"), "{s}");
+    // A confirm dismissed with Escape.
+    b.ok(
+        "browser_click",
+        json!({"ref": ref_of(&s, "button \"Ask\"")}),
+    );
+    b.ok("browser_press", json!({"key": "Escape"}));
+    let s = b.ok("browser_snapshot", json!({}))["snapshot"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(s.contains("cancelled"), "{s}");
+}
+
+#[test]
+fn browser_dialogs_auto_accept() {
+    let pages = PageServer::start();
+    let mut b = Browsing::start("browser:\n  dialog_policy: auto_accept\n");
+    let nav = b.ok("browser_navigate", json!({"url": pages.url("/alert.html")}));
+    let snap = nav["snapshot"].as_str().unwrap().to_string();
+    let c = b.ok(
+        "browser_click",
+        json!({"ref": ref_of(&snap, "button \"Ask\"")}),
+    );
+    assert!(c.get("pending_dialogs").is_none(), "{c}");
+    let s = b.ok("browser_snapshot", json!({}));
+    assert!(s["snapshot"].as_str().unwrap().contains("confirmed"), "{s}");
+    // Reported once, with the result of the call during which it was handled.
+    let handled = if c.get("dialogs_handled").is_some() {
+        &c
+    } else {
+        &s
+    };
+    assert_eq!(
+        handled["dialogs_handled"][0],
+        json!({"type": "confirm", "message": "Proceed?", "action": "accepted"}),
+        "{c} {s}"
+    );
+}
+
+#[test]
+fn browser_crashed_tab_recovers_on_navigate() {
+    let pages = PageServer::start();
+    let mut b = Browsing::start("");
+    b.ok("browser_navigate", json!({"url": pages.url("/form.html")}));
+    let (_, pgid) = chromium_main(&b.marker());
+    let renderers: Vec<i32> = group_members(pgid)
+        .into_iter()
+        .filter(|p| {
+            std::fs::read(format!("/proc/{p}/cmdline"))
+                .map(|c| String::from_utf8_lossy(&c).contains("--type=renderer"))
+                .unwrap_or(false)
+        })
+        .collect();
+    assert!(!renderers.is_empty(), "no renderer process found");
+    for p in &renderers {
+        unsafe { libc::kill(*p, libc::SIGKILL) };
+    }
+    let start = Instant::now();
+    let err = loop {
+        let (is_err, v) = b.call("browser_snapshot", json!({}));
+        if is_err && v["error"].as_str().unwrap_or("").contains("crashed") {
+            break v;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(20),
+            "crash not reported: {v}"
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    };
+    assert!(
+        err["error"].as_str().unwrap().contains("browser_navigate"),
+        "{err}"
+    );
+    let v = b.ok("browser_navigate", json!({"url": pages.url("/form.html")}));
+    assert_eq!(v["title"], "Order form");
+}
+
+fn no_orphans(sigterm: bool) {
+    let pages = PageServer::start();
+    let mut b = Browsing::start("");
+    b.ok("browser_navigate", json!({"url": pages.url("/form.html")}));
+    let marker = b.marker();
+    let (_, pgid) = chromium_main(&marker);
+    assert!(
+        group_members(pgid).len() >= 2,
+        "expected Chromium helper processes too"
+    );
+    let Browsing { env: _env, client } = b;
+    let status = if sigterm {
+        unsafe { libc::kill(client.child.id() as i32, libc::SIGTERM) };
+        let mut client = client;
+        let start = Instant::now();
+        loop {
+            if let Some(s) = client.child.try_wait().unwrap() {
+                break s;
+            }
+            assert!(
+                start.elapsed() < Duration::from_secs(15),
+                "no exit after SIGTERM"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    } else {
+        client.finish(Duration::from_secs(15))
+    };
+    let _ = status;
+    wait_gone(&marker, pgid, Duration::from_secs(5));
+    // The temporary profile is removed too.
+    let left: Vec<_> = std::fs::read_dir(&marker)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.to_string_lossy().contains("hermes-mcp-chromium-"))
+        .collect();
+    assert!(left.is_empty(), "profile left behind: {left:?}");
+}
+
+#[test]
+fn browser_no_orphan_chromium_after_eof() {
+    no_orphans(false);
+}
+
+#[test]
+fn browser_no_orphan_chromium_after_sigterm() {
+    no_orphans(true);
+}
+
+#[test]
+fn browser_idle_session_closes_and_relaunches() {
+    let pages = PageServer::start();
+    let mut b = Browsing::start("browser:\n  inactivity_timeout: 5\n");
+    b.ok("browser_navigate", json!({"url": pages.url("/form.html")}));
+    let (_, pgid) = chromium_main(&b.marker());
+    wait_gone(&b.marker(), pgid, Duration::from_secs(12));
+    let v = b.fail("browser_snapshot", json!({}));
+    assert!(
+        v["error"].as_str().unwrap().contains("browser_navigate"),
+        "{v}"
+    );
+    b.ok("browser_navigate", json!({"url": pages.url("/form.html")}));
+}
+
+#[test]
+fn browser_unavailable_without_chromium_names_the_fix() {
+    let env = TestEnv::new();
+    let mut cmd = env.cmd();
+    cmd.env("PATH", "/nonexistent-bin");
+    let mut c = RawClient::spawn(cmd);
+    c.initialize();
+    let list = c.request("tools/list", json!({}));
+    let names: Vec<&str> = list["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|t| t["name"].as_str())
+        .collect();
+    assert!(!names.contains(&"browser_navigate"), "{names:?}");
+    let r = c.call_tool("browser_navigate", json!({"url": "http://127.0.0.1:1/"}));
+    assert!(is_error(&r));
+    let msg = result_json(&r)["error"].as_str().unwrap().to_string();
+    assert!(
+        msg.contains("apt-get install chromium")
+            && msg.contains("CHROME_PATH")
+            && msg.contains("browser.executable"),
+        "{msg}"
+    );
+    drop(c);
+    let mut cmd = env.cmd();
+    cmd.env("CHROME_PATH", "/nonexistent/chrome");
+    let mut c = RawClient::spawn(cmd);
+    c.initialize();
+    let r = c.call_tool("browser_snapshot", json!({}));
+    assert!(
+        result_json(&r)["error"]
+            .as_str()
+            .unwrap()
+            .contains("CHROME_PATH=/nonexistent/chrome"),
+        "{r}"
+    );
+}
+
+#[test]
+fn browser_tool_schemas_match_hermes() {
+    require_chromium();
+    let env = TestEnv::new();
+    let mut c = RawClient::spawn(env.cmd());
+    c.initialize();
+    let list = c.request("tools/list", json!({}));
+    let tools = list["result"]["tools"].as_array().unwrap();
+    let names: Vec<&str> = tools
+        .iter()
+        .filter_map(|t| t["name"].as_str())
+        .filter(|n| n.starts_with("browser_"))
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "browser_navigate",
+            "browser_snapshot",
+            "browser_click",
+            "browser_type",
+            "browser_scroll",
+            "browser_back",
+            "browser_press",
+            "browser_get_images",
+            "browser_vision",
+            "browser_console"
+        ]
+    );
+    let t = |n: &str| tools.iter().find(|t| t["name"] == n).unwrap().clone();
+    assert_eq!(
+        t("browser_scroll")["inputSchema"]["properties"]["direction"]["enum"],
+        json!(["up", "down"])
+    );
+    assert_eq!(
+        t("browser_type")["inputSchema"]["required"],
+        json!(["ref", "text"])
+    );
+    assert_eq!(
+        t("browser_vision")["inputSchema"]["properties"]["annotate"]["default"],
+        json!(false)
+    );
+    let _ = Command::new("true");
+}
+
+/// An externally started Chromium with a DevTools port (as a user would run
+/// for `browser.cdp_url`); killed with its process group on drop.
+struct ExternalChrome {
+    child: std::process::Child,
+    port: u16,
+    _profile: tempfile::TempDir,
+}
+
+impl ExternalChrome {
+    fn start() -> Self {
+        use std::os::unix::process::CommandExt;
+        require_chromium();
+        let profile = tempfile::tempdir().unwrap();
+        let child = Command::new("chromium")
+            .args([
+                "--headless=new",
+                "--no-sandbox",
+                "--disable-gpu",
+                "--disable-dev-shm-usage",
+                "--disable-background-networking",
+                "--disable-component-update",
+                "--disable-sync",
+                "--no-first-run",
+                "--remote-debugging-port=0",
+                &format!("--user-data-dir={}", profile.path().display()),
+                "about:blank",
+            ])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .process_group(0)
+            .spawn()
+            .expect("start chromium");
+        let port_file = profile.path().join("DevToolsActivePort");
+        let start = Instant::now();
+        let port = loop {
+            if let Ok(t) = std::fs::read_to_string(&port_file)
+                && let Some(p) = t.lines().next().and_then(|l| l.trim().parse().ok())
+            {
+                break p;
+            }
+            assert!(
+                start.elapsed() < Duration::from_secs(20),
+                "chromium did not open a DevTools port"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        };
+        ExternalChrome {
+            child,
+            port,
+            _profile: profile,
+        }
+    }
+}
+
+impl Drop for ExternalChrome {
+    fn drop(&mut self) {
+        unsafe { libc::kill(-(self.child.id() as i32), libc::SIGKILL) };
+        let _ = self.child.wait();
+    }
+}
+
+#[test]
+fn browser_attaches_over_cdp_url_with_the_shared_private_address_policy() {
+    let pages = PageServer::start();
+    let chrome = ExternalChrome::start();
+    let cdp = format!("http://127.0.0.1:{}", chrome.port);
+    // Attached browsers may live elsewhere: private addresses follow the shared policy (blocked by default).
+    let mut b = Browsing::start(&format!("browser:\n  cdp_url: \"{cdp}\"\n"));
+    let v = b.fail("browser_navigate", json!({"url": pages.url("/form.html")}));
+    assert!(
+        v["error"].as_str().unwrap().contains("private or internal"),
+        "{v}"
+    );
+    drop(b);
+    let mut b = Browsing::start(&format!(
+        "browser:\n  cdp_url: \"{cdp}\"\nsecurity:\n  allow_private_urls: true\n"
+    ));
+    let v = b.ok("browser_navigate", json!({"url": pages.url("/form.html")}));
+    assert_eq!(v["title"], "Order form");
+    // No Chromium of our own was launched.
+    assert!(procs_with(&b.marker()).is_empty());
+    let Browsing { env: _env, client } = b;
+    client.finish(Duration::from_secs(15));
+    // The user's browser keeps running after the server exits.
+    std::thread::sleep(Duration::from_millis(200));
+    let mut chrome = chrome;
+    assert!(
+        chrome.child.try_wait().unwrap().is_none(),
+        "attached browser was closed"
+    );
+    // ... and our tab is gone from it.
+    let list = std::process::Command::new("curl")
+        .args(["-s", &format!("{cdp}/json/list")])
+        .output();
+    if let Ok(out) = list {
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            !text.contains("Order form"),
+            "our tab was left open: {text}"
+        );
+    }
+}
+
+#[test]
+fn browser_killed_browser_is_relaunched_on_navigate() {
+    let pages = PageServer::start();
+    let mut b = Browsing::start("");
+    b.ok("browser_navigate", json!({"url": pages.url("/form.html")}));
+    let (_, pgid) = chromium_main(&b.marker());
+    unsafe { libc::kill(-pgid, libc::SIGKILL) };
+    wait_gone(&b.marker(), pgid, Duration::from_secs(10));
+    std::thread::sleep(Duration::from_millis(300));
+    let v = b.fail("browser_snapshot", json!({}));
+    let msg = v["error"].as_str().unwrap();
+    assert!(msg.contains("browser_navigate"), "{msg}");
+    let v = b.ok("browser_navigate", json!({"url": pages.url("/form.html")}));
+    assert_eq!(v["title"], "Order form");
+}

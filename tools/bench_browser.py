@@ -1,0 +1,189 @@
+#!/usr/bin/env python3
+"""Benchmark: hermes-mcp's browser tools vs Microsoft's @playwright/mcp, same run.
+
+Both servers drive the same Debian Chromium (/usr/bin/chromium) over stdio MCP
+against the same pages served on 127.0.0.1:
+  * simple  - tests/fixtures/browser/form.html
+  * big     - a generated 2,000-element page (1,000 list items with a link each)
+  * article - a page of /work/shared/corpora/readability/pages/<name>/source.html
+
+Measured per server and page:
+  * cold: the first browser_navigate of a fresh server (includes Chromium launch)
+  * warm: browser_navigate + browser_snapshot, median of N runs
+  * snapshot size: characters of the browser_snapshot text the model receives
+    (ours: the JSON "snapshot" field; Playwright: the whole text content)
+
+Usage:
+  tools/bench_browser.py [--bin target/release/hermes-mcp] [--playwright DIR] [--runs 7] [--article wikipedia]
+DIR must contain node_modules/@playwright/mcp (npm install @playwright/mcp@0.0.83).
+"""
+
+import argparse
+import http.server
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+FIXTURES = os.path.join(ROOT, "tests", "fixtures", "browser")
+CORPUS = "/work/shared/corpora/readability/pages"
+
+
+def big_page(n=2000):
+    rows = "".join(
+        f'<li><a href="/item/{i}">Item number {i}</a> <span>detail text for row {i}</span></li>'
+        for i in range(n // 2)
+    )
+    return f"<!doctype html><html><head><title>Big page</title></head><body><h1>Big page</h1><ul>{rows}</ul></body></html>"
+
+
+def serve(pages):
+    class H(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):
+            body = pages.get(self.path.split("?")[0])
+            if body is None:
+                self.send_response(404)
+                self.end_headers()
+                return
+            self.send_response(200)
+            self.send_header("Content-Type", "text/html; charset=utf-8")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *a):
+            pass
+
+    srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), H)
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    return srv.server_address[1]
+
+
+class Client:
+    def __init__(self, argv, env):
+        self.p = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                  stderr=subprocess.DEVNULL, env=env, text=True, bufsize=1)
+        self.id = 0
+        self.req("initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
+                                "clientInfo": {"name": "bench", "version": "0"}})
+        self.p.stdin.write(json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}) + "\n")
+
+    def req(self, method, params):
+        self.id += 1
+        self.p.stdin.write(json.dumps({"jsonrpc": "2.0", "id": self.id, "method": method, "params": params}) + "\n")
+        self.p.stdin.flush()
+        while True:
+            line = self.p.stdout.readline()
+            if not line:
+                raise RuntimeError("server exited")
+            m = json.loads(line)
+            if m.get("id") == self.id:
+                if "error" in m:
+                    raise RuntimeError(m["error"])
+                return m["result"]
+
+    def tool(self, name, args):
+        r = self.req("tools/call", {"name": name, "arguments": args})
+        text = "".join(c.get("text", "") for c in r.get("content", []) if c.get("type") == "text")
+        if r.get("isError"):
+            raise RuntimeError(f"{name}: {text[:300]}")
+        return text
+
+    def close(self):
+        try:
+            self.p.stdin.close()
+            self.p.wait(timeout=20)
+        except Exception:
+            self.p.kill()
+
+
+def ours_snapshot_text(text):
+    return json.loads(text)["snapshot"]
+
+
+def ours_untruncated_chars(snap):
+    """Length of the whole snapshot: the stored copy when the answer was cut."""
+    if 'full snapshot: read_file path="' in snap:
+        path = snap.split('read_file path="', 1)[1].split('"', 1)[0]
+        return len(open(path, encoding="utf-8").read())
+    return len(snap)
+
+
+def run(kind, argv, env, urls, runs):
+    res = {}
+    c = Client(argv, env)
+    t0 = time.perf_counter()
+    c.tool("browser_navigate", {"url": urls["simple"]})
+    res["cold_first_navigate_s"] = time.perf_counter() - t0
+    snap_args = {} if kind == "ours" else {}
+    for page, url in urls.items():
+        times = []
+        size = None
+        for _ in range(runs):
+            t0 = time.perf_counter()
+            c.tool("browser_navigate", {"url": url})
+            s = c.tool("browser_snapshot", snap_args)
+            times.append(time.perf_counter() - t0)
+            size = len(ours_snapshot_text(s)) if kind == "ours" else len(s)
+        res[page] = {"warm_nav_snapshot_s": statistics.median(times), "snapshot_chars": size}
+        if kind == "ours":
+            res[page]["untruncated_chars"] = ours_untruncated_chars(ours_snapshot_text(s))
+        if kind == "ours":
+            full = ours_snapshot_text(c.tool("browser_snapshot", {"full": True}))
+            res[page]["full_snapshot_chars"] = len(full)
+    c.close()
+    return res
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--bin", default=os.path.join(ROOT, "target", "release", "hermes-mcp"))
+    ap.add_argument("--playwright", default="/tmp/pwmcp")
+    ap.add_argument("--runs", type=int, default=7)
+    ap.add_argument("--article", default="wikipedia")
+    a = ap.parse_args()
+    article = open(os.path.join(CORPUS, a.article, "source.html"), "rb").read()
+    pages = {
+        "/simple.html": open(os.path.join(FIXTURES, "form.html"), "rb").read(),
+        "/big.html": big_page().encode(),
+        "/article.html": article,
+    }
+    port = serve(pages)
+    urls = {
+        "simple": f"http://127.0.0.1:{port}/simple.html",
+        "big": f"http://127.0.0.1:{port}/big.html",
+        "article": f"http://127.0.0.1:{port}/article.html",
+    }
+    tmp = tempfile.mkdtemp(prefix="bench-browser-")
+    env = {"PATH": os.environ.get("PATH", ""), "HOME": tmp, "HERMES_HOME": os.path.join(tmp, "hermes")}
+    os.makedirs(env["HERMES_HOME"], exist_ok=True)
+    ours = run("ours", [a.bin, "serve"], env, urls, a.runs)
+    cli = os.path.join(a.playwright, "node_modules", "@playwright", "mcp", "cli.js")
+    pw_env = dict(env)
+    pw = run("playwright", ["node", cli, "--headless", "--isolated", "--executable-path", "/usr/bin/chromium",
+                            "--no-sandbox", "--output-dir", os.path.join(tmp, "pw-out")], pw_env, urls, a.runs)
+    shutil.rmtree(tmp, ignore_errors=True)
+    print(f"{'':28}{'hermes-mcp':>14}{'playwright':>14}{'ratio':>9}")
+    print(f"{'cold first navigate (s)':28}{ours['cold_first_navigate_s']:>14.3f}{pw['cold_first_navigate_s']:>14.3f}"
+          f"{ours['cold_first_navigate_s'] / pw['cold_first_navigate_s']:>9.2f}")
+    for page in urls:
+        o, p = ours[page], pw[page]
+        print(f"{page + ' warm nav+snapshot (s)':28}{o['warm_nav_snapshot_s']:>14.3f}{p['warm_nav_snapshot_s']:>14.3f}"
+              f"{o['warm_nav_snapshot_s'] / p['warm_nav_snapshot_s']:>9.2f}")
+        print(f"{page + ' snapshot chars':28}{o['snapshot_chars']:>14}{p['snapshot_chars']:>14}"
+              f"{o['snapshot_chars'] / p['snapshot_chars']:>9.2f}")
+        print(f"{page + ' untruncated chars':28}{o['untruncated_chars']:>14}{p['snapshot_chars']:>14}"
+              f"{o['untruncated_chars'] / p['snapshot_chars']:>9.2f}")
+        print(f"{page + ' full snapshot chars':28}{o['full_snapshot_chars']:>14}{'':>14}"
+              f"{o['full_snapshot_chars'] / p['snapshot_chars']:>9.2f}")
+    print(json.dumps({"hermes_mcp": ours, "playwright": pw}, indent=1), file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()
