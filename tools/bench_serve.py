@@ -41,7 +41,7 @@ def vm_hwm_mib(pid):
 def one_run(cmd, env):
     t0 = time.perf_counter()
     p = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                         env=env, bufsize=0)
+                         env=env, bufsize=-1)  # buffered reads: unbuffered readline is one syscall per byte
 
     def send(obj):
         p.stdin.write((json.dumps(obj) + "\n").encode())
