@@ -127,10 +127,9 @@ fn default_root_of(home: &Path, native: &Option<PathBuf>) -> PathBuf {
         .parent()
         .and_then(|p| p.file_name())
         .is_some_and(|n| n == "profiles")
+        && let Some(gp) = home.parent().and_then(Path::parent)
     {
-        if let Some(gp) = home.parent().and_then(Path::parent) {
-            return gp.to_path_buf();
-        }
+        return gp.to_path_buf();
     }
     home.to_path_buf()
 }
@@ -147,10 +146,10 @@ fn absolutize(p: &Path) -> PathBuf {
 /// Expand a leading `~/` (or a lone `~`) to the user's home directory.
 pub fn expand_tilde(p: &Path) -> PathBuf {
     let s = p.to_string_lossy();
-    if s == "~" || s.starts_with("~/") {
-        if let Some(h) = std::env::home_dir() {
-            return h.join(s.trim_start_matches('~').trim_start_matches('/'));
-        }
+    if (s == "~" || s.starts_with("~/"))
+        && let Some(h) = std::env::home_dir()
+    {
+        return h.join(s.trim_start_matches('~').trim_start_matches('/'));
     }
     p.to_path_buf()
 }

@@ -95,13 +95,13 @@ fn coerce(key: &str, v: Value, prop: &Value) -> Result<Value, String> {
                 .enumerate()
                 .map(|(i, it)| coerce(&format!("{key}[{i}]"), it, &item_schema))
                 .collect::<Result<Vec<_>, _>>()?;
-            if let Some(max) = prop.get("maxItems").and_then(Value::as_u64) {
-                if items.len() as u64 > max {
-                    return Err(format!(
-                        "argument '{key}' takes at most {max} item(s), got {}",
-                        items.len()
-                    ));
-                }
+            if let Some(max) = prop.get("maxItems").and_then(Value::as_u64)
+                && items.len() as u64 > max
+            {
+                return Err(format!(
+                    "argument '{key}' takes at most {max} item(s), got {}",
+                    items.len()
+                ));
             }
             Value::Array(items)
         }
@@ -115,25 +115,25 @@ fn coerce(key: &str, v: Value, prop: &Value) -> Result<Value, String> {
         },
         _ => v,
     };
-    if let Some(allowed) = prop.get("enum").and_then(Value::as_array) {
-        if !allowed.contains(&v) {
-            let list: Vec<String> = allowed.iter().map(|a| a.to_string()).collect();
-            return Err(format!(
-                "argument '{key}' must be one of {}, got {v}",
-                list.join(", ")
-            ));
-        }
+    if let Some(allowed) = prop.get("enum").and_then(Value::as_array)
+        && !allowed.contains(&v)
+    {
+        let list: Vec<String> = allowed.iter().map(|a| a.to_string()).collect();
+        return Err(format!(
+            "argument '{key}' must be one of {}, got {v}",
+            list.join(", ")
+        ));
     }
     if let Some(n) = v.as_f64() {
-        if let Some(min) = prop.get("minimum").and_then(Value::as_f64) {
-            if n < min {
-                return Err(format!("argument '{key}' must be at least {min}, got {v}"));
-            }
+        if let Some(min) = prop.get("minimum").and_then(Value::as_f64)
+            && n < min
+        {
+            return Err(format!("argument '{key}' must be at least {min}, got {v}"));
         }
-        if let Some(max) = prop.get("maximum").and_then(Value::as_f64) {
-            if n > max {
-                return Err(format!("argument '{key}' must be at most {max}, got {v}"));
-            }
+        if let Some(max) = prop.get("maximum").and_then(Value::as_f64)
+            && n > max
+        {
+            return Err(format!("argument '{key}' must be at most {max}, got {v}"));
         }
     }
     Ok(v)

@@ -222,12 +222,13 @@ pub async fn serve_stdio(server: HermesServer) -> anyhow::Result<()> {
     // Cancel running calls and release children first: a client that closed
     // stdin mid-call is gone, and so is its interest in the answer.
     server.shutdown().await;
-    if signalled {
-        pump.abort();
-    } else if tokio::time::timeout(std::time::Duration::from_secs(2), &mut pump)
-        .await
-        .is_err()
-    {
+    // After EOF the pump is draining rmcp's last replies to stdout; give it a
+    // moment. After a signal nobody is listening.
+    let drained = !signalled
+        && tokio::time::timeout(std::time::Duration::from_secs(2), &mut pump)
+            .await
+            .is_ok();
+    if !drained {
         pump.abort();
     }
     Ok(())

@@ -162,7 +162,10 @@ mod tests {
             redact("Authorization: Bearer abcdefghijklmnopqrstuvwxyz123456 ok"),
             "Authorization: Bearer abcdef...3456 ok"
         );
-        assert_eq!(redact(r#"{"password": "hunter22"} ok"#), r#"{"password": "***"} ok"#);
+        assert_eq!(
+            redact(r#"{"password": "hunter22"} ok"#),
+            r#"{"password": "***"} ok"#
+        );
         assert_eq!(redact("plain words"), "plain words");
     }
 

@@ -639,12 +639,12 @@ fn complete(
             "provide at least one of: summary (preferred), result",
         ));
     }
-    if kenv.task.as_deref() == Some(tid) {
-        if let Some(sid) = &kenv.session_id {
-            let meta = metadata.get_or_insert_with(|| json!({}));
-            if let Value::Object(m) = meta {
-                m.insert("worker_session_id".into(), json!(sid));
-            }
+    if kenv.task.as_deref() == Some(tid)
+        && let Some(sid) = &kenv.session_id
+    {
+        let meta = metadata.get_or_insert_with(|| json!({}));
+        if let Value::Object(m) = meta {
+            m.insert("worker_session_id".into(), json!(sid));
         }
     }
     // Goal-mode tasks: Hermes asks an auxiliary judge when one is reachable and
@@ -690,21 +690,22 @@ fn block(
 ) -> DbResult<ToolOutput> {
     let reason = redact_sensitive_text(args.str_arg("reason").unwrap_or_default());
     let kind = args.str_arg("kind");
-    if let Some(k) = kind {
-        if !ops::VALID_BLOCK_KINDS.contains(&k) {
-            return Ok(ToolOutput::error(format!(
-                "kind must be one of {} (or omit it)",
-                ops::py_list(ops::VALID_BLOCK_KINDS)
-            )));
-        }
+    if let Some(k) = kind
+        && !ops::VALID_BLOCK_KINDS.contains(&k)
+    {
+        return Ok(ToolOutput::error(format!(
+            "kind must be one of {} (or omit it)",
+            ops::py_list(ops::VALID_BLOCK_KINDS)
+        )));
     }
-    if let Some(task) = ops::get_task(c, tid)? {
-        if task.goal_mode() && !matches!(kind, Some("dependency") | Some("needs_input")) {
-            let got = kind.map(paths::py_repr).unwrap_or_else(|| "None".into());
-            return Ok(ToolOutput::error(format!(
-                "goal_mode tasks can only block with kind in ['dependency', 'needs_input'] (got {got}). If the task is actually finished or cannot proceed for another reason, call kanban_complete instead — the completion judge will evaluate it."
-            )));
-        }
+    if let Some(task) = ops::get_task(c, tid)?
+        && task.goal_mode()
+        && !matches!(kind, Some("dependency") | Some("needs_input"))
+    {
+        let got = kind.map(paths::py_repr).unwrap_or_else(|| "None".into());
+        return Ok(ToolOutput::error(format!(
+            "goal_mode tasks can only block with kind in ['dependency', 'needs_input'] (got {got}). If the task is actually finished or cannot proceed for another reason, call kanban_complete instead — the completion judge will evaluate it."
+        )));
     }
     match ops::block_task(c, tid, Some(&reason), kind, kenv.worker_run_id(tid))? {
         None => Ok(ToolOutput::error(format!(
@@ -759,15 +760,14 @@ fn create(
 ) -> DbResult<ToolOutput> {
     let mut workspace_kind = args.str_arg("workspace_kind").map(str::to_string);
     let mut workspace_path = args.str_arg("workspace_path").map(str::to_string);
-    if workspace_kind.is_none() && workspace_path.is_none() {
-        if let Some(own) = &kenv.task {
-            if let Some(t) = ops::get_task(c, own)? {
-                if let Some(k) = t.0.s("workspace_kind").filter(|k| !k.is_empty()) {
-                    workspace_kind = Some(k);
-                    workspace_path = t.0.s("workspace_path");
-                }
-            }
-        }
+    if workspace_kind.is_none()
+        && workspace_path.is_none()
+        && let Some(own) = &kenv.task
+        && let Some(t) = ops::get_task(c, own)?
+        && let Some(k) = t.0.s("workspace_kind").filter(|k| !k.is_empty())
+    {
+        workspace_kind = Some(k);
+        workspace_path = t.0.s("workspace_path");
     }
     let board = paths
         .board_slug(args.str_arg("board"))

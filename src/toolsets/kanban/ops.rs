@@ -1200,13 +1200,13 @@ pub fn block_task(
     kind: Option<&str>,
     expected_run_id: Option<i64>,
 ) -> DbResult<Option<String>> {
-    if let Some(k) = kind {
-        if !VALID_BLOCK_KINDS.contains(&k) {
-            return value_err(format!(
-                "block kind must be one of {} or None",
-                py_list(VALID_BLOCK_KINDS)
-            ));
-        }
+    if let Some(k) = kind
+        && !VALID_BLOCK_KINDS.contains(&k)
+    {
+        return value_err(format!(
+            "block kind must be one of {} or None",
+            py_list(VALID_BLOCK_KINDS)
+        ));
     }
     let cas = if expected_run_id.is_some() {
         " AND current_run_id = ?"

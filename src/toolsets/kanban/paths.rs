@@ -126,22 +126,20 @@ impl KanbanPaths {
     /// `get_current_board`: env board, then the `current` file, then `default`.
     /// Malformed or missing boards fall through silently, as in Hermes.
     pub fn current_board(&self) -> String {
-        if let Some(env) = &self.env_board {
-            if let Ok(Some(s)) = normalize_slug(Some(env)) {
-                if self.board_exists(&s) {
-                    return s;
-                }
-            }
+        if let Some(env) = &self.env_board
+            && let Ok(Some(s)) = normalize_slug(Some(env))
+            && self.board_exists(&s)
+        {
+            return s;
         }
         let f = self.root.join("kanban").join("current");
         if let Ok(text) = std::fs::read_to_string(&f) {
             let text = text.trim_start_matches('\u{feff}').trim();
-            if !text.is_empty() {
-                if let Ok(Some(s)) = normalize_slug(Some(text)) {
-                    if self.board_exists(&s) {
-                        return s;
-                    }
-                }
+            if !text.is_empty()
+                && let Ok(Some(s)) = normalize_slug(Some(text))
+                && self.board_exists(&s)
+            {
+                return s;
             }
         }
         DEFAULT_BOARD.to_string()

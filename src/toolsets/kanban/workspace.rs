@@ -352,10 +352,10 @@ pub fn cleanup_after_complete(conn: &Connection, paths: &KanbanPaths, task_id: &
     }
     if let Ok(parents) = ops::parent_ids(conn, task_id) {
         for p in parents {
-            if let Ok(Some(ws)) = scratch_workspace(conn, &p) {
-                if !active(&p) {
-                    remove(&ws);
-                }
+            if let Ok(Some(ws)) = scratch_workspace(conn, &p)
+                && !active(&p)
+            {
+                remove(&ws);
             }
         }
     }

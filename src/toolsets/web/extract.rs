@@ -99,7 +99,7 @@ fn group(n: usize) -> String {
     let s = n.to_string();
     let mut out = String::new();
     for (i, c) in s.chars().enumerate() {
-        if i > 0 && (s.len() - i) % 3 == 0 {
+        if i > 0 && (s.len() - i).is_multiple_of(3) {
             out.push(',');
         }
         out.push(c);
@@ -123,15 +123,15 @@ pub fn truncate_with_footer(
     let tail_budget = char_limit - head_budget;
     let mut head: &[char] = &chars[..head_budget];
     let mut tail: &[char] = &chars[total - tail_budget..];
-    if let Some(nl) = head.iter().rposition(|c| *c == '\n') {
-        if nl as f64 > head_budget as f64 * 0.5 {
-            head = &head[..nl];
-        }
+    if let Some(nl) = head.iter().rposition(|c| *c == '\n')
+        && nl as f64 > head_budget as f64 * 0.5
+    {
+        head = &head[..nl];
     }
-    if let Some(nl) = tail.iter().position(|c| *c == '\n') {
-        if (nl as f64) < tail_budget as f64 * 0.5 {
-            tail = &tail[nl + 1..];
-        }
+    if let Some(nl) = tail.iter().position(|c| *c == '\n')
+        && (nl as f64) < tail_budget as f64 * 0.5
+    {
+        tail = &tail[nl + 1..];
     }
     let head: String = head.iter().collect();
     let tail: String = tail.iter().collect();

@@ -322,11 +322,11 @@ async fn web_extract(
         if doc.error.is_some() {
             continue;
         }
-        if let Some(fu) = doc.final_url.clone().and_then(|f| url::Url::parse(&f).ok()) {
-            if let Err(b) = net::check_url(&fu, http.policy()) {
-                slot.policy = b.policy_block().cloned();
-                *doc = Doc::err(&slot.url, format!("{b} (after redirect to {fu})"));
-            }
+        if let Some(fu) = doc.final_url.clone().and_then(|f| url::Url::parse(&f).ok())
+            && let Err(b) = net::check_url(&fu, http.policy())
+        {
+            slot.policy = b.policy_block().cloned();
+            *doc = Doc::err(&slot.url, format!("{b} (after redirect to {fu})"));
         }
     }
     // 7-9: output.

@@ -134,10 +134,11 @@ fn shared_backend(ctx: &ServerContext) -> Backend {
 /// `web.search_backend` if set and available, else the shared choice. A
 /// backend that cannot search falls back to the first available searcher.
 pub fn search_backend(ctx: &ServerContext) -> Backend {
-    if let Some(b) = cfg_name(ctx, "web.search_backend").and_then(|n| Backend::parse(&n)) {
-        if b.available(ctx) && b.supports_search() {
-            return b;
-        }
+    if let Some(b) = cfg_name(ctx, "web.search_backend").and_then(|n| Backend::parse(&n))
+        && b.available(ctx)
+        && b.supports_search()
+    {
+        return b;
     }
     let b = shared_backend(ctx);
     if b.supports_search() {
@@ -153,10 +154,11 @@ pub fn search_backend(ctx: &ServerContext) -> Backend {
 /// `web.extract_backend` if set and available, else the shared choice; when
 /// that is search-only (SearXNG, Brave, DuckDuckGo), the built-in extractor.
 pub fn extract_backend(ctx: &ServerContext) -> Backend {
-    if let Some(b) = cfg_name(ctx, "web.extract_backend").and_then(|n| Backend::parse(&n)) {
-        if b.available(ctx) && b.supports_extract() {
-            return b;
-        }
+    if let Some(b) = cfg_name(ctx, "web.extract_backend").and_then(|n| Backend::parse(&n))
+        && b.available(ctx)
+        && b.supports_extract()
+    {
+        return b;
     }
     let b = shared_backend(ctx);
     if b.supports_extract() {
