@@ -26,7 +26,9 @@ pub struct RedactOptions {
     pub file_read: bool,
 }
 
-const PREFIX_PATTERNS: &[&str] = &[
+/// Hermes' `_PREFIX_PATTERNS` (agent/redact.py), in order: vendor key and token
+/// shapes. Also used by the URL guard in `net::guards`.
+pub(crate) const PREFIX_PATTERNS: &[&str] = &[
     r"sk-[A-Za-z0-9_-]{10,}",
     r"ghp_[A-Za-z0-9]{10,}",
     r"github_pat_[A-Za-z0-9_]{10,}",

@@ -7,50 +7,7 @@ use std::sync::LazyLock;
 use percent_encoding::percent_decode_str;
 use regex::Regex;
 
-/// Hermes' `_PREFIX_PATTERNS` (agent/redact.py), in order.
-const PREFIX_PATTERNS: &[&str] = &[
-    r"sk-[A-Za-z0-9_-]{10,}",
-    r"ghp_[A-Za-z0-9]{10,}",
-    r"github_pat_[A-Za-z0-9_]{10,}",
-    r"gho_[A-Za-z0-9]{10,}",
-    r"ghu_[A-Za-z0-9]{10,}",
-    r"ghs_[A-Za-z0-9]{10,}",
-    r"ghr_[A-Za-z0-9]{10,}",
-    r"xapp-\d+-[A-Za-z0-9-]{10,}",
-    r"xox[baprs]-[A-Za-z0-9-]{10,}",
-    r"AIza[A-Za-z0-9_-]{30,}",
-    r"pplx-[A-Za-z0-9]{10,}",
-    r"fal_[A-Za-z0-9_-]{10,}",
-    r"fc-[A-Za-z0-9]{10,}",
-    r"bb_live_[A-Za-z0-9_-]{10,}",
-    r"gAAAA[A-Za-z0-9_=-]{20,}",
-    r"AKIA[A-Z0-9]{16}",
-    r"sk_live_[A-Za-z0-9]{10,}",
-    r"sk_test_[A-Za-z0-9]{10,}",
-    r"rk_live_[A-Za-z0-9]{10,}",
-    r"SG\.[A-Za-z0-9_-]{10,}",
-    r"hf_[A-Za-z0-9]{10,}",
-    r"r8_[A-Za-z0-9]{10,}",
-    r"npm_[A-Za-z0-9]{10,}",
-    r"pypi-[A-Za-z0-9_-]{10,}",
-    r"dop_v1_[A-Za-z0-9]{10,}",
-    r"doo_v1_[A-Za-z0-9]{10,}",
-    r"am_[A-Za-z0-9_-]{10,}",
-    r"sk_[A-Za-z0-9_]{10,}",
-    r"tvly-[A-Za-z0-9]{10,}",
-    r"exa_[A-Za-z0-9]{10,}",
-    r"gsk_[A-Za-z0-9]{10,}",
-    r"syt_[A-Za-z0-9]{10,}",
-    r"retaindb_[A-Za-z0-9]{10,}",
-    r"hsk-[A-Za-z0-9]{10,}",
-    r"mem0_[A-Za-z0-9]{10,}",
-    r"brv_[A-Za-z0-9]{10,}",
-    r"xai-[A-Za-z0-9]{30,}",
-    r"ntn_[A-Za-z0-9]{10,}",
-    r"fw-[A-Za-z0-9]{30,}",
-    r"fw_[A-Za-z0-9]{30,}",
-    r"fpk_[A-Za-z0-9]{30,}",
-];
+use crate::redact::PREFIX_PATTERNS;
 
 /// Python's `(?<![A-Za-z0-9_-])(...)(?![A-Za-z0-9_-])`, written with explicit
 /// boundary characters (the `regex` crate has no look-around; for a yes/no
