@@ -6,7 +6,8 @@ use std::path::{Path, PathBuf};
 
 use super::envvars;
 
-/// Hermes' profile-name rule (`hermes_cli/profiles.py::_PROFILE_ID_RE`).
+/// Hermes' profile-name rule (`hermes_cli/profiles.py::_PROFILE_ID_RE`), which
+/// is also its kanban board-slug rule (`_BOARD_SLUG_RE`).
 pub fn is_valid_profile_name(name: &str) -> bool {
     let b = name.as_bytes();
     !b.is_empty()

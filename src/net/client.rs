@@ -219,7 +219,9 @@ pub const USER_AGENT: &str = concat!(
     "; +https://github.com/NousResearch/hermes-agent)"
 );
 
-fn install_crypto() {
+/// Install the process-wide rustls provider (ring) once. Anything that builds
+/// a reqwest client (ours, or chromiumoxide's for an http `cdp_url`) needs it.
+pub fn install_crypto() {
     static ONCE: Once = Once::new();
     ONCE.call_once(|| {
         let _ = rustls::crypto::ring::default_provider().install_default();

@@ -158,9 +158,8 @@ impl Session {
             }
         };
         // chromiumoxide resolves an http(s) `cdp_url` with its own reqwest
-        // client, which needs a process-wide rustls provider (the one
-        // crate::net installs too).
-        let _ = rustls::crypto::ring::default_provider().install_default();
+        // client, which needs the process-wide rustls provider.
+        crate::net::client::install_crypto();
         let connected = tokio::time::timeout(
             Duration::from_secs(20),
             Browser::connect_with_config(url.clone(), handler_cfg),

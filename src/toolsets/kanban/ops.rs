@@ -1262,45 +1262,33 @@ pub fn block_task(
         } else {
             1
         };
-        if rec >= BLOCK_RECURRENCE_LIMIT {
-            let n = exec(
-                "UPDATE tasks SET status = 'triage', claim_lock = NULL, claim_expires = NULL, worker_pid = NULL, \
-                 block_kind = ?, block_recurrences = ? WHERE id = ? AND status IN ('running', 'ready')",
-                vec![kind_v, Sql::Integer(rec)],
-            )?;
-            if n != 1 {
-                return Ok(None);
-            }
-            let run_id = close(c)?;
-            append_event(
-                c,
-                task_id,
+        // A block of the same kind that keeps coming back goes to triage (loop breaker).
+        let (status, event, payload) = if rec >= BLOCK_RECURRENCE_LIMIT {
+            (
+                "triage",
                 "block_loop_detected",
-                Some(
-                    json!({"reason": reason, "kind": kind, "recurrences": rec, "limit": BLOCK_RECURRENCE_LIMIT}),
-                ),
-                run_id,
-            )?;
-            Ok(Some("triage".to_string()))
+                json!({"reason": reason, "kind": kind, "recurrences": rec, "limit": BLOCK_RECURRENCE_LIMIT}),
+            )
         } else {
-            let n = exec(
-                "UPDATE tasks SET status = 'blocked', claim_lock = NULL, claim_expires = NULL, worker_pid = NULL, \
-                 block_kind = ?, block_recurrences = ? WHERE id = ? AND status IN ('running', 'ready')",
-                vec![kind_v, Sql::Integer(rec)],
-            )?;
-            if n != 1 {
-                return Ok(None);
-            }
-            let run_id = close(c)?;
-            append_event(
-                c,
-                task_id,
+            (
                 "blocked",
-                Some(json!({"reason": reason, "kind": kind, "recurrences": rec})),
-                run_id,
-            )?;
-            Ok(Some("blocked".to_string()))
+                "blocked",
+                json!({"reason": reason, "kind": kind, "recurrences": rec}),
+            )
+        };
+        let n = exec(
+            &format!(
+                "UPDATE tasks SET status = '{status}', claim_lock = NULL, claim_expires = NULL, worker_pid = NULL, \
+                 block_kind = ?, block_recurrences = ? WHERE id = ? AND status IN ('running', 'ready')"
+            ),
+            vec![kind_v, Sql::Integer(rec)],
+        )?;
+        if n != 1 {
+            return Ok(None);
         }
+        let run_id = close(c)?;
+        append_event(c, task_id, event, Some(payload), run_id)?;
+        Ok(Some(status.to_string()))
     })
 }
 

@@ -16,14 +16,10 @@ use crate::hermes::{Env, HermesHome, envvars};
 
 pub const DEFAULT_BOARD: &str = "default";
 
-/// Hermes' `_BOARD_SLUG_RE` = `^[a-z0-9][a-z0-9\-_]{0,63}$`.
+/// Hermes' `_BOARD_SLUG_RE` = `^[a-z0-9][a-z0-9\-_]{0,63}$`: the same rule as
+/// its profile names.
 pub fn is_valid_slug(s: &str) -> bool {
-    let b = s.as_bytes();
-    !b.is_empty()
-        && b.len() <= 64
-        && (b[0].is_ascii_lowercase() || b[0].is_ascii_digit())
-        && b.iter()
-            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == b'-' || *c == b'_')
+    crate::hermes::home::is_valid_profile_name(s)
 }
 
 /// `_normalize_board_slug`: strip + lowercase, `None` for empty, error text as Hermes.

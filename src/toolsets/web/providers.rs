@@ -227,6 +227,21 @@ fn hit(title: &str, url: &str, description: &str, position: usize) -> Value {
     json!({"title": title, "url": url, "description": description, "position": position})
 }
 
+/// The first `limit` entries of the array at `pointer`, as numbered hits with
+/// `title`, `url` and the description `desc` picks from each entry.
+fn hits_at(v: &Value, pointer: &str, limit: usize, desc: impl Fn(&Value) -> String) -> Vec<Value> {
+    v.pointer(pointer)
+        .and_then(Value::as_array)
+        .map(|a| {
+            a.iter()
+                .take(limit)
+                .enumerate()
+                .map(|(i, r)| hit(&s(r, "title"), &s(r, "url"), &desc(r), i + 1))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
 fn s(v: &Value, k: &str) -> String {
     match v.get(k) {
         Some(Value::String(s)) => s.clone(),
@@ -392,16 +407,7 @@ async fn tavily_search(
     let v = call_json(http, ctx, Backend::Tavily, req)
         .await
         .map_err(|e| format!("Tavily search failed: {e}"))?;
-    Ok(v.get("results")
-        .and_then(Value::as_array)
-        .map(|a| {
-            a.iter()
-                .take(limit)
-                .enumerate()
-                .map(|(i, r)| hit(&s(r, "title"), &s(r, "url"), &s(r, "content"), i + 1))
-                .collect()
-        })
-        .unwrap_or_default())
+    Ok(hits_at(&v, "/results", limit, |r| s(r, "content")))
 }
 
 fn joined(v: &Value, k: &str, sep: &str) -> String {
@@ -437,23 +443,9 @@ async fn exa_search(
     let v = call_json(http, ctx, Backend::Exa, req)
         .await
         .map_err(|e| format!("Exa search failed: {e}"))?;
-    Ok(v.get("results")
-        .and_then(Value::as_array)
-        .map(|a| {
-            a.iter()
-                .take(limit)
-                .enumerate()
-                .map(|(i, r)| {
-                    hit(
-                        &s(r, "title"),
-                        &s(r, "url"),
-                        &joined(r, "highlights", " "),
-                        i + 1,
-                    )
-                })
-                .collect()
-        })
-        .unwrap_or_default())
+    Ok(hits_at(&v, "/results", limit, |r| {
+        joined(r, "highlights", " ")
+    }))
 }
 
 fn parallel_mode(ctx: &ServerContext) -> String {
@@ -494,23 +486,9 @@ async fn parallel_search(
     let v = call_json(http, ctx, Backend::Parallel, req)
         .await
         .map_err(|e| format!("Parallel search failed: {e}"))?;
-    Ok(v.get("results")
-        .and_then(Value::as_array)
-        .map(|a| {
-            a.iter()
-                .take(limit)
-                .enumerate()
-                .map(|(i, r)| {
-                    hit(
-                        &s(r, "title"),
-                        &s(r, "url"),
-                        &joined(r, "excerpts", " "),
-                        i + 1,
-                    )
-                })
-                .collect()
-        })
-        .unwrap_or_default())
+    Ok(hits_at(&v, "/results", limit, |r| {
+        joined(r, "excerpts", " ")
+    }))
 }
 
 async fn searxng_search(
@@ -598,16 +576,7 @@ async fn brave_search(
     let v = r
         .json()
         .map_err(|_| "Could not parse Brave Search response as JSON".to_string())?;
-    Ok(v.pointer("/web/results")
-        .and_then(Value::as_array)
-        .map(|a| {
-            a.iter()
-                .take(limit)
-                .enumerate()
-                .map(|(i, r)| hit(&s(r, "title"), &s(r, "url"), &s(r, "description"), i + 1))
-                .collect()
-        })
-        .unwrap_or_default())
+    Ok(hits_at(&v, "/web/results", limit, |r| s(r, "description")))
 }
 
 /// Browser-like UA: DuckDuckGo's HTML endpoint turns unknown agents away.
