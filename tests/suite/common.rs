@@ -9,6 +9,25 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
+/// Hermes Agent's Python (hermes-agent 0.19.0): `$HERMES_PYTHON`, default
+/// `/opt/hermes-venv/bin/python` (tools/test.sh installs it there). Fails the
+/// test, with what to do, when it is missing or cannot import `module`.
+pub fn hermes_python(module: &str) -> PathBuf {
+    let py =
+        std::env::var("HERMES_PYTHON").unwrap_or_else(|_| "/opt/hermes-venv/bin/python".into());
+    let ok = Command::new(&py)
+        .args(["-c", &format!("import {module}")])
+        .output()
+        .map(|o| o.status.success())
+        .unwrap_or(false);
+    assert!(
+        ok,
+        "Hermes Agent's Python ({py}) cannot import {module}: these tests need hermes-agent 0.19.0; \
+         run tools/test.sh (it installs it) or point HERMES_PYTHON at its python"
+    );
+    PathBuf::from(py)
+}
+
 pub fn bin() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_hermes-mcp"))
 }
@@ -20,12 +39,31 @@ pub struct TestEnv {
 
 impl TestEnv {
     pub fn new() -> Self {
-        let dir = tempfile::tempdir().expect("tempdir");
+        Self::with_dir(tempfile::tempdir().expect("tempdir"))
+    }
+
+    /// A TestEnv under `~/.cache/hermes-mcp-tests/` instead of /tmp: codex
+    /// refuses to create its helper binaries under a temporary directory.
+    pub fn under_cache(prefix: &str) -> Self {
+        let base = std::env::home_dir()
+            .expect("home dir")
+            .join(".cache/hermes-mcp-tests");
+        std::fs::create_dir_all(&base).unwrap();
+        Self::with_dir(
+            tempfile::Builder::new()
+                .prefix(prefix)
+                .tempdir_in(&base)
+                .unwrap(),
+        )
+    }
+
+    fn with_dir(dir: tempfile::TempDir) -> Self {
         for d in ["home", "hermes", "codex"] {
             std::fs::create_dir_all(dir.path().join(d)).unwrap();
         }
         TestEnv { dir }
     }
+
     pub fn home(&self) -> PathBuf {
         self.dir.path().join("home")
     }
@@ -44,12 +82,17 @@ impl TestEnv {
     /// `hermes-mcp` with a cleared environment pointing at this env's homes.
     pub fn cmd(&self) -> Command {
         let mut c = Command::new(bin());
+        self.apply(&mut c);
+        c
+    }
+
+    /// Clear `c`'s environment and point it at this env's homes.
+    pub fn apply(&self, c: &mut Command) {
         c.env_clear()
             .env("PATH", std::env::var("PATH").unwrap_or_default())
             .env("HOME", self.home())
             .env("HERMES_HOME", self.hermes_home())
             .env("CODEX_HOME", self.codex_home());
-        c
     }
 }
 

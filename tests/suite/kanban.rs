@@ -5,7 +5,7 @@
 //! `/opt/hermes-venv/bin/python`) with its sibling `hermes` script. They fail
 //! with a clear message when it is missing (`tools/test.sh` installs it).
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::Command;
 
 use serde_json::{Value, json};
@@ -13,13 +13,10 @@ use serde_json::{Value, json};
 use super::common::*;
 
 pub fn hermes_cli() -> PathBuf {
-    let py =
-        std::env::var("HERMES_PYTHON").unwrap_or_else(|_| "/opt/hermes-venv/bin/python".into());
-    let cli = Path::new(&py).with_file_name("hermes");
+    let cli = hermes_python("hermes_cli.kanban_db").with_file_name("hermes");
     assert!(
         cli.is_file(),
-        "the Python Hermes CLI is missing: expected {} next to HERMES_PYTHON={py}. \
-         Install hermes-agent==0.19.0 in a venv (tools/test.sh does) or point HERMES_PYTHON at its python.",
+        "the Python Hermes CLI is missing: expected {} (tools/test.sh installs it)",
         cli.display()
     );
     cli
@@ -40,11 +37,8 @@ pub fn hermes(env: &TestEnv, args: &[&str]) -> String {
 
 pub fn hermes_cmd(env: &TestEnv, args: &[&str]) -> Command {
     let mut c = Command::new(hermes_cli());
-    c.env_clear()
-        .env("PATH", std::env::var("PATH").unwrap_or_default())
-        .env("HOME", env.home())
-        .env("HERMES_HOME", env.hermes_home())
-        .args(args);
+    env.apply(&mut c);
+    c.args(args);
     c
 }
 

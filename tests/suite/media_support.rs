@@ -1,13 +1,13 @@
 //! Helpers for the media tests: a loopback HTTP/1.1 server that records every
-//! request and answers through a handler, fixtures (a real PNG), and checks for
+//! request and answers through a handler (the suite's one test server), fixtures (a real PNG), and checks for
 //! audio files.
 #![allow(dead_code)]
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{TcpListener, TcpStream};
 use std::path::Path;
 use std::process::Command;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, OnceLock};
+
+use super::web_support::{self, TestServer};
 
 #[derive(Debug, Clone)]
 pub struct Req {
@@ -58,85 +58,49 @@ impl Resp {
     }
 }
 
-type Handler = Arc<dyn Fn(&Req, &str) -> Resp + Send + Sync>;
-
-/// A loopback server. The handler gets the request and the server's base URL.
+/// A loopback server (over the suite's `web_support::TestServer`). The handler
+/// gets the request (path with its query) and the server's base URL.
 pub struct Loopback {
     pub base: String,
-    pub requests: Arc<Mutex<Vec<Req>>>,
+    server: TestServer,
 }
 
 impl Loopback {
     pub fn start(handler: impl Fn(&Req, &str) -> Resp + Send + Sync + 'static) -> Self {
-        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-        let base = format!("http://{}", listener.local_addr().unwrap());
-        let requests = Arc::new(Mutex::new(Vec::new()));
-        let handler: Handler = Arc::new(handler);
-        let (reqs, b) = (requests.clone(), base.clone());
-        std::thread::spawn(move || {
-            for stream in listener.incoming() {
-                let Ok(stream) = stream else { break };
-                let (reqs, handler, b) = (reqs.clone(), handler.clone(), b.clone());
-                std::thread::spawn(move || serve(stream, &reqs, &*handler, &b));
-            }
+        let base: Arc<OnceLock<String>> = Arc::new(OnceLock::new());
+        let b = base.clone();
+        let server = TestServer::start(move |r, _| {
+            let resp = handler(&media_req(r), b.get().expect("base set before any request"));
+            web_support::Resp::new(resp.status, &resp.content_type, resp.body)
         });
-        Loopback { base, requests }
+        base.set(server.base()).unwrap();
+        Loopback {
+            base: server.base(),
+            server,
+        }
     }
 
     pub fn requests(&self) -> Vec<Req> {
-        self.requests.lock().unwrap().clone()
+        self.server.reqs().iter().map(media_req).collect()
     }
 }
 
-fn serve(
-    stream: TcpStream,
-    reqs: &Mutex<Vec<Req>>,
-    handler: &(dyn Fn(&Req, &str) -> Resp + Send + Sync),
-    base: &str,
-) {
-    let mut reader = BufReader::new(stream.try_clone().unwrap());
-    let mut line = String::new();
-    if reader.read_line(&mut line).unwrap_or(0) == 0 {
-        return;
-    }
-    let mut parts = line.split_whitespace();
-    let method = parts.next().unwrap_or("").to_string();
-    let path = parts.next().unwrap_or("").to_string();
-    let mut headers = Vec::new();
-    loop {
-        let mut h = String::new();
-        if reader.read_line(&mut h).unwrap_or(0) == 0 || h == "\r\n" || h == "\n" {
-            break;
-        }
-        if let Some((k, v)) = h.split_once(':') {
-            headers.push((k.trim().to_string(), v.trim().to_string()));
-        }
-    }
-    let len = headers
-        .iter()
-        .find(|(k, _)| k.eq_ignore_ascii_case("content-length"))
-        .and_then(|(_, v)| v.parse::<usize>().ok())
-        .unwrap_or(0);
-    let mut body = vec![0; len];
-    reader.read_exact(&mut body).unwrap();
-    let req = Req {
-        method,
-        path,
-        headers,
-        body,
+fn media_req(r: &web_support::Req) -> Req {
+    let path = if r.query.is_empty() {
+        r.path.clone()
+    } else {
+        format!("{}?{}", r.path, r.query)
     };
-    reqs.lock().unwrap().push(req.clone());
-    let resp = handler(&req, base);
-    let mut out = stream;
-    let head = format!(
-        "HTTP/1.1 {} X\r\nContent-Type: {}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
-        resp.status,
-        resp.content_type,
-        resp.body.len()
-    );
-    let _ = out.write_all(head.as_bytes());
-    let _ = out.write_all(&resp.body);
-    let _ = out.flush();
+    Req {
+        method: r.method.clone(),
+        path,
+        headers: r
+            .headers
+            .iter()
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect(),
+        body: r.body.clone(),
+    }
 }
 
 /// A real 2x1 RGB PNG (valid signature, IHDR, IDAT, IEND with correct CRCs).

@@ -7,13 +7,19 @@ use std::process::{Command, Output};
 
 use serde_json::Value;
 
-use super::common::bin;
+use super::common::{TestEnv, bin};
 use super::migrate::{END, START};
 
 /// Temp HOME / HERMES_HOME / CODEX_HOME under ~/.cache (codex refuses some
 /// helper setup under /tmp).
-pub struct CodexEnv {
-    pub dir: tempfile::TempDir,
+/// A [`TestEnv`] where codex can run (see [`TestEnv::under_cache`]).
+pub struct CodexEnv(TestEnv);
+
+impl std::ops::Deref for CodexEnv {
+    type Target = TestEnv;
+    fn deref(&self) -> &TestEnv {
+        &self.0
+    }
 }
 
 pub fn codex_bin() -> PathBuf {
@@ -32,43 +38,16 @@ pub fn codex_bin() -> PathBuf {
 impl CodexEnv {
     pub fn new() -> Self {
         codex_bin();
-        let base = std::env::home_dir()
-            .expect("home dir")
-            .join(".cache/hermes-mcp-tests");
-        fs::create_dir_all(&base).unwrap();
-        let dir = tempfile::Builder::new()
-            .prefix("migrate-")
-            .tempdir_in(&base)
-            .unwrap();
-        for d in ["home", "hermes", "codex"] {
-            fs::create_dir_all(dir.path().join(d)).unwrap();
-        }
-        CodexEnv { dir }
-    }
-    pub fn home(&self) -> PathBuf {
-        self.dir.path().join("home")
-    }
-    pub fn hermes_home(&self) -> PathBuf {
-        self.dir.path().join("hermes")
-    }
-    pub fn codex_home(&self) -> PathBuf {
-        self.dir.path().join("codex")
-    }
-    fn env(&self, c: &mut Command) {
-        c.env_clear()
-            .env("PATH", std::env::var("PATH").unwrap_or_default())
-            .env("HOME", self.home())
-            .env("HERMES_HOME", self.hermes_home())
-            .env("CODEX_HOME", self.codex_home());
+        CodexEnv(TestEnv::under_cache("migrate-"))
     }
     pub fn codex(&self, args: &[&str]) -> Output {
         let mut c = Command::new("codex");
-        self.env(&mut c);
+        self.apply(&mut c);
         c.args(args).output().expect("run codex")
     }
     pub fn migrate(&self, args: &[&str]) -> Output {
         let mut c = Command::new(bin());
-        self.env(&mut c);
+        self.apply(&mut c);
         c.arg("migrate").args(args).output().expect("run migrate")
     }
     pub fn config(&self) -> String {

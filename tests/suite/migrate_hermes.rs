@@ -3,26 +3,10 @@
 //! block. FAILS when the Hermes venv is missing.
 
 use std::fs;
-use std::path::PathBuf;
 use std::process::Command;
 
-use super::common::{TestEnv, bin};
+use super::common::{TestEnv, bin, hermes_python};
 use super::migrate::{END, START, config, run};
-
-fn hermes_python() -> PathBuf {
-    let py =
-        std::env::var("HERMES_PYTHON").unwrap_or_else(|_| "/opt/hermes-venv/bin/python".into());
-    let ok = Command::new(&py)
-        .args(["-c", "import hermes_cli.codex_runtime_plugin_migration"])
-        .output()
-        .map(|o| o.status.success())
-        .unwrap_or(false);
-    assert!(
-        ok,
-        "Hermes Agent's Python ({py}) cannot import hermes_cli.codex_runtime_plugin_migration: these tests need hermes-agent 0.19.0; run tools/test.sh (or set HERMES_PYTHON)"
-    );
-    PathBuf::from(py)
-}
 
 /// Run Hermes' `migrate()` on this env's config.yaml and CODEX_HOME.
 fn hermes_migrate(env: &TestEnv) {
@@ -35,7 +19,7 @@ assert r.written and not r.errors, (r.written, r.errors)
 import tomllib
 tomllib.loads(open(pathlib.Path(sys.argv[2]) / "config.toml").read())
 "#;
-    let out = Command::new(hermes_python())
+    let out = Command::new(hermes_python("hermes_cli.codex_runtime_plugin_migration"))
         .env_clear()
         .env("PATH", std::env::var("PATH").unwrap_or_default())
         .env("HOME", env.home())

@@ -10,7 +10,6 @@ use serde_json::{Value, json};
 use super::common::*;
 
 /// The Python interpreter of the Hermes install used as the reference.
-const HERMES_PYTHON: &str = "/opt/hermes-venv/bin/python";
 
 pub fn fixtures_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/skills")
@@ -764,10 +763,7 @@ fn normalize(mut v: Value) -> Value {
 
 #[test]
 fn results_match_python_hermes() {
-    assert!(
-        Path::new(HERMES_PYTHON).exists(),
-        "{HERMES_PYTHON} is missing: install hermes-agent==0.19.0 into /opt/hermes-venv (tools/test.sh does)"
-    );
+    let python = hermes_python("tools.skills_tool");
     let env = TestEnv::new();
     install_skill_fixtures(&env);
     let calls = json!([
@@ -801,14 +797,11 @@ fn results_match_python_hermes() {
         ["skill_view", {"name": "C:\\x"}],
         ["skill_view", {"name": "bad ns:x"}],
     ]);
-    let mut py = Command::new(HERMES_PYTHON);
+    let mut py = Command::new(python);
+    env.apply(&mut py);
     py.arg("-c")
         .arg(PY_DRIVER)
         .current_dir(env.dir.path())
-        .env_clear()
-        .env("PATH", std::env::var("PATH").unwrap_or_default())
-        .env("HOME", env.home())
-        .env("HERMES_HOME", env.hermes_home())
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped());
