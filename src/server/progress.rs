@@ -20,10 +20,6 @@ impl Progress {
         Progress { target: None }
     }
 
-    pub fn enabled(&self) -> bool {
-        self.target.is_some()
-    }
-
     /// Report `done` of `total` steps. Errors (client gone) are ignored.
     pub async fn report(&self, done: u64, total: Option<u64>, message: impl Into<String>) {
         if let Some((peer, token)) = &self.target {

@@ -9,8 +9,6 @@ use serde_json::{Value, json};
 
 use super::common::*;
 
-/// The Python interpreter of the Hermes install used as the reference.
-
 pub fn fixtures_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/skills")
 }
