@@ -53,7 +53,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
 /// Resolve the Hermes home from the flags and build the server (no I/O).
 pub fn build_server(home: &HomeArgs) -> anyhow::Result<server::HermesServer> {
     let home = HermesHome::resolve(home.hermes_home.as_deref(), home.profile.as_deref())?;
-    let ctx = server::ServerContext::new(home);
+    let ctx = hermes::Context::new(home);
     Ok(server::HermesServer::new(ctx, toolsets::all()))
 }
 

@@ -1,13 +1,16 @@
 //! Everything about the Hermes Agent installation we read: where its home is,
 //! its `config.yaml`, its `.env`, and the one list of environment variables
-//! hermes-mcp reads ([`envvars`]).
+//! hermes-mcp reads ([`envvars`]), and the [`Context`] every tool call and
+//! HTTP client shares.
 
 pub mod config;
+pub mod context;
 pub mod dotenv;
 pub mod env;
 pub mod envvars;
 pub mod home;
 
 pub use config::{ConfigError, HermesConfig};
+pub use context::Context;
 pub use env::Env;
 pub use home::{HermesHome, HomeError};

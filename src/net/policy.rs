@@ -11,9 +11,9 @@ use std::path::{Path, PathBuf};
 
 use url::{Host, Url};
 
+use crate::hermes::Context;
 use crate::hermes::config::parse_bool;
 use crate::hermes::envvars;
-use crate::server::ServerContext;
 
 /// Hostnames that are cloud-metadata endpoints: blocked whatever the config says.
 pub const METADATA_HOSTS: &[&str] = &["metadata.google.internal", "metadata.goog"];
@@ -205,7 +205,7 @@ impl Policy {
     /// `HERMES_ALLOW_PRIVATE_URLS` (true/1/yes; an explicit false/0/no stops the
     /// lookup), then `security.allow_private_urls`, then the legacy
     /// `browser.allow_private_urls`; plus `security.website_blocklist`.
-    pub fn from_context(ctx: &ServerContext) -> Self {
+    pub fn from_context(ctx: &Context) -> Self {
         let env = ctx
             .env
             .get(envvars::HERMES_ALLOW_PRIVATE_URLS)
@@ -358,7 +358,7 @@ fn fnmatch(text: &str, pat: &str) -> bool {
 impl WebsiteBlocklist {
     /// Read `security.website_blocklist` from the context's config. A malformed
     /// section fails open with a warning, as Hermes does.
-    pub fn from_context(ctx: &ServerContext) -> Self {
+    pub fn from_context(ctx: &Context) -> Self {
         let cfg = ctx.config();
         let Some(section) = cfg.get("security.website_blocklist") else {
             return Self::default();

@@ -6,12 +6,12 @@
 //! Startup does no slow work, so `initialize` is answered at once.
 
 pub mod args;
-pub mod context;
 pub mod framing;
 pub mod output;
 pub mod progress;
 pub mod toolset;
 
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use rmcp::model::{
@@ -23,10 +23,10 @@ use rmcp::{ErrorData as McpError, RoleServer, ServerHandler, ServiceExt};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-pub use context::ServerContext;
+use crate::hermes::Context;
 pub use output::ToolOutput;
 pub use progress::Progress;
-pub use toolset::{Availability, Hints, ToolCall, ToolEntry, ToolSpec, Toolset};
+pub use toolset::{Availability, Hints, ToolCall, ToolDef, ToolEntry, ToolSpec, Toolset};
 
 /// The server key in Codex's config and the MCP server name. One constant:
 /// Hermes' own session code recognises the server by this name.
@@ -43,24 +43,34 @@ pub struct HermesServer {
 }
 
 struct Inner {
-    ctx: ServerContext,
+    ctx: Context,
     toolsets: Vec<Box<dyn Toolset>>,
+    /// Tool name -> (index into `toolsets`, declaration), built once in [`HermesServer::new`].
+    index: HashMap<&'static str, (usize, &'static ToolDef)>,
     /// Cancelled when the server shuts down; every call's token is a child of it.
     shutdown: CancellationToken,
 }
 
 impl HermesServer {
-    pub fn new(ctx: ServerContext, toolsets: Vec<Box<dyn Toolset>>) -> Self {
+    pub fn new(ctx: Context, toolsets: Vec<Box<dyn Toolset>>) -> Self {
+        let mut index = HashMap::new();
+        for (i, ts) in toolsets.iter().enumerate() {
+            for def in ts.defs() {
+                let clash = index.insert(def.name, (i, def));
+                debug_assert!(clash.is_none(), "tool {} declared twice", def.name);
+            }
+        }
         HermesServer {
             inner: Arc::new(Inner {
                 ctx,
                 toolsets,
+                index,
                 shutdown: CancellationToken::new(),
             }),
         }
     }
 
-    pub fn context(&self) -> &ServerContext {
+    pub fn context(&self) -> &Context {
         &self.inner.ctx
     }
 
@@ -70,9 +80,9 @@ impl HermesServer {
             .toolsets
             .iter()
             .flat_map(|ts| {
-                ts.tools(&self.inner.ctx)
-                    .into_iter()
-                    .map(move |e| (ts.name(), e))
+                ts.defs()
+                    .iter()
+                    .map(move |def| (ts.name(), ts.resolve(&self.inner.ctx, def)))
             })
             .collect()
     }
@@ -95,16 +105,11 @@ impl HermesServer {
         progress: Progress,
     ) -> ToolOutput {
         let ctx = &self.inner.ctx;
-        let mut found = None;
-        for ts in &self.inner.toolsets {
-            if let Some(e) = ts.tools(ctx).into_iter().find(|e| e.spec.name == name) {
-                found = Some((ts, e));
-                break;
-            }
-        }
-        let Some((ts, entry)) = found else {
+        let Some(&(i, def)) = self.inner.index.get(name) else {
             return ToolOutput::error(format!("Unknown tool: {name}"));
         };
+        let ts = &self.inner.toolsets[i];
+        let entry = ts.resolve(ctx, def);
         if let Availability::Unavailable(why) = &entry.availability {
             return ToolOutput::error(format!("{name} is not available: {why}"));
         }
@@ -113,9 +118,8 @@ impl HermesServer {
             Err(e) => return ToolOutput::error(format!("Invalid arguments for {name}: {e}")),
         };
         let call = ToolCall {
-            name: name.to_string(),
+            name: def.name,
             args,
-            cancel: cancel.clone(),
             progress,
         };
         // A panic in a toolset must not cost the client its reply (nor the server).
@@ -254,32 +258,33 @@ mod tests {
         fn name(&self) -> &'static str {
             "test"
         }
-        fn tools(&self, _ctx: &ServerContext) -> Vec<ToolEntry> {
-            let schema = json!({"type":"object","properties":{"steps":{"type":"integer","minimum":1}},"required":["steps"]});
-            vec![
-                ToolEntry {
-                    spec: ToolSpec {
-                        name: "slow",
-                        description: "counts".into(),
-                        input_schema: schema,
-                        hints: Hints::READ_ONLY,
-                    },
-                    availability: Availability::Available,
+        fn defs(&self) -> &'static [ToolDef] {
+            const DEFS: &[ToolDef] = &[
+                ToolDef {
+                    name: "slow",
+                    description: "counts",
+                    schema: || json!({"type":"object","properties":{"steps":{"type":"integer","minimum":1}},"required":["steps"]}),
+                    hints: Hints::READ_ONLY,
                 },
-                ToolEntry {
-                    spec: ToolSpec {
-                        name: "missing_dep",
-                        description: "needs X".into(),
-                        input_schema: json!({"type":"object","properties":{}}),
-                        hints: Hints::WRITE,
-                    },
-                    availability: Availability::Unavailable("set X_API_KEY".into()),
+                ToolDef {
+                    name: "missing_dep",
+                    description: "needs X",
+                    schema: || json!({"type":"object","properties":{}}),
+                    hints: Hints::WRITE,
                 },
-            ]
+            ];
+            DEFS
+        }
+        fn resolve(&self, _ctx: &Context, def: &'static ToolDef) -> ToolEntry {
+            def.entry(if def.name == "missing_dep" {
+                Availability::Unavailable("set X_API_KEY".into())
+            } else {
+                Availability::Available
+            })
         }
         fn call<'a>(
             &'a self,
-            _ctx: &'a ServerContext,
+            _ctx: &'a Context,
             call: ToolCall,
         ) -> toolset::BoxFuture<'a, ToolOutput> {
             Box::pin(async move {
@@ -319,7 +324,7 @@ mod tests {
                 path: "/nonexistent/hermes".into(),
                 explicit: true,
             };
-            let ctx = ServerContext::with_parts(
+            let ctx = Context::with_parts(
                 home,
                 Env::from_map::<_, String, String>([]),
                 HermesConfig::default(),

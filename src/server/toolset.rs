@@ -9,11 +9,10 @@ use std::future::Future;
 use std::pin::Pin;
 
 use serde_json::{Map, Value};
-use tokio_util::sync::CancellationToken;
 
-use super::context::ServerContext;
 use super::output::ToolOutput;
 use super::progress::Progress;
+use crate::hermes::Context;
 
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
@@ -54,13 +53,38 @@ impl Hints {
     };
 }
 
+/// A tool's declaration: one row of a toolset's static table ([`Toolset::defs`]).
+/// This is the only way a tool is declared; Hermes' schemas stay verbatim as data.
+#[derive(Debug)]
+pub struct ToolDef {
+    pub name: &'static str,
+    pub description: &'static str,
+    /// Builds the flat JSON schema object (`type: object`, `properties`, `required`),
+    /// without `$ref`/`anyOf`, every array with typed `items`.
+    pub schema: fn() -> Value,
+    pub hints: Hints,
+}
+
+impl ToolDef {
+    /// The declaration as listed when nothing in the config changes it.
+    pub fn entry(&self, availability: Availability) -> ToolEntry {
+        ToolEntry {
+            spec: ToolSpec {
+                name: self.name,
+                description: self.description.to_string(),
+                input_schema: (self.schema)(),
+                hints: self.hints,
+            },
+            availability,
+        }
+    }
+}
+
 /// One tool as listed in `tools/list`.
 #[derive(Debug, Clone)]
 pub struct ToolSpec {
     pub name: &'static str,
     pub description: String,
-    /// A flat JSON schema object (`type: object`, `properties`, `required`),
-    /// without `$ref`/`anyOf`, every array with typed `items`.
     pub input_schema: Value,
     pub hints: Hints,
 }
@@ -85,13 +109,12 @@ pub struct ToolEntry {
     pub availability: Availability,
 }
 
-/// A validated call handed to a toolset.
+/// A validated call handed to a toolset. Cancellation needs nothing from the
+/// toolset: the server drops the call's future (children are `kill_on_drop`).
 pub struct ToolCall {
-    pub name: String,
+    pub name: &'static str,
     /// Arguments after schema validation and Hermes-style coercion; `null`s dropped.
     pub args: Map<String, Value>,
-    /// Cancelled when the client sends `notifications/cancelled` or the server shuts down.
-    pub cancel: CancellationToken,
     pub progress: Progress,
 }
 
@@ -99,12 +122,16 @@ pub trait Toolset: Send + Sync + 'static {
     /// Hermes' toolset name (`web`, `browser`, `vision`, `image_gen`, `tts`, `skills`, `kanban`).
     fn name(&self) -> &'static str;
 
-    /// Every tool of the toolset with its availability. Must be cheap: no
-    /// network, no browser launch, no database open, no directory scan.
-    fn tools(&self, ctx: &ServerContext) -> Vec<ToolEntry>;
+    /// The toolset's tools, declared once. The server indexes them by name at start.
+    fn defs(&self) -> &'static [ToolDef];
 
-    /// Run one call (only names this toolset listed are routed here).
-    fn call<'a>(&'a self, ctx: &'a ServerContext, call: ToolCall) -> BoxFuture<'a, ToolOutput>;
+    /// One tool as this environment sees it: its availability and, where Hermes
+    /// words it from the config (`image_generate`, `text_to_speech`), its text.
+    /// Must be cheap: no network, no browser launch, no database open, no directory scan.
+    fn resolve(&self, ctx: &Context, def: &'static ToolDef) -> ToolEntry;
+
+    /// Run one call (only names this toolset declared are routed here).
+    fn call<'a>(&'a self, ctx: &'a Context, call: ToolCall) -> BoxFuture<'a, ToolOutput>;
 
     /// Release resources (child processes, connections) before the server exits.
     fn shutdown(&self) -> BoxFuture<'_, ()> {

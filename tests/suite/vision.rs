@@ -7,8 +7,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use base64::Engine as _;
+use hermes_mcp::hermes::Context;
 use hermes_mcp::hermes::{Env, HermesConfig, HermesHome};
-use hermes_mcp::server::{Availability, HermesServer, Progress, ServerContext, ToolOutput};
+use hermes_mcp::server::{Availability, HermesServer, Progress, ToolOutput};
 use hermes_mcp::toolsets::vision::VisionToolset;
 use image::{DynamicImage, ImageFormat};
 use serde_json::{Map, json};
@@ -35,7 +36,7 @@ fn harness(config_yaml: &str, env: &[(&str, &str)]) -> Harness {
     std::fs::create_dir_all(&home.path).unwrap();
     let cfg = HermesConfig::from_yaml(config_yaml).expect("test config");
     let env = Env::from_map(env.iter().map(|(k, v)| (k.to_string(), v.to_string())));
-    let ctx = ServerContext::with_parts(home, env, cfg);
+    let ctx = Context::with_parts(home, env, cfg);
     let server = HermesServer::new(ctx, vec![Box::new(VisionToolset::default())]);
     Harness { dir, server }
 }

@@ -3,8 +3,8 @@
 
 use std::time::Duration;
 
+use hermes_mcp::hermes::Context;
 use hermes_mcp::hermes::{Env, HermesConfig, HermesHome};
-use hermes_mcp::server::ServerContext;
 use hermes_mcp::toolsets::web::providers::{Backend, extract_backend, search_backend};
 use serde_json::{Value, json};
 
@@ -328,8 +328,8 @@ async fn keyless_default_is_duckduckgo_html() {
     );
 }
 
-fn ctx(yaml: &str, env: &[(&str, &str)]) -> ServerContext {
-    ServerContext::with_parts(
+fn ctx(yaml: &str, env: &[(&str, &str)]) -> Context {
+    Context::with_parts(
         HermesHome {
             path: "/nonexistent".into(),
             explicit: true,

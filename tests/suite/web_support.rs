@@ -9,9 +9,10 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use futures::future::BoxFuture;
+use hermes_mcp::hermes::Context;
 use hermes_mcp::hermes::{Env, HermesConfig, HermesHome};
 use hermes_mcp::net::Lookup;
-use hermes_mcp::server::{HermesServer, Progress, ServerContext, ToolOutput};
+use hermes_mcp::server::{HermesServer, Progress, ToolOutput};
 use hermes_mcp::toolsets::web::{WebOptions, WebToolset};
 use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
@@ -275,7 +276,7 @@ pub fn harness_with(config_yaml: &str, env: &[(&str, &str)], mut opts: WebOption
     };
     let cfg = HermesConfig::from_yaml(config_yaml).expect("test config");
     let env = Env::from_map(env.iter().map(|(k, v)| (k.to_string(), v.to_string())));
-    let ctx = ServerContext::with_parts(home, env, cfg);
+    let ctx = Context::with_parts(home, env, cfg);
     if opts.helper_exe.is_none() {
         opts.helper_exe = Some(env!("CARGO_BIN_EXE_hermes-mcp").into());
     }

@@ -30,10 +30,9 @@ use base64::Engine as _;
 use serde_json::{Map, Value, json};
 use tokio::sync::Mutex;
 
+use crate::hermes::Context;
 use crate::server::toolset::BoxFuture;
-use crate::server::{
-    Availability, ServerContext, ToolCall, ToolEntry, ToolOutput, ToolSpec, Toolset,
-};
+use crate::server::{Availability, ToolCall, ToolDef, ToolEntry, ToolOutput, Toolset};
 use session::Session;
 use settings::Settings;
 use snapshot::RefError;
@@ -118,23 +117,15 @@ impl Toolset for BrowserToolset {
         "browser"
     }
 
-    fn tools(&self, ctx: &ServerContext) -> Vec<ToolEntry> {
-        let availability = availability(ctx);
-        schemas::SCHEMAS
-            .iter()
-            .map(|s| ToolEntry {
-                spec: ToolSpec {
-                    name: s.name,
-                    description: s.description.to_string(),
-                    input_schema: (s.parameters)(),
-                    hints: s.hints,
-                },
-                availability: availability.clone(),
-            })
-            .collect()
+    fn defs(&self) -> &'static [ToolDef] {
+        schemas::DEFS
     }
 
-    fn call<'a>(&'a self, ctx: &'a ServerContext, call: ToolCall) -> BoxFuture<'a, ToolOutput> {
+    fn resolve(&self, ctx: &Context, def: &'static ToolDef) -> ToolEntry {
+        def.entry(availability(ctx))
+    }
+
+    fn call<'a>(&'a self, ctx: &'a Context, call: ToolCall) -> BoxFuture<'a, ToolOutput> {
         Box::pin(async move {
             let settings = Settings::from_context(ctx);
             let mut guard = self.session.lock().await;
@@ -164,7 +155,7 @@ impl Toolset for BrowserToolset {
     }
 }
 
-fn availability(ctx: &ServerContext) -> Availability {
+fn availability(ctx: &Context) -> Availability {
     let s = Settings::from_context(ctx);
     if s.cdp_url.is_some() {
         return Availability::Available;
@@ -184,7 +175,7 @@ enum Reply {
 impl BrowserToolset {
     async fn dispatch(
         &self,
-        ctx: &ServerContext,
+        ctx: &Context,
         st: &Settings,
         slot: &mut Option<Session>,
         call: &ToolCall,
@@ -249,7 +240,7 @@ impl BrowserToolset {
                 ));
             }
         }
-        let mut r = match call.name.as_str() {
+        let mut r = match call.name {
             "browser_navigate" => navigate(ctx, st, sess, pre.unwrap()).await.map(Reply::Json),
             "browser_snapshot" => snapshot_tool(ctx, st, sess, b_arg("full"))
                 .await
@@ -324,7 +315,7 @@ impl BrowserToolset {
     async fn precheck_url(
         &self,
         raw: &str,
-        ctx: &ServerContext,
+        ctx: &Context,
         st: &Settings,
         sess: Option<&Session>,
     ) -> Result<Value, Fail> {
@@ -367,7 +358,7 @@ impl BrowserToolset {
 
     async fn ensure<'s>(
         &self,
-        ctx: &ServerContext,
+        ctx: &Context,
         st: &Settings,
         slot: &'s mut Option<Session>,
     ) -> Result<&'s mut Session, Fail> {
@@ -540,7 +531,7 @@ async fn current_url_title(st: &Settings, s: &Session) -> (String, String) {
 
 /// Take a snapshot, store the full text when it is cut, redact.
 async fn take_snapshot(
-    ctx: &ServerContext,
+    ctx: &Context,
     st: &Settings,
     s: &mut Session,
     full: bool,
@@ -576,7 +567,7 @@ async fn take_snapshot(
 }
 
 /// Hermes' `_store_full_snapshot`: `$HERMES_HOME/cache/web/browser-snapshot-<sha10>.txt`.
-fn store_full_snapshot(ctx: &ServerContext, text: &str) -> Option<String> {
+fn store_full_snapshot(ctx: &Context, text: &str) -> Option<String> {
     use sha2::Digest;
     let mut content = text.to_string();
     let n = content.chars().count();
@@ -660,7 +651,7 @@ async fn call_on(
 // tools
 // ---------------------------------------------------------------------------
 
-async fn navigate(ctx: &ServerContext, st: &Settings, s: &mut Session, url: Value) -> R {
+async fn navigate(ctx: &Context, st: &Settings, s: &mut Session, url: Value) -> R {
     let url = url.as_str().unwrap_or_default().to_string();
     // Navigating answers any open dialog (as leaving the page would).
     for _ in s.tab.state.pending() {
@@ -767,7 +758,7 @@ async fn navigate(ctx: &ServerContext, st: &Settings, s: &mut Session, url: Valu
     Ok(ok(resp))
 }
 
-async fn snapshot_tool(ctx: &ServerContext, st: &Settings, s: &mut Session, full: bool) -> R {
+async fn snapshot_tool(ctx: &Context, st: &Settings, s: &mut Session, full: bool) -> R {
     let (text, n) = take_snapshot(ctx, st, s, full).await.map_err(|e| {
         Fail::msg(if e.is_empty() {
             "Failed to get snapshot".into()
@@ -1306,7 +1297,7 @@ const ANNOTATE_JS: &str = r#"function(items){
 }"#;
 
 async fn vision(
-    ctx: &ServerContext,
+    ctx: &Context,
     st: &Settings,
     s: &mut Session,
     question: &str,

@@ -3,74 +3,67 @@
 
 use serde_json::{Value, json};
 
-use crate::server::Hints;
+use crate::server::{Hints, ToolDef};
 
-pub struct Schema {
-    pub name: &'static str,
-    pub description: &'static str,
-    pub parameters: fn() -> Value,
-    pub hints: Hints,
-}
-
-pub const SCHEMAS: &[Schema] = &[
-    Schema {
+pub const DEFS: &[ToolDef] = &[
+    ToolDef {
         name: "browser_navigate",
         description: "Navigate to a URL in the browser. Initializes the session and loads the page. Must be called before other browser tools. For simple information retrieval, prefer web_search or web_extract (faster, cheaper). For plain-text endpoints — URLs ending in .md, .txt, .json, .yaml, .yml, .csv, .xml, raw.githubusercontent.com, or any documented API endpoint — prefer curl via the terminal tool or web_extract; the browser stack is overkill and much slower for these. Use browser tools when you need to interact with a page (click, fill forms, dynamic content). Returns a compact page snapshot with interactive elements and ref IDs — no need to call browser_snapshot separately after navigating.",
-        parameters: browser_navigate_params,
+        schema: browser_navigate_params,
         hints: Hints::WRITE_OPEN,
     },
-    Schema {
+    ToolDef {
         name: "browser_snapshot",
         description: "Get a text-based snapshot of the current page's accessibility tree. Returns interactive elements with ref IDs (like @e1, @e2) for browser_click and browser_type. full=false (default): compact view with interactive elements. full=true: complete page content. Snapshots over 15000 chars are truncated or LLM-summarized; when that happens the complete snapshot is saved to a file and the output includes its path so you can page through the rest with read_file. Requires browser_navigate first. Note: browser_navigate already returns a compact snapshot — use this to refresh after interactions that change the page, or with full=true for complete content.",
-        parameters: browser_snapshot_params,
+        schema: browser_snapshot_params,
         hints: Hints::READ_ONLY_OPEN,
     },
-    Schema {
+    ToolDef {
         name: "browser_click",
         description: "Click on an element identified by its ref ID from the snapshot (e.g., '@e5'). The ref IDs are shown in square brackets in the snapshot output. Requires browser_navigate and browser_snapshot to be called first.",
-        parameters: browser_click_params,
+        schema: browser_click_params,
         hints: Hints::WRITE_OPEN,
     },
-    Schema {
+    ToolDef {
         name: "browser_type",
         description: "Type text into an input field identified by its ref ID. Clears the field first, then types the new text. Requires browser_navigate and browser_snapshot to be called first.",
-        parameters: browser_type_params,
+        schema: browser_type_params,
         hints: Hints::WRITE_OPEN,
     },
-    Schema {
+    ToolDef {
         name: "browser_scroll",
         description: "Scroll the page in a direction. Use this to reveal more content that may be below or above the current viewport. Requires browser_navigate to be called first.",
-        parameters: browser_scroll_params,
+        schema: browser_scroll_params,
         hints: Hints::WRITE_OPEN,
     },
-    Schema {
+    ToolDef {
         name: "browser_back",
         description: "Navigate back to the previous page in browser history. Requires browser_navigate to be called first.",
-        parameters: browser_back_params,
+        schema: browser_back_params,
         hints: Hints::WRITE_OPEN,
     },
-    Schema {
+    ToolDef {
         name: "browser_press",
         description: "Press a keyboard key. Useful for submitting forms (Enter), navigating (Tab), or keyboard shortcuts. Requires browser_navigate to be called first.",
-        parameters: browser_press_params,
+        schema: browser_press_params,
         hints: Hints::WRITE_OPEN,
     },
-    Schema {
+    ToolDef {
         name: "browser_get_images",
         description: "Get a list of all images on the current page with their URLs and alt text. Useful for finding images to analyze with the vision tool. Requires browser_navigate to be called first.",
-        parameters: browser_get_images_params,
+        schema: browser_get_images_params,
         hints: Hints::READ_ONLY_OPEN,
     },
-    Schema {
+    ToolDef {
         name: "browser_vision",
         description: "Take a screenshot of the current page so you can inspect it visually. Use this when you need to understand what the page looks like - especially for CAPTCHAs, visual verification challenges, complex layouts, or cases where the text snapshot misses important visual information. When your active model has native vision, the screenshot is attached to your context directly and you inspect it on the next turn; otherwise Hermes falls back to an auxiliary vision model and returns a text analysis. Includes a screenshot_path that you can share with the user by including MEDIA:<screenshot_path> in your response. Requires browser_navigate to be called first.",
-        parameters: browser_vision_params,
+        schema: browser_vision_params,
         hints: Hints::READ_ONLY_OPEN,
     },
-    Schema {
+    ToolDef {
         name: "browser_console",
         description: "Get browser console output and JavaScript errors from the current page. Returns console.log/warn/error/info messages and uncaught JS exceptions. Use this to detect silent JavaScript errors, failed API calls, and application warnings. Requires browser_navigate to be called first. When 'expression' is provided, evaluates JavaScript in the page context and returns the result — use this for DOM inspection, reading page state, or extracting data programmatically.",
-        parameters: browser_console_params,
+        schema: browser_console_params,
         hints: Hints::WRITE_OPEN,
     },
 ];

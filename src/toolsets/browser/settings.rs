@@ -4,8 +4,8 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use crate::hermes::Context;
 use crate::hermes::envvars;
-use crate::server::ServerContext;
 
 /// What to do with `alert`/`confirm`/`prompt`/`beforeunload` dialogs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -31,7 +31,7 @@ pub struct Settings {
     pub headed: bool,
 }
 
-fn secs(ctx: &ServerContext, key: &str) -> Option<f64> {
+fn secs(ctx: &Context, key: &str) -> Option<f64> {
     let cfg = ctx.config();
     cfg.f64(key)
         .or_else(|| cfg.str(key).and_then(|s| s.trim().parse().ok()))
@@ -39,7 +39,7 @@ fn secs(ctx: &ServerContext, key: &str) -> Option<f64> {
 }
 
 impl Settings {
-    pub fn from_context(ctx: &ServerContext) -> Self {
+    pub fn from_context(ctx: &Context) -> Self {
         let cfg = ctx.config();
         let cdp_url = ctx
             .env
@@ -112,7 +112,7 @@ fn is_executable(p: &Path) -> bool {
 
 /// Find Chromium: `browser.executable`, `CHROME_PATH`, then `PATH`. Only
 /// `stat` calls. `Err` says what was tried and what to do.
-pub fn find_executable(ctx: &ServerContext) -> Result<PathBuf, String> {
+pub fn find_executable(ctx: &Context) -> Result<PathBuf, String> {
     if let Some(p) = ctx.config_str("browser.executable") {
         let p = crate::hermes::home::expand_tilde(Path::new(p.trim()));
         return if is_executable(&p) {

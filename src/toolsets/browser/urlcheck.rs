@@ -18,8 +18,8 @@ use std::net::IpAddr;
 
 use url::{Host, Url};
 
+use crate::hermes::Context;
 use crate::net::policy::{Blocked, Policy, check_url};
-use crate::server::ServerContext;
 
 /// The browser's URL policy, fixed when the session starts.
 #[derive(Debug, Clone)]
@@ -31,7 +31,7 @@ pub struct BrowserPolicy {
 }
 
 impl BrowserPolicy {
-    pub fn from_context(ctx: &ServerContext, attached: bool) -> Self {
+    pub fn from_context(ctx: &Context, attached: bool) -> Self {
         let mut policy = Policy::from_context(ctx);
         if !attached {
             policy.allow_private = ctx

@@ -19,13 +19,12 @@ use std::sync::{Arc, Mutex};
 use rusqlite::Connection;
 use serde_json::{Map, Value, json};
 
+use crate::hermes::Context;
 use crate::hermes::envvars as ev;
 use crate::redact::{redact_json_value, redact_sensitive_text};
 use crate::server::args::ArgsExt;
 use crate::server::toolset::BoxFuture;
-use crate::server::{
-    Availability, Hints, ServerContext, ToolCall, ToolEntry, ToolOutput, ToolSpec, Toolset,
-};
+use crate::server::{Availability, ToolCall, ToolDef, ToolEntry, ToolOutput, Toolset};
 use db::{DbError, DbResult};
 use ops::py_strip;
 use paths::KanbanPaths;
@@ -64,7 +63,7 @@ fn file_id(p: &std::path::Path) -> Option<(u64, u64)> {
 }
 
 /// `"kanban" in config["toolsets"]` with Python's `in` semantics.
-pub fn profile_has_kanban_toolset(ctx: &ServerContext) -> bool {
+pub fn profile_has_kanban_toolset(ctx: &Context) -> bool {
     match ctx.config().get("toolsets") {
         Some(Value::Array(a)) => a.iter().any(|v| v == "kanban"),
         Some(Value::String(s)) => s.contains("kanban"),
@@ -106,7 +105,7 @@ fn positive(v: Option<String>) -> Option<i64> {
 }
 
 impl KEnv {
-    pub fn from_ctx(ctx: &ServerContext) -> Self {
+    pub fn from_ctx(ctx: &Context) -> Self {
         let g = |n: &str| ctx.env.get(n);
         let auto = match ctx.config().get("kanban.auto_subscribe_on_create") {
             None => true,
@@ -191,50 +190,42 @@ impl Toolset for KanbanToolset {
         "kanban"
     }
 
-    fn tools(&self, ctx: &ServerContext) -> Vec<ToolEntry> {
+    fn defs(&self) -> &'static [ToolDef] {
+        schemas::DEFS
+    }
+
+    fn resolve(&self, ctx: &Context, def: &'static ToolDef) -> ToolEntry {
+        let name = def.name;
         let worker = ctx.env.get(ev::HERMES_KANBAN_TASK).is_some();
         let has_toolset = profile_has_kanban_toolset(ctx);
         let config = ctx.home.config_path();
-        schemas::all()
-            .into_iter()
-            .map(|(name, description, input_schema, hints)| {
-                let availability = if ORCHESTRATOR_TOOLS.contains(&name) {
-                    if worker {
-                        Availability::Unavailable(orchestrator_only(name))
-                    } else if has_toolset {
-                        Availability::Available
-                    } else {
-                        Availability::Unavailable(format!(
-                            "orchestrator tool: add `kanban` to `toolsets:` in {}",
-                            config.display()
-                        ))
-                    }
-                } else if worker || has_toolset {
-                    Availability::Available
-                } else {
-                    Availability::Unavailable(format!(
-                        "set HERMES_KANBAN_TASK (a dispatcher-spawned worker) or add `kanban` to `toolsets:` in {}",
-                        config.display()
-                    ))
-                };
-                ToolEntry {
-                    spec: ToolSpec {
-                        name,
-                        description: description.to_string(),
-                        input_schema,
-                        hints,
-                    },
-                    availability,
-                }
-            })
-            .collect()
+        let availability = if ORCHESTRATOR_TOOLS.contains(&name) {
+            if worker {
+                Availability::Unavailable(orchestrator_only(name))
+            } else if has_toolset {
+                Availability::Available
+            } else {
+                Availability::Unavailable(format!(
+                    "orchestrator tool: add `kanban` to `toolsets:` in {}",
+                    config.display()
+                ))
+            }
+        } else if worker || has_toolset {
+            Availability::Available
+        } else {
+            Availability::Unavailable(format!(
+                "set HERMES_KANBAN_TASK (a dispatcher-spawned worker) or add `kanban` to `toolsets:` in {}",
+                config.display()
+            ))
+        };
+        def.entry(availability)
     }
 
-    fn call<'a>(&'a self, ctx: &'a ServerContext, call: ToolCall) -> BoxFuture<'a, ToolOutput> {
+    fn call<'a>(&'a self, ctx: &'a Context, call: ToolCall) -> BoxFuture<'a, ToolOutput> {
         Box::pin(async move {
             let kenv = KEnv::from_ctx(ctx);
             let paths = KanbanPaths::from_env(&ctx.env, &ctx.home);
-            let tool = call.name.clone();
+            let tool = call.name;
             let args = call.args;
             // Checks that need no database come first, as in Hermes' handlers.
             let pre = match precheck(&tool, &args, &kenv) {
@@ -839,25 +830,5 @@ fn maybe_auto_subscribe(c: &Connection, id: &str, kenv: &KEnv) -> bool {
             tracing::warn!("kanban auto-subscribe failed: {e}");
             false
         }
-    }
-}
-
-pub(crate) fn hints_for(name: &str) -> Hints {
-    match name {
-        "kanban_show" => Hints::READ_ONLY,
-        // kanban_list promotes todo tasks whose parents finished (recompute_ready).
-        "kanban_list" => Hints {
-            read_only: false,
-            destructive: false,
-            idempotent: true,
-            open_world: false,
-        },
-        "kanban_heartbeat" | "kanban_link" | "kanban_unblock" => Hints {
-            read_only: false,
-            destructive: false,
-            idempotent: true,
-            open_world: false,
-        },
-        _ => Hints::WRITE,
     }
 }

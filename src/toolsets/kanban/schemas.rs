@@ -2,16 +2,25 @@
 //! (hermes-agent 0.19.0): names, descriptions, enums and required lists as
 //! Hermes registers them. All flat: no `$ref`/`anyOf`, arrays have typed items.
 
-use serde_json::{Value, json};
+use serde_json::json;
 
-use crate::server::Hints;
+use crate::server::{Hints, ToolDef};
 
-/// `(name, description, input schema, hints)` in Hermes' registration order.
-pub fn all() -> Vec<(&'static str, &'static str, Value, Hints)> {
-    vec![
-        (
-            "kanban_show",
-            "Read a task's full state — title, body, assignee, parent task handoffs, your prior attempts on this task if any, comments, and recent events. Use this to (re)orient yourself before starting work, especially on retries. The response includes a pre-formatted ``worker_context`` string suitable for inclusion verbatim in your reasoning.",
+/// Hints for tools that write but converge: `kanban_list` promotes todo tasks whose
+/// parents finished (`recompute_ready`); heartbeat, link and unblock repeat harmlessly.
+const IDEMPOTENT_WRITE: Hints = Hints {
+    read_only: false,
+    destructive: false,
+    idempotent: true,
+    open_world: false,
+};
+
+/// The nine tools in Hermes' registration order.
+pub const DEFS: &[ToolDef] = &[
+    ToolDef {
+        name: "kanban_show",
+        description: "Read a task's full state — title, body, assignee, parent task handoffs, your prior attempts on this task if any, comments, and recent events. Use this to (re)orient yourself before starting work, especially on retries. The response includes a pre-formatted ``worker_context`` string suitable for inclusion verbatim in your reasoning.",
+        schema: || {
             json!({
                 "type": "object",
                 "properties": {
@@ -25,12 +34,14 @@ pub fn all() -> Vec<(&'static str, &'static str, Value, Hints)> {
                     }
                 },
                 "required": []
-            }),
-            super::hints_for("kanban_show"),
-        ),
-        (
-            "kanban_list",
-            "List Kanban task summaries so an orchestrator profile can discover work to route. Supports the same core filters as the CLI: assignee, status, tenant, include_archived, and limit. Returns compact rows with ids, title, status, assignee, priority, parent/child ids, and counts. Bounded to 50 rows by default, 200 max, with truncation metadata. Also recomputes ready tasks before listing, matching the CLI. Orchestrator-only — dispatcher-spawned task workers never see this tool.",
+            })
+        },
+        hints: Hints::READ_ONLY,
+    },
+    ToolDef {
+        name: "kanban_list",
+        description: "List Kanban task summaries so an orchestrator profile can discover work to route. Supports the same core filters as the CLI: assignee, status, tenant, include_archived, and limit. Returns compact rows with ids, title, status, assignee, priority, parent/child ids, and counts. Bounded to 50 rows by default, 200 max, with truncation metadata. Also recomputes ready tasks before listing, matching the CLI. Orchestrator-only — dispatcher-spawned task workers never see this tool.",
+        schema: || {
             json!({
                 "type": "object",
                 "properties": {
@@ -69,12 +80,14 @@ pub fn all() -> Vec<(&'static str, &'static str, Value, Hints)> {
                     }
                 },
                 "required": []
-            }),
-            super::hints_for("kanban_list"),
-        ),
-        (
-            "kanban_complete",
-            "Mark your current task done with a structured handoff for downstream workers and humans. Prefer ``summary`` for a human-readable 1-3 sentence description of what you did; put machine-readable facts in ``metadata`` (changed_files, tests_run, decisions, findings, etc). At least one of ``summary`` or ``result`` is required. If you created new tasks via ``kanban_create`` during this run, list their ids in ``created_cards`` — the kernel verifies them so phantom references are caught before they leak into downstream automation. If you produced deliverable files (charts, PDFs, spreadsheets, generated images), list their absolute paths in ``artifacts`` — the gateway notifier will upload them as native attachments to the human who subscribed to the task, so the deliverable lands in their chat alongside the summary instead of being a path they have to fetch by hand.",
+            })
+        },
+        hints: IDEMPOTENT_WRITE,
+    },
+    ToolDef {
+        name: "kanban_complete",
+        description: "Mark your current task done with a structured handoff for downstream workers and humans. Prefer ``summary`` for a human-readable 1-3 sentence description of what you did; put machine-readable facts in ``metadata`` (changed_files, tests_run, decisions, findings, etc). At least one of ``summary`` or ``result`` is required. If you created new tasks via ``kanban_create`` during this run, list their ids in ``created_cards`` — the kernel verifies them so phantom references are caught before they leak into downstream automation. If you produced deliverable files (charts, PDFs, spreadsheets, generated images), list their absolute paths in ``artifacts`` — the gateway notifier will upload them as native attachments to the human who subscribed to the task, so the deliverable lands in their chat alongside the summary instead of being a path they have to fetch by hand.",
+        schema: || {
             json!({
                 "type": "object",
                 "properties": {
@@ -114,12 +127,14 @@ pub fn all() -> Vec<(&'static str, &'static str, Value, Hints)> {
                     }
                 },
                 "required": []
-            }),
-            super::hints_for("kanban_complete"),
-        ),
-        (
-            "kanban_block",
-            "Stop work on this task and route it according to WHY you're stuck. Set ``kind`` to say which: 'dependency' (waiting on another task — goes to todo and auto-resumes when that task finishes, no human needed), 'needs_input' (you need a human decision/answer), 'capability' (a hard wall: no access, missing credentials, an action no agent can do), or 'transient' (a flaky failure that may clear). ``reason`` is shown to the human on the board. If a task keeps getting unblocked and re-blocked for the same reason, it is auto-escalated to triage. Use for genuine blockers only — don't block on things you can resolve yourself.",
+            })
+        },
+        hints: Hints::WRITE,
+    },
+    ToolDef {
+        name: "kanban_block",
+        description: "Stop work on this task and route it according to WHY you're stuck. Set ``kind`` to say which: 'dependency' (waiting on another task — goes to todo and auto-resumes when that task finishes, no human needed), 'needs_input' (you need a human decision/answer), 'capability' (a hard wall: no access, missing credentials, an action no agent can do), or 'transient' (a flaky failure that may clear). ``reason`` is shown to the human on the board. If a task keeps getting unblocked and re-blocked for the same reason, it is auto-escalated to triage. Use for genuine blockers only — don't block on things you can resolve yourself.",
+        schema: || {
             json!({
                 "type": "object",
                 "properties": {
@@ -149,12 +164,14 @@ pub fn all() -> Vec<(&'static str, &'static str, Value, Hints)> {
                 "required": [
                     "reason"
                 ]
-            }),
-            super::hints_for("kanban_block"),
-        ),
-        (
-            "kanban_heartbeat",
-            "Signal that you're still alive during a long operation (training, encoding, large crawls). Call every few minutes so humans see liveness separately from PID checks. Pure side effect — no work changes.",
+            })
+        },
+        hints: Hints::WRITE,
+    },
+    ToolDef {
+        name: "kanban_heartbeat",
+        description: "Signal that you're still alive during a long operation (training, encoding, large crawls). Call every few minutes so humans see liveness separately from PID checks. Pure side effect — no work changes.",
+        schema: || {
             json!({
                 "type": "object",
                 "properties": {
@@ -172,12 +189,14 @@ pub fn all() -> Vec<(&'static str, &'static str, Value, Hints)> {
                     }
                 },
                 "required": []
-            }),
-            super::hints_for("kanban_heartbeat"),
-        ),
-        (
-            "kanban_comment",
-            "Append a comment to a task's thread. Use for durable notes that should outlive this run (questions for the next worker, partial findings, rationale). Ephemeral reasoning doesn't belong here — use your normal response instead.",
+            })
+        },
+        hints: IDEMPOTENT_WRITE,
+    },
+    ToolDef {
+        name: "kanban_comment",
+        description: "Append a comment to a task's thread. Use for durable notes that should outlive this run (questions for the next worker, partial findings, rationale). Ephemeral reasoning doesn't belong here — use your normal response instead.",
+        schema: || {
             json!({
                 "type": "object",
                 "properties": {
@@ -198,12 +217,14 @@ pub fn all() -> Vec<(&'static str, &'static str, Value, Hints)> {
                     "task_id",
                     "body"
                 ]
-            }),
-            super::hints_for("kanban_comment"),
-        ),
-        (
-            "kanban_create",
-            "Create a new kanban task, optionally as a child of the current one (pass the current task id in ``parents``). Used by orchestrator workers to fan out — decompose work into child tasks with specific assignees, link them into a pipeline, then complete your own task. The dispatcher picks up the new tasks on its next tick and spawns the assigned profiles.",
+            })
+        },
+        hints: Hints::WRITE,
+    },
+    ToolDef {
+        name: "kanban_create",
+        description: "Create a new kanban task, optionally as a child of the current one (pass the current task id in ``parents``). Used by orchestrator workers to fan out — decompose work into child tasks with specific assignees, link them into a pipeline, then complete your own task. The dispatcher picks up the new tasks on its next tick and spawns the assigned profiles.",
+        schema: || {
             json!({
                 "type": "object",
                 "properties": {
@@ -295,12 +316,14 @@ pub fn all() -> Vec<(&'static str, &'static str, Value, Hints)> {
                     "title",
                     "assignee"
                 ]
-            }),
-            super::hints_for("kanban_create"),
-        ),
-        (
-            "kanban_unblock",
-            "Unblock a Kanban task. It moves to ready when all parents are done, or todo while any parent remains open. Orchestrator-only — only profiles with the kanban toolset can unblock routed work; dispatcher-spawned task workers never see this tool.",
+            })
+        },
+        hints: Hints::WRITE,
+    },
+    ToolDef {
+        name: "kanban_unblock",
+        description: "Unblock a Kanban task. It moves to ready when all parents are done, or todo while any parent remains open. Orchestrator-only — only profiles with the kanban toolset can unblock routed work; dispatcher-spawned task workers never see this tool.",
+        schema: || {
             json!({
                 "type": "object",
                 "properties": {
@@ -316,12 +339,14 @@ pub fn all() -> Vec<(&'static str, &'static str, Value, Hints)> {
                 "required": [
                     "task_id"
                 ]
-            }),
-            super::hints_for("kanban_unblock"),
-        ),
-        (
-            "kanban_link",
-            "Add a parent→child dependency edge after both tasks already exist. The child won't promote to 'ready' until all parents are 'done'. Cycles and self-links are rejected.",
+            })
+        },
+        hints: IDEMPOTENT_WRITE,
+    },
+    ToolDef {
+        name: "kanban_link",
+        description: "Add a parent→child dependency edge after both tasks already exist. The child won't promote to 'ready' until all parents are 'done'. Cycles and self-links are rejected.",
+        schema: || {
             json!({
                 "type": "object",
                 "properties": {
@@ -342,8 +367,8 @@ pub fn all() -> Vec<(&'static str, &'static str, Value, Hints)> {
                     "parent_id",
                     "child_id"
                 ]
-            }),
-            super::hints_for("kanban_link"),
-        ),
-    ]
-}
+            })
+        },
+        hints: IDEMPOTENT_WRITE,
+    },
+];

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use tokio::process::Command;
 
-use crate::server::ServerContext;
+use crate::hermes::Context;
 
 /// Formats `text_to_speech` can be asked for (Hermes' `COMMAND_TTS_OUTPUT_FORMATS`).
 pub const FORMATS: &[&str] = &["mp3", "ogg", "wav", "flac"];
@@ -124,7 +124,7 @@ fn sox_formats(sox: &Path) -> &'static [String] {
 
 /// The converter that can write `format`: ffmpeg first (it has every encoder Hermes
 /// uses), else sox when its format list has it.
-pub fn converter_for(ctx: &ServerContext, format: &str) -> Option<Converter> {
+pub fn converter_for(ctx: &Context, format: &str) -> Option<Converter> {
     if let Some(p) = super::which(ctx, "ffmpeg") {
         return Some(Converter::Ffmpeg(p));
     }
@@ -136,7 +136,7 @@ pub fn converter_for(ctx: &ServerContext, format: &str) -> Option<Converter> {
 }
 
 /// Why no converter can write `format` here (for the result's `note`).
-pub fn missing_converter_note(ctx: &ServerContext, format: &str) -> String {
+pub fn missing_converter_note(ctx: &Context, format: &str) -> String {
     let sox = super::which(ctx, "sox").is_some();
     let extra = match (format, sox) {
         ("mp3", true) => {

@@ -11,8 +11,8 @@ use base64::Engine as _;
 use reqwest::header::{AUTHORIZATION, CONTENT_TYPE};
 use serde_json::Value;
 
+use crate::hermes::Context;
 use crate::net::{ApiResponse, FetchOptions, HttpClient, Policy};
-use crate::server::ServerContext;
 
 /// The largest image we download or read (Hermes' `save_url_image` cap).
 pub const MAX_IMAGE_BYTES: usize = 25 * 1024 * 1024;
@@ -22,7 +22,7 @@ pub const MAX_IMAGE_BYTES: usize = 25 * 1024 * 1024;
 pub struct LazyHttp(OnceLock<Result<HttpClient, String>>);
 
 impl LazyHttp {
-    pub fn get(&self, ctx: &ServerContext) -> Result<&HttpClient, String> {
+    pub fn get(&self, ctx: &Context) -> Result<&HttpClient, String> {
         self.0
             .get_or_init(|| HttpClient::with_policy(Policy::from_context(ctx)))
             .as_ref()

@@ -17,13 +17,12 @@ use base64::Engine as _;
 use serde_json::{Map, Value, json};
 
 use super::http::{self, ApiRequest, Body, LazyHttp};
+use crate::hermes::Context;
 use crate::hermes::envvars;
 use crate::net::HttpClient;
 use crate::server::args::ArgsExt;
 use crate::server::toolset::BoxFuture;
-use crate::server::{
-    Availability, Hints, ServerContext, ToolCall, ToolEntry, ToolOutput, ToolSpec, Toolset,
-};
+use crate::server::{Availability, Hints, ToolCall, ToolDef, ToolEntry, ToolOutput, Toolset};
 
 pub const DEFAULT_FAL_BASE_URL: &str = "https://queue.fal.run";
 pub const DEFAULT_OPENAI_BASE_URL: &str = "https://api.openai.com/v1";
@@ -430,7 +429,7 @@ pub fn fal_model(id: &str) -> Option<&'static FalModel> {
 
 /// Hermes' `_resolve_fal_model`: `image_gen.model`, then `FAL_IMAGE_MODEL`,
 /// unknown ids fall back to the default (with a warning).
-pub fn resolve_fal_model(ctx: &ServerContext) -> (&'static FalModel, Option<String>) {
+pub fn resolve_fal_model(ctx: &Context) -> (&'static FalModel, Option<String>) {
     let configured = ctx
         .config_str("image_gen.model")
         .map(|s| s.trim().to_string())
@@ -469,7 +468,7 @@ const OPENAI_SIZES: [&str; 3] = ["1536x1024", "1024x1024", "1024x1536"];
 const OPENAI_MAX_SOURCES: usize = 16;
 
 /// `image_gen.openai.model`, then `image_gen.model` when it is a tier id, else the default.
-pub fn resolve_openai_tier(ctx: &ServerContext) -> (&'static str, &'static str) {
+pub fn resolve_openai_tier(ctx: &Context) -> (&'static str, &'static str) {
     let is_tier = |s: &str| OPENAI_TIERS.iter().find(|(id, _)| *id == s).copied();
     ctx.config_str("image_gen.openai.model")
         .and_then(|s| is_tier(s.trim()))
@@ -490,7 +489,7 @@ pub enum Backend {
     Unsupported(String),
 }
 
-pub fn backend(ctx: &ServerContext) -> Backend {
+pub fn backend(ctx: &Context) -> Backend {
     match ctx
         .config_str("image_gen.provider")
         .map(|s| s.trim().to_ascii_lowercase())
@@ -505,7 +504,7 @@ pub fn backend(ctx: &ServerContext) -> Backend {
 pub const GENERIC_DESCRIPTION: &str = "Generate high-quality images from text prompts (text-to-image), or edit / transform an existing image (image-to-image) when the active model supports it. Pass `image_url` to edit that image; add `reference_image_urls` for style/composition references; omit both for text-to-image. The underlying backend (FAL, OpenAI, xAI, etc.) and model are user-configured and not selectable by the agent. Returns the result in the `image` field — either a URL or an absolute file path. To show it to the user, reference that path/URL in your response using the file-delivery convention for the current platform (your platform guidance describes how files are delivered here). When the active terminal backend has a different filesystem, successful local-file results may also include `agent_visible_image` for follow-up terminal/file operations.";
 
 /// Hermes' `_build_dynamic_image_schema` description for the active backend.
-pub fn description(ctx: &ServerContext) -> String {
+pub fn description(ctx: &Context) -> String {
     let (provider, model, both, max_refs) = match backend(ctx) {
         Backend::OpenAi => {
             let model = ctx
@@ -568,7 +567,7 @@ pub fn schema() -> Value {
     })
 }
 
-pub fn availability(ctx: &ServerContext) -> Availability {
+pub fn availability(ctx: &Context) -> Availability {
     match backend(ctx) {
         Backend::Fal => {
             if ctx.env.is_set(envvars::FAL_KEY) {
@@ -606,19 +605,24 @@ impl Toolset for ImageGenToolset {
         "image_gen"
     }
 
-    fn tools(&self, ctx: &ServerContext) -> Vec<ToolEntry> {
-        vec![ToolEntry {
-            spec: ToolSpec {
-                name: "image_generate",
-                description: description(ctx),
-                input_schema: schema(),
-                hints: Hints::WRITE_OPEN,
-            },
-            availability: availability(ctx),
-        }]
+    fn defs(&self) -> &'static [ToolDef] {
+        const DEFS: &[ToolDef] = &[ToolDef {
+            name: "image_generate",
+            description: "",
+            schema,
+            hints: Hints::WRITE_OPEN,
+        }];
+        DEFS
     }
 
-    fn call<'a>(&'a self, ctx: &'a ServerContext, call: ToolCall) -> BoxFuture<'a, ToolOutput> {
+    /// Hermes words the description from the configured model.
+    fn resolve(&self, ctx: &Context, def: &'static ToolDef) -> ToolEntry {
+        let mut entry = def.entry(availability(ctx));
+        entry.spec.description = description(ctx);
+        entry
+    }
+
+    fn call<'a>(&'a self, ctx: &'a Context, call: ToolCall) -> BoxFuture<'a, ToolOutput> {
         Box::pin(async move { self.generate(ctx, call).await })
     }
 }
@@ -661,7 +665,7 @@ struct Generated {
 }
 
 impl ImageGenToolset {
-    async fn generate(&self, ctx: &ServerContext, call: ToolCall) -> ToolOutput {
+    async fn generate(&self, ctx: &Context, call: ToolCall) -> ToolOutput {
         let prompt = call.args.str_arg("prompt").unwrap_or("").to_string();
         if prompt.is_empty() {
             return ToolOutput::error("prompt is required for image generation");
@@ -776,7 +780,7 @@ impl ImageGenToolset {
 
 /// Save the image under `$HERMES_HOME/cache/images/<prefix>_<ts>_<id>.<ext>`.
 async fn save_generated(
-    ctx: &ServerContext,
+    ctx: &Context,
     http: &HttpClient,
     g: &Generated,
     prefix: &str,
@@ -860,7 +864,7 @@ fn read_local_image(src: &str) -> Result<(Vec<u8>, &'static str), GenError> {
     Ok((bytes, mime))
 }
 
-fn timeout_cfg(ctx: &ServerContext, key: &str) -> Duration {
+fn timeout_cfg(ctx: &Context, key: &str) -> Duration {
     let secs = ctx
         .config()
         .f64(key)
@@ -871,7 +875,7 @@ fn timeout_cfg(ctx: &ServerContext, key: &str) -> Duration {
 
 // ---------------------------------------------------------------- FAL queue
 
-fn fal_base(ctx: &ServerContext) -> String {
+fn fal_base(ctx: &Context) -> String {
     ctx.config_str("image_gen.fal.base_url")
         .unwrap_or_else(|| DEFAULT_FAL_BASE_URL.to_string())
         .trim_end_matches('/')
@@ -1076,7 +1080,7 @@ impl Drop for CancelOnDrop {
 }
 
 async fn fal_generate(
-    ctx: &ServerContext,
+    ctx: &Context,
     http: &HttpClient,
     call: &ToolCall,
     prompt: &str,
@@ -1196,7 +1200,7 @@ async fn fal_generate(
 
 // ---------------------------------------------------------------- OpenAI Images
 
-fn openai_base(ctx: &ServerContext) -> String {
+fn openai_base(ctx: &Context) -> String {
     ctx.env
         .get(envvars::OPENAI_BASE_URL)
         .unwrap_or_else(|| DEFAULT_OPENAI_BASE_URL.to_string())
@@ -1255,7 +1259,7 @@ impl Default for Multipart {
 }
 
 async fn openai_generate(
-    ctx: &ServerContext,
+    ctx: &Context,
     http: &HttpClient,
     prompt: &str,
     aspect: &str,
@@ -1388,8 +1392,8 @@ mod tests {
     use super::*;
     use crate::hermes::{Env, HermesConfig, HermesHome};
 
-    fn ctx(yaml: &str, env: &[(&str, &str)]) -> ServerContext {
-        ServerContext::with_parts(
+    fn ctx(yaml: &str, env: &[(&str, &str)]) -> Context {
+        Context::with_parts(
             HermesHome {
                 path: "/nonexistent-hermes".into(),
                 explicit: true,

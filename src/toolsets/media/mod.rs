@@ -22,15 +22,15 @@ pub mod tts;
 
 use std::path::{Path, PathBuf};
 
+use crate::hermes::Context;
 use crate::hermes::envvars;
-use crate::server::ServerContext;
 
 pub use image::ImageGenToolset;
 pub use tts::TtsToolset;
 
 /// Find an executable on `PATH` (a few `stat`s; cheap enough for `tools/list`).
 /// A name with a `/` is checked as a path.
-pub fn which(ctx: &ServerContext, name: &str) -> Option<PathBuf> {
+pub fn which(ctx: &Context, name: &str) -> Option<PathBuf> {
     let name = name.trim();
     if name.is_empty() {
         return None;

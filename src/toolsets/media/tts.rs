@@ -27,12 +27,11 @@ use tokio::process::Command;
 use super::audio;
 use super::command;
 use super::http::{self, ApiRequest, Body, LazyHttp};
+use crate::hermes::Context;
 use crate::hermes::envvars;
 use crate::server::args::ArgsExt;
 use crate::server::toolset::BoxFuture;
-use crate::server::{
-    Availability, Hints, ServerContext, ToolCall, ToolEntry, ToolOutput, ToolSpec, Toolset,
-};
+use crate::server::{Availability, Hints, ToolCall, ToolDef, ToolEntry, ToolOutput, Toolset};
 
 pub const DEFAULT_PROVIDER: &str = "edge";
 pub const DEFAULT_OPENAI_MODEL: &str = "gpt-4o-mini-tts";
@@ -106,7 +105,7 @@ fn positive_int(v: Option<&Value>) -> Option<usize> {
 }
 
 /// The `tts` section of config.yaml (empty when missing or not a mapping).
-fn tts_config(ctx: &ServerContext) -> Map<String, Value> {
+fn tts_config(ctx: &Context) -> Map<String, Value> {
     ctx.config()
         .get("tts")
         .and_then(Value::as_object)
@@ -266,12 +265,12 @@ impl Plan {
 
 const SUPPORTED: &str = "supported: edge (runs the offline espeak-ng), espeak-ng, piper, openai, elevenlabs, or a command provider under tts.providers.<name>";
 
-fn espeak_bin(ctx: &ServerContext) -> Option<PathBuf> {
+fn espeak_bin(ctx: &Context) -> Option<PathBuf> {
     super::which(ctx, "espeak-ng").or_else(|| super::which(ctx, "espeak"))
 }
 
 /// Resolve `tts.provider` to an engine, or say what is missing. Cheap (a few stats).
-pub fn plan(ctx: &ServerContext) -> Result<Plan, String> {
+pub fn plan(ctx: &Context) -> Result<Plan, String> {
     let cfg = tts_config(ctx);
     let configured = cfg
         .get("provider")
@@ -331,7 +330,7 @@ pub fn plan(ctx: &ServerContext) -> Result<Plan, String> {
 }
 
 /// Hermes' `_resolve_piper_voice_path`, without the download step.
-fn piper_model(ctx: &ServerContext, cfg: &Map<String, Value>) -> Result<PathBuf, String> {
+fn piper_model(ctx: &Context, cfg: &Map<String, Value>) -> Result<PathBuf, String> {
     let voice = section_str(cfg, "piper", "voice").unwrap_or_else(|| DEFAULT_PIPER_VOICE.into());
     let direct = crate::hermes::home::expand_tilde(Path::new(&voice));
     if direct
@@ -379,7 +378,7 @@ pub fn max_text_length(plan: &Plan, cfg: &Map<String, Value>) -> usize {
 }
 
 /// `~/…` when the home is under the user's home directory (Hermes' `display_hermes_home`).
-fn display_home(ctx: &ServerContext) -> String {
+fn display_home(ctx: &Context) -> String {
     if let Some(h) = std::env::home_dir()
         && let Ok(rel) = ctx.home.path.strip_prefix(&h)
     {
@@ -388,7 +387,7 @@ fn display_home(ctx: &ServerContext) -> String {
     ctx.home.path.display().to_string()
 }
 
-pub fn description(ctx: &ServerContext, plan: &Result<Plan, String>) -> String {
+pub fn description(ctx: &Context, plan: &Result<Plan, String>) -> String {
     let active = match plan {
         Ok(p) if matches!(p.engine, Engine::Espeak { .. }) => {
             "\nActive provider: espeak-ng (offline, local)".to_string()
@@ -402,7 +401,7 @@ pub fn description(ctx: &ServerContext, plan: &Result<Plan, String>) -> String {
     )
 }
 
-pub fn schema(ctx: &ServerContext) -> Value {
+pub fn schema(ctx: &Context) -> Value {
     json!({
         "type": "object",
         "properties": {
@@ -429,27 +428,33 @@ impl Toolset for TtsToolset {
         "tts"
     }
 
-    fn tools(&self, ctx: &ServerContext) -> Vec<ToolEntry> {
-        let plan = plan(ctx);
-        let hints = match &plan {
-            Ok(p) if p.is_local() => Hints::WRITE,
-            _ => Hints::WRITE_OPEN,
-        };
-        vec![ToolEntry {
-            spec: ToolSpec {
-                name: "text_to_speech",
-                description: description(ctx, &plan),
-                input_schema: schema(ctx),
-                hints,
-            },
-            availability: match plan {
-                Ok(_) => Availability::Available,
-                Err(r) => Availability::Unavailable(r),
-            },
-        }]
+    fn defs(&self) -> &'static [ToolDef] {
+        const DEFS: &[ToolDef] = &[ToolDef {
+            name: "text_to_speech",
+            description: "",
+            schema: || Value::Null,
+            hints: Hints::WRITE_OPEN,
+        }];
+        DEFS
     }
 
-    fn call<'a>(&'a self, ctx: &'a ServerContext, call: ToolCall) -> BoxFuture<'a, ToolOutput> {
+    /// Hermes words the description and schema from the configured provider;
+    /// a local engine (no network) is not open-world.
+    fn resolve(&self, ctx: &Context, def: &'static ToolDef) -> ToolEntry {
+        let plan = plan(ctx);
+        let mut entry = def.entry(Availability::Available);
+        if matches!(&plan, Ok(p) if p.is_local()) {
+            entry.spec.hints = Hints::WRITE;
+        }
+        entry.spec.description = description(ctx, &plan);
+        entry.spec.input_schema = schema(ctx);
+        if let Err(r) = plan {
+            entry.availability = Availability::Unavailable(r);
+        }
+        entry
+    }
+
+    fn call<'a>(&'a self, ctx: &'a Context, call: ToolCall) -> BoxFuture<'a, ToolOutput> {
         Box::pin(async move { self.speak(ctx, &call).await })
     }
 }
@@ -487,7 +492,7 @@ struct Produced {
 }
 
 impl TtsToolset {
-    async fn speak(&self, ctx: &ServerContext, call: &ToolCall) -> ToolOutput {
+    async fn speak(&self, ctx: &Context, call: &ToolCall) -> ToolOutput {
         let text = call.args.str_arg("text").unwrap_or("");
         if text.trim().is_empty() {
             return fail("Text is required");
@@ -672,7 +677,7 @@ impl TtsToolset {
     #[allow(clippy::too_many_arguments)]
     async fn local(
         &self,
-        ctx: &ServerContext,
+        ctx: &Context,
         cfg: &Map<String, Value>,
         plan: &Plan,
         bin: &Path,
@@ -948,7 +953,7 @@ async fn openai_speech(
 
 /// ElevenLabs `POST /v1/text-to-speech/{voice_id}` (Hermes' `_generate_elevenlabs`).
 async fn elevenlabs_speech(
-    ctx: &ServerContext,
+    ctx: &Context,
     http: &crate::net::HttpClient,
     cfg: &Map<String, Value>,
     key: &str,
@@ -1014,8 +1019,8 @@ mod tests {
     use super::*;
     use crate::hermes::{Env, HermesConfig, HermesHome};
 
-    fn ctx(yaml: &str, env: &[(&str, &str)]) -> ServerContext {
-        ServerContext::with_parts(
+    fn ctx(yaml: &str, env: &[(&str, &str)]) -> Context {
+        Context::with_parts(
             HermesHome {
                 path: "/nonexistent-hermes".into(),
                 explicit: true,

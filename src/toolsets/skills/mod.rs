@@ -16,11 +16,10 @@ pub mod view;
 
 use serde_json::{Value, json};
 
+use crate::hermes::Context;
 use crate::server::args::ArgsExt;
 use crate::server::toolset::BoxFuture;
-use crate::server::{
-    Availability, Hints, ServerContext, ToolCall, ToolEntry, ToolOutput, ToolSpec, Toolset,
-};
+use crate::server::{Availability, Hints, ToolCall, ToolDef, ToolEntry, ToolOutput, Toolset};
 
 pub struct SkillsToolset;
 
@@ -80,32 +79,31 @@ impl Toolset for SkillsToolset {
         "skills"
     }
 
-    fn tools(&self, _ctx: &ServerContext) -> Vec<ToolEntry> {
-        vec![
-            ToolEntry {
-                spec: ToolSpec {
-                    name: "skill_view",
-                    description: SKILL_VIEW_DESCRIPTION.to_string(),
-                    input_schema: skill_view_schema(),
-                    hints: Hints::READ_ONLY,
-                },
-                availability: Availability::Available,
+    fn defs(&self) -> &'static [ToolDef] {
+        const DEFS: &[ToolDef] = &[
+            ToolDef {
+                name: "skill_view",
+                description: SKILL_VIEW_DESCRIPTION,
+                schema: skill_view_schema,
+                hints: Hints::READ_ONLY,
             },
-            ToolEntry {
-                spec: ToolSpec {
-                    name: "skills_list",
-                    description: SKILLS_LIST_DESCRIPTION.to_string(),
-                    input_schema: skills_list_schema(),
-                    hints: Hints::READ_ONLY,
-                },
-                availability: Availability::Available,
+            ToolDef {
+                name: "skills_list",
+                description: SKILLS_LIST_DESCRIPTION,
+                schema: skills_list_schema,
+                hints: Hints::READ_ONLY,
             },
-        ]
+        ];
+        DEFS
     }
 
-    fn call<'a>(&'a self, ctx: &'a ServerContext, call: ToolCall) -> BoxFuture<'a, ToolOutput> {
+    fn resolve(&self, _ctx: &Context, def: &'static ToolDef) -> ToolEntry {
+        def.entry(Availability::Available)
+    }
+
+    fn call<'a>(&'a self, ctx: &'a Context, call: ToolCall) -> BoxFuture<'a, ToolOutput> {
         Box::pin(async move {
-            match call.name.as_str() {
+            match call.name {
                 "skill_view" => {
                     let name = call.args.str_arg("name").unwrap_or_default().to_string();
                     let file_path = call.args.str_arg("file_path").map(str::to_string);

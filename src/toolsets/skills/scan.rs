@@ -14,8 +14,8 @@ use serde_json::{Value, json};
 
 use super::frontmatter::{self, Frontmatter, py_str, truthy};
 use super::guard::{resolve_lenient, within_any};
+use crate::hermes::Context;
 use crate::hermes::envvars;
-use crate::server::ServerContext;
 
 /// Directories never scanned for skills.
 pub const EXCLUDED_DIRS: &[&str] = &[
@@ -55,7 +55,7 @@ pub struct Roots {
 }
 
 impl Roots {
-    pub fn load(ctx: &ServerContext) -> Roots {
+    pub fn load(ctx: &Context) -> Roots {
         let local = ctx.home.skills_dir();
         let local_resolved = resolve_lenient(&local);
         let mut external: Vec<PathBuf> = Vec::new();
@@ -284,7 +284,7 @@ pub fn sys_platform() -> &'static str {
     }
 }
 
-fn is_termux(ctx: &ServerContext) -> bool {
+fn is_termux(ctx: &Context) -> bool {
     ctx.env
         .get_unlisted("TERMUX_VERSION")
         .is_some_and(|v| !v.is_empty())
@@ -295,7 +295,7 @@ fn is_termux(ctx: &ServerContext) -> bool {
 }
 
 /// Hermes' `skill_matches_platform`: `platforms: [macos|linux|windows]`, absent = all.
-pub fn matches_platform(ctx: &ServerContext, fm: &Frontmatter) -> bool {
+pub fn matches_platform(ctx: &Context, fm: &Frontmatter) -> bool {
     let Some(platforms) = fm.get("platforms").filter(|v| truthy(v)) else {
         return true;
     };
@@ -318,7 +318,7 @@ pub fn matches_platform(ctx: &ServerContext, fm: &Frontmatter) -> bool {
     })
 }
 
-fn environment_active(ctx: &ServerContext, env: &str) -> bool {
+fn environment_active(ctx: &Context, env: &str) -> bool {
     match env {
         "kanban" => {
             ctx.env.is_set(envvars::HERMES_KANBAN_TASK)
@@ -347,7 +347,7 @@ fn is_container() -> bool {
 }
 
 /// Hermes' `skill_matches_environment` (offer-time only; unknown tags fail open).
-pub fn matches_environment(ctx: &ServerContext, fm: &Frontmatter) -> bool {
+pub fn matches_environment(ctx: &Context, fm: &Frontmatter) -> bool {
     let Some(envs) = fm.get("environments").filter(|v| truthy(v)) else {
         return true;
     };
@@ -380,7 +380,7 @@ fn string_set(v: Option<&Value>) -> BTreeSet<String> {
 }
 
 /// `skills.disabled`, plus `skills.platform_disabled.<HERMES_PLATFORM>` when set.
-pub fn disabled_names(ctx: &ServerContext) -> BTreeSet<String> {
+pub fn disabled_names(ctx: &Context) -> BTreeSet<String> {
     let cfg = ctx.config();
     let mut set = string_set(cfg.get("skills.disabled"));
     if let Some(platform) = ctx.env.get(envvars::HERMES_PLATFORM) {
@@ -481,7 +481,7 @@ static SCAN_CACHE: ScanCache = std::sync::Mutex::new(None);
 /// Hermes' `_find_all_skills`: enabled, platform- and environment-matching
 /// skills; the first root wins on a name conflict. Cached like Hermes (see
 /// [`SCAN_TTL`]).
-pub fn find_all_skills(ctx: &ServerContext, roots: &Roots) -> Vec<Listed> {
+pub fn find_all_skills(ctx: &Context, roots: &Roots) -> Vec<Listed> {
     let disabled = disabled_names(ctx);
     let dirs = roots.search_dirs();
     let signature = scan_signature(&dirs, &disabled);
@@ -501,7 +501,7 @@ pub fn find_all_skills(ctx: &ServerContext, roots: &Roots) -> Vec<Listed> {
 }
 
 fn scan_all_skills(
-    ctx: &ServerContext,
+    ctx: &Context,
     roots: &Roots,
     dirs: &[PathBuf],
     disabled: &BTreeSet<String>,
@@ -560,7 +560,7 @@ pub fn display_hermes_home(home: &Path) -> String {
 }
 
 /// `skills_list(category?)`.
-pub fn skills_list(ctx: &ServerContext, category: Option<&str>) -> Result<Value, Value> {
+pub fn skills_list(ctx: &Context, category: Option<&str>) -> Result<Value, Value> {
     let roots = Roots::load(ctx);
     if !roots.local.exists() {
         if let Err(e) = std::fs::create_dir_all(&roots.local) {
@@ -629,7 +629,7 @@ mod tests {
             "TEAM_SKILLS",
             t.path().join("via-var").display().to_string(),
         )]);
-        let ctx = ServerContext::with_parts(
+        let ctx = Context::with_parts(
             HermesHome {
                 path: home.clone(),
                 explicit: true,
@@ -664,7 +664,7 @@ mod tests {
             std::fs::write(d.join("SKILL.md"), format!("---\nname: {n}\n---\n")).unwrap();
         };
         skill("one");
-        let ctx = ServerContext::with_parts(
+        let ctx = Context::with_parts(
             HermesHome {
                 path: t.path().to_path_buf(),
                 explicit: true,
@@ -672,7 +672,7 @@ mod tests {
             Env::from_map(Vec::<(String, String)>::new()),
             HermesConfig::default(),
         );
-        let names = |ctx: &ServerContext| -> Vec<String> {
+        let names = |ctx: &Context| -> Vec<String> {
             find_all_skills(ctx, &Roots::load(ctx))
                 .into_iter()
                 .map(|s| s.name)

@@ -8,7 +8,7 @@ use serde_json::{Map, Value, json};
 use super::frontmatter::{self, Frontmatter, py_str, truthy};
 use super::guard::{self, FILE_HINT, NAME_HINT};
 use super::scan::{self, Roots};
-use crate::server::ServerContext;
+use crate::hermes::Context;
 
 type Outcome = Result<Value, Value>;
 
@@ -509,7 +509,7 @@ fn which(cmd: &str, path_var: Option<&str>) -> bool {
 
 /// `required_credential_files`: paths relative to HERMES_HOME that must exist
 /// (never the master credential stores). Returns the missing ones.
-fn missing_credential_files(ctx: &ServerContext, fm: &Frontmatter) -> Vec<String> {
+fn missing_credential_files(ctx: &Context, fm: &Frontmatter) -> Vec<String> {
     let Some(Value::Array(items)) = fm.get("required_credential_files") else {
         return Vec::new();
     };
@@ -597,7 +597,7 @@ const INJECTION_PATTERNS: &[&str] = &[
     "]]>",
 ];
 
-pub fn skill_view(ctx: &ServerContext, name: &str, file_path: Option<&str>) -> Outcome {
+pub fn skill_view(ctx: &Context, name: &str, file_path: Option<&str>) -> Outcome {
     if let Some(e) = guard::skill_name_error(name) {
         return Err(fail_hint(e, NAME_HINT));
     }

@@ -10,9 +10,9 @@ use std::time::Duration;
 
 use serde_json::{Map, Value, json};
 
+use crate::hermes::Context;
 use crate::hermes::envvars;
 use crate::net::{ApiError, HttpClient};
-use crate::server::ServerContext;
 
 pub const OPENROUTER_BASE_URL: &str = "https://openrouter.ai/api/v1";
 pub const NOUS_BASE_URL: &str = "https://inference-api.nousresearch.com/v1";
@@ -64,7 +64,7 @@ fn key_var(provider: &str) -> Option<&'static str> {
 
 /// `auxiliary.vision.download_timeout` (Hermes reads `HERMES_VISION_DOWNLOAD_TIMEOUT`
 /// first, then the config key; default 30 s).
-pub fn download_timeout(ctx: &ServerContext) -> Duration {
+pub fn download_timeout(ctx: &Context) -> Duration {
     let secs = ctx
         .env
         .get(envvars::HERMES_VISION_DOWNLOAD_TIMEOUT)
@@ -77,7 +77,7 @@ pub fn download_timeout(ctx: &ServerContext) -> Duration {
 
 /// Decide the mode from config and environment. Cheap: no I/O beyond the
 /// already-loaded config and `.env`.
-pub fn mode(ctx: &ServerContext) -> Mode {
+pub fn mode(ctx: &Context) -> Mode {
     let cfg = ctx.config();
     let provider_raw = ctx
         .config_str("auxiliary.vision.provider")
@@ -426,12 +426,12 @@ mod tests {
     use super::*;
     use crate::hermes::{Env, HermesConfig, HermesHome};
 
-    fn ctx(yaml: &str, env: &[(&str, &str)]) -> ServerContext {
+    fn ctx(yaml: &str, env: &[(&str, &str)]) -> Context {
         let home = HermesHome {
             path: std::env::temp_dir().join("hermes-vision-unit"),
             explicit: true,
         };
-        ServerContext::with_parts(
+        Context::with_parts(
             home,
             Env::from_map(env.iter().map(|(k, v)| (k.to_string(), v.to_string()))),
             HermesConfig::from_yaml(yaml).unwrap(),

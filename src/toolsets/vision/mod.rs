@@ -19,12 +19,11 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use tokio::sync::Semaphore;
 
+use crate::hermes::Context;
 use crate::net::{HttpClient, Limits, Policy, SystemLookup};
 use crate::server::args::ArgsExt;
 use crate::server::toolset::BoxFuture;
-use crate::server::{
-    Availability, Hints, ServerContext, ToolCall, ToolEntry, ToolOutput, ToolSpec, Toolset,
-};
+use crate::server::{Availability, Hints, ToolCall, ToolDef, ToolEntry, ToolOutput, Toolset};
 
 pub use auxiliary::{AuxConfig, Mode};
 pub use prep::{Budget, PrepError, Prepared};
@@ -132,7 +131,7 @@ impl VisionClient {
     /// every hop); the configured vision endpoint through `send_api`, which
     /// trusts configured endpoints (a local vLLM/Ollama is fine) except cloud
     /// metadata.
-    pub fn http(&self, ctx: &ServerContext) -> Result<Arc<HttpClient>, String> {
+    pub fn http(&self, ctx: &Context) -> Result<Arc<HttpClient>, String> {
         self.http
             .get_or_init(|| {
                 let dl = auxiliary::download_timeout(ctx);
@@ -157,7 +156,7 @@ impl VisionClient {
     /// Load `image_url` (http(s), `file://`, local path or `data:`) as raw bytes.
     pub async fn load(
         &self,
-        ctx: &ServerContext,
+        ctx: &Context,
         image_url: &str,
     ) -> Result<source::Loaded, VisionError> {
         let lower = image_url.trim().to_ascii_lowercase();
@@ -178,7 +177,7 @@ impl VisionClient {
     /// Load and prepare an image source for a model.
     pub async fn load_prepared(
         &self,
-        ctx: &ServerContext,
+        ctx: &Context,
         image_url: &str,
     ) -> Result<Prepared, VisionError> {
         let loaded = self.load(ctx, image_url).await?;
@@ -198,7 +197,7 @@ impl VisionClient {
     /// the configured vision model.
     pub async fn analyze_bytes(
         &self,
-        ctx: &ServerContext,
+        ctx: &Context,
         image: Vec<u8>,
         prompt: &str,
     ) -> Result<Analysis, VisionError> {
@@ -209,7 +208,7 @@ impl VisionClient {
     /// Analyze an already prepared image with `prompt` (see [`Self::analyze_bytes`]).
     pub async fn analyze_prepared(
         &self,
-        ctx: &ServerContext,
+        ctx: &Context,
         prepared: Prepared,
         prompt: &str,
     ) -> Result<Analysis, VisionError> {
@@ -279,7 +278,7 @@ pub fn native_output(prepared: &Prepared, question: &str) -> ToolOutput {
 /// `vision_analyze`'s full behaviour for an image source.
 pub async fn vision_analyze(
     client: &VisionClient,
-    ctx: &ServerContext,
+    ctx: &Context,
     image_url: &str,
     question: &str,
 ) -> ToolOutput {
@@ -324,23 +323,24 @@ impl Toolset for VisionToolset {
         "vision"
     }
 
-    fn tools(&self, ctx: &ServerContext) -> Vec<ToolEntry> {
-        let availability = match auxiliary::mode(ctx) {
-            Mode::Misconfigured(why) => Availability::Unavailable(why),
-            _ => Availability::Available,
-        };
-        vec![ToolEntry {
-            spec: ToolSpec {
-                name: "vision_analyze",
-                description: VISION_ANALYZE_DESCRIPTION.into(),
-                input_schema: vision_analyze_schema(),
-                hints: Hints::READ_ONLY_OPEN,
-            },
-            availability,
-        }]
+    fn defs(&self) -> &'static [ToolDef] {
+        const DEFS: &[ToolDef] = &[ToolDef {
+            name: "vision_analyze",
+            description: VISION_ANALYZE_DESCRIPTION,
+            schema: vision_analyze_schema,
+            hints: Hints::READ_ONLY_OPEN,
+        }];
+        DEFS
     }
 
-    fn call<'a>(&'a self, ctx: &'a ServerContext, call: ToolCall) -> BoxFuture<'a, ToolOutput> {
+    fn resolve(&self, ctx: &Context, def: &'static ToolDef) -> ToolEntry {
+        def.entry(match auxiliary::mode(ctx) {
+            Mode::Misconfigured(why) => Availability::Unavailable(why),
+            _ => Availability::Available,
+        })
+    }
+
+    fn call<'a>(&'a self, ctx: &'a Context, call: ToolCall) -> BoxFuture<'a, ToolOutput> {
         Box::pin(async move {
             let image_url = call.args.str_arg("image_url").unwrap_or("").to_string();
             let question = call.args.str_arg("question").unwrap_or("").to_string();

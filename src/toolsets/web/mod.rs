@@ -18,18 +18,32 @@ use futures::StreamExt;
 use futures::stream::FuturesUnordered;
 use serde_json::{Map, Value, json};
 
+use crate::hermes::Context;
 use crate::net::{self, HttpClient, Limits, Lookup, Policy, SystemLookup, guards};
 use crate::server::args::ArgsExt;
 use crate::server::toolset::BoxFuture;
-use crate::server::{
-    Availability, Hints, ServerContext, ToolCall, ToolEntry, ToolOutput, ToolSpec, Toolset,
-};
+use crate::server::{Availability, Hints, ToolCall, ToolDef, ToolEntry, ToolOutput, Toolset};
 use extract::BuiltinOptions;
 use providers::{Backend, Doc};
 
 pub const WEB_SEARCH_DESCRIPTION: &str = "Search the web for information. Returns up to 5 results by default with titles, URLs, and descriptions. The query is passed through to the configured backend, so operators such as site:domain, filetype:pdf, intitle:word, -term, and \"exact phrase\" may work when the backend supports them.";
 
 pub const WEB_EXTRACT_DESCRIPTION: &str = "Extract content from web page URLs. Returns clean page content in markdown/text (no LLM summarization — fast). Also works with PDF URLs (arxiv papers, documents) — pass the PDF link directly. Pages within the char budget (default 15000) return whole; larger pages return a head+tail window with a footer telling you the full text's saved file path and the read_file call to page through the omitted middle. Inline images appear as [IMAGE: alt] placeholders; real image URLs are kept as links. If a URL fails or times out, use the browser tool instead.";
+
+const DEFS: &[ToolDef] = &[
+    ToolDef {
+        name: "web_search",
+        description: WEB_SEARCH_DESCRIPTION,
+        schema: web_search_schema,
+        hints: Hints::READ_ONLY_OPEN,
+    },
+    ToolDef {
+        name: "web_extract",
+        description: WEB_EXTRACT_DESCRIPTION,
+        schema: web_extract_schema,
+        hints: Hints::READ_ONLY_OPEN,
+    },
+];
 
 pub fn web_search_schema() -> Value {
     json!({
@@ -92,7 +106,7 @@ impl WebToolset {
         }
     }
 
-    fn client(&self, ctx: &ServerContext) -> Result<Arc<HttpClient>, String> {
+    fn client(&self, ctx: &Context) -> Result<Arc<HttpClient>, String> {
         self.client
             .get_or_init(|| {
                 HttpClient::new(
@@ -111,36 +125,21 @@ impl Toolset for WebToolset {
         "web"
     }
 
-    fn tools(&self, _ctx: &ServerContext) -> Vec<ToolEntry> {
-        vec![
-            ToolEntry {
-                spec: ToolSpec {
-                    name: "web_search",
-                    description: WEB_SEARCH_DESCRIPTION.into(),
-                    input_schema: web_search_schema(),
-                    hints: Hints::READ_ONLY_OPEN,
-                },
-                availability: Availability::Available,
-            },
-            ToolEntry {
-                spec: ToolSpec {
-                    name: "web_extract",
-                    description: WEB_EXTRACT_DESCRIPTION.into(),
-                    input_schema: web_extract_schema(),
-                    hints: Hints::READ_ONLY_OPEN,
-                },
-                availability: Availability::Available,
-            },
-        ]
+    fn defs(&self) -> &'static [ToolDef] {
+        DEFS
     }
 
-    fn call<'a>(&'a self, ctx: &'a ServerContext, call: ToolCall) -> BoxFuture<'a, ToolOutput> {
+    fn resolve(&self, _ctx: &Context, def: &'static ToolDef) -> ToolEntry {
+        def.entry(Availability::Available)
+    }
+
+    fn call<'a>(&'a self, ctx: &'a Context, call: ToolCall) -> BoxFuture<'a, ToolOutput> {
         Box::pin(async move {
             let http = match self.client(ctx) {
                 Ok(c) => c,
                 Err(e) => return ToolOutput::error(e),
             };
-            match call.name.as_str() {
+            match call.name {
                 "web_search" => web_search(ctx, &http, &call.args).await,
                 "web_extract" => web_extract(ctx, &http, &self.opts, &call).await,
                 other => ToolOutput::error(format!("Unknown tool: {other}")),
@@ -149,11 +148,7 @@ impl Toolset for WebToolset {
     }
 }
 
-async fn web_search(
-    ctx: &ServerContext,
-    http: &HttpClient,
-    args: &Map<String, Value>,
-) -> ToolOutput {
+async fn web_search(ctx: &Context, http: &HttpClient, args: &Map<String, Value>) -> ToolOutput {
     let query = args.str_arg("query").unwrap_or("").trim().to_string();
     if query.is_empty() {
         return ToolOutput::error("query must not be empty");
@@ -170,7 +165,7 @@ async fn web_search(
 }
 
 /// `web.extract_char_limit` (an int, or a numeric string), default 15000.
-fn configured_char_limit(ctx: &ServerContext) -> i64 {
+fn configured_char_limit(ctx: &Context) -> i64 {
     match ctx.config().get("web.extract_char_limit") {
         Some(Value::Number(n)) => n
             .as_i64()
@@ -188,7 +183,7 @@ struct Slot {
 }
 
 async fn web_extract(
-    ctx: &ServerContext,
+    ctx: &Context,
     http: &Arc<HttpClient>,
     opts: &WebOptions,
     call: &ToolCall,

@@ -13,9 +13,9 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
+use crate::hermes::Context;
 use crate::hermes::envvars;
 use crate::net::{ApiError, ApiResponse, HttpClient};
-use crate::server::ServerContext;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Backend {
@@ -82,7 +82,7 @@ impl Backend {
         )
     }
     /// Hermes' availability probes (keys from the environment or `$HERMES_HOME/.env`).
-    pub fn available(self, ctx: &ServerContext) -> bool {
+    pub fn available(self, ctx: &Context) -> bool {
         let has = |n: &str| ctx.env.get(n).is_some_and(|v| !v.trim().is_empty());
         match self {
             Backend::Firecrawl => {
@@ -109,7 +109,7 @@ const AUTO_ORDER: &[Backend] = &[
     Backend::Ddgs,
 ];
 
-fn cfg_name(ctx: &ServerContext, key: &str) -> Option<String> {
+fn cfg_name(ctx: &Context, key: &str) -> Option<String> {
     ctx.config_str(key)
         .map(|s| s.trim().to_ascii_lowercase())
         .filter(|s| !s.is_empty())
@@ -117,7 +117,7 @@ fn cfg_name(ctx: &ServerContext, key: &str) -> Option<String> {
 
 /// Hermes' `_get_backend`: `web.backend` when it names a known backend (not
 /// checked for availability), else the first available in Hermes' order.
-fn shared_backend(ctx: &ServerContext) -> Backend {
+fn shared_backend(ctx: &Context) -> Backend {
     if let Some(b) = cfg_name(ctx, "web.backend").and_then(|n| Backend::parse(&n)) {
         return b;
     }
@@ -133,7 +133,7 @@ fn shared_backend(ctx: &ServerContext) -> Backend {
 
 /// `web.search_backend` if set and available, else the shared choice. A
 /// backend that cannot search falls back to the first available searcher.
-pub fn search_backend(ctx: &ServerContext) -> Backend {
+pub fn search_backend(ctx: &Context) -> Backend {
     if let Some(b) = cfg_name(ctx, "web.search_backend").and_then(|n| Backend::parse(&n))
         && b.available(ctx)
         && b.supports_search()
@@ -153,7 +153,7 @@ pub fn search_backend(ctx: &ServerContext) -> Backend {
 
 /// `web.extract_backend` if set and available, else the shared choice; when
 /// that is search-only (SearXNG, Brave, DuckDuckGo), the built-in extractor.
-pub fn extract_backend(ctx: &ServerContext) -> Backend {
+pub fn extract_backend(ctx: &Context) -> Backend {
     if let Some(b) = cfg_name(ctx, "web.extract_backend").and_then(|n| Backend::parse(&n))
         && b.available(ctx)
         && b.supports_extract()
@@ -169,7 +169,7 @@ pub fn extract_backend(ctx: &ServerContext) -> Backend {
 
 /// Per-provider pacing: `web.<provider>.min_interval` seconds between requests.
 /// Defaults: Brave's free tier allows 1 request/s; DuckDuckGo is asked gently.
-fn min_interval(ctx: &ServerContext, b: Backend) -> Duration {
+fn min_interval(ctx: &Context, b: Backend) -> Duration {
     let key = match b {
         Backend::BraveFree => "brave",
         other => other.name(),
@@ -187,7 +187,7 @@ fn min_interval(ctx: &ServerContext, b: Backend) -> Duration {
     Duration::from_secs_f64(secs.min(60.0))
 }
 
-fn base_url(ctx: &ServerContext, b: Backend) -> String {
+fn base_url(ctx: &Context, b: Backend) -> String {
     let s = match b {
         Backend::Firecrawl => ctx
             .env
@@ -215,7 +215,7 @@ fn base_url(ctx: &ServerContext, b: Backend) -> String {
     s.trim().trim_end_matches('/').to_string()
 }
 
-fn key(ctx: &ServerContext, name: &str) -> Option<String> {
+fn key(ctx: &Context, name: &str) -> Option<String> {
     ctx.env
         .get(name)
         .map(|v| v.trim().to_string())
@@ -284,7 +284,7 @@ fn api_err(e: ApiError) -> String {
 
 async fn call_json(
     http: &HttpClient,
-    ctx: &ServerContext,
+    ctx: &Context,
     b: Backend,
     req: reqwest::RequestBuilder,
 ) -> Result<Value, String> {
@@ -314,7 +314,7 @@ fn success(web: Vec<Value>) -> Value {
 /// Run a search; the result is Hermes' provider dict (`success`, `data.web` or `error`).
 pub async fn search(
     http: &HttpClient,
-    ctx: &ServerContext,
+    ctx: &Context,
     b: Backend,
     query: &str,
     limit: usize,
@@ -337,7 +337,7 @@ pub async fn search(
 
 async fn firecrawl_search(
     http: &HttpClient,
-    ctx: &ServerContext,
+    ctx: &Context,
     query: &str,
     limit: usize,
 ) -> Result<Vec<Value>, String> {
@@ -388,7 +388,7 @@ async fn firecrawl_search(
 
 async fn tavily_search(
     http: &HttpClient,
-    ctx: &ServerContext,
+    ctx: &Context,
     query: &str,
     limit: usize,
 ) -> Result<Vec<Value>, String> {
@@ -424,7 +424,7 @@ fn joined(v: &Value, k: &str, sep: &str) -> String {
 
 async fn exa_search(
     http: &HttpClient,
-    ctx: &ServerContext,
+    ctx: &Context,
     query: &str,
     limit: usize,
 ) -> Result<Vec<Value>, String> {
@@ -448,7 +448,7 @@ async fn exa_search(
     }))
 }
 
-fn parallel_mode(ctx: &ServerContext) -> String {
+fn parallel_mode(ctx: &Context) -> String {
     let m = ctx
         .env
         .get(envvars::PARALLEL_SEARCH_MODE)
@@ -466,7 +466,7 @@ const PARALLEL_BETA: &str = "search-extract-2025-10-10";
 
 async fn parallel_search(
     http: &HttpClient,
-    ctx: &ServerContext,
+    ctx: &Context,
     query: &str,
     limit: usize,
 ) -> Result<Vec<Value>, String> {
@@ -493,7 +493,7 @@ async fn parallel_search(
 
 async fn searxng_search(
     http: &HttpClient,
-    ctx: &ServerContext,
+    ctx: &Context,
     query: &str,
     limit: usize,
 ) -> Result<Vec<Value>, String> {
@@ -544,7 +544,7 @@ async fn searxng_search(
 
 async fn brave_search(
     http: &HttpClient,
-    ctx: &ServerContext,
+    ctx: &Context,
     query: &str,
     limit: usize,
 ) -> Result<Vec<Value>, String> {
@@ -584,7 +584,7 @@ const DDG_UA: &str = "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML,
 
 async fn ddg_search(
     http: &HttpClient,
-    ctx: &ServerContext,
+    ctx: &Context,
     query: &str,
     limit: usize,
 ) -> Result<Vec<Value>, String> {
@@ -722,7 +722,7 @@ fn reorder(urls: &[String], docs: Vec<Doc>, missing: &str) -> Vec<Doc> {
 
 const NO_RESULT: &str = "Extract backend returned no result for this URL";
 
-pub async fn firecrawl_scrape(http: &HttpClient, ctx: &ServerContext, url: &str) -> Doc {
+pub async fn firecrawl_scrape(http: &HttpClient, ctx: &Context, url: &str) -> Doc {
     let base = base_url(ctx, Backend::Firecrawl);
     let mut req = http
         .api()
@@ -767,7 +767,7 @@ pub async fn firecrawl_scrape(http: &HttpClient, ctx: &ServerContext, url: &str)
     }
 }
 
-pub async fn tavily_extract(http: &HttpClient, ctx: &ServerContext, urls: &[String]) -> Vec<Doc> {
+pub async fn tavily_extract(http: &HttpClient, ctx: &Context, urls: &[String]) -> Vec<Doc> {
     let Some(k) = key(ctx, envvars::TAVILY_API_KEY) else {
         return urls.iter().map(|u| Doc::err(u, "TAVILY_API_KEY environment variable not set. Get your API key at https://app.tavily.com/home")).collect();
     };
@@ -832,7 +832,7 @@ pub async fn tavily_extract(http: &HttpClient, ctx: &ServerContext, urls: &[Stri
     reorder(urls, docs, NO_RESULT)
 }
 
-pub async fn exa_extract(http: &HttpClient, ctx: &ServerContext, urls: &[String]) -> Vec<Doc> {
+pub async fn exa_extract(http: &HttpClient, ctx: &Context, urls: &[String]) -> Vec<Doc> {
     let Some(k) = key(ctx, envvars::EXA_API_KEY) else {
         return urls
             .iter()
@@ -897,7 +897,7 @@ pub async fn exa_extract(http: &HttpClient, ctx: &ServerContext, urls: &[String]
     reorder(urls, docs, NO_RESULT)
 }
 
-pub async fn parallel_extract(http: &HttpClient, ctx: &ServerContext, urls: &[String]) -> Vec<Doc> {
+pub async fn parallel_extract(http: &HttpClient, ctx: &Context, urls: &[String]) -> Vec<Doc> {
     let Some(k) = key(ctx, envvars::PARALLEL_API_KEY) else {
         return urls.iter().map(|u| Doc::err(u, "PARALLEL_API_KEY environment variable not set. Get your API key at https://parallel.ai")).collect();
     };

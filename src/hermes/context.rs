@@ -3,20 +3,20 @@
 
 use std::sync::OnceLock;
 
-use crate::hermes::{Env, HermesConfig, HermesHome, envvars};
+use super::{Env, HermesConfig, HermesHome, envvars};
 
-pub struct ServerContext {
+pub struct Context {
     pub home: HermesHome,
     pub env: Env,
     config: OnceLock<(HermesConfig, Option<String>)>,
     preset_config: Option<HermesConfig>,
 }
 
-impl ServerContext {
+impl Context {
     /// The context for `serve`: process environment plus `$HERMES_HOME/.env`.
     pub fn new(home: HermesHome) -> Self {
         let env = Env::new(home.dotenv_path());
-        ServerContext {
+        Context {
             home,
             env,
             config: OnceLock::new(),
@@ -26,7 +26,7 @@ impl ServerContext {
 
     /// A context with a given environment and config (tests, benchmarks).
     pub fn with_parts(home: HermesHome, env: Env, config: HermesConfig) -> Self {
-        ServerContext {
+        Context {
             home,
             env,
             config: OnceLock::new(),
