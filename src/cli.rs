@@ -1,8 +1,21 @@
-//! Command-line definitions (clap).
+//! The CLI layer: parse flags (clap), resolve them into the library's options
+//! before any work, run, print, and choose the exit status. Nothing below this
+//! module prints to stdout or decides an exit code.
 
+// The one module that writes to stdout (clippy.toml disallows it elsewhere).
+#![allow(clippy::disallowed_methods)]
+
+use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
+use std::process::ExitCode;
 
+use anyhow::Context as _;
 use clap::{Args, Parser, Subcommand, ValueEnum};
+
+use crate::hermes::{self, HermesHome, envvars};
+use crate::migrate::{self, report::Report};
+use crate::server::{self, Availability, HermesServer};
+use crate::toolsets;
 
 #[derive(Debug, Parser)]
 #[command(name = "hermes-mcp", version, about = "Hermes Agent's tools for the OpenAI Codex CLI", long_about = None)]
@@ -99,4 +112,207 @@ pub struct MigrateArgs {
     /// Colour in the diff and report
     #[arg(long, value_enum, default_value_t = ColorChoice::Auto)]
     pub color: ColorChoice,
+}
+
+impl MigrateArgs {
+    /// The library's options: every flag resolved, the colour decided here.
+    pub fn options(&self) -> migrate::Options {
+        let mode = if self.dry_run {
+            migrate::Mode::DryRun {
+                color: !self.json && use_color(self.color, std::io::stdout().is_terminal()),
+            }
+        } else if self.check {
+            migrate::Mode::Check
+        } else {
+            migrate::Mode::Write
+        };
+        migrate::Options {
+            hermes_home: self.home.hermes_home.clone(),
+            profile: self.home.profile.clone(),
+            codex_home: self.codex_home.clone(),
+            codex_bin: self.codex_bin.clone(),
+            mode,
+            remove: self.remove,
+            plugins: !self.no_plugins,
+            hermes_tools: !self.no_hermes_tools,
+            permissions: (!self.no_permissions).then(|| self.permissions.clone()),
+        }
+    }
+}
+
+/// Whether to colour output written to stdout (`--color`, `NO_COLOR`, a terminal).
+fn use_color(choice: ColorChoice, stream_is_terminal: bool) -> bool {
+    let no_color = envvars::get(envvars::NO_COLOR).is_some();
+    decide_color(choice, stream_is_terminal, no_color)
+        && (choice != ColorChoice::Auto
+            || anstream::AutoStream::choice(&std::io::stdout()) != anstream::ColorChoice::Never)
+}
+
+/// `--color always|never` win; `auto` colours a terminal unless `NO_COLOR` is set.
+fn decide_color(choice: ColorChoice, stream_is_terminal: bool, no_color: bool) -> bool {
+    match choice {
+        ColorChoice::Always => true,
+        ColorChoice::Never => false,
+        ColorChoice::Auto => stream_is_terminal && !no_color,
+    }
+}
+
+/// Entry point behind `main`: run a parsed command line. Errors go back to
+/// `main`, which prints them (`error:` and `hint:`) and exits 2.
+pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
+    match cli.command {
+        Command::Serve(args) => {
+            init_logging("warn,rmcp=error");
+            let server = build_server(&args.home)?;
+            let rt = tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(2)
+                .enable_all()
+                .build()
+                .context("cannot start the async runtime")?;
+            rt.block_on(server::serve_stdio(server))?;
+            // A pending read on tokio's stdin cannot be cancelled; do not wait for it.
+            rt.shutdown_background();
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Migrate(args) => {
+            init_logging("warn");
+            run_migrate(&args)
+        }
+        Command::PdfText => Ok(toolsets::web::pdf::child_main()),
+        Command::Tools(args) => {
+            init_logging("error");
+            let server = build_server(&args.home)?;
+            tools_report(&server, args.json)?;
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}
+
+/// Resolve the Hermes home from the flags and build the server (no I/O).
+pub fn build_server(home: &HomeArgs) -> anyhow::Result<HermesServer> {
+    let home = HermesHome::resolve(home.hermes_home.as_deref(), home.profile.as_deref())?;
+    let ctx = hermes::Context::new(home);
+    Ok(HermesServer::new(ctx, toolsets::all()))
+}
+
+/// Logs go to stderr (stdout is the MCP channel). `HERMES_MCP_LOG` sets the filter.
+fn init_logging(default: &str) {
+    use tracing_subscriber::EnvFilter;
+    let filter = envvars::get(envvars::HERMES_MCP_LOG).unwrap_or_else(|| default.to_string());
+    let _ = tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_ansi(std::io::stderr().is_terminal())
+        .with_env_filter(EnvFilter::try_new(&filter).unwrap_or_else(|_| EnvFilter::new(default)))
+        .try_init();
+}
+
+/// `hermes-mcp migrate`: 0 done or up to date, 1 for `--check` with a change
+/// pending, 2 (through `main`) on an error.
+fn run_migrate(args: &MigrateArgs) -> anyhow::Result<ExitCode> {
+    match migrate::run(&args.options()) {
+        Ok(report) => {
+            print_migrate_report(args, &report)?;
+            Ok(if args.check && report.changed {
+                ExitCode::from(1)
+            } else {
+                ExitCode::SUCCESS
+            })
+        }
+        Err(e) => {
+            if args.json {
+                let doc = serde_json::json!({
+                    "written": false,
+                    "errors": [crate::error::render(&e)],
+                });
+                let _ = writeln!(std::io::stdout(), "{}", serde_json::to_string_pretty(&doc)?);
+            }
+            Err(e)
+        }
+    }
+}
+
+fn print_migrate_report(args: &MigrateArgs, report: &Report) -> anyhow::Result<()> {
+    let mut out = std::io::stdout().lock();
+    if args.json {
+        writeln!(out, "{}", serde_json::to_string_pretty(report)?)?;
+        return Ok(());
+    }
+    if args.dry_run {
+        if let Some(d) = &report.diff {
+            out.write_all(d.as_bytes())?;
+        }
+        out.flush()?;
+        eprintln!("{}", report.text());
+    } else if args.check {
+        eprintln!("{}", report.text());
+    } else {
+        writeln!(out, "{}", report.text())?;
+    }
+    Ok(())
+}
+
+/// `hermes-mcp tools [--json]`.
+fn tools_report(server: &HermesServer, json: bool) -> anyhow::Result<()> {
+    let entries = server.entries();
+    let mut out = anstream::stdout();
+    if json {
+        let list: Vec<serde_json::Value> = entries
+            .iter()
+            .map(|(ts, e)| {
+                let (available, reason) = match &e.availability {
+                    Availability::Available => (true, None),
+                    Availability::Unavailable(r) => (false, Some(r.clone())),
+                };
+                serde_json::json!({
+                    "name": e.spec.name, "toolset": ts, "available": available, "reason": reason,
+                    "read_only": e.spec.hints.read_only,
+                })
+            })
+            .collect();
+        let doc = serde_json::json!({
+            "hermes_home": server.context().home.path,
+            "config_error": server.context().config_error(),
+            "tools": list,
+        });
+        writeln!(out, "{}", serde_json::to_string_pretty(&doc)?)?;
+        return Ok(());
+    }
+    writeln!(out, "Hermes home: {}", server.context().home.path.display())?;
+    if let Some(e) = server.context().config_error() {
+        writeln!(out, "warning: {e}")?;
+    }
+    let width = entries
+        .iter()
+        .map(|(_, e)| e.spec.name.len())
+        .max()
+        .unwrap_or(4)
+        .max(4);
+    writeln!(out, "{:<width$}  {:<9}  STATUS", "TOOL", "TOOLSET")?;
+    for (ts, e) in &entries {
+        let status = match &e.availability {
+            Availability::Available => "available".to_string(),
+            Availability::Unavailable(r) => format!("unavailable: {r}"),
+        };
+        writeln!(out, "{:<width$}  {:<9}  {status}", e.spec.name, ts)?;
+    }
+    let n = entries
+        .iter()
+        .filter(|(_, e)| e.availability.is_available())
+        .count();
+    writeln!(out, "{n} of {} tools available", entries.len())?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn color_choice_honours_no_color() {
+        assert!(decide_color(ColorChoice::Auto, true, false));
+        assert!(!decide_color(ColorChoice::Auto, true, true));
+        assert!(!decide_color(ColorChoice::Auto, false, false));
+        assert!(decide_color(ColorChoice::Always, false, true));
+        assert!(!decide_color(ColorChoice::Never, true, false));
+    }
 }

@@ -5,7 +5,7 @@ Both servers drive the same Debian Chromium (/usr/bin/chromium) over stdio MCP
 against the same pages served on 127.0.0.1:
   * simple  - tests/fixtures/browser/form.html
   * big     - a generated 2,000-element page (1,000 list items with a link each)
-  * article - a page of /work/shared/corpora/readability/pages/<name>/source.html
+  * article - a page of ../shared/corpora/readability/pages/<name>/source.html (--corpus DIR)
 
 Measured per server and page:
   * cold: the first browser_navigate of a fresh server (includes Chromium launch)
@@ -32,7 +32,8 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FIXTURES = os.path.join(ROOT, "tests", "fixtures", "browser")
-CORPUS = "/work/shared/corpora/readability/pages"
+# The readability corpus ships beside the repository in ../shared (or pass --corpus).
+CORPUS = os.path.join(os.path.dirname(ROOT), "shared", "corpora", "readability", "pages")
 
 
 def big_page(n=2000):
@@ -147,8 +148,9 @@ def main():
     ap.add_argument("--playwright", default="/tmp/pwmcp")
     ap.add_argument("--runs", type=int, default=7)
     ap.add_argument("--article", default="wikipedia")
+    ap.add_argument("--corpus", default=CORPUS, help="readability pages folder")
     a = ap.parse_args()
-    article = open(os.path.join(CORPUS, a.article, "source.html"), "rb").read()
+    article = open(os.path.join(a.corpus, a.article, "source.html"), "rb").read()
     pages = {
         "/simple.html": open(os.path.join(FIXTURES, "form.html"), "rb").read(),
         "/big.html": big_page().encode(),

@@ -45,6 +45,11 @@ say "versions: $(cargo --version); $(codex --version); hermes-agent $HERMES_AGEN
 if [ "${CI:-}" = true ]; then export CARGO_INCREMENTAL=0 PROPTEST_CASES="${PROPTEST_CASES:-64}"; fi
 unset RUST_BACKTRACE RUST_LOG
 [ "${1:-}" = "--" ] && shift
+# House rules first: they are cheap and say exactly what to fix.
+say "cargo fmt --check"
+cargo fmt --all -- --check
+say "cargo clippy --all-targets -- -D warnings"
+cargo clippy --locked --all-targets -- -D warnings
 say "cargo test --locked $*"
 cargo build --locked --bins
 cargo test --locked "$@"

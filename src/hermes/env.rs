@@ -63,6 +63,7 @@ impl Env {
     }
 
     /// Any variable by name, for `${VAR}` expansion in config values (process env, then `.env`).
+    #[allow(clippy::disallowed_methods)] // `${VAR}` in config.yaml may name any variable.
     pub fn get_unlisted(&self, name: &str) -> Option<String> {
         let process = match &self.overrides {
             Some(m) => m.get(name).cloned(),

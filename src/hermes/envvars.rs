@@ -114,6 +114,7 @@ pub fn is_listed(name: &str) -> bool {
 }
 
 /// Read a listed variable from the process environment. Empty values count as unset.
+#[allow(clippy::disallowed_methods)] // the one place variables are read
 pub fn get(name: &str) -> Option<String> {
     debug_assert!(
         is_listed(name),

@@ -14,7 +14,8 @@ use toml_parser::parser::{Event, EventKind};
 
 use super::translate::{CodexServer, TomlVal};
 
-/// Hermes' start marker (hermes-reference §3.5), byte for byte (U+2014 em dash).
+/// Hermes' start marker (hermes-agent: `hermes_cli/codex_runtime_plugin_migration.py`,
+/// `MIGRATION_MARKER`), byte for byte (U+2014 em dash).
 pub const START: &str =
     "# managed by hermes-agent \u{2014} `hermes codex-runtime migrate` regenerates this section";
 /// Hermes' end marker.

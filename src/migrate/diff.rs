@@ -1,34 +1,8 @@
 //! Unified diff of config.toml for `--dry-run` (git's colours: bold file
 //! headers, cyan hunk headers, red removals, green additions).
 
-use std::io::IsTerminal;
-
 use anstyle::{AnsiColor, Style};
 use similar::{ChangeTag, TextDiff};
-
-use crate::cli::ColorChoice;
-use crate::hermes::envvars;
-
-/// Whether to colour output written to stdout (`--color`, `NO_COLOR`, a terminal).
-pub fn use_color(choice: ColorChoice, stream_is_terminal: bool) -> bool {
-    let no_color = envvars::get(envvars::NO_COLOR).is_some();
-    decide_color(choice, stream_is_terminal, no_color)
-        && (choice != ColorChoice::Auto
-            || anstream::AutoStream::choice(&std::io::stdout()) != anstream::ColorChoice::Never)
-}
-
-/// `--color always|never` win; `auto` colours a terminal unless `NO_COLOR` is set.
-pub fn decide_color(choice: ColorChoice, stream_is_terminal: bool, no_color: bool) -> bool {
-    match choice {
-        ColorChoice::Always => true,
-        ColorChoice::Never => false,
-        ColorChoice::Auto => stream_is_terminal && !no_color,
-    }
-}
-
-pub fn stdout_is_terminal() -> bool {
-    std::io::stdout().is_terminal()
-}
 
 /// A unified diff (`a/<path>` → `b/<path>`); empty when the texts are equal.
 pub fn unified(old: &str, new: &str, path: &str, color: bool) -> String {
@@ -81,15 +55,6 @@ pub fn unified(old: &str, new: &str, path: &str, color: bool) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn color_choice_honours_no_color() {
-        assert!(decide_color(ColorChoice::Auto, true, false));
-        assert!(!decide_color(ColorChoice::Auto, true, true));
-        assert!(!decide_color(ColorChoice::Auto, false, false));
-        assert!(decide_color(ColorChoice::Always, false, true));
-        assert!(!decide_color(ColorChoice::Never, true, false));
-    }
 
     #[test]
     fn plain_and_coloured_diffs() {

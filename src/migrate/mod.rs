@@ -59,19 +59,16 @@ pub mod report;
 pub mod translate;
 pub mod write;
 
-use std::io::Write as _;
 use std::path::{Path, PathBuf};
-use std::process::ExitCode;
 use std::time::Duration;
 
 use anyhow::Context as _;
 use serde_json::Value;
 
-use crate::cli::MigrateArgs;
 use crate::error::UserError;
+use crate::hermes::SERVER_NAME;
 use crate::hermes::home::expand_tilde;
 use crate::hermes::{HermesConfig, HermesHome, envvars};
-use crate::server::SERVER_NAME;
 
 use block::BlockContent;
 use report::{Report, ServerReport};
@@ -83,49 +80,66 @@ pub const BUILTIN_PERMISSIONS: &[&str] = &[":read-only", ":workspace", ":danger-
 const LOCK_WAIT: Duration = Duration::from_secs(10);
 const DISCOVERY_TIMEOUT: Duration = Duration::from_secs(10);
 
-/// `hermes-mcp migrate`.
-pub fn run(args: &MigrateArgs) -> anyhow::Result<ExitCode> {
-    match execute(args) {
-        Ok(report) => {
-            let changed = report.changed;
-            print(args, &report)?;
-            Ok(if args.check && changed {
-                ExitCode::from(1)
-            } else {
-                ExitCode::SUCCESS
-            })
-        }
-        Err(e) => {
-            if args.json {
-                let doc = serde_json::json!({
-                    "written": false,
-                    "errors": [crate::error::render(&e)],
-                });
-                let _ = writeln!(std::io::stdout(), "{}", serde_json::to_string_pretty(&doc)?);
-            }
-            Err(e)
+/// What to do, decided by the caller (the CLI layer builds it from flags).
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// `--hermes-home`: the Hermes home (else `$HERMES_HOME`, else `~/.hermes`).
+    pub hermes_home: Option<PathBuf>,
+    /// `--profile`: `<root>/profiles/NAME` as the Hermes home.
+    pub profile: Option<String>,
+    /// `--codex-home` (else `$CODEX_HOME`, else `~/.codex`).
+    pub codex_home: Option<PathBuf>,
+    /// The codex binary for plugin discovery (else `model.codex_bin`, else `codex`).
+    pub codex_bin: Option<PathBuf>,
+    pub mode: Mode,
+    /// Take the managed block out instead of writing it.
+    pub remove: bool,
+    /// Discover installed Codex plugins.
+    pub plugins: bool,
+    /// Register this binary as `hermes-tools`.
+    pub hermes_tools: bool,
+    /// `default_permissions` to set, unchecked (see [`BUILTIN_PERMISSIONS`]); `None` sets none.
+    pub permissions: Option<String>,
+}
+
+/// Whether migrate writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    Write,
+    /// Write nothing; compute a unified diff (coloured or not).
+    DryRun {
+        color: bool,
+    },
+    /// Write nothing; only say whether config.toml is up to date.
+    Check,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            hermes_home: None,
+            profile: None,
+            codex_home: None,
+            codex_bin: None,
+            mode: Mode::Write,
+            remove: false,
+            plugins: true,
+            hermes_tools: true,
+            permissions: Some(":workspace".into()),
         }
     }
 }
 
-fn print(args: &MigrateArgs, report: &Report) -> anyhow::Result<()> {
-    let mut out = std::io::stdout().lock();
-    if args.json {
-        writeln!(out, "{}", serde_json::to_string_pretty(report)?)?;
-        return Ok(());
+impl Options {
+    fn writes(&self) -> bool {
+        self.mode == Mode::Write
     }
-    if args.dry_run {
-        if let Some(d) = &report.diff {
-            out.write_all(d.as_bytes())?;
-        }
-        out.flush()?;
-        eprintln!("{}", report.text());
-    } else if args.check {
-        eprintln!("{}", report.text());
-    } else {
-        writeln!(out, "{}", report.text())?;
-    }
-    Ok(())
+}
+
+/// `hermes-mcp migrate`: plan, compute and (in [`Mode::Write`]) write; the
+/// caller prints the [`Report`] and picks the exit status.
+pub fn run(opts: &Options) -> anyhow::Result<Report> {
+    execute(opts)
 }
 
 fn user_error(msg: impl Into<String>, hint: impl Into<String>) -> anyhow::Error {
@@ -157,11 +171,11 @@ pub fn resolve_codex_home(flag: Option<&Path>) -> anyhow::Result<PathBuf> {
 }
 
 /// The permission profile asked for, checked for what codex 0.169 accepts.
-fn requested_permissions(args: &MigrateArgs) -> anyhow::Result<Option<String>> {
-    if args.no_permissions {
+fn requested_permissions(opts: &Options) -> anyhow::Result<Option<String>> {
+    let Some(p) = &opts.permissions else {
         return Ok(None);
-    }
-    let p = args.permissions.trim().to_string();
+    };
+    let p = p.trim().to_string();
     if p.starts_with(':') && !BUILTIN_PERMISSIONS.contains(&p.as_str()) {
         return Err(user_error(
             format!("unknown built-in permission profile {p:?}"),
@@ -193,12 +207,9 @@ struct Plan {
     hermes_tools: Option<(String, translate::CodexServer)>,
 }
 
-fn plan(args: &MigrateArgs) -> anyhow::Result<Plan> {
-    let home = HermesHome::resolve(
-        args.home.hermes_home.as_deref(),
-        args.home.profile.as_deref(),
-    )
-    .map_err(|e| user_error(e.to_string(), "pass --hermes-home DIR or set HERMES_HOME"))?;
+fn plan(args: &Options) -> anyhow::Result<Plan> {
+    let home = HermesHome::resolve(args.hermes_home.as_deref(), args.profile.as_deref())
+        .map_err(|e| user_error(e.to_string(), "pass --hermes-home DIR or set HERMES_HOME"))?;
     let config_path = home.config_path();
     if home.explicit && !home.path.is_dir() {
         return Err(user_error(
@@ -232,7 +243,7 @@ fn plan(args: &MigrateArgs) -> anyhow::Result<Plan> {
         None => {}
         Some(Value::Object(servers)) => {
             for (name, cfg) in servers {
-                let t = if name == SERVER_NAME && !args.no_hermes_tools {
+                let t = if name == SERVER_NAME && args.hermes_tools {
                     Translation::Skipped {
                         reason: format!(
                             "the name {SERVER_NAME} is reserved for hermes-mcp itself; rename this server in config.yaml (or pass --no-hermes-tools)"
@@ -256,7 +267,7 @@ fn plan(args: &MigrateArgs) -> anyhow::Result<Plan> {
         }
     }
 
-    let hermes_tools = if args.no_hermes_tools {
+    let hermes_tools = if !args.hermes_tools {
         None
     } else {
         let exe = std::env::current_exe()
@@ -322,8 +333,8 @@ enum Discovery {
     Failed(String),
 }
 
-fn discover(args: &MigrateArgs, p: &Plan) -> Discovery {
-    if args.no_plugins {
+fn discover(args: &Options, p: &Plan) -> Discovery {
+    if !args.plugins {
         return Discovery::Skipped("--no-plugins".into());
     }
     if !p.codex_home.is_dir() {
@@ -338,7 +349,7 @@ fn discover(args: &MigrateArgs, p: &Plan) -> Discovery {
 
 /// Compute the new file text for `old` (None: no file) and fill the report.
 fn compute(
-    args: &MigrateArgs,
+    args: &Options,
     p: &Plan,
     old: Option<&str>,
     discovery: &Discovery,
@@ -627,15 +638,15 @@ fn previous_plugins(old_block: &str) -> Vec<plugins::Plugin> {
         .collect()
 }
 
-fn execute(args: &MigrateArgs) -> anyhow::Result<Report> {
+fn execute(args: &Options) -> anyhow::Result<Report> {
     let p = plan(args)?;
     let mut report = Report {
         target_path: p.target.display().to_string(),
         hermes_home: p.home.path.display().to_string(),
         hermes_config: p.config_path.display().to_string(),
         codex_home: p.codex_home.display().to_string(),
-        dry_run: args.dry_run,
-        check: args.check,
+        dry_run: matches!(args.mode, Mode::DryRun { .. }),
+        check: args.mode == Mode::Check,
         remove: args.remove,
         ..Default::default()
     };
@@ -645,7 +656,7 @@ fn execute(args: &MigrateArgs) -> anyhow::Result<Report> {
             p.config_path.display()
         ));
     }
-    let read_only = args.dry_run || args.check;
+    let read_only = !args.writes();
     // Refuse a broken file before spawning codex on it.
     let first = write::read(&p.real)
         .map_err(|e| user_error(e.to_string(), "check the file's permissions"))?;
@@ -662,8 +673,7 @@ fn execute(args: &MigrateArgs) -> anyhow::Result<Report> {
         let new = compute(args, &p, first.as_deref(), &discovery, &mut report)?;
         let old = first.as_deref().unwrap_or("");
         report.changed = new != old && !(first.is_none() && args.remove);
-        if args.dry_run {
-            let color = !args.json && diff::use_color(args.color, diff::stdout_is_terminal());
+        if let Mode::DryRun { color } = args.mode {
             report.diff = Some(diff::unified(old, &new, &report.target_path, color));
         }
         return Ok(report);

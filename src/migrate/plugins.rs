@@ -1,5 +1,6 @@
 //! Installed Codex plugins, asked from `codex app-server` (stdio JSON-RPC:
-//! `initialize`, `initialized`, `plugin/list`), as codex-reference §2 describes.
+//! `initialize`, `initialized`, `plugin/list`), as codex 0.169's app-server speaks it
+//! (`codex app-server generate-json-schema` gives the shapes).
 //! Failure is a reason string, never an abort.
 
 use std::io::{BufRead, BufReader, Read, Write};

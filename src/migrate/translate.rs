@@ -1,7 +1,9 @@
 //! Hermes `mcp_servers.<name>` (config.yaml) → Codex `[mcp_servers.<name>]`.
 //!
-//! Rules follow Hermes' migrator (hermes-reference §3.3) corrected against
-//! what codex 0.169 really accepts (codex-reference §1.1). Every key that
+//! Rules follow Hermes' migrator (hermes-agent:
+//! `hermes_cli/codex_runtime_plugin_migration.py`, `_translate_one_server`)
+//! corrected against what codex 0.169 really accepts (`codex app-server
+//! --strict-config --print-startup-config`). Every key that
 //! cannot be expressed is reported per server; nothing is dropped silently.
 //! `${VAR}` references are never expanded: secrets stay in the environment.
 

@@ -28,10 +28,6 @@ pub use output::ToolOutput;
 pub use progress::Progress;
 pub use toolset::{Availability, Hints, ToolCall, ToolDef, ToolEntry, ToolSpec, Toolset};
 
-/// The server key in Codex's config and the MCP server name. One constant:
-/// Hermes' own session code recognises the server by this name.
-pub const SERVER_NAME: &str = "hermes-tools";
-
 pub const INSTRUCTIONS: &str = "Hermes Agent's tools inside Codex: web search and page extraction, a real \
 headless browser, image analysis, image generation, text to speech, the user's Hermes skills, and the \
 Hermes kanban board. Use them for what Codex's built-in tools do not cover.";
@@ -169,7 +165,7 @@ impl ServerHandler for HermesServer {
     fn get_info(&self) -> ServerConfig {
         ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
             .with_server_info(
-                Implementation::new(SERVER_NAME, env!("CARGO_PKG_VERSION"))
+                Implementation::new(crate::hermes::SERVER_NAME, env!("CARGO_PKG_VERSION"))
                     .with_title("Hermes Agent tools"),
             )
             .with_instructions(INSTRUCTIONS)

@@ -2,7 +2,8 @@
 //!
 //! Text content is compact JSON, as Hermes' handlers return it. Failures set
 //! `isError`. We never send `structuredContent`: Codex would show the model only
-//! that and drop images and text (codex-reference §1.4).
+//! that and drop images and text (observed with codex 0.169: `mcp_tool_call`
+//! turns `structuredContent`, when present, into the whole function output).
 
 use rmcp::model::{CallToolResult, ContentBlock};
 use serde_json::{Value, json};

@@ -13,15 +13,34 @@ fn rust_files(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
     }
 }
 
-/// Codex passes a stdio server only the variables listed in `env_vars`, and
-/// `migrate` builds that list from src/hermes/envvars.rs. A direct
-/// `std::env::var` elsewhere would read a variable that never arrives.
+/// The layers (README, "Layout"): imports point down, never up or sideways.
+/// `cli` sits on top; `error` and `redact` are leaves anyone may use.
+const LAYERS: &[(&str, &[&str])] = &[
+    (
+        "cli",
+        &[
+            "server", "migrate", "toolsets", "hermes", "net", "error", "redact",
+        ],
+    ),
+    ("server", &["hermes", "error", "redact"]),
+    ("toolsets", &["server", "net", "hermes", "error", "redact"]),
+    ("net", &["hermes", "error", "redact"]),
+    ("migrate", &["hermes", "error"]),
+    ("hermes", &["error"]),
+    ("redact", &[]),
+    ("error", &[]),
+];
+
+/// The top-level module a `src/` file belongs to (`src/net/client.rs` -> `net`).
+fn layer_of(rel: &str) -> &str {
+    rel.split('/').next().unwrap().trim_end_matches(".rs")
+}
+
 #[test]
-fn environment_is_read_only_through_envvars() {
+fn imports_point_down_the_layers() {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
     let mut files = Vec::new();
     rust_files(&src, &mut files);
-    let allowed = ["hermes/envvars.rs", "hermes/env.rs"];
     let mut offenders = Vec::new();
     for f in &files {
         let rel = f
@@ -29,57 +48,197 @@ fn environment_is_read_only_through_envvars() {
             .unwrap()
             .to_string_lossy()
             .replace('\\', "/");
-        if allowed.contains(&rel.as_str()) {
+        let layer = layer_of(&rel);
+        if matches!(layer, "lib" | "main") {
             continue;
         }
+        let Some((_, allowed)) = LAYERS.iter().find(|(l, _)| *l == layer) else {
+            offenders.push(format!(
+                "src/{rel}: top-level module {layer} has no place in LAYERS"
+            ));
+            continue;
+        };
         let text = std::fs::read_to_string(f).unwrap();
         for (i, line) in text.lines().enumerate() {
-            if line.contains("env::var(")
-                || line.contains("env::var_os(")
-                || line.contains("env::vars(")
-            {
-                offenders.push(format!("src/{rel}:{}: {}", i + 1, line.trim()));
+            if line.trim_start().starts_with("//") {
+                continue;
+            }
+            for (pos, _) in line.match_indices("crate::") {
+                let used: String = line[pos + 7..]
+                    .chars()
+                    .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                    .collect();
+                if used != layer && !allowed.contains(&used.as_str()) {
+                    offenders.push(format!("src/{rel}:{}: {layer} -> {used}", i + 1));
+                }
             }
         }
     }
     assert!(
         offenders.is_empty(),
-        "read env vars through hermes::envvars:\n{}",
+        "imports that point the wrong way:\n{}",
         offenders.join("\n")
     );
 }
 
-/// `serve` must never write to stdout outside the protocol.
-#[test]
-fn no_print_to_stdout_in_server_code() {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
-    let mut files = Vec::new();
-    for d in ["server", "toolsets", "net", "hermes"] {
-        if src.join(d).is_dir() {
-            rust_files(&src.join(d), &mut files);
+/// The paths used after each `prefix` (`super::{a, b::c}` gives `a`, `b/c`).
+fn used_paths(code: &str, prefix: &str) -> Vec<String> {
+    fn expand(rest: &str, base: &str, out: &mut Vec<String>) {
+        let rest = rest.trim_start();
+        if let Some(inner) = rest.strip_prefix('{') {
+            // Split the group's top-level items.
+            let (mut depth, mut start) = (0, 0);
+            for (i, c) in inner.char_indices() {
+                match c {
+                    '{' => depth += 1,
+                    '}' if depth == 0 => {
+                        expand(&inner[start..i], base, out);
+                        return;
+                    }
+                    '}' => depth -= 1,
+                    ',' if depth == 0 => {
+                        expand(&inner[start..i], base, out);
+                        start = i + 1;
+                    }
+                    _ => {}
+                }
+            }
+            return;
+        }
+        let path: String = rest
+            .chars()
+            .take_while(|c| c.is_ascii_alphanumeric() || *c == '_' || *c == ':')
+            .collect();
+        let after = &rest[path.len()..];
+        let path = path.trim_end_matches(':').replace("::", "/");
+        let full = if base.is_empty() {
+            path.clone()
+        } else {
+            format!("{base}/{path}")
+        };
+        if after.trim_start().starts_with('{') && rest[..rest.len() - after.len()].ends_with("::") {
+            expand(after, &full, out);
+        } else if !full.is_empty() {
+            out.push(full);
         }
     }
-    let mut offenders = Vec::new();
-    for f in &files {
-        let text = std::fs::read_to_string(f).unwrap();
-        let lines: Vec<&str> = text.lines().collect();
-        for (i, line) in lines.iter().enumerate() {
-            let l = line.trim_start();
-            // A child process's own stdout is allowed when the line above says so.
-            if l.starts_with("//") || i > 0 && lines[i - 1].contains("stdout-ok:") {
-                continue;
+    let mut out = Vec::new();
+    for (pos, _) in code.match_indices(prefix) {
+        expand(&code[pos + prefix.len()..], "", &mut out);
+    }
+    out
+}
+
+/// A toolset folder is small modules whose imports form no cycle.
+#[test]
+fn toolset_folders_have_no_import_cycles() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/toolsets");
+    let mut problems = Vec::new();
+    for ts in std::fs::read_dir(&root).unwrap() {
+        let dir = ts.unwrap().path();
+        if !dir.is_dir() {
+            continue;
+        }
+        let mut files = Vec::new();
+        rust_files(&dir, &mut files);
+        // Module path (relative to the toolset, `mod.rs` as its folder) -> modules it uses.
+        let module = |f: &Path| -> String {
+            let rel = f.strip_prefix(&dir).unwrap().with_extension("");
+            let s = rel.to_string_lossy().replace('\\', "/");
+            s.strip_suffix("/mod")
+                .or(s.strip_suffix("mod"))
+                .unwrap_or(&s)
+                .trim_end_matches('/')
+                .to_string()
+        };
+        let names: Vec<String> = files.iter().map(|f| module(f)).collect();
+        let ts_name = dir.file_name().unwrap().to_string_lossy().to_string();
+        let mut edges: std::collections::BTreeMap<String, Vec<String>> = Default::default();
+        for f in &files {
+            let from = module(f);
+            let text = std::fs::read_to_string(f).unwrap();
+            let code: String = text
+                .split("#[cfg(test)]")
+                .next()
+                .unwrap()
+                .lines()
+                .filter(|l| !l.trim_start().starts_with("//"))
+                .collect::<Vec<_>>()
+                .join(" ");
+            // `super::` is relative to the parent of `from`; `crate::toolsets::<ts>::` to the root.
+            let parent = from
+                .rsplit_once('/')
+                .map(|(p, _)| p.to_string())
+                .unwrap_or_default();
+            let mut paths = Vec::new();
+            for p in used_paths(&code, &format!("crate::toolsets::{ts_name}::")) {
+                paths.push(p);
             }
-            if l.contains("println!(")
-                || l.contains("print!(")
-                || l.contains("io::stdout()") && !f.ends_with("server/mod.rs")
+            for p in used_paths(&code, "super::") {
+                paths.push(if parent.is_empty() {
+                    p
+                } else {
+                    format!("{parent}/{p}")
+                });
+            }
+            for path in paths {
+                // The longest known module the path starts with.
+                let target = names
+                    .iter()
+                    .filter(|n| {
+                        !n.is_empty() && (path == **n || path.starts_with(&format!("{n}/")))
+                    })
+                    .max_by_key(|n| n.len())
+                    .cloned()
+                    .unwrap_or_default();
+                if target != from && !target.is_empty() && !from.starts_with(&format!("{target}/"))
+                {
+                    edges.entry(from.clone()).or_default().push(target);
+                }
+            }
+        }
+        // Depth-first search for a back edge.
+        fn visit(
+            n: &str,
+            edges: &std::collections::BTreeMap<String, Vec<String>>,
+            state: &mut std::collections::HashMap<String, u8>,
+            stack: &mut Vec<String>,
+        ) -> Option<Vec<String>> {
+            state.insert(n.to_string(), 1);
+            stack.push(n.to_string());
+            for m in edges.get(n).into_iter().flatten() {
+                match state.get(m.as_str()).copied().unwrap_or(0) {
+                    1 => {
+                        let i = stack.iter().position(|s| s == m).unwrap();
+                        let mut cycle = stack[i..].to_vec();
+                        cycle.push(m.clone());
+                        return Some(cycle);
+                    }
+                    0 => {
+                        if let Some(c) = visit(m, edges, state, stack) {
+                            return Some(c);
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            stack.pop();
+            state.insert(n.to_string(), 2);
+            None
+        }
+        let mut state = std::collections::HashMap::new();
+        for n in edges.keys() {
+            if state.get(n.as_str()).copied().unwrap_or(0) == 0
+                && let Some(c) = visit(n, &edges, &mut state, &mut Vec::new())
             {
-                offenders.push(format!("{}:{}: {}", f.display(), i + 1, l));
+                problems.push(format!("{ts_name}: {}", c.join(" -> ")));
+                break;
             }
         }
     }
     assert!(
-        offenders.is_empty(),
-        "stdout is the MCP channel:\n{}",
-        offenders.join("\n")
+        problems.is_empty(),
+        "import cycles:\n{}",
+        problems.join("\n")
     );
 }

@@ -35,7 +35,8 @@ pub fn child_main() -> std::process::ExitCode {
     }));
     match pdf_extract::extract_text_from_mem(&buf) {
         Ok(text) => {
-            // stdout-ok: this runs in the `__pdf-text` child; stdout is its pipe to the server.
+            // This runs in the `__pdf-text` child; stdout is its pipe to the server.
+            #[allow(clippy::disallowed_methods)]
             let mut out = std::io::stdout().lock();
             if out.write_all(text.as_bytes()).is_err() {
                 return std::process::ExitCode::from(3);
