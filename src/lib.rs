@@ -7,6 +7,7 @@ pub mod error;
 pub mod hermes;
 pub mod migrate;
 pub mod net;
+pub mod pycompat;
 pub mod redact;
 pub mod server;
 pub mod toolsets;

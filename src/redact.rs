@@ -13,6 +13,7 @@
 //! lacks, so the patterns are compiled with `fancy-regex` (a backtracking
 //! layer over `regex`) to keep Python's matching semantics.
 
+use crate::pycompat::{py_json_ascii, py_strip};
 use std::sync::LazyLock;
 
 use fancy_regex::{Captures, Regex};
@@ -248,11 +249,6 @@ fn redact_form_body(text: &str) -> String {
     redact_query_string(stripped)
 }
 
-/// Python's `str.strip()` (Unicode whitespace).
-fn py_strip(s: &str) -> &str {
-    s.trim_matches(|c: char| c.is_whitespace() || ('\x1c'..='\x1f').contains(&c))
-}
-
 fn is_env_lookup(value: &str) -> bool {
     ENV_LOOKUP_VALUE_RE.is_match(value).unwrap_or(false)
 }
@@ -369,45 +365,9 @@ pub fn redact_with(text: &str, opts: RedactOptions) -> String {
 /// redacts metadata: serialize (ASCII-escaped, as `json.dumps`), redact the
 /// text, parse back; when the redacted text no longer parses, keep the value.
 pub fn redact_json_value(value: &serde_json::Value) -> serde_json::Value {
-    let text = crate::redact::py_json_ascii(value);
+    let text = py_json_ascii(value);
     let red = redact_sensitive_text(&text);
     serde_json::from_str(&red).unwrap_or_else(|_| value.clone())
-}
-
-/// `json.dumps(value)` with Python's defaults (`ensure_ascii=True`, `", "` and `": "`).
-pub fn py_json_ascii(value: &serde_json::Value) -> String {
-    let s = py_json(value);
-    let mut out = String::with_capacity(s.len());
-    for ch in s.chars() {
-        if ch.is_ascii() {
-            out.push(ch);
-        } else {
-            let mut buf = [0u16; 2];
-            for u in ch.encode_utf16(&mut buf) {
-                out.push_str(&format!("\\u{u:04x}"));
-            }
-        }
-    }
-    out
-}
-
-/// `json.dumps(value, ensure_ascii=False)`: Python's separators, raw UTF-8.
-pub fn py_json(value: &serde_json::Value) -> String {
-    use serde_json::Value;
-    match value {
-        Value::Object(m) => {
-            let parts: Vec<String> = m
-                .iter()
-                .map(|(k, v)| format!("{}: {}", Value::String(k.clone()), py_json(v)))
-                .collect();
-            format!("{{{}}}", parts.join(", "))
-        }
-        Value::Array(a) => {
-            let parts: Vec<String> = a.iter().map(py_json).collect();
-            format!("[{}]", parts.join(", "))
-        }
-        other => other.to_string(),
-    }
 }
 
 #[cfg(test)]

@@ -14,7 +14,7 @@ fn rust_files(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
 }
 
 /// The layers (README, "Layout"): imports point down, never up or sideways.
-/// `cli` sits on top; `error` and `redact` are leaves anyone may use.
+/// `cli` sits on top; `error`, `redact` and `pycompat` are leaves anyone may use.
 const LAYERS: &[(&str, &[&str])] = &[
     (
         "cli",

@@ -18,7 +18,7 @@ use rusqlite::{Connection, OptionalExtension, params, params_from_iter};
 use serde_json::{Map, Value, json};
 
 use super::db::{DbError, DbResult, value_err, write_txn};
-use crate::redact::py_json;
+use crate::pycompat::py_json;
 
 pub const VALID_STATUSES: &[&str] = &[
     "triage",

@@ -1,0 +1,197 @@
+//! Python's behaviour, where Hermes' output depends on it.
+//!
+//! Hermes' results and error texts are made by Python: `str.strip()`,
+//! `repr()`, `json.dumps()` with its separators, `bool()` of a value. To give
+//! the same bytes, every module uses these — one copy each, so a fix to how we
+//! imitate Python lands everywhere at once. A leaf: it imports nothing of ours.
+
+use serde_json::{Map, Value};
+
+/// Python's `str.strip()`: Unicode whitespace plus the ASCII separators
+/// `\x1c`–`\x1f`, which Python also strips.
+pub fn py_strip(s: &str) -> &str {
+    s.trim_matches(|c: char| c.is_whitespace() || ('\x1c'..='\x1f').contains(&c))
+}
+
+/// Python's `len()` of a str: code points, not bytes.
+pub fn py_len(s: &str) -> usize {
+    s.chars().count()
+}
+
+/// Python's `repr()` of a str (enough for error messages).
+pub fn py_repr(s: &str) -> String {
+    let quote = if s.contains('\'') && !s.contains('"') {
+        '"'
+    } else {
+        '\''
+    };
+    let mut out = String::new();
+    out.push(quote);
+    for ch in s.chars() {
+        match ch {
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if c == quote => {
+                out.push('\\');
+                out.push(c)
+            }
+            c if (c as u32) < 0x20 || c as u32 == 0x7f => {
+                out.push_str(&format!("\\x{:02x}", c as u32))
+            }
+            c => out.push(c),
+        }
+    }
+    out.push(quote);
+    out
+}
+
+/// Python's `repr(sorted(items))` for plain strings: `['a', 'b']`.
+pub fn py_sorted_list(items: &[&str]) -> String {
+    let mut v: Vec<&str> = items.to_vec();
+    v.sort();
+    let q: Vec<String> = v.iter().map(|s| format!("'{s}'")).collect();
+    format!("[{}]", q.join(", "))
+}
+
+/// Python's `str(value)` for scalars (lists and mappings are rendered as JSON).
+pub fn py_str(v: &Value) -> String {
+    match v {
+        Value::Null => "None".to_string(),
+        Value::Bool(true) => "True".to_string(),
+        Value::Bool(false) => "False".to_string(),
+        Value::Number(n) => n.to_string(),
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+/// Python's `type(value).__name__` for JSON values.
+pub fn py_type(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "NoneType",
+        Value::Bool(_) => "bool",
+        Value::Number(n) if n.is_f64() => "float",
+        Value::Number(_) => "int",
+        Value::String(_) => "str",
+        Value::Array(_) => "list",
+        Value::Object(_) => "dict",
+    }
+}
+
+/// Python's `bool(value)`: empty and zero are false.
+pub fn py_bool(v: &Value) -> bool {
+    match v {
+        Value::Null => false,
+        Value::Bool(b) => *b,
+        Value::Number(n) => n.as_f64().is_some_and(|f| f != 0.0),
+        Value::String(s) => !s.is_empty(),
+        Value::Array(a) => !a.is_empty(),
+        Value::Object(m) => !m.is_empty(),
+    }
+}
+
+/// Hermes' `is_truthy_value` (hermes-agent: `utils.py`): strings count only when
+/// they are `1`/`true`/`yes`/`on`; anything else falls back to `bool()`; absent
+/// is `default`.
+pub fn is_truthy_value(v: Option<&Value>, default: bool) -> bool {
+    match v {
+        None | Some(Value::Null) => default,
+        Some(Value::String(s)) => matches!(
+            s.trim().to_lowercase().as_str(),
+            "1" | "true" | "yes" | "on"
+        ),
+        Some(v) => py_bool(v),
+    }
+}
+
+/// `json.dumps(value, ensure_ascii=False)`: Python's separators, raw UTF-8.
+pub fn py_json(value: &Value) -> String {
+    match value {
+        Value::Object(m) => {
+            let parts: Vec<String> = m
+                .iter()
+                .map(|(k, v)| format!("{}: {}", Value::String(k.clone()), py_json(v)))
+                .collect();
+            format!("{{{}}}", parts.join(", "))
+        }
+        Value::Array(a) => {
+            let parts: Vec<String> = a.iter().map(py_json).collect();
+            format!("[{}]", parts.join(", "))
+        }
+        other => other.to_string(),
+    }
+}
+
+/// `json.dumps(value)` with Python's defaults (`ensure_ascii=True`, `", "` and `": "`).
+pub fn py_json_ascii(value: &Value) -> String {
+    let s = py_json(value);
+    let mut out = String::with_capacity(s.len());
+    for ch in s.chars() {
+        if ch.is_ascii() {
+            out.push(ch);
+        } else {
+            let mut buf = [0u16; 2];
+            for u in ch.encode_utf16(&mut buf) {
+                out.push_str(&format!("\\u{u:04x}"));
+            }
+        }
+    }
+    out
+}
+
+/// `json.dumps(value, ensure_ascii=False, sort_keys=True)`.
+pub fn py_json_sorted(v: &Value) -> String {
+    fn sort(v: &Value) -> Value {
+        match v {
+            Value::Object(m) => {
+                let mut keys: Vec<&String> = m.keys().collect();
+                keys.sort();
+                let mut out = Map::new();
+                for k in keys {
+                    out.insert(k.clone(), sort(&m[k]));
+                }
+                Value::Object(out)
+            }
+            Value::Array(a) => Value::Array(a.iter().map(sort).collect()),
+            o => o.clone(),
+        }
+    }
+    py_json(&sort(v))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn strings_as_python_sees_them() {
+        assert_eq!(py_strip("\x1c a \u{3000}\n"), "a");
+        assert_eq!(py_len("né"), 2);
+        assert_eq!(py_repr("it's"), "\"it's\"");
+        assert_eq!(py_repr("a\tb'\"\x01"), "'a\\tb\\'\"\\x01'");
+        assert_eq!(py_sorted_list(&["b", "a"]), "['a', 'b']");
+    }
+
+    #[test]
+    fn values_as_python_sees_them() {
+        assert_eq!(py_str(&json!(null)), "None");
+        assert_eq!(py_str(&json!(true)), "True");
+        assert_eq!(py_type(&json!(1.5)), "float");
+        assert_eq!(py_type(&json!(2)), "int");
+        assert!(!py_bool(&json!(0)) && !py_bool(&json!("")) && py_bool(&json!("0")));
+        assert!(is_truthy_value(Some(&json!(" Yes ")), false));
+        assert!(!is_truthy_value(Some(&json!("0")), true));
+        assert!(is_truthy_value(None, true) && is_truthy_value(Some(&json!(2)), false));
+    }
+
+    #[test]
+    fn json_with_python_separators() {
+        let v = json!({"b": [1, "é"], "a": null});
+        assert_eq!(py_json(&v), r#"{"b": [1, "é"], "a": null}"#);
+        assert_eq!(py_json_ascii(&v), r#"{"b": [1, "\u00e9"], "a": null}"#);
+        assert_eq!(py_json_sorted(&v), r#"{"a": null, "b": [1, "é"]}"#);
+    }
+}
