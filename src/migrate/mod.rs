@@ -54,6 +54,7 @@
 
 pub mod block;
 pub mod diff;
+pub mod hermes_hook;
 pub mod plugins;
 pub mod report;
 pub mod translate;
