@@ -98,6 +98,9 @@ pub struct MigrateArgs {
     /// Do not register hermes-mcp itself as the hermes-tools MCP server
     #[arg(long)]
     pub no_hermes_tools: bool,
+    /// Do not install the Hermes plugin that restores hermes-tools after Hermes' /codex-runtime
+    #[arg(long)]
+    pub no_hermes_hook: bool,
     /// Default permission profile (:read-only, :workspace, :danger-full-access, or a [permissions.NAME] profile)
     #[arg(
         long,
@@ -135,6 +138,7 @@ impl MigrateArgs {
             remove: self.remove,
             plugins: !self.no_plugins,
             hermes_tools: !self.no_hermes_tools,
+            hermes_hook: !self.no_hermes_hook,
             permissions: (!self.no_permissions).then(|| self.permissions.clone()),
         }
     }

@@ -41,6 +41,13 @@ if ! "$HERMES_PYTHON" -c "import hermes_cli, importlib.metadata as m; assert m.v
   "$HERMES_VENV/bin/pip" install -q "hermes-agent==$HERMES_AGENT_VERSION" "mcp==1.26.0"
 fi
 
+# maturin builds the wheel (pyproject.toml) in the wheel test; it lives next to Hermes' Python.
+MATURIN_VERSION=1.16.0
+if ! "$HERMES_VENV/bin/maturin" --version 2>/dev/null | grep -qx "maturin $MATURIN_VERSION"; then
+  say "pip install maturin==$MATURIN_VERSION into $HERMES_VENV"
+  "$HERMES_VENV/bin/pip" install -q "maturin==$MATURIN_VERSION"
+fi
+
 say "versions: $(cargo --version); $(codex --version); hermes-agent $HERMES_AGENT_VERSION ($HERMES_PYTHON)"
 if [ "${CI:-}" = true ]; then export CARGO_INCREMENTAL=0 PROPTEST_CASES="${PROPTEST_CASES:-64}"; fi
 unset RUST_BACKTRACE RUST_LOG

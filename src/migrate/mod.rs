@@ -54,6 +54,7 @@
 
 pub mod block;
 pub mod diff;
+pub mod hermes_hook;
 pub mod plugins;
 pub mod report;
 pub mod translate;
@@ -98,6 +99,9 @@ pub struct Options {
     pub plugins: bool,
     /// Register this binary as `hermes-tools`.
     pub hermes_tools: bool,
+    /// Install the Hermes plugin that re-runs migrate when Hermes' `/codex-runtime`
+    /// put its Python server back (only together with `hermes_tools`).
+    pub hermes_hook: bool,
     /// `default_permissions` to set, unchecked (see [`BUILTIN_PERMISSIONS`]); `None` sets none.
     pub permissions: Option<String>,
 }
@@ -125,6 +129,7 @@ impl Default for Options {
             remove: false,
             plugins: true,
             hermes_tools: true,
+            hermes_hook: true,
             permissions: Some(":workspace".into()),
         }
     }
@@ -205,6 +210,8 @@ struct Plan {
     permissions: Option<String>,
     translations: Vec<(String, Translation)>,
     hermes_tools: Option<(String, translate::CodexServer)>,
+    /// The Hermes plugin to keep installed (`Options::hermes_hook`).
+    hook: Option<hermes_hook::HookOptions>,
 }
 
 fn plan(args: &Options) -> anyhow::Result<Plan> {
@@ -288,7 +295,14 @@ fn plan(args: &Options) -> anyhow::Result<Plan> {
         ))
     };
 
+    let hook = match &hermes_tools {
+        Some((exe, _)) if args.hermes_hook && !args.remove => Some(
+            hermes_hook::HookOptions::for_migrate(args, &home, &codex_home, Path::new(exe)),
+        ),
+        _ => None,
+    };
     Ok(Plan {
+        hook,
         home,
         config_path,
         codex_home,
@@ -662,6 +676,11 @@ fn execute(args: &Options) -> anyhow::Result<Report> {
         .map_err(|e| user_error(e.to_string(), "check the file's permissions"))?;
     if let Some(t) = &first {
         check_existing(&p.real, t)?;
+        if let Some(w) = hermes_hook::replaced_by_hermes(t) {
+            report
+                .warnings
+                .push(format!("{w}; migrate puts hermes-mcp back"));
+        }
     }
     let discovery = if args.remove {
         Discovery::Skipped("--remove".into())
@@ -669,8 +688,39 @@ fn execute(args: &Options) -> anyhow::Result<Report> {
         discover(args, &p)
     };
 
+    if args.remove {
+        match hermes_hook::remove(&p.home.path, read_only) {
+            Ok(r) => report.hermes_hook = r.summary(),
+            Err(e) => report
+                .errors
+                .push(format!("could not remove the Hermes plugin: {e:#}")),
+        }
+    }
+    let hook = match &p.hook {
+        Some(h) => match hermes_hook::plan(h) {
+            Ok(hp) => Some(hp),
+            Err(e) => {
+                report
+                    .errors
+                    .push(format!("could not set up the Hermes plugin: {e:#}"));
+                None
+            }
+        },
+        None => None,
+    };
     if read_only {
         let new = compute(args, &p, first.as_deref(), &discovery, &mut report)?;
+        if let Some(hp) = &hook {
+            report.hermes_hook = Some(if hp.up_to_date() {
+                hp.summary()
+            } else {
+                format!(
+                    "Would install or update the Hermes plugin that restores hermes-tools after Hermes' /codex-runtime ({})",
+                    hp.plugin_dir.display()
+                )
+            });
+            report.changed |= !hp.up_to_date();
+        }
         let old = first.as_deref().unwrap_or("");
         report.changed = new != old && !(first.is_none() && args.remove);
         if let Mode::DryRun { color } = args.mode {
@@ -717,6 +767,14 @@ fn execute(args: &Options) -> anyhow::Result<Report> {
             )
         })?;
         report.written = true;
+    }
+    if let Some(hp) = &hook {
+        match hp.apply() {
+            Ok(()) => report.hermes_hook = Some(hp.summary()),
+            Err(e) => report
+                .errors
+                .push(format!("could not set up the Hermes plugin: {e:#}")),
+        }
     }
     Ok(report)
 }

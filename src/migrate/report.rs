@@ -78,6 +78,12 @@ pub struct Report {
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub kept_from_old_block: Vec<String>,
     pub errors: Vec<String>,
+    /// Things the user should know that are not errors (e.g. Hermes' /codex-runtime undid a migration).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
+    /// The Hermes plugin that re-runs migrate after Hermes' /codex-runtime (one line).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hermes_hook: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub diff: Option<String>,
 }
@@ -121,7 +127,13 @@ impl Report {
                 self.target_path
             ));
         }
+        for w in &self.warnings {
+            l.push(format!("⚠ {w}"));
+        }
         if self.remove {
+            if let Some(h) = &self.hermes_hook {
+                l.push(h.clone());
+            }
             if !self.plugins.kept_from_previous_block.is_empty() {
                 l.push(format!(
                     "Kept the block's plugin entries as your own (so they stay installed): {}",
@@ -197,6 +209,9 @@ impl Report {
             (Some(w), _) => l.push(format!("Wrote default_permissions = \"{w}\"")),
             (None, Some(p)) => l.push(format!("Kept your own {p}")),
             (None, None) => {}
+        }
+        if let Some(h) = &self.hermes_hook {
+            l.push(h.clone());
         }
         for e in &self.errors {
             l.push(format!("⚠ {e}"));

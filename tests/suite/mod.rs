@@ -1,6 +1,7 @@
 mod browser;
 mod codex_e2e;
 pub mod common;
+mod hermes_runtime;
 mod kanban;
 mod media;
 mod media_e2e;
@@ -16,3 +17,4 @@ mod vision;
 mod vision_e2e;
 mod web;
 mod web_support;
+mod wheel;

@@ -1,0 +1,927 @@
+//! Surviving Hermes' `/codex-runtime`: a Hermes plugin that puts hermes-mcp
+//! back as `hermes-tools` when Hermes' own migrator replaced it.
+//!
+//! # Why
+//!
+//! `/codex-runtime codex_app_server` (hermes-agent 0.19.0,
+//! `hermes_cli/codex_runtime_switch.py::apply`) re-runs Hermes' migrator, which
+//! rewrites the managed block of `config.toml` with its Python callback server
+//! (`python -m agent.transports.hermes_tools_mcp_server`) as `hermes-tools`
+//! and drops everything `hermes-mcp migrate` wrote there (`env_vars`,
+//! `approval_mode`s, the permission profile the user chose).
+//!
+//! # How
+//!
+//! Hermes fires `on_session_start` on the first turn of every new session,
+//! before it spawns `codex app-server` (`agent/conversation_loop.py`,
+//! `_restore_or_build_system_prompt`), for every plugin enabled in
+//! `plugins.enabled`. [`plan`]/[`HookPlan::apply`] write a small *directory*
+//! plugin to `$HERMES_HOME/plugins/hermes-mcp/` (`plugin.yaml`,
+//! `__init__.py` from `hermes_hook/__init__.py`, `settings.json` with the
+//! `hermes-mcp migrate` command line to re-run) and add `hermes-mcp` to
+//! `plugins.enabled` in `config.yaml`. On session start the plugin reads the
+//! managed block in-process and runs that command only when Hermes' Python
+//! server is in it ([`python_server_in_block`] is the same test in Rust);
+//! otherwise it does nothing and prints nothing.
+//!
+//! A directory plugin rather than a `hermes_agent.plugins` entry point in the
+//! wheel: `uv tool install` / `pipx install` / `cargo install` put hermes-mcp
+//! outside Hermes' Python environment, where Hermes' `importlib.metadata`
+//! scan never sees an entry point. A shell hook would work from anywhere too,
+//! but needs a consent record (`shell-hooks-allowlist.json`) written on the
+//! user's behalf and a process spawn on every session start; the plugin checks
+//! in-process and spawns only when there is something to repair.
+//!
+//! `config.yaml` is edited as text (PyYAML would drop the user's comments) and
+//! the edit is proved like the TOML splice: the result must parse, every value
+//! except `plugins.enabled` must be unchanged, and `plugins.enabled` must be
+//! the old list plus (or minus) `hermes-mcp`. Anything else is refused with
+//! the `hermes plugins enable hermes-mcp` command as the way out.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use serde_json::{Value, json};
+
+use super::block;
+use super::write;
+use crate::error::UserError;
+use crate::hermes::{HermesConfig, HermesHome};
+use crate::server::SERVER_NAME;
+
+/// The plugin's name in `plugins.enabled` and its directory under `$HERMES_HOME/plugins/`.
+pub const PLUGIN_NAME: &str = "hermes-mcp";
+/// The module Hermes' migrator runs as `hermes-tools`.
+pub const PYTHON_SERVER_MODULE: &str = "agent.transports.hermes_tools_mcp_server";
+/// What migrate reports when the block it replaces had Hermes' Python server.
+pub const REPLACED: &str = "Hermes' /codex-runtime replaced hermes-tools with its Python server";
+/// The plugin's code (also checked by a test to agree with the constants here).
+pub const PLUGIN_PY: &str = include_str!("hermes_hook/__init__.py");
+/// The plugin's settings file name inside its directory.
+pub const SETTINGS_FILE: &str = "settings.json";
+
+// ---------------------------------------------------------------- detection
+
+/// True when the managed block `block` registers Hermes' Python callback
+/// server as `hermes-tools` (its `command`/`args` name
+/// [`PYTHON_SERVER_MODULE`]). A block that does not parse on its own is
+/// judged by the module name alone.
+pub fn python_server_in_block(block: &str) -> bool {
+    if !block.contains(PYTHON_SERVER_MODULE) {
+        return false;
+    }
+    let Ok(table) = block::parse_toml(block) else {
+        return true;
+    };
+    let Some(server) = table
+        .get("mcp_servers")
+        .and_then(|s| s.get(SERVER_NAME))
+        .and_then(|s| s.as_table())
+    else {
+        return false;
+    };
+    let command = server.get("command").and_then(|c| c.as_str());
+    let args = server.get("args").and_then(|a| a.as_array());
+    command == Some(PYTHON_SERVER_MODULE)
+        || args.is_some_and(|a| a.iter().any(|v| v.as_str() == Some(PYTHON_SERVER_MODULE)))
+}
+
+/// `Some(REPLACED)` when the managed block of the `config.toml` text holds
+/// Hermes' Python server as `hermes-tools` (for migrate's report).
+pub fn replaced_by_hermes(config_toml: &str) -> Option<&'static str> {
+    let parsed = block::take_apart(config_toml);
+    python_server_in_block(&parsed.old_block).then_some(REPLACED)
+}
+
+// ---------------------------------------------------------------- set-up
+
+/// What the plugin needs to know.
+#[derive(Debug, Clone)]
+pub struct HookOptions {
+    /// The resolved Hermes home (the plugin goes to `<it>/plugins/hermes-mcp/`).
+    pub hermes_home: PathBuf,
+    /// Whether that home was chosen explicitly (`HermesHome::explicit`). When
+    /// not, the plugin unsets `HERMES_HOME` for the re-run, so it resolves the
+    /// same default home and writes the same block.
+    pub home_explicit: bool,
+    /// The `hermes-mcp` binary to re-run (the one `hermes-tools` points at).
+    pub exe: PathBuf,
+    /// Codex's home; the plugin watches `<it>/config.toml`.
+    pub codex_home: PathBuf,
+    /// Arguments after the binary, from [`rerun_args`].
+    pub migrate_args: Vec<String>,
+}
+
+impl HookOptions {
+    /// Options for a `migrate` run with `args`, the resolved `home` and
+    /// `codex_home`, and the running binary `exe`.
+    pub fn for_migrate(
+        args: &super::Options,
+        home: &HermesHome,
+        codex_home: &Path,
+        exe: &Path,
+    ) -> Self {
+        HookOptions {
+            hermes_home: home.path.clone(),
+            home_explicit: home.explicit,
+            exe: exe.to_path_buf(),
+            codex_home: codex_home.to_path_buf(),
+            migrate_args: rerun_args(args, home, codex_home),
+        }
+    }
+}
+
+/// The `hermes-mcp` arguments that reproduce this `migrate` run's block:
+/// the home (when explicit, as an absolute `--hermes-home`), the Codex home,
+/// `--codex-bin`, `--no-plugins` and the permission choice. Never the modes
+/// (`--dry-run`, `--check`, `--remove`, `--json`); colour off.
+pub fn rerun_args(args: &super::Options, home: &HermesHome, codex_home: &Path) -> Vec<String> {
+    let mut v = vec!["migrate".to_string()];
+    if home.explicit {
+        v.push("--hermes-home".into());
+        v.push(home.path.to_string_lossy().into_owned());
+    }
+    v.push("--codex-home".into());
+    v.push(codex_home.to_string_lossy().into_owned());
+    if let Some(bin) = &args.codex_bin {
+        v.push("--codex-bin".into());
+        v.push(bin.to_string_lossy().into_owned());
+    }
+    if !args.plugins {
+        v.push("--no-plugins".into());
+    }
+    match &args.permissions {
+        None => v.push("--no-permissions".into()),
+        Some(p) => {
+            v.push("--permissions".into());
+            v.push(p.clone());
+        }
+    }
+    v.push("--color".into());
+    v.push("never".into());
+    v
+}
+
+/// What [`plan`] found: the files to write and the config.yaml edit.
+#[derive(Debug, Clone)]
+pub struct HookPlan {
+    /// `$HERMES_HOME/plugins/hermes-mcp`.
+    pub plugin_dir: PathBuf,
+    /// `$HERMES_HOME/config.yaml`.
+    pub config_yaml: PathBuf,
+    /// Every plugin file with its wanted content.
+    files: Vec<(PathBuf, String)>,
+    /// The files whose content differs (or that are missing).
+    pub files_changed: Vec<PathBuf>,
+    /// The new config.yaml text when `plugins.enabled` must gain `hermes-mcp`.
+    new_config: Option<String>,
+    /// The user listed `hermes-mcp` in `plugins.disabled`: files are kept
+    /// current, config.yaml is left alone and the plugin does not load.
+    pub disabled_by_user: bool,
+}
+
+impl HookPlan {
+    /// Nothing to write.
+    pub fn up_to_date(&self) -> bool {
+        self.files_changed.is_empty() && self.new_config.is_none()
+    }
+
+    /// Whether config.yaml gains `hermes-mcp` in `plugins.enabled`.
+    pub fn enables_in_config(&self) -> bool {
+        self.new_config.is_some()
+    }
+
+    /// One line for migrate's report.
+    pub fn summary(&self) -> String {
+        let dir = self.plugin_dir.display();
+        if self.disabled_by_user {
+            return format!(
+                "Hermes plugin {PLUGIN_NAME} ({dir}) is in plugins.disabled of {}: Hermes' /codex-runtime will put its Python server back as hermes-tools until you run `hermes plugins enable {PLUGIN_NAME}`",
+                self.config_yaml.display()
+            );
+        }
+        let what = match (self.files_changed.is_empty(), self.new_config.is_some()) {
+            (true, false) => "up to date".to_string(),
+            (false, false) => "updated".to_string(),
+            (_, true) => format!("installed and enabled in {}", self.config_yaml.display()),
+        };
+        format!(
+            "Hermes plugin {PLUGIN_NAME} ({dir}) {what}: it restores hermes-tools at the next session start after Hermes' /codex-runtime"
+        )
+    }
+
+    /// For `--json` reports.
+    pub fn to_json(&self) -> Value {
+        json!({
+            "plugin_dir": self.plugin_dir,
+            "config_yaml": self.config_yaml,
+            "files_changed": self.files_changed,
+            "enables_in_config": self.new_config.is_some(),
+            "disabled_by_user": self.disabled_by_user,
+            "up_to_date": self.up_to_date(),
+        })
+    }
+
+    /// Write the plugin files, then config.yaml (atomically, each).
+    pub fn apply(&self) -> anyhow::Result<()> {
+        if !self.files_changed.is_empty() {
+            fs::create_dir_all(&self.plugin_dir).map_err(|e| {
+                UserError::hint(
+                    format!("cannot create {}: {e}", self.plugin_dir.display()),
+                    "check the permissions of your Hermes home, or pass --no-hermes-hook",
+                )
+            })?;
+            for (path, text) in &self.files {
+                if self.files_changed.contains(path) {
+                    write::atomic_write(path, text)?;
+                }
+            }
+        }
+        if let Some(text) = &self.new_config {
+            write::atomic_write(&write::real_target(&self.config_yaml), text)?;
+        }
+        Ok(())
+    }
+}
+
+/// The plugin's `plugin.yaml`.
+fn manifest() -> String {
+    format!(
+        "name: {PLUGIN_NAME}\nversion: \"{}\"\ndescription: \"Keeps Codex's hermes-tools pointing at hermes-mcp after /codex-runtime (written by `hermes-mcp migrate`).\"\nauthor: hermes-mcp\nhooks:\n  - on_session_start\n",
+        env!("CARGO_PKG_VERSION")
+    )
+}
+
+/// The plugin's `settings.json`.
+fn settings(opts: &HookOptions) -> String {
+    let mut argv = vec![opts.exe.to_string_lossy().into_owned()];
+    argv.extend(opts.migrate_args.iter().cloned());
+    let env_unset: Vec<&str> = if opts.home_explicit {
+        vec![]
+    } else {
+        vec!["HERMES_HOME"]
+    };
+    let doc = json!({
+        "argv": argv,
+        "codex_config": opts.codex_home.join("config.toml"),
+        "env_unset": env_unset,
+    });
+    serde_json::to_string_pretty(&doc).expect("json") + "\n"
+}
+
+/// Work out what installing the plugin changes (reads, never writes).
+pub fn plan(opts: &HookOptions) -> anyhow::Result<HookPlan> {
+    let plugin_dir = opts.hermes_home.join("plugins").join(PLUGIN_NAME);
+    let config_yaml = opts.hermes_home.join("config.yaml");
+    let files = vec![
+        (plugin_dir.join("plugin.yaml"), manifest()),
+        (plugin_dir.join("__init__.py"), PLUGIN_PY.to_string()),
+        (plugin_dir.join(SETTINGS_FILE), settings(opts)),
+    ];
+    let files_changed = files
+        .iter()
+        .filter(|(p, text)| fs::read_to_string(p).ok().as_deref() != Some(text.as_str()))
+        .map(|(p, _)| p.clone())
+        .collect();
+    let text = read_config(&config_yaml)?;
+    let config = parse_config(&config_yaml, &text)?;
+    let disabled_by_user = str_list(&config.root, "disabled")
+        .iter()
+        .any(|n| n == PLUGIN_NAME);
+    let new_config = if disabled_by_user {
+        None
+    } else {
+        enable_in_yaml(&text).map_err(|why| {
+            UserError::hint(
+                format!(
+                    "cannot add {PLUGIN_NAME} to plugins.enabled in {}: {why}",
+                    config_yaml.display()
+                ),
+                format!(
+                    "run `hermes plugins enable {PLUGIN_NAME}` yourself and migrate again, or pass --no-hermes-hook"
+                ),
+            )
+        })?
+    };
+    Ok(HookPlan {
+        plugin_dir,
+        config_yaml,
+        files,
+        files_changed,
+        new_config,
+        disabled_by_user,
+    })
+}
+
+/// [`plan`] then [`HookPlan::apply`].
+pub fn install(opts: &HookOptions) -> anyhow::Result<HookPlan> {
+    let p = plan(opts)?;
+    p.apply()?;
+    Ok(p)
+}
+
+/// What [`remove`] did, for migrate's `--remove` report.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Removal {
+    pub removed_dir: Option<PathBuf>,
+    pub disabled_in_config: bool,
+}
+
+impl Removal {
+    /// One line for migrate's report, when there was anything to undo.
+    pub fn summary(&self) -> Option<String> {
+        match (&self.removed_dir, self.disabled_in_config) {
+            (None, false) => None,
+            (Some(d), _) => Some(format!(
+                "Removed the Hermes plugin {PLUGIN_NAME} ({}){}",
+                d.display(),
+                if self.disabled_in_config {
+                    " and took it out of plugins.enabled"
+                } else {
+                    ""
+                }
+            )),
+            (None, true) => Some(format!("Took {PLUGIN_NAME} out of plugins.enabled")),
+        }
+    }
+}
+
+/// Undo [`install`]: delete `$HERMES_HOME/plugins/hermes-mcp/` (only when its
+/// `plugin.yaml` is ours) and take `hermes-mcp` out of `plugins.enabled`.
+/// With `dry_run`, only report.
+pub fn remove(hermes_home: &Path, dry_run: bool) -> anyhow::Result<Removal> {
+    let mut out = Removal::default();
+    let plugin_dir = hermes_home.join("plugins").join(PLUGIN_NAME);
+    let ours = fs::read_to_string(plugin_dir.join("plugin.yaml"))
+        .is_ok_and(|t| t.contains("written by `hermes-mcp migrate`"));
+    if ours {
+        if !dry_run {
+            fs::remove_dir_all(&plugin_dir)?;
+        }
+        out.removed_dir = Some(plugin_dir);
+    }
+    let config_yaml = hermes_home.join("config.yaml");
+    let text = read_config(&config_yaml)?;
+    if let Some(new) = disable_in_yaml(&text).map_err(|why| {
+        UserError::hint(
+            format!(
+                "cannot take {PLUGIN_NAME} out of plugins.enabled in {}: {why}",
+                config_yaml.display()
+            ),
+            format!("run `hermes plugins disable {PLUGIN_NAME}` yourself"),
+        )
+    })? {
+        if !dry_run {
+            write::atomic_write(&write::real_target(&config_yaml), &new)?;
+        }
+        out.disabled_in_config = true;
+    }
+    Ok(out)
+}
+
+fn read_config(path: &Path) -> anyhow::Result<String> {
+    match fs::read_to_string(path) {
+        Ok(t) => Ok(t),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(String::new()),
+        Err(e) => Err(UserError::hint(
+            format!("cannot read {}: {e}", path.display()),
+            "check its permissions, or pass --no-hermes-hook",
+        )
+        .into()),
+    }
+}
+
+fn parse_config(path: &Path, text: &str) -> anyhow::Result<HermesConfig> {
+    HermesConfig::parse(text, path).map_err(|e| {
+        UserError::hint(
+            e.to_string(),
+            format!(
+                "fix {} (Hermes reads it too), then run migrate again",
+                path.display()
+            ),
+        )
+        .into()
+    })
+}
+
+// ---------------------------------------------------------------- config.yaml text edits
+
+/// `plugins.<key>` as a list of strings (empty when absent or not a list).
+fn str_list(root: &Value, key: &str) -> Vec<String> {
+    root.get("plugins")
+        .and_then(|p| p.get(key))
+        .and_then(|v| v.as_array())
+        .map(|a| {
+            a.iter()
+                .filter_map(|v| v.as_str().map(String::from))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// The document without `plugins.enabled` (and without an emptied `plugins`).
+fn without_enabled(mut root: Value) -> Value {
+    if let Some(obj) = root.as_object_mut() {
+        let drop_plugins = match obj.get_mut("plugins") {
+            Some(Value::Object(p)) => {
+                p.remove("enabled");
+                p.is_empty()
+            }
+            Some(Value::Null) => true,
+            _ => false,
+        };
+        if drop_plugins {
+            obj.remove("plugins");
+        }
+    }
+    root
+}
+
+/// Prove an edit: `after` parses, equals `before` outside `plugins.enabled`,
+/// and its `plugins.enabled` is `want(before's list)`.
+fn verify(
+    before: &str,
+    after: &str,
+    want: impl Fn(Vec<String>) -> Vec<String>,
+) -> Result<(), String> {
+    let parse = |t: &str| {
+        HermesConfig::from_yaml(t)
+            .map(|c| c.root)
+            .map_err(|e| e.to_string())
+    };
+    let b = parse(before)?;
+    let a = parse(after).map_err(|e| format!("the edited file would not parse: {e}"))?;
+    let wanted = want(str_list(&b, "enabled"));
+    // An emptied list may be left as `enabled:` (null): Hermes reads both as nothing enabled.
+    let enabled_ok = wanted.is_empty()
+        || a.get("plugins")
+            .and_then(|p| p.get("enabled"))
+            .is_some_and(|v| v.is_array());
+    if !enabled_ok || str_list(&a, "enabled") != wanted {
+        return Err("the edit would not give the expected plugins.enabled list".into());
+    }
+    if without_enabled(a) != without_enabled(b) {
+        return Err("the edit would change other settings".into());
+    }
+    Ok(())
+}
+
+fn newline(text: &str) -> &'static str {
+    if text.contains("\r\n") { "\r\n" } else { "\n" }
+}
+
+/// A line's content without its line ending and without a trailing ` # comment`.
+fn content(line: &str) -> &str {
+    let l = line.trim_end_matches(['\n', '\r']);
+    let mut in_quote: Option<char> = None;
+    let mut prev_space = true;
+    for (i, c) in l.char_indices() {
+        match (in_quote, c) {
+            (None, '\'' | '"') => in_quote = Some(c),
+            (Some(q), c) if c == q => in_quote = None,
+            (None, '#') if prev_space => return l[..i].trim_end(),
+            _ => {}
+        }
+        prev_space = c == ' ' || c == '\t';
+    }
+    l.trim_end()
+}
+
+fn indent_of(line: &str) -> usize {
+    line.len() - line.trim_start_matches(' ').len()
+}
+
+/// `key: rest` at exactly `indent` spaces; returns `rest` (comment stripped, trimmed).
+fn key_line<'a>(line: &'a str, indent: usize, key: &str) -> Option<&'a str> {
+    let c = content(line);
+    if indent_of(c) != indent {
+        return None;
+    }
+    let after = c[indent..]
+        .strip_prefix(key)?
+        .trim_start_matches([' ', '\t']);
+    let rest = after.strip_prefix(':')?;
+    (rest.is_empty() || rest.starts_with([' ', '\t'])).then(|| rest.trim())
+}
+
+fn is_blank_or_comment(line: &str) -> bool {
+    content(line).trim().is_empty()
+}
+
+/// Add `hermes-mcp` to `plugins.enabled`; `Ok(None)` when it is already there.
+pub fn enable_in_yaml(text: &str) -> Result<Option<String>, String> {
+    let root = HermesConfig::from_yaml(text)
+        .map_err(|e| e.to_string())?
+        .root;
+    if str_list(&root, "enabled").iter().any(|n| n == PLUGIN_NAME) {
+        return Ok(None);
+    }
+    let nl = newline(text);
+    let mut lines: Vec<String> = text.split_inclusive('\n').map(String::from).collect();
+    let item = |indent: usize| format!("{}- {PLUGIN_NAME}{nl}", " ".repeat(indent));
+    let fresh = format!("plugins:{nl}  enabled:{nl}  - {PLUGIN_NAME}{nl}");
+
+    match lines
+        .iter()
+        .position(|l| key_line(l, 0, "plugins").is_some())
+    {
+        None => {
+            if let Some(last) = lines.last_mut()
+                && !last.ends_with('\n')
+            {
+                last.push_str(nl);
+            }
+            lines.push(fresh);
+        }
+        Some(p) => {
+            let rest = key_line(&lines[p], 0, "plugins").unwrap_or_default();
+            if matches!(rest, "{}" | "null" | "~") {
+                lines[p] = fresh;
+            } else if !rest.is_empty() {
+                return Err("plugins is not written as an indented mapping".into());
+            } else {
+                // The mapping's lines: up to the next line that starts at column 0.
+                let end = (p + 1..lines.len())
+                    .find(|&i| !is_blank_or_comment(&lines[i]) && indent_of(&lines[i]) == 0)
+                    .unwrap_or(lines.len());
+                let child_indent = (p + 1..end)
+                    .find(|&i| !is_blank_or_comment(&lines[i]))
+                    .map(|i| indent_of(&lines[i]))
+                    .unwrap_or(2);
+                let enabled =
+                    (p + 1..end).find(|&i| key_line(&lines[i], child_indent, "enabled").is_some());
+                match enabled {
+                    None => {
+                        let pad = " ".repeat(child_indent);
+                        lines.insert(p + 1, format!("{pad}enabled:{nl}{}", item(child_indent)));
+                    }
+                    Some(e) => {
+                        let rest = key_line(&lines[e], child_indent, "enabled").unwrap_or_default();
+                        if rest.is_empty() || rest == "null" || rest == "~" {
+                            let first_item = (e + 1..end)
+                                .find(|&i| !is_blank_or_comment(&lines[i]))
+                                .filter(|&i| {
+                                    let c = content(&lines[i]);
+                                    indent_of(c) >= child_indent && c.trim_start().starts_with('-')
+                                });
+                            match first_item {
+                                Some(i) => {
+                                    // Append after the sequence's last line, as `hermes plugins enable` does.
+                                    let ind = indent_of(&lines[i]);
+                                    let mut last = i;
+                                    for (j, l) in lines.iter().enumerate().take(end).skip(i + 1) {
+                                        if is_blank_or_comment(l) {
+                                            continue;
+                                        }
+                                        let c = content(l);
+                                        if indent_of(c) > ind
+                                            || indent_of(c) == ind
+                                                && c.trim_start().starts_with('-')
+                                        {
+                                            last = j;
+                                        } else {
+                                            break;
+                                        }
+                                    }
+                                    lines.insert(last + 1, item(ind));
+                                }
+                                None => {
+                                    let c = content(&lines[e]).to_string();
+                                    let head = c.split(':').next().unwrap_or("").to_string();
+                                    let tail = &lines[e][c.len()..];
+                                    lines[e] = format!("{head}:{tail}");
+                                    if !lines[e].ends_with('\n') {
+                                        lines[e].push_str(nl);
+                                    }
+                                    lines.insert(e + 1, item(child_indent));
+                                }
+                            }
+                        } else if rest.starts_with('[') && rest.ends_with(']') {
+                            let c = content(&lines[e]).to_string();
+                            let inner = rest[1..rest.len() - 1].trim();
+                            let list = if inner.is_empty() {
+                                format!("[{PLUGIN_NAME}]")
+                            } else {
+                                format!("[{inner}, {PLUGIN_NAME}]")
+                            };
+                            let new_c = format!("{}{list}", &c[..c.len() - rest.len()]);
+                            let tail = lines[e][c.len()..].to_string();
+                            lines[e] = new_c + &tail;
+                        } else {
+                            return Err("plugins.enabled is not written as a list".into());
+                        }
+                    }
+                }
+            }
+        }
+    }
+    let out: String = lines.concat();
+    verify(text, &out, |mut l| {
+        l.push(PLUGIN_NAME.to_string());
+        l
+    })?;
+    Ok(Some(out))
+}
+
+/// Take `hermes-mcp` out of `plugins.enabled`; `Ok(None)` when it is not there.
+pub fn disable_in_yaml(text: &str) -> Result<Option<String>, String> {
+    let root = HermesConfig::from_yaml(text)
+        .map_err(|e| e.to_string())?
+        .root;
+    if !str_list(&root, "enabled").iter().any(|n| n == PLUGIN_NAME) {
+        return Ok(None);
+    }
+    let lines: Vec<&str> = text.split_inclusive('\n').collect();
+    let want = |l: Vec<String>| -> Vec<String> {
+        let mut l = l;
+        if let Some(i) = l.iter().position(|n| n == PLUGIN_NAME) {
+            l.remove(i);
+        }
+        l
+    };
+    let names = [
+        PLUGIN_NAME.to_string(),
+        format!("\"{PLUGIN_NAME}\""),
+        format!("'{PLUGIN_NAME}'"),
+    ];
+    for (i, line) in lines.iter().enumerate() {
+        let c = content(line).trim();
+        // A block-sequence item of its own.
+        if c.strip_prefix('-')
+            .map(str::trim)
+            .is_some_and(|n| names.iter().any(|x| x == n))
+        {
+            let out: String = lines
+                .iter()
+                .enumerate()
+                .filter(|(j, _)| *j != i)
+                .map(|(_, l)| *l)
+                .collect();
+            if verify(text, &out, want).is_ok() {
+                return Ok(Some(out));
+            }
+        }
+        // An element of a flow list.
+        for n in &names {
+            for (from, to) in [
+                (format!(", {n}]"), "]".to_string()),
+                (format!("[{n}, "), "[".to_string()),
+                (format!(", {n},"), ",".to_string()),
+                (format!("[{n}]"), "[]".to_string()),
+            ] {
+                if line.contains(&from) {
+                    let mut out_lines: Vec<String> = lines.iter().map(|l| l.to_string()).collect();
+                    out_lines[i] = line.replacen(&from, &to, 1);
+                    let out = out_lines.concat();
+                    if verify(text, &out, want).is_ok() {
+                        return Ok(Some(out));
+                    }
+                }
+            }
+        }
+    }
+    Err("could not find an entry to remove safely".into())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const HERMES_BLOCK: &str = "# managed by hermes-agent \u{2014} `hermes codex-runtime migrate` regenerates this section\ndefault_permissions = \":workspace\"\n\n[mcp_servers.hermes-tools]\ncommand = \"/opt/hermes-venv/bin/python\"\nargs = [\"-m\", \"agent.transports.hermes_tools_mcp_server\"]\nstartup_timeout_sec = 30.0\n# end hermes-agent managed section\n";
+
+    #[test]
+    fn detects_hermes_python_server_only_as_hermes_tools() {
+        assert!(python_server_in_block(HERMES_BLOCK));
+        assert_eq!(
+            replaced_by_hermes(&format!("model = \"m\"\n{HERMES_BLOCK}")),
+            Some(REPLACED)
+        );
+        let ours = HERMES_BLOCK
+            .replace("/opt/hermes-venv/bin/python", "/usr/bin/hermes-mcp")
+            .replace(
+                "[\"-m\", \"agent.transports.hermes_tools_mcp_server\"]",
+                "[\"serve\"]",
+            );
+        assert!(!python_server_in_block(&ours));
+        assert_eq!(replaced_by_hermes(&ours), None);
+        // Another server that happens to run the module is not hermes-tools.
+        let other = HERMES_BLOCK.replace("hermes-tools]", "legacy]");
+        assert!(!python_server_in_block(&other));
+        // Outside the block it is the user's business.
+        let outside = format!(
+            "{}\n[mcp_servers.hermes-tools]\ncommand = \"python\"\nargs = [\"-m\", \"{PYTHON_SERVER_MODULE}\"]\n",
+            ours
+        );
+        assert_eq!(replaced_by_hermes(&outside), None);
+        // A block that does not parse alone falls back to the module name.
+        assert!(python_server_in_block(
+            "[x\nargs = [\"agent.transports.hermes_tools_mcp_server\"]"
+        ));
+        assert!(!python_server_in_block(""));
+    }
+
+    #[test]
+    fn python_plugin_agrees_with_rust_constants() {
+        for needle in [
+            format!("PYTHON_SERVER_MODULE = \"{PYTHON_SERVER_MODULE}\""),
+            format!("SERVER_NAME = \"{SERVER_NAME}\""),
+            format!("END = \"{}\"", block::END),
+            format!("REPLACED = \"{REPLACED}\""),
+            format!("SETTINGS_FILE = Path(__file__).resolve().with_name(\"{SETTINGS_FILE}\")"),
+            "START = \"# managed by hermes-agent \\u2014 `hermes codex-runtime migrate` regenerates this section\"".to_string(),
+        ] {
+            assert!(PLUGIN_PY.contains(&needle), "{needle}");
+        }
+        assert_eq!(
+            block::START,
+            "# managed by hermes-agent \u{2014} `hermes codex-runtime migrate` regenerates this section"
+        );
+    }
+
+    fn enabled(text: &str) -> Vec<String> {
+        str_list(&HermesConfig::from_yaml(text).unwrap().root, "enabled")
+    }
+
+    #[test]
+    fn enables_in_every_shape_hermes_writes() {
+        let cases = [
+            ("", "plugins:\n  enabled:\n  - hermes-mcp\n"),
+            (
+                "model:\n  default: x",
+                "model:\n  default: x\nplugins:\n  enabled:\n  - hermes-mcp\n",
+            ),
+            (
+                "plugins: {}\nx: 1\n",
+                "plugins:\n  enabled:\n  - hermes-mcp\nx: 1\n",
+            ),
+            (
+                "plugins:\nx: 1\n",
+                "plugins:\n  enabled:\n  - hermes-mcp\nx: 1\n",
+            ),
+            (
+                "# c\nplugins:\n  enabled:\n  - a  # mine\n  - b\n  disabled: []\nx: 1\n",
+                "# c\nplugins:\n  enabled:\n  - a  # mine\n  - b\n  - hermes-mcp\n  disabled: []\nx: 1\n",
+            ),
+            (
+                "plugins:\n    enabled:\n        - a\n",
+                "plugins:\n    enabled:\n        - a\n        - hermes-mcp\n",
+            ),
+            (
+                "plugins:\n  enabled: []\n",
+                "plugins:\n  enabled: [hermes-mcp]\n",
+            ),
+            (
+                "plugins:\n  enabled: [a, b] # two\n",
+                "plugins:\n  enabled: [a, b, hermes-mcp] # two\n",
+            ),
+            (
+                "plugins:\n  enabled:\n  disabled: [z]\n",
+                "plugins:\n  enabled:\n  - hermes-mcp\n  disabled: [z]\n",
+            ),
+            (
+                "plugins:\n  disabled: [z]\n",
+                "plugins:\n  enabled:\n  - hermes-mcp\n  disabled: [z]\n",
+            ),
+            (
+                "a: 1\r\nplugins:\r\n  enabled:\r\n  - a\r\n",
+                "a: 1\r\nplugins:\r\n  enabled:\r\n  - a\r\n  - hermes-mcp\r\n",
+            ),
+        ];
+        for (before, after) in cases {
+            let got = enable_in_yaml(before).unwrap_or_else(|e| panic!("{before:?}: {e}"));
+            assert_eq!(got.as_deref(), Some(after), "{before:?}");
+            assert!(enabled(after).contains(&PLUGIN_NAME.to_string()));
+            assert_eq!(
+                enable_in_yaml(after).unwrap(),
+                None,
+                "idempotent: {after:?}"
+            );
+            let back = disable_in_yaml(after).unwrap().unwrap();
+            assert_eq!(enabled(&back), enabled(before), "{after:?} -> {back:?}");
+            assert_eq!(disable_in_yaml(&back).unwrap(), None);
+        }
+    }
+
+    #[test]
+    fn refuses_edits_it_cannot_prove() {
+        for text in [
+            "plugins: {enabled: [a]}\n",
+            "plugins:\n  enabled: a\n",
+            "plugins: [a]\n",
+            "\"plugins\":\n  enabled: [a]\n",
+        ] {
+            assert!(enable_in_yaml(text).is_err(), "{text:?}");
+        }
+    }
+
+    fn opts(dir: &Path) -> HookOptions {
+        HookOptions {
+            hermes_home: dir.join("hermes"),
+            home_explicit: false,
+            exe: PathBuf::from("/usr/local/bin/hermes-mcp"),
+            codex_home: dir.join("codex"),
+            migrate_args: vec![
+                "migrate".into(),
+                "--codex-home".into(),
+                dir.join("codex").to_string_lossy().into_owned(),
+            ],
+        }
+    }
+
+    #[test]
+    fn install_is_idempotent_and_remove_undoes_it() {
+        let d = tempfile::tempdir().unwrap();
+        let o = opts(d.path());
+        fs::create_dir_all(&o.hermes_home).unwrap();
+        let yaml = "# my config\nmodel:\n  default: gpt-5\n";
+        fs::write(o.hermes_home.join("config.yaml"), yaml).unwrap();
+        let p = install(&o).unwrap();
+        assert!(p.enables_in_config() && p.files_changed.len() == 3, "{p:?}");
+        let dir = o.hermes_home.join("plugins/hermes-mcp");
+        let settings: Value =
+            serde_json::from_str(&fs::read_to_string(dir.join(SETTINGS_FILE)).unwrap()).unwrap();
+        assert_eq!(settings["argv"][0], "/usr/local/bin/hermes-mcp");
+        assert_eq!(settings["argv"][1], "migrate");
+        assert_eq!(settings["env_unset"], json!(["HERMES_HOME"]));
+        assert_eq!(
+            fs::read_to_string(dir.join("__init__.py")).unwrap(),
+            PLUGIN_PY
+        );
+        let new_yaml = fs::read_to_string(o.hermes_home.join("config.yaml")).unwrap();
+        assert!(new_yaml.starts_with(yaml), "{new_yaml}");
+        assert!(plan(&o).unwrap().up_to_date());
+        assert!(plan(&o).unwrap().summary().contains("up to date"));
+
+        let r = remove(&o.hermes_home, false).unwrap();
+        assert!(r.disabled_in_config && r.removed_dir.is_some());
+        assert!(!dir.exists());
+        assert_eq!(
+            enabled(&fs::read_to_string(o.hermes_home.join("config.yaml")).unwrap()),
+            Vec::<String>::new()
+        );
+    }
+
+    #[test]
+    fn user_disable_wins() {
+        let d = tempfile::tempdir().unwrap();
+        let o = opts(d.path());
+        fs::create_dir_all(&o.hermes_home).unwrap();
+        let yaml = "plugins:\n  disabled:\n  - hermes-mcp\n";
+        fs::write(o.hermes_home.join("config.yaml"), yaml).unwrap();
+        let p = install(&o).unwrap();
+        assert!(p.disabled_by_user && !p.enables_in_config());
+        assert_eq!(
+            fs::read_to_string(o.hermes_home.join("config.yaml")).unwrap(),
+            yaml
+        );
+        assert!(p.summary().contains("plugins.disabled"));
+    }
+
+    #[test]
+    fn rerun_args_reproduce_the_run() {
+        let args = crate::migrate::Options {
+            plugins: false,
+            permissions: Some(":read-only".into()),
+            mode: crate::migrate::Mode::DryRun { color: true },
+            ..Default::default()
+        };
+        let home = HermesHome {
+            path: "/h".into(),
+            explicit: true,
+        };
+        assert_eq!(
+            rerun_args(&args, &home, Path::new("/c")),
+            [
+                "migrate",
+                "--hermes-home",
+                "/h",
+                "--codex-home",
+                "/c",
+                "--no-plugins",
+                "--permissions",
+                ":read-only",
+                "--color",
+                "never"
+            ]
+        );
+        let home = HermesHome {
+            path: "/h".into(),
+            explicit: false,
+        };
+        let args = crate::migrate::Options {
+            permissions: None,
+            ..Default::default()
+        };
+        assert_eq!(
+            rerun_args(&args, &home, Path::new("/c")),
+            [
+                "migrate",
+                "--codex-home",
+                "/c",
+                "--no-permissions",
+                "--color",
+                "never"
+            ]
+        );
+    }
+}

@@ -1,0 +1,273 @@
+//! Surviving Hermes' `/codex-runtime` (hermes-agent 0.19.0, real code): the
+//! switch re-runs Hermes' migrator, which puts its Python hermes-tools back;
+//! the plugin `migrate` installs (src/migrate/hermes_hook.rs) restores
+//! hermes-mcp at the next session start, before Hermes would spawn codex.
+//! FAILS when the Hermes venv or codex is missing.
+
+use std::fs;
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+use hermes_mcp::cli::MigrateArgs;
+use hermes_mcp::hermes::HermesHome;
+use hermes_mcp::migrate::hermes_hook::{self, HookOptions};
+use serde_json::Value;
+
+use super::common::{TestEnv, bin, hermes_python};
+use super::migrate::{END, START};
+use super::migrate_codex::codex_bin;
+
+/// Hermes 0.19's `/codex-runtime` writes `~/.codex/config.toml` whatever
+/// CODEX_HOME says, so this test's Codex home is `$HOME/.codex`.
+fn codex_home(env: &TestEnv) -> PathBuf {
+    env.home().join(".codex")
+}
+
+fn run_hermes(env: &TestEnv, script: &str) -> Output {
+    let py = hermes_python("hermes_cli.codex_runtime_switch");
+    let mut c = Command::new(py);
+    env.apply(&mut c);
+    let out = c
+        .env("CODEX_HOME", codex_home(env))
+        .args(["-c", script])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "hermes script failed:\nstdout: {}\nstderr: {}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
+/// `/codex-runtime codex_app_server` as the CLI and gateway run it.
+const SWITCH: &str = r#"
+from hermes_cli.config import load_config, save_config
+from hermes_cli.codex_runtime_switch import apply
+st = apply(load_config(), "codex_app_server", persist_callback=save_config)
+assert st.success, st.message
+"#;
+
+/// A new session's first turn: plugin discovery as `hermes chat` does it
+/// (hermes_cli/main.py), then the conversation loop's system-prompt step,
+/// which fires `on_session_start` for a brand-new session.
+const SESSION_START: &str = r#"
+import types
+from hermes_cli.plugins import discover_plugins, get_plugin_manager
+discover_plugins()
+loaded = get_plugin_manager()._plugins.get("hermes-mcp")
+assert loaded is not None and loaded.enabled, (loaded and loaded.error)
+assert "on_session_start" in loaded.hooks_registered, loaded.hooks_registered
+from agent.conversation_loop import _restore_or_build_system_prompt
+agent = types.SimpleNamespace(
+    session_id="s-1", model="gpt-5.5", platform="cli", provider="openai",
+    _session_db=None, _cached_system_prompt=None,
+    _build_system_prompt=lambda system_message: "system prompt",
+)
+_restore_or_build_system_prompt(agent, None, [])
+assert agent._cached_system_prompt == "system prompt"
+"#;
+
+fn hermes_tools(env: &TestEnv) -> Value {
+    let mut c = Command::new(codex_bin());
+    env.apply(&mut c);
+    let out = c
+        .env("CODEX_HOME", codex_home(env))
+        .args(["mcp", "get", "hermes-tools", "--json"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+fn config(env: &TestEnv) -> String {
+    fs::read_to_string(codex_home(env).join("config.toml")).unwrap()
+}
+
+fn command_of(v: &Value) -> PathBuf {
+    let c = v["transport"]["command"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{v}"));
+    fs::canonicalize(c).unwrap_or_else(|_| PathBuf::from(c))
+}
+
+#[test]
+fn codex_runtime_switch_is_undone_at_next_session_start() {
+    let env = TestEnv::under_cache("hermes-runtime-");
+    let codex = codex_home(&env);
+    fs::create_dir_all(&codex).unwrap();
+    env.write_hermes(
+        "config.yaml",
+        "# my Hermes config\nmodel:\n  default: gpt-5.5\nmcp_servers:\n  fs:\n    command: npx\n    args: [\"-y\", \"fs-mcp\"]\n",
+    );
+    let user_toml = "# mine\nmodel = \"m\"\n\n[features]\nplugins = false\n";
+    fs::write(codex.join("config.toml"), user_toml).unwrap();
+
+    // The user's migrate: their own permission profile, no plugin discovery.
+    let codex_arg = codex.to_str().unwrap();
+    let user_args = [
+        "--codex-home",
+        codex_arg,
+        "--no-plugins",
+        "--permissions",
+        ":read-only",
+    ];
+    let out = env.cmd().arg("migrate").args(user_args).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let ours = config(&env);
+    let exe = fs::canonicalize(bin()).unwrap();
+    assert_eq!(command_of(&hermes_tools(&env)), exe);
+
+    // What migrate will call (see hermes_hook's docs): set up the plugin.
+    let args = MigrateArgs {
+        codex_home: Some(codex.clone()),
+        no_plugins: true,
+        permissions: ":read-only".into(),
+        ..Default::default()
+    };
+    let home = HermesHome {
+        path: env.hermes_home(),
+        explicit: true,
+    };
+    let plan = hermes_hook::install(&HookOptions::for_migrate(&args, &home, &codex, &exe)).unwrap();
+    assert!(plan.enables_in_config(), "{}", plan.summary());
+    let yaml = fs::read_to_string(env.hermes_home().join("config.yaml")).unwrap();
+    assert!(yaml.starts_with("# my Hermes config\n"), "{yaml}");
+
+    // /codex-runtime codex_app_server: Hermes' migrator puts its Python server back.
+    run_hermes(&env, SWITCH);
+    let switched = config(&env);
+    assert!(
+        hermes_hook::replaced_by_hermes(&switched).is_some(),
+        "Hermes did not replace hermes-tools:\n{switched}"
+    );
+    assert!(
+        !switched.contains("default_permissions = \":read-only\""),
+        "{switched}"
+    );
+    let yaml = fs::read_to_string(env.hermes_home().join("config.yaml")).unwrap();
+    assert!(yaml.contains("codex_app_server"), "{yaml}");
+    assert!(
+        yaml.contains("hermes-mcp"),
+        "save_config dropped plugins.enabled:\n{yaml}"
+    );
+
+    // The next session starts: hermes-tools is hermes-mcp again, with the user's settings.
+    let out = run_hermes(&env, SESSION_START);
+    assert!(
+        out.stdout.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    let restored = config(&env);
+    assert_eq!(
+        hermes_hook::replaced_by_hermes(&restored),
+        None,
+        "{restored}"
+    );
+    assert_eq!(restored, ours, "not the user's block again");
+    assert_eq!(command_of(&hermes_tools(&env)), exe);
+    assert_eq!(restored.matches(START).count(), 1);
+    assert_eq!(restored.matches(END).count(), 1);
+    assert!(
+        restored.starts_with("# mine\nmodel = \"m\"\n"),
+        "{restored}"
+    );
+    assert!(
+        restored.contains("default_permissions = \":read-only\""),
+        "{restored}"
+    );
+    assert!(restored.contains("[mcp_servers.fs]"), "{restored}");
+
+    // Nothing replaced: the hook leaves the file alone (same bytes, same mtime).
+    let before = fs::metadata(codex.join("config.toml"))
+        .unwrap()
+        .modified()
+        .unwrap();
+    let out = run_hermes(&env, SESSION_START);
+    assert!(
+        out.stdout.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    assert_eq!(config(&env), restored);
+    let after = fs::metadata(codex.join("config.toml"))
+        .unwrap()
+        .modified()
+        .unwrap();
+    assert_eq!(before, after, "the hook rewrote an up-to-date config.toml");
+}
+
+/// The Python plugin's own detector on Hermes' real block and on ours.
+#[test]
+fn plugin_detector_matches_rust_detector_on_real_blocks() {
+    let env = TestEnv::new();
+    env.write_hermes("config.yaml", "mcp_servers: {}\n");
+    let script = r#"
+import pathlib, sys
+from hermes_cli.codex_runtime_plugin_migration import migrate
+r = migrate({}, codex_home=pathlib.Path(sys.argv[1]), discover_plugins=False)
+assert r.written, r.errors
+"#;
+    let mut c = Command::new(hermes_python("hermes_cli.codex_runtime_plugin_migration"));
+    env.apply(&mut c);
+    let out = c
+        .args(["-c", script])
+        .arg(env.codex_home())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let hermes_text = fs::read_to_string(env.codex_home().join("config.toml")).unwrap();
+
+    let out = env
+        .cmd()
+        .args(["migrate", "--no-plugins"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let our_text = fs::read_to_string(env.codex_home().join("config.toml")).unwrap();
+
+    let plugin_dir = env.dir.path().join("plugin");
+    fs::create_dir_all(&plugin_dir).unwrap();
+    fs::write(plugin_dir.join("__init__.py"), hermes_hook::PLUGIN_PY).unwrap();
+    let check = |text: &str| -> bool {
+        let f = env.dir.path().join("probe.toml");
+        fs::write(&f, text).unwrap();
+        let out = Command::new(hermes_python("tomllib"))
+            .arg("-c")
+            .arg("import sys; sys.path.insert(0, sys.argv[1]); import __init__ as p; print(p.python_server_in_block(p.managed_block(open(sys.argv[2]).read())))")
+            .arg(&plugin_dir)
+            .arg(&f)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).trim() == "True"
+    };
+    assert!(hermes_hook::replaced_by_hermes(&hermes_text).is_some());
+    assert!(check(&hermes_text), "{hermes_text}");
+    assert!(hermes_hook::replaced_by_hermes(&our_text).is_none());
+    assert!(!check(&our_text), "{our_text}");
+    let crlf = hermes_text.replace('\n', "\r\n");
+    assert!(check(&crlf) && hermes_hook::replaced_by_hermes(&crlf).is_some());
+}
