@@ -10,7 +10,7 @@ use serde_json::{Map, Value};
 static END_FENCE: LazyLock<regex::Regex> =
     LazyLock::new(|| regex::Regex::new(r"\n---\s*\n").expect("valid regex"));
 
-pub type Frontmatter = Map<String, Value>;
+pub(crate) type Frontmatter = Map<String, Value>;
 
 fn yaml_options() -> serde_saphyr::Options {
     // Same options as `hermes::config` (PyYAML / YAML 1.1 behaviour).
@@ -22,7 +22,7 @@ fn yaml_options() -> serde_saphyr::Options {
 
 /// Split `content` into (frontmatter, body). Content without a frontmatter
 /// block gives an empty map and the whole text as the body.
-pub fn parse(content: &str) -> (Frontmatter, &str) {
+pub(crate) fn parse(content: &str) -> (Frontmatter, &str) {
     let content = content.strip_prefix('\u{feff}').unwrap_or(content);
     if !content.starts_with("---") {
         return (Map::new(), content);
@@ -62,7 +62,7 @@ fn fallback(yaml: &str) -> Frontmatter {
 }
 
 /// Python truthiness of a YAML value.
-pub fn truthy(v: &Value) -> bool {
+pub(crate) fn truthy(v: &Value) -> bool {
     match v {
         Value::Null => false,
         Value::Bool(b) => *b,
@@ -74,7 +74,7 @@ pub fn truthy(v: &Value) -> bool {
 }
 
 /// Python's `str(value)` for scalars (lists and mappings are rendered as JSON).
-pub fn py_str(v: &Value) -> String {
+pub(crate) fn py_str(v: &Value) -> String {
     match v {
         Value::Null => "None".to_string(),
         Value::Bool(true) => "True".to_string(),
@@ -86,7 +86,7 @@ pub fn py_str(v: &Value) -> String {
 }
 
 /// `fm.get(key)` as a string when it is a scalar, `None` when absent or null.
-pub fn get_str(fm: &Frontmatter, key: &str) -> Option<String> {
+pub(crate) fn get_str(fm: &Frontmatter, key: &str) -> Option<String> {
     match fm.get(key)? {
         Value::Null => None,
         Value::Array(_) | Value::Object(_) => None,
@@ -95,7 +95,7 @@ pub fn get_str(fm: &Frontmatter, key: &str) -> Option<String> {
 }
 
 /// Hermes' `_parse_tags`: a YAML list, `"[a, b]"`, or `"a, b"`.
-pub fn parse_tags(value: Option<&Value>) -> Vec<String> {
+pub(crate) fn parse_tags(value: Option<&Value>) -> Vec<String> {
     let Some(v) = value.filter(|v| truthy(v)) else {
         return Vec::new();
     };
@@ -118,7 +118,7 @@ pub fn parse_tags(value: Option<&Value>) -> Vec<String> {
 }
 
 /// Tags and related skills: `metadata.hermes.*` first (agentskills.io), then top level.
-pub fn tags_and_related(fm: &Frontmatter) -> (Vec<String>, Vec<String>) {
+pub(crate) fn tags_and_related(fm: &Frontmatter) -> (Vec<String>, Vec<String>) {
     let hermes = fm
         .get("metadata")
         .and_then(Value::as_object)
@@ -134,7 +134,7 @@ pub fn tags_and_related(fm: &Frontmatter) -> (Vec<String>, Vec<String>) {
 }
 
 /// Python's text-mode read: `\r\n` and lone `\r` become `\n`.
-pub fn universal_newlines(text: String) -> String {
+pub(crate) fn universal_newlines(text: String) -> String {
     if !text.contains('\r') {
         return text;
     }

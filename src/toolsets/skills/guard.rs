@@ -8,15 +8,37 @@
 
 use std::path::{Component, Path, PathBuf};
 
-pub const NAME_NOT_RELATIVE: &str =
+pub(crate) const NAME_NOT_RELATIVE: &str =
     "Skill name must be a relative path within the skills directory.";
-pub const NAME_TRAVERSAL: &str = "Skill name cannot contain '..' path traversal components.";
-pub const NAME_HINT: &str = "Use a skill name or relative path within the skills directory.";
-pub const FILE_TRAVERSAL: &str = "Path traversal ('..') is not allowed.";
-pub const FILE_HINT: &str = "Use a relative path within the skill directory";
+pub(crate) const NAME_TRAVERSAL: &str = "Skill name cannot contain '..' path traversal components.";
+pub(crate) const NAME_HINT: &str = "Use a skill name or relative path within the skills directory.";
+pub(crate) const FILE_TRAVERSAL: &str = "Path traversal ('..') is not allowed.";
+pub(crate) const FILE_HINT: &str = "Use a relative path within the skill directory";
+
+/// Why a path was refused; the Display texts are Hermes' (hermes-agent:
+/// tools/skills_tool.py, and `validate_within_dir` in tools/path_security.py).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub(crate) enum PathError {
+    /// A `..` component in a linked-file path.
+    #[error("{FILE_TRAVERSAL}")]
+    Traversal,
+    /// A Windows-absolute linked-file path (Hermes would join it unchanged).
+    #[error(
+        "Path escapes allowed directory: '{0}' is an absolute Windows path; file_path must be relative to the skill directory (e.g. 'references/api.md')."
+    )]
+    WindowsAbsolute(String),
+    /// The resolved path (symlinks followed) is outside the root; Python
+    /// 3.11's `relative_to` wording.
+    #[error(
+        "Path escapes allowed directory: '{}' is not in the subpath of '{}' OR one path is relative and the other is absolute.",
+        .resolved.display(),
+        .root.display()
+    )]
+    Escapes { resolved: PathBuf, root: PathBuf },
+}
 
 /// True for `/x`, `\x`, `C:`, `C:\x`, `C:/x`, `\\server\share`, `//server/share`.
-pub fn is_absolute_any(p: &str) -> bool {
+pub(crate) fn is_absolute_any(p: &str) -> bool {
     let b = p.as_bytes();
     p.starts_with('/')
         || p.starts_with('\\')
@@ -24,12 +46,12 @@ pub fn is_absolute_any(p: &str) -> bool {
 }
 
 /// Whether `p` has a `..` component, splitting on both `/` and `\`.
-pub fn has_traversal_component(p: &str) -> bool {
+pub(crate) fn has_traversal_component(p: &str) -> bool {
     p.split(['/', '\\']).any(|part| part == "..")
 }
 
 /// Hermes' `_skill_lookup_path_error` for a skill name.
-pub fn skill_name_error(name: &str) -> Option<&'static str> {
+pub(crate) fn skill_name_error(name: &str) -> Option<&'static str> {
     let candidate = name.trim();
     if is_absolute_any(candidate) {
         return Some(NAME_NOT_RELATIVE);
@@ -42,7 +64,7 @@ pub fn skill_name_error(name: &str) -> Option<&'static str> {
 
 /// Python's `Path.resolve()` (non-strict, `os.path.realpath`): every symlink
 /// is followed, dangling ones included; a missing rest is appended as written.
-pub fn resolve_lenient(p: &Path) -> PathBuf {
+pub(crate) fn resolve_lenient(p: &Path) -> PathBuf {
     use std::collections::VecDeque;
     use std::ffi::OsString;
     let abs = if p.is_absolute() {
@@ -94,39 +116,33 @@ pub fn resolve_lenient(p: &Path) -> PathBuf {
 }
 
 /// Hermes' `validate_within_dir`: `path` must resolve (symlinks followed) to a
-/// location inside `root`. The error text is Hermes' (Python 3.11 wording).
-pub fn validate_within_dir(path: &Path, root: &Path) -> Result<PathBuf, String> {
+/// location inside `root`.
+pub(crate) fn validate_within_dir(path: &Path, root: &Path) -> Result<PathBuf, PathError> {
     let resolved = resolve_lenient(path);
-    let root_resolved = resolve_lenient(root);
-    if resolved.starts_with(&root_resolved) {
+    let root = resolve_lenient(root);
+    if resolved.starts_with(&root) {
         Ok(resolved)
     } else {
-        Err(format!(
-            "Path escapes allowed directory: '{}' is not in the subpath of '{}' OR one path is relative and the other is absolute.",
-            resolved.display(),
-            root_resolved.display()
-        ))
+        Err(PathError::Escapes { resolved, root })
     }
 }
 
 /// Check a linked-file path given to `skill_view` before it is joined onto the
 /// skill directory. Returns the resolved target inside `skill_dir`.
-pub fn check_file_path(skill_dir: &Path, file_path: &str) -> Result<PathBuf, String> {
+pub(crate) fn check_file_path(skill_dir: &Path, file_path: &str) -> Result<PathBuf, PathError> {
     if has_traversal_component(file_path) {
-        return Err(FILE_TRAVERSAL.to_string());
+        return Err(PathError::Traversal);
     }
     // A POSIX absolute path replaces the skill dir when joined (as in Hermes)
     // and fails the containment check below with Hermes' text.
     if is_absolute_any(file_path) && !file_path.starts_with('/') {
-        return Err(format!(
-            "Path escapes allowed directory: '{file_path}' is an absolute Windows path; file_path must be relative to the skill directory (e.g. 'references/api.md')."
-        ));
+        return Err(PathError::WindowsAbsolute(file_path.to_string()));
     }
     validate_within_dir(&skill_dir.join(file_path), skill_dir)
 }
 
 /// Whether an already-resolved path lies inside one of the (resolved) roots.
-pub fn within_any(resolved: &Path, roots: &[PathBuf]) -> bool {
+pub(crate) fn within_any(resolved: &Path, roots: &[PathBuf]) -> bool {
     roots.iter().any(|r| resolved.starts_with(r))
 }
 
@@ -199,7 +215,7 @@ mod tests {
             "..",
         ] {
             assert_eq!(
-                check_file_path(&skill, trav).unwrap_err(),
+                check_file_path(&skill, trav).unwrap_err().to_string(),
                 FILE_TRAVERSAL,
                 "{trav}"
             );
@@ -210,14 +226,14 @@ mod tests {
             "C:/Windows",
             "\\\\srv\\share\\f",
         ] {
-            let e = check_file_path(&skill, abs).unwrap_err();
+            let e = check_file_path(&skill, abs).unwrap_err().to_string();
             assert!(
                 e.starts_with("Path escapes allowed directory"),
                 "{abs}: {e}"
             );
         }
         for link in ["references/leak.md", "up/secret.txt", "dangling/x"] {
-            let e = check_file_path(&skill, link).unwrap_err();
+            let e = check_file_path(&skill, link).unwrap_err().to_string();
             assert!(
                 e.starts_with("Path escapes allowed directory"),
                 "{link}: {e}"

@@ -19,7 +19,7 @@ static INLINE_SHELL_RE: LazyLock<regex::Regex> =
 const MAX_OUTPUT_CHARS: usize = 4000;
 
 /// Replace every `` !`cmd` `` in `content` with the command's output.
-pub fn expand(content: &str, skill_dir: Option<&Path>, timeout_secs: u64) -> String {
+pub(crate) fn expand(content: &str, skill_dir: Option<&Path>, timeout_secs: u64) -> String {
     if !content.contains("!`") {
         return content.to_string();
     }
@@ -44,7 +44,7 @@ fn drain(mut r: impl Read + Send + 'static) -> std::thread::JoinHandle<Vec<u8>> 
 }
 
 /// Run one snippet; failures become a short `[inline-shell ...]` marker.
-pub fn run(command: &str, cwd: Option<&Path>, timeout_secs: u64) -> String {
+pub(crate) fn run(command: &str, cwd: Option<&Path>, timeout_secs: u64) -> String {
     let timeout_secs = timeout_secs.max(1);
     let mut cmd = Command::new("bash");
     cmd.arg("-c")

@@ -1,5 +1,5 @@
 //! Hermes' `skills` toolset: `skill_view` and `skills_list`
-//! (`tools/skills_tool.py`, hermes-reference §4.5).
+//! (hermes-agent: tools/skills_tool.py).
 //!
 //! Skills live in `$HERMES_HOME/skills/[<category>/…]<skill>/SKILL.md` (plus
 //! legacy `<name>.md` files) and in `skills.external_dirs`. Listing tools does
@@ -8,23 +8,24 @@
 //! Hermes does). No name or `file_path` may leave the skills roots (see
 //! [`guard`]).
 
-pub mod frontmatter;
-pub mod guard;
-pub mod inline_shell;
-pub mod scan;
-pub mod view;
+pub(crate) mod frontmatter;
+pub(crate) mod guard;
+pub(crate) mod inline_shell;
+pub(crate) mod scan;
+pub(crate) mod view;
 
-use serde_json::{Value, json};
+use serde::Deserialize;
+use serde::de::DeserializeOwned;
+use serde_json::{Map, Value, json};
 
 use crate::hermes::Context;
-use crate::server::args::ArgsExt;
 use crate::server::toolset::BoxFuture;
 use crate::server::{Availability, Hints, ToolCall, ToolDef, ToolEntry, ToolOutput, Toolset};
 
-pub struct SkillsToolset;
+pub(crate) struct SkillsToolset;
 
-pub const SKILL_VIEW_DESCRIPTION: &str = "Skills allow for loading information about specific tasks and workflows, as well as scripts and templates. Load a skill's full content or access its linked files (references, templates, scripts). First call returns SKILL.md content plus a 'linked_files' dict showing available references/templates/scripts. To access those, call again with file_path parameter.";
-pub const SKILLS_LIST_DESCRIPTION: &str =
+const SKILL_VIEW_DESCRIPTION: &str = "Skills allow for loading information about specific tasks and workflows, as well as scripts and templates. Load a skill's full content or access its linked files (references, templates, scripts). First call returns SKILL.md content plus a 'linked_files' dict showing available references/templates/scripts. To access those, call again with file_path parameter.";
+const SKILLS_LIST_DESCRIPTION: &str =
     "List available skills (name + description). Use skill_view(name) to load full content.";
 
 fn skill_view_schema() -> Value {
@@ -55,6 +56,45 @@ fn skills_list_schema() -> Value {
         },
         "required": []
     })
+}
+
+/// `skill_view`'s arguments (after schema validation).
+#[derive(Debug, Default, Deserialize)]
+struct ViewArgs {
+    #[serde(default)]
+    name: String,
+    #[serde(default)]
+    file_path: Option<String>,
+}
+
+/// `skills_list`'s arguments (after schema validation).
+#[derive(Debug, Default, Deserialize)]
+struct ListArgs {
+    #[serde(default)]
+    category: Option<String>,
+}
+
+/// A call of one of this toolset's tools, its arguments read.
+enum SkillsCall {
+    View(ViewArgs),
+    List(ListArgs),
+}
+
+impl SkillsCall {
+    /// `None` for a name this toolset does not define.
+    fn parse(name: &str, args: Map<String, Value>) -> Option<SkillsCall> {
+        let args = Value::Object(args);
+        Some(match name {
+            "skill_view" => SkillsCall::View(read_args(args)),
+            "skills_list" => SkillsCall::List(read_args(args)),
+            _ => return None,
+        })
+    }
+}
+
+/// Validated arguments as `T`; a shape `T` does not take reads as `T::default()`.
+fn read_args<T: DeserializeOwned + Default>(args: Value) -> T {
+    serde_json::from_value(args).unwrap_or_default()
 }
 
 /// Run blocking filesystem work without stalling the async workers.
@@ -103,19 +143,14 @@ impl Toolset for SkillsToolset {
 
     fn call<'a>(&'a self, ctx: &'a Context, call: ToolCall) -> BoxFuture<'a, ToolOutput> {
         Box::pin(async move {
-            match call.name {
-                "skill_view" => {
-                    let name = call.args.str_arg("name").unwrap_or_default().to_string();
-                    let file_path = call.args.str_arg("file_path").map(str::to_string);
-                    to_output(blocking(|| {
-                        view::skill_view(ctx, &name, file_path.as_deref())
-                    }))
+            match SkillsCall::parse(call.name, call.args) {
+                Some(SkillsCall::View(a)) => to_output(blocking(|| {
+                    view::skill_view(ctx, &a.name, a.file_path.as_deref())
+                })),
+                Some(SkillsCall::List(a)) => {
+                    to_output(blocking(|| scan::skills_list(ctx, a.category.as_deref())))
                 }
-                "skills_list" => {
-                    let category = call.args.str_arg("category").map(str::to_string);
-                    to_output(blocking(|| scan::skills_list(ctx, category.as_deref())))
-                }
-                other => ToolOutput::error(format!("Unknown tool: {other}")),
+                None => ToolOutput::error(format!("Unknown tool: {}", call.name)),
             }
         })
     }

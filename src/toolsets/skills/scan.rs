@@ -18,7 +18,7 @@ use crate::hermes::Context;
 use crate::hermes::envvars;
 
 /// Directories never scanned for skills.
-pub const EXCLUDED_DIRS: &[&str] = &[
+pub(crate) const EXCLUDED_DIRS: &[&str] = &[
     ".git",
     ".github",
     ".hub",
@@ -36,16 +36,16 @@ pub const EXCLUDED_DIRS: &[&str] = &[
 ];
 
 /// Support directories of a skill: loaded through `file_path`, never scanned for skills.
-pub const SUPPORT_DIRS: &[&str] = &["references", "templates", "assets", "scripts"];
+pub(crate) const SUPPORT_DIRS: &[&str] = &["references", "templates", "assets", "scripts"];
 
-pub const MAX_NAME_LENGTH: usize = 64;
-pub const MAX_DESCRIPTION_LENGTH: usize = 1024;
+pub(crate) const MAX_NAME_LENGTH: usize = 64;
+pub(crate) const MAX_DESCRIPTION_LENGTH: usize = 1024;
 /// The listing scan reads only this many characters of each SKILL.md.
 const LIST_READ_CHARS: usize = 4000;
 
 /// Where skills live: `$HERMES_HOME/skills` first, then `skills.external_dirs`.
 #[derive(Debug, Clone)]
-pub struct Roots {
+pub(crate) struct Roots {
     /// `$HERMES_HOME/skills` as written (paths in results are relative to it).
     pub local: PathBuf,
     /// Existing external roots, resolved, in config order, without duplicates.
@@ -55,7 +55,7 @@ pub struct Roots {
 }
 
 impl Roots {
-    pub fn load(ctx: &Context) -> Roots {
+    pub(crate) fn load(ctx: &Context) -> Roots {
         let local = ctx.home.skills_dir();
         let local_resolved = resolve_lenient(&local);
         let mut external: Vec<PathBuf> = Vec::new();
@@ -98,7 +98,7 @@ impl Roots {
     }
 
     /// The roots to search: the local one when it exists, then the external ones.
-    pub fn search_dirs(&self) -> Vec<PathBuf> {
+    pub(crate) fn search_dirs(&self) -> Vec<PathBuf> {
         let mut dirs = Vec::new();
         if self.local.is_dir() {
             dirs.push(self.local.clone());
@@ -108,13 +108,13 @@ impl Roots {
     }
 
     /// Whether `path` (symlinks followed) stays inside a skills root.
-    pub fn contains(&self, path: &Path) -> bool {
+    pub(crate) fn contains(&self, path: &Path) -> bool {
         within_any(&resolve_lenient(path), &self.trusted)
     }
 
     /// Hermes' `_get_category_from_path`: the first component when the path
     /// relative to a root has three or more parts.
-    pub fn category_of(&self, skill_md: &Path) -> Option<String> {
+    pub(crate) fn category_of(&self, skill_md: &Path) -> Option<String> {
         std::iter::once(&self.local)
             .chain(self.external.iter())
             .find_map(|root| {
@@ -126,7 +126,7 @@ impl Roots {
 }
 
 /// `os.path.expandvars`: `$NAME` and `${NAME}`; unknown variables stay as written.
-pub fn expand_vars(s: &str, lookup: impl Fn(&str) -> Option<String>) -> String {
+pub(crate) fn expand_vars(s: &str, lookup: impl Fn(&str) -> Option<String>) -> String {
     let mut out = String::with_capacity(s.len());
     let mut rest = s;
     while let Some(i) = rest.find('$') {
@@ -159,7 +159,7 @@ pub fn expand_vars(s: &str, lookup: impl Fn(&str) -> Option<String>) -> String {
 }
 
 /// `os.path.expanduser` for `~` and `~/...`.
-pub fn expand_user(s: &str) -> PathBuf {
+pub(crate) fn expand_user(s: &str) -> PathBuf {
     crate::hermes::home::expand_tilde(Path::new(s))
 }
 
@@ -167,7 +167,7 @@ pub fn expand_user(s: &str) -> PathBuf {
 /// directories and the support directories of a skill are pruned, symlinks
 /// that resolve outside the skills roots are skipped, loops are cut.
 /// `visit` gets every file that is not pruned.
-pub fn walk_files(root: &Path, trusted: &[PathBuf], visit: &mut dyn FnMut(&Path)) {
+pub(crate) fn walk_files(root: &Path, trusted: &[PathBuf], visit: &mut dyn FnMut(&Path)) {
     let mut seen = HashSet::new();
     walk_dir(root, trusted, &mut seen, visit);
 }
@@ -233,7 +233,7 @@ fn walk_dir(
 }
 
 /// Every `SKILL.md` under `root`, sorted by path.
-pub fn skill_md_files(root: &Path, trusted: &[PathBuf]) -> Vec<PathBuf> {
+pub(crate) fn skill_md_files(root: &Path, trusted: &[PathBuf]) -> Vec<PathBuf> {
     let mut out = Vec::new();
     walk_files(root, trusted, &mut |p| {
         if p.file_name().is_some_and(|n| n == "SKILL.md") {
@@ -246,7 +246,7 @@ pub fn skill_md_files(root: &Path, trusted: &[PathBuf]) -> Vec<PathBuf> {
 
 /// Hermes' `is_skill_support_path`: `path` lies under a support directory
 /// that sits directly in a skill directory (one holding a SKILL.md).
-pub fn is_skill_support_path(path: &Path) -> bool {
+pub(crate) fn is_skill_support_path(path: &Path) -> bool {
     let parts: Vec<_> = path.components().collect();
     for idx in 1..parts.len().saturating_sub(1) {
         let part = parts[idx].as_os_str().to_string_lossy();
@@ -262,7 +262,7 @@ pub fn is_skill_support_path(path: &Path) -> bool {
 }
 
 /// Read a text file as Python's `read_text(encoding="utf-8")` does.
-pub fn read_text(path: &Path) -> std::io::Result<String> {
+pub(crate) fn read_text(path: &Path) -> std::io::Result<String> {
     let bytes = std::fs::read(path)?;
     let text = String::from_utf8(bytes).map_err(|e| {
         std::io::Error::new(
@@ -276,7 +276,7 @@ pub fn read_text(path: &Path) -> std::io::Result<String> {
 // ── Filters ──────────────────────────────────────────────────────────────
 
 /// `sys.platform` for this build (`linux`, `darwin`, `win32`).
-pub fn sys_platform() -> &'static str {
+pub(crate) fn sys_platform() -> &'static str {
     match std::env::consts::OS {
         "macos" => "darwin",
         "windows" => "win32",
@@ -295,7 +295,7 @@ fn is_termux(ctx: &Context) -> bool {
 }
 
 /// Hermes' `skill_matches_platform`: `platforms: [macos|linux|windows]`, absent = all.
-pub fn matches_platform(ctx: &Context, fm: &Frontmatter) -> bool {
+pub(crate) fn matches_platform(ctx: &Context, fm: &Frontmatter) -> bool {
     let Some(platforms) = fm.get("platforms").filter(|v| truthy(v)) else {
         return true;
     };
@@ -347,7 +347,7 @@ fn is_container() -> bool {
 }
 
 /// Hermes' `skill_matches_environment` (offer-time only; unknown tags fail open).
-pub fn matches_environment(ctx: &Context, fm: &Frontmatter) -> bool {
+pub(crate) fn matches_environment(ctx: &Context, fm: &Frontmatter) -> bool {
     let Some(envs) = fm.get("environments").filter(|v| truthy(v)) else {
         return true;
     };
@@ -380,7 +380,7 @@ fn string_set(v: Option<&Value>) -> BTreeSet<String> {
 }
 
 /// `skills.disabled`, plus `skills.platform_disabled.<HERMES_PLATFORM>` when set.
-pub fn disabled_names(ctx: &Context) -> BTreeSet<String> {
+pub(crate) fn disabled_names(ctx: &Context) -> BTreeSet<String> {
     let cfg = ctx.config();
     let mut set = string_set(cfg.get("skills.disabled"));
     if let Some(platform) = ctx.env.get(envvars::HERMES_PLATFORM) {
@@ -396,7 +396,7 @@ pub fn disabled_names(ctx: &Context) -> BTreeSet<String> {
 // ── Listing ──────────────────────────────────────────────────────────────
 
 #[derive(Debug, Clone)]
-pub struct Listed {
+pub(crate) struct Listed {
     pub name: String,
     pub description: String,
     pub category: Option<String>,
@@ -411,7 +411,7 @@ fn first_chars(s: &str, n: usize) -> &str {
 
 /// The description shown in listings: frontmatter, else the first non-heading
 /// body line; cut to 1021 characters + `...` when longer than 1024.
-pub fn listing_description(fm: &Frontmatter, body: &str) -> String {
+pub(crate) fn listing_description(fm: &Frontmatter, body: &str) -> String {
     let mut description = fm
         .get("description")
         .filter(|v| truthy(v))
@@ -436,7 +436,7 @@ pub fn listing_description(fm: &Frontmatter, body: &str) -> String {
 }
 
 /// The skill's name: frontmatter `name`, else its directory name.
-pub fn skill_name(fm: &Frontmatter, fallback: &str) -> String {
+pub(crate) fn skill_name(fm: &Frontmatter, fallback: &str) -> String {
     frontmatter::get_str(fm, "name").unwrap_or_else(|| fallback.to_string())
 }
 
@@ -481,7 +481,7 @@ static SCAN_CACHE: ScanCache = std::sync::Mutex::new(None);
 /// Hermes' `_find_all_skills`: enabled, platform- and environment-matching
 /// skills; the first root wins on a name conflict. Cached like Hermes (see
 /// [`SCAN_TTL`]).
-pub fn find_all_skills(ctx: &Context, roots: &Roots) -> Vec<Listed> {
+pub(crate) fn find_all_skills(ctx: &Context, roots: &Roots) -> Vec<Listed> {
     let disabled = disabled_names(ctx);
     let dirs = roots.search_dirs();
     let signature = scan_signature(&dirs, &disabled);
@@ -542,7 +542,7 @@ fn scan_all_skills(
 }
 
 /// Hermes' `_sort_skills`: by (category or "", name).
-pub fn sort_skills(skills: &mut [Listed]) {
+pub(crate) fn sort_skills(skills: &mut [Listed]) {
     skills.sort_by(|a, b| {
         (a.category.as_deref().unwrap_or(""), &a.name)
             .cmp(&(b.category.as_deref().unwrap_or(""), &b.name))
@@ -550,7 +550,7 @@ pub fn sort_skills(skills: &mut [Listed]) {
 }
 
 /// `~/...` when the home is under the user's home directory (`display_hermes_home`).
-pub fn display_hermes_home(home: &Path) -> String {
+pub(crate) fn display_hermes_home(home: &Path) -> String {
     if let Some(h) = std::env::home_dir()
         && let Ok(rel) = home.strip_prefix(&h)
     {
@@ -560,7 +560,7 @@ pub fn display_hermes_home(home: &Path) -> String {
 }
 
 /// `skills_list(category?)`.
-pub fn skills_list(ctx: &Context, category: Option<&str>) -> Result<Value, Value> {
+pub(crate) fn skills_list(ctx: &Context, category: Option<&str>) -> Result<Value, Value> {
     let roots = Roots::load(ctx);
     if !roots.local.exists() {
         if let Err(e) = std::fs::create_dir_all(&roots.local) {

@@ -306,7 +306,7 @@ fn available_files(skill_dir: &Path) -> Map<String, Value> {
 fn view_file(name: &str, skill_dir: &Path, file_path: &str) -> Outcome {
     let target = match guard::check_file_path(skill_dir, file_path) {
         Ok(t) => t,
-        Err(e) => return Err(fail_hint(e, FILE_HINT)),
+        Err(e) => return Err(fail_hint(e.to_string(), FILE_HINT)),
     };
     let meta = std::fs::metadata(&target);
     if !meta.as_ref().is_ok_and(|m| m.is_file()) {
@@ -566,7 +566,7 @@ static TEMPLATE_RE: LazyLock<regex::Regex> = LazyLock::new(|| {
 });
 
 /// `${HERMES_SKILL_DIR}` / `${HERMES_SESSION_ID}`; tokens without a value stay as written.
-pub fn substitute_template_vars(
+pub(crate) fn substitute_template_vars(
     content: &str,
     skill_dir: Option<&Path>,
     session_id: Option<&str>,
@@ -597,7 +597,7 @@ const INJECTION_PATTERNS: &[&str] = &[
     "]]>",
 ];
 
-pub fn skill_view(ctx: &Context, name: &str, file_path: Option<&str>) -> Outcome {
+pub(crate) fn skill_view(ctx: &Context, name: &str, file_path: Option<&str>) -> Outcome {
     if let Some(e) = guard::skill_name_error(name) {
         return Err(fail_hint(e, NAME_HINT));
     }

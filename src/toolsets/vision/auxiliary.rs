@@ -6,32 +6,34 @@
 //! endpoint: `auxiliary.vision.{provider, model, base_url}` or
 //! `AUXILIARY_VISION_MODEL`.
 
+use std::sync::LazyLock;
 use std::time::Duration;
 
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
 use crate::hermes::Context;
 use crate::hermes::envvars;
 use crate::net::{ApiError, HttpClient};
 
-pub const OPENROUTER_BASE_URL: &str = "https://openrouter.ai/api/v1";
-pub const NOUS_BASE_URL: &str = "https://inference-api.nousresearch.com/v1";
-pub const OPENAI_BASE_URL: &str = "https://api.openai.com/v1";
+pub(crate) const OPENROUTER_BASE_URL: &str = "https://openrouter.ai/api/v1";
+pub(crate) const NOUS_BASE_URL: &str = "https://inference-api.nousresearch.com/v1";
+pub(crate) const OPENAI_BASE_URL: &str = "https://api.openai.com/v1";
 /// Hermes' `_OPENROUTER_MODEL` / `_NOUS_MODEL`.
-pub const DEFAULT_AGGREGATOR_MODEL: &str = "google/gemini-3-flash-preview";
-pub const DEFAULT_OPENAI_MODEL: &str = "gpt-4o-mini";
+pub(crate) const DEFAULT_AGGREGATOR_MODEL: &str = "google/gemini-3-flash-preview";
+pub(crate) const DEFAULT_OPENAI_MODEL: &str = "gpt-4o-mini";
 /// The Hermes release whose behaviour we reproduce (Nous Portal client tag).
 const HERMES_VERSION: &str = "0.19.0";
 
 /// Hermes' `full_prompt` for `vision_analyze`.
-pub fn analysis_prompt(question: &str) -> String {
+pub(crate) fn analysis_prompt(question: &str) -> String {
     format!(
         "Fully describe and explain everything about this image, then answer the following question:\n\n{question}"
     )
 }
 
 #[derive(Debug, Clone, PartialEq)]
-pub struct AuxConfig {
+pub(crate) struct AuxConfig {
     /// `openrouter`, `nous`, `openai` or `custom`.
     pub provider: String,
     pub base_url: String,
@@ -45,7 +47,7 @@ pub struct AuxConfig {
 }
 
 #[derive(Debug, Clone, PartialEq)]
-pub enum Mode {
+pub(crate) enum Mode {
     /// Return the image to Codex's own model.
     Native,
     Auxiliary(AuxConfig),
@@ -64,7 +66,7 @@ fn key_var(provider: &str) -> Option<&'static str> {
 
 /// `auxiliary.vision.download_timeout` (Hermes reads `HERMES_VISION_DOWNLOAD_TIMEOUT`
 /// first, then the config key; default 30 s).
-pub fn download_timeout(ctx: &Context) -> Duration {
+pub(crate) fn download_timeout(ctx: &Context) -> Duration {
     let secs = ctx
         .env
         .get(envvars::HERMES_VISION_DOWNLOAD_TIMEOUT)
@@ -77,7 +79,7 @@ pub fn download_timeout(ctx: &Context) -> Duration {
 
 /// Decide the mode from config and environment. Cheap: no I/O beyond the
 /// already-loaded config and `.env`.
-pub fn mode(ctx: &Context) -> Mode {
+pub(crate) fn mode(ctx: &Context) -> Mode {
     let cfg = ctx.config();
     let provider_raw = ctx
         .config_str("auxiliary.vision.provider")
@@ -226,23 +228,59 @@ fn is_host(base_url: &str, host: &str) -> bool {
         .unwrap_or(false)
 }
 
+/// The chat-completions request Hermes' `call_llm(task="vision")` sends
+/// (hermes-agent: agent/auxiliary_client.py): one user message with the
+/// prompt and the image.
+#[derive(Serialize)]
+struct ChatRequest<'a> {
+    model: &'a str,
+    messages: [UserMessage<'a>; 1],
+    temperature: f64,
+    max_tokens: u64,
+}
+
+#[derive(Serialize)]
+struct UserMessage<'a> {
+    role: &'static str,
+    content: [Part<'a>; 2],
+}
+
+#[derive(Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+enum Part<'a> {
+    Text { text: &'a str },
+    ImageUrl { image_url: ImageUrl<'a> },
+}
+
+#[derive(Serialize)]
+struct ImageUrl<'a> {
+    url: &'a str,
+}
+
 /// The chat-completions request body: the prompt and the image as a data URL,
-/// with `extra_body` merged at the top level (as the OpenAI SDK does).
-pub fn request_body(cfg: &AuxConfig, prompt: &str, image_data_url: &str) -> Value {
-    let mut body = Map::new();
-    body.insert("model".into(), json!(cfg.model));
-    body.insert(
-        "messages".into(),
-        json!([{
-            "role": "user",
-            "content": [
-                {"type": "text", "text": prompt},
-                {"type": "image_url", "image_url": {"url": image_data_url}},
+/// with `extra_body` merged at the top level (as the OpenAI SDK does: a key
+/// there replaces the built one in place).
+pub(crate) fn request_body(cfg: &AuxConfig, prompt: &str, image_data_url: &str) -> Value {
+    let req = ChatRequest {
+        model: &cfg.model,
+        messages: [UserMessage {
+            role: "user",
+            content: [
+                Part::Text { text: prompt },
+                Part::ImageUrl {
+                    image_url: ImageUrl {
+                        url: image_data_url,
+                    },
+                },
             ],
-        }]),
-    );
-    body.insert("temperature".into(), json!(cfg.temperature));
-    body.insert("max_tokens".into(), json!(cfg.max_tokens));
+        }],
+        temperature: cfg.temperature,
+        max_tokens: cfg.max_tokens,
+    };
+    let mut body = match serde_json::to_value(&req) {
+        Ok(Value::Object(m)) => m,
+        _ => unreachable!("a struct serializes to an object"),
+    };
     for (k, v) in &cfg.extra_body {
         body.insert(k.clone(), v.clone());
     }
@@ -252,13 +290,110 @@ pub fn request_body(cfg: &AuxConfig, prompt: &str, image_data_url: &str) -> Valu
 /// A failed auxiliary call; the text is what Hermes' hint matching reads.
 #[derive(Debug, Clone, thiserror::Error)]
 #[error("{message}")]
-pub struct CallError {
+pub(crate) struct CallError {
     pub status: Option<u16>,
     pub message: String,
 }
 
+/// The parts of a chat-completions answer Hermes reads. Lenient: servers
+/// that call themselves OpenAI-compatible differ, and a field of an
+/// unexpected type reads as absent rather than failing the answer.
+#[derive(Debug, Default, Deserialize)]
+pub(crate) struct ChatAnswer {
+    #[serde(default, deserialize_with = "lenient::items")]
+    choices: Vec<Choice>,
+    /// Some gateways answer 200 with an error object.
+    #[serde(default)]
+    error: Option<Value>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+struct Choice {
+    #[serde(default, deserialize_with = "lenient::or_default")]
+    message: Message,
+}
+
+#[derive(Debug, Default, Deserialize)]
+struct Message {
+    #[serde(default, deserialize_with = "lenient::or_default")]
+    content: Option<Content>,
+    #[serde(default, deserialize_with = "lenient::string")]
+    reasoning: Option<String>,
+    #[serde(default, deserialize_with = "lenient::string")]
+    reasoning_content: Option<String>,
+    #[serde(default, deserialize_with = "lenient::items")]
+    reasoning_details: Vec<Detail>,
+}
+
+/// `content`: a string, or (some servers) a list of parts with `text`.
+#[derive(Debug, Deserialize)]
+#[serde(untagged)]
+enum Content {
+    Text(String),
+    Parts(#[serde(deserialize_with = "lenient::items")] Vec<TextPart>),
+}
+
+#[derive(Debug, Default, Deserialize)]
+struct TextPart {
+    #[serde(default, deserialize_with = "lenient::string")]
+    text: Option<String>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+struct Detail {
+    #[serde(default, deserialize_with = "lenient::string")]
+    summary: Option<String>,
+    #[serde(default, deserialize_with = "lenient::string")]
+    content: Option<String>,
+    #[serde(default, deserialize_with = "lenient::string")]
+    text: Option<String>,
+}
+
+/// Lenient field readers for [`ChatAnswer`].
+mod lenient {
+    use serde::de::{Deserialize, DeserializeOwned, Deserializer};
+    use serde_json::Value;
+
+    /// `T` if the value has `T`'s shape, else `T::default()`.
+    pub(super) fn or_default<'de, D, T>(d: D) -> Result<T, D::Error>
+    where
+        D: Deserializer<'de>,
+        T: DeserializeOwned + Default,
+    {
+        Ok(serde_json::from_value(Value::deserialize(d)?).unwrap_or_default())
+    }
+
+    /// A list whose entries of another shape read as `T::default()`; not a
+    /// list reads as no entries.
+    pub(super) fn items<'de, D, T>(d: D) -> Result<Vec<T>, D::Error>
+    where
+        D: Deserializer<'de>,
+        T: DeserializeOwned + Default,
+    {
+        Ok(match Value::deserialize(d)? {
+            Value::Array(a) => a
+                .into_iter()
+                .map(|v| serde_json::from_value(v).unwrap_or_default())
+                .collect(),
+            _ => Vec::new(),
+        })
+    }
+
+    /// A string, or `None` for any other value.
+    pub(super) fn string<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
+        Ok(match Value::deserialize(d)? {
+            Value::String(s) => Some(s),
+            _ => None,
+        })
+    }
+}
+
 /// One chat-completions call; returns the answer text (may be empty).
-pub async fn chat(http: &HttpClient, cfg: &AuxConfig, body: &Value) -> Result<String, CallError> {
+pub(crate) async fn chat(
+    http: &HttpClient,
+    cfg: &AuxConfig,
+    body: &Value,
+) -> Result<String, CallError> {
     let url = format!("{}/chat/completions", cfg.base_url);
     let mut req = http
         .api()
@@ -305,70 +440,70 @@ pub async fn chat(http: &HttpClient, cfg: &AuxConfig, body: &Value) -> Result<St
         status: Some(resp.status),
         message: format!("invalid chat-completions response from {url}: {e}"),
     })?;
-    if let Some(err) = v.get("error").filter(|e| !e.is_null()) {
-        // Some gateways answer 200 with an error object.
+    // An answer that is JSON but not an object reads as an empty answer.
+    let answer = ChatAnswer::deserialize(v).unwrap_or_default();
+    if let Some(err) = answer.error.as_ref() {
         return Err(CallError {
             status: err.get("code").and_then(Value::as_u64).map(|c| c as u16),
             message: format!("Error: {err}"),
         });
     }
-    Ok(extract_content_or_reasoning(&v))
+    Ok(extract_content_or_reasoning(&answer))
 }
 
-/// Hermes' `extract_content_or_reasoning`: the message content without
-/// inline think blocks, else the structured reasoning fields.
-pub fn extract_content_or_reasoning(resp: &Value) -> String {
-    let msg = &resp["choices"][0]["message"];
-    let content = match &msg["content"] {
-        Value::String(s) => s.clone(),
-        // Some servers answer with content parts.
-        Value::Array(parts) => parts
+static THINK: LazyLock<regex::Regex> = LazyLock::new(|| {
+    regex::Regex::new(
+        r"(?is)<(?:think|thinking|reasoning|thought|REASONING_SCRATCHPAD)>.*?</(?:think|thinking|reasoning|thought|REASONING_SCRATCHPAD)>",
+    )
+    .expect("valid regex")
+});
+
+/// Hermes' `extract_content_or_reasoning` (hermes-agent:
+/// agent/auxiliary_client.py): the message content without inline think
+/// blocks, else the structured reasoning fields.
+pub(crate) fn extract_content_or_reasoning(resp: &ChatAnswer) -> String {
+    let default = Message::default();
+    let msg = resp.choices.first().map_or(&default, |c| &c.message);
+    let content = match &msg.content {
+        Some(Content::Text(s)) => s.clone(),
+        Some(Content::Parts(parts)) => parts
             .iter()
-            .filter_map(|p| p.get("text").and_then(Value::as_str))
+            .filter_map(|p| p.text.as_deref())
             .collect::<Vec<_>>()
             .join(""),
-        _ => String::new(),
+        None => String::new(),
     };
     let content = content.trim();
     if !content.is_empty() {
-        static THINK: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
-        let re = THINK.get_or_init(|| {
-            regex::Regex::new(
-                r"(?is)<(?:think|thinking|reasoning|thought|REASONING_SCRATCHPAD)>.*?</(?:think|thinking|reasoning|thought|REASONING_SCRATCHPAD)>",
-            )
-            .unwrap()
-        });
-        let cleaned = re.replace_all(content, "");
+        let cleaned = THINK.replace_all(content, "");
         let cleaned = cleaned.trim();
         if !cleaned.is_empty() {
             return cleaned.to_string();
         }
     }
     let mut parts: Vec<String> = Vec::new();
-    for field in ["reasoning", "reasoning_content"] {
-        if let Some(s) = msg[field].as_str().map(str::trim).filter(|s| !s.is_empty())
+    for field in [&msg.reasoning, &msg.reasoning_content] {
+        if let Some(s) = field.as_deref().map(str::trim).filter(|s| !s.is_empty())
             && !parts.iter().any(|p| p == s)
         {
             parts.push(s.to_string());
         }
     }
-    if let Some(details) = msg["reasoning_details"].as_array() {
-        for d in details {
-            let s = ["summary", "content", "text"]
-                .iter()
-                .find_map(|k| d.get(*k).and_then(Value::as_str).filter(|s| !s.is_empty()));
-            if let Some(s) = s
-                && !parts.iter().any(|p| p == s.trim())
-            {
-                parts.push(s.trim().to_string());
-            }
+    for d in &msg.reasoning_details {
+        let s = [&d.summary, &d.content, &d.text]
+            .into_iter()
+            .find_map(|f| f.as_deref().filter(|s| !s.is_empty()));
+        if let Some(s) = s
+            && !parts.iter().any(|p| p == s.trim())
+        {
+            parts.push(s.trim().to_string());
         }
     }
     parts.join("\n\n")
 }
 
 /// Hermes' `_is_image_size_error`.
-pub fn is_size_error(message: &str) -> bool {
+pub(crate) fn is_size_error(message: &str) -> bool {
     let m = message.to_lowercase();
     [
         "too large",
@@ -386,7 +521,7 @@ pub fn is_size_error(message: &str) -> bool {
 }
 
 /// Hermes' friendly `analysis` text for a failed auxiliary analysis.
-pub fn friendly_hint(error: &str, model: &str) -> String {
+pub(crate) fn friendly_hint(error: &str, model: &str) -> String {
     let m = error.to_lowercase();
     let any = |hs: &[&str]| hs.iter().any(|h| m.contains(h));
     if any(&[
@@ -524,12 +659,19 @@ mod tests {
 
     #[test]
     fn content_extraction() {
+        let read = |v: Value| extract_content_or_reasoning(&ChatAnswer::deserialize(v).unwrap());
         let r = json!({"choices":[{"message":{"content":"<think>hmm</think> A cat."}}]});
-        assert_eq!(extract_content_or_reasoning(&r), "A cat.");
+        assert_eq!(read(r), "A cat.");
         let r = json!({"choices":[{"message":{"content":null,"reasoning":"It is a dog."}}]});
-        assert_eq!(extract_content_or_reasoning(&r), "It is a dog.");
+        assert_eq!(read(r), "It is a dog.");
         let r = json!({"choices":[{"message":{"content":""}}]});
-        assert_eq!(extract_content_or_reasoning(&r), "");
+        assert_eq!(read(r), "");
+        let r = json!({"choices":[{"message":{"content":[{"text":"A "},{"type":"x"},{"text":"bird."}]}}]});
+        assert_eq!(read(r), "A bird.");
+        let r = json!({"choices":[{"message":{"content":7,"reasoning_details":[{"summary":""},{"text":"Why."}]}}]});
+        assert_eq!(read(r), "Why.");
+        let r = json!({"choices":"odd"});
+        assert_eq!(read(r), "");
     }
 
     #[test]

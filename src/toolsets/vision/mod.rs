@@ -9,30 +9,30 @@
 //!   OpenAI-compatible chat-completions call with the image as a data URL and
 //!   Hermes' prompt; result `{"success": true, "analysis": ...}`.
 
-pub mod auxiliary;
-pub mod prep;
-pub mod source;
+pub(crate) mod auxiliary;
+pub(crate) mod prep;
+pub(crate) mod source;
 
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
+use serde::Deserialize;
 use serde_json::{Value, json};
 use tokio::sync::Semaphore;
 
 use crate::hermes::Context;
 use crate::net::{HttpClient, Limits, Policy, SystemLookup};
-use crate::server::args::ArgsExt;
 use crate::server::toolset::BoxFuture;
 use crate::server::{Availability, Hints, ToolCall, ToolDef, ToolEntry, ToolOutput, Toolset};
 
-pub use auxiliary::{AuxConfig, Mode};
-pub use prep::{Budget, PrepError, Prepared};
-pub use source::SourceError;
+pub(crate) use auxiliary::{AuxConfig, Mode};
+pub(crate) use prep::{Budget, PrepError, Prepared};
+pub(crate) use source::SourceError;
 
-pub const VISION_ANALYZE_DESCRIPTION: &str = "Load an image into the conversation so you can see it. Accepts a URL, local file path, or data URL. When your active model has native vision, the image is attached to your context directly and you read the pixels yourself on the next turn — call this any time the user references an image (filepath in their message, URL in tool output, screenshot from the browser, etc.). For non-vision models, falls back to an auxiliary vision model that returns a text description.";
+const VISION_ANALYZE_DESCRIPTION: &str = "Load an image into the conversation so you can see it. Accepts a URL, local file path, or data URL. When your active model has native vision, the image is attached to your context directly and you read the pixels yourself on the next turn — call this any time the user references an image (filepath in their message, URL in tool output, screenshot from the browser, etc.). For non-vision models, falls back to an auxiliary vision model that returns a text description.";
 
-/// Hermes' `VISION_ANALYZE_SCHEMA` parameters.
-pub fn vision_analyze_schema() -> Value {
+/// Hermes' `VISION_ANALYZE_SCHEMA` parameters (hermes-agent: tools/vision_tools.py).
+fn vision_analyze_schema() -> Value {
     json!({
         "type": "object",
         "properties": {
@@ -50,7 +50,7 @@ pub fn vision_analyze_schema() -> Value {
 }
 
 /// Hermes' native fast-path text part.
-pub fn native_text(question: &str) -> String {
+pub(crate) fn native_text(question: &str) -> String {
     let mut t = String::from(
         "Image loaded into your context — you can see it natively now. Use your built-in vision to answer the user.",
     );
@@ -63,22 +63,27 @@ pub fn native_text(question: &str) -> String {
 
 /// Why an image could not be loaded or analyzed.
 #[derive(Debug, thiserror::Error)]
-pub enum VisionError {
+pub(crate) enum VisionError {
     #[error(transparent)]
     Source(#[from] SourceError),
     #[error(transparent)]
     Prep(#[from] PrepError),
     #[error("{0}")]
     NotConfigured(String),
-    #[error("{0}")]
-    Http(String),
+    #[error(transparent)]
+    Http(#[from] ClientError),
     #[error(transparent)]
     Call(#[from] auxiliary::CallError),
 }
 
+/// The guarded HTTP client could not be built (TLS setup).
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("{0}")]
+pub(crate) struct ClientError(String);
+
 /// What an analysis produced.
 #[derive(Debug)]
-pub enum Analysis {
+pub(crate) enum Analysis {
     /// Native mode: hand these pixels to Codex's model.
     Native(Prepared),
     /// Auxiliary mode: the vision model's answer (Hermes' fallback text when
@@ -100,7 +105,7 @@ fn cpu_slots() -> &'static Semaphore {
 }
 
 /// Validate/convert/downscale off the async threads, bounded to the cores.
-pub async fn prepare(data: Vec<u8>, budget: Budget) -> Result<Prepared, PrepError> {
+pub(crate) async fn prepare(data: Vec<u8>, budget: Budget) -> Result<Prepared, PrepError> {
     let _slot = cpu_slots().acquire().await.expect("semaphore never closed");
     tokio::task::spawn_blocking(move || prep::prepare(&data, budget))
         .await
@@ -118,12 +123,12 @@ async fn shrink(p: &Prepared) -> Option<Result<Prepared, PrepError>> {
 /// Image loading and analysis shared by `vision_analyze` and `browser_vision`.
 /// Holds the HTTP client (built on first use from the context's URL policy).
 #[derive(Default)]
-pub struct VisionClient {
-    http: OnceLock<Result<Arc<HttpClient>, String>>,
+pub(crate) struct VisionClient {
+    http: OnceLock<Result<Arc<HttpClient>, ClientError>>,
 }
 
 impl VisionClient {
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         Self::default()
     }
 
@@ -131,7 +136,7 @@ impl VisionClient {
     /// every hop); the configured vision endpoint through `send_api`, which
     /// trusts configured endpoints (a local vLLM/Ollama is fine) except cloud
     /// metadata.
-    pub fn http(&self, ctx: &Context) -> Result<Arc<HttpClient>, String> {
+    pub(crate) fn http(&self, ctx: &Context) -> Result<Arc<HttpClient>, ClientError> {
         self.http
             .get_or_init(|| {
                 let dl = auxiliary::download_timeout(ctx);
@@ -149,19 +154,20 @@ impl VisionClient {
                 };
                 HttpClient::new(Policy::from_context(ctx), Arc::new(SystemLookup), limits)
                     .map(Arc::new)
+                    .map_err(ClientError)
             })
             .clone()
     }
 
     /// Load `image_url` (http(s), `file://`, local path or `data:`) as raw bytes.
-    pub async fn load(
+    pub(crate) async fn load(
         &self,
         ctx: &Context,
         image_url: &str,
     ) -> Result<source::Loaded, VisionError> {
         let lower = image_url.trim().to_ascii_lowercase();
         let http = if lower.starts_with("http://") || lower.starts_with("https://") {
-            Some(self.http(ctx).map_err(VisionError::Http)?)
+            Some(self.http(ctx)?)
         } else {
             None
         };
@@ -175,7 +181,7 @@ impl VisionClient {
     }
 
     /// Load and prepare an image source for a model.
-    pub async fn load_prepared(
+    pub(crate) async fn load_prepared(
         &self,
         ctx: &Context,
         image_url: &str,
@@ -195,7 +201,7 @@ impl VisionClient {
     /// Analyze raw image bytes (e.g. a browser screenshot) with `prompt`:
     /// native mode prepares the pixels for Codex's model; auxiliary mode asks
     /// the configured vision model.
-    pub async fn analyze_bytes(
+    pub(crate) async fn analyze_bytes(
         &self,
         ctx: &Context,
         image: Vec<u8>,
@@ -206,7 +212,7 @@ impl VisionClient {
     }
 
     /// Analyze an already prepared image with `prompt` (see [`Self::analyze_bytes`]).
-    pub async fn analyze_prepared(
+    pub(crate) async fn analyze_prepared(
         &self,
         ctx: &Context,
         prepared: Prepared,
@@ -216,7 +222,7 @@ impl VisionClient {
             Mode::Native => Ok(Analysis::Native(prepared)),
             Mode::Misconfigured(why) => Err(VisionError::NotConfigured(why)),
             Mode::Auxiliary(cfg) => {
-                let http = self.http(ctx).map_err(VisionError::Http)?;
+                let http = self.http(ctx)?;
                 self.ask(&http, &cfg, prepared, prompt)
                     .await
                     .map(Analysis::Text)
@@ -269,14 +275,14 @@ impl VisionClient {
 }
 
 /// The result for a native-mode analysis: Hermes' text plus the image.
-pub fn native_output(prepared: &Prepared, question: &str) -> ToolOutput {
+pub(crate) fn native_output(prepared: &Prepared, question: &str) -> ToolOutput {
     let mut text = native_text(question);
     text.push_str(&format!("\n\n(Image: {}.)", prepared.describe()));
     ToolOutput::text(text).with_image(prepared.base64(), prepared.mime)
 }
 
 /// `vision_analyze`'s full behaviour for an image source.
-pub async fn vision_analyze(
+pub(crate) async fn vision_analyze(
     client: &VisionClient,
     ctx: &Context,
     image_url: &str,
@@ -318,6 +324,15 @@ pub struct VisionToolset {
     client: VisionClient,
 }
 
+/// `vision_analyze`'s arguments (after schema validation; both required).
+#[derive(Debug, Default, Deserialize)]
+struct AnalyzeArgs {
+    #[serde(default)]
+    image_url: String,
+    #[serde(default)]
+    question: String,
+}
+
 impl Toolset for VisionToolset {
     fn name(&self) -> &'static str {
         "vision"
@@ -342,9 +357,10 @@ impl Toolset for VisionToolset {
 
     fn call<'a>(&'a self, ctx: &'a Context, call: ToolCall) -> BoxFuture<'a, ToolOutput> {
         Box::pin(async move {
-            let image_url = call.args.str_arg("image_url").unwrap_or("").to_string();
-            let question = call.args.str_arg("question").unwrap_or("").to_string();
-            vision_analyze(&self.client, ctx, &image_url, &question).await
+            // One tool: the server only routes `vision_analyze` here.
+            let args: AnalyzeArgs =
+                serde_json::from_value(Value::Object(call.args)).unwrap_or_default();
+            vision_analyze(&self.client, ctx, &args.image_url, &args.question).await
         })
     }
 }

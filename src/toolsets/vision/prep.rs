@@ -25,25 +25,25 @@ use image::{DynamicImage, ImageDecoder, ImageFormat, ImageReader};
 /// Long side the model sees at most: ~1.2 megapixels keeps small text
 /// readable while keeping image tokens sane (Anthropic's and OpenAI's
 /// high-detail tiling both work at about this size).
-pub const MAX_LONG_SIDE: u32 = 1568;
+pub(crate) const MAX_LONG_SIDE: u32 = 1568;
 
 /// Raw bytes budget for the encoded image. Base64 grows 4/3, so this keeps
 /// the data URL under Hermes' 4 MB embed target (`_EMBED_TARGET_BYTES`),
 /// with headroom under Anthropic's 5 MB per-image limit.
-pub const MAX_ENCODED_BYTES: usize = 3 * 1024 * 1024;
+pub(crate) const MAX_ENCODED_BYTES: usize = 3 * 1024 * 1024;
 
 /// Decoding cap: images with more pixels are refused before decoding
 /// (a 12,000 × 12,000 PNG can be a few KB on disk and 576 MB in memory).
-pub const MAX_PIXELS: u64 = 64_000_000;
+pub(crate) const MAX_PIXELS: u64 = 64_000_000;
 
 /// Hermes' raw ingest cap (`_MAX_INGEST_BYTES`, 50 MB).
-pub const MAX_INGEST_BYTES: usize = 50 * 1024 * 1024;
+pub(crate) const MAX_INGEST_BYTES: usize = 50 * 1024 * 1024;
 
 /// Smallest long side we shrink to when trying to fit the byte budget.
 const MIN_LONG_SIDE: u32 = 256;
 
 #[derive(Debug, thiserror::Error, PartialEq)]
-pub enum PrepError {
+pub(crate) enum PrepError {
     /// Hermes' `NotAnImage` message.
     #[error("source is not a recognized image{0}")]
     NotAnImage(String),
@@ -77,7 +77,7 @@ pub enum PrepError {
 
 /// Detected source format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum SourceFormat {
+pub(crate) enum SourceFormat {
     Png,
     Jpeg,
     Gif,
@@ -88,7 +88,7 @@ pub enum SourceFormat {
 }
 
 impl SourceFormat {
-    pub fn mime(self) -> &'static str {
+    pub(crate) fn mime(self) -> &'static str {
         match self {
             SourceFormat::Png => "image/png",
             SourceFormat::Jpeg => "image/jpeg",
@@ -99,7 +99,7 @@ impl SourceFormat {
             SourceFormat::Svg => "image/svg+xml",
         }
     }
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             SourceFormat::Png => "PNG",
             SourceFormat::Jpeg => "JPEG",
@@ -112,7 +112,7 @@ impl SourceFormat {
     }
     /// Media types the major vision APIs accept inline (Hermes'
     /// `_ANTHROPIC_SUPPORTED_MEDIA_TYPES`).
-    pub fn api_accepted(self) -> bool {
+    pub(crate) fn api_accepted(self) -> bool {
         matches!(
             self,
             SourceFormat::Png | SourceFormat::Jpeg | SourceFormat::Gif | SourceFormat::Webp
@@ -133,7 +133,7 @@ impl SourceFormat {
 
 /// Magic-byte sniff (Hermes' `_detect_image_mime_type_from_bytes` plus TIFF),
 /// then the `<svg` check on the first 4 KB.
-pub fn sniff(data: &[u8]) -> Option<SourceFormat> {
+pub(crate) fn sniff(data: &[u8]) -> Option<SourceFormat> {
     let h = &data[..data.len().min(64)];
     if h.starts_with(b"\x89PNG\r\n\x1a\n") {
         return Some(SourceFormat::Png);
@@ -162,7 +162,7 @@ pub fn sniff(data: &[u8]) -> Option<SourceFormat> {
 
 /// Limits for one preparation.
 #[derive(Debug, Clone, Copy)]
-pub struct Budget {
+pub(crate) struct Budget {
     pub max_long_side: u32,
     pub max_bytes: usize,
 }
@@ -178,7 +178,7 @@ impl Default for Budget {
 
 /// An image ready for a model API.
 #[derive(Debug, Clone)]
-pub struct Prepared {
+pub(crate) struct Prepared {
     pub bytes: Vec<u8>,
     pub mime: &'static str,
     pub width: u32,
@@ -191,23 +191,23 @@ pub struct Prepared {
 }
 
 impl Prepared {
-    pub fn converted(&self) -> bool {
+    pub(crate) fn converted(&self) -> bool {
         self.mime != self.source.mime()
     }
-    pub fn resized(&self) -> bool {
+    pub(crate) fn resized(&self) -> bool {
         (self.width, self.height) != (self.source_width, self.source_height)
     }
-    pub fn data_url(&self) -> String {
+    pub(crate) fn data_url(&self) -> String {
         use base64::Engine as _;
         let b64 = base64::engine::general_purpose::STANDARD.encode(&self.bytes);
         format!("data:{};base64,{b64}", self.mime)
     }
-    pub fn base64(&self) -> String {
+    pub(crate) fn base64(&self) -> String {
         use base64::Engine as _;
         base64::engine::general_purpose::STANDARD.encode(&self.bytes)
     }
     /// One line for the model: what was done to the image.
-    pub fn describe(&self) -> String {
+    pub(crate) fn describe(&self) -> String {
         let mut s = format!("{}×{} {}", self.width, self.height, mime_name(self.mime));
         if self.converted() || self.resized() {
             s.push_str(&format!(
@@ -221,7 +221,7 @@ impl Prepared {
     }
     /// A smaller version (half the long side), for a retry after an API
     /// rejected the size. `None` when it cannot shrink further.
-    pub fn shrink(&self) -> Option<Result<Prepared, PrepError>> {
+    pub(crate) fn shrink(&self) -> Option<Result<Prepared, PrepError>> {
         let long = self.width.max(self.height);
         if long <= MIN_LONG_SIDE {
             return None;
@@ -259,7 +259,7 @@ fn mime_name(mime: &str) -> &'static str {
 }
 
 /// Validate and convert `data` for a model API within `budget`.
-pub fn prepare(data: &[u8], budget: Budget) -> Result<Prepared, PrepError> {
+pub(crate) fn prepare(data: &[u8], budget: Budget) -> Result<Prepared, PrepError> {
     if data.len() > MAX_INGEST_BYTES {
         return Err(PrepError::TooLarge {
             size: data.len(),
@@ -368,7 +368,7 @@ fn decode_any(data: &[u8]) -> Result<DynamicImage, PrepError> {
 }
 
 /// Scale `(w, h)` so the long side is at most `max_long`.
-pub fn fit_dims(w: u32, h: u32, max_long: u32) -> (u32, u32) {
+pub(crate) fn fit_dims(w: u32, h: u32, max_long: u32) -> (u32, u32) {
     let long = w.max(h);
     if long <= max_long {
         return (w, h);
@@ -558,7 +558,7 @@ fn fontdb() -> Arc<resvg::usvg::fontdb::Database> {
 /// to at least 512 px on the long side for icon-sized drawings). External
 /// references (`<image href="file.png">`) are not loaded: an SVG from the web
 /// must not pull local files into what the model sees.
-pub fn rasterize_svg(data: &[u8], max_long: u32) -> Result<DynamicImage, PrepError> {
+pub(crate) fn rasterize_svg(data: &[u8], max_long: u32) -> Result<DynamicImage, PrepError> {
     use resvg::{tiny_skia, usvg};
     let mut opt = usvg::Options {
         fontdb: fontdb(),

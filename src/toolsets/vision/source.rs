@@ -12,7 +12,7 @@ use super::prep::MAX_INGEST_BYTES;
 use crate::net::{Blocked, FetchError, FetchOptions, HttpClient};
 
 #[derive(Debug, thiserror::Error)]
-pub enum SourceError {
+pub(crate) enum SourceError {
     #[error("image_url is required")]
     Missing,
     #[error(
@@ -51,24 +51,15 @@ impl SourceError {
     }
 }
 
-/// Where the bytes came from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Origin {
-    Data,
-    Http,
-    File,
-}
-
 #[derive(Debug)]
-pub struct Loaded {
+pub(crate) struct Loaded {
     pub data: Vec<u8>,
-    pub origin: Origin,
     /// The server's Content-Type, for a clearer "not an image" error.
     pub content_type: Option<String>,
 }
 
 /// How to download.
-pub struct Download<'a> {
+pub(crate) struct Download<'a> {
     pub http: &'a HttpClient,
     pub timeout: Duration,
     /// Total attempts for transient failures (Hermes: 3, backing off 2 s, 4 s).
@@ -76,7 +67,7 @@ pub struct Download<'a> {
     pub backoff: Duration,
 }
 
-pub async fn load(src: &str, dl: Option<Download<'_>>) -> Result<Loaded, SourceError> {
+pub(crate) async fn load(src: &str, dl: Option<Download<'_>>) -> Result<Loaded, SourceError> {
     let s = src.trim();
     if s.is_empty() {
         return Err(SourceError::Missing);
@@ -84,7 +75,6 @@ pub async fn load(src: &str, dl: Option<Download<'_>>) -> Result<Loaded, SourceE
     if s.len() >= 5 && s[..5].eq_ignore_ascii_case("data:") {
         return Ok(Loaded {
             data: decode_data_url(s)?,
-            origin: Origin::Data,
             content_type: None,
         });
     }
@@ -110,7 +100,6 @@ pub async fn load(src: &str, dl: Option<Download<'_>>) -> Result<Loaded, SourceE
         })??;
     Ok(Loaded {
         data,
-        origin: Origin::File,
         content_type: None,
     })
 }
@@ -144,7 +133,7 @@ fn file_url_path(s: &str) -> Result<PathBuf, SourceError> {
 
 /// Read a local image: relative paths against the server's cwd, regular
 /// files only (no FIFOs or devices that would block or never end), capped.
-pub fn read_local(path: &Path) -> Result<Vec<u8>, SourceError> {
+pub(crate) fn read_local(path: &Path) -> Result<Vec<u8>, SourceError> {
     let shown = path.display().to_string();
     let abs = if path.is_absolute() {
         path.to_path_buf()
@@ -196,7 +185,7 @@ pub fn read_local(path: &Path) -> Result<Vec<u8>, SourceError> {
 }
 
 /// `data:[<mime>][;...];base64,<payload>` (Hermes requires base64).
-pub fn decode_data_url(s: &str) -> Result<Vec<u8>, SourceError> {
+pub(crate) fn decode_data_url(s: &str) -> Result<Vec<u8>, SourceError> {
     use base64::Engine as _;
     let Some((header, payload)) = s.split_once(',') else {
         return Err(SourceError::BadDataUrl(
@@ -287,7 +276,6 @@ async fn download_once(url: &Url, dl: &Download<'_>) -> Result<Loaded, SourceErr
     let content_type = fetched.content_type();
     Ok(Loaded {
         data: fetched.body,
-        origin: Origin::Http,
         content_type,
     })
 }

@@ -13,16 +13,16 @@ use super::pdf;
 use super::providers::Doc;
 use crate::net::{FetchError, FetchOptions, HttpClient};
 
-pub const DEFAULT_CHAR_LIMIT: i64 = 15_000;
-pub const MAX_STORED_TEXT_CHARS: usize = 2_000_000;
+pub(crate) const DEFAULT_CHAR_LIMIT: i64 = 15_000;
+pub(crate) const MAX_STORED_TEXT_CHARS: usize = 2_000_000;
 
 /// `char_limit` clamped to Hermes' 2000..500000.
-pub fn clamp_char_limit(v: i64) -> usize {
+pub(crate) fn clamp_char_limit(v: i64) -> usize {
     v.clamp(2000, 500_000) as usize
 }
 
 /// Hermes' `convert_base64_images_to_links`.
-pub fn convert_base64_images(text: &str) -> String {
+pub(crate) fn convert_base64_images(text: &str) -> String {
     static MD: LazyLock<Regex> = LazyLock::new(|| {
         Regex::new(r"!\[(?P<alt>[^\]]*)\]\(\s*data:image/[^;]+;base64,[A-Za-z0-9+/=\s]+\)").unwrap()
     });
@@ -46,7 +46,7 @@ pub fn convert_base64_images(text: &str) -> String {
 }
 
 /// `$HERMES_HOME/cache/web/<host-slug≤60>-<sha256(url)[:10]>.md`.
-pub fn cache_path(cache_dir: &Path, url: &str) -> PathBuf {
+pub(crate) fn cache_path(cache_dir: &Path, url: &str) -> PathBuf {
     static SLUG: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"[^A-Za-z0-9._-]").unwrap());
     let host = url::Url::parse(url)
         .ok()
@@ -108,7 +108,7 @@ fn group(n: usize) -> String {
 }
 
 /// Hermes' `_truncate_with_footer` (lengths in characters, as Python counts them).
-pub fn truncate_with_footer(
+pub(crate) fn truncate_with_footer(
     content: &str,
     url: &str,
     char_limit: usize,
@@ -175,14 +175,14 @@ pub fn truncate_with_footer(
 
 /// What kind of body a response carries.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Kind {
+pub(crate) enum Kind {
     Html,
     Pdf,
     Text,
     Unsupported,
 }
 
-pub fn sniff(content_type: Option<&str>, body: &[u8]) -> Kind {
+pub(crate) fn sniff(content_type: Option<&str>, body: &[u8]) -> Kind {
     let ct = content_type
         .unwrap_or("")
         .split(';')
@@ -228,7 +228,7 @@ pub fn sniff(content_type: Option<&str>, body: &[u8]) -> Kind {
 
 /// Decode a body with the charset from the Content-Type, else a `<meta charset>`
 /// (HTML), else UTF-8 (with a BOM check).
-pub fn decode(body: &[u8], content_type: Option<&str>, html: bool) -> String {
+pub(crate) fn decode(body: &[u8], content_type: Option<&str>, html: bool) -> String {
     let from_header = content_type.and_then(|ct| {
         ct.split(';').find_map(|p| {
             let p = p.trim();
@@ -253,7 +253,7 @@ pub fn decode(body: &[u8], content_type: Option<&str>, html: bool) -> String {
 
 /// Title and Markdown for an HTML page: readability's main content converted
 /// with htmd; the whole page (minus chrome) when readability finds nothing.
-pub fn html_to_markdown(html: &str, url: &str) -> (String, String) {
+pub(crate) fn html_to_markdown(html: &str, url: &str) -> (String, String) {
     let cfg = dom_smoothie::Config {
         max_elements_to_parse: 0,
         ..Default::default()
@@ -314,13 +314,13 @@ fn tidy(md: &str) -> String {
 
 /// How the built-in extractor runs its PDF child.
 #[derive(Debug, Clone)]
-pub struct BuiltinOptions {
+pub(crate) struct BuiltinOptions {
     /// The `hermes-mcp` executable that has the hidden `__pdf-text` command.
     pub helper_exe: Option<PathBuf>,
 }
 
 /// Fetch and extract one URL with the built-in extractor.
-pub async fn builtin_extract(http: &HttpClient, url_s: &str, opts: &BuiltinOptions) -> Doc {
+pub(crate) async fn builtin_extract(http: &HttpClient, url_s: &str, opts: &BuiltinOptions) -> Doc {
     let url = match url::Url::parse(url_s) {
         Ok(u) => u,
         Err(e) => return Doc::err(url_s, format!("Invalid URL: {e}")),
@@ -363,7 +363,7 @@ pub async fn builtin_extract(http: &HttpClient, url_s: &str, opts: &BuiltinOptio
         }
         Kind::Pdf => match pdf::pdf_text(opts.helper_exe.as_deref(), fetched.body).await {
             Ok(text) => (String::new(), text),
-            Err(e) => return Doc::err(url_s, e),
+            Err(e) => return Doc::err(url_s, e.to_string()),
         },
         Kind::Text => (String::new(), decode(&fetched.body, ct.as_deref(), false)),
         Kind::Unsupported => {

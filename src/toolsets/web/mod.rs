@@ -7,8 +7,8 @@
 //! always works: without an extract provider the built-in extractor fetches
 //! the page itself through the SSRF-guarded [`crate::net`] client.
 
-pub mod extract;
-pub mod pdf;
+pub(crate) mod extract;
+pub(crate) mod pdf;
 pub mod providers;
 
 use std::path::PathBuf;
@@ -16,19 +16,21 @@ use std::sync::{Arc, OnceLock};
 
 use futures::StreamExt;
 use futures::stream::FuturesUnordered;
-use serde_json::{Map, Value, json};
+use serde::Deserialize;
+use serde_json::{Map, Number, Value, json};
 
 use crate::hermes::Context;
 use crate::net::{self, HttpClient, Limits, Lookup, Policy, SystemLookup, guards};
-use crate::server::args::ArgsExt;
 use crate::server::toolset::BoxFuture;
-use crate::server::{Availability, Hints, ToolCall, ToolDef, ToolEntry, ToolOutput, Toolset};
+use crate::server::{
+    Availability, Hints, Progress, ToolCall, ToolDef, ToolEntry, ToolOutput, Toolset,
+};
 use extract::BuiltinOptions;
 use providers::{Backend, Doc};
 
-pub const WEB_SEARCH_DESCRIPTION: &str = "Search the web for information. Returns up to 5 results by default with titles, URLs, and descriptions. The query is passed through to the configured backend, so operators such as site:domain, filetype:pdf, intitle:word, -term, and \"exact phrase\" may work when the backend supports them.";
+const WEB_SEARCH_DESCRIPTION: &str = "Search the web for information. Returns up to 5 results by default with titles, URLs, and descriptions. The query is passed through to the configured backend, so operators such as site:domain, filetype:pdf, intitle:word, -term, and \"exact phrase\" may work when the backend supports them.";
 
-pub const WEB_EXTRACT_DESCRIPTION: &str = "Extract content from web page URLs. Returns clean page content in markdown/text (no LLM summarization — fast). Also works with PDF URLs (arxiv papers, documents) — pass the PDF link directly. Pages within the char budget (default 15000) return whole; larger pages return a head+tail window with a footer telling you the full text's saved file path and the read_file call to page through the omitted middle. Inline images appear as [IMAGE: alt] placeholders; real image URLs are kept as links. If a URL fails or times out, use the browser tool instead.";
+const WEB_EXTRACT_DESCRIPTION: &str = "Extract content from web page URLs. Returns clean page content in markdown/text (no LLM summarization — fast). Also works with PDF URLs (arxiv papers, documents) — pass the PDF link directly. Pages within the char budget (default 15000) return whole; larger pages return a head+tail window with a footer telling you the full text's saved file path and the read_file call to page through the omitted middle. Inline images appear as [IMAGE: alt] placeholders; real image URLs are kept as links. If a URL fails or times out, use the browser tool instead.";
 
 const DEFS: &[ToolDef] = &[
     ToolDef {
@@ -45,7 +47,7 @@ const DEFS: &[ToolDef] = &[
     },
 ];
 
-pub fn web_search_schema() -> Value {
+fn web_search_schema() -> Value {
     json!({
         "type": "object",
         "properties": {
@@ -56,7 +58,7 @@ pub fn web_search_schema() -> Value {
     })
 }
 
-pub fn web_extract_schema() -> Value {
+fn web_extract_schema() -> Value {
     json!({
         "type": "object",
         "properties": {
@@ -87,9 +89,57 @@ impl Default for WebOptions {
     }
 }
 
+/// The guarded HTTP client could not be built (TLS setup); every call reports it.
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("{0}")]
+pub(crate) struct ClientError(String);
+
+/// `web_search`'s arguments (after schema validation).
+#[derive(Debug, Default, Deserialize)]
+struct SearchArgs {
+    #[serde(default)]
+    query: Option<String>,
+    /// Kept as a JSON number: out-of-range values fall back to the default.
+    #[serde(default)]
+    limit: Option<Number>,
+}
+
+/// `web_extract`'s arguments (after schema validation).
+#[derive(Debug, Default, Deserialize)]
+struct ExtractArgs {
+    #[serde(default)]
+    urls: Vec<String>,
+    #[serde(default)]
+    char_limit: Option<Number>,
+}
+
+/// A call of one of this toolset's tools, its arguments read.
+enum WebCall {
+    Search(SearchArgs),
+    Extract(ExtractArgs),
+}
+
+impl WebCall {
+    /// `None` for a name this toolset does not define.
+    fn parse(name: &str, args: Map<String, Value>) -> Option<WebCall> {
+        let args = Value::Object(args);
+        Some(match name {
+            "web_search" => WebCall::Search(read_args(args)),
+            "web_extract" => WebCall::Extract(read_args(args)),
+            _ => return None,
+        })
+    }
+}
+
+/// Validated arguments as `T`; a shape the schema let through but `T` does not
+/// take reads as `T::default()` (the tool then reports what is missing).
+fn read_args<T: serde::de::DeserializeOwned + Default>(args: Value) -> T {
+    serde_json::from_value(args).unwrap_or_default()
+}
+
 pub struct WebToolset {
     opts: WebOptions,
-    client: OnceLock<Result<Arc<HttpClient>, String>>,
+    client: OnceLock<Result<Arc<HttpClient>, ClientError>>,
 }
 
 impl Default for WebToolset {
@@ -106,7 +156,7 @@ impl WebToolset {
         }
     }
 
-    fn client(&self, ctx: &Context) -> Result<Arc<HttpClient>, String> {
+    fn client(&self, ctx: &Context) -> Result<Arc<HttpClient>, ClientError> {
         self.client
             .get_or_init(|| {
                 HttpClient::new(
@@ -115,6 +165,7 @@ impl WebToolset {
                     self.opts.limits.clone(),
                 )
                 .map(Arc::new)
+                .map_err(ClientError)
             })
             .clone()
     }
@@ -137,23 +188,29 @@ impl Toolset for WebToolset {
         Box::pin(async move {
             let http = match self.client(ctx) {
                 Ok(c) => c,
-                Err(e) => return ToolOutput::error(e),
+                Err(e) => return ToolOutput::error(e.to_string()),
             };
-            match call.name {
-                "web_search" => web_search(ctx, &http, &call.args).await,
-                "web_extract" => web_extract(ctx, &http, &self.opts, &call).await,
-                other => ToolOutput::error(format!("Unknown tool: {other}")),
+            match WebCall::parse(call.name, call.args) {
+                Some(WebCall::Search(args)) => web_search(ctx, &http, args).await,
+                Some(WebCall::Extract(args)) => {
+                    web_extract(ctx, &http, &self.opts, args, &call.progress).await
+                }
+                None => ToolOutput::error(format!("Unknown tool: {}", call.name)),
             }
         })
     }
 }
 
-async fn web_search(ctx: &Context, http: &HttpClient, args: &Map<String, Value>) -> ToolOutput {
-    let query = args.str_arg("query").unwrap_or("").trim().to_string();
+async fn web_search(ctx: &Context, http: &HttpClient, args: SearchArgs) -> ToolOutput {
+    let query = args.query.as_deref().unwrap_or("").trim().to_string();
     if query.is_empty() {
         return ToolOutput::error("query must not be empty");
     }
-    let limit = args.i64_arg("limit").unwrap_or(5).clamp(1, 100) as usize;
+    let limit = args
+        .limit
+        .and_then(|n| n.as_i64())
+        .unwrap_or(5)
+        .clamp(1, 100) as usize;
     let backend = providers::search_backend(ctx);
     tracing::info!(backend = backend.name(), "web_search");
     let v = providers::search(http, ctx, backend, &query, limit).await;
@@ -186,10 +243,10 @@ async fn web_extract(
     ctx: &Context,
     http: &Arc<HttpClient>,
     opts: &WebOptions,
-    call: &ToolCall,
+    args: ExtractArgs,
+    progress: &Progress,
 ) -> ToolOutput {
-    let raw_urls = call.args.str_list_arg("urls");
-    let raw_urls: Vec<String> = raw_urls.into_iter().take(5).collect();
+    let raw_urls: Vec<String> = args.urls.into_iter().take(5).collect();
     let mut slots: Vec<Slot> = Vec::with_capacity(raw_urls.len());
     // 1-4: item validation, normalisation, secrets, credential parameters.
     for (i, raw) in raw_urls.iter().enumerate() {
@@ -247,7 +304,6 @@ async fn web_extract(
         .filter(|i| slots[*i].doc.is_none())
         .collect();
     let total = pending.len() as u64;
-    let progress = &call.progress;
     match backend {
         Backend::Builtin | Backend::Firecrawl => {
             let bopts = BuiltinOptions {
@@ -326,8 +382,8 @@ async fn web_extract(
     }
     // 7-9: output.
     let char_limit = extract::clamp_char_limit(
-        call.args
-            .i64_arg("char_limit")
+        args.char_limit
+            .and_then(|n| n.as_i64())
             .unwrap_or_else(|| configured_char_limit(ctx)),
     );
     let cache_dir = ctx.home.cache_dir("web");

@@ -3,18 +3,18 @@
 //! timeout, a memory limit and a size cap; a crash costs one URL, not the server.
 
 use std::io::{Read, Write};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 /// PDFs larger than this are refused before parsing.
-pub const MAX_PDF_BYTES: usize = 20 * 1024 * 1024;
+pub(crate) const MAX_PDF_BYTES: usize = 20 * 1024 * 1024;
 const TIMEOUT: Duration = Duration::from_secs(30);
 const MEMORY_LIMIT: u64 = 1024 * 1024 * 1024;
 
 /// Entry point of the hidden `__pdf-text` command: PDF bytes on stdin, text on stdout.
-pub fn child_main() -> std::process::ExitCode {
+pub(crate) fn child_main() -> std::process::ExitCode {
     let mut buf = Vec::new();
     if std::io::stdin()
         .take(MAX_PDF_BYTES as u64 + 1)
@@ -50,17 +50,41 @@ pub fn child_main() -> std::process::ExitCode {
     }
 }
 
+/// Why a PDF gave no text; the Display text is the per-URL `error` of `web_extract`.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum PdfError {
+    #[error("PDF is larger than {} MB; download it and read it locally instead", MAX_PDF_BYTES / (1024 * 1024))]
+    TooLarge,
+    #[error("cannot find hermes-mcp: {0}")]
+    NoExe(std::io::Error),
+    #[error("cannot start the PDF reader ({}): {source}", .exe.display())]
+    Spawn {
+        exe: PathBuf,
+        source: std::io::Error,
+    },
+    /// Talking to the child failed (its pipe or its exit status).
+    #[error("{0}")]
+    Io(#[from] std::io::Error),
+    #[error("PDF text extraction timed out after {} s", TIMEOUT.as_secs())]
+    Timeout,
+    #[error("cannot read this PDF (the PDF reader exited with {0})")]
+    Crashed(std::process::ExitStatus),
+    #[error("cannot read this PDF: {0}")]
+    Unreadable(String),
+    #[error(
+        "the PDF has no extractable text (it may be scanned images); try vision_analyze on its pages"
+    )]
+    NoText,
+}
+
 /// Extract the text of a PDF through the child process.
-pub async fn pdf_text(helper: Option<&Path>, bytes: Vec<u8>) -> Result<String, String> {
+pub(crate) async fn pdf_text(helper: Option<&Path>, bytes: Vec<u8>) -> Result<String, PdfError> {
     if bytes.len() > MAX_PDF_BYTES {
-        return Err(format!(
-            "PDF is larger than {} MB; download it and read it locally instead",
-            MAX_PDF_BYTES / (1024 * 1024)
-        ));
+        return Err(PdfError::TooLarge);
     }
     let exe = match helper {
         Some(p) => p.to_path_buf(),
-        None => std::env::current_exe().map_err(|e| format!("cannot find hermes-mcp: {e}"))?,
+        None => std::env::current_exe().map_err(PdfError::NoExe)?,
     };
     let mut cmd = tokio::process::Command::new(&exe);
     cmd.arg("__pdf-text")
@@ -79,9 +103,10 @@ pub async fn pdf_text(helper: Option<&Path>, bytes: Vec<u8>) -> Result<String, S
             Ok(())
         });
     }
-    let mut child = cmd
-        .spawn()
-        .map_err(|e| format!("cannot start the PDF reader ({}): {e}", exe.display()))?;
+    let mut child = cmd.spawn().map_err(|source| PdfError::Spawn {
+        exe: exe.clone(),
+        source,
+    })?;
     let mut stdin = child.stdin.take().expect("piped");
     let mut stdout = child.stdout.take().expect("piped");
     let mut stderr = child.stderr.take().expect("piped");
@@ -97,17 +122,14 @@ pub async fn pdf_text(helper: Option<&Path>, bytes: Vec<u8>) -> Result<String, S
             stdout.read_to_end(&mut out),
             stderr.read_to_end(&mut err)
         );
-        r1.map_err(|e| e.to_string())?;
+        r1?;
         let _ = r2;
-        let status = child.wait().await.map_err(|e| e.to_string())?;
-        Ok::<_, String>((status, out, err))
+        let status = child.wait().await?;
+        Ok::<_, PdfError>((status, out, err))
     };
-    let (status, out, err) = tokio::time::timeout(TIMEOUT, run).await.map_err(|_| {
-        format!(
-            "PDF text extraction timed out after {} s",
-            TIMEOUT.as_secs()
-        )
-    })??;
+    let (status, out, err) = tokio::time::timeout(TIMEOUT, run)
+        .await
+        .map_err(|_| PdfError::Timeout)??;
     if !status.success() {
         let why = String::from_utf8_lossy(&err);
         let why: String = why
@@ -119,17 +141,14 @@ pub async fn pdf_text(helper: Option<&Path>, bytes: Vec<u8>) -> Result<String, S
             .take(200)
             .collect();
         return Err(if why.is_empty() {
-            format!("cannot read this PDF (the PDF reader exited with {status})")
+            PdfError::Crashed(status)
         } else {
-            format!("cannot read this PDF: {why}")
+            PdfError::Unreadable(why)
         });
     }
     let text = String::from_utf8_lossy(&out).into_owned();
     if text.trim().is_empty() {
-        return Err(
-            "the PDF has no extractable text (it may be scanned images); try vision_analyze on its pages"
-                .into(),
-        );
+        return Err(PdfError::NoText);
     }
     Ok(text)
 }
