@@ -47,7 +47,7 @@ use super::block;
 use super::write;
 use crate::error::UserError;
 use crate::hermes::{HermesConfig, HermesHome};
-use crate::server::SERVER_NAME;
+use crate::hermes::SERVER_NAME;
 
 /// The plugin's name in `plugins.enabled` and its directory under `$HERMES_HOME/plugins/`.
 pub const PLUGIN_NAME: &str = "hermes-mcp";
