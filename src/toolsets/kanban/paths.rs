@@ -1,4 +1,5 @@
-//! Board and database resolution, as `hermes_cli/kanban_db.py` does it.
+//! Board and database resolution, as hermes-agent's `hermes_cli/kanban_db.py`
+//! does it (`kanban_db_path`, `get_current_board`).
 //!
 //! * Kanban root: `HERMES_KANBAN_HOME`, else Hermes' default root (the parent
 //!   of `profiles/`), deliberately shared across profiles.
@@ -13,77 +14,46 @@ use std::path::{Path, PathBuf};
 
 use crate::hermes::home::expand_tilde;
 use crate::hermes::{Env, HermesHome, envvars};
+use crate::toolsets::kanban::error::BoardError;
 
-pub const DEFAULT_BOARD: &str = "default";
+pub(crate) const DEFAULT_BOARD: &str = "default";
 
 /// Hermes' `_BOARD_SLUG_RE` = `^[a-z0-9][a-z0-9\-_]{0,63}$`: the same rule as
 /// its profile names.
-pub fn is_valid_slug(s: &str) -> bool {
+pub(crate) fn is_valid_slug(s: &str) -> bool {
     crate::hermes::home::is_valid_profile_name(s)
 }
 
 /// `_normalize_board_slug`: strip + lowercase, `None` for empty, error text as Hermes.
-pub fn normalize_slug(slug: Option<&str>) -> Result<Option<String>, String> {
+pub(crate) fn normalize_slug(slug: Option<&str>) -> Result<Option<String>, BoardError> {
     let Some(raw) = slug else { return Ok(None) };
     let s = raw.trim().to_lowercase();
     if s.is_empty() {
         return Ok(None);
     }
     if !is_valid_slug(&s) {
-        return Err(format!(
-            "invalid board slug {}: must be 1-64 chars, lowercase alphanumerics / hyphens / underscores, not starting with '-' or '_'",
-            py_repr(raw)
-        ));
+        return Err(BoardError::InvalidSlug { raw: raw.into() });
     }
     Ok(Some(s))
 }
 
-/// Python's `repr()` of a str (enough for error messages).
-pub fn py_repr(s: &str) -> String {
-    let quote = if s.contains('\'') && !s.contains('"') {
-        '"'
-    } else {
-        '\''
-    };
-    let mut out = String::new();
-    out.push(quote);
-    for ch in s.chars() {
-        match ch {
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            c if c == quote => {
-                out.push('\\');
-                out.push(c)
-            }
-            c if (c as u32) < 0x20 || c as u32 == 0x7f => {
-                out.push_str(&format!("\\x{:02x}", c as u32))
-            }
-            c => out.push(c),
-        }
-    }
-    out.push(quote);
-    out
-}
-
 /// Where the kanban files of this process live.
 #[derive(Debug, Clone)]
-pub struct KanbanPaths {
+pub(crate) struct KanbanPaths {
     /// The kanban root (`HERMES_KANBAN_HOME` or Hermes' default root).
-    pub root: PathBuf,
+    pub(crate) root: PathBuf,
     /// `HERMES_KANBAN_DB`, when set.
-    pub db_override: Option<PathBuf>,
+    pub(crate) db_override: Option<PathBuf>,
     /// `HERMES_KANBAN_BOARD`, when set.
-    pub env_board: Option<String>,
+    pub(crate) env_board: Option<String>,
     /// `HERMES_KANBAN_WORKSPACES_ROOT`, when set.
-    pub workspaces_override: Option<PathBuf>,
+    pub(crate) workspaces_override: Option<PathBuf>,
     /// `HERMES_KANBAN_ATTACHMENTS_ROOT`, when set.
-    pub attachments_override: Option<PathBuf>,
+    pub(crate) attachments_override: Option<PathBuf>,
 }
 
 impl KanbanPaths {
-    pub fn from_env(env: &Env, home: &HermesHome) -> Self {
+    pub(crate) fn from_env(env: &Env, home: &HermesHome) -> Self {
         let get = |n: &str| {
             env.get(n)
                 .map(|v| v.trim().to_string())
@@ -102,16 +72,16 @@ impl KanbanPaths {
         }
     }
 
-    pub fn boards_root(&self) -> PathBuf {
+    pub(crate) fn boards_root(&self) -> PathBuf {
         self.root.join("kanban").join("boards")
     }
 
-    pub fn board_dir(&self, slug: &str) -> PathBuf {
+    pub(crate) fn board_dir(&self, slug: &str) -> PathBuf {
         self.boards_root().join(slug)
     }
 
     /// `board_exists`: `default` always; others need `board.json` or `kanban.db`.
-    pub fn board_exists(&self, slug: &str) -> bool {
+    pub(crate) fn board_exists(&self, slug: &str) -> bool {
         if slug == DEFAULT_BOARD {
             return true;
         }
@@ -121,7 +91,7 @@ impl KanbanPaths {
 
     /// `get_current_board`: env board, then the `current` file, then `default`.
     /// Malformed or missing boards fall through silently, as in Hermes.
-    pub fn current_board(&self) -> String {
+    pub(crate) fn current_board(&self) -> String {
         if let Some(env) = &self.env_board
             && let Ok(Some(s)) = normalize_slug(Some(env))
             && self.board_exists(&s)
@@ -142,7 +112,7 @@ impl KanbanPaths {
     }
 
     /// The board slug a call targets (`board` argument or the active board).
-    pub fn board_slug(&self, board: Option<&str>) -> Result<String, String> {
+    pub(crate) fn board_slug(&self, board: Option<&str>) -> Result<String, BoardError> {
         Ok(match normalize_slug(board)? {
             Some(s) => s,
             None => self.current_board(),
@@ -152,7 +122,7 @@ impl KanbanPaths {
     /// `kanban_db_path(board)`. An explicit `board` that does not exist is
     /// refused instead of silently creating an empty board (Hermes would
     /// create `<root>/kanban/boards/<typo>/kanban.db`).
-    pub fn db_path(&self, board: Option<&str>) -> Result<PathBuf, String> {
+    pub(crate) fn db_path(&self, board: Option<&str>) -> Result<PathBuf, BoardError> {
         let explicit = normalize_slug(board)?;
         if let Some(p) = &self.db_override {
             return Ok(p.clone());
@@ -160,10 +130,7 @@ impl KanbanPaths {
         let slug = match explicit {
             Some(s) => {
                 if !self.board_exists(&s) {
-                    return Err(format!(
-                        "board {} does not exist; create it with `hermes kanban boards create {s}` or omit `board` to use the active board",
-                        py_repr(&s)
-                    ));
+                    return Err(BoardError::Missing { slug: s });
                 }
                 s
             }
@@ -177,7 +144,7 @@ impl KanbanPaths {
     }
 
     /// `read_board_metadata(slug)["default_workdir"]`.
-    pub fn board_default_workdir(&self, slug: &str) -> Option<String> {
+    pub(crate) fn board_default_workdir(&self, slug: &str) -> Option<String> {
         let p = self.board_dir(slug).join("board.json");
         let text = std::fs::read_to_string(p).ok()?;
         let v: serde_json::Value = serde_json::from_str(&text).ok()?;
@@ -210,7 +177,7 @@ mod tests {
         );
         assert_eq!(normalize_slug(Some("  ")).unwrap(), None);
         for bad in ["../x", "-a", "_a", "a b", "a/b", &"x".repeat(65)] {
-            let e = normalize_slug(Some(bad)).unwrap_err();
+            let e = normalize_slug(Some(bad)).unwrap_err().to_string();
             assert!(e.starts_with("invalid board slug"), "{e}");
         }
     }
@@ -224,6 +191,7 @@ mod tests {
         assert!(
             p.db_path(Some("nope"))
                 .unwrap_err()
+                .to_string()
                 .contains("does not exist")
         );
         assert_eq!(

@@ -16,7 +16,7 @@ const IDEMPOTENT_WRITE: Hints = Hints {
 };
 
 /// The nine tools in Hermes' registration order.
-pub const DEFS: &[ToolDef] = &[
+pub(crate) const DEFS: &[ToolDef] = &[
     ToolDef {
         name: "kanban_show",
         description: "Read a task's full state — title, body, assignee, parent task handoffs, your prior attempts on this task if any, comments, and recent events. Use this to (re)orient yourself before starting work, especially on retries. The response includes a pre-formatted ``worker_context`` string suitable for inclusion verbatim in your reasoning.",

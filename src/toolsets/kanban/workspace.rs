@@ -1,21 +1,28 @@
-//! Scratch workspaces on completion, as `complete_task` handles them:
-//! deliverables inside a managed scratch workspace are copied to the task's
-//! attachments before the workspace is removed, and removal only ever
-//! touches strict descendants of a kanban `workspaces/` root (#28818).
+//! Scratch workspaces on completion, as `complete_task` handles them
+//! (hermes-agent: `hermes_cli/kanban_db.py`, `_persist_scratch_completion_artifacts`,
+//! `_cleanup_workspace`): deliverables inside a managed scratch workspace are
+//! copied to the task's attachments before the workspace is removed, and
+//! removal only ever touches strict descendants of a kanban `workspaces/` root
+//! (the containment guard in `_cleanup_workspace`: a board's `default_workdir`
+//! paired with a scratch workspace must never make completion delete a user's
+//! source tree).
+//!
+//! Filesystem only: the caller reads the task's workspace from the database
+//! and records what was copied, so this module needs no SQL.
 
 use std::path::{Component, Path, PathBuf};
 
-use rusqlite::{Connection, params};
 use serde_json::{Value, json};
 
-use super::db::{DbError, DbResult};
-use super::ops;
-use super::paths::{DEFAULT_BOARD, KanbanPaths};
+use crate::toolsets::kanban::error::ArtifactError;
+use crate::toolsets::kanban::paths::{DEFAULT_BOARD, KanbanPaths};
+use crate::toolsets::kanban::util::py_strip;
 
-pub const ATTACHMENT_MAX_BYTES: u64 = 25 * 1024 * 1024;
+/// Hermes' per-attachment size limit.
+const ATTACHMENT_MAX_BYTES: u64 = 25 * 1024 * 1024;
 
 /// `Path.resolve(strict=False)`: canonicalize the existing prefix, keep the rest.
-pub fn resolve_lenient(p: &Path) -> PathBuf {
+fn resolve_lenient(p: &Path) -> PathBuf {
     let p = crate::hermes::home::expand_tilde(p);
     let abs = if p.is_absolute() {
         p
@@ -62,7 +69,7 @@ fn normalize(p: &Path) -> PathBuf {
 impl KanbanPaths {
     /// `_managed_scratch_path_info`: `Some(board)` when `p` is strictly inside
     /// a kanban workspaces root (`None` board for the env-pinned root).
-    pub fn managed_scratch_board(&self, p: &Path) -> Option<Option<String>> {
+    fn managed_scratch_board(&self, p: &Path) -> Option<Option<String>> {
         let abs = resolve_lenient(p);
         let mut roots: Vec<(PathBuf, Option<String>)> = Vec::new();
         if let Some(o) = &self.workspaces_override {
@@ -89,7 +96,7 @@ impl KanbanPaths {
     }
 
     /// `task_attachments_dir(task_id, board)`.
-    pub fn attachments_dir(&self, task_id: &str, board: Option<&str>) -> PathBuf {
+    fn attachments_dir(&self, task_id: &str, board: Option<&str>) -> PathBuf {
         let root = match &self.attachments_override {
             Some(o) => o.clone(),
             None => {
@@ -107,35 +114,15 @@ impl KanbanPaths {
     }
 }
 
-fn scratch_workspace(conn: &Connection, task_id: &str) -> DbResult<Option<PathBuf>> {
-    let row: Option<(Option<String>, Option<String>)> = conn
-        .query_row(
-            "SELECT workspace_kind, workspace_path FROM tasks WHERE id = ?",
-            [task_id],
-            |r| Ok((r.get(0)?, r.get(1)?)),
-        )
-        .ok();
-    Ok(match row {
-        Some((Some(kind), Some(path))) if kind == "scratch" && !path.is_empty() => {
-            Some(crate::hermes::home::expand_tilde(Path::new(&path)))
-        }
-        _ => None,
-    })
-}
-
 /// `_merge_completion_prose_artifacts`: files under the scratch workspace that
 /// the summary/result names by absolute path join `metadata.artifacts`.
-pub fn merge_prose_artifacts(
-    conn: &Connection,
+pub(crate) fn merge_prose_artifacts(
     paths: &KanbanPaths,
-    task_id: &str,
+    ws: &Path,
     metadata: Option<Value>,
     texts: &[&str],
-) -> DbResult<Option<Value>> {
-    let Some(ws) = scratch_workspace(conn, task_id)? else {
-        return Ok(metadata);
-    };
-    if paths.managed_scratch_board(&ws).is_none() {
+) -> Result<Option<Value>, regex::Error> {
+    if paths.managed_scratch_board(ws).is_none() {
         return Ok(metadata);
     }
     let text = texts
@@ -150,8 +137,7 @@ pub fn merge_prose_artifacts(
     let re = regex::Regex::new(&format!(
         "{}(?:[/\\\\][^\\s`\"'<>]+)",
         regex::escape(&ws.to_string_lossy())
-    ))
-    .map_err(|e| DbError::Other(e.to_string()))?;
+    ))?;
     let found: Vec<String> = re
         .find_iter(&text)
         .map(|m| {
@@ -181,26 +167,26 @@ pub fn merge_prose_artifacts(
     Ok(Some(Value::Object(m)))
 }
 
-/// `_persist_scratch_completion_artifacts` + attachment rows, inside the
-/// completion transaction: copies declared deliverables out of the scratch
-/// workspace. A missing or oversized deliverable aborts the completion.
-pub fn persist_artifacts(
-    conn: &Connection,
+/// `_persist_scratch_completion_artifacts`, run inside the completion
+/// transaction: copies the declared deliverables under the scratch workspace
+/// `ws` to the task's attachments directory and points `metadata.artifacts`
+/// at the copies. Returns the copies for the caller to record as attachment
+/// rows. A missing or oversized deliverable removes what was copied so far
+/// and aborts the completion.
+pub(crate) fn persist_artifacts(
     paths: &KanbanPaths,
     task_id: &str,
+    ws: &Path,
     metadata: &mut Value,
-) -> DbResult<()> {
+) -> Result<Vec<Copied>, ArtifactError> {
     let Some(Value::Array(raw)) = metadata.get("artifacts").cloned() else {
-        return Ok(());
+        return Ok(vec![]);
     };
-    let Some(ws) = scratch_workspace(conn, task_id)? else {
-        return Ok(());
+    let Some(board) = paths.managed_scratch_board(ws) else {
+        return Ok(vec![]);
     };
-    let Some(board) = paths.managed_scratch_board(&ws) else {
-        return Ok(());
-    };
-    let Ok(ws_root) = std::fs::canonicalize(&ws) else {
-        return Ok(());
+    let Ok(ws_root) = std::fs::canonicalize(ws) else {
+        return Ok(vec![]);
     };
     let dir = paths.attachments_dir(task_id, board.as_deref());
     let mut persisted: Vec<String> = Vec::new();
@@ -211,12 +197,12 @@ pub fn persist_artifacts(
         }
         let _ = std::fs::remove_dir(&dir);
     };
-    let fail = |copied: &[PathBuf], msg: String| {
+    let fail = |copied: &[PathBuf], e: ArtifactError| {
         discard(copied);
-        Err(DbError::Artifact(msg))
+        Err(e)
     };
     for item in raw {
-        let Some(a) = item.as_str().map(ops::py_strip).filter(|s| !s.is_empty()) else {
+        let Some(a) = item.as_str().map(py_strip).filter(|s| !s.is_empty()) else {
             continue;
         };
         let src = crate::hermes::home::expand_tilde(Path::new(a));
@@ -226,25 +212,21 @@ pub fn persist_artifacts(
             continue;
         }
         if !src.is_file() {
-            return fail(
-                &copied,
-                format!("declared scratch artifact is unavailable or not a regular file: {a}"),
-            );
+            return fail(&copied, ArtifactError::Unavailable { path: a.into() });
         }
         let size = std::fs::metadata(&resolved).map(|m| m.len()).unwrap_or(0);
         if size > ATTACHMENT_MAX_BYTES {
             return fail(
                 &copied,
-                format!(
-                    "declared scratch artifact exceeds the {ATTACHMENT_MAX_BYTES}-byte limit: {a}"
-                ),
+                ArtifactError::TooLarge {
+                    path: a.into(),
+                    limit: ATTACHMENT_MAX_BYTES,
+                },
             );
         }
-        if let Err(e) = std::fs::create_dir_all(&dir) {
-            return fail(
-                &copied,
-                format!("could not preserve declared scratch artifact {a}: {e}"),
-            );
+        if let Err(source) = std::fs::create_dir_all(&dir) {
+            let path = a.into();
+            return fail(&copied, ArtifactError::Copy { path, source });
         }
         let name = resolved
             .file_name()
@@ -259,12 +241,10 @@ pub fn persist_artifacts(
                 let mut inp = std::fs::File::open(&resolved)?;
                 std::io::copy(&mut inp, &mut out)
             });
-        if let Err(e) = res {
+        if let Err(source) = res {
             let _ = std::fs::remove_file(&dest);
-            return fail(
-                &copied,
-                format!("could not preserve declared scratch artifact {a}: {e}"),
-            );
+            let path = a.into();
+            return fail(&copied, ArtifactError::Copy { path, source });
         }
         copied.push(dest.clone());
         persisted.push(
@@ -275,31 +255,30 @@ pub fn persist_artifacts(
         );
     }
     if copied.is_empty() {
-        return Ok(());
+        return Ok(vec![]);
     }
     metadata["artifacts"] = json!(persisted);
-    let t = ops::now();
-    for dest in &copied {
-        let stored = std::fs::canonicalize(dest).unwrap_or(dest.clone());
-        let filename = stored
-            .file_name()
-            .map(|n| n.to_string_lossy().to_string())
-            .unwrap_or_default();
-        let size = std::fs::metadata(&stored).map(|m| m.len()).unwrap_or(0) as i64;
-        conn.execute(
-            "INSERT INTO task_attachments (task_id, filename, stored_path, content_type, size, uploaded_by, created_at) \
-             VALUES (?, ?, ?, NULL, ?, 'kanban_complete', ?)",
-            params![task_id, filename, stored.to_string_lossy(), size, t],
-        )?;
-        ops::append_event(
-            conn,
-            task_id,
-            "attached",
-            Some(json!({"filename": filename, "size": size, "by": "kanban_complete"})),
-            None,
-        )?;
-    }
-    Ok(())
+    Ok(copied
+        .into_iter()
+        .map(|dest| {
+            let stored = std::fs::canonicalize(&dest).unwrap_or(dest);
+            Copied {
+                filename: stored
+                    .file_name()
+                    .map(|n| n.to_string_lossy().to_string())
+                    .unwrap_or_default(),
+                size: std::fs::metadata(&stored).map(|m| m.len()).unwrap_or(0) as i64,
+                stored_path: stored.to_string_lossy().to_string(),
+            }
+        })
+        .collect())
+}
+
+/// A deliverable [`persist_artifacts`] copied into the attachments directory.
+pub(crate) struct Copied {
+    pub(crate) filename: String,
+    pub(crate) stored_path: String,
+    pub(crate) size: i64,
 }
 
 fn unique_path(dir: &Path, name: &str, used: &[PathBuf]) -> PathBuf {
@@ -327,36 +306,11 @@ fn unique_path(dir: &Path, name: &str, used: &[PathBuf]) -> PathBuf {
         .expect("a free name")
 }
 
-const ACTIVE_CHILD: &str = "SELECT 1 FROM task_links l JOIN tasks t ON t.id = l.child_id WHERE l.parent_id = ? \
-    AND t.status NOT IN ('done', 'archived', 'failed', 'cancelled') LIMIT 1";
-
-/// `_cleanup_workspace`: remove the finished task's managed scratch
-/// directory unless a child still needs it, then any parent scratch whose
-/// children are now all finished. Best effort, never fails the completion.
-pub fn cleanup_after_complete(conn: &Connection, paths: &KanbanPaths, task_id: &str) {
-    let remove = |ws: &Path| {
-        if ws.is_dir() && paths.managed_scratch_board(ws).is_some() {
-            let _ = std::fs::remove_dir_all(ws);
-        }
-    };
-    let active = |id: &str| {
-        conn.prepare_cached(ACTIVE_CHILD)
-            .and_then(|mut s| s.exists([id]))
-            .unwrap_or(true)
-    };
-    if let Ok(Some(ws)) = scratch_workspace(conn, task_id) {
-        if active(task_id) {
-            return;
-        }
-        remove(&ws);
-    }
-    if let Ok(parents) = ops::parent_ids(conn, task_id) {
-        for p in parents {
-            if let Ok(Some(ws)) = scratch_workspace(conn, &p)
-                && !active(&p)
-            {
-                remove(&ws);
-            }
-        }
+/// Part of `_cleanup_workspace`: remove `ws` when it is a directory strictly
+/// inside a kanban workspaces root (never a user directory a task pointed
+/// at). Best effort: errors are ignored, completion never fails on cleanup.
+pub(crate) fn remove_scratch(paths: &KanbanPaths, ws: &Path) {
+    if ws.is_dir() && paths.managed_scratch_board(ws).is_some() {
+        let _ = std::fs::remove_dir_all(ws);
     }
 }

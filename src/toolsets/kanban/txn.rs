@@ -1,0 +1,124 @@
+//! Hermes' `write_txn` (hermes-agent: `hermes_cli/kanban_db.py`): every
+//! write runs in `BEGIN IMMEDIATE` / `COMMIT`, the boundaries retried with
+//! jitter while another process holds the lock, and each commit is followed
+//! by the torn-extend check (`_check_file_length_invariant`).
+
+use std::sync::{LazyLock, Mutex};
+use std::time::Duration;
+
+use rusqlite::{Connection, ErrorCode, OptionalExtension};
+
+use crate::toolsets::kanban::error::{KanbanError, KanbanResult};
+use crate::toolsets::kanban::util::random_u32;
+
+const BUSY_MAX_RETRIES: usize = 5;
+
+pub(crate) fn is_busy(e: &rusqlite::Error) -> bool {
+    matches!(
+        e.sqlite_error_code(),
+        Some(ErrorCode::DatabaseBusy) | Some(ErrorCode::DatabaseLocked)
+    ) || {
+        let m = e.to_string().to_lowercase();
+        m.contains("database is locked") || m.contains("database is busy")
+    }
+}
+
+fn jitter_sleep() {
+    let ms = 20 + (random_u32() % 131) as u64;
+    std::thread::sleep(Duration::from_millis(ms));
+}
+
+fn boundary_with_retry(conn: &Connection, sql: &str) -> rusqlite::Result<()> {
+    let mut attempt = 0;
+    loop {
+        match conn.execute_batch(sql) {
+            Ok(()) => return Ok(()),
+            Err(e) if is_busy(&e) && attempt < BUSY_MAX_RETRIES => {
+                attempt += 1;
+                jitter_sleep();
+            }
+            Err(e) => return Err(e),
+        }
+    }
+}
+
+/// Hermes' `write_txn`: `BEGIN IMMEDIATE`, the body, `COMMIT`; the two
+/// boundaries are retried up to 5 times with a 20-150 ms jitter on busy,
+/// the body never is. `ROLLBACK` on error, then the torn-extend check.
+pub(crate) fn write_txn<T>(
+    conn: &Connection,
+    f: impl FnOnce(&Connection) -> KanbanResult<T>,
+) -> KanbanResult<T> {
+    boundary_with_retry(conn, "BEGIN IMMEDIATE")?;
+    match f(conn) {
+        Ok(v) => {
+            if let Err(e) = boundary_with_retry(conn, "COMMIT") {
+                let _ = conn.execute_batch("ROLLBACK");
+                return Err(e.into());
+            }
+            check_file_length(conn)?;
+            Ok(v)
+        }
+        Err(e) => {
+            let _ = conn.execute_batch("ROLLBACK");
+            Err(e)
+        }
+    }
+}
+
+/// Descriptors used to read DB headers, opened once and never closed: closing
+/// any descriptor of a file drops every POSIX lock this process holds on it,
+/// including SQLite's own WAL locks, after which another process's
+/// checkpoint can leave our connection reading a stale snapshot.
+static HEADER_FDS: LazyLock<Mutex<std::collections::HashMap<String, std::fs::File>>> =
+    LazyLock::new(Default::default);
+
+/// Post-commit check: the header's page count must fit in the file.
+fn check_file_length(conn: &Connection) -> KanbanResult<()> {
+    use std::os::unix::fs::FileExt;
+    let Ok(Some(file)) = conn
+        .query_row("PRAGMA database_list", [], |r| r.get::<_, String>(2))
+        .optional()
+    else {
+        return Ok(());
+    };
+    if file.is_empty() {
+        return Ok(());
+    }
+    let page_size: i64 = conn.query_row("PRAGMA page_size", [], |r| r.get(0))?;
+    let Ok(size) = std::fs::metadata(&file).map(|m| m.len()) else {
+        return Ok(());
+    };
+    let mut fds = HEADER_FDS.lock().unwrap();
+    if !fds.contains_key(&file) {
+        let Ok(f) = std::fs::File::open(&file) else {
+            return Ok(());
+        };
+        fds.insert(file.clone(), f);
+    }
+    let mut hdr = [0u8; 4];
+    if fds[&file].read_exact_at(&mut hdr, 28).is_err() {
+        return Ok(());
+    }
+    drop(fds);
+    let count = u32::from_be_bytes(hdr) as u64;
+    if count == 0 || page_size <= 0 {
+        return Ok(());
+    }
+    let actual = size / page_size as u64;
+    if actual < count {
+        return Err(KanbanError::TornExtend {
+            file,
+            count,
+            actual,
+            size,
+            page_size,
+        });
+    }
+    Ok(())
+}
+
+/// Drop the cached header descriptor for `file` (the file was replaced).
+pub(crate) fn forget_header_fd(file: &str) {
+    HEADER_FDS.lock().unwrap().remove(file);
+}

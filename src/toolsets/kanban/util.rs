@@ -1,0 +1,191 @@
+//! Leaf helpers for the kanban port: the clock, random ids, and the handful of
+//! Python built-ins (`str.strip`, `len`, `repr`, `json.dumps(sort_keys=True)`,
+//! truthiness, `time.strftime`) whose exact behaviour shows up in Hermes'
+//! stored rows and error texts. Kept free of any other kanban module so every
+//! layer (db, store, ops, handlers) can use it without an import cycle.
+
+use std::io::Read;
+
+use serde_json::{Map, Value};
+
+use crate::redact::py_json;
+
+/// `int(time.time())`, as Hermes stamps every row.
+pub(crate) fn now() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs() as i64)
+        .unwrap_or(0)
+}
+
+fn random_bytes<const N: usize>() -> [u8; N] {
+    let mut b = [0u8; N];
+    if std::fs::File::open("/dev/urandom")
+        .and_then(|mut f| f.read_exact(&mut b))
+        .is_err()
+    {
+        let t = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos())
+            .unwrap_or(0)
+            ^ (std::process::id() as u128) << 64;
+        for (i, x) in b.iter_mut().enumerate() {
+            *x = (t >> ((i % 16) * 8)) as u8;
+        }
+    }
+    b
+}
+
+pub(crate) fn random_u32() -> u32 {
+    u32::from_le_bytes(random_bytes::<4>())
+}
+
+/// `"t_" + secrets.token_hex(4)`.
+pub(crate) fn new_task_id() -> String {
+    let b = random_bytes::<4>();
+    format!("t_{:02x}{:02x}{:02x}{:02x}", b[0], b[1], b[2], b[3])
+}
+
+/// `"<hostname>:<pid>"`, Hermes' `_claimer_id()` for this process.
+pub(crate) fn claimer_id() -> String {
+    let mut buf = [0u8; 256];
+    // SAFETY: buffer and length are valid; gethostname NUL-terminates or truncates.
+    let rc = unsafe { libc::gethostname(buf.as_mut_ptr() as *mut libc::c_char, buf.len()) };
+    let host = if rc == 0 {
+        let end = buf.iter().position(|b| *b == 0).unwrap_or(buf.len());
+        String::from_utf8_lossy(&buf[..end]).to_string()
+    } else {
+        String::new()
+    };
+    let host = if host.is_empty() {
+        "unknown".into()
+    } else {
+        host
+    };
+    format!("{host}:{}", std::process::id())
+}
+
+/// Python's `str.strip()`.
+pub(crate) fn py_strip(s: &str) -> &str {
+    s.trim_matches(|c: char| c.is_whitespace() || ('\x1c'..='\x1f').contains(&c))
+}
+
+/// Python's `str.splitlines()[0]` (empty when there are no lines).
+pub(crate) fn first_line(s: &str) -> &str {
+    let end = s
+        .find(|c: char| {
+            matches!(
+                c,
+                '\n' | '\r'
+                    | '\x0b'
+                    | '\x0c'
+                    | '\x1c'
+                    | '\x1d'
+                    | '\x1e'
+                    | '\u{85}'
+                    | '\u{2028}'
+                    | '\u{2029}'
+            )
+        })
+        .unwrap_or(s.len());
+    &s[..end]
+}
+
+/// Python's `s[:n]` (code points, not bytes).
+pub(crate) fn take_chars(s: &str, n: usize) -> String {
+    s.chars().take(n).collect()
+}
+
+/// Python's `len(s)` (code points, not bytes).
+pub(crate) fn py_len(s: &str) -> usize {
+    s.chars().count()
+}
+
+/// Python's `sorted(list)` repr: `['a', 'b']`.
+pub(crate) fn py_list(items: &[&str]) -> String {
+    let mut v: Vec<&str> = items.to_vec();
+    v.sort();
+    let q: Vec<String> = v.iter().map(|s| format!("'{s}'")).collect();
+    format!("[{}]", q.join(", "))
+}
+
+/// Python's `repr()` of a str (enough for error messages).
+pub(crate) fn py_repr(s: &str) -> String {
+    let quote = if s.contains('\'') && !s.contains('"') {
+        '"'
+    } else {
+        '\''
+    };
+    let mut out = String::new();
+    out.push(quote);
+    for ch in s.chars() {
+        match ch {
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if c == quote => {
+                out.push('\\');
+                out.push(c)
+            }
+            c if (c as u32) < 0x20 || c as u32 == 0x7f => {
+                out.push_str(&format!("\\x{:02x}", c as u32))
+            }
+            c => out.push(c),
+        }
+    }
+    out.push(quote);
+    out
+}
+
+/// Python `json.dumps(v, ensure_ascii=False, sort_keys=True)`.
+pub(crate) fn py_json_sorted(v: &Value) -> String {
+    fn sort(v: &Value) -> Value {
+        match v {
+            Value::Object(m) => {
+                let mut keys: Vec<&String> = m.keys().collect();
+                keys.sort();
+                let mut out = Map::new();
+                for k in keys {
+                    out.insert(k.clone(), sort(&m[k]));
+                }
+                Value::Object(out)
+            }
+            Value::Array(a) => Value::Array(a.iter().map(sort).collect()),
+            o => o.clone(),
+        }
+    }
+    py_json(&sort(v))
+}
+
+/// Python's `bool(v)` for a JSON value.
+pub(crate) fn truthy(v: &Value) -> bool {
+    match v {
+        Value::Null => false,
+        Value::Bool(b) => *b,
+        Value::Number(n) => n.as_f64() != Some(0.0),
+        Value::String(s) => !s.is_empty(),
+        Value::Array(a) => !a.is_empty(),
+        Value::Object(m) => !m.is_empty(),
+    }
+}
+
+/// `time.strftime("%Y-%m-%d %H:%M", time.localtime(ts))`.
+pub(crate) fn local_ts(ts: i64) -> String {
+    // SAFETY: localtime_r writes into the tm we own.
+    unsafe {
+        let t: libc::time_t = ts as libc::time_t;
+        let mut tm: libc::tm = std::mem::zeroed();
+        if libc::localtime_r(&t, &mut tm).is_null() {
+            return String::new();
+        }
+        format!(
+            "{:04}-{:02}-{:02} {:02}:{:02}",
+            tm.tm_year + 1900,
+            tm.tm_mon + 1,
+            tm.tm_mday,
+            tm.tm_hour,
+            tm.tm_min
+        )
+    }
+}
