@@ -5,14 +5,15 @@
 use std::borrow::Cow;
 
 use chromiumoxide::Page;
+use chromiumoxide::error::CdpError;
 use chromiumoxide::types::{Command, Method, MethodId};
 use serde::Serialize;
 use serde_json::Value;
 
 #[derive(Debug, Clone)]
-pub struct Raw {
-    pub method: &'static str,
-    pub params: Value,
+pub(crate) struct Raw {
+    pub(crate) method: &'static str,
+    pub(crate) params: Value,
 }
 
 impl Serialize for Raw {
@@ -32,9 +33,10 @@ impl Command for Raw {
 }
 
 /// Send one command on the page's session.
-pub async fn call(page: &Page, method: &'static str, params: Value) -> Result<Value, String> {
-    page.execute(Raw { method, params })
-        .await
-        .map(|r| r.result)
-        .map_err(|e| e.to_string())
+pub(crate) async fn call(
+    page: &Page,
+    method: &'static str,
+    params: Value,
+) -> Result<Value, CdpError> {
+    page.execute(Raw { method, params }).await.map(|r| r.result)
 }

@@ -16,16 +16,36 @@ use std::time::Duration;
 /// How long Chromium may take to print its DevTools endpoint.
 const STARTUP_TIMEOUT: Duration = Duration::from_secs(30);
 
-pub struct ChromeProcess {
-    pub child: Child,
-    pub pid: i32,
-    pub ws_url: String,
-    pub profile: tempfile::TempDir,
+pub(crate) struct ChromeProcess {
+    pub(crate) child: Child,
+    pub(crate) pid: i32,
+    pub(crate) ws_url: String,
+    pub(crate) profile: tempfile::TempDir,
+}
+
+/// Why Chromium could not be started.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum LaunchError {
+    #[error("cannot create a temporary Chromium profile: {0}")]
+    Profile(std::io::Error),
+    #[error("launcher poisoned")]
+    LauncherPoisoned,
+    #[error("launcher thread gone")]
+    LauncherGone,
+    #[error("cannot start {}: {source}", exe.display())]
+    Spawn {
+        exe: PathBuf,
+        source: std::io::Error,
+    },
+    #[error(transparent)]
+    Thread(std::io::Error),
+    #[error("Chromium ({}) failed to start: {detail}", exe.display())]
+    Failed { exe: PathBuf, detail: String },
 }
 
 /// The flags a headless Chromium needs here (root sandbox, no outside
 /// connections of its own, no crash reporter, deterministic input).
-pub fn chrome_args(profile: &Path, headed: bool) -> Vec<String> {
+pub(crate) fn chrome_args(profile: &Path, headed: bool) -> Vec<String> {
     let mut a: Vec<String> = vec![
         "--remote-debugging-port=0".into(),
         format!("--user-data-dir={}", profile.display()),
@@ -92,12 +112,12 @@ fn launcher() -> &'static std::sync::Mutex<mpsc::Sender<SpawnJob>> {
 
 /// Start Chromium and wait for its DevTools WebSocket URL. Blocking: call
 /// from `spawn_blocking`.
-pub fn spawn_chrome(exe: &Path, headed: bool) -> Result<ChromeProcess, String> {
+pub(crate) fn spawn_chrome(exe: &Path, headed: bool) -> Result<ChromeProcess, LaunchError> {
     use std::os::unix::process::CommandExt;
     let profile = tempfile::Builder::new()
         .prefix("hermes-mcp-chromium-")
         .tempdir()
-        .map_err(|e| format!("cannot create a temporary Chromium profile: {e}"))?;
+        .map_err(LaunchError::Profile)?;
     let mut cmd = Command::new(exe);
     cmd.args(chrome_args(profile.path(), headed))
         .stdin(Stdio::null())
@@ -114,13 +134,16 @@ pub fn spawn_chrome(exe: &Path, headed: bool) -> Result<ChromeProcess, String> {
     let (tx, rx) = mpsc::channel();
     launcher()
         .lock()
-        .map_err(|_| "launcher poisoned".to_string())?
+        .map_err(|_| LaunchError::LauncherPoisoned)?
         .send((cmd, tx))
-        .map_err(|_| "launcher thread gone".to_string())?;
+        .map_err(|_| LaunchError::LauncherGone)?;
     let mut child = rx
         .recv()
-        .map_err(|_| "launcher thread gone".to_string())?
-        .map_err(|e| format!("cannot start {}: {e}", exe.display()))?;
+        .map_err(|_| LaunchError::LauncherGone)?
+        .map_err(|source| LaunchError::Spawn {
+            exe: exe.to_path_buf(),
+            source,
+        })?;
     let pid = child.id() as i32;
     let stderr = child.stderr.take().expect("piped stderr");
     let (wtx, wrx) = mpsc::channel::<String>();
@@ -153,7 +176,7 @@ pub fn spawn_chrome(exe: &Path, headed: bool) -> Result<ChromeProcess, String> {
                 let _ = wtx.send(format!("!{}", tail.join("\n")));
             }
         })
-        .map_err(|e| e.to_string())?;
+        .map_err(LaunchError::Thread)?;
     let got = wrx.recv_timeout(STARTUP_TIMEOUT);
     match got {
         Ok(url) if !url.starts_with('!') => Ok(ChromeProcess {
@@ -169,21 +192,20 @@ pub fn spawn_chrome(exe: &Path, headed: bool) -> Result<ChromeProcess, String> {
                 Ok(t) => t[1..].trim().to_string(),
                 Err(_) => format!("no DevTools endpoint after {}s", STARTUP_TIMEOUT.as_secs()),
             };
-            Err(format!(
-                "Chromium ({}) failed to start: {}",
-                exe.display(),
-                if detail.is_empty() {
+            Err(LaunchError::Failed {
+                exe: exe.to_path_buf(),
+                detail: if detail.is_empty() {
                     "exited without output".into()
                 } else {
                     detail
-                }
-            ))
+                },
+            })
         }
     }
 }
 
 /// SIGKILL the whole process group led by `pid`.
-pub fn kill_group(pid: i32) {
+pub(crate) fn kill_group(pid: i32) {
     if pid > 1 {
         // SAFETY: plain syscall.
         unsafe {
@@ -194,7 +216,7 @@ pub fn kill_group(pid: i32) {
 
 impl ChromeProcess {
     /// Kill every process of the group, reap the leader, remove the profile.
-    pub fn terminate(mut self) {
+    pub(crate) fn terminate(mut self) {
         kill_group(self.pid);
         let _ = self.child.wait();
         let dir: PathBuf = self.profile.path().to_path_buf();

@@ -11,49 +11,69 @@ use std::collections::HashMap;
 
 use chromiumoxide::Connection;
 use chromiumoxide::cdp::browser_protocol::target::SessionId;
+use chromiumoxide::error::CdpError;
 use chromiumoxide::types::{CallId, CdpJsonEventMessage, Message};
 use futures::StreamExt;
 use serde_json::{Value, json};
 use tokio::sync::{mpsc, oneshot};
 use tokio::task::JoinHandle;
 
-type Reply = oneshot::Sender<Result<Value, String>>;
+use super::protocol::{Attached, decode};
 
-pub struct Navigator {
+/// Why the navigation connection could not be opened or a command on it
+/// failed.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum NavError {
+    #[error("cannot open a CDP connection: {0}")]
+    Connect(CdpError),
+    #[error("cannot attach to the tab: {0}")]
+    Attach(String),
+    #[error("cannot attach to the tab: no session id")]
+    NoSession,
+    #[error("CDP connection closed while attaching")]
+    ClosedWhileAttaching,
+    /// Chromium's own error message for the command.
+    #[error("{0}")]
+    Protocol(String),
+    #[error(transparent)]
+    Submit(serde_json::Error),
+    #[error("the browser connection closed")]
+    BrowserClosed,
+    #[error("the navigation connection is closed")]
+    Closed,
+}
+
+type Reply = oneshot::Sender<Result<Value, NavError>>;
+
+pub(crate) struct Navigator {
     tx: mpsc::UnboundedSender<(&'static str, Value, Reply)>,
     task: JoinHandle<()>,
 }
 
 impl Navigator {
     /// Connect to `ws_url` and attach to target `target_id`.
-    pub async fn connect(ws_url: &str, target_id: &str) -> Result<Self, String> {
+    pub(crate) async fn connect(ws_url: &str, target_id: &str) -> Result<Self, NavError> {
         let mut conn = Connection::<CdpJsonEventMessage>::connect(ws_url)
             .await
-            .map_err(|e| format!("cannot open a CDP connection: {e}"))?;
+            .map_err(NavError::Connect)?;
         let attach = conn
             .submit_command(
                 "Target.attachToTarget".into(),
                 None,
                 json!({"targetId": target_id, "flatten": true}),
             )
-            .map_err(|e| e.to_string())?;
+            .map_err(NavError::Submit)?;
         let session: String = loop {
             match conn.next().await {
                 Some(Ok(Message::Response(r))) if r.id == attach => {
                     if let Some(e) = r.error {
-                        return Err(format!("cannot attach to the tab: {}", e.message));
+                        return Err(NavError::Attach(e.message));
                     }
-                    break r
-                        .result
-                        .and_then(|v| {
-                            v.get("sessionId")
-                                .and_then(|s| s.as_str())
-                                .map(str::to_string)
-                        })
-                        .ok_or("cannot attach to the tab: no session id")?;
+                    let attached: Attached = decode(r.result.unwrap_or_default());
+                    break attached.session_id.ok_or(NavError::NoSession)?;
                 }
                 Some(_) => continue,
-                None => return Err("CDP connection closed while attaching".into()),
+                None => return Err(NavError::ClosedWhileAttaching),
             }
         };
         let (tx, mut rx) = mpsc::unbounded_channel::<(&'static str, Value, Reply)>();
@@ -81,20 +101,20 @@ impl Navigator {
                                 waiting.insert(id, reply);
                             }
                             Err(e) => {
-                                let _ = reply.send(Err(e.to_string()));
+                                let _ = reply.send(Err(NavError::Submit(e)));
                             }
                         }
                     }
                     Ev::Msg(None) => {
                         for (_, r) in waiting.drain() {
-                            let _ = r.send(Err("the browser connection closed".into()));
+                            let _ = r.send(Err(NavError::BrowserClosed));
                         }
                         return;
                     }
                     Ev::Msg(Some(Ok(Message::Response(r)))) => {
                         if let Some(reply) = waiting.remove(&r.id) {
                             let _ = reply.send(match r.error {
-                                Some(e) => Err(e.message),
+                                Some(e) => Err(NavError::Protocol(e.message)),
                                 None => Ok(r.result.unwrap_or(Value::Null)),
                             });
                         }
@@ -107,13 +127,16 @@ impl Navigator {
     }
 
     /// Send one command on the navigation session.
-    pub async fn call(&self, method: &'static str, params: Value) -> Result<Value, String> {
+    pub(crate) async fn call(
+        &self,
+        method: &'static str,
+        params: Value,
+    ) -> Result<Value, NavError> {
         let (tx, rx) = oneshot::channel();
         self.tx
             .send((method, params, tx))
-            .map_err(|_| "the navigation connection is closed".to_string())?;
-        rx.await
-            .map_err(|_| "the navigation connection is closed".to_string())?
+            .map_err(|_| NavError::Closed)?;
+        rx.await.map_err(|_| NavError::Closed)?
     }
 }
 

@@ -5,7 +5,7 @@ use serde_json::{Value, json};
 
 use crate::server::{Hints, ToolDef};
 
-pub const DEFS: &[ToolDef] = &[
+pub(crate) const DEFS: &[ToolDef] = &[
     ToolDef {
         name: "browser_navigate",
         description: "Navigate to a URL in the browser. Initializes the session and loads the page. Must be called before other browser tools. For simple information retrieval, prefer web_search or web_extract (faster, cheaper). For plain-text endpoints — URLs ending in .md, .txt, .json, .yaml, .yml, .csv, .xml, raw.githubusercontent.com, or any documented API endpoint — prefer curl via the terminal tool or web_extract; the browser stack is overkill and much slower for these. Use browser tools when you need to interact with a page (click, fill forms, dynamic content). Returns a compact page snapshot with interactive elements and ref IDs — no need to call browser_snapshot separately after navigating.",

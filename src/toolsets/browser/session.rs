@@ -17,6 +17,7 @@ use chromiumoxide::cdp::browser_protocol::page::{
 use chromiumoxide::cdp::js_protocol::runtime::{
     EventConsoleApiCalled, EventExceptionThrown, RemoteObject,
 };
+use chromiumoxide::error::CdpError;
 use chromiumoxide::handler::HandlerConfig;
 use chromiumoxide::{Browser, Page};
 use futures::StreamExt;
@@ -25,8 +26,8 @@ use tokio::sync::{Notify, watch};
 use tokio::task::JoinHandle;
 
 use super::cdp;
-use super::launch::{self, ChromeProcess};
-use super::navigator::Navigator;
+use super::launch::{self, ChromeProcess, LaunchError};
+use super::navigator::{NavError, Navigator};
 use super::settings::{DialogPolicy, Settings};
 use super::snapshot::RefTable;
 use super::urlcheck::{self, BrowserPolicy, Refusal};
@@ -34,57 +35,102 @@ use super::urlcheck::{self, BrowserPolicy, Refusal};
 /// Console and error buffers keep at most this many entries.
 const MAX_BUFFERED: usize = 1000;
 
+/// Why a browser session (or a fresh tab) could not be set up.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum SessionError {
+    #[error("no Chromium executable")]
+    NoExecutable,
+    #[error(transparent)]
+    Launch(#[from] LaunchError),
+    #[error(transparent)]
+    Join(#[from] tokio::task::JoinError),
+    #[error(
+        "Cannot attach to the browser at {url} (browser.cdp_url / BROWSER_CDP_URL): {why}. Start Chrome with --remote-debugging-port or fix the URL."
+    )]
+    Attach { url: String, why: String },
+    #[error("Cannot connect to the launched Chromium: {why}")]
+    Connect { why: String },
+    #[error("timed out opening a browser tab")]
+    TabTimeout,
+    #[error("cannot open a browser tab: {0}")]
+    OpenTab(CdpError),
+    #[error("cannot listen for browser events: {0}")]
+    Listen(CdpError),
+    #[error("timed out preparing the browser tab")]
+    PrepareTimeout,
+    #[error(transparent)]
+    Prepare(CdpError),
+    #[error("timed out attaching to the browser tab")]
+    AttachTimeout,
+    #[error(transparent)]
+    Navigator(#[from] NavError),
+}
+
 #[derive(Debug, Clone)]
-pub struct PendingDialog {
-    pub kind: String,
-    pub message: String,
-    pub default_prompt: String,
-    pub id: u64,
+pub(crate) struct PendingDialog {
+    pub(crate) kind: String,
+    pub(crate) message: String,
+    pub(crate) default_prompt: String,
+    pub(crate) id: u64,
 }
 
 impl PendingDialog {
-    pub fn to_json(&self) -> Value {
+    pub(crate) fn to_json(&self) -> Value {
         json!({"type": self.kind, "message": self.message})
     }
 }
 
+/// A `console.*` call on the page.
+#[derive(Debug, Clone)]
+pub(crate) struct ConsoleMessage {
+    /// `log`, `warning`, `error`, ... (CDP's `Runtime.consoleAPICalled` type).
+    pub(crate) kind: String,
+    pub(crate) text: String,
+}
+
+/// An uncaught exception on the page.
+#[derive(Debug, Clone)]
+pub(crate) struct PageError {
+    pub(crate) message: String,
+}
+
 /// State shared between the tools and the tab's event tasks.
-pub struct TabState {
-    pub console: Mutex<Vec<Value>>,
-    pub errors: Mutex<Vec<Value>>,
-    pub pending_dialogs: Mutex<Vec<PendingDialog>>,
+pub(crate) struct TabState {
+    pub(crate) console: Mutex<Vec<ConsoleMessage>>,
+    pub(crate) errors: Mutex<Vec<PageError>>,
+    pub(crate) pending_dialogs: Mutex<Vec<PendingDialog>>,
     /// Dialogs handled automatically since the last tool result.
-    pub handled_dialogs: Mutex<Vec<Value>>,
-    pub dialog_opened: Notify,
-    pub crashed: AtomicBool,
+    pub(crate) handled_dialogs: Mutex<Vec<Value>>,
+    pub(crate) dialog_opened: Notify,
+    pub(crate) crashed: AtomicBool,
     /// Bumped on every main-frame navigation (refs are per document).
-    pub doc_gen: AtomicU64,
-    pub loading: watch::Sender<bool>,
-    pub loads: watch::Sender<u64>,
+    pub(crate) doc_gen: AtomicU64,
+    pub(crate) loading: watch::Sender<bool>,
+    pub(crate) loads: watch::Sender<u64>,
     /// The last document request refused by the URL policy.
-    pub blocked: Mutex<Option<(String, Refusal)>>,
-    pub main_frame: String,
+    pub(crate) blocked: Mutex<Option<(String, Refusal)>>,
+    pub(crate) main_frame: String,
     next_dialog: AtomicU64,
 }
 
-pub struct Tab {
-    pub page: Page,
-    pub state: Arc<TabState>,
+pub(crate) struct Tab {
+    pub(crate) page: Page,
+    pub(crate) state: Arc<TabState>,
     /// `Page.navigate` goes through here (see `navigator.rs`).
-    pub nav: Navigator,
+    pub(crate) nav: Navigator,
     tasks: Vec<JoinHandle<()>>,
 }
 
-pub struct Session {
+pub(crate) struct Session {
     browser: Browser,
     handler: JoinHandle<()>,
     process: Option<ChromeProcess>,
-    pub tab: Tab,
-    pub policy: BrowserPolicy,
-    pub refs: RefTable,
-    pub last_used: Instant,
-    pub first_nav_done: bool,
-    pub attached: bool,
+    pub(crate) tab: Tab,
+    pub(crate) policy: BrowserPolicy,
+    pub(crate) refs: RefTable,
+    pub(crate) last_used: Instant,
+    pub(crate) first_nav_done: bool,
+    pub(crate) attached: bool,
 }
 
 fn remote_text(o: &RemoteObject) -> String {
@@ -106,7 +152,7 @@ fn remote_text(o: &RemoteObject) -> String {
         .unwrap_or_default()
 }
 
-fn push_capped(buf: &Mutex<Vec<Value>>, v: Value) {
+fn push_capped<T>(buf: &Mutex<Vec<T>>, v: T) {
     let mut b = buf.lock().unwrap();
     if b.len() >= MAX_BUFFERED {
         b.remove(0);
@@ -122,7 +168,11 @@ fn enum_str<T: serde::Serialize>(t: &T) -> String {
 }
 
 /// Answer a JavaScript dialog.
-pub async fn answer_dialog(page: &Page, accept: bool, prompt: Option<&str>) -> Result<(), String> {
+pub(crate) async fn answer_dialog(
+    page: &Page,
+    accept: bool,
+    prompt: Option<&str>,
+) -> Result<(), CdpError> {
     let mut p = json!({"accept": accept});
     if let Some(t) = prompt {
         p["promptText"] = json!(t);
@@ -134,11 +184,11 @@ pub async fn answer_dialog(page: &Page, accept: bool, prompt: Option<&str>) -> R
 
 impl Session {
     /// Launch Chromium (or attach to `settings.cdp_url`) and open a tab.
-    pub async fn start(
+    pub(crate) async fn start(
         exe: Option<PathBuf>,
         settings: &Settings,
         policy: BrowserPolicy,
-    ) -> Result<Session, String> {
+    ) -> Result<Session, SessionError> {
         let handler_cfg = HandlerConfig {
             request_timeout: settings.command_timeout.max(settings.navigation_timeout)
                 + Duration::from_secs(5),
@@ -148,11 +198,10 @@ impl Session {
         let (process, url, attached) = match &settings.cdp_url {
             Some(u) => (None, u.clone(), true),
             None => {
-                let exe = exe.ok_or("no Chromium executable")?;
+                let exe = exe.ok_or(SessionError::NoExecutable)?;
                 let headed = settings.headed;
                 let p = tokio::task::spawn_blocking(move || launch::spawn_chrome(&exe, headed))
-                    .await
-                    .map_err(|e| e.to_string())??;
+                    .await??;
                 let u = p.ws_url.clone();
                 (Some(p), u, false)
             }
@@ -176,11 +225,9 @@ impl Session {
                     _ => "timed out".into(),
                 };
                 return Err(if attached {
-                    format!(
-                        "Cannot attach to the browser at {url} (browser.cdp_url / BROWSER_CDP_URL): {why}. Start Chrome with --remote-debugging-port or fix the URL."
-                    )
+                    SessionError::Attach { url, why }
                 } else {
-                    format!("Cannot connect to the launched Chromium: {why}")
+                    SessionError::Connect { why }
                 });
             }
         };
@@ -219,7 +266,7 @@ impl Session {
     }
 
     /// Replace a crashed tab with a fresh one.
-    pub async fn replace_tab(&mut self, settings: &Settings) -> Result<(), String> {
+    pub(crate) async fn replace_tab(&mut self, settings: &Settings) -> Result<(), SessionError> {
         let tab = open_tab(&self.browser, &self.policy, settings).await?;
         let old = std::mem::replace(&mut self.tab, tab);
         for t in &old.tasks {
@@ -231,7 +278,7 @@ impl Session {
     }
     /// Close the tab and the browser; for a launched browser kill its whole
     /// process group and remove the profile. Never fails.
-    pub async fn close(mut self) {
+    pub(crate) async fn close(mut self) {
         for t in &self.tab.tasks {
             t.abort();
         }
@@ -247,13 +294,13 @@ impl Session {
         }
     }
 
-    pub fn process_id(&self) -> Option<i32> {
+    pub(crate) fn process_id(&self) -> Option<i32> {
         self.process.as_ref().map(|p| p.pid)
     }
 
     /// Whether the browser is still there (its CDP connection open and, for a
     /// launched browser, its process running).
-    pub fn is_alive(&mut self) -> bool {
+    pub(crate) fn is_alive(&mut self) -> bool {
         if self.handler.is_finished() {
             return false;
         }
@@ -282,11 +329,11 @@ impl TabState {
         }
     }
 
-    pub fn doc_gen(&self) -> u64 {
+    pub(crate) fn doc_gen(&self) -> u64 {
         self.doc_gen.load(Ordering::SeqCst)
     }
 
-    pub fn pending(&self) -> Vec<PendingDialog> {
+    pub(crate) fn pending(&self) -> Vec<PendingDialog> {
         self.pending_dialogs.lock().unwrap().clone()
     }
 }
@@ -296,11 +343,11 @@ async fn open_tab(
     browser: &Browser,
     policy: &BrowserPolicy,
     settings: &Settings,
-) -> Result<Tab, String> {
+) -> Result<Tab, SessionError> {
     let page = tokio::time::timeout(settings.command_timeout, browser.new_page("about:blank"))
         .await
-        .map_err(|_| "timed out opening a browser tab".to_string())?
-        .map_err(|e| format!("cannot open a browser tab: {e}"))?;
+        .map_err(|_| SessionError::TabTimeout)?
+        .map_err(SessionError::OpenTab)?;
     let main_frame = page.target_id().inner().clone();
     let state = Arc::new(TabState::new(main_frame));
     let mut tasks = Vec::new();
@@ -310,7 +357,7 @@ async fn open_tab(
             let mut stream = page
                 .event_listener::<$ty>()
                 .await
-                .map_err(|e| format!("cannot listen for browser events: {e}"))?;
+                .map_err(SessionError::Listen)?;
             let $st = state.clone();
             let $pg = page.clone();
             tasks.push(tokio::spawn(async move {
@@ -333,7 +380,7 @@ async fn open_tab(
             "warning" => "warning".to_string(),
             other => other.to_string(),
         };
-        push_capped(&st.console, json!({"type": kind, "text": text}));
+        push_capped(&st.console, ConsoleMessage { kind, text });
     });
     listen!(EventExceptionThrown, |ev, st, _pg| {
         let d = &ev.exception_details;
@@ -346,7 +393,7 @@ async fn open_tab(
                     .or_else(|| e.value.as_ref().map(|v| v.to_string()))
             })
             .unwrap_or_else(|| d.text.clone());
-        push_capped(&st.errors, json!({"message": msg}));
+        push_capped(&st.errors, PageError { message: msg });
     });
     listen!(EventTargetCrashed, |_ev, st, _pg| {
         st.crashed.store(true, Ordering::SeqCst);
@@ -458,17 +505,18 @@ async fn open_tab(
                 json!({"patterns": [{"urlPattern": "*", "resourceType": "Document", "requestStage": "Request"}]}),
             )
             .await?;
-        Ok::<_, String>(())
+        Ok::<_, CdpError>(())
     };
     tokio::time::timeout(settings.command_timeout, enable)
         .await
-        .map_err(|_| "timed out preparing the browser tab".to_string())??;
+        .map_err(|_| SessionError::PrepareTimeout)?
+        .map_err(SessionError::Prepare)?;
     let nav = tokio::time::timeout(
         settings.command_timeout,
         Navigator::connect(browser.websocket_address(), page.target_id().inner()),
     )
     .await
-    .map_err(|_| "timed out attaching to the browser tab".to_string())??;
+    .map_err(|_| SessionError::AttachTimeout)??;
     Ok(Tab {
         page,
         state,

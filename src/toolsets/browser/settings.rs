@@ -9,7 +9,7 @@ use crate::hermes::envvars;
 
 /// What to do with `alert`/`confirm`/`prompt`/`beforeunload` dialogs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum DialogPolicy {
+pub(crate) enum DialogPolicy {
     /// Keep the dialog open and tell the model; `browser_press` Enter accepts,
     /// Escape dismisses; dismissed after `dialog_timeout_s`.
     MustRespond,
@@ -18,17 +18,18 @@ pub enum DialogPolicy {
 }
 
 #[derive(Debug, Clone)]
-pub struct Settings {
-    /// `BROWSER_CDP_URL` (env first, as Hermes' `_get_cdp_override`), then `browser.cdp_url`.
-    pub cdp_url: Option<String>,
-    pub command_timeout: Duration,
-    pub navigation_timeout: Duration,
-    pub inactivity_timeout: Duration,
-    pub dialog_policy: DialogPolicy,
-    pub dialog_timeout: Duration,
-    pub restrict_evaluate: bool,
-    pub allow_unsafe_evaluate: bool,
-    pub headed: bool,
+pub(crate) struct Settings {
+    /// `BROWSER_CDP_URL` (env first, as Hermes' `_get_cdp_override` in
+    /// hermes-agent: tools/browser_tool.py), then `browser.cdp_url`.
+    pub(crate) cdp_url: Option<String>,
+    pub(crate) command_timeout: Duration,
+    pub(crate) navigation_timeout: Duration,
+    pub(crate) inactivity_timeout: Duration,
+    pub(crate) dialog_policy: DialogPolicy,
+    pub(crate) dialog_timeout: Duration,
+    pub(crate) restrict_evaluate: bool,
+    pub(crate) allow_unsafe_evaluate: bool,
+    pub(crate) headed: bool,
 }
 
 fn secs(ctx: &Context, key: &str) -> Option<f64> {
@@ -39,7 +40,7 @@ fn secs(ctx: &Context, key: &str) -> Option<f64> {
 }
 
 impl Settings {
-    pub fn from_context(ctx: &Context) -> Self {
+    pub(crate) fn from_context(ctx: &Context) -> Self {
         let cfg = ctx.config();
         let cdp_url = ctx
             .env
@@ -95,7 +96,7 @@ impl Settings {
 }
 
 /// Executable names looked up on `PATH`, in order.
-pub const PATH_NAMES: &[&str] = &[
+pub(crate) const PATH_NAMES: &[&str] = &[
     "chromium",
     "chromium-browser",
     "google-chrome",
@@ -110,18 +111,31 @@ fn is_executable(p: &Path) -> bool {
         .unwrap_or(false)
 }
 
+/// Why no Chromium can be used: what was tried and what to do.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum ExecutableError {
+    #[error(
+        "browser.executable in config.yaml points to {}, which is not an executable file; fix the path or remove the key",
+        .0.display()
+    )]
+    BadConfigPath(PathBuf),
+    #[error("CHROME_PATH={} is not an executable file; fix it or unset it", .0.display())]
+    BadChromePath(PathBuf),
+    #[error(
+        "no Chromium or Chrome found (looked for browser.executable in config.yaml, CHROME_PATH, and chromium/google-chrome on PATH); install it with `apt-get install chromium` or set browser.executable / CHROME_PATH"
+    )]
+    NotFound,
+}
+
 /// Find Chromium: `browser.executable`, `CHROME_PATH`, then `PATH`. Only
-/// `stat` calls. `Err` says what was tried and what to do.
-pub fn find_executable(ctx: &Context) -> Result<PathBuf, String> {
+/// `stat` calls.
+pub(crate) fn find_executable(ctx: &Context) -> Result<PathBuf, ExecutableError> {
     if let Some(p) = ctx.config_str("browser.executable") {
         let p = crate::hermes::home::expand_tilde(Path::new(p.trim()));
         return if is_executable(&p) {
             Ok(p)
         } else {
-            Err(format!(
-                "browser.executable in config.yaml points to {}, which is not an executable file; fix the path or remove the key",
-                p.display()
-            ))
+            Err(ExecutableError::BadConfigPath(p))
         };
     }
     if let Some(p) = ctx.env.get(envvars::CHROME_PATH) {
@@ -129,10 +143,7 @@ pub fn find_executable(ctx: &Context) -> Result<PathBuf, String> {
         return if is_executable(&p) {
             Ok(p)
         } else {
-            Err(format!(
-                "CHROME_PATH={} is not an executable file; fix it or unset it",
-                p.display()
-            ))
+            Err(ExecutableError::BadChromePath(p))
         };
     }
     let path = ctx.env.get(envvars::PATH).unwrap_or_default();
@@ -144,5 +155,5 @@ pub fn find_executable(ctx: &Context) -> Result<PathBuf, String> {
             }
         }
     }
-    Err("no Chromium or Chrome found (looked for browser.executable in config.yaml, CHROME_PATH, and chromium/google-chrome on PATH); install it with `apt-get install chromium` or set browser.executable / CHROME_PATH".into())
+    Err(ExecutableError::NotFound)
 }

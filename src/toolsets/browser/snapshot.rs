@@ -1,6 +1,6 @@
 //! Accessibility-tree snapshots with element refs.
 //!
-//! Input: the nodes of `Accessibility.getFullAXTree` (raw JSON). Output: an
+//! Input: the nodes of `Accessibility.getFullAXTree` ([`AxNode`]). Output: an
 //! outline, one element per line, Playwright/agent-browser style:
 //!
 //! ```text
@@ -22,6 +22,7 @@
 use std::collections::{HashMap, HashSet};
 use std::fmt::Write as _;
 
+use serde::Deserialize;
 use serde_json::Value;
 
 /// Roles that always get a ref.
@@ -145,58 +146,46 @@ const VALUE_FIELDS: &[&str] = &["textbox", "searchbox", "combobox", "spinbutton"
 const DROPPED: &[&str] = &["InlineTextBox", "ListMarker", "LineBreak"];
 
 #[derive(Debug, Clone)]
-pub struct RefEntry {
-    pub backend: i64,
-    pub role: String,
-    pub name: String,
+pub(crate) struct RefEntry {
+    pub(crate) backend: i64,
+    pub(crate) role: String,
+    pub(crate) name: String,
 }
 
 /// Ref bookkeeping for one browser tab.
 #[derive(Debug, Default)]
-pub struct RefTable {
+pub(crate) struct RefTable {
     /// The document generation the entries belong to.
-    pub doc_gen: u64,
+    pub(crate) doc_gen: u64,
     by_backend: HashMap<i64, u32>,
     entries: HashMap<u32, RefEntry>,
     /// Refs shown by the latest snapshot, in order.
-    pub latest: Vec<u32>,
+    pub(crate) latest: Vec<u32>,
     next: u32,
     snapshots: u64,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum RefError {
+/// Why a ref cannot be used.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub(crate) enum RefError {
+    #[error(
+        "No element refs yet: call browser_navigate or browser_snapshot first, then use a ref like @e1 from its output."
+    )]
     NoSnapshot,
+    #[error("'{0}' is not an element ref: use a ref from the snapshot such as @e5 (or e5).")]
     Malformed(String),
+    #[error(
+        "Ref {0} is stale: the page changed (navigated or reloaded) since the snapshot that issued it. Call browser_snapshot to get fresh refs."
+    )]
     Stale(String),
+    #[error(
+        "Unknown ref {0}: the latest snapshot issued {1}. Call browser_snapshot to get current refs."
+    )]
     Unknown(String, String),
 }
 
-impl std::fmt::Display for RefError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            RefError::NoSnapshot => write!(
-                f,
-                "No element refs yet: call browser_navigate or browser_snapshot first, then use a ref like @e1 from its output."
-            ),
-            RefError::Malformed(r) => write!(
-                f,
-                "'{r}' is not an element ref: use a ref from the snapshot such as @e5 (or e5)."
-            ),
-            RefError::Stale(r) => write!(
-                f,
-                "Ref {r} is stale: the page changed (navigated or reloaded) since the snapshot that issued it. Call browser_snapshot to get fresh refs."
-            ),
-            RefError::Unknown(r, range) => write!(
-                f,
-                "Unknown ref {r}: the latest snapshot issued {range}. Call browser_snapshot to get current refs."
-            ),
-        }
-    }
-}
-
 /// `@e5`, `e5`, `ref=e5`, `[ref=e5]` → 5.
-pub fn parse_ref(raw: &str) -> Option<u32> {
+pub(crate) fn parse_ref(raw: &str) -> Option<u32> {
     let s = raw.trim().trim_start_matches('[').trim_end_matches(']');
     let s = s.strip_prefix("ref=").unwrap_or(s);
     let s = s.strip_prefix('@').unwrap_or(s);
@@ -205,15 +194,6 @@ pub fn parse_ref(raw: &str) -> Option<u32> {
         return None;
     }
     s.parse().ok().filter(|n| *n > 0)
-}
-
-/// Hermes' display form: `@e5`.
-pub fn display_ref(raw: &str) -> String {
-    match parse_ref(raw) {
-        Some(n) => format!("@e{n}"),
-        None if raw.starts_with('@') => raw.to_string(),
-        None => format!("@{raw}"),
-    }
 }
 
 impl RefTable {
@@ -248,12 +228,12 @@ impl RefTable {
     }
 
     /// The tab was replaced: every issued ref is stale.
-    pub fn invalidate(&mut self) {
+    pub(crate) fn invalidate(&mut self) {
         self.doc_gen = u64::MAX;
     }
 
     /// Resolve a ref for the current document generation.
-    pub fn resolve(&self, raw: &str, doc_gen: u64) -> Result<(u32, RefEntry), RefError> {
+    pub(crate) fn resolve(&self, raw: &str, doc_gen: u64) -> Result<(u32, RefEntry), RefError> {
         let Some(n) = parse_ref(raw) else {
             return Err(RefError::Malformed(raw.to_string()));
         };
@@ -279,12 +259,52 @@ impl RefTable {
     }
 
     /// Refs of the latest snapshot with their entries (for annotations).
-    pub fn latest_entries(&self) -> Vec<(u32, RefEntry)> {
+    pub(crate) fn latest_entries(&self) -> Vec<(u32, RefEntry)> {
         self.latest
             .iter()
             .filter_map(|n| self.entries.get(n).map(|e| (*n, e.clone())))
             .collect()
     }
+}
+
+/// One node of `Accessibility.getFullAXTree` (CDP's `Accessibility.AXNode`),
+/// read leniently: our own structs with string names, so that a role or
+/// property Chromium adds later is just another string (chromiumoxide's
+/// typed enums reject unknown values).
+#[derive(Debug, Default, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+pub(crate) struct AxNode {
+    node_id: Option<String>,
+    ignored: bool,
+    role: Option<AxValue>,
+    name: Option<AxValue>,
+    value: Option<AxValue>,
+    properties: Vec<AxProperty>,
+    child_ids: Vec<String>,
+    #[serde(rename = "backendDOMNodeId")]
+    backend_dom_node_id: Option<i64>,
+}
+
+/// `Accessibility.AXValue`: only its `value` is read.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct AxValue {
+    value: Option<Value>,
+}
+
+/// `Accessibility.AXProperty`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct AxProperty {
+    name: String,
+    value: Option<AxValue>,
+}
+
+/// The result of `Accessibility.getFullAXTree`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub(crate) struct AxTree {
+    pub(crate) nodes: Vec<AxNode>,
 }
 
 struct Node<'a> {
@@ -293,12 +313,16 @@ struct Node<'a> {
     value: String,
     ignored: bool,
     backend: Option<i64>,
-    props: Vec<(&'a str, &'a Value)>,
+    props: Vec<(&'a str, Option<&'a Value>)>,
     children: Vec<usize>,
 }
 
-fn ax_str(v: &Value, key: &str) -> String {
-    match v.get(key).and_then(|x| x.get("value")) {
+fn ax_inner(v: Option<&AxValue>) -> Option<&Value> {
+    v.and_then(|x| x.value.as_ref())
+}
+
+fn ax_str(v: Option<&AxValue>) -> String {
+    match ax_inner(v) {
         Some(Value::String(s)) => s.clone(),
         Some(Value::Number(n)) => n.to_string(),
         Some(Value::Bool(b)) => b.to_string(),
@@ -318,9 +342,9 @@ enum Item {
     Lines(String, String),
 }
 
-pub struct Snapshot {
-    pub text: String,
-    pub element_count: usize,
+pub(crate) struct Snapshot {
+    pub(crate) text: String,
+    pub(crate) element_count: usize,
 }
 
 struct Renderer<'a, 'r> {
@@ -339,7 +363,7 @@ impl Renderer<'_, '_> {
             .props
             .iter()
             .find(|(n, _)| *n == name)
-            .and_then(|(_, v)| v.get("value"))
+            .and_then(|(_, v)| *v)
     }
 
     fn states(&self, i: usize) -> String {
@@ -530,50 +554,44 @@ fn merge_text(items: Vec<Item>) -> Vec<Item> {
 
 /// Render `Accessibility.getFullAXTree`'s `nodes`, assigning refs in `refs`
 /// for document generation `doc_gen`.
-pub fn render(nodes_json: &[Value], refs: &mut RefTable, doc_gen: u64, full: bool) -> Snapshot {
+pub(crate) fn render(ax: &[AxNode], refs: &mut RefTable, doc_gen: u64, full: bool) -> Snapshot {
     refs.reset_for(doc_gen);
     refs.latest.clear();
     refs.snapshots += 1;
-    let mut index: HashMap<&str, usize> = HashMap::with_capacity(nodes_json.len());
-    let mut nodes: Vec<Node> = Vec::with_capacity(nodes_json.len());
-    for (i, n) in nodes_json.iter().enumerate() {
-        if let Some(id) = n.get("nodeId").and_then(|v| v.as_str()) {
+    let mut index: HashMap<&str, usize> = HashMap::with_capacity(ax.len());
+    let mut nodes: Vec<Node> = Vec::with_capacity(ax.len());
+    for (i, n) in ax.iter().enumerate() {
+        if let Some(id) = &n.node_id {
             index.insert(id, i);
         }
-        let role = n
-            .get("role")
-            .and_then(|r| r.get("value"))
+        let role = ax_inner(n.role.as_ref())
             .and_then(|v| v.as_str())
             .unwrap_or("");
         let props = n
-            .get("properties")
-            .and_then(|p| p.as_array())
-            .map(|a| {
-                a.iter()
-                    .filter_map(|p| Some((p.get("name")?.as_str()?, p.get("value")?)))
-                    .collect()
-            })
-            .unwrap_or_default();
+            .properties
+            .iter()
+            .filter(|p| p.value.is_some())
+            .map(|p| (p.name.as_str(), ax_inner(p.value.as_ref())))
+            .collect();
         nodes.push(Node {
             role,
-            name: ax_str(n, "name"),
-            value: ax_str(n, "value"),
-            ignored: n.get("ignored").and_then(|v| v.as_bool()).unwrap_or(false),
-            backend: n.get("backendDOMNodeId").and_then(|v| v.as_i64()),
+            name: ax_str(n.name.as_ref()),
+            value: ax_str(n.value.as_ref()),
+            ignored: n.ignored,
+            backend: n.backend_dom_node_id,
             props,
             children: Vec::new(),
         });
     }
     let mut has_parent: HashSet<usize> = HashSet::new();
-    for (i, n) in nodes_json.iter().enumerate() {
-        if let Some(ids) = n.get("childIds").and_then(|v| v.as_array()) {
-            let kids: Vec<usize> = ids
-                .iter()
-                .filter_map(|c| c.as_str().and_then(|c| index.get(c).copied()))
-                .collect();
-            has_parent.extend(kids.iter().copied());
-            nodes[i].children = kids;
-        }
+    for (i, n) in ax.iter().enumerate() {
+        let kids: Vec<usize> = n
+            .child_ids
+            .iter()
+            .filter_map(|c| index.get(c.as_str()).copied())
+            .collect();
+        has_parent.extend(kids.iter().copied());
+        nodes[i].children = kids;
     }
     let roots: Vec<usize> = (0..nodes.len())
         .filter(|i| !has_parent.contains(i))
@@ -602,10 +620,10 @@ pub fn render(nodes_json: &[Value], refs: &mut RefTable, doc_gen: u64, full: boo
     }
 }
 
-/// Hermes' `_truncate_snapshot`: cut at a line boundary so that the result
+/// Hermes' `_truncate_snapshot` (hermes-agent: tools/browser_tool.py): cut at a line boundary so that the result
 /// (with its note) stays within `max_chars`; `stored` is where the full text
 /// was saved.
-pub fn truncate(text: &str, max_chars: usize, stored: Option<&str>) -> String {
+pub(crate) fn truncate(text: &str, max_chars: usize, stored: Option<&str>) -> String {
     if text.chars().count() <= max_chars {
         return text.to_string();
     }
@@ -641,17 +659,18 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    fn tree() -> Vec<Value> {
-        vec![
-            json!({"nodeId":"1","ignored":false,"role":{"value":"RootWebArea"},"name":{"value":"T"},"childIds":["2","3","5","7"],"backendDOMNodeId":1}),
-            json!({"nodeId":"2","ignored":false,"role":{"value":"heading"},"name":{"value":"Hello"},"properties":[{"name":"level","value":{"type":"integer","value":1}}],"childIds":["20"],"backendDOMNodeId":10}),
-            json!({"nodeId":"20","ignored":false,"role":{"value":"StaticText"},"name":{"value":"Hello"},"childIds":[],"backendDOMNodeId":11}),
-            json!({"nodeId":"3","ignored":false,"role":{"value":"generic"},"name":{"value":""},"childIds":["4"],"backendDOMNodeId":12}),
-            json!({"nodeId":"4","ignored":false,"role":{"value":"textbox"},"name":{"value":"Email"},"value":{"value":"a@b"},"properties":[{"name":"required","value":{"value":true}}],"childIds":[],"backendDOMNodeId":13}),
-            json!({"nodeId":"5","ignored":false,"role":{"value":"paragraph"},"name":{"value":""},"childIds":["6"],"backendDOMNodeId":14}),
-            json!({"nodeId":"6","ignored":false,"role":{"value":"StaticText"},"name":{"value":"Some  text"},"childIds":[],"backendDOMNodeId":15}),
-            json!({"nodeId":"7","ignored":false,"role":{"value":"button"},"name":{"value":"Go"},"childIds":[],"backendDOMNodeId":16}),
-        ]
+    fn tree() -> Vec<AxNode> {
+        serde_json::from_value(json!([
+            {"nodeId":"1","ignored":false,"role":{"value":"RootWebArea"},"name":{"value":"T"},"childIds":["2","3","5","7"],"backendDOMNodeId":1},
+            {"nodeId":"2","ignored":false,"role":{"value":"heading"},"name":{"value":"Hello"},"properties":[{"name":"level","value":{"type":"integer","value":1}}],"childIds":["20"],"backendDOMNodeId":10},
+            {"nodeId":"20","ignored":false,"role":{"value":"StaticText"},"name":{"value":"Hello"},"childIds":[],"backendDOMNodeId":11},
+            {"nodeId":"3","ignored":false,"role":{"value":"generic"},"name":{"value":""},"childIds":["4"],"backendDOMNodeId":12},
+            {"nodeId":"4","ignored":false,"role":{"value":"textbox"},"name":{"value":"Email"},"value":{"value":"a@b"},"properties":[{"name":"required","value":{"value":true}}],"childIds":[],"backendDOMNodeId":13},
+            {"nodeId":"5","ignored":false,"role":{"value":"paragraph"},"name":{"value":""},"childIds":["6"],"backendDOMNodeId":14},
+            {"nodeId":"6","ignored":false,"role":{"value":"StaticText"},"name":{"value":"Some  text"},"childIds":[],"backendDOMNodeId":15},
+            {"nodeId":"7","ignored":false,"role":{"value":"button"},"name":{"value":"Go"},"childIds":[],"backendDOMNodeId":16},
+        ]))
+        .unwrap()
     }
 
     #[test]
@@ -695,7 +714,6 @@ mod tests {
         assert_eq!(parse_ref("[ref=e3]"), Some(3));
         assert_eq!(parse_ref("@x5"), None);
         assert_eq!(parse_ref("e0"), None);
-        assert_eq!(display_ref("e7"), "@e7");
     }
 
     #[test]

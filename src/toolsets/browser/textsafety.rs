@@ -2,8 +2,8 @@
 //! `browser.restrict_evaluate` expression policy.
 //!
 //! Redaction: Hermes runs browser output through
-//! `redact_sensitive_text(force=True)`; so do we, through the shared port in
-//! [`crate::redact`].
+//! `redact_sensitive_text(force=True)` (hermes-agent: agent/redact.py); so
+//! do we, through the shared port in [`crate::redact`].
 
 use std::sync::LazyLock;
 
@@ -11,12 +11,12 @@ use regex::Regex;
 use serde_json::Value;
 
 /// Redact secrets in page text, as Hermes does for browser output.
-pub fn redact(text: &str) -> String {
+pub(crate) fn redact(text: &str) -> String {
     crate::redact::redact_sensitive_text(text)
 }
 
 /// Redact every string in a JSON value.
-pub fn redact_json(v: Value) -> Value {
+pub(crate) fn redact_json(v: Value) -> Value {
     match v {
         Value::String(s) => Value::String(redact(&s)),
         Value::Array(a) => Value::Array(a.into_iter().map(redact_json).collect()),
@@ -110,8 +110,8 @@ fn decode_literal(lit: &str) -> String {
     out
 }
 
-/// Hermes' `_risky_browser_eval_reason`.
-pub fn risky_eval_reason(expr: &str) -> Option<&'static str> {
+/// Hermes' `_risky_browser_eval_reason` (hermes-agent: tools/browser_tool.py).
+pub(crate) fn risky_eval_reason(expr: &str) -> Option<&'static str> {
     if expr.is_empty() {
         return None;
     }
@@ -135,8 +135,9 @@ pub fn risky_eval_reason(expr: &str) -> Option<&'static str> {
     None
 }
 
-/// Hermes' `_enforce_browser_eval_policy` message, when the policy refuses.
-pub fn eval_policy_error(expr: &str, restrict: bool, allow_unsafe: bool) -> Option<String> {
+/// Hermes' `_enforce_browser_eval_policy` message (hermes-agent:
+/// tools/browser_tool.py), when the policy refuses.
+pub(crate) fn eval_policy_error(expr: &str, restrict: bool, allow_unsafe: bool) -> Option<String> {
     if !restrict || allow_unsafe {
         return None;
     }

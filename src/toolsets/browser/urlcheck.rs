@@ -23,15 +23,15 @@ use crate::net::policy::{Blocked, Policy, check_url};
 
 /// The browser's URL policy, fixed when the session starts.
 #[derive(Debug, Clone)]
-pub struct BrowserPolicy {
-    pub policy: Policy,
+pub(crate) struct BrowserPolicy {
+    pub(crate) policy: Policy,
     /// A local browser: DNS failures are left to Chromium (fail open for
     /// private/public classification, as Hermes' metadata floor does).
-    pub local: bool,
+    pub(crate) local: bool,
 }
 
 impl BrowserPolicy {
-    pub fn from_context(ctx: &Context, attached: bool) -> Self {
+    pub(crate) fn from_context(ctx: &Context, attached: bool) -> Self {
         let mut policy = Policy::from_context(ctx);
         if !attached {
             policy.allow_private = ctx
@@ -49,10 +49,9 @@ impl BrowserPolicy {
 /// A refused URL: the message (Hermes' wording) and, for the website
 /// blocklist, Hermes' `blocked_by_policy` object.
 #[derive(Debug, Clone)]
-pub struct Refusal {
-    pub message: String,
-    pub blocked_by_policy: Option<serde_json::Value>,
-    pub metadata: bool,
+pub(crate) struct Refusal {
+    pub(crate) message: String,
+    pub(crate) blocked_by_policy: Option<serde_json::Value>,
 }
 
 impl From<Blocked> for Refusal {
@@ -61,7 +60,6 @@ impl From<Blocked> for Refusal {
             .policy_block()
             .map(|p| serde_json::json!({"host": p.host, "rule": p.rule, "source": p.source}));
         Refusal {
-            metadata: matches!(b, Blocked::Metadata { .. }),
             message: b.to_string(),
             blocked_by_policy,
         }
@@ -69,7 +67,7 @@ impl From<Blocked> for Refusal {
 }
 
 /// URLs the browser itself produces and that never reach the network.
-pub fn is_internal(url: &str) -> bool {
+pub(crate) fn is_internal(url: &str) -> bool {
     url == "about:blank"
         || url.starts_with("about:srcdoc")
         || url.starts_with("data:")
@@ -77,14 +75,13 @@ pub fn is_internal(url: &str) -> bool {
 }
 
 /// Check one URL the browser is about to load as a document.
-pub async fn check(url_str: &str, bp: &BrowserPolicy) -> Result<(), Refusal> {
+pub(crate) async fn check(url_str: &str, bp: &BrowserPolicy) -> Result<(), Refusal> {
     if is_internal(url_str) {
         return Ok(());
     }
     let url = Url::parse(url_str).map_err(|e| Refusal {
         message: format!("Blocked: '{url_str}' is not a valid URL ({e})"),
         blocked_by_policy: None,
-        metadata: false,
     })?;
     check_url(&url, &bp.policy)?;
     if let Some(Host::Domain(d)) = url.host() {
@@ -136,7 +133,6 @@ mod tests {
             "http://0xa9fea9fe/",
         ] {
             let r = check(u, &local).await.unwrap_err();
-            assert!(r.metadata, "{u}: {}", r.message);
             assert_eq!(r.message, "Blocked: URL targets a cloud metadata endpoint");
         }
         let remote = bp(false, false);
