@@ -25,8 +25,10 @@ apt_install() {  # apt_install PKG... (only the missing ones)
 }
 
 # System packages the tests use: python3-venv for Hermes, sqlite3 for board inspection,
-# espeak-ng (offline text_to_speech), sox (audio conversion, duration checks), chromium (browser).
-apt_install python3-venv sqlite3 espeak-ng sox chromium
+# espeak-ng (offline text_to_speech), sox (audio conversion, duration checks), chromium (browser),
+# strace (records Chromium's connections), util-linux's unshare and iproute2's ip (the
+# loopback-only network namespace the tests run in).
+apt_install python3-venv sqlite3 espeak-ng sox chromium strace util-linux iproute2
 
 # The real codex CLI (end-to-end and config-validation tests).
 if ! command -v codex >/dev/null 2>&1 || [ "$(codex --version 2>/dev/null | awk '{print $2}')" != "$CODEX_VERSION" ]; then
@@ -57,6 +59,26 @@ say "cargo fmt --check"
 cargo fmt --all -- --check
 say "cargo clippy --all-targets -- -D warnings"
 cargo clippy --locked --all-targets -- -D warnings
-say "cargo test --locked $*"
+say "cargo build --locked --bins --tests"
 cargo build --locked --bins
-cargo test --locked "$@"
+cargo test --locked --no-run "$@"
+
+# Every install step is done: from here on the tests run in a network namespace that has only
+# loopback, so no test, browser or provider fallback can reach another host. As root `unshare -n`
+# does it; otherwise a user namespace (`unshare -rn`) maps us to root inside it.
+isolate=()
+lo_up='ip link set lo up && exec "$@"'
+if command -v unshare >/dev/null 2>&1 && command -v ip >/dev/null 2>&1; then
+  if [ "$(id -u)" = 0 ] && unshare -n sh -c "$lo_up" sh true 2>/dev/null; then
+    isolate=(unshare -n sh -c "$lo_up" sh)
+  elif unshare -rn sh -c "$lo_up" sh true 2>/dev/null; then
+    isolate=(unshare -rn sh -c "$lo_up" sh)
+  fi
+fi
+if [ ${#isolate[@]} -gt 0 ]; then
+  say "cargo test --locked $* (network namespace with loopback only: ${isolate[*]:0:2})"
+else
+  say "WARNING: could not isolate the tests from the network (no unshare/ip, or namespaces not permitted); running them with full network access"
+  say "cargo test --locked $*"
+fi
+"${isolate[@]}" cargo test --offline --locked "$@"

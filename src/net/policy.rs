@@ -65,16 +65,22 @@ pub enum IpClass {
     Public,
 }
 
-/// The IPv4 address embedded in an IPv6 one (v4-mapped, v4-compatible,
-/// NAT64 64:ff9b::/96, 6to4 2002::/16), if any.
+/// The IPv4 address an IPv6 one stands for, if any: v4-mapped ::ffff:0:0/96,
+/// SIIT v4-translated ::ffff:0:0:0/96, IPv4-compatible ::/96 (not :: and ::1),
+/// NAT64 64:ff9b::/96 and 6to4 2002::/16. Such an address is classified as
+/// the IPv4 address it wraps.
 pub fn embedded_ipv4(v6: &Ipv6Addr) -> Option<Ipv4Addr> {
     if let Some(v4) = v6.to_ipv4_mapped() {
         return Some(v4);
     }
     let s = v6.segments();
-    let tail = Ipv4Addr::new((s[6] >> 8) as u8, s[6] as u8, (s[7] >> 8) as u8, s[7] as u8);
+    let tail = v4_at(v6, 12);
     // NAT64 well-known prefix
     if s[0] == 0x64 && s[1] == 0xff9b && s[2..6].iter().all(|x| *x == 0) {
+        return Some(tail);
+    }
+    // SIIT IPv4-translated ::ffff:0:a.b.c.d
+    if s[0..4].iter().all(|x| *x == 0) && s[4] == 0xffff && s[5] == 0 {
         return Some(tail);
     }
     // Deprecated IPv4-compatible ::a.b.c.d (not :: and ::1)
@@ -83,14 +89,43 @@ pub fn embedded_ipv4(v6: &Ipv6Addr) -> Option<Ipv4Addr> {
     }
     // 6to4: 2002:AABB:CCDD::/48
     if s[0] == 0x2002 {
-        return Some(Ipv4Addr::new(
-            (s[1] >> 8) as u8,
-            s[1] as u8,
-            (s[2] >> 8) as u8,
-            s[2] as u8,
-        ));
+        return Some(v4_at(v6, 2));
     }
     None
+}
+
+/// The four bytes of `v6` from `at`.
+fn v4_at(v6: &Ipv6Addr, at: usize) -> Ipv4Addr {
+    let o = v6.octets();
+    Ipv4Addr::new(o[at], o[at + 1], o[at + 2], o[at + 3])
+}
+
+/// Every IPv4 address an IPv6 address may carry, wherever a translation or
+/// tunnelling scheme puts one: [`embedded_ipv4`], plus the local-use NAT64
+/// prefix 64:ff9b:1::/48 (RFC 8215, at any RFC 6052 prefix length), Teredo
+/// 2001::/32 (server address, and client address XOR-ed with 0xffffffff), and
+/// link-local fe80::/10 interface ids ending in an IPv4 address (ISATAP
+/// fe80::5efe:a.b.c.d and the like). Used to keep cloud metadata blocked in
+/// every disguise.
+pub fn embedded_ipv4_candidates(v6: &Ipv6Addr) -> Vec<Ipv4Addr> {
+    let mut out: Vec<Ipv4Addr> = embedded_ipv4(v6).into_iter().collect();
+    let s = v6.segments();
+    let o = v6.octets();
+    if s[0] == 0x64 && s[1] == 0xff9b && s[2] == 1 {
+        // RFC 6052 layouts for /48, /56, /64 and /96 prefixes (byte 8 is the "u" octet).
+        out.push(Ipv4Addr::new(o[6], o[7], o[9], o[10]));
+        out.push(Ipv4Addr::new(o[7], o[9], o[10], o[11]));
+        out.push(Ipv4Addr::new(o[9], o[10], o[11], o[12]));
+        out.push(v4_at(v6, 12));
+    }
+    if s[0] == 0x2001 && s[1] == 0 {
+        out.push(v4_at(v6, 4));
+        out.push(Ipv4Addr::from(!u32::from(v4_at(v6, 12))));
+    }
+    if s[0] & 0xffc0 == 0xfe80 {
+        out.push(v4_at(v6, 12));
+    }
+    out
 }
 
 fn in_v4(ip: Ipv4Addr, net: [u8; 4], prefix: u32) -> bool {
@@ -130,7 +165,11 @@ fn classify_v4(ip: Ipv4Addr) -> IpClass {
 }
 
 fn classify_v6(ip: Ipv6Addr) -> IpClass {
-    if ip == "fd00:ec2::254".parse::<Ipv6Addr>().unwrap() {
+    if ip == "fd00:ec2::254".parse::<Ipv6Addr>().unwrap()
+        || embedded_ipv4_candidates(&ip)
+            .into_iter()
+            .any(|v4| classify_v4(v4) == IpClass::Metadata)
+    {
         return IpClass::Metadata;
     }
     if let Some(v4) = embedded_ipv4(&ip) {
@@ -491,6 +530,36 @@ mod tests {
         ] {
             assert_eq!(classify(ip(m)), IpClass::Metadata, "{m}");
         }
+        // Cloud metadata inside every IPv6 translation and tunnel form is
+        // metadata (never allowed), not merely private.
+        for m in [
+            // NAT64 well-known /96 and local-use 64:ff9b:1::/48 (RFC 6052 layouts).
+            "64:ff9b::169.254.169.254",
+            "64:ff9b::100.100.100.200",
+            "64:ff9b:1::a9fe:a9fe",
+            "64:ff9b:1:a9fe:a9:fe00::",
+            "64:ff9b:1:0:a9:fea9:fe00:0",
+            "64:ff9b:1:a9:fe:a9fe::",
+            // SIIT IPv4-translated ::ffff:0:0:0/96.
+            "::ffff:0:169.254.169.254",
+            "::ffff:0:a9fe:a9fe",
+            // IPv4-compatible ::/96.
+            "::169.254.169.254",
+            "::a9fe:1",
+            // Link-local with an embedded 169.254.x.x (plain and ISATAP).
+            "fe80::a9fe:a9fe",
+            "fe80::5efe:169.254.169.254",
+            "febf::a9fe:a9fe",
+            // 6to4.
+            "2002:a9fe:a9fe::",
+            "2002:a9fe:1::abcd",
+            // Teredo: client address XOR 0xffffffff, and the server address.
+            "2001:0:4136:e378:8000:63bf:5601:5601",
+            "2001::ffff:5601:5601",
+            "2001:0:a9fe:a9fe::1",
+        ] {
+            assert_eq!(classify(ip(m)), IpClass::Metadata, "{m}");
+        }
         for p in [
             "127.0.0.1",
             "127.1.2.3",
@@ -520,6 +589,10 @@ mod tests {
             "64:ff9b::7f00:1",
             "2002:7f00:1::",
             "2001::1",
+            "::ffff:0:10.0.0.1",
+            "64:ff9b:1::a00:1",
+            "fe80::a00:1",
+            "2001:0:4136:e378:8000:63bf:f5ff:fffe",
         ] {
             assert_eq!(classify(ip(p)), IpClass::Private, "{p}");
         }

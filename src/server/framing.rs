@@ -1,24 +1,45 @@
-//! A line guard between stdio and rmcp.
+//! The stdio channel: a line guard in front of rmcp.
 //!
-//! rmcp drops a line that is not JSON without a word, answers a `tools/call`
-//! without `params` with "method not found", and reads lines of any size. This
-//! layer reads stdin line by line (at most [`MAX_LINE`] bytes), answers what
-//! cannot be a valid request itself (`-32700` parse error, `-32600`, `-32602`
-//! with the request's id), and forwards everything else to rmcp unchanged.
-//! All stdout writes go through one task, so replies never interleave.
+//! rmcp drops a line that is not JSON without a word, answers a message it
+//! cannot parse with `-32600` and no id, stops for good when the first message
+//! is not a request, and reads lines with its own length limit. So rmcp never
+//! reads stdio here: this layer reads stdin line by line (at most [`MAX_LINE`]
+//! bytes before the newline, the one limit), parses each line into an rmcp
+//! message itself, answers what cannot be a valid request (`-32700` parse
+//! error, `-32600` invalid request, `-32602` invalid params) with the request's
+//! id whenever one can be read, drops what needs no answer (a notification or
+//! response it cannot use), and hands rmcp whole messages through
+//! [`GuardTransport`]. All stdout writes go through one task, so replies never
+//! interleave. End of input is announced on [`Guard::eof`] before rmcp sees it,
+//! so the server can cancel running calls at once.
 
+use std::sync::Arc;
+
+use rmcp::RoleServer;
+use rmcp::model::{ClientJsonRpcMessage, ClientRequest, RequestId, ServerJsonRpcMessage};
+use rmcp::transport::Transport;
 use serde_json::{Value, json};
-use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader, DuplexStream};
-use tokio::sync::mpsc;
+use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
+use tokio::sync::{Mutex, mpsc};
+use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
 
-/// The longest request line accepted (a tool call's arguments are small; images
-/// travel the other way).
+/// The longest message accepted: the bytes of one line before its `\n` (a
+/// tool call's arguments are small; images travel the other way). A line of
+/// `MAX_LINE` bytes is read; one of `MAX_LINE + 1` is refused with `-32600`
+/// without being buffered.
 pub const MAX_LINE: usize = 16 * 1024 * 1024;
 
+/// How many parsed messages may wait for rmcp before stdin reading pauses.
+const QUEUE: usize = 64;
+
 /// What to do with one input line.
-#[derive(Debug, PartialEq)]
+#[derive(Debug)]
 pub enum Verdict {
-    Forward,
+    /// Hand this message to rmcp.
+    Forward(Box<ClientJsonRpcMessage>),
+    /// Nothing to do (a blank line, or a notification or response that cannot
+    /// be used: those are never answered).
     Skip,
     /// Reply with this JSON-RPC error message (one line).
     Reply(Value),
@@ -28,8 +49,31 @@ fn error(id: Value, code: i64, message: String) -> Verdict {
     Verdict::Reply(json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}}))
 }
 
+/// Methods rmcp knows the parameters of (a parse failure there is `-32602`).
+fn known_request(method: &str) -> bool {
+    matches!(
+        method,
+        "initialize"
+            | "ping"
+            | "server/discover"
+            | "prompts/get"
+            | "prompts/list"
+            | "resources/list"
+            | "resources/read"
+            | "resources/subscribe"
+            | "resources/unsubscribe"
+            | "resources/templates/list"
+            | "subscriptions/listen"
+            | "tools/call"
+            | "tools/list"
+            | "completion/complete"
+            | "logging/setLevel"
+    )
+}
+
 /// Judge one line (without its newline).
 pub fn judge(line: &[u8]) -> Verdict {
+    let line = line.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(line);
     let trimmed = line.trim_ascii();
     if trimmed.is_empty() {
         return Verdict::Skip;
@@ -52,21 +96,46 @@ pub fn judge(line: &[u8]) -> Verdict {
         };
         return error(Value::Null, -32600, format!("Invalid request: {what}"));
     };
-    let id = obj.get("id").cloned();
     let Some(method) = obj.get("method") else {
-        return Verdict::Forward;
-    }; // a response to us
+        if obj.contains_key("result") || obj.contains_key("error") {
+            // A response to us: used when rmcp can parse it, never answered.
+            return forward_or_skip(msg, "response");
+        }
+        let id = obj.get("id").cloned().unwrap_or(Value::Null);
+        return error(
+            id,
+            -32600,
+            "Invalid request: no method (and not a response)".into(),
+        );
+    };
+    let Some(id) = obj.get("id").cloned() else {
+        // A notification: never answered, whatever is wrong with it.
+        return forward_or_skip(msg, "notification");
+    };
+    // A request: every error from here on carries its id.
     let Some(method) = method.as_str() else {
         return error(
-            id.unwrap_or(Value::Null),
+            id,
             -32600,
             "Invalid request: method must be a string".into(),
         );
     };
-    let Some(id) = id else {
-        return Verdict::Forward;
-    }; // notification: nothing to answer
-    match obj.get("params") {
+    if serde_json::from_value::<RequestId>(id.clone()).is_err() {
+        return error(
+            id,
+            -32600,
+            "Invalid request: id must be a string or an integer from -2^63 to 2^63-1".into(),
+        );
+    }
+    if obj.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
+        return error(
+            id,
+            -32600,
+            r#"Invalid request: "jsonrpc" must be "2.0""#.into(),
+        );
+    }
+    let params = obj.get("params");
+    match params {
         None | Some(Value::Object(_)) => {}
         Some(_) => {
             return error(
@@ -76,8 +145,17 @@ pub fn judge(line: &[u8]) -> Verdict {
             );
         }
     }
+    if params
+        .and_then(|p| p.get("_meta"))
+        .is_some_and(|m| !m.is_object())
+    {
+        return error(
+            id,
+            -32602,
+            format!("Invalid params for {method}: params._meta must be an object"),
+        );
+    }
     if method == "tools/call" {
-        let params = obj.get("params");
         if !params
             .and_then(|p| p.get("name"))
             .is_some_and(Value::is_string)
@@ -99,79 +177,163 @@ pub fn judge(line: &[u8]) -> Verdict {
             );
         }
     }
-    Verdict::Forward
+    let method = method.to_string();
+    match serde_json::from_value::<ClientJsonRpcMessage>(msg) {
+        // rmcp takes a known method whose params do not fit for a custom one
+        // and answers "method not found".
+        Ok(ClientJsonRpcMessage::Request(r))
+            if known_request(&method) && matches!(r.request, ClientRequest::CustomRequest(_)) =>
+        {
+            error(
+                id,
+                -32602,
+                format!("Invalid params for {method}: params do not match the method's schema"),
+            )
+        }
+        Ok(m) => Verdict::Forward(Box::new(m)),
+        Err(e) if known_request(&method) => {
+            error(id, -32602, format!("Invalid params for {method}: {e}"))
+        }
+        Err(e) => error(id, -32600, format!("Invalid request: {e}")),
+    }
 }
 
-/// Read `input` into rmcp's side of `pipe` and rmcp's output to `output`,
-/// answering bad lines directly. Returns when `input` ends (rmcp then sees EOF).
-pub async fn pump<R, W>(input: R, output: W, pipe: DuplexStream)
-where
-    R: AsyncRead + Unpin + Send + 'static,
-    W: AsyncWrite + Unpin + Send + 'static,
-{
-    let (pipe_read, mut pipe_write) = tokio::io::split(pipe);
-    let (tx, mut rx) = mpsc::unbounded_channel::<Vec<u8>>();
-
-    // The single stdout writer.
-    let writer = tokio::spawn(async move {
-        let mut output = output;
-        while let Some(mut line) = rx.recv().await {
-            line.push(b'\n');
-            if output.write_all(&line).await.is_err() || output.flush().await.is_err() {
-                break;
-            }
+fn forward_or_skip(msg: Value, what: &str) -> Verdict {
+    match serde_json::from_value::<ClientJsonRpcMessage>(msg) {
+        Ok(m) => Verdict::Forward(Box::new(m)),
+        Err(e) => {
+            tracing::debug!("ignored a {what} that does not parse: {e}");
+            Verdict::Skip
         }
-    });
+    }
+}
 
-    // rmcp's replies and notifications -> the writer.
-    let tx_out = tx.clone();
-    let from_rmcp = tokio::spawn(async move {
-        let mut lines = BufReader::new(pipe_read);
-        let mut buf = Vec::new();
-        loop {
-            buf.clear();
-            match lines.read_until(b'\n', &mut buf).await {
-                Ok(0) | Err(_) => break,
-                Ok(_) => {
-                    while buf.last().is_some_and(|b| *b == b'\n' || *b == b'\r') {
-                        buf.pop();
-                    }
-                    if tx_out.send(std::mem::take(&mut buf)).is_err() {
-                        break;
-                    }
+/// rmcp's side of the channel: whole messages in, whole messages out.
+pub struct GuardTransport {
+    rx: Arc<Mutex<mpsc::Receiver<ClientJsonRpcMessage>>>,
+    out: mpsc::UnboundedSender<Vec<u8>>,
+}
+
+impl Transport<RoleServer> for GuardTransport {
+    type Error = std::io::Error;
+
+    fn send(
+        &mut self,
+        item: ServerJsonRpcMessage,
+    ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
+        let sent = serde_json::to_vec(&item)
+            .map_err(std::io::Error::other)
+            .and_then(|line| {
+                self.out.send(line).map_err(|_| {
+                    std::io::Error::new(std::io::ErrorKind::BrokenPipe, "stdout is closed")
+                })
+            });
+        std::future::ready(sent)
+    }
+
+    async fn receive(&mut self) -> Option<ClientJsonRpcMessage> {
+        // Cancel-safe: a dropped `recv` loses nothing.
+        self.rx.lock().await.recv().await
+    }
+
+    async fn close(&mut self) -> Result<(), Self::Error> {
+        Ok(())
+    }
+}
+
+/// The running guard: a stdin reader task and the single stdout writer task.
+pub struct Guard {
+    /// Cancelled when stdin ends (EOF or a read error), before rmcp sees the end.
+    pub eof: CancellationToken,
+    rx: Arc<Mutex<mpsc::Receiver<ClientJsonRpcMessage>>>,
+    out: Option<mpsc::UnboundedSender<Vec<u8>>>,
+    reader: JoinHandle<()>,
+    writer: JoinHandle<()>,
+}
+
+impl Guard {
+    /// Start reading `input` and writing `output`.
+    pub fn spawn<R, W>(input: R, output: W) -> Guard
+    where
+        R: AsyncRead + Unpin + Send + 'static,
+        W: AsyncWrite + Unpin + Send + 'static,
+    {
+        let (out, mut out_rx) = mpsc::unbounded_channel::<Vec<u8>>();
+        let writer = tokio::spawn(async move {
+            let mut output = output;
+            while let Some(mut line) = out_rx.recv().await {
+                line.push(b'\n');
+                if output.write_all(&line).await.is_err() || output.flush().await.is_err() {
+                    tracing::debug!("stdout closed");
+                    break;
                 }
             }
+        });
+        let (tx, rx) = mpsc::channel(QUEUE);
+        let eof = CancellationToken::new();
+        let reader = tokio::spawn(read_loop(input, tx, out.clone(), eof.clone()));
+        Guard {
+            eof,
+            rx: Arc::new(Mutex::new(rx)),
+            out: Some(out),
+            reader,
+            writer,
         }
-    });
+    }
 
-    // stdin -> judge -> rmcp or a direct reply.
+    /// A transport for one `serve` attempt (all attempts share the input queue).
+    pub fn transport(&self) -> GuardTransport {
+        GuardTransport {
+            rx: self.rx.clone(),
+            out: self.out.clone().expect("guard is running"),
+        }
+    }
+
+    /// Stop reading and write what is queued for stdout, for at most `drain`
+    /// (zero: drop it). Call after rmcp has stopped.
+    pub async fn finish(mut self, drain: std::time::Duration) {
+        self.reader.abort();
+        drop(self.out.take());
+        if drain.is_zero() || tokio::time::timeout(drain, &mut self.writer).await.is_err() {
+            self.writer.abort();
+        }
+    }
+}
+
+/// stdin -> judge -> rmcp or a direct reply.
+async fn read_loop<R>(
+    input: R,
+    tx: mpsc::Sender<ClientJsonRpcMessage>,
+    out: mpsc::UnboundedSender<Vec<u8>>,
+    eof: CancellationToken,
+) where
+    R: AsyncRead + Unpin + Send + 'static,
+{
     let mut input = BufReader::with_capacity(64 * 1024, input);
     loop {
         match read_line_capped(&mut input, MAX_LINE).await {
             Ok(None) => break,
             Ok(Some(Line::TooLong(n))) => {
-                tracing::warn!("dropped a request line of {n} bytes (limit {MAX_LINE})");
+                tracing::warn!("refused a request line of {n} bytes (limit {MAX_LINE})");
                 if let Verdict::Reply(v) = error(
                     Value::Null,
                     -32600,
                     format!(
-                        "Invalid request: line longer than {} MiB",
+                        "Invalid request: line longer than {MAX_LINE} bytes ({} MiB)",
                         MAX_LINE / (1024 * 1024)
                     ),
                 ) {
-                    let _ = tx.send(v.to_string().into_bytes());
+                    let _ = out.send(v.to_string().into_bytes());
                 }
             }
             Ok(Some(Line::Full(line))) => match judge(&line) {
                 Verdict::Skip => {}
                 Verdict::Reply(v) => {
                     tracing::debug!("answered a bad line: {v}");
-                    let _ = tx.send(v.to_string().into_bytes());
+                    let _ = out.send(v.to_string().into_bytes());
                 }
-                Verdict::Forward => {
-                    let mut line = line;
-                    line.push(b'\n');
-                    if pipe_write.write_all(&line).await.is_err() {
+                Verdict::Forward(m) => {
+                    if tx.send(*m).await.is_err() {
                         break;
                     }
                 }
@@ -182,12 +344,9 @@ where
             }
         }
     }
-    // EOF: let rmcp see it, then drain its last replies.
-    let _ = pipe_write.shutdown().await;
-    drop(pipe_write);
-    let _ = from_rmcp.await;
+    // Announce the end first (running calls are cancelled), then let rmcp see it.
+    eof.cancel();
     drop(tx);
-    let _ = writer.await;
 }
 
 enum Line {
@@ -195,8 +354,9 @@ enum Line {
     TooLong(usize),
 }
 
-/// Read one `\n`-terminated line, keeping at most `cap` bytes; a longer line is
-/// consumed to its end and reported as too long. `None` at EOF.
+/// Read one `\n`-terminated line, keeping at most `cap` bytes before the
+/// `\n`; a longer line is consumed to its end and reported as too long.
+/// `None` at EOF.
 async fn read_line_capped<R: AsyncBufReadExt + Unpin>(
     r: &mut R,
     cap: usize,
@@ -250,9 +410,13 @@ mod tests {
         }
     }
 
+    fn forwards(v: &Verdict) -> bool {
+        matches!(v, Verdict::Forward(_))
+    }
+
     #[test]
     fn judges_lines() {
-        assert_eq!(judge(b"  "), Verdict::Skip);
+        assert!(matches!(judge(b"  "), Verdict::Skip));
         assert_eq!(code(&judge(b"not json")), Some((Value::Null, -32700)));
         assert_eq!(code(&judge(b"[]")), Some((Value::Null, -32600)));
         assert_eq!(
@@ -271,18 +435,68 @@ mod tests {
             code(&judge(br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","arguments":[1]}}"#)),
             Some((json!(1), -32602))
         );
-        assert_eq!(
-            judge(br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x"}}"#),
-            Verdict::Forward
-        );
-        assert_eq!(
-            judge(br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#),
-            Verdict::Forward
-        );
-        assert_eq!(
-            judge(br#"{"jsonrpc":"2.0","id":1,"result":{}}"#),
-            Verdict::Forward
-        );
+        assert!(forwards(&judge(
+            br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x"}}"#
+        )));
+        assert!(forwards(&judge(
+            b"\xEF\xBB\xBF{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}"
+        )));
+        assert!(forwards(&judge(
+            br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#
+        )));
+        assert!(forwards(&judge(br#"{"jsonrpc":"2.0","id":1,"result":{}}"#)));
+    }
+
+    #[test]
+    fn errors_carry_the_id_when_it_can_be_read() {
+        for (line, id, want) in [
+            (r#"{"id":7,"method":"ping"}"#, json!(7), -32600),
+            (
+                r#"{"jsonrpc":"1.0","id":"x","method":"ping"}"#,
+                json!("x"),
+                -32600,
+            ),
+            (
+                r#"{"jsonrpc":"2.0","id":8,"method":"tools/list","params":{"_meta":5}}"#,
+                json!(8),
+                -32602,
+            ),
+            (
+                r#"{"jsonrpc":"2.0","id":9223372036854775808,"method":"ping"}"#,
+                json!(9223372036854775808u64),
+                -32600,
+            ),
+            (
+                r#"{"jsonrpc":"2.0","id":1.5,"method":"ping"}"#,
+                json!(1.5),
+                -32600,
+            ),
+            (
+                r#"{"jsonrpc":"2.0","id":{},"method":"ping"}"#,
+                json!({}),
+                -32600,
+            ),
+            (r#"{"jsonrpc":"2.0","id":3,"method":7}"#, json!(3), -32600),
+            (
+                r#"{"jsonrpc":"2.0","id":4,"method":"initialize","params":{"x":1}}"#,
+                json!(4),
+                -32602,
+            ),
+        ] {
+            assert_eq!(code(&judge(line.as_bytes())), Some((id, want)), "{line}");
+        }
+        // Notifications and responses are never answered, even when unusable.
+        for line in [
+            r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":[]}}"#,
+            r#"{"method":"notifications/initialized"}"#,
+            r#"{"id":3,"result":{}}"#,
+            r#"{"jsonrpc":"2.0","method":"notifications/whatever"}"#,
+        ] {
+            assert!(
+                !matches!(judge(line.as_bytes()), Verdict::Reply(_)),
+                "{line}"
+            );
+        }
     }
 
     #[tokio::test]
@@ -301,5 +515,16 @@ mod tests {
             matches!(read_line_capped(&mut r, 10).await.unwrap(), Some(Line::Full(l)) if l == b"tail")
         );
         assert!(read_line_capped(&mut r, 10).await.unwrap().is_none());
+    }
+
+    #[tokio::test]
+    async fn the_limit_counts_the_bytes_before_the_newline() {
+        for (n, fits) in [(9, true), (10, true), (11, false)] {
+            let mut data = vec![b'x'; n];
+            data.push(b'\n');
+            let mut r = BufReader::with_capacity(4, &data[..]);
+            let got = read_line_capped(&mut r, 10).await.unwrap();
+            assert_eq!(matches!(got, Some(Line::Full(_))), fits, "{n}");
+        }
     }
 }

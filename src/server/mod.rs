@@ -204,34 +204,76 @@ impl ServerHandler for HermesServer {
 
 /// Run the stdio server until stdin closes or SIGTERM/SIGINT arrives, then shut
 /// the toolsets down (no child process is left behind).
+///
+/// Before a lifecycle starts (an `initialize` request, or a request carrying
+/// the 2026 protocol's inline metadata), rmcp gives up on any message that is
+/// not a request; such a message is dropped here and rmcp starts over on the
+/// same input. At the end of input or on a signal, every running call is
+/// cancelled at once (its future is dropped, and with it its children), rmcp
+/// writes the replies it still has, and the toolsets shut down.
 pub async fn serve_stdio(server: HermesServer) -> anyhow::Result<()> {
-    let (rmcp_side, guard_side) = tokio::io::duplex(256 * 1024);
-    let mut pump = tokio::spawn(framing::pump(
-        tokio::io::stdin(),
-        tokio::io::stdout(),
-        guard_side,
-    ));
-    let running = server.clone().serve(rmcp_side).await?;
-    let stop = running.cancellation_token();
+    let guard = framing::Guard::spawn(tokio::io::stdin(), tokio::io::stdout());
     let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
-    let signalled = tokio::select! {
-        r = running.waiting() => { tracing::debug!("service ended: {r:?}"); false }
-        _ = term.recv() => { tracing::debug!("SIGTERM"); stop.cancel(); true }
-        _ = tokio::signal::ctrl_c() => { tracing::debug!("SIGINT"); stop.cancel(); true }
+    let signal = async move {
+        tokio::select! {
+            _ = term.recv() => tracing::debug!("SIGTERM"),
+            _ = tokio::signal::ctrl_c() => tracing::debug!("SIGINT"),
+        }
     };
-    // Cancel running calls and release children first: a client that closed
-    // stdin mid-call is gone, and so is its interest in the answer.
-    server.shutdown().await;
-    // After EOF the pump is draining rmcp's last replies to stdout; give it a
-    // moment. After a signal nobody is listening.
-    let drained = !signalled
-        && tokio::time::timeout(std::time::Duration::from_secs(2), &mut pump)
-            .await
-            .is_ok();
-    if !drained {
-        pump.abort();
+    tokio::pin!(signal);
+
+    let running = tokio::select! {
+        r = start(&server, &guard) => r,
+        _ = &mut signal => None,
+    };
+    let mut signalled = false;
+    if let Some(running) = running {
+        let stop = running.cancellation_token();
+        let waiting = running.waiting();
+        tokio::pin!(waiting);
+        let mut done = false;
+        tokio::select! {
+            r = &mut waiting => { tracing::debug!("service ended: {r:?}"); done = true; }
+            _ = guard.eof.cancelled() => tracing::debug!("stdin closed"),
+            _ = &mut signal => signalled = true,
+        }
+        // Nobody will read the answers of running calls: stop them all now
+        // rather than letting rmcp wait for them.
+        server.inner.shutdown.cancel();
+        if signalled {
+            stop.cancel();
+        }
+        if !done {
+            let _ = waiting.await;
+        }
     }
+    server.shutdown().await;
+    // After EOF, write rmcp's last replies; after a signal nobody is listening.
+    let drain = if signalled {
+        std::time::Duration::ZERO
+    } else {
+        std::time::Duration::from_secs(2)
+    };
+    guard.finish(drain).await;
     Ok(())
+}
+
+/// Serve until a lifecycle starts; `None` when the input ends (or stdout
+/// closes) first.
+async fn start(
+    server: &HermesServer,
+    guard: &framing::Guard,
+) -> Option<rmcp::service::RunningService<RoleServer, HermesServer>> {
+    use rmcp::service::ServerInitializeError as E;
+    loop {
+        match server.clone().serve(guard.transport()).await {
+            Ok(running) => return Some(running),
+            Err(E::ConnectionClosed(_) | E::TransportError { .. } | E::Cancelled) => return None,
+            // A notification or response before the handshake, or a failed
+            // initialize (already answered): ignore it and keep serving.
+            Err(e) => tracing::debug!("before the handshake: {e}; still serving"),
+        }
+    }
 }
 
 #[cfg(test)]

@@ -1,4 +1,5 @@
 mod browser;
+mod browser_offline;
 mod codex_e2e;
 pub mod common;
 mod hermes_runtime;
@@ -12,6 +13,7 @@ mod migrate_hermes;
 mod net_ssrf;
 mod repo_rules;
 mod serve_protocol;
+mod serve_reliability;
 mod skills;
 mod vision;
 mod vision_e2e;

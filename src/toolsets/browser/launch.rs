@@ -43,6 +43,62 @@ pub(crate) enum LaunchError {
     Failed { exe: PathBuf, detail: String },
 }
 
+/// Flags that stop Chromium's own traffic: with these it connects only where
+/// the page asks (no component updater, variations seed, Safe Browsing lists,
+/// domain reliability or metrics uploads, sync, GCM, translate, optimization
+/// guide, media router discovery, hyperlink-auditing pings, DNS prefetch or
+/// DNS-over-HTTPS probes). A test records every connect() to prove it.
+const NO_PHONE_HOME: &[&str] = &[
+    "--disable-background-networking",
+    "--disable-component-update",
+    // Chromium 15x still registers some components and checks
+    // update.googleapis.com for them despite --disable-component-update;
+    // a URL it cannot fetch over the network stops that without a connection.
+    "--component-updater=url-source=about:blank",
+    "--disable-sync",
+    "--disable-domain-reliability",
+    "--disable-client-side-phishing-detection",
+    "--safebrowsing-disable-auto-update",
+    "--disable-field-trial-config",
+    "--disable-variations-seed-fetch",
+    "--metrics-recording-only",
+    "--no-pings",
+    "--dns-prefetch-disable",
+    "--no-service-autorun",
+    "--disable-default-apps",
+    "--disable-extensions",
+    "--no-first-run",
+    "--no-default-browser-check",
+    "--disable-breakpad",
+    "--disable-crash-reporter",
+];
+
+/// Features turned off (Chromium reads one --disable-features flag: the last).
+/// The first ones keep the page under one CDP session and browser_back's load
+/// event (no back/forward cache, no out-of-process frames); the rest are
+/// background services that talk to Google.
+const DISABLED_FEATURES: &[&str] = &[
+    "BackForwardCache",
+    "site-per-process",
+    "IsolateOrigins",
+    "Translate",
+    "MediaRouter",
+    "DialMediaRouteProvider",
+    "OptimizationHints",
+    "OptimizationHintsFetching",
+    "OptimizationGuideModelDownloading",
+    "OptimizationTargetPrediction",
+    "DnsOverHttps",
+    "UseDnsHttpsSvcb",
+    "AutofillServerCommunication",
+    "CertificateTransparencyComponentUpdater",
+    "NetworkTimeServiceQuerying",
+    "SafeBrowsingEnhancedProtection",
+    "InterestFeedContentSuggestions",
+    "PrivacySandboxSettings4",
+    "LensOverlay",
+];
+
 /// The flags a headless Chromium needs here (root sandbox, no outside
 /// connections of its own, no crash reporter, deterministic input).
 pub(crate) fn chrome_args(profile: &Path, headed: bool) -> Vec<String> {
@@ -52,18 +108,7 @@ pub(crate) fn chrome_args(profile: &Path, headed: bool) -> Vec<String> {
         "--no-sandbox".into(),
         "--disable-gpu".into(),
         "--disable-dev-shm-usage".into(),
-        "--disable-background-networking".into(),
-        "--disable-component-update".into(),
-        "--disable-sync".into(),
-        "--no-first-run".into(),
-        "--no-default-browser-check".into(),
         "--disable-quic".into(),
-        "--disable-extensions".into(),
-        "--disable-default-apps".into(),
-        "--disable-breakpad".into(),
-        "--disable-crash-reporter".into(),
-        "--disable-domain-reliability".into(),
-        "--disable-client-side-phishing-detection".into(),
         "--disable-background-timer-throttling".into(),
         "--disable-renderer-backgrounding".into(),
         "--disable-backgrounding-occluded-windows".into(),
@@ -71,7 +116,6 @@ pub(crate) fn chrome_args(profile: &Path, headed: bool) -> Vec<String> {
         "--disable-popup-blocking".into(),
         "--block-new-web-contents".into(),
         "--disable-smooth-scrolling".into(),
-        "--metrics-recording-only".into(),
         "--password-store=basic".into(),
         "--use-mock-keychain".into(),
         "--mute-audio".into(),
@@ -80,9 +124,10 @@ pub(crate) fn chrome_args(profile: &Path, headed: bool) -> Vec<String> {
         // Back/forward cache would skip the load event on browser_back;
         // in-process frames keep the whole page under one CDP session (URL
         // policy interception, accessibility tree).
-        "--disable-features=BackForwardCache,Translate,MediaRouter,OptimizationHints,site-per-process,IsolateOrigins".into(),
+        format!("--disable-features={}", DISABLED_FEATURES.join(",")),
         "--disable-site-isolation-trials".into(),
     ];
+    a.extend(NO_PHONE_HOME.iter().map(|f| f.to_string()));
     if !headed {
         a.push("--headless=new".into());
     }
