@@ -17,7 +17,7 @@
 pub mod audio;
 pub mod command;
 pub mod http;
-pub mod image;
+pub(crate) mod image;
 pub mod tts;
 
 use std::path::{Path, PathBuf};
@@ -25,7 +25,7 @@ use std::path::{Path, PathBuf};
 use crate::hermes::Context;
 use crate::hermes::envvars;
 
-pub use image::ImageGenToolset;
+pub(crate) use image::ImageGenToolset;
 pub use tts::TtsToolset;
 
 /// Find an executable on `PATH` (a few `stat`s; cheap enough for `tools/list`).
@@ -140,6 +140,20 @@ pub fn image_ext(mime: &str) -> &'static str {
         "image/gif" => "gif",
         _ => "png",
     }
+}
+
+/// A context from config YAML and environment variables, for unit tests.
+#[cfg(test)]
+pub(crate) fn test_ctx(yaml: &str, env: &[(&str, &str)]) -> Context {
+    use crate::hermes::{Env, HermesConfig, HermesHome};
+    Context::with_parts(
+        HermesHome {
+            path: "/nonexistent-hermes".into(),
+            explicit: true,
+        },
+        Env::from_map(env.iter().map(|(k, v)| (k.to_string(), v.to_string()))),
+        HermesConfig::from_yaml(yaml).unwrap(),
+    )
 }
 
 #[cfg(test)]
