@@ -18,7 +18,7 @@ pub mod audio;
 pub mod command;
 pub mod http;
 pub(crate) mod image;
-pub mod tts;
+pub(crate) mod tts;
 
 use std::path::{Path, PathBuf};
 
@@ -26,7 +26,7 @@ use crate::hermes::Context;
 use crate::hermes::envvars;
 
 pub(crate) use image::ImageGenToolset;
-pub use tts::TtsToolset;
+pub(crate) use tts::TtsToolset;
 
 /// Find an executable on `PATH` (a few `stat`s; cheap enough for `tools/list`).
 /// A name with a `/` is checked as a path.
