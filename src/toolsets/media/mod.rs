@@ -18,6 +18,7 @@ pub mod audio;
 pub mod command;
 pub mod http;
 pub(crate) mod image;
+mod lenient;
 pub(crate) mod tts;
 
 use std::path::{Path, PathBuf};
