@@ -6,7 +6,9 @@
 use std::time::{Duration, Instant};
 
 use base64::Engine as _;
-use serde_json::{Map, Value, json};
+use serde::Deserialize;
+use serde::de::DeserializeOwned;
+use serde_json::{Map, Number, Value, json};
 
 use super::catalog::{resolve_fal_model, timeout_cfg};
 use super::error::GenError;
@@ -18,12 +20,73 @@ use crate::net::HttpClient;
 use crate::server::ToolCall;
 use crate::toolsets::media::command;
 use crate::toolsets::media::http::{self, ApiRequest, Body};
+use crate::toolsets::media::lenient;
 
 pub(crate) const DEFAULT_FAL_BASE_URL: &str = "https://queue.fal.run";
 
 // Clarity Upscaler, chained after models with `upscale: true` (Hermes' constants).
 const UPSCALER_MODEL: &str = "fal-ai/clarity-upscaler";
 const UPSCALER_FACTOR: u32 = 2;
+
+/// FAL's answer to a queue submit: where to poll, fetch and cancel.
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct QueueHandle {
+    #[serde(deserialize_with = "lenient::opt")]
+    request_id: Option<String>,
+    #[serde(deserialize_with = "lenient::opt")]
+    status_url: Option<String>,
+    #[serde(deserialize_with = "lenient::opt")]
+    response_url: Option<String>,
+    #[serde(deserialize_with = "lenient::opt")]
+    cancel_url: Option<String>,
+}
+
+/// FAL's answer to a status poll.
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct QueueStatus {
+    #[serde(deserialize_with = "lenient::opt")]
+    status: Option<String>,
+    #[serde(deserialize_with = "lenient::opt")]
+    queue_position: Option<u64>,
+    /// Any JSON: a string is quoted as is, anything else as JSON text.
+    #[serde(deserialize_with = "lenient::raw")]
+    error: Option<Value>,
+}
+
+/// One image in a FAL result.
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct FalImage {
+    #[serde(deserialize_with = "lenient::opt")]
+    url: Option<String>,
+    #[serde(deserialize_with = "lenient::opt")]
+    width: Option<Number>,
+    #[serde(deserialize_with = "lenient::opt")]
+    height: Option<Number>,
+}
+
+/// A text-to-image or edit model's result.
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct GenerateResult {
+    #[serde(deserialize_with = "lenient::list")]
+    images: Option<Vec<FalImage>>,
+}
+
+/// The Clarity upscaler's result.
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct UpscaleResult {
+    #[serde(deserialize_with = "lenient::obj")]
+    image: Option<FalImage>,
+}
+
+/// An error value as Hermes words it: a string as is, anything else as JSON.
+fn error_text(e: &Value) -> String {
+    e.as_str().map(str::to_string).unwrap_or(e.to_string())
+}
 
 fn fal_base(ctx: &Context) -> String {
     ctx.config_str("image_gen.fal.base_url")
@@ -55,12 +118,12 @@ impl FalQueue<'_> {
 
     /// Submit to `POST <base>/<endpoint>`, poll `status_url` until COMPLETED,
     /// then fetch `response_url`. On timeout the request is cancelled.
-    pub(crate) async fn run(
+    pub(crate) async fn run<T: DeserializeOwned + Default>(
         &self,
         endpoint: &str,
         arguments: &Value,
         progress: &crate::server::Progress,
-    ) -> Result<Value, GenError> {
+    ) -> Result<T, GenError> {
         let started = Instant::now();
         let submit_url = format!("{}/{}", self.base, endpoint.trim_matches('/'));
         let mut req = self.request(reqwest::Method::POST, &submit_url);
@@ -69,37 +132,31 @@ impl FalQueue<'_> {
             .push(("x-idempotency-key", format!("{:032x}", fastrand::u128(..))));
         let resp = http::send(self.http, req)
             .await
-            .map_err(|e| GenError::http(format!("FAL submit failed: {e}")))?;
+            .map_err(|e| GenError::Http(format!("FAL submit failed: {e}")))?;
         if !(200..300).contains(&resp.status) {
-            return Err(GenError::http(format!(
+            return Err(GenError::Http(format!(
                 "FAL rejected the request to {endpoint}: {}",
                 http::status_error(&resp)
             )));
         }
-        let handle = resp
+        let raw = resp
             .json()
-            .map_err(|e| GenError::http(format!("FAL submit: {e}")))?;
-        let field = |k: &str| -> Result<String, GenError> {
-            handle
-                .get(k)
-                .and_then(Value::as_str)
-                .map(str::to_string)
-                .ok_or_else(|| GenError::http(format!("FAL submit response has no {k}: {handle}")))
+            .map_err(|e| GenError::Http(format!("FAL submit: {e}")))?;
+        let handle: QueueHandle = lenient::object(&raw);
+        let field = |k: &str, v: Option<String>| -> Result<String, GenError> {
+            v.ok_or_else(|| GenError::Http(format!("FAL submit response has no {k}: {raw}")))
         };
-        let request_id = field("request_id")?;
-        let status_url = field("status_url")?;
-        let response_url = field("response_url")?;
-        let cancel_url = handle
-            .get("cancel_url")
-            .and_then(Value::as_str)
-            .map(str::to_string);
+        let request_id = field("request_id", handle.request_id)?;
+        let status_url = field("status_url", handle.status_url)?;
+        let response_url = field("response_url", handle.response_url)?;
+        let cancel_url = handle.cancel_url;
         let base_origin = origin(&self.base);
         for u in [Some(&status_url), Some(&response_url), cancel_url.as_ref()]
             .into_iter()
             .flatten()
         {
             if origin(u) != base_origin {
-                return Err(GenError::http(format!(
+                return Err(GenError::Http(format!(
                     "FAL returned a queue URL on another host ({u}); expected {}",
                     self.base
                 )));
@@ -122,33 +179,31 @@ impl FalQueue<'_> {
                 if let Some(c) = &cancel_url {
                     let _ = http::send(self.http, self.request(reqwest::Method::PUT, c)).await;
                 }
-                return Err(GenError::timeout(format!(
+                return Err(GenError::Timeout(format!(
                     "FAL request {request_id} did not finish within {}s (last status: {last_status}); it was cancelled. Raise image_gen.fal.timeout to wait longer.",
                     command::fmt_secs(self.timeout.as_secs_f64())
                 )));
             }
             let resp = http::send(self.http, self.request(reqwest::Method::GET, &status_url))
                 .await
-                .map_err(|e| GenError::http(format!("FAL status check failed: {e}")))?;
+                .map_err(|e| GenError::Http(format!("FAL status check failed: {e}")))?;
             if !(200..300).contains(&resp.status) {
-                return Err(GenError::http(format!(
+                return Err(GenError::Http(format!(
                     "FAL status check for {request_id} failed: {}",
                     http::status_error(&resp)
                 )));
             }
-            let st = resp
-                .json()
-                .map_err(|e| GenError::http(format!("FAL status: {e}")))?;
-            let status = st
-                .get("status")
-                .and_then(Value::as_str)
-                .unwrap_or("")
-                .to_string();
+            let st: QueueStatus = lenient::object(
+                &resp
+                    .json()
+                    .map_err(|e| GenError::Http(format!("FAL status: {e}")))?,
+            );
+            let status = st.status.unwrap_or_default();
             match status.as_str() {
                 "COMPLETED" => {
-                    if let Some(err) = st.get("error").filter(|e| !e.is_null()) {
-                        let msg = err.as_str().map(str::to_string).unwrap_or(err.to_string());
-                        return Err(GenError::http(format!(
+                    if let Some(err) = st.error.as_ref().filter(|e| !e.is_null()) {
+                        let msg = error_text(err);
+                        return Err(GenError::Http(format!(
                             "FAL request {request_id} failed: {msg}"
                         )));
                     }
@@ -156,18 +211,15 @@ impl FalQueue<'_> {
                 }
                 "IN_QUEUE" | "IN_PROGRESS" => {
                     polls += 1;
-                    let msg = match st.get("queue_position").and_then(Value::as_u64) {
+                    let msg = match st.queue_position {
                         Some(p) if status == "IN_QUEUE" => format!("FAL: in queue (position {p})"),
                         _ => format!("FAL: {}", status.to_ascii_lowercase().replace('_', " ")),
                     };
                     progress.report(polls, None, msg).await;
                 }
                 "FAILED" | "CANCELED" | "CANCELLED" | "ERROR" => {
-                    let detail = st
-                        .get("error")
-                        .map(|e| e.as_str().map(str::to_string).unwrap_or(e.to_string()))
-                        .unwrap_or_default();
-                    return Err(GenError::http(format!(
+                    let detail = st.error.as_ref().map(error_text).unwrap_or_default();
+                    return Err(GenError::Http(format!(
                         "FAL request {request_id} {}{}",
                         status.to_ascii_lowercase(),
                         if detail.is_empty() {
@@ -178,7 +230,7 @@ impl FalQueue<'_> {
                     )));
                 }
                 other => {
-                    return Err(GenError::http(format!(
+                    return Err(GenError::Http(format!(
                         "FAL status for {request_id} is not understood: {other:?}"
                     )));
                 }
@@ -192,15 +244,16 @@ impl FalQueue<'_> {
         on_drop.client = None;
         let resp = http::send(self.http, self.request(reqwest::Method::GET, &response_url))
             .await
-            .map_err(|e| GenError::http(format!("FAL result fetch failed: {e}")))?;
+            .map_err(|e| GenError::Http(format!("FAL result fetch failed: {e}")))?;
         if !(200..300).contains(&resp.status) {
-            return Err(GenError::http(format!(
+            return Err(GenError::Http(format!(
                 "FAL request {request_id} failed: {}",
                 http::status_error(&resp)
             )));
         }
         resp.json()
-            .map_err(|e| GenError::http(format!("FAL result: {e}")))
+            .map(|v| lenient::object(&v))
+            .map_err(|e| GenError::Http(format!("FAL result: {e}")))
     }
 }
 
@@ -242,12 +295,10 @@ pub(crate) async fn fal_generate(
         tracing::warn!("{w}");
     }
     let Some(key) = ctx.env.get(envvars::FAL_KEY) else {
-        return Err(GenError::value(
-            "Image generation is unavailable in this environment.\n\nMissing requirements:\n  - FAL_KEY environment variable is not set\n\nTo enable image generation, do one of:\n  1. Get a free API key at https://fal.ai and set FAL_KEY=<your-key> (then restart the session)\n  3. Configure a different image_gen provider (image_gen.provider: openai with OPENAI_API_KEY)",
-        ));
+        return Err(GenError::Value("Image generation is unavailable in this environment.\n\nMissing requirements:\n  - FAL_KEY environment variable is not set\n\nTo enable image generation, do one of:\n  1. Get a free API key at https://fal.ai and set FAL_KEY=<your-key> (then restart the session)\n  3. Configure a different image_gen provider (image_gen.provider: openai with OPENAI_API_KEY)".into()));
     };
     if !sources.is_empty() && model.edit_endpoint.is_none() {
-        return Err(GenError::value(format!(
+        return Err(GenError::Value(format!(
             "Model '{}' ({}) is not capable of image-to-image / editing. Provide a text-only prompt (omit image_url), or switch to an edit-capable model via `hermes tools` → Image Generation.",
             model.display, model.id
         )));
@@ -273,29 +324,27 @@ pub(crate) async fn fal_generate(
         key,
         timeout: timeout_cfg(ctx, "image_gen.fal.timeout"),
     };
-    let result = queue.run(endpoint, &arguments, &call.progress).await?;
-    let Some(images) = result.get("images").and_then(Value::as_array) else {
-        return Err(GenError::value(
-            "Invalid response from FAL.ai API — no images returned",
+    let result: GenerateResult = queue.run(endpoint, &arguments, &call.progress).await?;
+    let Some(images) = result.images else {
+        return Err(GenError::Value(
+            "Invalid response from FAL.ai API — no images returned".into(),
         ));
     };
     if images.is_empty() {
-        return Err(GenError::value("No images were generated"));
+        return Err(GenError::Value("No images were generated".into()));
     }
-    let Some(first) = images
-        .iter()
-        .find(|i| i.get("url").and_then(Value::as_str).is_some())
-    else {
-        return Err(GenError::value("No valid image URLs returned from API"));
+    let Some((mut url, first)) = images.into_iter().find_map(|i| Some((i.url.clone()?, i))) else {
+        return Err(GenError::Value(
+            "No valid image URLs returned from API".into(),
+        ));
     };
-    let mut url = first["url"].as_str().unwrap().to_string();
     let mut extra = Map::new();
     extra.insert("upscaled".into(), json!(false));
-    if let Some(w) = first.get("width").filter(|v| v.is_number()) {
-        extra.insert("width".into(), w.clone());
+    if let Some(w) = first.width {
+        extra.insert("width".into(), json!(w));
     }
-    if let Some(h) = first.get("height").filter(|v| v.is_number()) {
-        extra.insert("height".into(), h.clone());
+    if let Some(h) = first.height {
+        extra.insert("height".into(), json!(h));
     }
     if model.upscale && !use_edit {
         let args = json!({
@@ -309,22 +358,21 @@ pub(crate) async fn fal_generate(
             "num_inference_steps": 18,
             "enable_safety_checker": false,
         });
-        match queue.run(UPSCALER_MODEL, &args, &call.progress).await {
-            Ok(r) => match r
-                .get("image")
-                .and_then(|i| i.get("url"))
-                .and_then(Value::as_str)
-            {
-                Some(u) => {
-                    url = u.to_string();
+        match queue
+            .run::<UpscaleResult>(UPSCALER_MODEL, &args, &call.progress)
+            .await
+        {
+            Ok(r) => match r.image.and_then(|i| Some((i.url.clone()?, i))) {
+                Some((u, image)) => {
+                    url = u;
                     extra.insert("upscaled".into(), json!(true));
                     extra.insert("upscale_factor".into(), json!(UPSCALER_FACTOR));
-                    for k in ["width", "height"] {
-                        match r["image"].get(k) {
-                            Some(v) if v.is_number() => {
-                                extra.insert(k.into(), v.clone());
+                    for (k, v) in [("width", image.width), ("height", image.height)] {
+                        match v {
+                            Some(n) => {
+                                extra.insert(k.into(), json!(n));
                             }
-                            _ => {
+                            None => {
                                 extra.remove(k);
                             }
                         }
@@ -332,7 +380,7 @@ pub(crate) async fn fal_generate(
                 }
                 None => tracing::warn!("Upscaler returned invalid response; using the original"),
             },
-            Err(e) => tracing::warn!("upscale failed, using the original image: {}", e.message),
+            Err(e) => tracing::warn!("upscale failed, using the original image: {}", e),
         }
     }
     if let Some(w) = model_warning {
@@ -372,7 +420,7 @@ mod tests {
         let key = d.path().join("id_rsa");
         std::fs::write(&key, "-----BEGIN KEY-----").unwrap();
         let e = fal_source(key.to_str().unwrap()).unwrap_err();
-        assert!(e.message.contains("not a PNG"), "{}", e.message);
+        assert!(e.to_string().contains("not a PNG"), "{e}");
         let png = d.path().join("a.png");
         std::fs::write(&png, b"\x89PNG\r\n\x1a\nrest").unwrap();
         assert!(

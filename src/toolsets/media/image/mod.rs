@@ -189,26 +189,48 @@ impl Toolset for ImageGenToolset {
     }
 }
 
-impl ImageGenToolset {
-    async fn generate(&self, ctx: &Context, call: ToolCall) -> ToolOutput {
-        let prompt = call.args.str_arg("prompt").unwrap_or("").to_string();
-        if prompt.is_empty() {
-            return ToolOutput::error("prompt is required for image generation");
-        }
-        let (aspect, aspect_warning) = resolve_aspect_ratio(call.args.str_arg("aspect_ratio"));
-        if let Some(w) = &aspect_warning {
-            tracing::warn!("{w}");
-        }
+/// `image_generate`'s arguments (already checked against [`schema`]).
+struct ImageArgs {
+    prompt: String,
+    aspect_ratio: Option<String>,
+    /// `image_url` first, then `reference_image_urls`; trimmed, blanks dropped.
+    sources: Vec<String>,
+}
+
+impl ImageArgs {
+    fn from_args(args: &Map<String, Value>) -> Self {
         let mut sources = Vec::new();
-        if let Some(u) = call.args.str_arg("image_url").map(str::trim)
+        if let Some(u) = args.str_arg("image_url").map(str::trim)
             && !u.is_empty()
         {
             sources.push(u.to_string());
         }
-        for r in call.args.str_list_arg("reference_image_urls") {
+        for r in args.str_list_arg("reference_image_urls") {
             if !r.trim().is_empty() {
                 sources.push(r.trim().to_string());
             }
+        }
+        ImageArgs {
+            prompt: args.str_arg("prompt").unwrap_or("").to_string(),
+            aspect_ratio: args.str_arg("aspect_ratio").map(str::to_string),
+            sources,
+        }
+    }
+}
+
+impl ImageGenToolset {
+    async fn generate(&self, ctx: &Context, call: ToolCall) -> ToolOutput {
+        let ImageArgs {
+            prompt,
+            aspect_ratio,
+            sources,
+        } = ImageArgs::from_args(&call.args);
+        if prompt.is_empty() {
+            return ToolOutput::error("prompt is required for image generation");
+        }
+        let (aspect, aspect_warning) = resolve_aspect_ratio(aspect_ratio.as_deref());
+        if let Some(w) = &aspect_warning {
+            tracing::warn!("{w}");
         }
         let backend = backend(ctx);
         let (provider, model_id) = match &backend {
@@ -217,28 +239,25 @@ impl ImageGenToolset {
         };
         let fail = |e: GenError| {
             ToolOutput::error_json(json!({
-                "success": false, "image": null, "error": e.message, "error_type": e.error_type,
+                "success": false, "image": null, "error": e.to_string(), "error_type": e.error_type(),
                 "model": model_id, "aspect_ratio": aspect, "provider": provider,
             }))
         };
         if prompt.trim().is_empty() {
-            return fail(GenError::value(
-                "Prompt is required and must be a non-empty string",
+            return fail(GenError::Value(
+                "Prompt is required and must be a non-empty string".into(),
             ));
         }
         let http = match self.http.get(ctx) {
             Ok(h) => h,
-            Err(e) => return fail(GenError::value(e)),
+            Err(e) => return fail(GenError::Value(e)),
         };
         let result = match &backend {
             Backend::Fal => fal_generate(ctx, http, &call, &prompt, &aspect, &sources).await,
             Backend::OpenAi => openai_generate(ctx, http, &prompt, &aspect, &sources).await,
-            Backend::Unsupported(p) => Err(GenError {
-                message: format!(
-                    "image_gen.provider='{p}' is set but hermes-mcp has no such backend (supported: fal, openai)."
-                ),
-                error_type: "provider_not_registered",
-            }),
+            Backend::Unsupported(p) => Err(GenError::ProviderNotRegistered(format!(
+                "image_gen.provider='{p}' is set but hermes-mcp has no such backend (supported: fal, openai)."
+            ))),
         };
         let (generated, modality) = match result {
             Ok(g) => g,
@@ -275,10 +294,7 @@ impl ImageGenToolset {
                     warnings.push(format!("could not save the image under cache/images: {e}"));
                 }
                 None => {
-                    return fail(GenError {
-                        message: format!("Could not save image to cache: {e}"),
-                        error_type: "io_error",
-                    });
+                    return fail(GenError::Io(format!("Could not save image to cache: {e}")));
                 }
             },
         }

@@ -3,7 +3,8 @@
 //! with the source images as multipart files.
 
 use base64::Engine as _;
-use serde_json::{Map, Value, json};
+use serde::Deserialize;
+use serde_json::{Map, json};
 
 use super::catalog::{
     OPENAI_API_MODEL, OPENAI_MAX_SOURCES, OPENAI_SIZES, aspect_index, resolve_openai_tier,
@@ -18,7 +19,27 @@ use crate::net::HttpClient;
 use crate::toolsets::media::{
     self as media,
     http::{self, ApiRequest, Body},
+    lenient,
 };
+
+/// The Images API answer (`data[0]` is read).
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct ImagesResponse {
+    #[serde(deserialize_with = "lenient::list")]
+    data: Option<Vec<ImageData>>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct ImageData {
+    #[serde(deserialize_with = "lenient::opt")]
+    b64_json: Option<String>,
+    #[serde(deserialize_with = "lenient::opt")]
+    url: Option<String>,
+    #[serde(deserialize_with = "lenient::opt")]
+    revised_prompt: Option<String>,
+}
 
 pub(crate) const DEFAULT_OPENAI_BASE_URL: &str = "https://api.openai.com/v1";
 
@@ -88,10 +109,7 @@ pub(crate) async fn openai_generate(
     sources: &[String],
 ) -> Result<(Generated, &'static str), GenError> {
     let Some(key) = ctx.env.get(envvars::OPENAI_API_KEY) else {
-        return Err(GenError {
-            message: "OPENAI_API_KEY not set. Run `hermes tools` → Image Generation → OpenAI to configure, or `hermes setup` to add the key.".into(),
-            error_type: "auth_required",
-        });
+        return Err(GenError::AuthRequired("OPENAI_API_KEY not set. Run `hermes tools` → Image Generation → OpenAI to configure, or `hermes setup` to add the key.".into()));
     };
     let (_tier, quality) = resolve_openai_tier(ctx);
     let size = OPENAI_SIZES[aspect_index(aspect)];
@@ -106,13 +124,14 @@ pub(crate) async fn openai_generate(
                 || s.to_ascii_lowercase().starts_with("https://")
                 || s.starts_with("data:")
             {
-                http::fetch_image(http, s).await.map_err(GenError::value)
+                http::fetch_image(http, s)
+                    .await
+                    .map_err(|e| GenError::Value(e.to_string()))
             } else {
                 read_local_image(s)
             };
-            let (bytes, mime) = loaded.map_err(|e| GenError {
-                message: format!("Could not load source image for editing: {}", e.message),
-                error_type: "io_error",
+            let (bytes, mime) = loaded.map_err(|e| {
+                GenError::Io(format!("Could not load source image for editing: {e}"))
             })?;
             let name = s
                 .split('?')
@@ -153,39 +172,32 @@ pub(crate) async fn openai_generate(
     req.auth = Some(("Bearer", key));
     req.timeout = timeout_cfg(ctx, "image_gen.openai.timeout");
     let what = if is_edit { "editing" } else { "generation" };
-    let api_err = |m: String| GenError {
-        message: format!("OpenAI image {what} failed: {m}"),
-        error_type: "api_error",
-    };
-    let resp = http::send(http, req).await.map_err(api_err)?;
+    let api_err = |m: String| GenError::Api(format!("OpenAI image {what} failed: {m}"));
+    let resp = http::send(http, req)
+        .await
+        .map_err(|e| api_err(e.to_string()))?;
     if !(200..300).contains(&resp.status) {
         return Err(api_err(http::status_error(&resp)));
     }
-    let body = resp.json().map_err(api_err)?;
-    let empty = |m: &str| GenError {
-        message: m.into(),
-        error_type: "empty_response",
-    };
-    let Some(first) = body
-        .get("data")
-        .and_then(Value::as_array)
-        .and_then(|d| d.first())
-    else {
+    let body: ImagesResponse = lenient::object(&resp.json().map_err(api_err)?);
+    let empty = |m: &str| GenError::EmptyResponse(m.into());
+    let Some(first) = body.data.and_then(|d| d.into_iter().next()) else {
         return Err(empty("OpenAI returned no image data"));
     };
     let mut extra = Map::new();
     extra.insert("size".into(), json!(size));
     extra.insert("quality".into(), json!(quality));
-    if let Some(rp) = first.get("revised_prompt").and_then(Value::as_str) {
+    if let Some(rp) = first.revised_prompt {
         extra.insert("revised_prompt".into(), json!(rp));
     }
     let modality = if is_edit { "image" } else { "text" };
-    if let Some(b64) = first.get("b64_json").and_then(Value::as_str) {
+    if let Some(b64) = first.b64_json {
         let bytes = base64::engine::general_purpose::STANDARD
             .decode(b64.trim())
-            .map_err(|e| GenError {
-                message: format!("Could not save image to cache: invalid base64: {e}"),
-                error_type: "io_error",
+            .map_err(|e| {
+                GenError::Io(format!(
+                    "Could not save image to cache: invalid base64: {e}"
+                ))
             })?;
         return Ok((
             Generated {
@@ -196,10 +208,10 @@ pub(crate) async fn openai_generate(
             modality,
         ));
     }
-    if let Some(u) = first.get("url").and_then(Value::as_str) {
+    if let Some(u) = first.url {
         return Ok((
             Generated {
-                url: Some(u.to_string()),
+                url: Some(u),
                 bytes: None,
                 extra,
             },

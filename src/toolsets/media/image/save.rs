@@ -19,32 +19,51 @@ pub(crate) struct Generated {
     pub(crate) extra: Map<String, Value>,
 }
 
+/// Why the image could not be saved (the caller may still return the provider's URL).
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum SaveError {
+    #[error("the provider's image data is not a PNG, JPEG, WebP or GIF")]
+    NotAnImage,
+    #[error(transparent)]
+    Fetch(#[from] http::ImageFetchError),
+    #[error("no image data")]
+    NoData,
+    #[error("cannot create {}: {source}", dir.display())]
+    CreateDir {
+        dir: PathBuf,
+        source: std::io::Error,
+    },
+    /// [`write_atomic`]'s message.
+    #[error("{0}")]
+    Write(String),
+}
+
 /// Save the image under `$HERMES_HOME/cache/images/<prefix>_<ts>_<id>.<ext>`.
 pub(crate) async fn save_generated(
     ctx: &Context,
     http: &HttpClient,
     g: &Generated,
     prefix: &str,
-) -> Result<(PathBuf, Vec<u8>, &'static str), String> {
+) -> Result<(PathBuf, Vec<u8>, &'static str), SaveError> {
     let (bytes, mime) = match (&g.bytes, &g.url) {
         (Some(b), _) => {
-            let mime = media::sniff_image(b).ok_or_else(|| {
-                "the provider's image data is not a PNG, JPEG, WebP or GIF".to_string()
-            })?;
+            let mime = media::sniff_image(b).ok_or(SaveError::NotAnImage)?;
             (b.clone(), mime)
         }
         (None, Some(url)) => http::fetch_image(http, url).await?,
-        (None, None) => return Err("no image data".into()),
+        (None, None) => return Err(SaveError::NoData),
     };
     let dir = ctx.home.cache_dir("images");
-    std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    if let Err(source) = std::fs::create_dir_all(&dir) {
+        return Err(SaveError::CreateDir { dir, source });
+    }
     let path = media::unique_path(dir.join(format!(
         "{prefix}_{}_{}.{}",
         media::timestamp(),
         media::short_id(),
         media::image_ext(mime)
     )));
-    write_atomic(&path, &bytes)?;
+    write_atomic(&path, &bytes).map_err(SaveError::Write)?;
     Ok((path, bytes, mime))
 }
 

@@ -9,26 +9,26 @@ use crate::toolsets::media::{self as media, http};
 pub(crate) fn read_local_image(src: &str) -> Result<(Vec<u8>, &'static str), GenError> {
     let path = media::absolute(src);
     let meta = std::fs::metadata(&path).map_err(|e| {
-        GenError::value(format!(
+        GenError::Value(format!(
             "Could not load source image {}: {e}",
             path.display()
         ))
     })?;
     if meta.len() as usize > http::MAX_IMAGE_BYTES {
-        return Err(GenError::value(format!(
+        return Err(GenError::Value(format!(
             "Source image {} is larger than {} MB",
             path.display(),
             http::MAX_IMAGE_BYTES / (1024 * 1024)
         )));
     }
     let bytes = std::fs::read(&path).map_err(|e| {
-        GenError::value(format!(
+        GenError::Value(format!(
             "Could not load source image {}: {e}",
             path.display()
         ))
     })?;
     let mime = media::sniff_image(&bytes).ok_or_else(|| {
-        GenError::value(format!(
+        GenError::Value(format!(
             "Source image {} is not a PNG, JPEG, WebP or GIF file",
             path.display()
         ))

@@ -66,7 +66,9 @@ pub(crate) async fn elevenlabs_speech(
     req.headers.push(("accept", "audio/*".to_string()));
     req.body = Body::Json(json!({"text": text, "model_id": model_id}));
     req.timeout = API_TIMEOUT;
-    let resp = http::send(http, req).await.map_err(TtsError::Failed)?;
+    let resp = http::send(http, req)
+        .await
+        .map_err(|e| TtsError::Failed(e.to_string()))?;
     if !(200..300).contains(&resp.status) {
         return Err(TtsError::Failed(format!(
             "ElevenLabs request failed: {}",

@@ -58,7 +58,9 @@ pub(crate) async fn openai_speech(
         .push(("x-idempotency-key", format!("{:032x}", fastrand::u128(..))));
     req.body = Body::Json(body);
     req.timeout = API_TIMEOUT;
-    let resp = http::send(http, req).await.map_err(TtsError::Failed)?;
+    let resp = http::send(http, req)
+        .await
+        .map_err(|e| TtsError::Failed(e.to_string()))?;
     if !(200..300).contains(&resp.status) {
         return Err(TtsError::Failed(format!(
             "OpenAI speech request failed: {}",
