@@ -26,7 +26,7 @@ mod error;
 mod plan;
 mod providers;
 
-use serde_json::{Value, json};
+use serde_json::{Map, Value, json};
 
 use crate::hermes::Context;
 use crate::server::args::ArgsExt;
@@ -36,7 +36,7 @@ use crate::toolsets::media::http::LazyHttp;
 use crate::toolsets::media::{self, audio};
 use config::{truthy, tts_config};
 use error::TtsError;
-use plan::{Engine, Plan, max_text_length, plan};
+use plan::{Engine, Plan, PlanError, max_text_length, plan};
 use providers::command::{command_format, run_command_provider};
 use providers::elevenlabs::elevenlabs_speech;
 use providers::local::run_local;
@@ -52,7 +52,7 @@ fn display_home(ctx: &Context) -> String {
     ctx.home.path.display().to_string()
 }
 
-pub(crate) fn description(ctx: &Context, plan: &Result<Plan, String>) -> String {
+pub(crate) fn description(ctx: &Context, plan: &Result<Plan, PlanError>) -> String {
     let active = match plan {
         Ok(p) if matches!(p.engine, Engine::Espeak { .. }) => {
             "\nActive provider: espeak-ng (offline, local)".to_string()
@@ -114,7 +114,7 @@ impl Toolset for TtsToolset {
         entry.spec.description = description(ctx, &plan);
         entry.spec.input_schema = schema(ctx);
         if let Err(r) = plan {
-            entry.availability = Availability::Unavailable(r);
+            entry.availability = Availability::Unavailable(r.to_string());
         }
         entry
     }
@@ -128,11 +128,25 @@ fn fail(msg: impl Into<String>) -> ToolOutput {
     ToolOutput::error_json(json!({"error": msg.into(), "success": false}))
 }
 
-/// What a provider produced.
+/// `text_to_speech`'s arguments (already checked against [`schema`]).
+struct TtsArgs<'a> {
+    text: &'a str,
+    /// Unset or empty: a new file under `$HERMES_HOME/cache/audio/`.
+    output_path: Option<&'a str>,
+}
+
+impl<'a> TtsArgs<'a> {
+    fn from_args(args: &'a Map<String, Value>) -> Self {
+        TtsArgs {
+            text: args.str_arg("text").unwrap_or(""),
+            output_path: args.str_arg("output_path").filter(|p| !p.is_empty()),
+        }
+    }
+}
 
 impl TtsToolset {
     async fn speak(&self, ctx: &Context, call: &ToolCall) -> ToolOutput {
-        let text = call.args.str_arg("text").unwrap_or("");
+        let TtsArgs { text, output_path } = TtsArgs::from_args(&call.args);
         if text.trim().is_empty() {
             return fail("Text is required");
         }
@@ -157,7 +171,7 @@ impl TtsToolset {
         };
 
         // The output path.
-        let mut file_path = match call.args.str_arg("output_path").filter(|p| !p.is_empty()) {
+        let mut file_path = match output_path {
             Some(p) => {
                 if media::has_traversal_component(p) {
                     return fail(format!(

@@ -159,8 +159,38 @@ fn espeak_bin(ctx: &Context) -> Option<PathBuf> {
     media::which(ctx, "espeak-ng").or_else(|| media::which(ctx, "espeak"))
 }
 
+/// Why no engine can run; `Display` is the text `tools/list` and results show.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum PlanError {
+    #[error(
+        "the default TTS provider (edge) is Microsoft's online service, which hermes-mcp replaces with the offline espeak-ng — not installed: `apt install espeak-ng` (or set tts.provider: openai / elevenlabs / piper, or a tts.providers.<name> command)"
+    )]
+    EdgeWithoutEspeak,
+    #[error("tts.provider is espeak-ng but espeak-ng is not on PATH: `apt install espeak-ng`")]
+    NoEspeak,
+    #[error("tts.provider is openai but neither VOICE_TOOLS_OPENAI_KEY nor OPENAI_API_KEY is set")]
+    NoOpenAiKey,
+    #[error(
+        "tts.provider is elevenlabs but ELEVENLABS_API_KEY is not set (get one at https://elevenlabs.io/)"
+    )]
+    NoElevenLabsKey,
+    #[error(
+        "tts.provider is piper but the `piper` command is not on PATH: `pip install piper-tts`"
+    )]
+    NoPiper,
+    #[error("Piper voice '{voice}' not found: put {voice}.onnx and {voice}.onnx.json in {} (hermes-mcp does not download voices; `python -m piper.download_voices {voice} --download-dir {}` does)", dir.display(), dir.display())]
+    NoPiperVoice { voice: String, dir: PathBuf },
+    /// A Hermes built-in provider hermes-mcp does not implement.
+    #[error("tts.provider '{0}' is not supported by hermes-mcp ({SUPPORTED})")]
+    Unsupported(String),
+    #[error(
+        "tts.provider '{0}' is not a built-in provider and tts.providers.{0} has no `command` ({SUPPORTED})"
+    )]
+    NotACommand(String),
+}
+
 /// Resolve `tts.provider` to an engine, or say what is missing. Cheap (a few stats).
-pub(crate) fn plan(ctx: &Context) -> Result<Plan, String> {
+pub(crate) fn plan(ctx: &Context) -> Result<Plan, PlanError> {
     let cfg = tts_config(ctx);
     let configured = cfg
         .get("provider")
@@ -185,11 +215,11 @@ pub(crate) fn plan(ctx: &Context) -> Result<Plan, String> {
     match configured.as_str() {
         "edge" => match espeak_bin(ctx) {
             Some(bin) => Ok(mk("espeak-ng", Engine::Espeak { bin })),
-            None => Err("the default TTS provider (edge) is Microsoft's online service, which hermes-mcp replaces with the offline espeak-ng — not installed: `apt install espeak-ng` (or set tts.provider: openai / elevenlabs / piper, or a tts.providers.<name> command)".into()),
+            None => Err(PlanError::EdgeWithoutEspeak),
         },
         "espeak-ng" | "espeak" => match espeak_bin(ctx) {
             Some(bin) => Ok(mk("espeak-ng", Engine::Espeak { bin })),
-            None => Err("tts.provider is espeak-ng but espeak-ng is not on PATH: `apt install espeak-ng`".into()),
+            None => Err(PlanError::NoEspeak),
         },
         "openai" => match ctx
             .env
@@ -197,30 +227,26 @@ pub(crate) fn plan(ctx: &Context) -> Result<Plan, String> {
             .or_else(|| ctx.env.get(envvars::OPENAI_API_KEY))
         {
             Some(key) => Ok(mk("openai", Engine::OpenAi { key })),
-            None => Err("tts.provider is openai but neither VOICE_TOOLS_OPENAI_KEY nor OPENAI_API_KEY is set".into()),
+            None => Err(PlanError::NoOpenAiKey),
         },
         "elevenlabs" => match ctx.env.get(envvars::ELEVENLABS_API_KEY) {
             Some(key) => Ok(mk("elevenlabs", Engine::ElevenLabs { key })),
-            None => Err("tts.provider is elevenlabs but ELEVENLABS_API_KEY is not set (get one at https://elevenlabs.io/)".into()),
+            None => Err(PlanError::NoElevenLabsKey),
         },
         "piper" => {
             let Some(bin) = media::which(ctx, "piper") else {
-                return Err("tts.provider is piper but the `piper` command is not on PATH: `pip install piper-tts`".into());
+                return Err(PlanError::NoPiper);
             };
             let model = piper_model(ctx, &cfg)?;
             Ok(mk("piper", Engine::Piper { bin, model }))
         }
-        p if BUILTIN_PROVIDERS.contains(&p) => Err(format!(
-            "tts.provider '{p}' is not supported by hermes-mcp ({SUPPORTED})"
-        )),
-        p => Err(format!(
-            "tts.provider '{p}' is not a built-in provider and tts.providers.{p} has no `command` ({SUPPORTED})"
-        )),
+        p if BUILTIN_PROVIDERS.contains(&p) => Err(PlanError::Unsupported(p.to_string())),
+        p => Err(PlanError::NotACommand(p.to_string())),
     }
 }
 
 /// Hermes' `_resolve_piper_voice_path`, without the download step.
-fn piper_model(ctx: &Context, cfg: &Map<String, Value>) -> Result<PathBuf, String> {
+fn piper_model(ctx: &Context, cfg: &Map<String, Value>) -> Result<PathBuf, PlanError> {
     let voice = section_str(cfg, "piper", "voice").unwrap_or_else(|| DEFAULT_PIPER_VOICE.into());
     let direct = crate::hermes::home::expand_tilde(Path::new(&voice));
     if direct
@@ -237,11 +263,7 @@ fn piper_model(ctx: &Context, cfg: &Map<String, Value>) -> Result<PathBuf, Strin
     if cached.is_file() && dir.join(format!("{voice}.onnx.json")).is_file() {
         return Ok(cached);
     }
-    Err(format!(
-        "Piper voice '{voice}' not found: put {voice}.onnx and {voice}.onnx.json in {} (hermes-mcp does not download voices; `python -m piper.download_voices {voice} --download-dir {}` does)",
-        dir.display(),
-        dir.display()
-    ))
+    Err(PlanError::NoPiperVoice { voice, dir })
 }
 
 /// Hermes' `_resolve_max_text_length`.
@@ -282,7 +304,7 @@ mod tests {
     fn default_is_espeak_when_installed_and_says_what_is_missing_otherwise() {
         let empty = tempfile::tempdir().unwrap();
         let c = ctx("", &[("PATH", empty.path().to_str().unwrap())]);
-        let e = plan(&c).unwrap_err();
+        let e = plan(&c).unwrap_err().to_string();
         assert!(e.contains("apt install espeak-ng"), "{e}");
         let bin = tempfile::tempdir().unwrap();
         let fake = bin.path().join("espeak-ng");
@@ -297,7 +319,9 @@ mod tests {
 
     #[test]
     fn providers_need_their_keys() {
-        let e = plan(&ctx("tts: {provider: openai}", &[])).unwrap_err();
+        let e = plan(&ctx("tts: {provider: openai}", &[]))
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("VOICE_TOOLS_OPENAI_KEY"), "{e}");
         let p = plan(&ctx("tts: {provider: OpenAI}", &[("OPENAI_API_KEY", "k")])).unwrap();
         assert!(matches!(p.engine, Engine::OpenAi { ref key } if key == "k"));
@@ -310,16 +334,19 @@ mod tests {
         assert!(
             plan(&ctx("tts: {provider: elevenlabs}", &[]))
                 .unwrap_err()
+                .to_string()
                 .contains("ELEVENLABS_API_KEY")
         );
         assert!(
             plan(&ctx("tts: {provider: gemini}", &[]))
                 .unwrap_err()
+                .to_string()
                 .contains("not supported")
         );
         assert!(
             plan(&ctx("tts: {provider: mine}", &[]))
                 .unwrap_err()
+                .to_string()
                 .contains("tts.providers.mine")
         );
     }
