@@ -11,10 +11,10 @@ use tokio::process::Command;
 use crate::hermes::Context;
 
 /// Formats `text_to_speech` can be asked for (Hermes' `COMMAND_TTS_OUTPUT_FORMATS`).
-pub const FORMATS: &[&str] = &["mp3", "ogg", "wav", "flac"];
+pub(crate) const FORMATS: &[&str] = &["mp3", "ogg", "wav", "flac"];
 
 /// The requested format of an output path: its extension, if it is one of [`FORMATS`].
-pub fn format_of(path: &Path) -> Option<&'static str> {
+pub(crate) fn format_of(path: &Path) -> Option<&'static str> {
     let ext = path.extension()?.to_string_lossy().to_ascii_lowercase();
     FORMATS.iter().copied().find(|f| *f == ext)
 }
@@ -83,19 +83,19 @@ pub fn parse_wav(bytes: &[u8]) -> Option<WavInfo> {
     None
 }
 
-pub fn wav_file_info(path: &Path) -> Option<WavInfo> {
+pub(crate) fn wav_file_info(path: &Path) -> Option<WavInfo> {
     parse_wav(&std::fs::read(path).ok()?)
 }
 
 /// The tool that converts.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Converter {
+pub(crate) enum Converter {
     Ffmpeg(PathBuf),
     Sox(PathBuf),
 }
 
 impl Converter {
-    pub fn name(&self) -> &'static str {
+    pub(crate) fn name(&self) -> &'static str {
         match self {
             Converter::Ffmpeg(_) => "ffmpeg",
             Converter::Sox(_) => "sox",
@@ -124,7 +124,7 @@ fn sox_formats(sox: &Path) -> &'static [String] {
 
 /// The converter that can write `format`: ffmpeg first (it has every encoder Hermes
 /// uses), else sox when its format list has it.
-pub fn converter_for(ctx: &Context, format: &str) -> Option<Converter> {
+pub(crate) fn converter_for(ctx: &Context, format: &str) -> Option<Converter> {
     if let Some(p) = super::which(ctx, "ffmpeg") {
         return Some(Converter::Ffmpeg(p));
     }
@@ -136,7 +136,7 @@ pub fn converter_for(ctx: &Context, format: &str) -> Option<Converter> {
 }
 
 /// Why no converter can write `format` here (for the result's `note`).
-pub fn missing_converter_note(ctx: &Context, format: &str) -> String {
+pub(crate) fn missing_converter_note(ctx: &Context, format: &str) -> String {
     let sox = super::which(ctx, "sox").is_some();
     let extra = match (format, sox) {
         ("mp3", true) => {
@@ -150,7 +150,7 @@ pub fn missing_converter_note(ctx: &Context, format: &str) -> String {
 
 #[derive(Debug, thiserror::Error)]
 #[error("{tool} could not convert {from} to {to}: {reason}")]
-pub struct ConvertError {
+pub(crate) struct ConvertError {
     pub tool: &'static str,
     pub from: String,
     pub to: String,
@@ -159,7 +159,7 @@ pub struct ConvertError {
 
 /// Convert `input` (WAV) into `output` (format by extension). `opus` selects
 /// Opus in Ogg (Hermes' Telegram voice format, ffmpeg only).
-pub async fn convert(
+pub(crate) async fn convert(
     conv: &Converter,
     input: &Path,
     output: &Path,

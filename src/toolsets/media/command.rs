@@ -8,17 +8,6 @@ use std::time::Duration;
 
 use tokio::process::Command;
 
-/// Hermes' placeholder names.
-pub const PLACEHOLDERS: &[&str] = &[
-    "input_path",
-    "text_path",
-    "output_path",
-    "format",
-    "voice",
-    "model",
-    "speed",
-];
-
 /// The quote character open just before `position` (`'`, `"` or none), as
 /// Hermes' `_shell_quote_context` scans it.
 fn quote_context(template: &[char], position: usize) -> Option<char> {
@@ -56,7 +45,7 @@ fn quote_context(template: &[char], position: usize) -> Option<char> {
 }
 
 /// Python's `shlex.quote`.
-pub fn shlex_quote(s: &str) -> String {
+pub(crate) fn shlex_quote(s: &str) -> String {
     if s.is_empty() {
         return "''".into();
     }
@@ -82,8 +71,10 @@ fn quote_for(value: &str, ctx: Option<char>) -> String {
     }
 }
 
-/// Render a command template (Hermes' `_render_command_tts_template`).
-pub fn render(template: &str, values: &[(&str, String)]) -> String {
+/// Render a command template (Hermes' `_render_command_tts_template`). Hermes'
+/// placeholders are `input_path`, `text_path`, `output_path`, `format`, `voice`,
+/// `model` and `speed`; `values` supplies them, and unknown names stay literal.
+pub(crate) fn render(template: &str, values: &[(&str, String)]) -> String {
     let chars: Vec<char> = template.chars().collect();
     let lookup = |name: &str| values.iter().find(|(k, _)| *k == name).map(|(_, v)| v);
     let mut out = String::new();
@@ -123,7 +114,7 @@ pub fn render(template: &str, values: &[(&str, String)]) -> String {
 }
 
 #[derive(Debug, thiserror::Error)]
-pub enum RunError {
+pub(crate) enum RunError {
     #[error("timed out after {0}s")]
     Timeout(String),
     #[error("exited with code {code}: {detail}")]
@@ -147,13 +138,13 @@ impl Drop for GroupGuard {
 }
 
 /// Seconds as Python's `f"{timeout:g}"` prints them (120.0 -> "120", 0.5 -> "0.5").
-pub fn fmt_secs(secs: f64) -> String {
+pub(crate) fn fmt_secs(secs: f64) -> String {
     let s = format!("{secs}");
     s.strip_suffix(".0").map(str::to_string).unwrap_or(s)
 }
 
 /// Run `command` with `sh -c` in a new process group, stdin closed.
-pub async fn run_shell(command: &str, timeout: Duration) -> Result<(), RunError> {
+pub(crate) async fn run_shell(command: &str, timeout: Duration) -> Result<(), RunError> {
     let mut cmd = Command::new("/bin/sh");
     cmd.arg("-c")
         .arg(command)

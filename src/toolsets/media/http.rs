@@ -9,20 +9,23 @@ use std::time::Duration;
 
 use base64::Engine as _;
 use reqwest::header::{AUTHORIZATION, CONTENT_TYPE};
+use serde::Deserialize;
 use serde_json::Value;
 
+use super::lenient;
+
 use crate::hermes::Context;
-use crate::net::{ApiResponse, FetchOptions, HttpClient, Policy};
+use crate::net::{ApiError, ApiResponse, FetchError, FetchOptions, HttpClient, Policy};
 
 /// The largest image we download or read (Hermes' `save_url_image` cap).
-pub const MAX_IMAGE_BYTES: usize = 25 * 1024 * 1024;
+pub(crate) const MAX_IMAGE_BYTES: usize = 25 * 1024 * 1024;
 
 /// One lazily built client per toolset (building it reads the URL policy from config).
 #[derive(Default)]
-pub struct LazyHttp(OnceLock<Result<HttpClient, String>>);
+pub(crate) struct LazyHttp(OnceLock<Result<HttpClient, String>>);
 
 impl LazyHttp {
-    pub fn get(&self, ctx: &Context) -> Result<&HttpClient, String> {
+    pub(crate) fn get(&self, ctx: &Context) -> Result<&HttpClient, String> {
         self.0
             .get_or_init(|| HttpClient::with_policy(Policy::from_context(ctx)))
             .as_ref()
@@ -30,7 +33,7 @@ impl LazyHttp {
     }
 }
 
-pub enum Body {
+pub(crate) enum Body {
     None,
     Json(Value),
     Raw {
@@ -40,18 +43,18 @@ pub enum Body {
 }
 
 /// A provider API request.
-pub struct ApiRequest<'a> {
-    pub provider: &'a str,
-    pub method: reqwest::Method,
-    pub url: &'a str,
-    pub auth: Option<(&'static str, String)>,
-    pub headers: Vec<(&'static str, String)>,
-    pub body: Body,
-    pub timeout: Duration,
+pub(crate) struct ApiRequest<'a> {
+    pub(crate) provider: &'a str,
+    pub(crate) method: reqwest::Method,
+    pub(crate) url: &'a str,
+    pub(crate) auth: Option<(&'static str, String)>,
+    pub(crate) headers: Vec<(&'static str, String)>,
+    pub(crate) body: Body,
+    pub(crate) timeout: Duration,
 }
 
 impl<'a> ApiRequest<'a> {
-    pub fn new(provider: &'a str, method: reqwest::Method, url: &'a str) -> Self {
+    pub(crate) fn new(provider: &'a str, method: reqwest::Method, url: &'a str) -> Self {
         ApiRequest {
             provider,
             method,
@@ -64,10 +67,29 @@ impl<'a> ApiRequest<'a> {
     }
 }
 
+/// A provider request that got no HTTP answer.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum SendError {
+    #[error("invalid URL {url:?}: {source}")]
+    InvalidUrl {
+        url: String,
+        source: url::ParseError,
+    },
+    /// The error text names the endpoint.
+    #[error("{method} {url}: {source}")]
+    Api {
+        method: reqwest::Method,
+        url: String,
+        source: ApiError,
+    },
+}
+
 /// Send a provider request; the error text names the endpoint.
-pub async fn send(http: &HttpClient, req: ApiRequest<'_>) -> Result<ApiResponse, String> {
-    let url =
-        reqwest::Url::parse(req.url).map_err(|e| format!("invalid URL {:?}: {e}", req.url))?;
+pub(crate) async fn send(http: &HttpClient, req: ApiRequest<'_>) -> Result<ApiResponse, SendError> {
+    let url = reqwest::Url::parse(req.url).map_err(|source| SendError::InvalidUrl {
+        url: req.url.to_string(),
+        source,
+    })?;
     let mut b = http
         .api()
         .request(req.method.clone(), url)
@@ -95,14 +117,28 @@ pub async fn send(http: &HttpClient, req: ApiRequest<'_>) -> Result<ApiResponse,
     };
     http.send_api(req.provider, Duration::ZERO, b)
         .await
-        .map_err(|e| format!("{} {}: {e}", req.method, req.url))
+        .map_err(|source| SendError::Api {
+            method: req.method,
+            url: req.url.to_string(),
+            source,
+        })
+}
+
+/// A provider's JSON error body: FastAPI's `detail` (FAL; a string or a list of
+/// `{msg}`), OpenAI's `error.message`, ElevenLabs' `detail.message`, or `message`.
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct ErrorBody {
+    detail: Option<Value>,
+    error: Option<Value>,
+    message: Option<Value>,
 }
 
 /// The most useful error text in a provider's error body (`detail`,
 /// `error.message`, `error`, `message`), else the body itself, shortened.
-pub fn error_detail(body: &[u8]) -> String {
+pub(crate) fn error_detail(body: &[u8]) -> String {
     let text = String::from_utf8_lossy(body);
-    if let Ok(v) = serde_json::from_slice::<Value>(body) {
+    if let Some(e) = lenient::from_slice::<ErrorBody>(body) {
         let pick = |v: &Value| -> Option<String> {
             match v {
                 Value::String(s) => Some(s.clone()),
@@ -126,8 +162,8 @@ pub fn error_detail(body: &[u8]) -> String {
                 other => Some(other.to_string()),
             }
         };
-        for key in ["detail", "error", "message"] {
-            if let Some(s) = v.get(key).and_then(pick) {
+        for field in [e.detail, e.error, e.message] {
+            if let Some(s) = field.as_ref().and_then(pick) {
                 return shorten(&s);
             }
         }
@@ -144,7 +180,7 @@ fn shorten(s: &str) -> String {
 }
 
 /// `HTTP <status>: <detail>` for a failed provider response.
-pub fn status_error(resp: &ApiResponse) -> String {
+pub(crate) fn status_error(resp: &ApiResponse) -> String {
     let detail = error_detail(&resp.body);
     if detail.is_empty() {
         format!("HTTP {}", resp.status)
@@ -153,29 +189,64 @@ pub fn status_error(resp: &ApiResponse) -> String {
     }
 }
 
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum DataUriError {
+    #[error("not a data: URI")]
+    NotDataUri,
+    #[error("data: URI without a comma")]
+    NoComma,
+    #[error("only base64 data: URIs are supported")]
+    NotBase64,
+    #[error("data: URI is not valid base64: {0}")]
+    BadBase64(#[from] base64::DecodeError),
+}
+
 /// Decode a `data:<mime>;base64,<data>` URI.
-pub fn decode_data_uri(uri: &str) -> Result<Vec<u8>, String> {
-    let rest = uri
-        .strip_prefix("data:")
-        .ok_or_else(|| "not a data: URI".to_string())?;
-    let (header, data) = rest
-        .split_once(',')
-        .ok_or_else(|| "data: URI without a comma".to_string())?;
+pub(crate) fn decode_data_uri(uri: &str) -> Result<Vec<u8>, DataUriError> {
+    let rest = uri.strip_prefix("data:").ok_or(DataUriError::NotDataUri)?;
+    let (header, data) = rest.split_once(',').ok_or(DataUriError::NoComma)?;
     if !header.ends_with(";base64") {
-        return Err("only base64 data: URIs are supported".into());
+        return Err(DataUriError::NotBase64);
     }
-    base64::engine::general_purpose::STANDARD
-        .decode(data.trim())
-        .map_err(|e| format!("data: URI is not valid base64: {e}"))
+    Ok(base64::engine::general_purpose::STANDARD.decode(data.trim())?)
+}
+
+/// Why an image URL (or `data:` URI) gave no usable image.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum ImageFetchError {
+    #[error(transparent)]
+    DataUri(#[from] DataUriError),
+    #[error("invalid URL {url:?}: {source}")]
+    InvalidUrl {
+        url: String,
+        source: url::ParseError,
+    },
+    #[error(transparent)]
+    Fetch(#[from] FetchError),
+    #[error("HTTP {status} from {url}")]
+    Status { status: u16, url: String },
+    /// `url` is shortened for messages ([`short_url`]).
+    #[error("{url} returned 0 bytes")]
+    Empty { url: String },
+    #[error("image is larger than {} MB", MAX_IMAGE_BYTES / (1024 * 1024))]
+    TooLarge,
+    #[error("{url} is not a PNG, JPEG, WebP or GIF image")]
+    NotAnImage { url: String },
 }
 
 /// Download an image from a URL outside our control (guarded fetch), or
 /// decode a `data:` URI. Returns the bytes and their sniffed MIME type.
-pub async fn fetch_image(http: &HttpClient, url: &str) -> Result<(Vec<u8>, &'static str), String> {
+pub(crate) async fn fetch_image(
+    http: &HttpClient,
+    url: &str,
+) -> Result<(Vec<u8>, &'static str), ImageFetchError> {
     let bytes = if url.starts_with("data:") {
         decode_data_uri(url)?
     } else {
-        let parsed = reqwest::Url::parse(url).map_err(|e| format!("invalid URL {url:?}: {e}"))?;
+        let parsed = reqwest::Url::parse(url).map_err(|source| ImageFetchError::InvalidUrl {
+            url: url.to_string(),
+            source,
+        })?;
         let got = http
             .fetch(
                 &parsed,
@@ -184,29 +255,31 @@ pub async fn fetch_image(http: &HttpClient, url: &str) -> Result<(Vec<u8>, &'sta
                     accept: Some("image/*".into()),
                 },
             )
-            .await
-            .map_err(|e| e.to_string())?;
+            .await?;
         if !(200..300).contains(&got.status) {
-            return Err(format!("HTTP {} from {url}", got.status));
+            return Err(ImageFetchError::Status {
+                status: got.status,
+                url: url.to_string(),
+            });
         }
         got.body
     };
     if bytes.is_empty() {
-        return Err(format!("{} returned 0 bytes", short_url(url)));
+        return Err(ImageFetchError::Empty {
+            url: short_url(url),
+        });
     }
     if bytes.len() > MAX_IMAGE_BYTES {
-        return Err(format!(
-            "image is larger than {} MB",
-            MAX_IMAGE_BYTES / (1024 * 1024)
-        ));
+        return Err(ImageFetchError::TooLarge);
     }
-    let mime = super::sniff_image(&bytes)
-        .ok_or_else(|| format!("{} is not a PNG, JPEG, WebP or GIF image", short_url(url)))?;
+    let mime = super::sniff_image(&bytes).ok_or_else(|| ImageFetchError::NotAnImage {
+        url: short_url(url),
+    })?;
     Ok((bytes, mime))
 }
 
 /// A URL for messages (data: URIs shortened).
-pub fn short_url(url: &str) -> String {
+pub(crate) fn short_url(url: &str) -> String {
     if url.starts_with("data:") {
         format!("{}…", url.chars().take(30).collect::<String>())
     } else {

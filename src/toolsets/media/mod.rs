@@ -15,22 +15,23 @@
 //! `tts.elevenlabs.base_url` (default `https://api.elevenlabs.io`).
 
 pub mod audio;
-pub mod command;
-pub mod http;
-pub mod image;
-pub mod tts;
+pub(crate) mod command;
+pub(crate) mod http;
+pub(crate) mod image;
+mod lenient;
+pub(crate) mod tts;
 
 use std::path::{Path, PathBuf};
 
 use crate::hermes::Context;
 use crate::hermes::envvars;
 
-pub use image::ImageGenToolset;
-pub use tts::TtsToolset;
+pub(crate) use image::ImageGenToolset;
+pub(crate) use tts::TtsToolset;
 
 /// Find an executable on `PATH` (a few `stat`s; cheap enough for `tools/list`).
 /// A name with a `/` is checked as a path.
-pub fn which(ctx: &Context, name: &str) -> Option<PathBuf> {
+pub(crate) fn which(ctx: &Context, name: &str) -> Option<PathBuf> {
     let name = name.trim();
     if name.is_empty() {
         return None;
@@ -53,7 +54,7 @@ fn is_executable(p: &Path) -> bool {
 }
 
 /// Local time as `YYYYmmdd_HHMMSS` (Hermes' `strftime("%Y%m%d_%H%M%S")`).
-pub fn timestamp() -> String {
+pub(crate) fn timestamp() -> String {
     let now = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_secs() as libc::time_t)
@@ -76,13 +77,13 @@ pub fn timestamp() -> String {
 }
 
 /// Eight hex digits (Hermes' `uuid4().hex[:8]`).
-pub fn short_id() -> String {
+pub(crate) fn short_id() -> String {
     format!("{:08x}", fastrand::u32(..))
 }
 
 /// `path`, or `stem_2.ext`, `stem_3.ext`, ... when it already exists, so two
 /// calls in the same second never overwrite each other.
-pub fn unique_path(path: PathBuf) -> PathBuf {
+pub(crate) fn unique_path(path: PathBuf) -> PathBuf {
     if !path.exists() {
         return path;
     }
@@ -102,14 +103,14 @@ pub fn unique_path(path: PathBuf) -> PathBuf {
 }
 
 /// Hermes' `has_traversal_component`: a `..` path component.
-pub fn has_traversal_component(path: &str) -> bool {
+pub(crate) fn has_traversal_component(path: &str) -> bool {
     Path::new(path)
         .components()
         .any(|c| matches!(c, std::path::Component::ParentDir))
 }
 
 /// Make a user path absolute (`~` expanded, relative to the server's working directory).
-pub fn absolute(path: &str) -> PathBuf {
+pub(crate) fn absolute(path: &str) -> PathBuf {
     let p = crate::hermes::home::expand_tilde(Path::new(path));
     if p.is_absolute() {
         p
@@ -119,7 +120,7 @@ pub fn absolute(path: &str) -> PathBuf {
 }
 
 /// An image's MIME type from its first bytes (PNG, JPEG, WebP, GIF), if it is one.
-pub fn sniff_image(data: &[u8]) -> Option<&'static str> {
+pub(crate) fn sniff_image(data: &[u8]) -> Option<&'static str> {
     if data.starts_with(b"\x89PNG\r\n\x1a\n") {
         Some("image/png")
     } else if data.starts_with(b"\xff\xd8\xff") {
@@ -133,13 +134,27 @@ pub fn sniff_image(data: &[u8]) -> Option<&'static str> {
     }
 }
 
-pub fn image_ext(mime: &str) -> &'static str {
+pub(crate) fn image_ext(mime: &str) -> &'static str {
     match mime {
         "image/jpeg" => "jpg",
         "image/webp" => "webp",
         "image/gif" => "gif",
         _ => "png",
     }
+}
+
+/// A context from config YAML and environment variables, for unit tests.
+#[cfg(test)]
+pub(crate) fn test_ctx(yaml: &str, env: &[(&str, &str)]) -> Context {
+    use crate::hermes::{Env, HermesConfig, HermesHome};
+    Context::with_parts(
+        HermesHome {
+            path: "/nonexistent-hermes".into(),
+            explicit: true,
+        },
+        Env::from_map(env.iter().map(|(k, v)| (k.to_string(), v.to_string()))),
+        HermesConfig::from_yaml(yaml).unwrap(),
+    )
 }
 
 #[cfg(test)]

@@ -1,0 +1,365 @@
+//! `image_generate` (toolset `image_gen`): FAL.ai through its queue API
+//! (Hermes' in-tree path, `tools/image_generation_tool.py`) or OpenAI's Images
+//! API (`image_gen.provider: openai`, Hermes' `plugins/image_gen/openai`).
+//!
+//! Every generated image is saved under `$HERMES_HOME/cache/images/`, `image`
+//! in the result is that absolute path, and the image is also returned as MCP
+//! image content. Config keys (besides Hermes' `image_gen.provider`/`model`):
+//! `image_gen.fal.base_url` (default `https://queue.fal.run`),
+//! `image_gen.fal.timeout` (seconds a queued request may take, default 300),
+//! `image_gen.openai.timeout` (default 300); OpenAI's base URL is
+//! `OPENAI_BASE_URL` (default `https://api.openai.com/v1`), as the OpenAI SDK reads it.
+//!
+//! Layout: [`catalog`] (models, tiers, config), [`fal`] and [`openai`] (the two
+//! clients), [`source`] (local edit sources), [`save`] (the cache file), [`error`].
+
+mod catalog;
+mod error;
+mod fal;
+mod openai;
+mod save;
+mod source;
+
+use base64::Engine as _;
+use serde_json::{Map, Value, json};
+
+use crate::hermes::Context;
+use crate::hermes::envvars;
+use crate::server::args::ArgsExt;
+use crate::server::toolset::BoxFuture;
+use crate::server::{Availability, Hints, ToolCall, ToolDef, ToolEntry, ToolOutput, Toolset};
+use crate::toolsets::media::http::LazyHttp;
+use catalog::{
+    DEFAULT_ASPECT_RATIO, OPENAI_DEFAULT_TIER, OPENAI_MAX_SOURCES, VALID_ASPECT_RATIOS,
+    resolve_aspect_ratio, resolve_fal_model, resolve_openai_tier,
+};
+use error::GenError;
+use fal::fal_generate;
+use openai::openai_generate;
+use save::save_generated;
+
+/// Images larger than this are saved but not inlined as MCP image content.
+const MAX_INLINE_BYTES: usize = 8 * 1024 * 1024;
+
+// ---------------------------------------------------------------- backend selection
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Backend {
+    Fal,
+    OpenAi,
+    /// `image_gen.provider` names a backend hermes-mcp does not have.
+    Unsupported(String),
+}
+
+pub(crate) fn backend(ctx: &Context) -> Backend {
+    match ctx
+        .config_str("image_gen.provider")
+        .map(|s| s.trim().to_ascii_lowercase())
+        .as_deref()
+    {
+        None | Some("") | Some("fal") => Backend::Fal,
+        Some("openai") => Backend::OpenAi,
+        Some(other) => Backend::Unsupported(other.to_string()),
+    }
+}
+
+pub(crate) const GENERIC_DESCRIPTION: &str = "Generate high-quality images from text prompts (text-to-image), or edit / transform an existing image (image-to-image) when the active model supports it. Pass `image_url` to edit that image; add `reference_image_urls` for style/composition references; omit both for text-to-image. The underlying backend (FAL, OpenAI, xAI, etc.) and model are user-configured and not selectable by the agent. Returns the result in the `image` field — either a URL or an absolute file path. To show it to the user, reference that path/URL in your response using the file-delivery convention for the current platform (your platform guidance describes how files are delivered here). When the active terminal backend has a different filesystem, successful local-file results may also include `agent_visible_image` for follow-up terminal/file operations.";
+
+/// Hermes' `_build_dynamic_image_schema` description for the active backend.
+pub(crate) fn description(ctx: &Context) -> String {
+    let (provider, model, both, max_refs) = match backend(ctx) {
+        Backend::OpenAi => {
+            let model = ctx
+                .config_str("image_gen.model")
+                .map(|s| s.trim().to_string())
+                .unwrap_or_else(|| OPENAI_DEFAULT_TIER.to_string());
+            ("OpenAI".to_string(), model, true, OPENAI_MAX_SOURCES)
+        }
+        _ => {
+            let (m, _) = resolve_fal_model(ctx);
+            (
+                "FAL.ai".to_string(),
+                m.display.to_string(),
+                m.edit_endpoint.is_some(),
+                m.max_reference_images.max(1),
+            )
+        }
+    };
+    let line = format!("\nActive backend: {provider} · model: {model}");
+    let cap = if both {
+        let ref_note = if max_refs > 1 {
+            format!("; up to {max_refs} reference image(s) via reference_image_urls")
+        } else {
+            String::new()
+        };
+        format!(
+            "- supports both text-to-image (omit image_url) and image-to-image / editing (pass image_url){ref_note} — routes automatically"
+        )
+    } else {
+        "- this model is text-to-image only — it is NOT capable of image-to-image / editing; do not pass image_url or reference_image_urls (they will be rejected). Provide a text-only prompt.".to_string()
+    };
+    [GENERIC_DESCRIPTION.to_string(), line, cap].join("\n")
+}
+
+pub(crate) fn schema() -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "prompt": {
+                "type": "string",
+                "description": "The text prompt describing the desired image (text-to-image) or the edit to apply (image-to-image). Be detailed and descriptive."
+            },
+            "aspect_ratio": {
+                "type": "string",
+                "enum": VALID_ASPECT_RATIOS,
+                "description": "The aspect ratio of the generated image. 'landscape' is 16:9 wide, 'portrait' is 16:9 tall, 'square' is 1:1.",
+                "default": DEFAULT_ASPECT_RATIO
+            },
+            "image_url": {
+                "type": "string",
+                "description": "Optional source image to edit/transform (image-to-image). When provided, the active backend routes to its image editing endpoint; when omitted, it generates from text alone. Pass a public URL or an absolute local file path from the conversation. Only honored by models that support editing — the description above indicates whether the active model does."
+            },
+            "reference_image_urls": {
+                "type": "array",
+                "items": {"type": "string"},
+                "description": "Optional list of additional reference image URLs / paths (style, character, or composition references) to guide an image-to-image edit. Supported only by some models and capped per-model; the description above indicates the max."
+            }
+        },
+        "required": ["prompt"]
+    })
+}
+
+pub(crate) fn availability(ctx: &Context) -> Availability {
+    match backend(ctx) {
+        Backend::Fal => {
+            if ctx.env.is_set(envvars::FAL_KEY) {
+                Availability::Available
+            } else {
+                Availability::Unavailable(
+                    "FAL_KEY is not set: get a key at https://fal.ai/dashboard/keys and set FAL_KEY, or set image_gen.provider: openai with OPENAI_API_KEY".into(),
+                )
+            }
+        }
+        Backend::OpenAi => {
+            if ctx.env.is_set(envvars::OPENAI_API_KEY) {
+                Availability::Available
+            } else {
+                Availability::Unavailable(
+                    "image_gen.provider is openai but OPENAI_API_KEY is not set".into(),
+                )
+            }
+        }
+        Backend::Unsupported(p) => Availability::Unavailable(format!(
+            "image_gen.provider '{p}' is not supported by hermes-mcp (supported: fal, openai)"
+        )),
+    }
+}
+
+// ---------------------------------------------------------------- the toolset
+
+#[derive(Default)]
+pub(crate) struct ImageGenToolset {
+    http: LazyHttp,
+}
+
+impl Toolset for ImageGenToolset {
+    fn name(&self) -> &'static str {
+        "image_gen"
+    }
+
+    fn defs(&self) -> &'static [ToolDef] {
+        const DEFS: &[ToolDef] = &[ToolDef {
+            name: "image_generate",
+            description: "",
+            schema,
+            hints: Hints::WRITE_OPEN,
+        }];
+        DEFS
+    }
+
+    /// Hermes words the description from the configured model.
+    fn resolve(&self, ctx: &Context, def: &'static ToolDef) -> ToolEntry {
+        let mut entry = def.entry(availability(ctx));
+        entry.spec.description = description(ctx);
+        entry
+    }
+
+    fn call<'a>(&'a self, ctx: &'a Context, call: ToolCall) -> BoxFuture<'a, ToolOutput> {
+        Box::pin(async move { self.generate(ctx, call).await })
+    }
+}
+
+/// `image_generate`'s arguments (already checked against [`schema`]).
+struct ImageArgs {
+    prompt: String,
+    aspect_ratio: Option<String>,
+    /// `image_url` first, then `reference_image_urls`; trimmed, blanks dropped.
+    sources: Vec<String>,
+}
+
+impl ImageArgs {
+    fn from_args(args: &Map<String, Value>) -> Self {
+        let mut sources = Vec::new();
+        if let Some(u) = args.str_arg("image_url").map(str::trim)
+            && !u.is_empty()
+        {
+            sources.push(u.to_string());
+        }
+        for r in args.str_list_arg("reference_image_urls") {
+            if !r.trim().is_empty() {
+                sources.push(r.trim().to_string());
+            }
+        }
+        ImageArgs {
+            prompt: args.str_arg("prompt").unwrap_or("").to_string(),
+            aspect_ratio: args.str_arg("aspect_ratio").map(str::to_string),
+            sources,
+        }
+    }
+}
+
+impl ImageGenToolset {
+    async fn generate(&self, ctx: &Context, call: ToolCall) -> ToolOutput {
+        let ImageArgs {
+            prompt,
+            aspect_ratio,
+            sources,
+        } = ImageArgs::from_args(&call.args);
+        if prompt.is_empty() {
+            return ToolOutput::error("prompt is required for image generation");
+        }
+        let (aspect, aspect_warning) = resolve_aspect_ratio(aspect_ratio.as_deref());
+        if let Some(w) = &aspect_warning {
+            tracing::warn!("{w}");
+        }
+        let backend = backend(ctx);
+        let (provider, model_id) = match &backend {
+            Backend::OpenAi => ("openai", resolve_openai_tier(ctx).0.to_string()),
+            _ => ("fal", resolve_fal_model(ctx).0.id.to_string()),
+        };
+        let fail = |e: GenError| {
+            ToolOutput::error_json(json!({
+                "success": false, "image": null, "error": e.to_string(), "error_type": e.error_type(),
+                "model": model_id, "aspect_ratio": aspect, "provider": provider,
+            }))
+        };
+        if prompt.trim().is_empty() {
+            return fail(GenError::Value(
+                "Prompt is required and must be a non-empty string".into(),
+            ));
+        }
+        let http = match self.http.get(ctx) {
+            Ok(h) => h,
+            Err(e) => return fail(GenError::Value(e)),
+        };
+        let result = match &backend {
+            Backend::Fal => fal_generate(ctx, http, &call, &prompt, &aspect, &sources).await,
+            Backend::OpenAi => openai_generate(ctx, http, &prompt, &aspect, &sources).await,
+            Backend::Unsupported(p) => Err(GenError::ProviderNotRegistered(format!(
+                "image_gen.provider='{p}' is set but hermes-mcp has no such backend (supported: fal, openai)."
+            ))),
+        };
+        let (generated, modality) = match result {
+            Ok(g) => g,
+            Err(e) => return fail(e),
+        };
+        let prefix = match &backend {
+            Backend::OpenAi => format!("openai_{model_id}"),
+            _ => format!("fal_{}", model_id.replace(['/', '.'], "-")),
+        };
+        let mut out = Map::new();
+        out.insert("success".into(), json!(true));
+        let mut warnings: Vec<String> = aspect_warning.into_iter().collect();
+        let saved = save_generated(ctx, http, &generated, &prefix).await;
+        let mut inline = None;
+        match saved {
+            Ok((path, bytes, mime)) => {
+                out.insert("image".into(), json!(path.display().to_string()));
+                if bytes.len() <= MAX_INLINE_BYTES {
+                    inline = Some((
+                        base64::engine::general_purpose::STANDARD.encode(&bytes),
+                        mime,
+                    ));
+                } else {
+                    warnings.push(format!(
+                        "image is {} MB, too large to attach inline; open the file instead",
+                        bytes.len() / (1024 * 1024)
+                    ));
+                }
+            }
+            Err(e) => match generated.url.as_deref().filter(|u| !u.starts_with("data:")) {
+                // Hermes returns the provider URL; we do too when the download fails.
+                Some(u) => {
+                    out.insert("image".into(), json!(u));
+                    warnings.push(format!("could not save the image under cache/images: {e}"));
+                }
+                None => {
+                    return fail(GenError::Io(format!("Could not save image to cache: {e}")));
+                }
+            },
+        }
+        out.insert("modality".into(), json!(modality));
+        if let Some(u) = generated.url.as_deref().filter(|u| !u.starts_with("data:")) {
+            out.insert("image_url".into(), json!(u));
+        }
+        out.insert("model".into(), json!(model_id));
+        out.insert("aspect_ratio".into(), json!(aspect));
+        out.insert("provider".into(), json!(provider));
+        for (k, v) in generated.extra {
+            out.entry(k).or_insert(v);
+        }
+        if !warnings.is_empty() {
+            out.insert("warning".into(), json!(warnings.join("; ")));
+        }
+        let mut output = ToolOutput::json(Value::Object(out));
+        if let Some((b64, mime)) = inline {
+            output = output.with_image(b64, mime);
+        }
+        output
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::toolsets::media::test_ctx as ctx;
+
+    #[test]
+    fn description_states_the_active_backend() {
+        let d = description(&ctx("", &[]));
+        assert!(d.starts_with(GENERIC_DESCRIPTION));
+        assert!(
+            d.contains("\n\nActive backend: FAL.ai · model: FLUX 2 Klein 9B\n- supports both"),
+            "{d}"
+        );
+        assert!(d.contains("up to 9 reference image(s)"));
+        let d = description(&ctx("image_gen: {model: fal-ai/z-image/turbo}", &[]));
+        assert!(d.contains("model: Z-Image Turbo\n- this model is text-to-image only"));
+        let d = description(&ctx("image_gen: {provider: openai}", &[]));
+        assert!(d.contains("Active backend: OpenAI · model: gpt-image-2-medium"));
+        assert!(d.contains("up to 16 reference image(s)"));
+    }
+
+    #[test]
+    fn availability_names_what_is_missing() {
+        assert!(
+            matches!(availability(&ctx("", &[])), Availability::Unavailable(r) if r.contains("FAL_KEY"))
+        );
+        assert!(availability(&ctx("", &[("FAL_KEY", "k")])).is_available());
+        assert!(
+            matches!(availability(&ctx("image_gen: {provider: openai}", &[("FAL_KEY", "k")])),
+            Availability::Unavailable(r) if r.contains("OPENAI_API_KEY"))
+        );
+        assert!(
+            availability(&ctx(
+                "image_gen: {provider: openai}",
+                &[("OPENAI_API_KEY", "k")]
+            ))
+            .is_available()
+        );
+        assert!(
+            matches!(availability(&ctx("image_gen: {provider: xai}", &[("FAL_KEY", "k")])),
+            Availability::Unavailable(r) if r.contains("'xai' is not supported"))
+        );
+    }
+}

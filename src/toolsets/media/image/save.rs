@@ -1,0 +1,79 @@
+//! Saving a generated image under `$HERMES_HOME/cache/images/`, where Hermes
+//! keeps them (hermes-agent: `tools/image_generation_tool.py`, `save_url_image`),
+//! whether the provider answered with bytes or with a URL to download.
+
+use std::path::PathBuf;
+
+use crate::hermes::Context;
+use serde_json::{Map, Value};
+
+use crate::net::HttpClient;
+use crate::toolsets::media::{self as media, http};
+
+/// A generated image, before saving.
+pub(crate) struct Generated {
+    /// The provider's URL (http(s) or data:), when it gave one.
+    pub(crate) url: Option<String>,
+    /// Bytes when the provider returned them inline (OpenAI b64_json).
+    pub(crate) bytes: Option<Vec<u8>>,
+    pub(crate) extra: Map<String, Value>,
+}
+
+/// Why the image could not be saved (the caller may still return the provider's URL).
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum SaveError {
+    #[error("the provider's image data is not a PNG, JPEG, WebP or GIF")]
+    NotAnImage,
+    #[error(transparent)]
+    Fetch(#[from] http::ImageFetchError),
+    #[error("no image data")]
+    NoData,
+    #[error("cannot create {}: {source}", dir.display())]
+    CreateDir {
+        dir: PathBuf,
+        source: std::io::Error,
+    },
+    /// [`write_atomic`]'s message.
+    #[error("{0}")]
+    Write(String),
+}
+
+/// Save the image under `$HERMES_HOME/cache/images/<prefix>_<ts>_<id>.<ext>`.
+pub(crate) async fn save_generated(
+    ctx: &Context,
+    http: &HttpClient,
+    g: &Generated,
+    prefix: &str,
+) -> Result<(PathBuf, Vec<u8>, &'static str), SaveError> {
+    let (bytes, mime) = match (&g.bytes, &g.url) {
+        (Some(b), _) => {
+            let mime = media::sniff_image(b).ok_or(SaveError::NotAnImage)?;
+            (b.clone(), mime)
+        }
+        (None, Some(url)) => http::fetch_image(http, url).await?,
+        (None, None) => return Err(SaveError::NoData),
+    };
+    let dir = ctx.home.cache_dir("images");
+    if let Err(source) = std::fs::create_dir_all(&dir) {
+        return Err(SaveError::CreateDir { dir, source });
+    }
+    let path = media::unique_path(dir.join(format!(
+        "{prefix}_{}_{}.{}",
+        media::timestamp(),
+        media::short_id(),
+        media::image_ext(mime)
+    )));
+    write_atomic(&path, &bytes).map_err(SaveError::Write)?;
+    Ok((path, bytes, mime))
+}
+
+fn write_atomic(path: &std::path::Path, bytes: &[u8]) -> Result<(), String> {
+    let dir = path.parent().unwrap_or(std::path::Path::new("."));
+    let mut tmp = tempfile::NamedTempFile::new_in(dir)
+        .map_err(|e| format!("cannot write in {}: {e}", dir.display()))?;
+    std::io::Write::write_all(&mut tmp, bytes)
+        .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    tmp.persist(path)
+        .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    Ok(())
+}

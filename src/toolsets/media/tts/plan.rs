@@ -1,0 +1,406 @@
+//! Which engine speaks: `tts.provider` resolved against the installed programs,
+//! the keys in the environment and `tts.providers.<name>` (hermes-agent:
+//! `tools/tts_tool.py`, `_get_provider`, `_get_named_provider_config`), and how
+//! much text it accepts (`PROVIDER_MAX_TEXT_LENGTH`, `_resolve_max_text_length`).
+
+use std::path::{Path, PathBuf};
+
+use serde_json::{Map, Value};
+
+use super::config::{positive_int, section, section_str, tts_config};
+use crate::hermes::Context;
+use crate::hermes::envvars;
+use crate::toolsets::media;
+
+pub(crate) const DEFAULT_PROVIDER: &str = "edge";
+/// Also the model whose text cap applies when `tts.elevenlabs.model_id` is unset.
+pub(crate) const DEFAULT_ELEVENLABS_MODEL_ID: &str = "eleven_multilingual_v2";
+pub(crate) const DEFAULT_PIPER_VOICE: &str = "en_US-lessac-medium";
+const DEFAULT_COMMAND_MAX_TEXT_LENGTH: usize = 5000;
+const FALLBACK_MAX_TEXT_LENGTH: usize = 4000;
+
+/// Hermes' `BUILTIN_TTS_PROVIDERS`.
+pub(crate) const BUILTIN_PROVIDERS: &[&str] = &[
+    "edge",
+    "elevenlabs",
+    "openai",
+    "minimax",
+    "xai",
+    "mistral",
+    "gemini",
+    "neutts",
+    "kittentts",
+    "piper",
+    "deepinfra",
+];
+
+/// Hermes' `PROVIDER_MAX_TEXT_LENGTH` (+ espeak-ng, capped like the other local engines).
+fn provider_max_text_length(key: &str) -> Option<usize> {
+    Some(match key {
+        "edge" => 5000,
+        "openai" => 4096,
+        "xai" => 15000,
+        "minimax" => 10000,
+        "mistral" => 4000,
+        "gemini" => 32000,
+        "elevenlabs" => 10000,
+        "neutts" => 2000,
+        "kittentts" => 2000,
+        "piper" => 5000,
+        "espeak" => 5000,
+        _ => return None,
+    })
+}
+
+fn elevenlabs_model_max(model: &str) -> Option<usize> {
+    Some(match model {
+        "eleven_v3" | "eleven_ttv_v3" => 5000,
+        "eleven_multilingual_v2"
+        | "eleven_multilingual_v1"
+        | "eleven_english_sts_v2"
+        | "eleven_english_sts_v1" => 10000,
+        "eleven_flash_v2" => 30000,
+        "eleven_flash_v2_5" => 40000,
+        _ => return None,
+    })
+}
+
+/// non-built-in `tts.<name>`.
+fn named_provider_config<'a>(
+    cfg: &'a Map<String, Value>,
+    name: &str,
+) -> Option<&'a Map<String, Value>> {
+    if let Some(s) = section(cfg, "providers")
+        .and_then(|p| p.get(name))
+        .and_then(Value::as_object)
+    {
+        return Some(s);
+    }
+    if !BUILTIN_PROVIDERS.contains(&name.to_ascii_lowercase().as_str()) {
+        return section(cfg, name).filter(|s| !s.is_empty());
+    }
+    None
+}
+
+/// Hermes' `_is_command_provider_config`.
+fn is_command_config(c: &Map<String, Value>) -> bool {
+    let ptype = c
+        .get("type")
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .trim()
+        .to_ascii_lowercase();
+    if !ptype.is_empty() && ptype != "command" {
+        return false;
+    }
+    c.get("command")
+        .and_then(Value::as_str)
+        .is_some_and(|s| !s.trim().is_empty())
+}
+
+fn command_config(cfg: &Map<String, Value>, provider: &str) -> Option<Map<String, Value>> {
+    if provider.is_empty() || BUILTIN_PROVIDERS.contains(&provider) {
+        return None;
+    }
+    named_provider_config(cfg, provider)
+        .filter(|c| is_command_config(c))
+        .cloned()
+}
+
+/// Hermes' `_get_command_tts_output_format` (path suffix first, then config).
+/// The engine that will run.
+#[derive(Debug, Clone)]
+pub(crate) enum Engine {
+    Espeak {
+        bin: PathBuf,
+    },
+    Piper {
+        bin: PathBuf,
+        model: PathBuf,
+    },
+    Command {
+        name: String,
+        config: Map<String, Value>,
+    },
+    OpenAi {
+        key: String,
+    },
+    ElevenLabs {
+        key: String,
+    },
+}
+
+/// The provider resolved from config: what runs, and the name results report.
+#[derive(Debug, Clone)]
+pub(crate) struct Plan {
+    /// `tts.provider` as configured (lower-cased), `edge` when unset.
+    pub configured: String,
+    /// The provider the result names (`espeak-ng` when the offline default runs).
+    pub provider: String,
+    pub engine: Engine,
+}
+
+impl Plan {
+    pub(crate) fn is_local(&self) -> bool {
+        matches!(self.engine, Engine::Espeak { .. } | Engine::Piper { .. })
+    }
+    /// The key of Hermes' text-length table and of `tts.<key>.max_text_length`.
+    pub(crate) fn cap_key(&self) -> &str {
+        match self.engine {
+            Engine::Espeak { .. } => "espeak",
+            _ => &self.configured,
+        }
+    }
+}
+
+const SUPPORTED: &str = "supported: edge (runs the offline espeak-ng), espeak-ng, piper, openai, elevenlabs, or a command provider under tts.providers.<name>";
+
+fn espeak_bin(ctx: &Context) -> Option<PathBuf> {
+    media::which(ctx, "espeak-ng").or_else(|| media::which(ctx, "espeak"))
+}
+
+/// Why no engine can run; `Display` is the text `tools/list` and results show.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum PlanError {
+    #[error(
+        "the default TTS provider (edge) is Microsoft's online service, which hermes-mcp replaces with the offline espeak-ng — not installed: `apt install espeak-ng` (or set tts.provider: openai / elevenlabs / piper, or a tts.providers.<name> command)"
+    )]
+    EdgeWithoutEspeak,
+    #[error("tts.provider is espeak-ng but espeak-ng is not on PATH: `apt install espeak-ng`")]
+    NoEspeak,
+    #[error("tts.provider is openai but neither VOICE_TOOLS_OPENAI_KEY nor OPENAI_API_KEY is set")]
+    NoOpenAiKey,
+    #[error(
+        "tts.provider is elevenlabs but ELEVENLABS_API_KEY is not set (get one at https://elevenlabs.io/)"
+    )]
+    NoElevenLabsKey,
+    #[error(
+        "tts.provider is piper but the `piper` command is not on PATH: `pip install piper-tts`"
+    )]
+    NoPiper,
+    #[error("Piper voice '{voice}' not found: put {voice}.onnx and {voice}.onnx.json in {} (hermes-mcp does not download voices; `python -m piper.download_voices {voice} --download-dir {}` does)", dir.display(), dir.display())]
+    NoPiperVoice { voice: String, dir: PathBuf },
+    /// A Hermes built-in provider hermes-mcp does not implement.
+    #[error("tts.provider '{0}' is not supported by hermes-mcp ({SUPPORTED})")]
+    Unsupported(String),
+    #[error(
+        "tts.provider '{0}' is not a built-in provider and tts.providers.{0} has no `command` ({SUPPORTED})"
+    )]
+    NotACommand(String),
+}
+
+/// Resolve `tts.provider` to an engine, or say what is missing. Cheap (a few stats).
+pub(crate) fn plan(ctx: &Context) -> Result<Plan, PlanError> {
+    let cfg = tts_config(ctx);
+    let configured = cfg
+        .get("provider")
+        .and_then(Value::as_str)
+        .map(|s| s.trim().to_ascii_lowercase())
+        .filter(|s| !s.is_empty())
+        .unwrap_or_else(|| DEFAULT_PROVIDER.to_string());
+    let mk = |provider: &str, engine: Engine| Plan {
+        configured: configured.clone(),
+        provider: provider.to_string(),
+        engine,
+    };
+    if let Some(c) = command_config(&cfg, &configured) {
+        return Ok(mk(
+            &configured,
+            Engine::Command {
+                name: configured.clone(),
+                config: c,
+            },
+        ));
+    }
+    match configured.as_str() {
+        "edge" => match espeak_bin(ctx) {
+            Some(bin) => Ok(mk("espeak-ng", Engine::Espeak { bin })),
+            None => Err(PlanError::EdgeWithoutEspeak),
+        },
+        "espeak-ng" | "espeak" => match espeak_bin(ctx) {
+            Some(bin) => Ok(mk("espeak-ng", Engine::Espeak { bin })),
+            None => Err(PlanError::NoEspeak),
+        },
+        "openai" => match ctx
+            .env
+            .get(envvars::VOICE_TOOLS_OPENAI_KEY)
+            .or_else(|| ctx.env.get(envvars::OPENAI_API_KEY))
+        {
+            Some(key) => Ok(mk("openai", Engine::OpenAi { key })),
+            None => Err(PlanError::NoOpenAiKey),
+        },
+        "elevenlabs" => match ctx.env.get(envvars::ELEVENLABS_API_KEY) {
+            Some(key) => Ok(mk("elevenlabs", Engine::ElevenLabs { key })),
+            None => Err(PlanError::NoElevenLabsKey),
+        },
+        "piper" => {
+            let Some(bin) = media::which(ctx, "piper") else {
+                return Err(PlanError::NoPiper);
+            };
+            let model = piper_model(ctx, &cfg)?;
+            Ok(mk("piper", Engine::Piper { bin, model }))
+        }
+        p if BUILTIN_PROVIDERS.contains(&p) => Err(PlanError::Unsupported(p.to_string())),
+        p => Err(PlanError::NotACommand(p.to_string())),
+    }
+}
+
+/// Hermes' `_resolve_piper_voice_path`, without the download step.
+fn piper_model(ctx: &Context, cfg: &Map<String, Value>) -> Result<PathBuf, PlanError> {
+    let voice = section_str(cfg, "piper", "voice").unwrap_or_else(|| DEFAULT_PIPER_VOICE.into());
+    let direct = crate::hermes::home::expand_tilde(Path::new(&voice));
+    if direct
+        .extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("onnx"))
+        && direct.is_file()
+    {
+        return Ok(direct);
+    }
+    let dir = section_str(cfg, "piper", "voices_dir")
+        .map(|d| crate::hermes::home::expand_tilde(Path::new(&d)))
+        .unwrap_or_else(|| ctx.home.cache_dir("piper-voices"));
+    let cached = dir.join(format!("{voice}.onnx"));
+    if cached.is_file() && dir.join(format!("{voice}.onnx.json")).is_file() {
+        return Ok(cached);
+    }
+    Err(PlanError::NoPiperVoice { voice, dir })
+}
+
+/// Hermes' `_resolve_max_text_length`.
+pub(crate) fn max_text_length(plan: &Plan, cfg: &Map<String, Value>) -> usize {
+    let key = plan.cap_key().to_string();
+    if let Some(n) = positive_int(section(cfg, &key).and_then(|s| s.get("max_text_length"))) {
+        return n;
+    }
+    if key == "elevenlabs" {
+        let model = section_str(cfg, "elevenlabs", "model_id")
+            .unwrap_or_else(|| DEFAULT_ELEVENLABS_MODEL_ID.into());
+        if let Some(n) = elevenlabs_model_max(&model) {
+            return n;
+        }
+    }
+    if let Some(n) = provider_max_text_length(&key) {
+        return n;
+    }
+    if let Engine::Command { config, .. } = &plan.engine {
+        return positive_int(config.get("max_text_length"))
+            .unwrap_or(DEFAULT_COMMAND_MAX_TEXT_LENGTH);
+    }
+    FALLBACK_MAX_TEXT_LENGTH
+}
+
+/// `~/…` when the home is under the user's home directory (Hermes' `display_hermes_home`).
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::toolsets::media::test_ctx as ctx;
+
+    fn cfg(yaml: &str) -> Map<String, Value> {
+        tts_config(&ctx(yaml, &[]))
+    }
+
+    #[test]
+    fn default_is_espeak_when_installed_and_says_what_is_missing_otherwise() {
+        let empty = tempfile::tempdir().unwrap();
+        let c = ctx("", &[("PATH", empty.path().to_str().unwrap())]);
+        let e = plan(&c).unwrap_err().to_string();
+        assert!(e.contains("apt install espeak-ng"), "{e}");
+        let bin = tempfile::tempdir().unwrap();
+        let fake = bin.path().join("espeak-ng");
+        std::fs::write(&fake, "#!/bin/sh\n").unwrap();
+        std::fs::set_permissions(&fake, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+            .unwrap();
+        let c = ctx("", &[("PATH", bin.path().to_str().unwrap())]);
+        let p = plan(&c).unwrap();
+        assert_eq!(p.provider, "espeak-ng");
+        assert_eq!(p.configured, "edge");
+    }
+
+    #[test]
+    fn providers_need_their_keys() {
+        let e = plan(&ctx("tts: {provider: openai}", &[]))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("VOICE_TOOLS_OPENAI_KEY"), "{e}");
+        let p = plan(&ctx("tts: {provider: OpenAI}", &[("OPENAI_API_KEY", "k")])).unwrap();
+        assert!(matches!(p.engine, Engine::OpenAi { ref key } if key == "k"));
+        let p = plan(&ctx(
+            "tts: {provider: openai}",
+            &[("OPENAI_API_KEY", "k"), ("VOICE_TOOLS_OPENAI_KEY", "v")],
+        ))
+        .unwrap();
+        assert!(matches!(p.engine, Engine::OpenAi { ref key } if key == "v"));
+        assert!(
+            plan(&ctx("tts: {provider: elevenlabs}", &[]))
+                .unwrap_err()
+                .to_string()
+                .contains("ELEVENLABS_API_KEY")
+        );
+        assert!(
+            plan(&ctx("tts: {provider: gemini}", &[]))
+                .unwrap_err()
+                .to_string()
+                .contains("not supported")
+        );
+        assert!(
+            plan(&ctx("tts: {provider: mine}", &[]))
+                .unwrap_err()
+                .to_string()
+                .contains("tts.providers.mine")
+        );
+    }
+
+    #[test]
+    fn command_providers_resolve_and_builtins_win() {
+        let p = plan(&ctx(
+            "tts: {provider: mine, providers: {mine: {type: command, command: 'x {output_path}'}}}",
+            &[],
+        ))
+        .unwrap();
+        assert!(matches!(p.engine, Engine::Command { ref name, .. } if name == "mine"));
+        // A command under a built-in name never shadows the built-in.
+        assert!(
+            plan(&ctx(
+                "tts: {provider: openai, providers: {openai: {command: 'x'}}}",
+                &[]
+            ))
+            .is_err()
+        );
+        // Legacy layout tts.<name>.
+        assert!(plan(&ctx("tts: {provider: legacy, legacy: {command: 'x'}}", &[])).is_ok());
+        // type other than command is not a command provider.
+        assert!(
+            plan(&ctx(
+                "tts: {provider: p, providers: {p: {type: plugin, command: 'x'}}}",
+                &[]
+            ))
+            .is_err()
+        );
+    }
+
+    #[test]
+    fn text_caps_follow_hermes() {
+        let p = |yaml: &str, env: &[(&str, &str)]| plan(&ctx(yaml, env)).unwrap();
+        let k = [("OPENAI_API_KEY", "k"), ("ELEVENLABS_API_KEY", "k")];
+        assert_eq!(
+            max_text_length(&p("tts: {provider: openai}", &k), &cfg("")),
+            4096
+        );
+        let c = cfg("tts: {openai: {max_text_length: 100}}");
+        assert_eq!(max_text_length(&p("tts: {provider: openai}", &k), &c), 100);
+        let c = cfg("tts: {elevenlabs: {model_id: eleven_flash_v2_5}}");
+        assert_eq!(
+            max_text_length(&p("tts: {provider: elevenlabs}", &k), &c),
+            40000
+        );
+        assert_eq!(
+            max_text_length(&p("tts: {provider: elevenlabs}", &k), &cfg("")),
+            10000
+        );
+        let y = "tts: {provider: m, providers: {m: {command: x, max_text_length: 7}}}";
+        assert_eq!(max_text_length(&p(y, &[]), &cfg(y)), 7);
+        let y = "tts: {provider: m, providers: {m: {command: x}}}";
+        assert_eq!(max_text_length(&p(y, &[]), &cfg(y)), 5000);
+    }
+}
