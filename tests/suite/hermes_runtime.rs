@@ -8,9 +8,7 @@ use std::fs;
 use std::path::PathBuf;
 use std::process::{Command, Output};
 
-use hermes_mcp::cli::MigrateArgs;
-use hermes_mcp::hermes::HermesHome;
-use hermes_mcp::migrate::hermes_hook::{self, HookOptions};
+use hermes_mcp::migrate::hermes_hook;
 use serde_json::Value;
 
 use super::common::{TestEnv, bin, hermes_python};
@@ -127,19 +125,11 @@ fn codex_runtime_switch_is_undone_at_next_session_start() {
     let exe = fs::canonicalize(bin()).unwrap();
     assert_eq!(command_of(&hermes_tools(&env)), exe);
 
-    // What migrate will call (see hermes_hook's docs): set up the plugin.
-    let args = MigrateArgs {
-        codex_home: Some(codex.clone()),
-        no_plugins: true,
-        permissions: ":read-only".into(),
-        ..Default::default()
-    };
-    let home = HermesHome {
-        path: env.hermes_home(),
-        explicit: true,
-    };
-    let plan = hermes_hook::install(&HookOptions::for_migrate(&args, &home, &codex, &exe)).unwrap();
-    assert!(plan.enables_in_config(), "{}", plan.summary());
+    // migrate set up the plugin and said so.
+    let report = String::from_utf8_lossy(&out.stdout);
+    assert!(report.contains("Hermes plugin hermes-mcp"), "{report}");
+    let plugin = env.hermes_home().join("plugins/hermes-mcp");
+    assert!(plugin.join("plugin.yaml").is_file());
     let yaml = fs::read_to_string(env.hermes_home().join("config.yaml")).unwrap();
     assert!(yaml.starts_with("# my Hermes config\n"), "{yaml}");
 

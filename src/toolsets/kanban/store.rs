@@ -11,7 +11,7 @@ use rusqlite::types::Value as Sql;
 use rusqlite::{Connection, OptionalExtension, params, params_from_iter};
 use serde_json::{Value, json};
 
-use crate::redact::py_json;
+use crate::pycompat::py_json;
 use crate::toolsets::kanban::error::{KanbanResult, value_err};
 use crate::toolsets::kanban::util::{now, py_strip};
 

@@ -6,9 +6,12 @@
 
 use std::io::Read;
 
-use serde_json::{Map, Value};
 
-use crate::redact::py_json;
+
+// The Python-behaviour helpers kanban's texts need live in crate::pycompat.
+pub(crate) use crate::pycompat::{
+    py_bool as truthy, py_json_sorted, py_len, py_repr, py_sorted_list as py_list, py_strip,
+};
 
 /// `int(time.time())`, as Hermes stamps every row.
 pub(crate) fn now() -> i64 {
@@ -65,10 +68,6 @@ pub(crate) fn claimer_id() -> String {
     format!("{host}:{}", std::process::id())
 }
 
-/// Python's `str.strip()`.
-pub(crate) fn py_strip(s: &str) -> &str {
-    s.trim_matches(|c: char| c.is_whitespace() || ('\x1c'..='\x1f').contains(&c))
-}
 
 /// Python's `str.splitlines()[0]` (empty when there are no lines).
 pub(crate) fn first_line(s: &str) -> &str {
@@ -96,79 +95,10 @@ pub(crate) fn take_chars(s: &str, n: usize) -> String {
     s.chars().take(n).collect()
 }
 
-/// Python's `len(s)` (code points, not bytes).
-pub(crate) fn py_len(s: &str) -> usize {
-    s.chars().count()
-}
 
-/// Python's `sorted(list)` repr: `['a', 'b']`.
-pub(crate) fn py_list(items: &[&str]) -> String {
-    let mut v: Vec<&str> = items.to_vec();
-    v.sort();
-    let q: Vec<String> = v.iter().map(|s| format!("'{s}'")).collect();
-    format!("[{}]", q.join(", "))
-}
 
-/// Python's `repr()` of a str (enough for error messages).
-pub(crate) fn py_repr(s: &str) -> String {
-    let quote = if s.contains('\'') && !s.contains('"') {
-        '"'
-    } else {
-        '\''
-    };
-    let mut out = String::new();
-    out.push(quote);
-    for ch in s.chars() {
-        match ch {
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            c if c == quote => {
-                out.push('\\');
-                out.push(c)
-            }
-            c if (c as u32) < 0x20 || c as u32 == 0x7f => {
-                out.push_str(&format!("\\x{:02x}", c as u32))
-            }
-            c => out.push(c),
-        }
-    }
-    out.push(quote);
-    out
-}
 
-/// Python `json.dumps(v, ensure_ascii=False, sort_keys=True)`.
-pub(crate) fn py_json_sorted(v: &Value) -> String {
-    fn sort(v: &Value) -> Value {
-        match v {
-            Value::Object(m) => {
-                let mut keys: Vec<&String> = m.keys().collect();
-                keys.sort();
-                let mut out = Map::new();
-                for k in keys {
-                    out.insert(k.clone(), sort(&m[k]));
-                }
-                Value::Object(out)
-            }
-            Value::Array(a) => Value::Array(a.iter().map(sort).collect()),
-            o => o.clone(),
-        }
-    }
-    py_json(&sort(v))
-}
 
-/// Python's `bool(v)` for a JSON value.
-pub(crate) fn truthy(v: &Value) -> bool {
-    match v {
-        Value::Null => false,
-        Value::Bool(b) => *b,
-        Value::Number(n) => n.as_f64() != Some(0.0),
-        Value::String(s) => !s.is_empty(),
-        Value::Array(a) => !a.is_empty(),
-        Value::Object(m) => !m.is_empty(),
-    }
-}
 
 /// `time.strftime("%Y-%m-%d %H:%M", time.localtime(ts))`.
 pub(crate) fn local_ts(ts: i64) -> String {

@@ -7,7 +7,7 @@ use std::collections::HashSet;
 use rusqlite::{Connection, OptionalExtension, params, params_from_iter};
 use serde_json::{Value, json};
 
-use crate::redact::py_json;
+use crate::pycompat::py_json;
 use crate::toolsets::kanban::error::{KanbanError, KanbanResult, value_err};
 use crate::toolsets::kanban::store::{
     append_event, canonical_assignee, find_missing, query_strings, task_exists,
