@@ -329,8 +329,6 @@ pub(crate) static FAL_MODELS: &[FalModel] = &[
     },
 ];
 
-// Clarity Upscaler, chained after models with `upscale: true` (Hermes' constants).
-
 pub(crate) fn aspect_index(aspect: &str) -> usize {
     match aspect {
         "square" => 1,

@@ -47,8 +47,8 @@ pub(crate) fn num(v: Option<&Value>) -> Option<f64> {
     }
 }
 
-/// Hermes' `_get_named_provider_config`: `tts.providers.<name>`, else a
-
+/// A config flag such as `voice_compatible`: `true`, a non-zero number, or one
+/// of the strings `1`, `true`, `yes`, `on`.
 pub(crate) fn truthy(v: Option<&Value>) -> bool {
     match v {
         Some(Value::Bool(b)) => *b,

@@ -65,6 +65,7 @@ fn elevenlabs_model_max(model: &str) -> Option<usize> {
     })
 }
 
+/// Hermes' `_get_named_provider_config`: `tts.providers.<name>`, else a
 /// non-built-in `tts.<name>`.
 fn named_provider_config<'a>(
     cfg: &'a Map<String, Value>,
@@ -288,8 +289,6 @@ pub(crate) fn max_text_length(plan: &Plan, cfg: &Map<String, Value>) -> usize {
     }
     FALLBACK_MAX_TEXT_LENGTH
 }
-
-/// `~/…` when the home is under the user's home directory (Hermes' `display_hermes_home`).
 
 #[cfg(test)]
 mod tests {
