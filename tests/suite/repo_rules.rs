@@ -14,21 +14,25 @@ fn rust_files(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
 }
 
 /// The layers (README, "Layout"): imports point down, never up or sideways.
-/// `cli` sits on top; `error` and `redact` are leaves anyone may use.
+/// `cli` sits on top; `error`, `redact` and `files` are leaves anyone may use.
 const LAYERS: &[(&str, &[&str])] = &[
     (
         "cli",
         &[
-            "server", "migrate", "toolsets", "hermes", "net", "error", "redact",
+            "server", "migrate", "toolsets", "hermes", "net", "error", "redact", "files",
         ],
     ),
-    ("server", &["hermes", "error", "redact"]),
-    ("toolsets", &["server", "net", "hermes", "error", "redact"]),
-    ("net", &["hermes", "error", "redact"]),
-    ("migrate", &["hermes", "error"]),
-    ("hermes", &["error"]),
-    ("redact", &[]),
-    ("error", &[]),
+    ("server", &["hermes", "error", "redact", "files"]),
+    (
+        "toolsets",
+        &["server", "net", "hermes", "error", "redact", "files"],
+    ),
+    ("net", &["hermes", "error", "redact", "files"]),
+    ("migrate", &["hermes", "error", "files"]),
+    ("hermes", &["error", "files"]),
+    ("redact", &["files"]),
+    ("error", &["files"]),
+    ("files", &[]),
 ];
 
 /// The top-level module a `src/` file belongs to (`src/net/client.rs` -> `net`).
