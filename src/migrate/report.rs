@@ -77,6 +77,11 @@ pub struct Report {
     /// Entries someone (usually Codex) added inside the previous block; kept, now outside it.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub kept_from_old_block: Vec<String>,
+    /// config.toml had no write permission bit and was (or would be) replaced anyway.
+    pub replaced_read_only: bool,
+    /// Things worth knowing that are not errors (merged blocks, a read-only file replaced).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
     pub errors: Vec<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub diff: Option<String>,
@@ -120,6 +125,9 @@ impl Report {
                 "{} is already up to date; nothing written",
                 self.target_path
             ));
+        }
+        for n in &self.notes {
+            l.push(format!("note: {n}"));
         }
         if self.remove {
             if !self.plugins.kept_from_previous_block.is_empty() {
