@@ -160,10 +160,8 @@ fn codex_problem(name: &str, s: &translate::CodexServer) -> Option<String> {
     }
     for (k, v) in &s.keys {
         match v {
-            TomlVal::Float(f) => {
-                if Duration::try_from_secs_f64(*f).is_err() {
-                    return Some(format!("{name}.{k} = {f} is not a Duration"));
-                }
+            TomlVal::Float(f) if Duration::try_from_secs_f64(*f).is_err() => {
+                return Some(format!("{name}.{k} = {f} is not a Duration"));
             }
             TomlVal::Str(t) if t.contains('\0') => return Some(format!("{name}.{k} has NUL")),
             TomlVal::List(l) if l.iter().any(|t| t.contains('\0')) => {
