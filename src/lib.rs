@@ -4,6 +4,7 @@
 
 pub mod cli;
 pub mod error;
+pub mod files;
 pub mod hermes;
 pub mod migrate;
 pub mod net;

@@ -12,11 +12,9 @@ use serde_json::Value;
 
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
-    #[error("cannot read {path}: {source}")]
-    Read {
-        path: PathBuf,
-        source: std::io::Error,
-    },
+    /// Not a regular file, too large, unreadable or not UTF-8 (the message names the path).
+    #[error(transparent)]
+    Read(#[from] crate::files::FileError),
     #[error("{path} is not valid YAML: {message}")]
     Parse { path: PathBuf, message: String },
     #[error("{path}: the top level must be a mapping of keys, found {found}")]
@@ -43,20 +41,17 @@ fn yaml_options() -> serde_saphyr::Options {
 impl HermesConfig {
     /// Load `path`; a missing file is an empty config, not an error.
     pub fn load(path: &Path) -> Result<Self, ConfigError> {
-        match std::fs::read_to_string(path) {
-            Ok(text) => {
+        // Only a regular file, never blocking on a FIFO, at most 16 MiB.
+        match crate::files::read_to_string_capped_opt(path, crate::files::CONFIG_CAP)? {
+            Some(text) => {
                 let mut c = Self::parse(&text, path)?;
                 c.exists = true;
                 Ok(c)
             }
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(HermesConfig {
+            None => Ok(HermesConfig {
                 path: Some(path.to_path_buf()),
                 exists: false,
                 root: Value::Object(Default::default()),
-            }),
-            Err(source) => Err(ConfigError::Read {
-                path: path.to_path_buf(),
-                source,
             }),
         }
     }

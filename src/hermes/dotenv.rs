@@ -1,6 +1,22 @@
 //! `$HERMES_HOME/.env` reader (python-dotenv compatible for the forms Hermes writes).
 
 use std::collections::HashMap;
+use std::path::Path;
+
+use crate::files;
+
+/// Read and parse `path` (a missing or unreadable file is empty). Only a
+/// regular file is read, without blocking on a FIFO, up to 16 MiB.
+pub fn load(path: &Path) -> HashMap<String, String> {
+    match files::read_to_string_capped_opt(path, files::CONFIG_CAP) {
+        Ok(Some(text)) => parse(&text),
+        Ok(None) => HashMap::new(),
+        Err(e) => {
+            tracing::warn!("ignoring {}: {e}", path.display());
+            HashMap::new()
+        }
+    }
+}
 
 /// Parse `.env` text: `KEY=VALUE`, optional `export `, `#` comments, single- or
 /// double-quoted values (double quotes understand `\n`, `\t`, `\"`, `\\`),

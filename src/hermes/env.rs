@@ -42,9 +42,7 @@ impl Env {
 
     fn dotenv(&self) -> &HashMap<String, String> {
         self.dotenv.get_or_init(|| match &self.dotenv_path {
-            Some(p) => std::fs::read_to_string(p)
-                .map(|t| dotenv::parse(&t))
-                .unwrap_or_default(),
+            Some(p) => dotenv::load(p),
             None => HashMap::new(),
         })
     }

@@ -92,13 +92,19 @@ fn line_end(text: &str, pos: usize) -> usize {
     text[pos..].find('\n').map_or(text.len(), |i| pos + i + 1)
 }
 
+/// How deep arrays and inline tables may nest (the `toml` crate's own limit).
+pub const MAX_NESTING: u32 = 80;
+
 fn scan(text: &str) -> Scan {
     let source = toml_parser::Source::new(text);
     let tokens = source.lex().into_vec();
     let mut events: Vec<Event> = Vec::new();
     let mut errors: Vec<toml_parser::ParseError> = Vec::new();
     let mut rx = |ev: Event| events.push(ev);
-    toml_parser::parser::parse_document(&tokens, &mut rx, &mut errors);
+    // The parser recurses into arrays and inline tables; the guard stops it
+    // (as `toml` does) so deep nesting cannot overflow the stack.
+    let mut guarded = toml_parser::parser::RecursionGuard::new(&mut rx, MAX_NESTING);
+    toml_parser::parser::parse_document(&tokens, &mut guarded, &mut errors);
     let mut out = Scan::default();
     let mut header: Option<(usize, Vec<String>)> = None;
     let mut depth = 0i32;
@@ -258,10 +264,19 @@ fn regions(text: &str, sc: &Scan) -> Vec<Region> {
         });
         i += consumed;
     }
-    // Blank lines touching a block belong to it (we write exactly one on each side).
-    for r in out.iter_mut().filter(|r| r.kind == RegionKind::Block) {
+    // Blank lines touching a block belong to it (we write exactly one on each
+    // side), but never to two regions: blocks separated only by blank lines
+    // become adjacent, not overlapping.
+    let mut prev_end = 0;
+    for r in out.iter_mut() {
+        if r.kind == RegionKind::OrphanEnd {
+            r.start = r.start.max(prev_end);
+            r.end = r.end.max(r.start);
+            prev_end = r.end;
+            continue;
+        }
         while let Some((ls, le)) = line_before(text, r.start) {
-            if !is_blank_line(&text[ls..le]) {
+            if ls < prev_end || !is_blank_line(&text[ls..le]) {
                 break;
             }
             r.start = ls;
@@ -273,6 +288,7 @@ fn regions(text: &str, sc: &Scan) -> Vec<Region> {
             }
             r.end = le;
         }
+        prev_end = r.end;
     }
     out
 }
@@ -350,7 +366,8 @@ pub fn take_apart(text: &str) -> Parsed {
                     user.push_str(nl);
                 }
             }
-            if !user.is_empty() && r.end < body.len() {
+            // One blank line where the block was (not two for adjacent blocks).
+            if !user.is_empty() && r.end < body.len() && !ends_with_blank_line(&user) {
                 user.push_str(nl);
             }
         }
@@ -368,6 +385,10 @@ pub fn take_apart(text: &str) -> Parsed {
             .count(),
         kept_from_block: kept,
     }
+}
+
+fn ends_with_blank_line(s: &str) -> bool {
+    s.ends_with("\n\n") || s.ends_with("\n\r\n")
 }
 
 /// The entries listed on our inventory line in `text[a..b]`, if there is one.

@@ -46,8 +46,8 @@ use serde_json::{Value, json};
 use super::block;
 use super::write;
 use crate::error::UserError;
-use crate::hermes::{HermesConfig, HermesHome};
 use crate::hermes::SERVER_NAME;
+use crate::hermes::{HermesConfig, HermesHome};
 
 /// The plugin's name in `plugins.enabled` and its directory under `$HERMES_HOME/plugins/`.
 pub const PLUGIN_NAME: &str = "hermes-mcp";

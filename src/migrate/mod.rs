@@ -374,6 +374,13 @@ fn compute(
         check_existing(&p.real, old_text)?;
     }
     let parsed = block::take_apart(old_text);
+    if parsed.blocks > 1 {
+        report.notes.push(format!(
+            "found {} managed blocks in {}; merged them into one",
+            parsed.blocks,
+            p.real.display()
+        ));
+    }
     report.replaced_blocks = parsed.blocks;
     report.removed_orphan_end_markers = parsed.orphan_ends;
     report.kept_from_old_block = parsed.kept_from_block.clone();
@@ -633,6 +640,12 @@ fn compute(
     Ok(new)
 }
 
+/// The file exists and has no write permission bit set.
+fn is_read_only(path: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt as _;
+    std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o222 == 0)
+}
+
 /// `[plugins."<id>"]` entries of the previous block (used when discovery did not run).
 fn previous_plugins(old_block: &str) -> Vec<plugins::Plugin> {
     let Ok(t) = block::parse_toml(old_block) else {
@@ -672,8 +685,7 @@ fn execute(args: &Options) -> anyhow::Result<Report> {
     }
     let read_only = !args.writes();
     // Refuse a broken file before spawning codex on it.
-    let first = write::read(&p.real)
-        .map_err(|e| user_error(e.to_string(), "check the file's permissions"))?;
+    let first = write::read(&p.real).map_err(|e| user_error(e.to_string(), e.hint()))?;
     if let Some(t) = &first {
         check_existing(&p.real, t)?;
         if let Some(w) = hermes_hook::replaced_by_hermes(t) {
@@ -723,6 +735,13 @@ fn execute(args: &Options) -> anyhow::Result<Report> {
         }
         let old = first.as_deref().unwrap_or("");
         report.changed = new != old && !(first.is_none() && args.remove);
+        if report.changed && is_read_only(&p.real) {
+            report.replaced_read_only = true;
+            report.notes.push(format!(
+                "{} is read-only; migrate would replace it anyway, as Hermes does, and keep its mode",
+                p.real.display()
+            ));
+        }
         if let Mode::DryRun { color } = args.mode {
             report.diff = Some(diff::unified(old, &new, &report.target_path, color));
         }
@@ -732,20 +751,14 @@ fn execute(args: &Options) -> anyhow::Result<Report> {
     if first.is_none() && args.remove {
         return Ok(report);
     }
-    write::ensure_dir(&p.codex_home).map_err(|e| {
-        user_error(
-            e.to_string(),
-            "check that you can write there, or pass --codex-home DIR",
-        )
-    })?;
-    let _lock = write::lock(&p.codex_home, LOCK_WAIT)
-        .map_err(|e| user_error(e.to_string(), "only one migrate can run at a time"))?;
+    write::ensure_dir(&p.codex_home).map_err(|e| user_error(e.to_string(), e.hint()))?;
+    let _lock =
+        write::lock(&p.codex_home, LOCK_WAIT).map_err(|e| user_error(e.to_string(), e.hint()))?;
     if let Some(dir) = p.real.parent() {
         write::clean_stale_temps(dir);
     }
     // Re-read under the lock: another migrate may have written meanwhile.
-    let current = write::read(&p.real)
-        .map_err(|e| user_error(e.to_string(), "check the file's permissions"))?;
+    let current = write::read(&p.real).map_err(|e| user_error(e.to_string(), e.hint()))?;
     let new = compute(args, &p, current.as_deref(), &discovery, &mut report)?;
     report.changed = current.as_deref() != Some(new.as_str());
     if report.changed {
@@ -757,15 +770,24 @@ fn execute(args: &Options) -> anyhow::Result<Report> {
                 )
             })?;
         }
-        write::atomic_write(&p.real, &new).map_err(|e| {
-            user_error(
-                e.to_string(),
-                format!(
+        let replaced = write::atomic_write(&p.real, &new).map_err(|e| {
+            let hint = match &e {
+                write::WriteError::File(crate::files::FileError::Write { .. }) => format!(
                     "nothing was changed; make {} writable and run migrate again",
                     p.real.display()
                 ),
-            )
+                _ => e.hint(),
+            };
+            user_error(e.to_string(), hint)
         })?;
+        if replaced.was_read_only {
+            report.replaced_read_only = true;
+            report.notes.push(format!(
+                "{} was read-only (mode {:04o}); replaced it anyway, as Hermes does, and kept the mode",
+                p.real.display(),
+                replaced.mode
+            ));
+        }
         report.written = true;
     }
     if let Some(hp) = &hook {

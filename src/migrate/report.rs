@@ -77,6 +77,11 @@ pub struct Report {
     /// Entries someone (usually Codex) added inside the previous block; kept, now outside it.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub kept_from_old_block: Vec<String>,
+    /// config.toml had no write permission bit and was (or would be) replaced anyway.
+    pub replaced_read_only: bool,
+    /// Things worth knowing that are not errors (merged blocks, a read-only file replaced).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
     pub errors: Vec<String>,
     /// Things the user should know that are not errors (e.g. Hermes' /codex-runtime undid a migration).
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -129,6 +134,9 @@ impl Report {
         }
         for w in &self.warnings {
             l.push(format!("⚠ {w}"));
+        }
+        for n in &self.notes {
+            l.push(format!("note: {n}"));
         }
         if self.remove {
             if let Some(h) = &self.hermes_hook {

@@ -88,13 +88,57 @@ fn has_var_ref(s: &str) -> bool {
     s.contains("${")
 }
 
+/// A number, or a string holding one (infinite and NaN included: the caller says why not).
 fn number(v: &Value) -> Option<f64> {
     match v {
         Value::Number(n) => n.as_f64(),
         Value::String(s) => s.trim().parse::<f64>().ok(),
         _ => None,
     }
-    .filter(|f| f.is_finite())
+}
+
+/// A `*_timeout_sec` value codex can load: codex converts float seconds to a
+/// `Duration` and refuses the whole config.toml when that fails ("cannot
+/// convert float seconds to Duration"): NaN, infinity, negative, >= 2^64 s.
+pub fn codex_timeout(f: f64) -> Result<f64, String> {
+    if !f.is_finite() {
+        return Err("not a finite number of seconds".into());
+    }
+    if f < 0.0 {
+        return Err("negative".into());
+    }
+    if std::time::Duration::try_from_secs_f64(f).is_err() {
+        return Err(format!(
+            "{f} s is more than codex accepts (at most {} s)",
+            u64::MAX
+        ));
+    }
+    // -0.0 is written as 0.0.
+    Ok(f.abs())
+}
+
+/// Text a process or an HTTP request can carry: no NUL byte (an exec argument,
+/// an environment entry or a path cannot hold one).
+fn has_nul(s: &str) -> bool {
+    s.contains('\0')
+}
+
+/// An HTTP header name (RFC 9110 token).
+fn is_header_name(s: &str) -> bool {
+    !s.is_empty()
+        && s.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b))
+}
+
+/// An HTTP header value: no control characters except tab.
+fn is_header_value(s: &str) -> bool {
+    !s.chars()
+        .any(|c| (c.is_control() && c != '\t') || c == '\u{7f}')
+}
+
+/// An environment variable name a process can be given.
+fn is_env_key(s: &str) -> bool {
+    !s.is_empty() && !s.contains(['=', '\0'])
 }
 
 /// `Bearer ${VAR}` / `Bearer ${env:VAR}` → `VAR`.
@@ -156,6 +200,12 @@ pub fn translate(name: &str, cfg: &Value) -> Translation {
                 reason: "`command` must be a string".into(),
             };
         };
+        if has_nul(&command) {
+            return Translation::Skipped {
+                reason: "`command` contains a NUL character; no process can be started with it"
+                    .into(),
+            };
+        }
         if has_var_ref(&command) {
             notes.push(format!(
                 "command {command:?} contains a ${{VAR}} reference, which codex does not expand (copied as written)"
@@ -168,6 +218,13 @@ pub fn translate(name: &str, cfg: &Value) -> Translation {
                 let mut args = Vec::new();
                 for (i, a) in items.iter().enumerate() {
                     match scalar_str(a) {
+                        Some(s) if has_nul(&s) => {
+                            return Translation::Skipped {
+                                reason: format!(
+                                    "args[{i}] contains a NUL character; no process can be started with it"
+                                ),
+                            };
+                        }
                         Some(s) => {
                             if has_var_ref(&s) {
                                 notes.push(format!(
@@ -205,6 +262,16 @@ pub fn translate(name: &str, cfg: &Value) -> Translation {
                         notes.push(format!("env.{k} (value is not a string)"));
                         continue;
                     };
+                    if !is_env_key(k) {
+                        notes.push(format!(
+                            "env.{k:?} (a variable name cannot be empty or contain '=' or NUL)"
+                        ));
+                        continue;
+                    }
+                    if has_nul(&s) {
+                        notes.push(format!("env.{k} (the value contains a NUL character)"));
+                        continue;
+                    }
                     if let Some(var) = whole_var_ref(&s) {
                         if var == k {
                             env_vars.push(k.clone());
@@ -233,6 +300,7 @@ pub fn translate(name: &str, cfg: &Value) -> Translation {
         match map.get("cwd") {
             None | Some(Value::Null) => {}
             Some(v) => match scalar_str(v) {
+                Some(s) if has_nul(&s) => notes.push("cwd (contains a NUL character)".into()),
                 Some(s) if !s.is_empty() => out.push("cwd", TomlVal::Str(s)),
                 Some(_) => {}
                 None => notes.push("cwd (not a string)".into()),
@@ -247,6 +315,11 @@ pub fn translate(name: &str, cfg: &Value) -> Translation {
                 reason: "`url` must be a string".into(),
             };
         };
+        if url.chars().any(char::is_control) {
+            return Translation::Skipped {
+                reason: format!("`url` {url:?} contains a control character"),
+            };
+        }
         if has_var_ref(&url) {
             notes.push(format!(
                 "url {url:?} contains a ${{VAR}} reference, which codex does not expand (copied as written)"
@@ -264,6 +337,16 @@ pub fn translate(name: &str, cfg: &Value) -> Translation {
                         notes.push(format!("headers.{h} (value is not a string)"));
                         continue;
                     };
+                    if !is_header_name(h) {
+                        notes.push(format!("headers.{h:?} (not a valid HTTP header name)"));
+                        continue;
+                    }
+                    if !is_header_value(&s) {
+                        notes.push(format!(
+                            "headers.{h} (the value contains a control character, which HTTP forbids)"
+                        ));
+                        continue;
+                    }
                     if h.eq_ignore_ascii_case("authorization")
                         && bearer.is_none()
                         && let Some(var) = bearer_var(&s)
@@ -312,9 +395,9 @@ pub fn translate(name: &str, cfg: &Value) -> Translation {
         ("connect_timeout", "startup_timeout_sec"),
     ] {
         if let Some(v) = map.get(hermes_key).filter(|v| !v.is_null()) {
-            match number(v) {
-                Some(f) if f >= 0.0 => out.push(codex_key, TomlVal::Float(f)),
-                Some(_) => notes.push(format!("{hermes_key} (negative)")),
+            match number(v).map(codex_timeout) {
+                Some(Ok(f)) => out.push(codex_key, TomlVal::Float(f)),
+                Some(Err(why)) => notes.push(format!("{hermes_key} ({why})")),
                 None => notes.push(format!("{hermes_key} (not numeric)")),
             }
         }
@@ -338,6 +421,17 @@ pub fn translate(name: &str, cfg: &Value) -> Translation {
                         Value::Null => Some(vec![]),
                         _ => None,
                     };
+                    let list = list.map(|l| {
+                        let (bad, good): (Vec<String>, Vec<String>) =
+                            l.into_iter().partition(|t| has_nul(t));
+                        if !bad.is_empty() {
+                            notes.push(format!(
+                                "tools.{k}: {} name(s) with a NUL character",
+                                bad.len()
+                            ));
+                        }
+                        good
+                    });
                     match list {
                         Some(l) => out.push(codex_key, TomlVal::List(l)),
                         None => notes.push(format!("tools.{k} (not a list of tool names)")),
@@ -597,6 +691,63 @@ mod tests {
         assert!(notes.iter().any(|n| n.starts_with("url (both")));
         assert!(notes.contains(&"timeout (not numeric)".to_string()));
         assert!(notes.contains(&"connect_timeout (negative)".to_string()));
+    }
+
+    #[test]
+    fn values_codex_cannot_load_or_use_are_reported_not_written() {
+        for (t, why) in [
+            (json!(1.9e19), "more than codex accepts"),
+            (json!(1e300), "more than codex accepts"),
+            (json!(-3), "negative"),
+            (json!("nan"), "not a finite number"),
+            (json!("inf"), "not a finite number"),
+            (json!("1e400"), "not a finite number"),
+        ] {
+            let (s, notes) = ok("x", json!({"command":"c","timeout":t,"connect_timeout":t}));
+            assert_eq!(s.get("tool_timeout_sec"), None, "{t}");
+            assert_eq!(s.get("startup_timeout_sec"), None, "{t}");
+            assert!(
+                notes
+                    .iter()
+                    .any(|n| n.starts_with("timeout (") && n.contains(why)),
+                "{t}: {notes:?}"
+            );
+        }
+        let (s, _) = ok(
+            "x",
+            json!({"command":"c","timeout":1.8e19,"connect_timeout":-0.0}),
+        );
+        assert_eq!(s.get("tool_timeout_sec"), Some(&TomlVal::Float(1.8e19)));
+        assert_eq!(s.get("startup_timeout_sec"), Some(&TomlVal::Float(0.0)));
+        let (s, notes) = ok(
+            "x",
+            json!({"command":"c","env":{"A=B":"1","":"2","N":"a\u{0}b","OK":"tab\there"},"cwd":"/x\u{0}"}),
+        );
+        assert_eq!(
+            s.get("env"),
+            Some(&TomlVal::Map(vec![("OK".into(), "tab\there".into())]))
+        );
+        assert_eq!(s.get("cwd"), None);
+        assert_eq!(notes.len(), 4, "{notes:?}");
+        let (s, notes) = ok(
+            "h",
+            json!({"url":"http://x","headers":{"Bad Name":"v","X-A":"a\r\nInjected: 1","X-B":"ok"}}),
+        );
+        assert_eq!(
+            s.get("http_headers"),
+            Some(&TomlVal::Map(vec![("X-B".into(), "ok".into())]))
+        );
+        assert_eq!(notes.len(), 2, "{notes:?}");
+        for v in [
+            json!({"command":"a\u{0}b"}),
+            json!({"command":"c","args":["ok","\u{0}"]}),
+            json!({"url":"http://x\ny"}),
+        ] {
+            assert!(
+                matches!(translate("n", &v), Translation::Skipped { .. }),
+                "{v}"
+            );
+        }
     }
 
     #[test]

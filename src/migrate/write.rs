@@ -7,11 +7,11 @@
 //! fsynced, so a crash leaves the old or the new file, never a torn one.
 
 use std::fs::{self, File, OpenOptions};
-use std::io::Write;
-use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
+use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+use crate::files;
 use crate::hermes::envvars;
 
 pub const LOCK_FILE: &str = ".hermes-mcp.lock";
@@ -25,27 +25,61 @@ pub enum WriteError {
         path: PathBuf,
         source: std::io::Error,
     },
+    #[error(
+        "cannot create the lock file {path}: {}",
+        files::not_writable_reason(source)
+    )]
+    LockDirNotWritable {
+        path: PathBuf,
+        source: std::io::Error,
+    },
     #[error("cannot open the lock file {path}: {source}")]
     LockOpen {
         path: PathBuf,
         source: std::io::Error,
     },
+    #[error("the lock file {path} is {kind}, not a regular file")]
+    LockNotRegular { path: PathBuf, kind: &'static str },
     #[error(
         "another `hermes-mcp migrate` has held {path} for over {secs} s; wait for it to finish and run migrate again"
     )]
     LockTimeout { path: PathBuf, secs: u64 },
-    #[error("cannot read {path}: {source}")]
-    Read {
-        path: PathBuf,
-        source: std::io::Error,
-    },
-    #[error("{path} is not UTF-8 text; fix or move it, then run migrate again")]
-    NotUtf8 { path: PathBuf },
-    #[error("cannot write {path}: {source}")]
-    Write {
-        path: PathBuf,
-        source: std::io::Error,
-    },
+    #[error(transparent)]
+    File(#[from] files::FileError),
+}
+
+impl WriteError {
+    /// What the user should do about it.
+    pub fn hint(&self) -> String {
+        match self {
+            WriteError::CreateDir { .. } => {
+                "check that you can write there, or pass --codex-home DIR".into()
+            }
+            WriteError::LockDirNotWritable { path, .. } => format!(
+                "migrate needs to write in {}: make it writable, or pass --codex-home DIR (nothing was changed)",
+                path.parent().unwrap_or(Path::new("/")).display()
+            ),
+            WriteError::LockOpen { .. } => {
+                "check the permissions of the lock file and its directory (nothing was changed)"
+                    .into()
+            }
+            WriteError::LockNotRegular { path, .. } => {
+                format!(
+                    "remove {} and run migrate again (nothing was changed)",
+                    path.display()
+                )
+            }
+            WriteError::LockTimeout { .. } => "only one migrate can run at a time".into(),
+            WriteError::File(files::FileError::CreateTemp { dir, .. }) => format!(
+                "migrate replaces config.toml through a temporary file beside it: make {} writable and run migrate again (nothing was changed)",
+                dir.display()
+            ),
+            WriteError::File(files::FileError::NotRegular { .. }) => {
+                "nothing was changed; migrate only reads and replaces regular files".into()
+            }
+            WriteError::File(_) => "check the file's permissions (nothing was changed)".into(),
+        }
+    }
 }
 
 /// A held lock; released on drop (and by the kernel if the process dies).
@@ -61,11 +95,30 @@ pub fn lock(dir: &Path, wait: Duration) -> Result<Lock, WriteError> {
         .truncate(false)
         .write(true)
         .mode(0o600)
+        // A FIFO planted as the lock file must not block the open.
+        .custom_flags(libc::O_NONBLOCK)
         .open(&path)
-        .map_err(|source| WriteError::LockOpen {
-            path: path.clone(),
-            source,
+        .map_err(|source| {
+            if files::is_not_writable(&source) {
+                WriteError::LockDirNotWritable {
+                    path: path.clone(),
+                    source,
+                }
+            } else {
+                WriteError::LockOpen {
+                    path: path.clone(),
+                    source,
+                }
+            }
         })?;
+    if let Ok(m) = file.metadata()
+        && !m.is_file()
+    {
+        return Err(WriteError::LockNotRegular {
+            path,
+            kind: files::kind_name(&m.file_type()),
+        });
+    }
     let deadline = Instant::now() + wait;
     loop {
         match file.try_lock() {
@@ -101,42 +154,15 @@ pub fn ensure_dir(dir: &Path) -> Result<(), WriteError> {
         })
 }
 
-/// The file a write really replaces: `config.toml`, or the end of its symlink
-/// chain (dotfile managers), so the link itself is kept.
+/// The file a write really replaces (see [`files::real_target`]).
 pub fn real_target(path: &Path) -> PathBuf {
-    let mut cur = path.to_path_buf();
-    for _ in 0..40 {
-        match fs::symlink_metadata(&cur) {
-            Ok(m) if m.file_type().is_symlink() => match fs::read_link(&cur) {
-                Ok(next) => {
-                    cur = if next.is_absolute() {
-                        next
-                    } else {
-                        cur.parent().unwrap_or(Path::new("/")).join(next)
-                    };
-                }
-                Err(_) => break,
-            },
-            _ => break,
-        }
-    }
-    cur
+    files::real_target(path)
 }
 
-/// Read the current text (None when the file does not exist).
+/// Read the current text (None when the file does not exist). Only a regular
+/// file is read, without blocking, up to [`files::CONFIG_CAP`].
 pub fn read(path: &Path) -> Result<Option<String>, WriteError> {
-    match fs::read(path) {
-        Ok(bytes) => String::from_utf8(bytes)
-            .map(Some)
-            .map_err(|_| WriteError::NotUtf8 {
-                path: path.to_path_buf(),
-            }),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(source) => Err(WriteError::Read {
-            path: path.to_path_buf(),
-            source,
-        }),
-    }
+    Ok(files::read_to_string_capped_opt(path, files::CONFIG_CAP)?)
 }
 
 /// Remove temp files a killed migrate left behind (call with the lock held).
@@ -152,34 +178,15 @@ pub fn clean_stale_temps(dir: &Path) {
     }
 }
 
-/// Atomically replace `target` (already symlink-resolved) with `text`, keeping
-/// its mode (0600 for a new file).
-pub fn atomic_write(target: &Path, text: &str) -> Result<(), WriteError> {
-    let err = |source| WriteError::Write {
-        path: target.to_path_buf(),
-        source,
-    };
-    let dir = target
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    let mode = fs::metadata(target)
-        .map(|m| m.permissions().mode() & 0o7777)
-        .unwrap_or(0o600);
-    let mut tmp = tempfile::Builder::new()
-        .prefix(TMP_PREFIX)
-        .suffix(TMP_SUFFIX)
-        .tempfile_in(dir)
-        .map_err(err)?;
-    tmp.write_all(text.as_bytes()).map_err(err)?;
-    tmp.as_file()
-        .set_permissions(fs::Permissions::from_mode(mode))
-        .map_err(err)?;
-    tmp.as_file().sync_all().map_err(err)?;
-    test_pause();
-    tmp.persist(target).map_err(|e| err(e.error))?;
-    File::open(dir).and_then(|d| d.sync_all()).map_err(err)?;
-    Ok(())
+/// Atomically and durably replace `target` with `text` ([`files::atomic_write_with`]:
+/// symlinks followed, mode kept, 0600 for a new file, only regular files).
+pub fn atomic_write(target: &Path, text: &str) -> Result<files::Replaced, WriteError> {
+    Ok(files::atomic_write_with(
+        target,
+        text.as_bytes(),
+        (TMP_PREFIX, TMP_SUFFIX),
+        test_pause,
+    )?)
 }
 
 /// Crash tests: pause between the fsynced temp file and the rename.
@@ -194,6 +201,7 @@ fn test_pause() {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::os::unix::fs::PermissionsExt;
 
     #[test]
     fn write_keeps_mode_and_follows_symlinks() {
@@ -220,6 +228,22 @@ mod tests {
         );
         let leftovers: Vec<_> = fs::read_dir(real.parent().unwrap()).unwrap().collect();
         assert_eq!(leftovers.len(), 1);
+    }
+
+    #[test]
+    fn lock_errors_say_what_is_wrong() {
+        let e = WriteError::LockDirNotWritable {
+            path: PathBuf::from("/ro/.hermes-mcp.lock"),
+            source: std::io::Error::from_raw_os_error(libc::EROFS),
+        };
+        assert!(e.to_string().contains("read-only file system"), "{e}");
+        assert!(e.hint().contains("make it writable"), "{}", e.hint());
+        assert!(!e.hint().contains("one migrate"));
+        let e = WriteError::LockTimeout {
+            path: PathBuf::from("/x"),
+            secs: 1,
+        };
+        assert!(e.hint().contains("only one migrate"));
     }
 
     #[test]

@@ -6,8 +6,6 @@
 
 use std::io::Read;
 
-
-
 // The Python-behaviour helpers kanban's texts need live in crate::pycompat.
 pub(crate) use crate::pycompat::{
     py_bool as truthy, py_json_sorted, py_len, py_repr, py_sorted_list as py_list, py_strip,
@@ -68,7 +66,6 @@ pub(crate) fn claimer_id() -> String {
     format!("{host}:{}", std::process::id())
 }
 
-
 /// Python's `str.splitlines()[0]` (empty when there are no lines).
 pub(crate) fn first_line(s: &str) -> &str {
     let end = s
@@ -94,11 +91,6 @@ pub(crate) fn first_line(s: &str) -> &str {
 pub(crate) fn take_chars(s: &str, n: usize) -> String {
     s.chars().take(n).collect()
 }
-
-
-
-
-
 
 /// `time.strftime("%Y-%m-%d %H:%M", time.localtime(ts))`.
 pub(crate) fn local_ts(ts: i64) -> String {
