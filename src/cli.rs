@@ -246,9 +246,9 @@ fn print_migrate_report(args: &MigrateArgs, report: &Report) -> anyhow::Result<(
             out.write_all(d.as_bytes())?;
         }
         out.flush()?;
-        eprintln!("{}", report.text());
+        let _ = writeln!(std::io::stderr(), "{}", report.text());
     } else if args.check {
-        eprintln!("{}", report.text());
+        let _ = writeln!(std::io::stderr(), "{}", report.text());
     } else {
         writeln!(out, "{}", report.text())?;
     }

@@ -6,9 +6,20 @@ fn main() -> ExitCode {
     let cli = hermes_mcp::cli::Cli::parse();
     match hermes_mcp::cli::run(cli) {
         Ok(code) => code,
+        // A reader that went away (`hermes-mcp tools | head -c1`) ends us quietly,
+        // as a program killed by SIGPIPE would be (Rust ignores SIGPIPE).
+        Err(e) if is_broken_pipe(&e) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("{}", hermes_mcp::error::render(&e));
+            use std::io::Write;
+            let _ = writeln!(std::io::stderr(), "{}", hermes_mcp::error::render(&e));
             ExitCode::from(2)
         }
     }
+}
+
+fn is_broken_pipe(e: &anyhow::Error) -> bool {
+    e.chain().any(|c| {
+        c.downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+    })
 }

@@ -74,3 +74,23 @@ impl Env {
         self.get(name).is_some()
     }
 }
+
+/// Find an executable as Python's `shutil.which` does: a name with a `/` is
+/// checked as a path, any other name in each entry of `path_var` (`PATH`).
+/// A few `stat`s: cheap enough for `tools/list`.
+pub fn which(name: &str, path_var: Option<&str>) -> Option<std::path::PathBuf> {
+    use std::os::unix::fs::PermissionsExt;
+    use std::path::Path;
+    let is_exec = |p: &Path| {
+        std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+    };
+    if name.contains('/') {
+        let p = Path::new(name);
+        return is_exec(p).then(|| p.to_path_buf());
+    }
+    path_var?
+        .split(':')
+        .filter(|d| !d.is_empty())
+        .map(|d| Path::new(d).join(name))
+        .find(|p| is_exec(p))
+}

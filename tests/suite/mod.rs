@@ -1,5 +1,6 @@
 mod browser;
 mod browser_offline;
+mod cli_pipes;
 mod codex_e2e;
 pub mod common;
 mod hermes_runtime;

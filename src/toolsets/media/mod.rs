@@ -29,28 +29,17 @@ use crate::hermes::envvars;
 pub(crate) use image::ImageGenToolset;
 pub(crate) use tts::TtsToolset;
 
-/// Find an executable on `PATH` (a few `stat`s; cheap enough for `tools/list`).
-/// A name with a `/` is checked as a path.
+/// Find an executable on the server's `PATH` (`~` expanded in a path with a `/`).
 pub(crate) fn which(ctx: &Context, name: &str) -> Option<PathBuf> {
     let name = name.trim();
     if name.is_empty() {
         return None;
     }
-    if name.contains('/') {
-        let p = crate::hermes::home::expand_tilde(Path::new(name));
-        return is_executable(&p).then_some(p);
-    }
-    let path = ctx.env.get(envvars::PATH)?;
-    std::env::split_paths(&path)
-        .map(|d| d.join(name))
-        .find(|p| is_executable(p))
-}
-
-fn is_executable(p: &Path) -> bool {
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::metadata(p)
-        .map(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
-        .unwrap_or(false)
+    let name = crate::hermes::home::expand_tilde(Path::new(name));
+    crate::hermes::env::which(
+        &name.to_string_lossy(),
+        ctx.env.get(envvars::PATH).as_deref(),
+    )
 }
 
 /// Local time as `YYYYmmdd_HHMMSS` (Hermes' `strftime("%Y%m%d_%H%M%S")`).

@@ -491,20 +491,9 @@ fn required_env_vars(fm: &Frontmatter, legacy: &[String]) -> Vec<Map<String, Val
     out
 }
 
-/// `which`: the command's executable on `PATH` (or the path itself when it has a `/`).
+/// `shutil.which(cmd)` on the server's `PATH`.
 fn which(cmd: &str, path_var: Option<&str>) -> bool {
-    use std::os::unix::fs::PermissionsExt;
-    let is_exec = |p: &Path| {
-        std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
-    };
-    if cmd.contains('/') {
-        return is_exec(Path::new(cmd));
-    }
-    path_var
-        .unwrap_or("")
-        .split(':')
-        .filter(|d| !d.is_empty())
-        .any(|d| is_exec(&Path::new(d).join(cmd)))
+    crate::hermes::env::which(cmd, path_var).is_some()
 }
 
 /// `required_credential_files`: paths relative to HERMES_HOME that must exist

@@ -67,13 +67,9 @@ pub(crate) async fn save_generated(
     Ok((path, bytes, mime))
 }
 
+/// The crate's one atomic write (temp file, fsync, rename; 0600 like Hermes' own).
 fn write_atomic(path: &std::path::Path, bytes: &[u8]) -> Result<(), String> {
-    let dir = path.parent().unwrap_or(std::path::Path::new("."));
-    let mut tmp = tempfile::NamedTempFile::new_in(dir)
-        .map_err(|e| format!("cannot write in {}: {e}", dir.display()))?;
-    std::io::Write::write_all(&mut tmp, bytes)
-        .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
-    tmp.persist(path)
-        .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
-    Ok(())
+    crate::files::atomic_write(path, bytes)
+        .map(|_| ())
+        .map_err(|e| e.to_string())
 }
