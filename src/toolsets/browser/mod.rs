@@ -12,6 +12,7 @@
 //! Chromium starts on the first browser call, never before; idle sessions
 //! close after `browser.inactivity_timeout`; `shutdown` leaves no process.
 
+mod domsnap;
 pub mod cdp;
 pub mod launch;
 pub mod navigator;
