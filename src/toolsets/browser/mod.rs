@@ -23,6 +23,8 @@
 mod actions;
 mod args;
 mod cdp;
+// The in-page snapshot walker (snapshot.js), not wired in yet: see issue 14.
+mod domsnap;
 mod launch;
 mod navigate;
 mod navigator;

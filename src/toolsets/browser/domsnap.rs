@@ -1,0 +1,302 @@
+//! Snapshots from one in-page DOM walk (issue 14), not yet wired in.
+//!
+//! `Accessibility.getFullAXTree` costs 1.1–1.6 s on a 10k-node page; the
+//! walker in `snapshot.js` computes roles, names, states and visibility in
+//! the page in one pass and returns a compact JSON tree. This module types
+//! that tree and turns it into the `getFullAXTree` node shape, so that
+//! [`snapshot::render`] — text format, compact/full rules, ref numbering —
+//! is reused unchanged: only the source of the nodes changes.
+//!
+//! Refs: the walker gives every emitted element a per-document id (stable
+//! across snapshots of one document) and keeps `window.__hermesRefs`
+//! (id → Element) for the latest walk. Those ids take the place of DOM
+//! backend node ids in the [`snapshot::RefTable`]; ids from a cross-origin
+//! frame's own walk are namespaced with [`ref_key`] (frame number in the
+//! high 32 bits), so one table serves the whole tab.
+
+#![allow(dead_code)]
+
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::snapshot::{self, RefTable, Snapshot};
+
+/// The walker: a function expression for `Runtime.callFunctionOn` (with
+/// `returnByValue`; its result is a JSON string, see [`parse`]). Argument:
+/// `{frames: bool, pseudo: bool}` (both default true).
+pub const WALKER_JS: &str = include_str!("snapshot.js");
+
+/// The walker's result.
+#[derive(Debug, Deserialize)]
+pub struct Walk {
+    pub tree: Node,
+    /// Iframes the walker could not enter (cross-origin): the Rust side
+    /// walks them in their own context and [`Walk::graft`]s the result.
+    #[serde(default)]
+    pub frames: Vec<FrameStub>,
+    /// Emitted elements.
+    #[serde(default)]
+    pub count: usize,
+}
+
+#[derive(Debug, Deserialize)]
+pub struct FrameStub {
+    /// The iframe element's id (resolve it with `window.__hermesRefs.get(i)`).
+    pub i: i64,
+    #[serde(default)]
+    pub src: String,
+}
+
+/// A text run or an element.
+#[derive(Debug, Deserialize)]
+#[serde(untagged)]
+pub enum Node {
+    Text(String),
+    El(Box<El>),
+}
+
+/// One element, with Chromium's AX role name.
+#[derive(Debug, Deserialize)]
+pub struct El {
+    pub r: String,
+    #[serde(default)]
+    pub n: String,
+    #[serde(default)]
+    pub v: String,
+    /// Page-side id (absent for synthetic nodes such as `MenuListPopup`).
+    #[serde(default)]
+    pub i: Option<i64>,
+    #[serde(default)]
+    pub p: Option<Props>,
+    #[serde(default)]
+    pub c: Vec<Node>,
+    /// A cross-origin iframe the walker did not enter.
+    #[serde(default)]
+    pub x: Option<u8>,
+    /// Which frame's walk the node came from (0: the top document).
+    #[serde(skip)]
+    pub frame: u32,
+}
+
+#[derive(Debug, Default, Deserialize)]
+pub struct Props {
+    pub level: Option<i64>,
+    /// `"true"`, `"false"` or `"mixed"`, as the AX tree reports it.
+    pub checked: Option<String>,
+    pub pressed: Option<String>,
+    pub selected: Option<bool>,
+    pub expanded: Option<bool>,
+    #[serde(default)]
+    pub disabled: bool,
+    #[serde(default)]
+    pub required: bool,
+    #[serde(default)]
+    pub readonly: bool,
+    #[serde(default)]
+    pub focused: bool,
+    pub url: Option<String>,
+}
+
+/// The [`RefTable`] key of element `id` of frame `frame` (0: top document).
+pub fn ref_key(frame: u32, id: i64) -> i64 {
+    ((frame as i64) << 32) | (id & 0xffff_ffff)
+}
+
+/// Inverse of [`ref_key`]: (frame, page-side id).
+pub fn split_key(key: i64) -> (u32, i64) {
+    ((key >> 32) as u32, key & 0xffff_ffff)
+}
+
+/// The walker's result: the JSON string it returns (or, if a caller let
+/// Chromium return the object itself, that object).
+pub fn parse(v: &Value) -> Result<Walk, serde_json::Error> {
+    match v {
+        Value::String(s) => serde_json::from_str(s),
+        other => Walk::deserialize(other),
+    }
+}
+
+impl El {
+    fn set_frame(&mut self, frame: u32) {
+        self.frame = frame;
+        for c in &mut self.c {
+            if let Node::El(e) = c {
+                e.set_frame(frame);
+            }
+        }
+    }
+
+    fn find_frame(&mut self, id: i64) -> Option<&mut El> {
+        if self.x.is_some() && self.i == Some(id) && self.frame == 0 {
+            return Some(self);
+        }
+        self.c.iter_mut().find_map(|c| match c {
+            Node::El(e) => e.find_frame(id),
+            Node::Text(_) => None,
+        })
+    }
+}
+
+impl Walk {
+    /// Put a cross-origin frame's own walk (its `RootWebArea`) under the
+    /// iframe element `iframe_id` of this (top) walk; its refs get frame
+    /// number `frame` (≥ 1). False when there is no such iframe.
+    pub fn graft(&mut self, iframe_id: i64, mut child: Walk, frame: u32) -> bool {
+        let Node::El(root) = &mut self.tree else {
+            return false;
+        };
+        let Some(host) = root.find_frame(iframe_id) else {
+            return false;
+        };
+        if let Node::El(e) = &mut child.tree {
+            e.set_frame(frame);
+        }
+        host.x = None;
+        host.c = vec![child.tree];
+        self.count += child.count;
+        true
+    }
+
+    /// The nodes in `Accessibility.getFullAXTree`'s shape.
+    pub fn to_ax(&self) -> Vec<Value> {
+        let mut out = Vec::with_capacity(self.count * 2 + 1);
+        push_ax(&self.tree, &mut out);
+        out
+    }
+}
+
+fn prop(name: &str, value: Value) -> Value {
+    json!({"name": name, "value": {"value": value}})
+}
+
+/// Append `node` (and its subtree) to `out`; returns its node id.
+fn push_ax(node: &Node, out: &mut Vec<Value>) -> String {
+    let id = out.len().to_string();
+    match node {
+        Node::Text(t) => {
+            out.push(json!({"nodeId": id, "ignored": false, "role": {"value": "StaticText"}, "name": {"value": t}}));
+        }
+        Node::El(e) => {
+            out.push(Value::Null);
+            let slot = out.len() - 1;
+            let kids: Vec<Value> = e.c.iter().map(|c| Value::String(push_ax(c, out))).collect();
+            let mut props = Vec::new();
+            if let Some(p) = &e.p {
+                if let Some(l) = p.level {
+                    props.push(prop("level", json!(l)));
+                }
+                if let Some(c) = &p.checked {
+                    props.push(prop("checked", json!(c)));
+                }
+                if let Some(c) = &p.pressed {
+                    props.push(prop("pressed", json!(c)));
+                }
+                if let Some(b) = p.selected {
+                    props.push(prop("selected", json!(b)));
+                }
+                if let Some(b) = p.expanded {
+                    props.push(prop("expanded", json!(b)));
+                }
+                for (k, b) in [
+                    ("disabled", p.disabled),
+                    ("required", p.required),
+                    ("readonly", p.readonly),
+                    ("focused", p.focused),
+                ] {
+                    if b {
+                        props.push(prop(k, json!(true)));
+                    }
+                }
+                if let Some(u) = &p.url {
+                    props.push(prop("url", json!(u)));
+                }
+            }
+            let mut v = json!({
+                "nodeId": id,
+                "ignored": false,
+                "role": {"value": e.r},
+                "name": {"value": e.n},
+                "properties": props,
+                "childIds": kids,
+            });
+            if !e.v.is_empty() {
+                v["value"] = json!({"value": e.v});
+            }
+            if let Some(i) = e.i {
+                v["backendDOMNodeId"] = json!(ref_key(e.frame, i));
+            }
+            out[slot] = v;
+        }
+    }
+    id
+}
+
+/// Render a walk with [`snapshot::render`] (same text, same ref rules as the
+/// AX path; `RefEntry::backend` holds a [`ref_key`], not a DOM node id).
+pub fn render(walk: &Walk, refs: &mut RefTable, doc_gen: u64, full: bool) -> Snapshot {
+    snapshot::render(&walk.to_ax(), refs, doc_gen, full)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const FORM: &str = r#"{"tree":{"r":"RootWebArea","n":"T","c":[
+        {"r":"heading","n":"Hello","i":1,"p":{"level":1},"c":["Hello"]},
+        {"r":"form","i":2,"c":[
+            {"r":"LabelText","i":3,"c":["Email"]},
+            {"r":"textbox","n":"Email","v":"a@b","i":4,"p":{"required":true}},
+            {"r":"combobox","n":"Size","v":"Small","i":5,"p":{"expanded":false},"c":[
+                {"r":"MenuListPopup","c":[
+                    {"r":"option","n":"Small","i":6,"p":{"selected":true}},
+                    {"r":"option","n":"Large","i":7,"p":{"selected":false}}]}]}]},
+        {"r":"paragraph","i":8,"c":["Some","text"]},
+        {"r":"button","n":"Go","i":9,"c":["Go"]},
+        {"r":"Iframe","n":"Ads","i":10,"x":1}]},
+        "frames":[{"i":10,"src":"https://ads.example/"}],"count":10}"#;
+
+    #[test]
+    fn renders_like_the_ax_path() {
+        let w = parse(&Value::String(FORM.into())).unwrap();
+        assert_eq!(w.frames[0].i, 10);
+        let mut refs = RefTable::default();
+        let s = render(&w, &mut refs, 1, false);
+        assert_eq!(
+            s.text,
+            "- heading \"Hello\" [level=1] [ref=e1]\n\
+             - textbox \"Email\" [required] [ref=e2]: \"a@b\"\n\
+             - combobox \"Size\" [collapsed] [ref=e3]: \"Small\":\n  \
+               - option \"Small\" [selected] [ref=e4]\n  \
+               - option \"Large\" [ref=e5]\n\
+             - text: Some text\n\
+             - button \"Go\" [ref=e6]\n\
+             - iframe \"Ads\" [ref=e7]"
+        );
+        // Refs point at page-side ids; same document, same refs.
+        assert_eq!(refs.resolve("@e2", 1).unwrap().1.backend, ref_key(0, 4));
+        let again = render(&w, &mut refs, 1, false);
+        assert_eq!(again.text, s.text);
+    }
+
+    #[test]
+    fn cross_origin_frames_are_grafted_with_their_own_ref_space() {
+        let mut w = parse(&Value::String(FORM.into())).unwrap();
+        let child: Walk = serde_json::from_str(
+            r#"{"tree":{"r":"RootWebArea","n":"Ad","c":[{"r":"link","n":"Buy","i":4,"c":["Buy"]}]},"count":1}"#,
+        )
+        .unwrap();
+        assert!(w.graft(10, child, 1));
+        let mut refs = RefTable::default();
+        let s = render(&w, &mut refs, 1, false);
+        assert!(
+            s.text
+                .ends_with("- iframe \"Ads\" [ref=e7]:\n  - link \"Buy\" [ref=e8]"),
+            "{}",
+            s.text
+        );
+        let (_, e) = refs.resolve("@e8", 1).unwrap();
+        assert_eq!(split_key(e.backend), (1, 4));
+        let (_, e) = refs.resolve("@e2", 1).unwrap();
+        assert_eq!(split_key(e.backend), (0, 4));
+    }
+}
