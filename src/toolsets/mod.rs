@@ -8,6 +8,14 @@ pub mod skills;
 pub mod vision;
 pub mod web;
 
+// New media modules declared here while src/toolsets/media/ is being split into folders
+// elsewhere; move these into media/mod.rs (as `pub mod edge_tts; pub mod codex_auth;`)
+// once that lands.
+#[path = "media/codex_auth.rs"]
+pub mod codex_auth;
+#[path = "media/edge_tts.rs"]
+pub mod edge_tts;
+
 use crate::server::Toolset;
 
 /// Every toolset the server registers.
