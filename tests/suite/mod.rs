@@ -1,6 +1,9 @@
 mod browser;
+mod codex_auth;
 mod codex_e2e;
 pub mod common;
+pub mod edge_support;
+mod edge_tts;
 mod kanban;
 mod media;
 mod media_e2e;
