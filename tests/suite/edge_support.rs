@@ -219,6 +219,8 @@ fn http_date() -> String {
     )
 }
 
+// tungstenite's handshake callback type fixes the large `Err` variant.
+#[allow(clippy::result_large_err)]
 async fn serve(tcp: tokio::net::TcpStream, state: Arc<Mutex<State>>) {
     let session = Arc::new(Mutex::new(Session::default()));
     let sess = session.clone();

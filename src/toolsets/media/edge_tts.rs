@@ -410,8 +410,11 @@ fn ws_err(e: tungstenite::Error) -> EdgeTtsError {
     EdgeTtsError::WebSocket(e.to_string())
 }
 
+/// `(name, value)` pairs of a frame's header block.
+type Headers<'a> = Vec<(&'a [u8], &'a [u8])>;
+
 /// Headers of a frame's header block (`Key:Value` lines split by CRLF).
-fn parse_headers(block: &[u8]) -> Result<Vec<(&[u8], &[u8])>, EdgeTtsError> {
+fn parse_headers(block: &[u8]) -> Result<Headers<'_>, EdgeTtsError> {
     block
         .split(|&b| b == b'\n')
         .map(|l| l.strip_suffix(b"\r").unwrap_or(l))
