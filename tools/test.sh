@@ -37,10 +37,10 @@ if ! command -v codex >/dev/null 2>&1 || [ "$(codex --version 2>/dev/null | awk 
 fi
 
 # Hermes Agent itself (interop tests: its migrator, its kanban CLI, its MCP server for benchmarks).
-if ! "$HERMES_PYTHON" -c "import hermes_cli, importlib.metadata as m; assert m.version('hermes-agent') == '$HERMES_AGENT_VERSION'" 2>/dev/null; then
+if ! "$HERMES_PYTHON" -c "import hermes_cli, edge_tts, importlib.metadata as m; assert m.version('hermes-agent') == '$HERMES_AGENT_VERSION'" 2>/dev/null; then
   say "pip install hermes-agent==$HERMES_AGENT_VERSION into $HERMES_VENV"
   python3 -m venv "$HERMES_VENV"
-  "$HERMES_VENV/bin/pip" install -q "hermes-agent==$HERMES_AGENT_VERSION" "mcp==1.26.0"
+  "$HERMES_VENV/bin/pip" install -q "hermes-agent[edge-tts]==$HERMES_AGENT_VERSION" "mcp==1.26.0"
 fi
 
 # maturin builds the wheel (pyproject.toml) in the wheel test; it lives next to Hermes' Python.

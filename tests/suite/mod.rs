@@ -1,8 +1,11 @@
 mod browser;
 mod browser_offline;
 mod cli_pipes;
+mod codex_auth;
 mod codex_e2e;
 pub mod common;
+pub mod edge_support;
+mod edge_tts;
 mod hermes_runtime;
 mod kanban;
 mod media;

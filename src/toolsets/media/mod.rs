@@ -15,7 +15,9 @@
 //! `tts.elevenlabs.base_url` (default `https://api.elevenlabs.io`).
 
 pub mod audio;
+pub mod codex_auth;
 pub(crate) mod command;
+pub mod edge_tts;
 pub(crate) mod http;
 pub(crate) mod image;
 mod lenient;

@@ -1,0 +1,647 @@
+//! The ChatGPT ("Codex") sign-in token, found as Hermes finds it for provider `openai-codex`
+//! (image provider `openai-codex` calls `agent.auxiliary_client._read_codex_access_token`):
+//!
+//! 1. `$HERMES_HOME/auth.json` → `credential_pool["openai-codex"]`: entries by `priority`,
+//!    skipping `dead` ones, `exhausted` ones still in cooldown (`last_error_reset_at`, else
+//!    `last_status_at` + 5 min for a 401 / 1 h otherwise) and entries without a token. An
+//!    OAuth entry whose JWT expires within 120 s is refreshed (`resolve` only); if that
+//!    fails the entry is skipped (`CredentialPool._available_entries`).
+//! 2. `providers["openai-codex"].tokens.access_token` (Hermes' singleton) unless its JWT
+//!    `exp` has passed (`time.time() > exp`; no refresh on this path).
+//! 3. When Hermes holds none: Codex's own `$CODEX_HOME/auth.json` (default `~/.codex`),
+//!    `{"tokens":{"id_token","access_token","refresh_token","account_id"},"last_refresh"}`,
+//!    used read-only and only if not expired — Hermes' `_import_codex_cli_tokens` rule
+//!    (both tokens present, `exp` not passed). We never write Codex's file and never spend
+//!    its single-use refresh token.
+//!
+//! Refresh (`refresh_codex_oauth_pure`): `POST https://auth.openai.com/oauth/token`, form
+//! `grant_type=refresh_token&refresh_token=…&client_id=app_EMoamEEZ73f0CkXaXp7hrann`; the new
+//! pair is written back to every Hermes record that held the old one (pool entry and
+//! singleton), because refresh tokens rotate and the old one is dead afterwards.
+//!
+//! Requests then carry `Authorization: Bearer <token>`, `originator: codex_cli_rs`,
+//! `User-Agent: codex_cli_rs/0.0.0 (Hermes Agent)` and `ChatGPT-Account-ID` from the JWT's
+//! `https://api.openai.com/auth.chatgpt_account_id` claim ([`request_headers`]).
+//!
+//! Not modelled: profile → global-root `auth.json` fallback, pool strategies other than
+//! `fill_first`, Hermes' auth-store lock file.
+
+use std::path::{Path, PathBuf};
+
+use base64::Engine as _;
+use serde::Deserialize;
+use serde_json::{Map, Value};
+
+pub const PROVIDER: &str = "openai-codex";
+pub const DEFAULT_CODEX_BASE_URL: &str = "https://chatgpt.com/backend-api/codex";
+pub const OAUTH_CLIENT_ID: &str = "app_EMoamEEZ73f0CkXaXp7hrann";
+pub const OAUTH_TOKEN_URL: &str = "https://auth.openai.com/oauth/token";
+/// `CODEX_ACCESS_TOKEN_REFRESH_SKEW_SECONDS`.
+pub const REFRESH_SKEW_SECONDS: f64 = 120.0;
+const TTL_401: f64 = 5.0 * 60.0;
+const TTL_DEFAULT: f64 = 60.0 * 60.0;
+
+#[derive(Debug, thiserror::Error)]
+pub enum CodexAuthError {
+    /// Hermes' text when no Codex sign-in is usable.
+    #[error(
+        "No Codex credentials stored. Run `hermes auth` to authenticate (or sign in with `codex login`)."
+    )]
+    Missing,
+    #[error("cannot read {path}: {reason}")]
+    Read { path: PathBuf, reason: String },
+    #[error("cannot update {path}: {reason}")]
+    Write { path: PathBuf, reason: String },
+    /// `refresh_codex_oauth_pure`'s messages.
+    #[error("{message}")]
+    Refresh {
+        message: String,
+        code: String,
+        relogin_required: bool,
+    },
+}
+
+/// Where a token came from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TokenSource {
+    CredentialPool { id: String },
+    HermesAuthStore,
+    CodexCli,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct CodexToken {
+    pub access_token: String,
+    /// `ChatGPT-Account-ID`: the JWT claim, else Codex's `tokens.account_id`.
+    pub account_id: Option<String>,
+    pub source: TokenSource,
+}
+
+#[derive(Debug, Clone, Deserialize, Default)]
+struct PoolEntry {
+    #[serde(default)]
+    id: String,
+    #[serde(default)]
+    priority: i64,
+    #[serde(default)]
+    auth_type: Option<String>,
+    #[serde(default)]
+    access_token: Option<String>,
+    #[serde(default)]
+    refresh_token: Option<String>,
+    #[serde(default)]
+    last_status: Option<String>,
+    #[serde(default)]
+    last_status_at: Option<Value>,
+    #[serde(default)]
+    last_error_code: Option<i64>,
+    #[serde(default)]
+    last_error_reset_at: Option<Value>,
+}
+
+#[derive(Debug, Clone, Deserialize, Default)]
+struct CodexCliTokens {
+    #[serde(default)]
+    access_token: Option<String>,
+    #[serde(default)]
+    refresh_token: Option<String>,
+    #[serde(default)]
+    account_id: Option<String>,
+}
+
+/// `$CODEX_HOME/auth.json` (codex-rs `AuthDotJson`; fields we do not use are ignored).
+#[derive(Debug, Clone, Deserialize, Default)]
+struct CodexCliAuth {
+    #[serde(default)]
+    tokens: Option<CodexCliTokens>,
+}
+
+/// `$HERMES_HOME/auth.json`, or an empty store when missing or unparsable (as Hermes).
+fn load_store(path: &Path) -> Result<Map<String, Value>, CodexAuthError> {
+    match std::fs::read_to_string(path) {
+        Ok(s) => Ok(match serde_json::from_str::<Value>(&s) {
+            Ok(Value::Object(m)) => m,
+            _ => Map::new(),
+        }),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Map::new()),
+        Err(e) => Err(CodexAuthError::Read {
+            path: path.to_path_buf(),
+            reason: e.to_string(),
+        }),
+    }
+}
+
+fn pool_entries(store: &Map<String, Value>) -> Vec<PoolEntry> {
+    let mut v: Vec<PoolEntry> = store
+        .get("credential_pool")
+        .and_then(|p| p.get(PROVIDER))
+        .and_then(Value::as_array)
+        .map(|a| {
+            a.iter()
+                .filter_map(|e| serde_json::from_value(e.clone()).ok())
+                .collect()
+        })
+        .unwrap_or_default();
+    v.sort_by_key(|e| e.priority);
+    v
+}
+
+fn singleton_tokens(store: &Map<String, Value>) -> Option<&Map<String, Value>> {
+    store
+        .get("providers")?
+        .get(PROVIDER)?
+        .get("tokens")?
+        .as_object()
+}
+
+fn nonempty(s: Option<&str>) -> Option<&str> {
+    s.map(str::trim).filter(|s| !s.is_empty())
+}
+
+/// A timestamp as Hermes' `_parse_absolute_timestamp` takes it (epoch s/ms or ISO 8601).
+fn timestamp(v: &Value) -> Option<f64> {
+    let n = match v {
+        Value::Number(n) => n.as_f64()?,
+        Value::String(s) => match s.trim().parse::<f64>() {
+            Ok(n) => n,
+            Err(_) => return iso8601(s.trim()),
+        },
+        _ => return None,
+    };
+    (n > 0.0).then(|| if n > 1e12 { n / 1000.0 } else { n })
+}
+
+/// `YYYY-MM-DDTHH:MM:SS[.fff](Z|±HH:MM)` → Unix seconds.
+fn iso8601(s: &str) -> Option<f64> {
+    let re = regex::Regex::new(
+        r"^(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2}):(\d{2})(\.\d+)?(Z|[+-]\d{2}:\d{2})?$",
+    )
+    .ok()?;
+    let c = re.captures(s)?;
+    let n = |i: usize| c[i].parse::<i64>().ok();
+    let (y, m, d) = (n(1)?, n(2)?, n(3)?);
+    let y2 = if m <= 2 { y - 1 } else { y };
+    let era = y2.div_euclid(400);
+    let yoe = y2 - era * 400;
+    let doy = (153 * ((m + 9) % 12) + 2) / 5 + d - 1;
+    let days = era * 146_097 + yoe * 365 + yoe / 4 - yoe / 100 + doy - 719_468;
+    let mut t = (days * 86_400 + n(4)? * 3600 + n(5)? * 60 + n(6)?) as f64;
+    if let Some(f) = c.get(7) {
+        t += f.as_str().parse::<f64>().unwrap_or(0.0);
+    }
+    if let Some(z) = c.get(8).map(|z| z.as_str()).filter(|z| *z != "Z") {
+        let sign = if z.starts_with('-') { -1.0 } else { 1.0 };
+        let h: f64 = z[1..3].parse().ok()?;
+        let mi: f64 = z[4..6].parse().ok()?;
+        t -= sign * (h * 3600.0 + mi * 60.0);
+    }
+    Some(t)
+}
+
+impl PoolEntry {
+    fn token(&self) -> Option<&str> {
+        nonempty(self.access_token.as_deref())
+    }
+
+    /// `_available_entries` before any refresh.
+    fn selectable(&self, now: f64) -> bool {
+        if self.token().is_none() {
+            return false;
+        }
+        match self.last_status.as_deref() {
+            Some("dead") => false,
+            Some("exhausted") => {
+                let until = self
+                    .last_error_reset_at
+                    .as_ref()
+                    .and_then(timestamp)
+                    .or_else(|| {
+                        let at = self.last_status_at.as_ref().and_then(timestamp)?;
+                        let ttl = if self.last_error_code == Some(401) {
+                            TTL_401
+                        } else {
+                            TTL_DEFAULT
+                        };
+                        Some(at + ttl)
+                    });
+                until.is_none_or(|u| now >= u)
+            }
+            _ => true,
+        }
+    }
+
+    fn is_oauth(&self) -> bool {
+        // `_normalize_pool_auth_type`: openai-codex tokens that look like JWTs are OAuth.
+        self.auth_type.as_deref() == Some("oauth") || self.token().is_some_and(looks_like_jwt)
+    }
+}
+
+fn looks_like_jwt(t: &str) -> bool {
+    t.split('.').count() == 3
+}
+
+/// The JWT payload, or an empty map (Hermes' `_decode_jwt_claims`).
+pub fn jwt_claims(token: &str) -> Map<String, Value> {
+    let Some(payload) = token.split('.').nth(1) else {
+        return Map::new();
+    };
+    let payload = payload.trim_end_matches('=');
+    base64::engine::general_purpose::URL_SAFE_NO_PAD
+        .decode(payload)
+        .ok()
+        .and_then(|b| serde_json::from_slice::<Value>(&b).ok())
+        .and_then(|v| match v {
+            Value::Object(m) => Some(m),
+            _ => None,
+        })
+        .unwrap_or_default()
+}
+
+fn jwt_exp(token: &str) -> Option<f64> {
+    jwt_claims(token).get("exp").and_then(Value::as_f64)
+}
+
+/// `_codex_access_token_is_expiring`: no `exp` claim → not expiring.
+pub fn is_expiring(token: &str, skew_seconds: f64, now: f64) -> bool {
+    jwt_exp(token).is_some_and(|exp| exp <= now + skew_seconds.max(0.0))
+}
+
+/// The auxiliary reader's check: a token past its `exp` is unusable.
+fn is_expired(token: &str, now: f64) -> bool {
+    jwt_exp(token).is_some_and(|exp| exp != 0.0 && now > exp)
+}
+
+/// `https://api.openai.com/auth` → `chatgpt_account_id`.
+pub fn account_id_from_jwt(token: &str) -> Option<String> {
+    jwt_claims(token)
+        .get("https://api.openai.com/auth")?
+        .get("chatgpt_account_id")?
+        .as_str()
+        .filter(|s| !s.is_empty())
+        .map(str::to_string)
+}
+
+/// Headers Hermes sends to `chatgpt.com/backend-api/codex` (`_codex_cloudflare_headers` plus
+/// the bearer token).
+pub fn request_headers(token: &CodexToken) -> Vec<(&'static str, String)> {
+    let mut h = vec![
+        ("Authorization", format!("Bearer {}", token.access_token)),
+        (
+            "User-Agent",
+            "codex_cli_rs/0.0.0 (Hermes Agent)".to_string(),
+        ),
+        ("originator", "codex_cli_rs".to_string()),
+    ];
+    if let Some(a) = &token.account_id {
+        h.push(("ChatGPT-Account-ID", a.clone()));
+    }
+    h
+}
+
+fn token(access: &str, fallback_account: Option<&str>, source: TokenSource) -> CodexToken {
+    CodexToken {
+        access_token: access.to_string(),
+        account_id: account_id_from_jwt(access)
+            .or_else(|| nonempty(fallback_account).map(str::to_string)),
+        source,
+    }
+}
+
+/// `$CODEX_HOME`, else `~/.codex`.
+pub fn codex_home_from_env(env: impl Fn(&str) -> Option<String>) -> Option<PathBuf> {
+    match env("CODEX_HOME").filter(|s| !s.trim().is_empty()) {
+        Some(p) => Some(crate::hermes::home::expand_tilde(Path::new(p.trim()))),
+        None => std::env::home_dir().map(|h| h.join(".codex")),
+    }
+}
+
+fn codex_cli_token(codex_home: Option<&Path>, now: f64) -> Option<CodexToken> {
+    let path = codex_home?.join("auth.json");
+    let auth: CodexCliAuth = serde_json::from_str(&std::fs::read_to_string(path).ok()?).ok()?;
+    let t = auth.tokens?;
+    let access = nonempty(t.access_token.as_deref())?;
+    nonempty(t.refresh_token.as_deref())?;
+    if is_expiring(access, 0.0, now) {
+        return None;
+    }
+    Some(token(
+        access,
+        t.account_id.as_deref(),
+        TokenSource::CodexCli,
+    ))
+}
+
+/// The token without any network call: pool entries that are not expired (an entry inside
+/// the 120 s refresh window is still used), then Hermes' singleton, then Codex's file.
+pub fn read_token(
+    hermes_home: &Path,
+    codex_home: Option<&Path>,
+    now: f64,
+) -> Result<CodexToken, CodexAuthError> {
+    let store = load_store(&hermes_home.join("auth.json"))?;
+    for e in pool_entries(&store) {
+        if e.selectable(now) && !e.token().is_some_and(|t| is_expired(t, now)) {
+            let id = e.id.clone();
+            return Ok(token(
+                e.token().unwrap_or_default(),
+                None,
+                TokenSource::CredentialPool { id },
+            ));
+        }
+    }
+    if let Some(t) = hermes_singleton(&store, now) {
+        return Ok(t);
+    }
+    codex_cli_token(codex_home, now).ok_or(CodexAuthError::Missing)
+}
+
+fn hermes_singleton(store: &Map<String, Value>, now: f64) -> Option<CodexToken> {
+    let access = nonempty(singleton_tokens(store)?.get("access_token")?.as_str())?;
+    (!is_expired(access, now)).then(|| token(access, None, TokenSource::HermesAuthStore))
+}
+
+/// What the token endpoint returned.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Refreshed {
+    pub access_token: String,
+    pub refresh_token: String,
+}
+
+#[derive(Deserialize)]
+struct RefreshResponse {
+    #[serde(default)]
+    access_token: Option<String>,
+    #[serde(default)]
+    refresh_token: Option<String>,
+}
+
+fn refresh_error(message: String, code: &str, relogin_required: bool) -> CodexAuthError {
+    CodexAuthError::Refresh {
+        message,
+        code: code.to_string(),
+        relogin_required,
+    }
+}
+
+/// `refresh_codex_oauth_pure`: one form POST, Hermes' error classification and texts.
+pub async fn refresh_oauth(
+    http: &reqwest::Client,
+    token_url: &str,
+    refresh_token: &str,
+) -> Result<Refreshed, CodexAuthError> {
+    let refresh_token = refresh_token.trim();
+    if refresh_token.is_empty() {
+        return Err(refresh_error(
+            "Codex auth is missing refresh_token. Run `hermes auth` to re-authenticate.".into(),
+            "codex_auth_missing_refresh_token",
+            true,
+        ));
+    }
+    let resp = http
+        .post(token_url)
+        .header("Accept", "application/json")
+        .header("User-Agent", "hermes-cli/0.19.0")
+        .header("Content-Type", "application/x-www-form-urlencoded")
+        .body(
+            url::form_urlencoded::Serializer::new(String::new())
+                .append_pair("grant_type", "refresh_token")
+                .append_pair("refresh_token", refresh_token)
+                .append_pair("client_id", OAUTH_CLIENT_ID)
+                .finish(),
+        )
+        .timeout(std::time::Duration::from_secs(20))
+        .send()
+        .await
+        .map_err(|e| {
+            refresh_error(
+                format!("Codex token refresh failed: {e}"),
+                "codex_refresh_failed",
+                false,
+            )
+        })?;
+    let status = resp.status().as_u16();
+    let retry_after = resp
+        .headers()
+        .get("retry-after")
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.trim().parse::<u64>().ok());
+    let body = resp.bytes().await.unwrap_or_default();
+    if status == 429 {
+        let message = match retry_after {
+            Some(s) => format!(
+                "Codex provider quota exhausted (429); retry after {s}s. Credentials are still valid."
+            ),
+            None => "Codex provider quota exhausted (429). Credentials are still valid; retry after the usage limit resets.".into(),
+        };
+        return Err(refresh_error(message, "codex_rate_limited", false));
+    }
+    if status != 200 {
+        let mut code = "codex_refresh_failed".to_string();
+        let mut message = format!("Codex token refresh failed with status {status}.");
+        if let Ok(Value::Object(err)) = serde_json::from_slice::<Value>(&body) {
+            match err.get("error") {
+                Some(Value::Object(o)) => {
+                    if let Some(c) =
+                        nonempty(o.get("code").or(o.get("type")).and_then(Value::as_str))
+                    {
+                        code = c.to_string();
+                    }
+                    if let Some(m) = nonempty(o.get("message").and_then(Value::as_str)) {
+                        message = format!("Codex token refresh failed: {m}");
+                    }
+                }
+                Some(Value::String(c)) if !c.trim().is_empty() => {
+                    code = c.trim().to_string();
+                    let desc = err
+                        .get("error_description")
+                        .or(err.get("message"))
+                        .and_then(Value::as_str);
+                    if let Some(d) = nonempty(desc) {
+                        message = format!("Codex token refresh failed: {d}");
+                    }
+                }
+                _ => {}
+            }
+        }
+        let mut relogin = matches!(
+            code.as_str(),
+            "invalid_grant" | "invalid_token" | "invalid_request"
+        );
+        if code == "refresh_token_reused" {
+            message = "Codex refresh token was already consumed by another client (e.g. Codex CLI or VS Code extension). Run `codex` in your terminal to generate fresh tokens, then run `hermes auth` to re-authenticate.".into();
+            relogin = true;
+        }
+        relogin |= status == 401 || status == 403;
+        return Err(refresh_error(message, &code, relogin));
+    }
+    let parsed: RefreshResponse = serde_json::from_slice(&body).map_err(|_| {
+        refresh_error(
+            "Codex token refresh returned invalid JSON.".into(),
+            "codex_refresh_invalid_json",
+            true,
+        )
+    })?;
+    let access = nonempty(parsed.access_token.as_deref()).ok_or_else(|| {
+        refresh_error(
+            "Codex token refresh response was missing access_token.".into(),
+            "codex_refresh_missing_access_token",
+            true,
+        )
+    })?;
+    Ok(Refreshed {
+        access_token: access.to_string(),
+        refresh_token: nonempty(parsed.refresh_token.as_deref())
+            .unwrap_or(refresh_token)
+            .to_string(),
+    })
+}
+
+/// Like [`read_token`], but a pool entry inside the 120 s window is refreshed first (and
+/// skipped when that fails), as Hermes' pool selection does. `token_url` is
+/// [`OAUTH_TOKEN_URL`] outside tests.
+pub async fn resolve_token(
+    http: &reqwest::Client,
+    token_url: &str,
+    hermes_home: &Path,
+    codex_home: Option<&Path>,
+    now: f64,
+) -> Result<CodexToken, CodexAuthError> {
+    let path = hermes_home.join("auth.json");
+    let store = load_store(&path)?;
+    for e in pool_entries(&store) {
+        if !e.selectable(now) {
+            continue;
+        }
+        let access = e.token().unwrap_or_default().to_string();
+        if e.is_oauth() && is_expiring(&access, REFRESH_SKEW_SECONDS, now) {
+            let Some(rt) = nonempty(e.refresh_token.as_deref()) else {
+                continue;
+            };
+            match refresh_oauth(http, token_url, rt).await {
+                Ok(r) => {
+                    persist_refresh(&path, &access, &r, now)?;
+                    return Ok(token(
+                        &r.access_token,
+                        None,
+                        TokenSource::CredentialPool { id: e.id.clone() },
+                    ));
+                }
+                Err(err) => {
+                    tracing::debug!("codex pool entry {} refresh failed: {err}", e.id);
+                    continue;
+                }
+            }
+        }
+        return Ok(token(
+            &access,
+            None,
+            TokenSource::CredentialPool { id: e.id },
+        ));
+    }
+    if let Some(t) = hermes_singleton(&store, now) {
+        return Ok(t);
+    }
+    codex_cli_token(codex_home, now).ok_or(CodexAuthError::Missing)
+}
+
+/// Write a rotated pair into every Hermes record holding `old_access` (pool entries and the
+/// `providers.openai-codex.tokens` singleton), keeping every other field, atomically.
+fn persist_refresh(
+    path: &Path,
+    old_access: &str,
+    r: &Refreshed,
+    now: f64,
+) -> Result<(), CodexAuthError> {
+    let werr = |reason: String| CodexAuthError::Write {
+        path: path.to_path_buf(),
+        reason,
+    };
+    let mut store = load_store(path)?;
+    let stamp = now_iso(now);
+    if let Some(entries) = store
+        .get_mut("credential_pool")
+        .and_then(|p| p.get_mut(PROVIDER))
+        .and_then(Value::as_array_mut)
+    {
+        for e in entries.iter_mut().filter_map(Value::as_object_mut) {
+            if e.get("access_token").and_then(Value::as_str) == Some(old_access) {
+                e.insert("access_token".into(), r.access_token.clone().into());
+                e.insert("refresh_token".into(), r.refresh_token.clone().into());
+                e.insert("last_refresh".into(), stamp.clone().into());
+                e.insert("last_status".into(), "ok".into());
+            }
+        }
+    }
+    if let Some(state) = store
+        .get_mut("providers")
+        .and_then(|p| p.get_mut(PROVIDER))
+        .and_then(Value::as_object_mut)
+    {
+        let matches = state
+            .get("tokens")
+            .and_then(|t| t.get("access_token"))
+            .and_then(Value::as_str)
+            == Some(old_access);
+        if matches {
+            if let Some(t) = state.get_mut("tokens").and_then(Value::as_object_mut) {
+                t.insert("access_token".into(), r.access_token.clone().into());
+                t.insert("refresh_token".into(), r.refresh_token.clone().into());
+            }
+            state.insert("last_refresh".into(), stamp.into());
+        }
+    }
+    let text =
+        serde_json::to_string_pretty(&Value::Object(store)).map_err(|e| werr(e.to_string()))?;
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(|e| werr(e.to_string()))?;
+    std::io::Write::write_all(&mut tmp, text.as_bytes()).map_err(|e| werr(e.to_string()))?;
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let _ = std::fs::set_permissions(tmp.path(), std::fs::Permissions::from_mode(0o600));
+    }
+    tmp.persist(path).map_err(|e| werr(e.to_string()))?;
+    Ok(())
+}
+
+/// `datetime.now(timezone.utc).isoformat().replace("+00:00", "Z")` (to the second).
+fn now_iso(now: f64) -> String {
+    let t = now.floor() as i64;
+    let z = t.div_euclid(86_400) + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    let s = t.rem_euclid(86_400);
+    format!(
+        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
+        s / 3600,
+        s % 3600 / 60,
+        s % 60
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn timestamps_parse_like_hermes() {
+        assert_eq!(
+            timestamp(&Value::from(1_700_000_000_000i64)),
+            Some(1_700_000_000.0)
+        );
+        assert_eq!(
+            timestamp(&Value::from("2023-11-14T22:13:20Z")),
+            Some(1_700_000_000.0)
+        );
+        assert_eq!(
+            timestamp(&Value::from("2023-11-14T23:13:20+01:00")),
+            Some(1_700_000_000.0)
+        );
+        assert_eq!(now_iso(1_700_000_000.5), "2023-11-14T22:13:20Z");
+    }
+}
