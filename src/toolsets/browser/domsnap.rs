@@ -24,92 +24,92 @@ use super::snapshot::{self, RefTable, Snapshot};
 /// The walker: a function expression for `Runtime.callFunctionOn` (with
 /// `returnByValue`; its result is a JSON string, see [`parse`]). Argument:
 /// `{frames: bool, pseudo: bool}` (both default true).
-pub const WALKER_JS: &str = include_str!("snapshot.js");
+pub(crate) const WALKER_JS: &str = include_str!("snapshot.js");
 
 /// The walker's result.
 #[derive(Debug, Deserialize)]
-pub struct Walk {
-    pub tree: Node,
+pub(crate) struct Walk {
+    pub(crate) tree: Node,
     /// Iframes the walker could not enter (cross-origin): the Rust side
     /// walks them in their own context and [`Walk::graft`]s the result.
     #[serde(default)]
-    pub frames: Vec<FrameStub>,
+    pub(crate) frames: Vec<FrameStub>,
     /// Emitted elements.
     #[serde(default)]
-    pub count: usize,
+    pub(crate) count: usize,
 }
 
 #[derive(Debug, Deserialize)]
-pub struct FrameStub {
+pub(crate) struct FrameStub {
     /// The iframe element's id (resolve it with `window.__hermesRefs.get(i)`).
-    pub i: i64,
+    pub(crate) i: i64,
     #[serde(default)]
-    pub src: String,
+    pub(crate) src: String,
 }
 
 /// A text run or an element.
 #[derive(Debug, Deserialize)]
 #[serde(untagged)]
-pub enum Node {
+pub(crate) enum Node {
     Text(String),
     El(Box<El>),
 }
 
 /// One element, with Chromium's AX role name.
 #[derive(Debug, Deserialize)]
-pub struct El {
-    pub r: String,
+pub(crate) struct El {
+    pub(crate) r: String,
     #[serde(default)]
-    pub n: String,
+    pub(crate) n: String,
     #[serde(default)]
-    pub v: String,
+    pub(crate) v: String,
     /// Page-side id (absent for synthetic nodes such as `MenuListPopup`).
     #[serde(default)]
-    pub i: Option<i64>,
+    pub(crate) i: Option<i64>,
     #[serde(default)]
-    pub p: Option<Props>,
+    pub(crate) p: Option<Props>,
     #[serde(default)]
-    pub c: Vec<Node>,
+    pub(crate) c: Vec<Node>,
     /// A cross-origin iframe the walker did not enter.
     #[serde(default)]
-    pub x: Option<u8>,
+    pub(crate) x: Option<u8>,
     /// Which frame's walk the node came from (0: the top document).
     #[serde(skip)]
-    pub frame: u32,
+    pub(crate) frame: u32,
 }
 
 #[derive(Debug, Default, Deserialize)]
-pub struct Props {
-    pub level: Option<i64>,
+pub(crate) struct Props {
+    pub(crate) level: Option<i64>,
     /// `"true"`, `"false"` or `"mixed"`, as the AX tree reports it.
-    pub checked: Option<String>,
-    pub pressed: Option<String>,
-    pub selected: Option<bool>,
-    pub expanded: Option<bool>,
+    pub(crate) checked: Option<String>,
+    pub(crate) pressed: Option<String>,
+    pub(crate) selected: Option<bool>,
+    pub(crate) expanded: Option<bool>,
     #[serde(default)]
-    pub disabled: bool,
+    pub(crate) disabled: bool,
     #[serde(default)]
-    pub required: bool,
+    pub(crate) required: bool,
     #[serde(default)]
-    pub readonly: bool,
+    pub(crate) readonly: bool,
     #[serde(default)]
-    pub focused: bool,
-    pub url: Option<String>,
+    pub(crate) focused: bool,
+    pub(crate) url: Option<String>,
 }
 
 /// The [`RefTable`] key of element `id` of frame `frame` (0: top document).
-pub fn ref_key(frame: u32, id: i64) -> i64 {
+pub(crate) fn ref_key(frame: u32, id: i64) -> i64 {
     ((frame as i64) << 32) | (id & 0xffff_ffff)
 }
 
 /// Inverse of [`ref_key`]: (frame, page-side id).
-pub fn split_key(key: i64) -> (u32, i64) {
+pub(crate) fn split_key(key: i64) -> (u32, i64) {
     ((key >> 32) as u32, key & 0xffff_ffff)
 }
 
 /// The walker's result: the JSON string it returns (or, if a caller let
 /// Chromium return the object itself, that object).
-pub fn parse(v: &Value) -> Result<Walk, serde_json::Error> {
+pub(crate) fn parse(v: &Value) -> Result<Walk, serde_json::Error> {
     match v {
         Value::String(s) => serde_json::from_str(s),
         other => Walk::deserialize(other),
@@ -141,7 +141,7 @@ impl Walk {
     /// Put a cross-origin frame's own walk (its `RootWebArea`) under the
     /// iframe element `iframe_id` of this (top) walk; its refs get frame
     /// number `frame` (≥ 1). False when there is no such iframe.
-    pub fn graft(&mut self, iframe_id: i64, mut child: Walk, frame: u32) -> bool {
+    pub(crate) fn graft(&mut self, iframe_id: i64, mut child: Walk, frame: u32) -> bool {
         let Node::El(root) = &mut self.tree else {
             return false;
         };
@@ -158,7 +158,7 @@ impl Walk {
     }
 
     /// The nodes in `Accessibility.getFullAXTree`'s shape.
-    pub fn to_ax(&self) -> Vec<Value> {
+    pub(crate) fn to_ax(&self) -> Vec<Value> {
         let mut out = Vec::with_capacity(self.count * 2 + 1);
         push_ax(&self.tree, &mut out);
         out
@@ -233,8 +233,11 @@ fn push_ax(node: &Node, out: &mut Vec<Value>) -> String {
 
 /// Render a walk with [`snapshot::render`] (same text, same ref rules as the
 /// AX path; `RefEntry::backend` holds a [`ref_key`], not a DOM node id).
-pub fn render(walk: &Walk, refs: &mut RefTable, doc_gen: u64, full: bool) -> Snapshot {
-    snapshot::render(&walk.to_ax(), refs, doc_gen, full)
+pub(crate) fn render(walk: &Walk, refs: &mut RefTable, doc_gen: u64, full: bool) -> Snapshot {
+    // The AX-shaped JSON reads into the renderer's typed nodes (lenient: defaults).
+    let nodes: Vec<snapshot::AxNode> =
+        serde_json::from_value(serde_json::Value::Array(walk.to_ax())).unwrap_or_default();
+    snapshot::render(&nodes, refs, doc_gen, full)
 }
 
 #[cfg(test)]

@@ -912,7 +912,7 @@ mod gec2 {
     }
 
     /// `_sha256_digest`: needs at least 7 bytes (the ticks string always has 50).
-    pub fn sha256_digest(data: &[u8]) -> [u8; 32] {
+    pub(super) fn sha256_digest(data: &[u8]) -> [u8; 32] {
         assert!(
             data.len() >= 7,
             "token salt must contain at least seven bytes"
@@ -953,7 +953,7 @@ mod gec2 {
     }
 
     /// `_cs64_digest`.
-    pub fn cs64_digest(data: &[u8], digest: &[u8; 32]) -> (u32, u32) {
+    pub(super) fn cs64_digest(data: &[u8], digest: &[u8; 32]) -> (u32, u32) {
         let key_a = u32::from_le_bytes([digest[0], digest[1], digest[2], digest[3]]) | 1;
         let key_b = u32::from_le_bytes([digest[4], digest[5], digest[6], digest[7]]) | 1;
         let factors = [
