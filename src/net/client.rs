@@ -237,9 +237,33 @@ pub struct HttpClient {
     limits: Limits,
 }
 
+/// The guarded client could not be built (TLS setup); every call reports it.
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("{0}")]
+pub struct BuildError(String);
+
+/// One [`HttpClient`] per toolset, built on first use (building reads the URL
+/// policy from config, so it waits for the first call) and shared after; a
+/// build failure is kept and reported by every call.
+#[derive(Default)]
+pub struct LazyClient(std::sync::OnceLock<Result<Arc<HttpClient>, BuildError>>);
+
+impl LazyClient {
+    pub fn get_or_build(
+        &self,
+        build: impl FnOnce() -> Result<HttpClient, BuildError>,
+    ) -> Result<Arc<HttpClient>, BuildError> {
+        self.0.get_or_init(|| build().map(Arc::new)).clone()
+    }
+}
+
 impl HttpClient {
     /// Build both clients. `lookup` is the resolver used for every hostname.
-    pub fn new(policy: Policy, lookup: Arc<dyn Lookup>, limits: Limits) -> Result<Self, String> {
+    pub fn new(
+        policy: Policy,
+        lookup: Arc<dyn Lookup>,
+        limits: Limits,
+    ) -> Result<Self, BuildError> {
         install_crypto();
         let policy = Arc::new(policy);
         let build = |guard_private: bool| {
@@ -256,7 +280,7 @@ impl HttpClient {
                     guard_private,
                 }))
                 .build()
-                .map_err(|e| format!("cannot build the HTTP client: {e}"))
+                .map_err(|e| BuildError(format!("cannot build the HTTP client: {e}")))
         };
         Ok(HttpClient {
             fetch: build(true)?,
@@ -268,7 +292,7 @@ impl HttpClient {
     }
 
     /// A client with the system resolver and default limits.
-    pub fn with_policy(policy: Policy) -> Result<Self, String> {
+    pub fn with_policy(policy: Policy) -> Result<Self, BuildError> {
         Self::new(policy, Arc::new(SystemLookup), Limits::default())
     }
 

@@ -13,8 +13,8 @@ pub mod policy;
 pub mod ratelimit;
 
 pub use client::{
-    ApiError, ApiResponse, FetchError, FetchOptions, Fetched, HttpClient, Limits, Lookup,
-    SystemLookup,
+    ApiError, ApiResponse, BuildError, FetchError, FetchOptions, Fetched, HttpClient, LazyClient,
+    Limits, Lookup, SystemLookup,
 };
 pub use policy::{
     Blocked, IpClass, Policy, PolicyBlock, TrustedHost, WebsiteBlocklist, check_url, classify,

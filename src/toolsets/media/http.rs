@@ -4,7 +4,7 @@
 //! through the guarded `HttpClient::fetch` (SSRF guard on every hop, size cap).
 //! Only thin glue lives here: building a request, and reading `data:` URIs.
 
-use std::sync::OnceLock;
+use std::sync::Arc;
 use std::time::Duration;
 
 use base64::Engine as _;
@@ -15,21 +15,20 @@ use serde_json::Value;
 use super::lenient;
 
 use crate::hermes::Context;
-use crate::net::{ApiError, ApiResponse, FetchError, FetchOptions, HttpClient, Policy};
+use crate::net::{ApiError, ApiResponse, FetchError, FetchOptions, HttpClient, LazyClient, Policy};
 
 /// The largest image we download or read (Hermes' `save_url_image` cap).
 pub(crate) const MAX_IMAGE_BYTES: usize = 25 * 1024 * 1024;
 
-/// One lazily built client per toolset (building it reads the URL policy from config).
+/// The toolset's client ([`LazyClient`]: built on first use from the URL policy).
 #[derive(Default)]
-pub(crate) struct LazyHttp(OnceLock<Result<HttpClient, String>>);
+pub(crate) struct LazyHttp(LazyClient);
 
 impl LazyHttp {
-    pub(crate) fn get(&self, ctx: &Context) -> Result<&HttpClient, String> {
+    pub(crate) fn get(&self, ctx: &Context) -> Result<Arc<HttpClient>, String> {
         self.0
-            .get_or_init(|| HttpClient::with_policy(Policy::from_context(ctx)))
-            .as_ref()
-            .map_err(Clone::clone)
+            .get_or_build(|| HttpClient::with_policy(Policy::from_context(ctx)))
+            .map_err(|e| e.to_string())
     }
 }
 

@@ -110,18 +110,13 @@ pub(crate) fn absolute(path: &str) -> PathBuf {
     }
 }
 
-/// An image's MIME type from its first bytes (PNG, JPEG, WebP, GIF), if it is one.
+/// The image type of `data` when it is one Hermes' image tools save (PNG, JPEG,
+/// WebP, GIF), from the crate's one magic-byte sniffer (`vision::prep::sniff`).
 pub(crate) fn sniff_image(data: &[u8]) -> Option<&'static str> {
-    if data.starts_with(b"\x89PNG\r\n\x1a\n") {
-        Some("image/png")
-    } else if data.starts_with(b"\xff\xd8\xff") {
-        Some("image/jpeg")
-    } else if data.len() >= 12 && &data[..4] == b"RIFF" && &data[8..12] == b"WEBP" {
-        Some("image/webp")
-    } else if data.starts_with(b"GIF87a") || data.starts_with(b"GIF89a") {
-        Some("image/gif")
-    } else {
-        None
+    use crate::toolsets::vision::prep::{SourceFormat as F, sniff};
+    match sniff(data)? {
+        f @ (F::Png | F::Jpeg | F::Webp | F::Gif) => Some(f.mime()),
+        F::Bmp | F::Tiff | F::Svg => None,
     }
 }
 

@@ -76,10 +76,7 @@ pub(crate) enum VisionError {
     Call(#[from] auxiliary::CallError),
 }
 
-/// The guarded HTTP client could not be built (TLS setup).
-#[derive(Debug, Clone, thiserror::Error)]
-#[error("{0}")]
-pub(crate) struct ClientError(String);
+pub(crate) use crate::net::BuildError as ClientError;
 
 /// What an analysis produced.
 #[derive(Debug)]
@@ -124,7 +121,7 @@ async fn shrink(p: &Prepared) -> Option<Result<Prepared, PrepError>> {
 /// Holds the HTTP client (built on first use from the context's URL policy).
 #[derive(Default)]
 pub(crate) struct VisionClient {
-    http: OnceLock<Result<Arc<HttpClient>, ClientError>>,
+    http: crate::net::LazyClient,
 }
 
 impl VisionClient {
@@ -137,26 +134,22 @@ impl VisionClient {
     /// trusts configured endpoints (a local vLLM/Ollama is fine) except cloud
     /// metadata.
     pub(crate) fn http(&self, ctx: &Context) -> Result<Arc<HttpClient>, ClientError> {
-        self.http
-            .get_or_init(|| {
-                let dl = auxiliary::download_timeout(ctx);
-                let api = match auxiliary::mode(ctx) {
-                    Mode::Auxiliary(a) => a.timeout,
-                    _ => Duration::from_secs(120),
-                };
-                let longest = dl.max(api) + Duration::from_secs(5);
-                let limits = Limits {
-                    connect: Duration::from_secs(10),
-                    read: longest,
-                    total: longest,
-                    max_bytes: prep::MAX_INGEST_BYTES,
-                    ..Limits::default()
-                };
-                HttpClient::new(Policy::from_context(ctx), Arc::new(SystemLookup), limits)
-                    .map(Arc::new)
-                    .map_err(ClientError)
-            })
-            .clone()
+        self.http.get_or_build(|| {
+            let dl = auxiliary::download_timeout(ctx);
+            let api = match auxiliary::mode(ctx) {
+                Mode::Auxiliary(a) => a.timeout,
+                _ => Duration::from_secs(120),
+            };
+            let longest = dl.max(api) + Duration::from_secs(5);
+            let limits = Limits {
+                connect: Duration::from_secs(10),
+                read: longest,
+                total: longest,
+                max_bytes: prep::MAX_INGEST_BYTES,
+                ..Limits::default()
+            };
+            HttpClient::new(Policy::from_context(ctx), Arc::new(SystemLookup), limits)
+        })
     }
 
     /// Load `image_url` (http(s), `file://`, local path or `data:`) as raw bytes.

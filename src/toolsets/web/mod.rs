@@ -12,7 +12,7 @@ pub(crate) mod pdf;
 pub mod providers;
 
 use std::path::PathBuf;
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 
 use futures::StreamExt;
 use futures::stream::FuturesUnordered;
@@ -89,10 +89,7 @@ impl Default for WebOptions {
     }
 }
 
-/// The guarded HTTP client could not be built (TLS setup); every call reports it.
-#[derive(Debug, Clone, thiserror::Error)]
-#[error("{0}")]
-pub(crate) struct ClientError(String);
+use crate::net::{BuildError as ClientError, LazyClient};
 
 /// `web_search`'s arguments (after schema validation).
 #[derive(Debug, Default, Deserialize)]
@@ -139,7 +136,7 @@ fn read_args<T: serde::de::DeserializeOwned + Default>(args: Value) -> T {
 
 pub struct WebToolset {
     opts: WebOptions,
-    client: OnceLock<Result<Arc<HttpClient>, ClientError>>,
+    client: LazyClient,
 }
 
 impl Default for WebToolset {
@@ -152,22 +149,18 @@ impl WebToolset {
     pub fn new(opts: WebOptions) -> Self {
         WebToolset {
             opts,
-            client: OnceLock::new(),
+            client: LazyClient::default(),
         }
     }
 
     fn client(&self, ctx: &Context) -> Result<Arc<HttpClient>, ClientError> {
-        self.client
-            .get_or_init(|| {
-                HttpClient::new(
-                    Policy::from_context(ctx),
-                    self.opts.lookup.clone(),
-                    self.opts.limits.clone(),
-                )
-                .map(Arc::new)
-                .map_err(ClientError)
-            })
-            .clone()
+        self.client.get_or_build(|| {
+            HttpClient::new(
+                Policy::from_context(ctx),
+                self.opts.lookup.clone(),
+                self.opts.limits.clone(),
+            )
+        })
     }
 }
 

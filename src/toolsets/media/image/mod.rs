@@ -253,8 +253,8 @@ impl ImageGenToolset {
             Err(e) => return fail(GenError::Value(e)),
         };
         let result = match &backend {
-            Backend::Fal => fal_generate(ctx, http, &call, &prompt, &aspect, &sources).await,
-            Backend::OpenAi => openai_generate(ctx, http, &prompt, &aspect, &sources).await,
+            Backend::Fal => fal_generate(ctx, &http, &call, &prompt, &aspect, &sources).await,
+            Backend::OpenAi => openai_generate(ctx, &http, &prompt, &aspect, &sources).await,
             Backend::Unsupported(p) => Err(GenError::ProviderNotRegistered(format!(
                 "image_gen.provider='{p}' is set but hermes-mcp has no such backend (supported: fal, openai)."
             ))),
@@ -270,7 +270,7 @@ impl ImageGenToolset {
         let mut out = Map::new();
         out.insert("success".into(), json!(true));
         let mut warnings: Vec<String> = aspect_warning.into_iter().collect();
-        let saved = save_generated(ctx, http, &generated, &prefix).await;
+        let saved = save_generated(ctx, &http, &generated, &prefix).await;
         let mut inline = None;
         match saved {
             Ok((path, bytes, mime)) => {

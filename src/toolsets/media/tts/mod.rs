@@ -234,11 +234,11 @@ impl TtsToolset {
                 run_command_provider(name, config, &cfg, &text, &file_path).await
             }
             Engine::OpenAi { key } => match self.http.get(ctx) {
-                Ok(h) => openai_speech(h, &cfg, key, &text, &file_path).await,
+                Ok(h) => openai_speech(&h, &cfg, key, &text, &file_path).await,
                 Err(e) => Err(TtsError::Failed(e)),
             },
             Engine::ElevenLabs { key } => match self.http.get(ctx) {
-                Ok(h) => elevenlabs_speech(ctx, h, &cfg, key, &text, &mut file_path).await,
+                Ok(h) => elevenlabs_speech(ctx, &h, &cfg, key, &text, &mut file_path).await,
                 Err(e) => Err(TtsError::Failed(e)),
             },
         };
