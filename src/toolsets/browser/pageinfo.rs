@@ -92,18 +92,8 @@ pub(crate) fn console(s: &mut Session, clear: bool) -> Value {
     }))
 }
 
-/// Python's `type(x).__name__` for a JSON value (Hermes' `result_type`).
-fn py_type(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "NoneType",
-        Value::Bool(_) => "bool",
-        Value::Number(n) if n.is_f64() => "float",
-        Value::Number(_) => "int",
-        Value::String(_) => "str",
-        Value::Array(_) => "list",
-        Value::Object(_) => "dict",
-    }
-}
+// Python's `type(x).__name__` (Hermes' `result_type`).
+use crate::pycompat::py_type;
 
 const UNSERIALIZABLE: &str = "Expression returned a live DOM node / NodeList / Window, which can't be serialized. Extract a primitive value (e.g. .innerText, .href, .src, .value) or use JSON.stringify() / a snapshot tool instead.";
 

@@ -15,6 +15,7 @@ use serde_json::Value;
 use super::lenient;
 
 use crate::hermes::Context;
+use crate::net::BuildError;
 use crate::net::{ApiError, ApiResponse, FetchError, FetchOptions, HttpClient, LazyClient, Policy};
 
 /// The largest image we download or read (Hermes' `save_url_image` cap).
@@ -25,10 +26,9 @@ pub(crate) const MAX_IMAGE_BYTES: usize = 25 * 1024 * 1024;
 pub(crate) struct LazyHttp(LazyClient);
 
 impl LazyHttp {
-    pub(crate) fn get(&self, ctx: &Context) -> Result<Arc<HttpClient>, String> {
+    pub(crate) fn get(&self, ctx: &Context) -> Result<Arc<HttpClient>, BuildError> {
         self.0
             .get_or_build(|| HttpClient::with_policy(Policy::from_context(ctx)))
-            .map_err(|e| e.to_string())
     }
 }
 

@@ -61,29 +61,8 @@ fn fallback(yaml: &str) -> Frontmatter {
     fm
 }
 
-/// Python truthiness of a YAML value.
-pub(crate) fn truthy(v: &Value) -> bool {
-    match v {
-        Value::Null => false,
-        Value::Bool(b) => *b,
-        Value::Number(n) => n.as_f64().is_some_and(|f| f != 0.0),
-        Value::String(s) => !s.is_empty(),
-        Value::Array(a) => !a.is_empty(),
-        Value::Object(o) => !o.is_empty(),
-    }
-}
-
-/// Python's `str(value)` for scalars (lists and mappings are rendered as JSON).
-pub(crate) fn py_str(v: &Value) -> String {
-    match v {
-        Value::Null => "None".to_string(),
-        Value::Bool(true) => "True".to_string(),
-        Value::Bool(false) => "False".to_string(),
-        Value::Number(n) => n.to_string(),
-        Value::String(s) => s.clone(),
-        other => other.to_string(),
-    }
-}
+// Python's `bool()` and `str()` of YAML values, from the crate's one copy.
+pub(crate) use crate::pycompat::{py_bool as truthy, py_str};
 
 /// `fm.get(key)` as a string when it is a scalar, `None` when absent or null.
 pub(crate) fn get_str(fm: &Frontmatter, key: &str) -> Option<String> {

@@ -250,7 +250,7 @@ impl ImageGenToolset {
         }
         let http = match self.http.get(ctx) {
             Ok(h) => h,
-            Err(e) => return fail(GenError::Value(e)),
+            Err(e) => return fail(GenError::Value(e.to_string())),
         };
         let result = match &backend {
             Backend::Fal => fal_generate(ctx, &http, &call, &prompt, &aspect, &sources).await,

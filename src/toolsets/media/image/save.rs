@@ -63,13 +63,11 @@ pub(crate) async fn save_generated(
         media::short_id(),
         media::image_ext(mime)
     )));
-    write_atomic(&path, &bytes).map_err(SaveError::Write)?;
+    write_atomic(&path, &bytes).map_err(|e| SaveError::Write(e.to_string()))?;
     Ok((path, bytes, mime))
 }
 
 /// The crate's one atomic write (temp file, fsync, rename; 0600 like Hermes' own).
-fn write_atomic(path: &std::path::Path, bytes: &[u8]) -> Result<(), String> {
-    crate::files::atomic_write(path, bytes)
-        .map(|_| ())
-        .map_err(|e| e.to_string())
+fn write_atomic(path: &std::path::Path, bytes: &[u8]) -> Result<(), crate::files::FileError> {
+    crate::files::atomic_write(path, bytes).map(|_| ())
 }

@@ -235,11 +235,11 @@ impl TtsToolset {
             }
             Engine::OpenAi { key } => match self.http.get(ctx) {
                 Ok(h) => openai_speech(&h, &cfg, key, &text, &file_path).await,
-                Err(e) => Err(TtsError::Failed(e)),
+                Err(e) => Err(TtsError::Failed(e.to_string())),
             },
             Engine::ElevenLabs { key } => match self.http.get(ctx) {
                 Ok(h) => elevenlabs_speech(ctx, &h, &cfg, key, &text, &mut file_path).await,
-                Err(e) => Err(TtsError::Failed(e)),
+                Err(e) => Err(TtsError::Failed(e.to_string())),
             },
         };
         let mut produced = match produced {
