@@ -9,6 +9,7 @@
 
 pub mod client;
 pub mod guards;
+pub mod lenient;
 pub mod policy;
 pub mod ratelimit;
 

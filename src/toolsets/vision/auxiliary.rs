@@ -349,44 +349,8 @@ struct Detail {
     text: Option<String>,
 }
 
-/// Lenient field readers for [`ChatAnswer`].
-mod lenient {
-    use serde::de::{Deserialize, DeserializeOwned, Deserializer};
-    use serde_json::Value;
-
-    /// `T` if the value has `T`'s shape, else `T::default()`.
-    pub(super) fn or_default<'de, D, T>(d: D) -> Result<T, D::Error>
-    where
-        D: Deserializer<'de>,
-        T: DeserializeOwned + Default,
-    {
-        Ok(serde_json::from_value(Value::deserialize(d)?).unwrap_or_default())
-    }
-
-    /// A list whose entries of another shape read as `T::default()`; not a
-    /// list reads as no entries.
-    pub(super) fn items<'de, D, T>(d: D) -> Result<Vec<T>, D::Error>
-    where
-        D: Deserializer<'de>,
-        T: DeserializeOwned + Default,
-    {
-        Ok(match Value::deserialize(d)? {
-            Value::Array(a) => a
-                .into_iter()
-                .map(|v| serde_json::from_value(v).unwrap_or_default())
-                .collect(),
-            _ => Vec::new(),
-        })
-    }
-
-    /// A string, or `None` for any other value.
-    pub(super) fn string<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
-        Ok(match Value::deserialize(d)? {
-            Value::String(s) => Some(s),
-            _ => None,
-        })
-    }
-}
+// Lenient field readers for [`ChatAnswer`]: the crate's one set, in crate::net.
+use crate::net::lenient;
 
 /// One chat-completions call; returns the answer text (may be empty).
 pub(crate) async fn chat(

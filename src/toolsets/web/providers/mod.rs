@@ -18,7 +18,7 @@ mod brave;
 mod ddg;
 mod exa;
 mod firecrawl;
-mod lenient;
+use crate::net::lenient;
 mod parallel;
 mod searxng;
 mod tavily;
