@@ -280,7 +280,7 @@ pub fn plan(opts: &HookOptions) -> anyhow::Result<HookPlan> {
     ];
     let files_changed = files
         .iter()
-        .filter(|(p, text)| fs::read_to_string(p).ok().as_deref() != Some(text.as_str()))
+        .filter(|(p, text)| read_regular(p).as_deref() != Some(text.as_str()))
         .map(|(p, _)| p.clone())
         .collect();
     let text = read_config(&config_yaml)?;
@@ -352,8 +352,8 @@ impl Removal {
 pub fn remove(hermes_home: &Path, dry_run: bool) -> anyhow::Result<Removal> {
     let mut out = Removal::default();
     let plugin_dir = hermes_home.join("plugins").join(PLUGIN_NAME);
-    let ours = fs::read_to_string(plugin_dir.join("plugin.yaml"))
-        .is_ok_and(|t| t.contains("written by `hermes-mcp migrate`"));
+    let ours = read_regular(&plugin_dir.join("plugin.yaml"))
+        .is_some_and(|t| t.contains("written by `hermes-mcp migrate`"));
     if ours {
         if !dry_run {
             fs::remove_dir_all(&plugin_dir)?;
@@ -379,16 +379,25 @@ pub fn remove(hermes_home: &Path, dry_run: bool) -> anyhow::Result<Removal> {
     Ok(out)
 }
 
+/// config.yaml through the crate's one safe reader (regular files only, capped);
+/// a missing file reads as empty.
 fn read_config(path: &Path) -> anyhow::Result<String> {
-    match fs::read_to_string(path) {
-        Ok(t) => Ok(t),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(String::new()),
+    match crate::files::read_to_string_capped_opt(path, crate::files::CONFIG_CAP) {
+        Ok(t) => Ok(t.unwrap_or_default()),
         Err(e) => Err(UserError::hint(
             format!("cannot read {}: {e}", path.display()),
             "check its permissions, or pass --no-hermes-hook",
         )
         .into()),
     }
+}
+
+/// A plugin file's text, when it is a readable regular file (a FIFO or device
+/// planted there is treated as missing, never read).
+fn read_regular(path: &Path) -> Option<String> {
+    crate::files::read_to_string_capped_opt(path, crate::files::CONFIG_CAP)
+        .ok()
+        .flatten()
 }
 
 fn parse_config(path: &Path, text: &str) -> anyhow::Result<HermesConfig> {

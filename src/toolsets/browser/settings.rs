@@ -146,14 +146,9 @@ pub(crate) fn find_executable(ctx: &Context) -> Result<PathBuf, ExecutableError>
             Err(ExecutableError::BadChromePath(p))
         };
     }
-    let path = ctx.env.get(envvars::PATH).unwrap_or_default();
-    for name in PATH_NAMES {
-        for dir in std::env::split_paths(&path) {
-            let c = dir.join(name);
-            if is_executable(&c) {
-                return Ok(c);
-            }
-        }
-    }
-    Err(ExecutableError::NotFound)
+    let path = ctx.env.get(envvars::PATH);
+    PATH_NAMES
+        .iter()
+        .find_map(|name| crate::hermes::env::which(name, path.as_deref()))
+        .ok_or(ExecutableError::NotFound)
 }
