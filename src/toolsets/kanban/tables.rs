@@ -359,33 +359,26 @@ fn rebuild_drifted_tables(conn: &Connection) -> KanbanResult<()> {
             c.execute_batch(&format!("ALTER TABLE {table} RENAME TO {table}_legacy"))?;
             c.execute_batch(create)?;
             let new: HashSet<String> = table_columns(c, table)?.into_iter().map(|x| x.0).collect();
-            if *table == "kanban_notify_subs" {
-                let shared: Vec<&String> = old
-                    .iter()
-                    .filter(|x| new.contains(*x) && *x != "last_event_id")
-                    .collect();
-                let csv = shared
-                    .iter()
-                    .map(|s| s.as_str())
-                    .collect::<Vec<_>>()
-                    .join(", ");
-                c.execute_batch(&format!(
-                    "INSERT INTO {table} ({csv}, last_event_id) SELECT {csv}, COALESCE(CAST(last_event_id AS INTEGER), 0) FROM {table}_legacy"
-                ))?;
+            // Copy the shared columns. Rebuilt tables re-assign `id`; the notify
+            // table keeps its rows' `last_event_id`, cast to the current type.
+            let (skip, extra_col, extra_val) = if *table == "kanban_notify_subs" {
+                (
+                    "last_event_id",
+                    ", last_event_id",
+                    ", COALESCE(CAST(last_event_id AS INTEGER), 0)",
+                )
             } else {
-                let shared: Vec<&String> = old
-                    .iter()
-                    .filter(|x| new.contains(*x) && *x != "id")
-                    .collect();
-                let csv = shared
-                    .iter()
-                    .map(|s| s.as_str())
-                    .collect::<Vec<_>>()
-                    .join(", ");
-                c.execute_batch(&format!(
-                    "INSERT INTO {table} ({csv}) SELECT {csv} FROM {table}_legacy"
-                ))?;
-            }
+                ("id", "", "")
+            };
+            let csv = old
+                .iter()
+                .filter(|x| new.contains(*x) && *x != skip)
+                .map(String::as_str)
+                .collect::<Vec<_>>()
+                .join(", ");
+            c.execute_batch(&format!(
+                "INSERT INTO {table} ({csv}{extra_col}) SELECT {csv}{extra_val} FROM {table}_legacy"
+            ))?;
             c.execute_batch(&format!("DROP TABLE {table}_legacy"))?;
             for idx in *indexes {
                 c.execute_batch(idx)?;
