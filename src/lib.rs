@@ -6,6 +6,7 @@ pub mod cli;
 pub mod error;
 pub mod files;
 pub mod hermes;
+pub mod lenient;
 pub mod migrate;
 pub mod net;
 pub mod pycompat;

@@ -629,12 +629,32 @@ pub fn render(c: &BlockContent) -> String {
 
 // ---------------------------------------------------------------- validation
 
-pub fn parse_toml(text: &str) -> Result<toml::Table, String> {
+/// TOML that does not parse; the text is the parser's message (it shows the line).
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct TomlError(String);
+
+/// Why a splice result was refused by [`validate`].
+#[derive(Debug, thiserror::Error)]
+pub enum SpliceError {
+    #[error("the result is not valid TOML: {0}")]
+    Result(TomlError),
+    #[error("config.toml without the managed block is not valid TOML: {0}")]
+    User(TomlError),
+    #[error("the rendered block is not valid TOML: {0}")]
+    Block(TomlError),
+    #[error(
+        "`{0}` would not read back as written (text after the block or elsewhere in the file extends it)"
+    )]
+    Extended(String),
+    #[error("the settings outside the managed block would change")]
+    OutsideChanged,
+}
+
+pub fn parse_toml(text: &str) -> Result<toml::Table, TomlError> {
     let body = text.strip_prefix('\u{feff}').unwrap_or(text);
-    body.parse::<toml::Table>().map_err(|e| {
-        let msg = e.to_string();
-        msg.trim_end().to_string()
-    })
+    body.parse::<toml::Table>()
+        .map_err(|e| TomlError(e.to_string().trim_end().to_string()))
 }
 
 /// The (dotted-path) entries a block defines: root keys, `mcp_servers.<n>`, `plugins.<id>`.
@@ -663,12 +683,15 @@ fn get_path<'a>(t: &'a toml::Table, parent: Option<&str>, k: &str) -> Option<&'a
 
 /// Check a splice result: it parses; everything outside the managed entries
 /// equals the user's data; each managed entry equals the rendered block's.
-pub fn validate(result: &str, user: &str, block: &str, c: &BlockContent) -> Result<(), String> {
-    let new = parse_toml(result).map_err(|e| format!("the result is not valid TOML: {e}"))?;
-    let user_t = parse_toml(user)
-        .map_err(|e| format!("config.toml without the managed block is not valid TOML: {e}"))?;
-    let blk =
-        parse_toml(block).map_err(|e| format!("the rendered block is not valid TOML: {e}"))?;
+pub fn validate(
+    result: &str,
+    user: &str,
+    block: &str,
+    c: &BlockContent,
+) -> Result<(), SpliceError> {
+    let new = parse_toml(result).map_err(SpliceError::Result)?;
+    let user_t = parse_toml(user).map_err(SpliceError::User)?;
+    let blk = parse_toml(block).map_err(SpliceError::Block)?;
     let mut outside = new.clone();
     let mut parents = BTreeSet::new();
     for (parent, k) in block_paths(c) {
@@ -679,9 +702,7 @@ pub fn validate(result: &str, user: &str, block: &str, c: &BlockContent) -> Resu
                 Some(p) => format!("{p}.{}", key(&k)),
                 None => key(&k),
             };
-            return Err(format!(
-                "`{path}` would not read back as written (text after the block or elsewhere in the file extends it)"
-            ));
+            return Err(SpliceError::Extended(path));
         }
         match parent {
             None => {
@@ -705,7 +726,7 @@ pub fn validate(result: &str, user: &str, block: &str, c: &BlockContent) -> Resu
         }
     }
     if outside != user_t {
-        return Err("the settings outside the managed block would change".into());
+        return Err(SpliceError::OutsideChanged);
     }
     Ok(())
 }

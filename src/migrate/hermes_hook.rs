@@ -47,6 +47,7 @@ use super::block;
 use super::write;
 use crate::error::UserError;
 use crate::hermes::SERVER_NAME;
+use crate::hermes::config::ConfigError;
 use crate::hermes::{HermesConfig, HermesHome};
 
 /// The plugin's name in `plugins.enabled` and its directory under `$HERMES_HOME/plugins/`.
@@ -446,20 +447,36 @@ fn without_enabled(mut root: Value) -> Value {
     root
 }
 
+/// Why `plugins.enabled` could not be edited in place; the caller adds the
+/// hint (enable the plugin by hand, or run with `--no-hermes-hook`).
+#[derive(Debug, thiserror::Error)]
+pub enum YamlEditError {
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    #[error("the edited file would not parse: {0}")]
+    EditUnparsable(ConfigError),
+    #[error("the edit would not give the expected plugins.enabled list")]
+    WrongList,
+    #[error("the edit would change other settings")]
+    OtherSettings,
+    #[error("plugins is not written as an indented mapping")]
+    PluginsNotMapping,
+    #[error("plugins.enabled is not written as a list")]
+    EnabledNotList,
+    #[error("could not find an entry to remove safely")]
+    NoEntry,
+}
+
 /// Prove an edit: `after` parses, equals `before` outside `plugins.enabled`,
 /// and its `plugins.enabled` is `want(before's list)`.
 fn verify(
     before: &str,
     after: &str,
     want: impl Fn(Vec<String>) -> Vec<String>,
-) -> Result<(), String> {
-    let parse = |t: &str| {
-        HermesConfig::from_yaml(t)
-            .map(|c| c.root)
-            .map_err(|e| e.to_string())
-    };
+) -> Result<(), YamlEditError> {
+    let parse = |t: &str| HermesConfig::from_yaml(t).map(|c| c.root);
     let b = parse(before)?;
-    let a = parse(after).map_err(|e| format!("the edited file would not parse: {e}"))?;
+    let a = parse(after).map_err(YamlEditError::EditUnparsable)?;
     let wanted = want(str_list(&b, "enabled"));
     // An emptied list may be left as `enabled:` (null): Hermes reads both as nothing enabled.
     let enabled_ok = wanted.is_empty()
@@ -467,10 +484,10 @@ fn verify(
             .and_then(|p| p.get("enabled"))
             .is_some_and(|v| v.is_array());
     if !enabled_ok || str_list(&a, "enabled") != wanted {
-        return Err("the edit would not give the expected plugins.enabled list".into());
+        return Err(YamlEditError::WrongList);
     }
     if without_enabled(a) != without_enabled(b) {
-        return Err("the edit would change other settings".into());
+        return Err(YamlEditError::OtherSettings);
     }
     Ok(())
 }
@@ -518,10 +535,8 @@ fn is_blank_or_comment(line: &str) -> bool {
 }
 
 /// Add `hermes-mcp` to `plugins.enabled`; `Ok(None)` when it is already there.
-pub fn enable_in_yaml(text: &str) -> Result<Option<String>, String> {
-    let root = HermesConfig::from_yaml(text)
-        .map_err(|e| e.to_string())?
-        .root;
+pub fn enable_in_yaml(text: &str) -> Result<Option<String>, YamlEditError> {
+    let root = HermesConfig::from_yaml(text)?.root;
     if str_list(&root, "enabled").iter().any(|n| n == PLUGIN_NAME) {
         return Ok(None);
     }
@@ -547,7 +562,7 @@ pub fn enable_in_yaml(text: &str) -> Result<Option<String>, String> {
             if matches!(rest, "{}" | "null" | "~") {
                 lines[p] = fresh;
             } else if !rest.is_empty() {
-                return Err("plugins is not written as an indented mapping".into());
+                return Err(YamlEditError::PluginsNotMapping);
             } else {
                 // The mapping's lines: up to the next line that starts at column 0.
                 let end = (p + 1..lines.len())
@@ -617,7 +632,7 @@ pub fn enable_in_yaml(text: &str) -> Result<Option<String>, String> {
                             let tail = lines[e][c.len()..].to_string();
                             lines[e] = new_c + &tail;
                         } else {
-                            return Err("plugins.enabled is not written as a list".into());
+                            return Err(YamlEditError::EnabledNotList);
                         }
                     }
                 }
@@ -633,10 +648,8 @@ pub fn enable_in_yaml(text: &str) -> Result<Option<String>, String> {
 }
 
 /// Take `hermes-mcp` out of `plugins.enabled`; `Ok(None)` when it is not there.
-pub fn disable_in_yaml(text: &str) -> Result<Option<String>, String> {
-    let root = HermesConfig::from_yaml(text)
-        .map_err(|e| e.to_string())?
-        .root;
+pub fn disable_in_yaml(text: &str) -> Result<Option<String>, YamlEditError> {
+    let root = HermesConfig::from_yaml(text)?.root;
     if !str_list(&root, "enabled").iter().any(|n| n == PLUGIN_NAME) {
         return Ok(None);
     }
@@ -689,7 +702,7 @@ pub fn disable_in_yaml(text: &str) -> Result<Option<String>, String> {
             }
         }
     }
-    Err("could not find an entry to remove safely".into())
+    Err(YamlEditError::NoEntry)
 }
 
 #[cfg(test)]

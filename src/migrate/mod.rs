@@ -357,7 +357,7 @@ fn discover(args: &Options, p: &Plan) -> Discovery {
     }
     match plugins::discover(&p.codex_bin, &p.codex_home, DISCOVERY_TIMEOUT) {
         Ok(list) => Discovery::Found(list),
-        Err(e) => Discovery::Failed(e),
+        Err(e) => Discovery::Failed(e.to_string()),
     }
 }
 

@@ -97,21 +97,29 @@ fn number(v: &Value) -> Option<f64> {
     }
 }
 
+/// Why a timeout cannot be written (the report shows it after the key).
+#[derive(Debug, thiserror::Error, PartialEq)]
+pub enum BadTimeout {
+    #[error("not a finite number of seconds")]
+    NotFinite,
+    #[error("negative")]
+    Negative,
+    #[error("{0} s is more than codex accepts (at most {max} s)", max = u64::MAX)]
+    TooLarge(f64),
+}
+
 /// A `*_timeout_sec` value codex can load: codex converts float seconds to a
 /// `Duration` and refuses the whole config.toml when that fails ("cannot
 /// convert float seconds to Duration"): NaN, infinity, negative, >= 2^64 s.
-pub fn codex_timeout(f: f64) -> Result<f64, String> {
+pub fn codex_timeout(f: f64) -> Result<f64, BadTimeout> {
     if !f.is_finite() {
-        return Err("not a finite number of seconds".into());
+        return Err(BadTimeout::NotFinite);
     }
     if f < 0.0 {
-        return Err("negative".into());
+        return Err(BadTimeout::Negative);
     }
     if std::time::Duration::try_from_secs_f64(f).is_err() {
-        return Err(format!(
-            "{f} s is more than codex accepts (at most {} s)",
-            u64::MAX
-        ));
+        return Err(BadTimeout::TooLarge(f));
     }
     // -0.0 is written as 0.0.
     Ok(f.abs())

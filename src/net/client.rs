@@ -441,9 +441,14 @@ pub struct ApiResponse {
     pub body: Vec<u8>,
 }
 
+/// A response body that does not parse as JSON.
+#[derive(Debug, thiserror::Error)]
+#[error("response is not JSON: {0}")]
+pub struct NotJson(#[from] serde_json::Error);
+
 impl ApiResponse {
-    pub fn json(&self) -> Result<serde_json::Value, String> {
-        serde_json::from_slice(&self.body).map_err(|e| format!("response is not JSON: {e}"))
+    pub fn json(&self) -> Result<serde_json::Value, NotJson> {
+        Ok(serde_json::from_slice(&self.body)?)
     }
     pub fn text(&self) -> String {
         String::from_utf8_lossy(&self.body).into_owned()

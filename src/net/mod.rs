@@ -9,7 +9,6 @@
 
 pub mod client;
 pub mod guards;
-pub mod lenient;
 pub mod policy;
 pub mod ratelimit;
 

@@ -12,7 +12,6 @@ use std::path::{Path, PathBuf};
 use url::{Host, Url};
 
 use crate::hermes::Context;
-use crate::hermes::config::parse_bool;
 use crate::hermes::envvars;
 
 /// Hostnames that are cloud-metadata endpoints: blocked whatever the config says.
@@ -501,11 +500,6 @@ impl WebsiteBlocklist {
         }
         None
     }
-}
-
-/// `true`/`false` strings as Hermes' `is_truthy_value`.
-pub fn truthy(s: &str) -> bool {
-    parse_bool(s).unwrap_or(false)
 }
 
 #[cfg(test)]

@@ -5,12 +5,37 @@
 
 use serde_json::{Map, Value};
 
+/// Why arguments were refused; the text names the argument and what it needs.
+#[derive(Debug, thiserror::Error, PartialEq)]
+pub enum ArgError {
+    #[error("missing required argument(s): {}", .0.join(", "))]
+    Missing(Vec<String>),
+    #[error("argument '{key}' must be {want}, got {got}")]
+    WrongType {
+        key: String,
+        want: &'static str,
+        got: String,
+    },
+    #[error("argument '{key}' takes at most {max} item(s), got {got}")]
+    TooMany { key: String, max: u64, got: usize },
+    #[error("argument '{key}' must be one of {}, got {got}", .allowed.join(", "))]
+    NotAllowed {
+        key: String,
+        allowed: Vec<String>,
+        got: Value,
+    },
+    #[error("argument '{key}' must be at least {min}, got {got}")]
+    TooSmall { key: String, min: f64, got: Value },
+    #[error("argument '{key}' must be at most {max}, got {got}")]
+    TooLarge { key: String, max: f64, got: Value },
+}
+
 /// Validate and coerce `args` against `schema`. Unknown arguments are dropped
 /// (Hermes' signature-based dispatch never passed them on).
 pub fn validate(
     schema: &Value,
     args: Option<Map<String, Value>>,
-) -> Result<Map<String, Value>, String> {
+) -> Result<Map<String, Value>, ArgError> {
     let props = schema.get("properties").and_then(Value::as_object);
     let mut out = Map::new();
     for (k, v) in args.unwrap_or_default() {
@@ -24,16 +49,14 @@ pub fn validate(
         out.insert(k, v);
     }
     if let Some(req) = schema.get("required").and_then(Value::as_array) {
-        let missing: Vec<&str> = req
+        let missing: Vec<String> = req
             .iter()
             .filter_map(Value::as_str)
             .filter(|r| !out.contains_key(*r))
+            .map(str::to_string)
             .collect();
         if !missing.is_empty() {
-            return Err(format!(
-                "missing required argument(s): {}",
-                missing.join(", ")
-            ));
+            return Err(ArgError::Missing(missing));
         }
     }
     Ok(out)
@@ -43,7 +66,7 @@ fn type_name(prop: &Value) -> Option<&str> {
     prop.get("type").and_then(Value::as_str)
 }
 
-fn coerce(key: &str, v: Value, prop: &Value) -> Result<Value, String> {
+fn coerce(key: &str, v: Value, prop: &Value) -> Result<Value, ArgError> {
     let v = match type_name(prop) {
         Some("string") => match v {
             Value::String(_) => v,
@@ -53,21 +76,27 @@ fn coerce(key: &str, v: Value, prop: &Value) -> Result<Value, String> {
         },
         Some("integer") => match &v {
             Value::Number(n) if n.is_i64() || n.is_u64() => v,
-            Value::Number(n) if n.as_f64().is_some_and(|f| f.fract() == 0.0) => {
-                Value::from(n.as_f64().unwrap() as i64)
-            }
-            Value::String(s) if s.trim().parse::<i64>().is_ok() => {
-                Value::from(s.trim().parse::<i64>().unwrap())
-            }
+            Value::Number(n) => match n.as_f64().filter(|f| f.fract() == 0.0) {
+                Some(f) => Value::from(f as i64),
+                None => return Err(bad(key, "an integer", &v)),
+            },
+            Value::String(s) => match s.trim().parse::<i64>() {
+                Ok(i) => Value::from(i),
+                Err(_) => return Err(bad(key, "an integer", &v)),
+            },
             _ => return Err(bad(key, "an integer", &v)),
         },
         Some("number") => match &v {
             Value::Number(_) => v,
-            Value::String(s) if s.trim().parse::<f64>().is_ok_and(f64::is_finite) => {
-                serde_json::Number::from_f64(s.trim().parse().unwrap())
-                    .map(Value::Number)
-                    .unwrap()
-            }
+            Value::String(s) => match s
+                .trim()
+                .parse::<f64>()
+                .ok()
+                .and_then(serde_json::Number::from_f64)
+            {
+                Some(n) => Value::Number(n),
+                None => return Err(bad(key, "a number", &v)),
+            },
             _ => return Err(bad(key, "a number", &v)),
         },
         Some("boolean") => match &v {
@@ -98,10 +127,11 @@ fn coerce(key: &str, v: Value, prop: &Value) -> Result<Value, String> {
             if let Some(max) = prop.get("maxItems").and_then(Value::as_u64)
                 && items.len() as u64 > max
             {
-                return Err(format!(
-                    "argument '{key}' takes at most {max} item(s), got {}",
-                    items.len()
-                ));
+                return Err(ArgError::TooMany {
+                    key: key.to_string(),
+                    max,
+                    got: items.len(),
+                });
             }
             Value::Array(items)
         }
@@ -118,33 +148,45 @@ fn coerce(key: &str, v: Value, prop: &Value) -> Result<Value, String> {
     if let Some(allowed) = prop.get("enum").and_then(Value::as_array)
         && !allowed.contains(&v)
     {
-        let list: Vec<String> = allowed.iter().map(|a| a.to_string()).collect();
-        return Err(format!(
-            "argument '{key}' must be one of {}, got {v}",
-            list.join(", ")
-        ));
+        return Err(ArgError::NotAllowed {
+            key: key.to_string(),
+            allowed: allowed.iter().map(|a| a.to_string()).collect(),
+            got: v,
+        });
     }
     if let Some(n) = v.as_f64() {
         if let Some(min) = prop.get("minimum").and_then(Value::as_f64)
             && n < min
         {
-            return Err(format!("argument '{key}' must be at least {min}, got {v}"));
+            return Err(ArgError::TooSmall {
+                key: key.to_string(),
+                min,
+                got: v,
+            });
         }
         if let Some(max) = prop.get("maximum").and_then(Value::as_f64)
             && n > max
         {
-            return Err(format!("argument '{key}' must be at most {max}, got {v}"));
+            return Err(ArgError::TooLarge {
+                key: key.to_string(),
+                max,
+                got: v,
+            });
         }
     }
     Ok(v)
 }
 
-fn bad(key: &str, want: &str, got: &Value) -> String {
-    let shown = match got {
+fn bad(key: &str, want: &'static str, got: &Value) -> ArgError {
+    let got = match got {
         Value::String(s) => format!("{s:?}"),
         other => crate::hermes::config::json_type(other).to_string(),
     };
-    format!("argument '{key}' must be {want}, got {shown}")
+    ArgError::WrongType {
+        key: key.to_string(),
+        want,
+        got,
+    }
 }
 
 /// Typed getters for toolsets, over validated arguments.
@@ -214,7 +256,7 @@ mod tests {
 
     #[test]
     fn rejects_with_messages_naming_the_argument() {
-        let e = |v| validate(&schema(), obj(v)).unwrap_err();
+        let e = |v| validate(&schema(), obj(v)).unwrap_err().to_string();
         assert_eq!(e(json!({})), "missing required argument(s): q");
         assert!(e(json!({"q":"x","limit":"many"})).contains("'limit' must be an integer"));
         assert!(e(json!({"q":"x","limit":11})).contains("at most 10"));

@@ -12,7 +12,7 @@ use reqwest::header::{AUTHORIZATION, CONTENT_TYPE};
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::lenient;
+use crate::lenient;
 
 use crate::hermes::Context;
 use crate::net::BuildError;

@@ -20,7 +20,6 @@ pub(crate) mod command;
 pub mod edge_tts;
 pub(crate) mod http;
 pub(crate) mod image;
-mod lenient;
 pub(crate) mod tts;
 
 use std::path::{Path, PathBuf};

@@ -350,7 +350,7 @@ struct Detail {
 }
 
 // Lenient field readers for [`ChatAnswer`]: the crate's one set, in crate::net.
-use crate::net::lenient;
+use crate::lenient;
 
 /// One chat-completions call; returns the answer text (may be empty).
 pub(crate) async fn chat(

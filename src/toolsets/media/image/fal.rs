@@ -20,7 +20,7 @@ use crate::net::HttpClient;
 use crate::server::ToolCall;
 use crate::toolsets::media::command;
 use crate::toolsets::media::http::{self, ApiRequest, Body};
-use crate::toolsets::media::lenient;
+use crate::lenient;
 
 pub(crate) const DEFAULT_FAL_BASE_URL: &str = "https://queue.fal.run";
 
@@ -71,7 +71,7 @@ struct FalImage {
 #[derive(Deserialize, Default)]
 #[serde(default)]
 struct GenerateResult {
-    #[serde(deserialize_with = "lenient::list")]
+    #[serde(deserialize_with = "lenient::objects")]
     images: Option<Vec<FalImage>>,
 }
 

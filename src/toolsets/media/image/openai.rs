@@ -15,18 +15,18 @@ use super::save::Generated;
 use super::source::read_local_image;
 use crate::hermes::Context;
 use crate::hermes::envvars;
+use crate::lenient;
 use crate::net::HttpClient;
 use crate::toolsets::media::{
     self as media,
     http::{self, ApiRequest, Body},
-    lenient,
 };
 
 /// The Images API answer (`data[0]` is read).
 #[derive(Deserialize, Default)]
 #[serde(default)]
 struct ImagesResponse {
-    #[serde(deserialize_with = "lenient::list")]
+    #[serde(deserialize_with = "lenient::objects")]
     data: Option<Vec<ImageData>>,
 }
 
@@ -179,7 +179,8 @@ pub(crate) async fn openai_generate(
     if !(200..300).contains(&resp.status) {
         return Err(api_err(http::status_error(&resp)));
     }
-    let body: ImagesResponse = lenient::object(&resp.json().map_err(api_err)?);
+    let body: ImagesResponse =
+        lenient::object(&resp.json().map_err(|e| api_err(e.to_string()))?);
     let empty = |m: &str| GenError::EmptyResponse(m.into());
     let Some(first) = body.data.and_then(|d| d.into_iter().next()) else {
         return Err(empty("OpenAI returned no image data"));

@@ -47,16 +47,3 @@ pub(crate) fn num(v: Option<&Value>) -> Option<f64> {
     }
 }
 
-/// A config flag such as `voice_compatible`: `true`, a non-zero number, or one
-/// of the strings `1`, `true`, `yes`, `on`.
-pub(crate) fn truthy(v: Option<&Value>) -> bool {
-    match v {
-        Some(Value::Bool(b)) => *b,
-        Some(Value::String(s)) => matches!(
-            s.trim().to_ascii_lowercase().as_str(),
-            "1" | "true" | "yes" | "on"
-        ),
-        Some(Value::Number(n)) => n.as_f64().is_some_and(|f| f != 0.0),
-        _ => false,
-    }
-}

@@ -34,7 +34,7 @@ use crate::server::toolset::BoxFuture;
 use crate::server::{Availability, Hints, ToolCall, ToolDef, ToolEntry, ToolOutput, Toolset};
 use crate::toolsets::media::http::LazyHttp;
 use crate::toolsets::media::{self, audio};
-use config::{truthy, tts_config};
+use config::tts_config;
 use error::TtsError;
 use plan::{Engine, Plan, PlanError, max_text_length, plan};
 use providers::command::{command_format, run_command_provider};
@@ -260,7 +260,7 @@ impl TtsToolset {
         // converts to Opus with ffmpeg; without a messaging platform nothing else asks).
         let mut voice_compatible = false;
         if let Engine::Command { config, .. } = &plan.engine
-            && truthy(config.get("voice_compatible"))
+            && crate::pycompat::is_truthy_value(config.get("voice_compatible"), false)
         {
             if audio::format_of(&produced.path) != Some("ogg") {
                 if let Some(ff) = media::which(ctx, "ffmpeg") {

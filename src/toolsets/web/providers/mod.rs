@@ -18,7 +18,7 @@ mod brave;
 mod ddg;
 mod exa;
 mod firecrawl;
-use crate::net::lenient;
+use crate::lenient;
 mod parallel;
 mod searxng;
 mod tavily;
