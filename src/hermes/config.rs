@@ -24,11 +24,11 @@ pub enum ConfigError {
 #[derive(Debug, Clone, Default)]
 pub struct HermesConfig {
     /// Where it was read from (None for an in-memory config).
-    pub path: Option<PathBuf>,
+    pub(crate) path: Option<PathBuf>,
     /// Whether the file existed.
-    pub exists: bool,
+    pub(crate) exists: bool,
     /// The document; an empty object when the file is missing or empty.
-    pub root: Value,
+    pub(crate) root: Value,
 }
 
 fn yaml_options() -> serde_saphyr::Options {
@@ -40,7 +40,7 @@ fn yaml_options() -> serde_saphyr::Options {
 
 impl HermesConfig {
     /// Load `path`; a missing file is an empty config, not an error.
-    pub fn load(path: &Path) -> Result<Self, ConfigError> {
+    pub(crate) fn load(path: &Path) -> Result<Self, ConfigError> {
         // Only a regular file, never blocking on a FIFO, at most 16 MiB.
         match crate::files::read_to_string_capped_opt(path, crate::files::CONFIG_CAP)? {
             Some(text) => {
@@ -56,7 +56,7 @@ impl HermesConfig {
         }
     }
 
-    pub fn parse(text: &str, path: &Path) -> Result<Self, ConfigError> {
+    pub(crate) fn parse(text: &str, path: &Path) -> Result<Self, ConfigError> {
         let text = text.trim_start_matches('\u{feff}');
         let root: Value = if text.trim().is_empty() {
             Value::Null
@@ -93,7 +93,7 @@ impl HermesConfig {
     }
 
     /// The value at a dotted path (`"web.backend"`). Null counts as absent.
-    pub fn get(&self, dotted: &str) -> Option<&Value> {
+    pub(crate) fn get(&self, dotted: &str) -> Option<&Value> {
         let mut cur = &self.root;
         for part in dotted.split('.') {
             cur = cur.as_object()?.get(part)?;
@@ -102,7 +102,7 @@ impl HermesConfig {
     }
 
     /// A non-empty string (numbers and booleans are rendered as PyYAML would `str()` them).
-    pub fn str(&self, dotted: &str) -> Option<String> {
+    pub(crate) fn str(&self, dotted: &str) -> Option<String> {
         match self.get(dotted)? {
             Value::String(s) if !s.trim().is_empty() => Some(s.clone()),
             Value::Number(n) => Some(n.to_string()),
@@ -112,7 +112,7 @@ impl HermesConfig {
     }
 
     /// A boolean, accepting YAML 1.1 spellings that reach us as strings.
-    pub fn bool(&self, dotted: &str) -> Option<bool> {
+    pub(crate) fn bool(&self, dotted: &str) -> Option<bool> {
         match self.get(dotted)? {
             Value::Bool(b) => Some(*b),
             Value::String(s) => parse_bool(s),
@@ -121,33 +121,17 @@ impl HermesConfig {
         }
     }
 
-    pub fn f64(&self, dotted: &str) -> Option<f64> {
+    pub(crate) fn f64(&self, dotted: &str) -> Option<f64> {
         match self.get(dotted)? {
             Value::Number(n) => n.as_f64(),
             Value::String(s) => s.trim().parse().ok(),
             _ => None,
         }
     }
-
-    /// A list of strings; a single string counts as a one-element list.
-    pub fn str_list(&self, dotted: &str) -> Vec<String> {
-        match self.get(dotted) {
-            Some(Value::Array(a)) => a
-                .iter()
-                .filter_map(|v| match v {
-                    Value::String(s) => Some(s.clone()),
-                    Value::Number(n) => Some(n.to_string()),
-                    _ => None,
-                })
-                .collect(),
-            Some(Value::String(s)) if !s.is_empty() => vec![s.clone()],
-            _ => Vec::new(),
-        }
-    }
 }
 
 /// YAML 1.1 / Python truthiness for strings: yes/no, on/off, true/false, y/n, 1/0.
-pub fn parse_bool(s: &str) -> Option<bool> {
+pub(crate) fn parse_bool(s: &str) -> Option<bool> {
     match s.trim().to_ascii_lowercase().as_str() {
         "true" | "yes" | "on" | "y" | "1" => Some(true),
         "false" | "no" | "off" | "n" | "0" | "" => Some(false),
@@ -155,7 +139,7 @@ pub fn parse_bool(s: &str) -> Option<bool> {
     }
 }
 
-pub fn json_type(v: &Value) -> &'static str {
+pub(crate) fn json_type(v: &Value) -> &'static str {
     match v {
         Value::Null => "null",
         Value::Bool(_) => "a boolean",
@@ -168,7 +152,7 @@ pub fn json_type(v: &Value) -> &'static str {
 
 /// Expand `${VAR}` and `${env:VAR}` references as Hermes' `load_config` does.
 /// Unresolved references are kept verbatim.
-pub fn expand_vars(s: &str, lookup: impl Fn(&str) -> Option<String>) -> String {
+pub(crate) fn expand_vars(s: &str, lookup: impl Fn(&str) -> Option<String>) -> String {
     let mut out = String::with_capacity(s.len());
     let mut rest = s;
     while let Some(start) = rest.find("${") {
@@ -195,13 +179,13 @@ pub fn expand_vars(s: &str, lookup: impl Fn(&str) -> Option<String>) -> String {
 }
 
 /// If the whole string is one `${VAR}` / `${env:VAR}` reference, the variable name.
-pub fn whole_var_ref(s: &str) -> Option<&str> {
+pub(crate) fn whole_var_ref(s: &str) -> Option<&str> {
     let inner = s.trim().strip_prefix("${")?.strip_suffix('}')?;
     let name = inner.strip_prefix("env:").unwrap_or(inner);
     is_var_name(name).then_some(name)
 }
 
-pub fn is_var_name(name: &str) -> bool {
+pub(crate) fn is_var_name(name: &str) -> bool {
     let b = name.as_bytes();
     !b.is_empty()
         && !b[0].is_ascii_digit()

@@ -6,15 +6,15 @@ use std::sync::OnceLock;
 use super::{Env, HermesConfig, HermesHome, envvars};
 
 pub struct Context {
-    pub home: HermesHome,
-    pub env: Env,
+    pub(crate) home: HermesHome,
+    pub(crate) env: Env,
     config: OnceLock<(HermesConfig, Option<String>)>,
     preset_config: Option<HermesConfig>,
 }
 
 impl Context {
     /// The context for `serve`: process environment plus `$HERMES_HOME/.env`.
-    pub fn new(home: HermesHome) -> Self {
+    pub(crate) fn new(home: HermesHome) -> Self {
         let env = Env::new(home.dotenv_path());
         Context {
             home,
@@ -51,17 +51,17 @@ impl Context {
 
     /// `config.yaml`, or an empty config when it is missing or broken
     /// (see [`Self::config_error`]).
-    pub fn config(&self) -> &HermesConfig {
+    pub(crate) fn config(&self) -> &HermesConfig {
         &self.loaded().0
     }
 
     /// Why `config.yaml` could not be used, if it could not.
-    pub fn config_error(&self) -> Option<&str> {
+    pub(crate) fn config_error(&self) -> Option<&str> {
         self.loaded().1.as_deref()
     }
 
     /// A config string with `${VAR}` references expanded (as Hermes' `load_config` does).
-    pub fn config_str(&self, dotted: &str) -> Option<String> {
+    pub(crate) fn config_str(&self, dotted: &str) -> Option<String> {
         self.config()
             .str(dotted)
             .map(|s| crate::hermes::config::expand_vars(&s, |n| self.env.get_unlisted(n)))
@@ -69,15 +69,7 @@ impl Context {
     }
 
     /// `HERMES_SESSION_ID`, when the launcher set one.
-    pub fn session_id(&self) -> Option<String> {
+    pub(crate) fn session_id(&self) -> Option<String> {
         self.env.get(envvars::HERMES_SESSION_ID)
-    }
-
-    /// Whether secrets are redacted from tool output (Hermes forces this on in its MCP server).
-    pub fn redact_secrets(&self) -> bool {
-        self.env
-            .get(envvars::HERMES_REDACT_SECRETS)
-            .and_then(|v| crate::hermes::config::parse_bool(&v))
-            .unwrap_or(true)
     }
 }

@@ -7,7 +7,7 @@ use crate::files;
 
 /// Read and parse `path` (a missing or unreadable file is empty). Only a
 /// regular file is read, without blocking on a FIFO, up to 16 MiB.
-pub fn load(path: &Path) -> HashMap<String, String> {
+pub(crate) fn load(path: &Path) -> HashMap<String, String> {
     match files::read_to_string_capped_opt(path, files::CONFIG_CAP) {
         Ok(Some(text)) => parse(&text),
         Ok(None) => HashMap::new(),
@@ -21,7 +21,7 @@ pub fn load(path: &Path) -> HashMap<String, String> {
 /// Parse `.env` text: `KEY=VALUE`, optional `export `, `#` comments, single- or
 /// double-quoted values (double quotes understand `\n`, `\t`, `\"`, `\\`),
 /// inline ` #` comments after unquoted values. Malformed lines are skipped.
-pub fn parse(text: &str) -> HashMap<String, String> {
+pub(crate) fn parse(text: &str) -> HashMap<String, String> {
     let mut out = HashMap::new();
     for line in text.lines() {
         let line = line.trim_start_matches('\u{feff}').trim();

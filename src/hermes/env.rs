@@ -17,7 +17,7 @@ pub struct Env {
 
 impl Env {
     /// Process environment plus the `.env` at `dotenv_path`.
-    pub fn new(dotenv_path: PathBuf) -> Self {
+    pub(crate) fn new(dotenv_path: PathBuf) -> Self {
         Env {
             dotenv_path: Some(dotenv_path),
             dotenv: OnceLock::new(),
@@ -48,7 +48,7 @@ impl Env {
     }
 
     /// Look a listed variable up: process env (non-empty) first, then `.env`.
-    pub fn get(&self, name: &str) -> Option<String> {
+    pub(crate) fn get(&self, name: &str) -> Option<String> {
         debug_assert!(
             envvars::is_listed(name),
             "environment variable {name} is not listed in hermes/envvars.rs"
@@ -62,7 +62,7 @@ impl Env {
 
     /// Any variable by name, for `${VAR}` expansion in config values (process env, then `.env`).
     #[allow(clippy::disallowed_methods)] // `${VAR}` in config.yaml may name any variable.
-    pub fn get_unlisted(&self, name: &str) -> Option<String> {
+    pub(crate) fn get_unlisted(&self, name: &str) -> Option<String> {
         let process = match &self.overrides {
             Some(m) => m.get(name).cloned(),
             None => std::env::var(name).ok(),
@@ -70,7 +70,7 @@ impl Env {
         process.or_else(|| self.dotenv().get(name).cloned())
     }
 
-    pub fn is_set(&self, name: &str) -> bool {
+    pub(crate) fn is_set(&self, name: &str) -> bool {
         self.get(name).is_some()
     }
 }
@@ -78,7 +78,7 @@ impl Env {
 /// Find an executable as Python's `shutil.which` does: a name with a `/` is
 /// checked as a path, any other name in each entry of `path_var` (`PATH`).
 /// A few `stat`s: cheap enough for `tools/list`.
-pub fn which(name: &str, path_var: Option<&str>) -> Option<std::path::PathBuf> {
+pub(crate) fn which(name: &str, path_var: Option<&str>) -> Option<std::path::PathBuf> {
     use std::os::unix::fs::PermissionsExt;
     use std::path::Path;
     let is_exec = |p: &Path| {

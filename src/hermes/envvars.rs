@@ -31,7 +31,7 @@ macro_rules! vars {
     ($( $ident:ident = $scope:ident, $area:literal, $purpose:literal; )*) => {
         $( pub const $ident: &str = stringify!($ident); )*
         /// Every variable hermes-mcp reads, in one table.
-        pub const ALL: &[EnvVar] = &[
+        pub(crate) const ALL: &[EnvVar] = &[
             $( EnvVar { name: stringify!($ident), scope: Scope::$scope, area: $area, purpose: $purpose }, )*
         ];
     };
@@ -43,7 +43,6 @@ vars! {
     HERMES_PROFILE = Serve, "core", "active Hermes profile; author identity for kanban comments";
     HERMES_SESSION_ID = Serve, "core", "session id substituted into skills (${HERMES_SESSION_ID})";
     HERMES_MCP_LOG = Serve, "core", "log level/filter for hermes-mcp's stderr logs (e.g. debug)";
-    HERMES_REDACT_SECRETS = Serve, "core", "set to false to stop redacting secrets in tool output";
     HERMES_ALLOW_PRIVATE_URLS = Serve, "web", "allow private/loopback addresses in fetched URLs (never cloud metadata)";
     // kanban (the dispatcher sets these for a worker)
     HERMES_KANBAN_TASK = Serve, "kanban", "the task a dispatcher-spawned worker owns";
@@ -109,13 +108,13 @@ pub fn serve_vars() -> impl Iterator<Item = &'static EnvVar> {
     ALL.iter().filter(|v| v.scope == Scope::Serve)
 }
 
-pub fn is_listed(name: &str) -> bool {
+pub(crate) fn is_listed(name: &str) -> bool {
     ALL.iter().any(|v| v.name == name)
 }
 
 /// Read a listed variable from the process environment. Empty values count as unset.
 #[allow(clippy::disallowed_methods)] // the one place variables are read
-pub fn get(name: &str) -> Option<String> {
+pub(crate) fn get(name: &str) -> Option<String> {
     debug_assert!(
         is_listed(name),
         "environment variable {name} is not listed in hermes/envvars.rs"

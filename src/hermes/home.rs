@@ -8,7 +8,7 @@ use super::envvars;
 
 /// Hermes' profile-name rule (`hermes_cli/profiles.py::_PROFILE_ID_RE`), which
 /// is also its kanban board-slug rule (`_BOARD_SLUG_RE`).
-pub fn is_valid_profile_name(name: &str) -> bool {
+pub(crate) fn is_valid_profile_name(name: &str) -> bool {
     let b = name.as_bytes();
     !b.is_empty()
         && b.len() <= 64
@@ -39,7 +39,7 @@ pub struct HermesHome {
 }
 
 /// `~/.hermes`, Hermes' platform default on POSIX.
-pub fn platform_default() -> Result<PathBuf, HomeError> {
+pub(crate) fn platform_default() -> Result<PathBuf, HomeError> {
     std::env::home_dir()
         .filter(|p| !p.as_os_str().is_empty())
         .map(|h| h.join(".hermes"))
@@ -51,13 +51,13 @@ impl HermesHome {
     /// `~/.hermes`. With `profile`, the home is `<root>/profiles/<name>` where the
     /// root is computed as Hermes' `get_default_hermes_root` does; the profile
     /// `default` is the root itself.
-    pub fn resolve(flag: Option<&Path>, profile: Option<&str>) -> Result<Self, HomeError> {
+    pub(crate) fn resolve(flag: Option<&Path>, profile: Option<&str>) -> Result<Self, HomeError> {
         let env_home = envvars::get(envvars::HERMES_HOME).filter(|v| !v.trim().is_empty());
         Self::resolve_with(flag, profile, env_home.as_deref().map(Path::new))
     }
 
     /// [`Self::resolve`] with the `HERMES_HOME` value passed in (for tests).
-    pub fn resolve_with(
+    pub(crate) fn resolve_with(
         flag: Option<&Path>,
         profile: Option<&str>,
         env_home: Option<&Path>,
@@ -97,21 +97,21 @@ impl HermesHome {
         })
     }
 
-    pub fn config_path(&self) -> PathBuf {
+    pub(crate) fn config_path(&self) -> PathBuf {
         self.path.join("config.yaml")
     }
-    pub fn dotenv_path(&self) -> PathBuf {
+    pub(crate) fn dotenv_path(&self) -> PathBuf {
         self.path.join(".env")
     }
-    pub fn skills_dir(&self) -> PathBuf {
+    pub(crate) fn skills_dir(&self) -> PathBuf {
         self.path.join("skills")
     }
     /// `$HERMES_HOME/cache/<sub>` (web, screenshots, images, audio, ...).
-    pub fn cache_dir(&self, sub: &str) -> PathBuf {
+    pub(crate) fn cache_dir(&self, sub: &str) -> PathBuf {
         self.path.join("cache").join(sub)
     }
     /// The root that holds `profiles/` (Hermes' `get_default_hermes_root`).
-    pub fn root(&self) -> PathBuf {
+    pub(crate) fn root(&self) -> PathBuf {
         default_root_of(&self.path, &platform_default().ok())
     }
 }
@@ -145,7 +145,7 @@ fn absolutize(p: &Path) -> PathBuf {
 }
 
 /// Expand a leading `~/` (or a lone `~`) to the user's home directory.
-pub fn expand_tilde(p: &Path) -> PathBuf {
+pub(crate) fn expand_tilde(p: &Path) -> PathBuf {
     let s = p.to_string_lossy();
     if (s == "~" || s.starts_with("~/"))
         && let Some(h) = std::env::home_dir()

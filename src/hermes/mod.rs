@@ -18,4 +18,4 @@ pub use home::{HermesHome, HomeError};
 /// The server key in Codex's config and the MCP server name. One constant for
 /// `serve` and `migrate`: Hermes' own session code recognises the server by
 /// this name (hermes-agent: `agent/transports/codex_app_server_session.py`).
-pub const SERVER_NAME: &str = "hermes-tools";
+pub(crate) const SERVER_NAME: &str = "hermes-tools";

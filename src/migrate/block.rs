@@ -24,9 +24,10 @@ pub const END: &str = "# end hermes-agent managed section";
 /// entries Codex later inserts into the block (it appends new tables before
 /// the end marker when the block is last, and new root keys after
 /// `default_permissions`) are recognised and kept as the user's.
-pub const ENTRIES_PREFIX: &str = "# hermes-mcp entries = ";
+pub(crate) const ENTRIES_PREFIX: &str = "# hermes-mcp entries = ";
 /// Hermes' placeholder line for an empty block.
-pub const PLACEHOLDER: &str = "# (no MCP servers, plugins, or permissions configured by Hermes)";
+pub(crate) const PLACEHOLDER: &str =
+    "# (no MCP servers, plugins, or permissions configured by Hermes)";
 
 /// What goes into the block.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -40,7 +41,7 @@ pub struct BlockContent {
 }
 
 impl BlockContent {
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.root.is_empty() && self.servers.is_empty() && self.plugins.is_empty()
     }
 }
@@ -93,7 +94,7 @@ fn line_end(text: &str, pos: usize) -> usize {
 }
 
 /// How deep arrays and inline tables may nest (the `toml` crate's own limit).
-pub const MAX_NESTING: u32 = 80;
+pub(crate) const MAX_NESTING: u32 = 80;
 
 fn scan(text: &str) -> Scan {
     let source = toml_parser::Source::new(text);
@@ -298,7 +299,7 @@ fn regions(text: &str, sc: &Scan) -> Vec<Region> {
 /// A file's framing: BOM and newline style, restored on output.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Framing {
-    pub bom: bool,
+    pub(crate) bom: bool,
     pub crlf: bool,
 }
 
@@ -327,12 +328,12 @@ pub struct Parsed {
     /// The file without BOM and without any managed block: the user's text.
     pub user: String,
     /// The old managed blocks' text (markers included), concatenated.
-    pub old_block: String,
+    pub(crate) old_block: String,
     /// How many blocks / orphan end markers were found.
     pub blocks: usize,
     pub orphan_ends: usize,
     /// Entries found inside an old block that hermes-mcp did not write (kept as the user's).
-    pub kept_from_block: Vec<String>,
+    pub(crate) kept_from_block: Vec<String>,
 }
 
 /// Take the managed block(s) out of `text`.
@@ -504,7 +505,7 @@ pub fn insert(user: &str, block: &str, framing: Framing) -> String {
 
 /// The user's text alone, for `--remove` (BOM restored; the blank lines that
 /// surrounded the block collapse to one).
-pub fn removed(parsed: &Parsed) -> String {
+pub(crate) fn removed(parsed: &Parsed) -> String {
     let mut out = String::with_capacity(parsed.user.len() + 3);
     if parsed.framing.bom {
         out.push('\u{feff}');
@@ -516,7 +517,7 @@ pub fn removed(parsed: &Parsed) -> String {
 // ---------------------------------------------------------------- rendering
 
 /// A basic (double-quoted, single-line) TOML string: every control character escaped.
-pub fn basic_string(s: &str) -> String {
+pub(crate) fn basic_string(s: &str) -> String {
     let mut out = String::with_capacity(s.len() + 2);
     out.push('"');
     for c in s.chars() {
@@ -573,7 +574,7 @@ fn to_value(v: &TomlVal) -> toml_edit::Value {
 }
 
 /// A key as TOML writes it: bare when `[A-Za-z0-9_-]+`, else quoted.
-pub fn key(k: &str) -> String {
+pub(crate) fn key(k: &str) -> String {
     toml_edit::Key::new(k).display_repr().into_owned()
 }
 
@@ -658,7 +659,7 @@ pub fn parse_toml(text: &str) -> Result<toml::Table, TomlError> {
 }
 
 /// The (dotted-path) entries a block defines: root keys, `mcp_servers.<n>`, `plugins.<id>`.
-pub fn block_paths(c: &BlockContent) -> Vec<(Option<&'static str>, String)> {
+pub(crate) fn block_paths(c: &BlockContent) -> Vec<(Option<&'static str>, String)> {
     let mut p: Vec<(Option<&'static str>, String)> =
         c.root.iter().map(|(k, _)| (None, k.clone())).collect();
     p.extend(

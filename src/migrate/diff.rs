@@ -5,7 +5,7 @@ use anstyle::{AnsiColor, Style};
 use similar::{ChangeTag, TextDiff};
 
 /// A unified diff (`a/<path>` → `b/<path>`); empty when the texts are equal.
-pub fn unified(old: &str, new: &str, path: &str, color: bool) -> String {
+pub(crate) fn unified(old: &str, new: &str, path: &str, color: bool) -> String {
     if old == new {
         return String::new();
     }

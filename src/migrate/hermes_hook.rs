@@ -51,15 +51,16 @@ use crate::hermes::config::ConfigError;
 use crate::hermes::{HermesConfig, HermesHome};
 
 /// The plugin's name in `plugins.enabled` and its directory under `$HERMES_HOME/plugins/`.
-pub const PLUGIN_NAME: &str = "hermes-mcp";
+pub(crate) const PLUGIN_NAME: &str = "hermes-mcp";
 /// The module Hermes' migrator runs as `hermes-tools`.
-pub const PYTHON_SERVER_MODULE: &str = "agent.transports.hermes_tools_mcp_server";
+pub(crate) const PYTHON_SERVER_MODULE: &str = "agent.transports.hermes_tools_mcp_server";
 /// What migrate reports when the block it replaces had Hermes' Python server.
-pub const REPLACED: &str = "Hermes' /codex-runtime replaced hermes-tools with its Python server";
+pub(crate) const REPLACED: &str =
+    "Hermes' /codex-runtime replaced hermes-tools with its Python server";
 /// The plugin's code (also checked by a test to agree with the constants here).
 pub const PLUGIN_PY: &str = include_str!("hermes_hook/__init__.py");
 /// The plugin's settings file name inside its directory.
-pub const SETTINGS_FILE: &str = "settings.json";
+pub(crate) const SETTINGS_FILE: &str = "settings.json";
 
 // ---------------------------------------------------------------- detection
 
@@ -67,7 +68,7 @@ pub const SETTINGS_FILE: &str = "settings.json";
 /// server as `hermes-tools` (its `command`/`args` name
 /// [`PYTHON_SERVER_MODULE`]). A block that does not parse on its own is
 /// judged by the module name alone.
-pub fn python_server_in_block(block: &str) -> bool {
+pub(crate) fn python_server_in_block(block: &str) -> bool {
     if !block.contains(PYTHON_SERVER_MODULE) {
         return false;
     }
@@ -98,25 +99,25 @@ pub fn replaced_by_hermes(config_toml: &str) -> Option<&'static str> {
 
 /// What the plugin needs to know.
 #[derive(Debug, Clone)]
-pub struct HookOptions {
+pub(crate) struct HookOptions {
     /// The resolved Hermes home (the plugin goes to `<it>/plugins/hermes-mcp/`).
-    pub hermes_home: PathBuf,
+    pub(crate) hermes_home: PathBuf,
     /// Whether that home was chosen explicitly (`HermesHome::explicit`). When
     /// not, the plugin unsets `HERMES_HOME` for the re-run, so it resolves the
     /// same default home and writes the same block.
-    pub home_explicit: bool,
+    pub(crate) home_explicit: bool,
     /// The `hermes-mcp` binary to re-run (the one `hermes-tools` points at).
-    pub exe: PathBuf,
+    pub(crate) exe: PathBuf,
     /// Codex's home; the plugin watches `<it>/config.toml`.
-    pub codex_home: PathBuf,
+    pub(crate) codex_home: PathBuf,
     /// Arguments after the binary, from [`rerun_args`].
-    pub migrate_args: Vec<String>,
+    pub(crate) migrate_args: Vec<String>,
 }
 
 impl HookOptions {
     /// Options for a `migrate` run with `args`, the resolved `home` and
     /// `codex_home`, and the running binary `exe`.
-    pub fn for_migrate(
+    pub(crate) fn for_migrate(
         args: &super::Options,
         home: &HermesHome,
         codex_home: &Path,
@@ -136,7 +137,11 @@ impl HookOptions {
 /// the home (when explicit, as an absolute `--hermes-home`), the Codex home,
 /// `--codex-bin`, `--no-plugins` and the permission choice. Never the modes
 /// (`--dry-run`, `--check`, `--remove`, `--json`); colour off.
-pub fn rerun_args(args: &super::Options, home: &HermesHome, codex_home: &Path) -> Vec<String> {
+pub(crate) fn rerun_args(
+    args: &super::Options,
+    home: &HermesHome,
+    codex_home: &Path,
+) -> Vec<String> {
     let mut v = vec!["migrate".to_string()];
     if home.explicit {
         v.push("--hermes-home".into());
@@ -165,35 +170,30 @@ pub fn rerun_args(args: &super::Options, home: &HermesHome, codex_home: &Path) -
 
 /// What [`plan`] found: the files to write and the config.yaml edit.
 #[derive(Debug, Clone)]
-pub struct HookPlan {
+pub(crate) struct HookPlan {
     /// `$HERMES_HOME/plugins/hermes-mcp`.
-    pub plugin_dir: PathBuf,
+    pub(crate) plugin_dir: PathBuf,
     /// `$HERMES_HOME/config.yaml`.
-    pub config_yaml: PathBuf,
+    pub(crate) config_yaml: PathBuf,
     /// Every plugin file with its wanted content.
     files: Vec<(PathBuf, String)>,
     /// The files whose content differs (or that are missing).
-    pub files_changed: Vec<PathBuf>,
+    pub(crate) files_changed: Vec<PathBuf>,
     /// The new config.yaml text when `plugins.enabled` must gain `hermes-mcp`.
     new_config: Option<String>,
     /// The user listed `hermes-mcp` in `plugins.disabled`: files are kept
     /// current, config.yaml is left alone and the plugin does not load.
-    pub disabled_by_user: bool,
+    pub(crate) disabled_by_user: bool,
 }
 
 impl HookPlan {
     /// Nothing to write.
-    pub fn up_to_date(&self) -> bool {
+    pub(crate) fn up_to_date(&self) -> bool {
         self.files_changed.is_empty() && self.new_config.is_none()
     }
 
-    /// Whether config.yaml gains `hermes-mcp` in `plugins.enabled`.
-    pub fn enables_in_config(&self) -> bool {
-        self.new_config.is_some()
-    }
-
     /// One line for migrate's report.
-    pub fn summary(&self) -> String {
+    pub(crate) fn summary(&self) -> String {
         let dir = self.plugin_dir.display();
         if self.disabled_by_user {
             return format!(
@@ -211,20 +211,8 @@ impl HookPlan {
         )
     }
 
-    /// For `--json` reports.
-    pub fn to_json(&self) -> Value {
-        json!({
-            "plugin_dir": self.plugin_dir,
-            "config_yaml": self.config_yaml,
-            "files_changed": self.files_changed,
-            "enables_in_config": self.new_config.is_some(),
-            "disabled_by_user": self.disabled_by_user,
-            "up_to_date": self.up_to_date(),
-        })
-    }
-
     /// Write the plugin files, then config.yaml (atomically, each).
-    pub fn apply(&self) -> anyhow::Result<()> {
+    pub(crate) fn apply(&self) -> anyhow::Result<()> {
         if !self.files_changed.is_empty() {
             fs::create_dir_all(&self.plugin_dir).map_err(|e| {
                 UserError::hint(
@@ -271,7 +259,7 @@ fn settings(opts: &HookOptions) -> String {
 }
 
 /// Work out what installing the plugin changes (reads, never writes).
-pub fn plan(opts: &HookOptions) -> anyhow::Result<HookPlan> {
+pub(crate) fn plan(opts: &HookOptions) -> anyhow::Result<HookPlan> {
     let plugin_dir = opts.hermes_home.join("plugins").join(PLUGIN_NAME);
     let config_yaml = opts.hermes_home.join("config.yaml");
     let files = vec![
@@ -314,23 +302,16 @@ pub fn plan(opts: &HookOptions) -> anyhow::Result<HookPlan> {
     })
 }
 
-/// [`plan`] then [`HookPlan::apply`].
-pub fn install(opts: &HookOptions) -> anyhow::Result<HookPlan> {
-    let p = plan(opts)?;
-    p.apply()?;
-    Ok(p)
-}
-
 /// What [`remove`] did, for migrate's `--remove` report.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Removal {
-    pub removed_dir: Option<PathBuf>,
-    pub disabled_in_config: bool,
+pub(crate) struct Removal {
+    pub(crate) removed_dir: Option<PathBuf>,
+    pub(crate) disabled_in_config: bool,
 }
 
 impl Removal {
     /// One line for migrate's report, when there was anything to undo.
-    pub fn summary(&self) -> Option<String> {
+    pub(crate) fn summary(&self) -> Option<String> {
         match (&self.removed_dir, self.disabled_in_config) {
             (None, false) => None,
             (Some(d), _) => Some(format!(
@@ -350,7 +331,7 @@ impl Removal {
 /// Undo [`install`]: delete `$HERMES_HOME/plugins/hermes-mcp/` (only when its
 /// `plugin.yaml` is ours) and take `hermes-mcp` out of `plugins.enabled`.
 /// With `dry_run`, only report.
-pub fn remove(hermes_home: &Path, dry_run: bool) -> anyhow::Result<Removal> {
+pub(crate) fn remove(hermes_home: &Path, dry_run: bool) -> anyhow::Result<Removal> {
     let mut out = Removal::default();
     let plugin_dir = hermes_home.join("plugins").join(PLUGIN_NAME);
     let ours = read_regular(&plugin_dir.join("plugin.yaml"))
@@ -450,7 +431,7 @@ fn without_enabled(mut root: Value) -> Value {
 /// Why `plugins.enabled` could not be edited in place; the caller adds the
 /// hint (enable the plugin by hand, or run with `--no-hermes-hook`).
 #[derive(Debug, thiserror::Error)]
-pub enum YamlEditError {
+pub(crate) enum YamlEditError {
     #[error(transparent)]
     Config(#[from] ConfigError),
     #[error("the edited file would not parse: {0}")]
@@ -535,7 +516,7 @@ fn is_blank_or_comment(line: &str) -> bool {
 }
 
 /// Add `hermes-mcp` to `plugins.enabled`; `Ok(None)` when it is already there.
-pub fn enable_in_yaml(text: &str) -> Result<Option<String>, YamlEditError> {
+pub(crate) fn enable_in_yaml(text: &str) -> Result<Option<String>, YamlEditError> {
     let root = HermesConfig::from_yaml(text)?.root;
     if str_list(&root, "enabled").iter().any(|n| n == PLUGIN_NAME) {
         return Ok(None);
@@ -648,7 +629,7 @@ pub fn enable_in_yaml(text: &str) -> Result<Option<String>, YamlEditError> {
 }
 
 /// Take `hermes-mcp` out of `plugins.enabled`; `Ok(None)` when it is not there.
-pub fn disable_in_yaml(text: &str) -> Result<Option<String>, YamlEditError> {
+pub(crate) fn disable_in_yaml(text: &str) -> Result<Option<String>, YamlEditError> {
     let root = HermesConfig::from_yaml(text)?.root;
     if !str_list(&root, "enabled").iter().any(|n| n == PLUGIN_NAME) {
         return Ok(None);
@@ -708,6 +689,13 @@ pub fn disable_in_yaml(text: &str) -> Result<Option<String>, YamlEditError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// [`plan`] then [`HookPlan::apply`].
+    fn install(opts: &HookOptions) -> anyhow::Result<HookPlan> {
+        let p = plan(opts)?;
+        p.apply()?;
+        Ok(p)
+    }
 
     const HERMES_BLOCK: &str = "# managed by hermes-agent \u{2014} `hermes codex-runtime migrate` regenerates this section\ndefault_permissions = \":workspace\"\n\n[mcp_servers.hermes-tools]\ncommand = \"/opt/hermes-venv/bin/python\"\nargs = [\"-m\", \"agent.transports.hermes_tools_mcp_server\"]\nstartup_timeout_sec = 30.0\n# end hermes-agent managed section\n";
 
@@ -858,7 +846,10 @@ mod tests {
         let yaml = "# my config\nmodel:\n  default: gpt-5\n";
         fs::write(o.hermes_home.join("config.yaml"), yaml).unwrap();
         let p = install(&o).unwrap();
-        assert!(p.enables_in_config() && p.files_changed.len() == 3, "{p:?}");
+        assert!(
+            p.new_config.is_some() && p.files_changed.len() == 3,
+            "{p:?}"
+        );
         let dir = o.hermes_home.join("plugins/hermes-mcp");
         let settings: Value =
             serde_json::from_str(&fs::read_to_string(dir.join(SETTINGS_FILE)).unwrap()).unwrap();
@@ -891,7 +882,7 @@ mod tests {
         let yaml = "plugins:\n  disabled:\n  - hermes-mcp\n";
         fs::write(o.hermes_home.join("config.yaml"), yaml).unwrap();
         let p = install(&o).unwrap();
-        assert!(p.disabled_by_user && !p.enables_in_config());
+        assert!(p.disabled_by_user && p.new_config.is_none());
         assert_eq!(
             fs::read_to_string(o.hermes_home.join("config.yaml")).unwrap(),
             yaml

@@ -76,7 +76,8 @@ use report::{Report, ServerReport};
 use translate::{TomlVal, Translation};
 
 /// Built-in permission profiles of codex 0.169.
-pub const BUILTIN_PERMISSIONS: &[&str] = &[":read-only", ":workspace", ":danger-full-access"];
+pub(crate) const BUILTIN_PERMISSIONS: &[&str] =
+    &[":read-only", ":workspace", ":danger-full-access"];
 
 const LOCK_WAIT: Duration = Duration::from_secs(10);
 const DISCOVERY_TIMEOUT: Duration = Duration::from_secs(10);
@@ -85,25 +86,25 @@ const DISCOVERY_TIMEOUT: Duration = Duration::from_secs(10);
 #[derive(Debug, Clone)]
 pub struct Options {
     /// `--hermes-home`: the Hermes home (else `$HERMES_HOME`, else `~/.hermes`).
-    pub hermes_home: Option<PathBuf>,
+    pub(crate) hermes_home: Option<PathBuf>,
     /// `--profile`: `<root>/profiles/NAME` as the Hermes home.
-    pub profile: Option<String>,
+    pub(crate) profile: Option<String>,
     /// `--codex-home` (else `$CODEX_HOME`, else `~/.codex`).
-    pub codex_home: Option<PathBuf>,
+    pub(crate) codex_home: Option<PathBuf>,
     /// The codex binary for plugin discovery (else `model.codex_bin`, else `codex`).
-    pub codex_bin: Option<PathBuf>,
-    pub mode: Mode,
+    pub(crate) codex_bin: Option<PathBuf>,
+    pub(crate) mode: Mode,
     /// Take the managed block out instead of writing it.
-    pub remove: bool,
+    pub(crate) remove: bool,
     /// Discover installed Codex plugins.
-    pub plugins: bool,
+    pub(crate) plugins: bool,
     /// Register this binary as `hermes-tools`.
-    pub hermes_tools: bool,
+    pub(crate) hermes_tools: bool,
     /// Install the Hermes plugin that re-runs migrate when Hermes' `/codex-runtime`
     /// put its Python server back (only together with `hermes_tools`).
-    pub hermes_hook: bool,
+    pub(crate) hermes_hook: bool,
     /// `default_permissions` to set, unchecked (see [`BUILTIN_PERMISSIONS`]); `None` sets none.
-    pub permissions: Option<String>,
+    pub(crate) permissions: Option<String>,
 }
 
 /// Whether migrate writes.
@@ -143,7 +144,7 @@ impl Options {
 
 /// `hermes-mcp migrate`: plan, compute and (in [`Mode::Write`]) write; the
 /// caller prints the [`Report`] and picks the exit status.
-pub fn run(opts: &Options) -> anyhow::Result<Report> {
+pub(crate) fn run(opts: &Options) -> anyhow::Result<Report> {
     execute(opts)
 }
 
@@ -152,7 +153,7 @@ fn user_error(msg: impl Into<String>, hint: impl Into<String>) -> anyhow::Error 
 }
 
 /// `--codex-home`, else `$CODEX_HOME`, else `~/.codex`; made absolute.
-pub fn resolve_codex_home(flag: Option<&Path>) -> anyhow::Result<PathBuf> {
+pub(crate) fn resolve_codex_home(flag: Option<&Path>) -> anyhow::Result<PathBuf> {
     let p = match flag {
         Some(p) => expand_tilde(p),
         None => match envvars::get(envvars::CODEX_HOME) {

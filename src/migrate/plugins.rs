@@ -16,9 +16,9 @@ use crate::lenient;
 
 /// A plugin to write as `[plugins."<id>"]`.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Plugin {
-    pub id: String,
-    pub enabled: bool,
+pub(crate) struct Plugin {
+    pub(crate) id: String,
+    pub(crate) enabled: bool,
 }
 
 struct Guard(Child);
@@ -31,7 +31,7 @@ impl Drop for Guard {
 
 /// Why plugins could not be listed; `migrate` reports it and goes on.
 #[derive(Debug, thiserror::Error)]
-pub enum DiscoverError {
+pub(crate) enum DiscoverError {
     #[error(
         "codex not found at {path:?}; install it (`npm i -g @openai/codex`) or pass --codex-bin PATH"
     )]
@@ -56,10 +56,7 @@ pub enum DiscoverError {
             ""
         }
     )]
-    Refused {
-        what: &'static str,
-        message: String,
-    },
+    Refused { what: &'static str, message: String },
     #[error("plugin/list response has no `marketplaces` list")]
     NoMarketplaces,
 }
@@ -93,7 +90,7 @@ struct RpcError {
 }
 
 /// Ask `codex_bin app-server` (with `CODEX_HOME=codex_home`) for installed plugins.
-pub fn discover(
+pub(crate) fn discover(
     codex_bin: &Path,
     codex_home: &Path,
     timeout: Duration,
@@ -246,7 +243,7 @@ struct PluginSummary {
 }
 
 /// Installed, available plugins from a `plugin/list` result, deduplicated, sorted by id.
-pub fn parse_plugin_list(result: &Value) -> Result<Vec<Plugin>, DiscoverError> {
+pub(crate) fn parse_plugin_list(result: &Value) -> Result<Vec<Plugin>, DiscoverError> {
     let list: PluginList = lenient::object(result);
     let markets = list.marketplaces.ok_or(DiscoverError::NoMarketplaces)?;
     let mut out: Vec<Plugin> = Vec::new();

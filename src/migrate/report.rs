@@ -6,96 +6,96 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 
 #[derive(Debug, Clone, Default, Serialize)]
-pub struct ServerReport {
-    pub name: String,
+pub(crate) struct ServerReport {
+    pub(crate) name: String,
     /// `migrated`, `preserved` (the user's own entry outside the block wins) or `skipped`.
-    pub status: &'static str,
+    pub(crate) status: &'static str,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub transport: Option<&'static str>,
+    pub(crate) transport: Option<&'static str>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub skipped_keys: Vec<String>,
+    pub(crate) skipped_keys: Vec<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub reason: Option<String>,
+    pub(crate) reason: Option<String>,
 }
 
 #[derive(Debug, Clone, Default, Serialize)]
-pub struct PluginReport {
+pub(crate) struct PluginReport {
     /// `discovered`, `skipped` (`--no-plugins`) or `failed`.
-    pub discovery: &'static str,
+    pub(crate) discovery: &'static str,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub error: Option<String>,
+    pub(crate) error: Option<String>,
     /// Written into the block.
-    pub migrated: Vec<String>,
+    pub(crate) migrated: Vec<String>,
     /// Kept from the previous block because discovery did not run.
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub kept_from_previous_block: Vec<String>,
+    pub(crate) kept_from_previous_block: Vec<String>,
     /// Installed plugins the user's own `[plugins."<id>"]` already configures.
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub preserved: Vec<String>,
+    pub(crate) preserved: Vec<String>,
 }
 
 #[derive(Debug, Clone, Default, Serialize)]
-pub struct PermissionsReport {
+pub(crate) struct PermissionsReport {
     /// What was asked for (`None` with `--no-permissions`).
-    pub requested: Option<String>,
+    pub(crate) requested: Option<String>,
     /// What the block sets (`None` when not written).
-    pub written: Option<String>,
+    pub(crate) written: Option<String>,
     /// The user's own setting that wins (`default_permissions = ...` / `sandbox_mode = ...`).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub preserved: Option<String>,
+    pub(crate) preserved: Option<String>,
 }
 
 #[derive(Debug, Clone, Default, Serialize)]
-pub struct Report {
-    pub target_path: String,
-    pub hermes_home: String,
-    pub hermes_config: String,
-    pub codex_home: String,
-    pub dry_run: bool,
-    pub check: bool,
-    pub remove: bool,
+pub(crate) struct Report {
+    pub(crate) target_path: String,
+    pub(crate) hermes_home: String,
+    pub(crate) hermes_config: String,
+    pub(crate) codex_home: String,
+    pub(crate) dry_run: bool,
+    pub(crate) check: bool,
+    pub(crate) remove: bool,
     /// The file's content differs from what migrate produces (or, after a write, did differ).
-    pub changed: bool,
-    pub written: bool,
+    pub(crate) changed: bool,
+    pub(crate) written: bool,
     /// Every server in the block, hermes-tools included.
-    pub migrated: Vec<String>,
-    pub servers: Vec<ServerReport>,
-    pub skipped_keys_per_server: BTreeMap<String, Vec<String>>,
+    pub(crate) migrated: Vec<String>,
+    pub(crate) servers: Vec<ServerReport>,
+    pub(crate) skipped_keys_per_server: BTreeMap<String, Vec<String>>,
     /// Entries the user defines outside the block, left as they are.
-    pub preserved_user_entries: Vec<String>,
-    pub preserved_user_servers: Vec<String>,
-    pub plugins: PluginReport,
-    pub migrated_plugins: Vec<String>,
-    pub plugin_query_error: Option<String>,
-    pub permissions: PermissionsReport,
-    pub wrote_permissions_default: Option<String>,
+    pub(crate) preserved_user_entries: Vec<String>,
+    pub(crate) preserved_user_servers: Vec<String>,
+    pub(crate) plugins: PluginReport,
+    pub(crate) migrated_plugins: Vec<String>,
+    pub(crate) plugin_query_error: Option<String>,
+    pub(crate) permissions: PermissionsReport,
+    pub(crate) wrote_permissions_default: Option<String>,
     /// `[mcp_servers.hermes-tools]` command, when written.
-    pub hermes_tools: Option<String>,
+    pub(crate) hermes_tools: Option<String>,
     /// Old blocks and orphan end markers that were found and replaced.
-    pub replaced_blocks: usize,
-    pub removed_orphan_end_markers: usize,
+    pub(crate) replaced_blocks: usize,
+    pub(crate) removed_orphan_end_markers: usize,
     /// Entries someone (usually Codex) added inside the previous block; kept, now outside it.
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub kept_from_old_block: Vec<String>,
+    pub(crate) kept_from_old_block: Vec<String>,
     /// config.toml had no write permission bit and was (or would be) replaced anyway.
-    pub replaced_read_only: bool,
+    pub(crate) replaced_read_only: bool,
     /// Things worth knowing that are not errors (merged blocks, a read-only file replaced).
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub notes: Vec<String>,
-    pub errors: Vec<String>,
+    pub(crate) notes: Vec<String>,
+    pub(crate) errors: Vec<String>,
     /// Things the user should know that are not errors (e.g. Hermes' /codex-runtime undid a migration).
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub warnings: Vec<String>,
+    pub(crate) warnings: Vec<String>,
     /// The Hermes plugin that re-runs migrate after Hermes' /codex-runtime (one line).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub hermes_hook: Option<String>,
+    pub(crate) hermes_hook: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub diff: Option<String>,
+    pub(crate) diff: Option<String>,
 }
 
 impl Report {
     /// The human summary (no trailing newline).
-    pub fn text(&self) -> String {
+    pub(crate) fn text(&self) -> String {
         let mut l: Vec<String> = Vec::new();
         let verb = if self.remove {
             "remove the managed block from"

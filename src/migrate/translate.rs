@@ -27,11 +27,12 @@ pub enum TomlVal {
 pub struct CodexServer {
     pub keys: Vec<(String, TomlVal)>,
     /// `[mcp_servers.<n>.tools.<tool>]` tables: (tool, [(key, value)]).
-    pub tools: Vec<(String, Vec<(String, TomlVal)>)>,
+    pub(crate) tools: Vec<(String, Vec<(String, TomlVal)>)>,
 }
 
 impl CodexServer {
-    pub fn get(&self, key: &str) -> Option<&TomlVal> {
+    #[cfg(test)]
+    pub(crate) fn get(&self, key: &str) -> Option<&TomlVal> {
         self.keys.iter().find(|(k, _)| k == key).map(|(_, v)| v)
     }
     fn push(&mut self, key: &str, v: TomlVal) {
@@ -99,7 +100,7 @@ fn number(v: &Value) -> Option<f64> {
 
 /// Why a timeout cannot be written (the report shows it after the key).
 #[derive(Debug, thiserror::Error, PartialEq)]
-pub enum BadTimeout {
+pub(crate) enum BadTimeout {
     #[error("not a finite number of seconds")]
     NotFinite,
     #[error("negative")]
@@ -111,7 +112,7 @@ pub enum BadTimeout {
 /// A `*_timeout_sec` value codex can load: codex converts float seconds to a
 /// `Duration` and refuses the whole config.toml when that fails ("cannot
 /// convert float seconds to Duration"): NaN, infinity, negative, >= 2^64 s.
-pub fn codex_timeout(f: f64) -> Result<f64, BadTimeout> {
+pub(crate) fn codex_timeout(f: f64) -> Result<f64, BadTimeout> {
     if !f.is_finite() {
         return Err(BadTimeout::NotFinite);
     }
@@ -517,7 +518,7 @@ fn as_bool(v: &Value) -> Option<bool> {
 
 /// Kanban worker hand-off tools that must run without an approval prompt:
 /// a dispatcher worker under `codex exec` cannot answer one and would hang.
-pub const AUTO_APPROVED_TOOLS: &[&str] = &[
+pub(crate) const AUTO_APPROVED_TOOLS: &[&str] = &[
     "kanban_complete",
     "kanban_block",
     "kanban_heartbeat",
@@ -525,7 +526,7 @@ pub const AUTO_APPROVED_TOOLS: &[&str] = &[
 ];
 
 /// The `[mcp_servers.hermes-tools]` entry that launches this binary.
-pub fn hermes_tools_entry(exe: &str, hermes_home: Option<&str>) -> CodexServer {
+pub(crate) fn hermes_tools_entry(exe: &str, hermes_home: Option<&str>) -> CodexServer {
     let mut s = CodexServer::default();
     s.push("command", TomlVal::Str(exe.to_string()));
     s.push("args", TomlVal::List(vec!["serve".into()]));

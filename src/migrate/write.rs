@@ -14,12 +14,12 @@ use std::time::{Duration, Instant};
 use crate::files;
 use crate::hermes::envvars;
 
-pub const LOCK_FILE: &str = ".hermes-mcp.lock";
+pub(crate) const LOCK_FILE: &str = ".hermes-mcp.lock";
 const TMP_PREFIX: &str = ".config.toml.";
 const TMP_SUFFIX: &str = ".hermes-tmp";
 
 #[derive(Debug, thiserror::Error)]
-pub enum WriteError {
+pub(crate) enum WriteError {
     #[error("cannot create {path}: {source}")]
     CreateDir {
         path: PathBuf,
@@ -50,7 +50,7 @@ pub enum WriteError {
 
 impl WriteError {
     /// What the user should do about it.
-    pub fn hint(&self) -> String {
+    pub(crate) fn hint(&self) -> String {
         match self {
             WriteError::CreateDir { .. } => {
                 "check that you can write there, or pass --codex-home DIR".into()
@@ -83,12 +83,12 @@ impl WriteError {
 }
 
 /// A held lock; released on drop (and by the kernel if the process dies).
-pub struct Lock {
+pub(crate) struct Lock {
     _file: File,
 }
 
 /// Take the migrate lock in `dir`, waiting up to `wait`.
-pub fn lock(dir: &Path, wait: Duration) -> Result<Lock, WriteError> {
+pub(crate) fn lock(dir: &Path, wait: Duration) -> Result<Lock, WriteError> {
     let path = dir.join(LOCK_FILE);
     let file = OpenOptions::new()
         .create(true)
@@ -140,7 +140,7 @@ pub fn lock(dir: &Path, wait: Duration) -> Result<Lock, WriteError> {
 }
 
 /// Create `CODEX_HOME` (mode 0700) when it is missing.
-pub fn ensure_dir(dir: &Path) -> Result<(), WriteError> {
+pub(crate) fn ensure_dir(dir: &Path) -> Result<(), WriteError> {
     if dir.is_dir() {
         return Ok(());
     }
@@ -155,18 +155,18 @@ pub fn ensure_dir(dir: &Path) -> Result<(), WriteError> {
 }
 
 /// The file a write really replaces (see [`files::real_target`]).
-pub fn real_target(path: &Path) -> PathBuf {
+pub(crate) fn real_target(path: &Path) -> PathBuf {
     files::real_target(path)
 }
 
 /// Read the current text (None when the file does not exist). Only a regular
 /// file is read, without blocking, up to [`files::CONFIG_CAP`].
-pub fn read(path: &Path) -> Result<Option<String>, WriteError> {
+pub(crate) fn read(path: &Path) -> Result<Option<String>, WriteError> {
     Ok(files::read_to_string_capped_opt(path, files::CONFIG_CAP)?)
 }
 
 /// Remove temp files a killed migrate left behind (call with the lock held).
-pub fn clean_stale_temps(dir: &Path) {
+pub(crate) fn clean_stale_temps(dir: &Path) {
     if let Ok(rd) = fs::read_dir(dir) {
         for e in rd.flatten() {
             let name = e.file_name();
@@ -180,7 +180,7 @@ pub fn clean_stale_temps(dir: &Path) {
 
 /// Atomically and durably replace `target` with `text` ([`files::atomic_write_with`]:
 /// symlinks followed, mode kept, 0600 for a new file, only regular files).
-pub fn atomic_write(target: &Path, text: &str) -> Result<files::Replaced, WriteError> {
+pub(crate) fn atomic_write(target: &Path, text: &str) -> Result<files::Replaced, WriteError> {
     Ok(files::atomic_write_with(
         target,
         text.as_bytes(),

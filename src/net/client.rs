@@ -97,12 +97,12 @@ pub enum FetchError {
 pub struct Fetched {
     pub final_url: Url,
     pub status: u16,
-    pub headers: HeaderMap,
+    pub(crate) headers: HeaderMap,
     pub body: Vec<u8>,
 }
 
 impl Fetched {
-    pub fn content_type(&self) -> Option<String> {
+    pub(crate) fn content_type(&self) -> Option<String> {
         self.headers
             .get(CONTENT_TYPE)
             .and_then(|v| v.to_str().ok())
@@ -141,7 +141,7 @@ impl reqwest::dns::Resolve for GuardResolver {
 
 /// Resolve `host` and check every answer; any blocked answer blocks the host
 /// (as Hermes does). Returns the addresses that may be connected to.
-pub async fn resolve_checked(
+pub(crate) async fn resolve_checked(
     lookup: &dyn Lookup,
     policy: &Policy,
     host: &str,
@@ -213,7 +213,7 @@ fn map_reqwest(e: reqwest::Error, url: &Url) -> FetchError {
     }
 }
 
-pub const USER_AGENT: &str = concat!(
+pub(crate) const USER_AGENT: &str = concat!(
     "Mozilla/5.0 (compatible; hermes-mcp/",
     env!("CARGO_PKG_VERSION"),
     "; +https://github.com/NousResearch/hermes-agent)"
@@ -249,7 +249,7 @@ pub struct BuildError(String);
 pub struct LazyClient(std::sync::OnceLock<Result<Arc<HttpClient>, BuildError>>);
 
 impl LazyClient {
-    pub fn get_or_build(
+    pub(crate) fn get_or_build(
         &self,
         build: impl FnOnce() -> Result<HttpClient, BuildError>,
     ) -> Result<Arc<HttpClient>, BuildError> {
@@ -292,21 +292,17 @@ impl HttpClient {
     }
 
     /// A client with the system resolver and default limits.
-    pub fn with_policy(policy: Policy) -> Result<Self, BuildError> {
+    pub(crate) fn with_policy(policy: Policy) -> Result<Self, BuildError> {
         Self::new(policy, Arc::new(SystemLookup), Limits::default())
     }
 
-    pub fn policy(&self) -> &Policy {
+    pub(crate) fn policy(&self) -> &Policy {
         &self.policy
-    }
-
-    pub fn limits(&self) -> &Limits {
-        &self.limits
     }
 
     /// Check a URL the way `fetch` does before connecting, including DNS
     /// (for callers such as a browser that cannot pin the address).
-    pub async fn check_url_resolved(&self, url: &Url) -> Result<(), Blocked> {
+    pub(crate) async fn check_url_resolved(&self, url: &Url) -> Result<(), Blocked> {
         check_url(url, &self.policy)?;
         if let Some(url::Host::Domain(d)) = url.host() {
             let host = normalize_host(d);
@@ -421,15 +417,10 @@ impl HttpClient {
                     _ => return Err(ApiError::RateLimited { retry_after: wait }),
                 }
             }
-            let headers = resp.headers().clone();
             let body = read_capped(resp, self.limits.max_api_bytes, &url)
                 .await
                 .map_err(|e| ApiError::Network(e.to_string()))?;
-            return Ok(ApiResponse {
-                status,
-                headers,
-                body,
-            });
+            return Ok(ApiResponse { status, body });
         }
     }
 }
@@ -437,20 +428,19 @@ impl HttpClient {
 #[derive(Debug)]
 pub struct ApiResponse {
     pub status: u16,
-    pub headers: HeaderMap,
-    pub body: Vec<u8>,
+    pub(crate) body: Vec<u8>,
 }
 
 /// A response body that does not parse as JSON.
 #[derive(Debug, thiserror::Error)]
 #[error("response is not JSON: {0}")]
-pub struct NotJson(#[from] serde_json::Error);
+pub(crate) struct NotJson(#[from] serde_json::Error);
 
 impl ApiResponse {
-    pub fn json(&self) -> Result<serde_json::Value, NotJson> {
+    pub(crate) fn json(&self) -> Result<serde_json::Value, NotJson> {
         Ok(serde_json::from_slice(&self.body)?)
     }
-    pub fn text(&self) -> String {
+    pub(crate) fn text(&self) -> String {
         String::from_utf8_lossy(&self.body).into_owned()
     }
 }
@@ -470,7 +460,7 @@ pub enum ApiError {
 }
 
 /// `Retry-After` as seconds or an HTTP date.
-pub fn retry_after(headers: &HeaderMap) -> Option<Duration> {
+pub(crate) fn retry_after(headers: &HeaderMap) -> Option<Duration> {
     let v = headers.get("retry-after")?.to_str().ok()?.trim();
     if let Ok(secs) = v.parse::<f64>()
         && secs.is_finite()

@@ -45,7 +45,7 @@ const SENSITIVE_QUERY_PARAMS: &[&str] = &[
 ];
 
 /// Whether `text` contains something shaped like a vendor API key or token.
-pub fn contains_secret(text: &str) -> bool {
+pub(crate) fn contains_secret(text: &str) -> bool {
     PREFIX_RE.is_match(text)
 }
 
@@ -54,7 +54,7 @@ fn unquote(s: &str) -> String {
 }
 
 /// Hermes checks the raw URL, its decoded form, the normalised URL and its decoded form.
-pub fn url_has_secret(raw: &str, normalized: &str) -> bool {
+pub(crate) fn url_has_secret(raw: &str, normalized: &str) -> bool {
     contains_secret(raw)
         || contains_secret(&unquote(raw))
         || contains_secret(normalized)
@@ -63,7 +63,7 @@ pub fn url_has_secret(raw: &str, normalized: &str) -> bool {
 
 /// The first credential-like query parameter with a non-empty value, as
 /// written in the URL (Hermes' `sensitive_query_param_name`).
-pub fn sensitive_query_param(url: &str) -> Option<String> {
+pub(crate) fn sensitive_query_param(url: &str) -> Option<String> {
     let url = url.trim();
     let lower = url.to_ascii_lowercase();
     if !(lower.starts_with("http://") || lower.starts_with("https://")) {
@@ -90,9 +90,9 @@ pub fn sensitive_query_param(url: &str) -> Option<String> {
 /// `scheme://`, and for http(s) IDNA-encode the host and percent-encode
 /// non-ASCII path/query/fragment text (the WHATWG parser in `url` does both).
 /// Anything that does not parse as an http(s) URL comes back trimmed.
-pub fn normalize_url(raw: &str) -> String {
+pub(crate) fn normalize_url(raw: &str) -> String {
     static WS_AFTER_SCHEME: LazyLock<Regex> =
-        LazyLock::new(|| Regex::new(r"^([A-Za-z][A-Za-z0-9+.-]*://)\s+").unwrap());
+        LazyLock::new(|| Regex::new(r"^([A-Za-z][A-Za-z0-9+.-]*://)\s+").expect("static regex"));
     let s = raw.trim();
     let s = WS_AFTER_SCHEME.replace(s, "$1").into_owned();
     match url::Url::parse(&s) {

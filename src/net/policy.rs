@@ -15,7 +15,7 @@ use crate::hermes::Context;
 use crate::hermes::envvars;
 
 /// Hostnames that are cloud-metadata endpoints: blocked whatever the config says.
-pub const METADATA_HOSTS: &[&str] = &["metadata.google.internal", "metadata.goog"];
+pub(crate) const METADATA_HOSTS: &[&str] = &["metadata.google.internal", "metadata.goog"];
 
 /// Why a URL may not be fetched. The messages are Hermes' where Hermes has one.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -36,7 +36,7 @@ pub enum Blocked {
 
 impl Blocked {
     /// The Hermes `blocked_by_policy` object, for website-blocklist blocks.
-    pub fn policy_block(&self) -> Option<&PolicyBlock> {
+    pub(crate) fn policy_block(&self) -> Option<&PolicyBlock> {
         match self {
             Blocked::Website(b) => Some(b),
             _ => None,
@@ -49,8 +49,8 @@ impl Blocked {
 pub struct PolicyBlock {
     pub host: String,
     pub rule: String,
-    pub source: String,
-    pub message: String,
+    pub(crate) source: String,
+    pub(crate) message: String,
 }
 
 /// Address classes, most severe first.
@@ -68,7 +68,7 @@ pub enum IpClass {
 /// SIIT v4-translated ::ffff:0:0:0/96, IPv4-compatible ::/96 (not :: and ::1),
 /// NAT64 64:ff9b::/96 and 6to4 2002::/16. Such an address is classified as
 /// the IPv4 address it wraps.
-pub fn embedded_ipv4(v6: &Ipv6Addr) -> Option<Ipv4Addr> {
+pub(crate) fn embedded_ipv4(v6: &Ipv6Addr) -> Option<Ipv4Addr> {
     if let Some(v4) = v6.to_ipv4_mapped() {
         return Some(v4);
     }
@@ -106,7 +106,7 @@ fn v4_at(v6: &Ipv6Addr, at: usize) -> Ipv4Addr {
 /// link-local fe80::/10 interface ids ending in an IPv4 address (ISATAP
 /// fe80::5efe:a.b.c.d and the like). Used to keep cloud metadata blocked in
 /// every disguise.
-pub fn embedded_ipv4_candidates(v6: &Ipv6Addr) -> Vec<Ipv4Addr> {
+pub(crate) fn embedded_ipv4_candidates(v6: &Ipv6Addr) -> Vec<Ipv4Addr> {
     let mut out: Vec<Ipv4Addr> = embedded_ipv4(v6).into_iter().collect();
     let s = v6.segments();
     let o = v6.octets();
@@ -164,7 +164,7 @@ fn classify_v4(ip: Ipv4Addr) -> IpClass {
 }
 
 fn classify_v6(ip: Ipv6Addr) -> IpClass {
-    if ip == "fd00:ec2::254".parse::<Ipv6Addr>().unwrap()
+    if ip == Ipv6Addr::new(0xfd00, 0xec2, 0, 0, 0, 0, 0, 0x254)
         || embedded_ipv4_candidates(&ip)
             .into_iter()
             .any(|v4| classify_v4(v4) == IpClass::Metadata)
@@ -200,7 +200,7 @@ pub fn classify(ip: IpAddr) -> IpClass {
 }
 
 /// Lower-case, no trailing dot.
-pub fn normalize_host(host: &str) -> String {
+pub(crate) fn normalize_host(host: &str) -> String {
     host.trim().trim_end_matches('.').to_ascii_lowercase()
 }
 
@@ -243,7 +243,7 @@ impl Policy {
     /// `HERMES_ALLOW_PRIVATE_URLS` (true/1/yes; an explicit false/0/no stops the
     /// lookup), then `security.allow_private_urls`, then the legacy
     /// `browser.allow_private_urls`; plus `security.website_blocklist`.
-    pub fn from_context(ctx: &Context) -> Self {
+    pub(crate) fn from_context(ctx: &Context) -> Self {
         let env = ctx
             .env
             .get(envvars::HERMES_ALLOW_PRIVATE_URLS)
@@ -265,7 +265,7 @@ impl Policy {
     }
 
     /// Whether `host` (reached over `scheme`) may resolve to private addresses.
-    pub fn private_ok(&self, host: &str, scheme: &str) -> bool {
+    pub(crate) fn private_ok(&self, host: &str, scheme: &str) -> bool {
         self.allow_private
             || self
                 .trusted_private_hosts
@@ -274,7 +274,7 @@ impl Policy {
     }
 
     /// Check one resolved address for `host`.
-    pub fn check_ip(&self, host: &str, scheme: &str, ip: IpAddr) -> Result<(), Blocked> {
+    pub(crate) fn check_ip(&self, host: &str, scheme: &str, ip: IpAddr) -> Result<(), Blocked> {
         match classify(ip) {
             IpClass::Metadata => Err(Blocked::Metadata {
                 host: host.to_string(),
@@ -337,13 +337,13 @@ pub fn check_url(url: &Url, policy: &Policy) -> Result<(), Blocked> {
 
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct WebsiteBlocklist {
-    pub enabled: bool,
+    pub(crate) enabled: bool,
     /// (pattern, source) — source is `config` or the shared file's path.
-    pub rules: Vec<(String, String)>,
+    pub(crate) rules: Vec<(String, String)>,
 }
 
 /// Hermes' `_normalize_rule`.
-pub fn normalize_rule(rule: &str) -> Option<String> {
+pub(crate) fn normalize_rule(rule: &str) -> Option<String> {
     let mut v = rule.trim().to_lowercase();
     if v.is_empty() || v.starts_with('#') {
         return None;
@@ -396,7 +396,7 @@ fn fnmatch(text: &str, pat: &str) -> bool {
 impl WebsiteBlocklist {
     /// Read `security.website_blocklist` from the context's config. A malformed
     /// section fails open with a warning, as Hermes does.
-    pub fn from_context(ctx: &Context) -> Self {
+    pub(crate) fn from_context(ctx: &Context) -> Self {
         let cfg = ctx.config();
         let Some(section) = cfg.get("security.website_blocklist") else {
             return Self::default();
@@ -473,7 +473,7 @@ impl WebsiteBlocklist {
     }
 
     /// Hermes' `check_website_access` for an already-extracted host.
-    pub fn check_host(&self, host: &str) -> Option<PolicyBlock> {
+    pub(crate) fn check_host(&self, host: &str) -> Option<PolicyBlock> {
         if !self.enabled {
             return None;
         }

@@ -20,7 +20,7 @@ fn slot(provider: &str) -> Slot {
 
 /// Wait until `provider` may be called again, then reserve the next slot
 /// `min_interval` later. Calls to one provider are serialised in arrival order.
-pub async fn acquire(provider: &str, min_interval: Duration) {
+pub(crate) async fn acquire(provider: &str, min_interval: Duration) {
     let s = slot(provider);
     let mut next = s.lock().await;
     let now = Instant::now();
@@ -31,7 +31,7 @@ pub async fn acquire(provider: &str, min_interval: Duration) {
 }
 
 /// Push the provider's next slot out by `wait` (a 429's `Retry-After`).
-pub fn defer(provider: &str, wait: Duration) {
+pub(crate) fn defer(provider: &str, wait: Duration) {
     let s = slot(provider);
     let target = Instant::now() + wait;
     if let Ok(mut next) = s.try_lock() {

@@ -7,7 +7,7 @@ use serde_json::{Map, Value};
 
 /// Why arguments were refused; the text names the argument and what it needs.
 #[derive(Debug, thiserror::Error, PartialEq)]
-pub enum ArgError {
+pub(crate) enum ArgError {
     #[error("missing required argument(s): {}", .0.join(", "))]
     Missing(Vec<String>),
     #[error("argument '{key}' must be {want}, got {got}")]
@@ -32,7 +32,7 @@ pub enum ArgError {
 
 /// Validate and coerce `args` against `schema`. Unknown arguments are dropped
 /// (Hermes' signature-based dispatch never passed them on).
-pub fn validate(
+pub(crate) fn validate(
     schema: &Value,
     args: Option<Map<String, Value>>,
 ) -> Result<Map<String, Value>, ArgError> {
@@ -190,10 +190,9 @@ fn bad(key: &str, want: &'static str, got: &Value) -> ArgError {
 }
 
 /// Typed getters for toolsets, over validated arguments.
-pub trait ArgsExt {
+pub(crate) trait ArgsExt {
     fn str_arg(&self, key: &str) -> Option<&str>;
     fn i64_arg(&self, key: &str) -> Option<i64>;
-    fn f64_arg(&self, key: &str) -> Option<f64>;
     fn bool_arg(&self, key: &str) -> Option<bool>;
     fn str_list_arg(&self, key: &str) -> Vec<String>;
 }
@@ -204,9 +203,6 @@ impl ArgsExt for Map<String, Value> {
     }
     fn i64_arg(&self, key: &str) -> Option<i64> {
         self.get(key).and_then(Value::as_i64)
-    }
-    fn f64_arg(&self, key: &str) -> Option<f64> {
-        self.get(key).and_then(Value::as_f64)
     }
     fn bool_arg(&self, key: &str) -> Option<bool> {
         self.get(key).and_then(Value::as_bool)

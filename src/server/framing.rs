@@ -35,7 +35,7 @@ const QUEUE: usize = 64;
 
 /// What to do with one input line.
 #[derive(Debug)]
-pub enum Verdict {
+pub(crate) enum Verdict {
     /// Hand this message to rmcp.
     Forward(Box<ClientJsonRpcMessage>),
     /// Nothing to do (a blank line, or a notification or response that cannot
@@ -72,7 +72,7 @@ fn known_request(method: &str) -> bool {
 }
 
 /// Judge one line (without its newline).
-pub fn judge(line: &[u8]) -> Verdict {
+pub(crate) fn judge(line: &[u8]) -> Verdict {
     let line = line.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(line);
     let trimmed = line.trim_ascii();
     if trimmed.is_empty() {
@@ -209,7 +209,7 @@ fn forward_or_skip(msg: Value, what: &str) -> Verdict {
 }
 
 /// rmcp's side of the channel: whole messages in, whole messages out.
-pub struct GuardTransport {
+pub(crate) struct GuardTransport {
     rx: Arc<Mutex<mpsc::Receiver<ClientJsonRpcMessage>>>,
     out: mpsc::UnboundedSender<Vec<u8>>,
 }
@@ -242,9 +242,9 @@ impl Transport<RoleServer> for GuardTransport {
 }
 
 /// The running guard: a stdin reader task and the single stdout writer task.
-pub struct Guard {
+pub(crate) struct Guard {
     /// Cancelled when stdin ends (EOF or a read error), before rmcp sees the end.
-    pub eof: CancellationToken,
+    pub(crate) eof: CancellationToken,
     rx: Arc<Mutex<mpsc::Receiver<ClientJsonRpcMessage>>>,
     out: Option<mpsc::UnboundedSender<Vec<u8>>>,
     reader: JoinHandle<()>,
@@ -253,7 +253,7 @@ pub struct Guard {
 
 impl Guard {
     /// Start reading `input` and writing `output`.
-    pub fn spawn<R, W>(input: R, output: W) -> Guard
+    pub(crate) fn spawn<R, W>(input: R, output: W) -> Guard
     where
         R: AsyncRead + Unpin + Send + 'static,
         W: AsyncWrite + Unpin + Send + 'static,
@@ -282,7 +282,7 @@ impl Guard {
     }
 
     /// A transport for one `serve` attempt (all attempts share the input queue).
-    pub fn transport(&self) -> GuardTransport {
+    pub(crate) fn transport(&self) -> GuardTransport {
         GuardTransport {
             rx: self.rx.clone(),
             out: self.out.clone().expect("guard is running"),
@@ -291,7 +291,7 @@ impl Guard {
 
     /// Stop reading and write what is queued for stdout, for at most `drain`
     /// (zero: drop it). Call after rmcp has stopped.
-    pub async fn finish(mut self, drain: std::time::Duration) {
+    pub(crate) async fn finish(mut self, drain: std::time::Duration) {
         self.reader.abort();
         drop(self.out.take());
         if drain.is_zero() || tokio::time::timeout(drain, &mut self.writer).await.is_err() {

@@ -28,7 +28,7 @@ pub use output::ToolOutput;
 pub use progress::Progress;
 pub use toolset::{Availability, Hints, ToolCall, ToolDef, ToolEntry, ToolSpec, Toolset};
 
-pub const INSTRUCTIONS: &str = "Hermes Agent's tools inside Codex: web search and page extraction, a real \
+pub(crate) const INSTRUCTIONS: &str = "Hermes Agent's tools inside Codex: web search and page extraction, a real \
 headless browser, image analysis, image generation, text to speech, the user's Hermes skills, and the \
 Hermes kanban board. Use them for what Codex's built-in tools do not cover.";
 
@@ -66,7 +66,7 @@ impl HermesServer {
         }
     }
 
-    pub fn context(&self) -> &Context {
+    pub(crate) fn context(&self) -> &Context {
         &self.inner.ctx
     }
 
@@ -84,7 +84,7 @@ impl HermesServer {
     }
 
     /// The tools `tools/list` shows: the available ones.
-    pub fn listed_tools(&self) -> Vec<Tool> {
+    pub(crate) fn listed_tools(&self) -> Vec<Tool> {
         self.entries()
             .into_iter()
             .filter(|(_, e)| e.availability.is_available())
@@ -138,7 +138,7 @@ impl HermesServer {
     }
 
     /// Let every toolset release its resources (browser processes, ...).
-    pub async fn shutdown(&self) {
+    pub(crate) async fn shutdown(&self) {
         self.inner.shutdown.cancel();
         for ts in &self.inner.toolsets {
             ts.shutdown().await;
@@ -146,7 +146,7 @@ impl HermesServer {
     }
 }
 
-pub fn to_mcp_tool(spec: &ToolSpec) -> Tool {
+pub(crate) fn to_mcp_tool(spec: &ToolSpec) -> Tool {
     let schema = match &spec.input_schema {
         Value::Object(m) => m.clone(),
         _ => Default::default(),
@@ -211,7 +211,7 @@ impl ServerHandler for HermesServer {
 /// same input. At the end of input or on a signal, every running call is
 /// cancelled at once (its future is dropped, and with it its children), rmcp
 /// writes the replies it still has, and the toolsets shut down.
-pub async fn serve_stdio(server: HermesServer) -> anyhow::Result<()> {
+pub(crate) async fn serve_stdio(server: HermesServer) -> anyhow::Result<()> {
     let guard = framing::Guard::spawn(tokio::io::stdin(), tokio::io::stdout());
     let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
     let signal = async move {

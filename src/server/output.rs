@@ -9,7 +9,7 @@ use rmcp::model::{CallToolResult, ContentBlock};
 use serde_json::{Value, json};
 
 /// Hermes cuts error bodies longer than this and appends `… [truncated]`.
-pub const MAX_ERROR_CHARS: usize = 2048;
+pub(crate) const MAX_ERROR_CHARS: usize = 2048;
 
 #[derive(Debug, Clone)]
 pub struct ToolOutput {
@@ -19,7 +19,7 @@ pub struct ToolOutput {
 
 impl ToolOutput {
     /// A successful result: the value as compact JSON text.
-    pub fn json(value: Value) -> Self {
+    pub(crate) fn json(value: Value) -> Self {
         ToolOutput {
             content: vec![ContentBlock::text(value.to_string())],
             is_error: false,
@@ -28,7 +28,7 @@ impl ToolOutput {
 
     /// A failed result whose JSON body the toolset shaped itself
     /// (e.g. `{"success": false, "error": ...}`).
-    pub fn error_json(value: Value) -> Self {
+    pub(crate) fn error_json(value: Value) -> Self {
         ToolOutput {
             content: vec![ContentBlock::text(value.to_string())],
             is_error: true,
@@ -36,12 +36,12 @@ impl ToolOutput {
     }
 
     /// Hermes' `tool_error(msg)`: `{"error": msg}` with `isError`.
-    pub fn error(message: impl Into<String>) -> Self {
+    pub(crate) fn error(message: impl Into<String>) -> Self {
         Self::error_json(json!({ "error": truncate_error(message.into()) }))
     }
 
     /// Plain text (rarely right: prefer JSON shapes).
-    pub fn text(text: impl Into<String>) -> Self {
+    pub(crate) fn text(text: impl Into<String>) -> Self {
         ToolOutput {
             content: vec![ContentBlock::text(text)],
             is_error: false,
@@ -49,7 +49,7 @@ impl ToolOutput {
     }
 
     /// Append an image (base64 data) as MCP image content.
-    pub fn with_image(mut self, base64_data: String, mime_type: &str) -> Self {
+    pub(crate) fn with_image(mut self, base64_data: String, mime_type: &str) -> Self {
         self.content
             .push(ContentBlock::image(base64_data, mime_type));
         self
@@ -63,7 +63,7 @@ impl ToolOutput {
             .and_then(|t| serde_json::from_str(&t.text).ok())
     }
 
-    pub fn into_call_result(self) -> CallToolResult {
+    pub(crate) fn into_call_result(self) -> CallToolResult {
         if self.is_error {
             CallToolResult::error(self.content)
         } else {

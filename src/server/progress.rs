@@ -9,7 +9,7 @@ pub struct Progress {
 }
 
 impl Progress {
-    pub fn new(peer: Peer<RoleServer>, token: Option<ProgressToken>) -> Self {
+    pub(crate) fn new(peer: Peer<RoleServer>, token: Option<ProgressToken>) -> Self {
         Progress {
             target: token.map(|t| (peer, t)),
         }
@@ -21,7 +21,7 @@ impl Progress {
     }
 
     /// Report `done` of `total` steps. Errors (client gone) are ignored.
-    pub async fn report(&self, done: u64, total: Option<u64>, message: impl Into<String>) {
+    pub(crate) async fn report(&self, done: u64, total: Option<u64>, message: impl Into<String>) {
         if let Some((peer, token)) = &self.target {
             let mut p =
                 ProgressNotificationParam::new(token.clone(), done as f64).with_message(message);

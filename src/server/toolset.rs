@@ -14,38 +14,38 @@ use super::output::ToolOutput;
 use super::progress::Progress;
 use crate::hermes::Context;
 
-pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+pub(crate) type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
 /// MCP tool annotations, stated honestly: `read_only` tools run without an
 /// approval prompt in Codex's default mode.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Hints {
     pub read_only: bool,
-    pub destructive: bool,
-    pub idempotent: bool,
+    pub(crate) destructive: bool,
+    pub(crate) idempotent: bool,
     pub open_world: bool,
 }
 
 impl Hints {
-    pub const READ_ONLY: Hints = Hints {
+    pub(crate) const READ_ONLY: Hints = Hints {
         read_only: true,
         destructive: false,
         idempotent: true,
         open_world: false,
     };
-    pub const READ_ONLY_OPEN: Hints = Hints {
+    pub(crate) const READ_ONLY_OPEN: Hints = Hints {
         read_only: true,
         destructive: false,
         idempotent: true,
         open_world: true,
     };
-    pub const WRITE: Hints = Hints {
+    pub(crate) const WRITE: Hints = Hints {
         read_only: false,
         destructive: false,
         idempotent: false,
         open_world: false,
     };
-    pub const WRITE_OPEN: Hints = Hints {
+    pub(crate) const WRITE_OPEN: Hints = Hints {
         read_only: false,
         destructive: false,
         idempotent: false,
@@ -57,17 +57,17 @@ impl Hints {
 /// This is the only way a tool is declared; Hermes' schemas stay verbatim as data.
 #[derive(Debug)]
 pub struct ToolDef {
-    pub name: &'static str,
-    pub description: &'static str,
+    pub(crate) name: &'static str,
+    pub(crate) description: &'static str,
     /// Builds the flat JSON schema object (`type: object`, `properties`, `required`),
     /// without `$ref`/`anyOf`, every array with typed `items`.
-    pub schema: fn() -> Value,
-    pub hints: Hints,
+    pub(crate) schema: fn() -> Value,
+    pub(crate) hints: Hints,
 }
 
 impl ToolDef {
     /// The declaration as listed when nothing in the config changes it.
-    pub fn entry(&self, availability: Availability) -> ToolEntry {
+    pub(crate) fn entry(&self, availability: Availability) -> ToolEntry {
         ToolEntry {
             spec: ToolSpec {
                 name: self.name,
@@ -84,7 +84,7 @@ impl ToolDef {
 #[derive(Debug, Clone)]
 pub struct ToolSpec {
     pub name: &'static str,
-    pub description: String,
+    pub(crate) description: String,
     pub input_schema: Value,
     pub hints: Hints,
 }
@@ -98,7 +98,7 @@ pub enum Availability {
 }
 
 impl Availability {
-    pub fn is_available(&self) -> bool {
+    pub(crate) fn is_available(&self) -> bool {
         matches!(self, Availability::Available)
     }
 }
@@ -112,10 +112,10 @@ pub struct ToolEntry {
 /// A validated call handed to a toolset. Cancellation needs nothing from the
 /// toolset: the server drops the call's future (children are `kill_on_drop`).
 pub struct ToolCall {
-    pub name: &'static str,
+    pub(crate) name: &'static str,
     /// Arguments after schema validation and Hermes-style coercion; `null`s dropped.
-    pub args: Map<String, Value>,
-    pub progress: Progress,
+    pub(crate) args: Map<String, Value>,
+    pub(crate) progress: Progress,
 }
 
 pub trait Toolset: Send + Sync + 'static {

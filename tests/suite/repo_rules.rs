@@ -28,6 +28,7 @@ const LAYERS: &[(&str, &[&str])] = &[
     ("error", &[]),
     ("pycompat", &[]),
     ("files", &[]),
+    ("lenient", &[]),
 ];
 
 /// The top-level module a `src/` file belongs to (`src/net/client.rs` -> `net`).

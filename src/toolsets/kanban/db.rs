@@ -32,7 +32,11 @@ pub(crate) fn open(path: &Path, busy_timeout_ms: u64) -> KanbanResult<Connection
         std::fs::create_dir_all(parent)?;
     }
     let key = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
-    if INITIALIZED.lock().unwrap().contains(&key) {
+    if INITIALIZED
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .contains(&key)
+    {
         let conn = raw_connect(path, busy_timeout_ms)?;
         apply_pragmas(&conn)?;
         return Ok(conn);
@@ -45,14 +49,19 @@ pub(crate) fn open(path: &Path, busy_timeout_ms: u64) -> KanbanResult<Connection
     conn.execute_batch(SCHEMA_SQL)?;
     migrate_add_optional_columns(&conn)?;
     let key = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
-    INITIALIZED.lock().unwrap().insert(key);
+    INITIALIZED
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .insert(key);
     Ok(conn)
 }
 
 /// Forget that `path` was checked, so the next open re-runs the first-open
 /// checks and migrations (the file was replaced).
 pub(crate) fn forget(path: &Path) {
-    let mut set = INITIALIZED.lock().unwrap();
+    let mut set = INITIALIZED
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
     set.remove(path);
     let canon = std::fs::canonicalize(path).ok();
     if let Some(c) = &canon {

@@ -199,10 +199,11 @@ fn list(
         m.insert("child_count".into(), json!(children.len()));
         m.insert("parents".into(), json!(parents));
         m.insert("children".into(), json!(children));
-        let pc = m.shift_remove("parent_count").unwrap();
-        let cc = m.shift_remove("child_count").unwrap();
-        m.insert("parent_count".into(), pc);
-        m.insert("child_count".into(), cc);
+        for k in ["parent_count", "child_count"] {
+            if let Some(v) = m.shift_remove(k) {
+                m.insert(k.into(), v);
+            }
+        }
         tasks.push(Value::Object(m));
     }
     Ok(ToolOutput::json(json!({

@@ -151,7 +151,10 @@ impl Toolset for KanbanToolset {
                 Err(e) => return ToolOutput::error(format!("{name}: {e}")),
             };
             let conn = {
-                let mut map = self.conns.lock().unwrap();
+                let mut map = self
+                    .conns
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner);
                 map.entry(db_path.clone()).or_default().clone()
             };
             let busy = kenv.busy_timeout_ms;

@@ -89,7 +89,9 @@ fn check_file_length(conn: &Connection) -> KanbanResult<()> {
     let Ok(size) = std::fs::metadata(&file).map(|m| m.len()) else {
         return Ok(());
     };
-    let mut fds = HEADER_FDS.lock().unwrap();
+    let mut fds = HEADER_FDS
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
     if !fds.contains_key(&file) {
         let Ok(f) = std::fs::File::open(&file) else {
             return Ok(());
@@ -120,5 +122,8 @@ fn check_file_length(conn: &Connection) -> KanbanResult<()> {
 
 /// Drop the cached header descriptor for `file` (the file was replaced).
 pub(crate) fn forget_header_fd(file: &str) {
-    HEADER_FDS.lock().unwrap().remove(file);
+    HEADER_FDS
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .remove(file);
 }

@@ -110,7 +110,7 @@ pub(crate) fn mode(ctx: &Context) -> Mode {
                 return Mode::Native;
             } else if let Some(p) = ["openrouter", "nous", "openai"]
                 .into_iter()
-                .find(|p| api_key.is_some() || ctx.env.is_set(key_var(p).unwrap()))
+                .find(|p| api_key.is_some() || key_var(p).is_some_and(|v| ctx.env.is_set(v)))
             {
                 p.to_string()
             } else {
@@ -148,8 +148,10 @@ pub(crate) fn mode(ctx: &Context) -> Mode {
         ));
     }
     let api_key = api_key.or_else(|| key_var(&provider).and_then(|v| ctx.env.get(v)));
-    if api_key.is_none() && provider != "custom" {
-        let var = key_var(&provider).unwrap();
+    if api_key.is_none()
+        && provider != "custom"
+        && let Some(var) = key_var(&provider)
+    {
         return Mode::Misconfigured(format!(
             "auxiliary.vision.provider is {provider} but {var} is not set: add it to ~/.hermes/.env (or set auxiliary.vision.api_key), or remove auxiliary.vision to let Codex's own model look at images"
         ));

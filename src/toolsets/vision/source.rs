@@ -109,7 +109,7 @@ fn has_scheme(s: &str) -> bool {
     let Some(i) = s.find("://") else { return false };
     let scheme = &s[..i];
     !scheme.is_empty()
-        && scheme.chars().next().unwrap().is_ascii_alphabetic()
+        && scheme.starts_with(|c: char| c.is_ascii_alphabetic())
         && scheme
             .chars()
             .all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '.' | '-'))

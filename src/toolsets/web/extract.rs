@@ -24,12 +24,15 @@ pub(crate) fn clamp_char_limit(v: i64) -> usize {
 /// Hermes' `convert_base64_images_to_links`.
 pub(crate) fn convert_base64_images(text: &str) -> String {
     static MD: LazyLock<Regex> = LazyLock::new(|| {
-        Regex::new(r"!\[(?P<alt>[^\]]*)\]\(\s*data:image/[^;]+;base64,[A-Za-z0-9+/=\s]+\)").unwrap()
+        Regex::new(r"!\[(?P<alt>[^\]]*)\]\(\s*data:image/[^;]+;base64,[A-Za-z0-9+/=\s]+\)")
+            .expect("static regex")
     });
-    static PAREN: LazyLock<Regex> =
-        LazyLock::new(|| Regex::new(r"\(\s*data:image/[^;]+;base64,[A-Za-z0-9+/=\s]+\)").unwrap());
-    static BARE: LazyLock<Regex> =
-        LazyLock::new(|| Regex::new(r"data:image/[^;]+;base64,[A-Za-z0-9+/=]+").unwrap());
+    static PAREN: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(r"\(\s*data:image/[^;]+;base64,[A-Za-z0-9+/=\s]+\)").expect("static regex")
+    });
+    static BARE: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(r"data:image/[^;]+;base64,[A-Za-z0-9+/=]+").expect("static regex")
+    });
     if !text.contains("data:image/") {
         return text.to_string();
     }
@@ -47,7 +50,8 @@ pub(crate) fn convert_base64_images(text: &str) -> String {
 
 /// `$HERMES_HOME/cache/web/<host-slug≤60>-<sha256(url)[:10]>.md`.
 pub(crate) fn cache_path(cache_dir: &Path, url: &str) -> PathBuf {
-    static SLUG: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"[^A-Za-z0-9._-]").unwrap());
+    static SLUG: LazyLock<Regex> =
+        LazyLock::new(|| Regex::new(r"[^A-Za-z0-9._-]").expect("static regex"));
     let host = url::Url::parse(url)
         .ok()
         .and_then(|u| {
@@ -238,7 +242,8 @@ pub(crate) fn decode(body: &[u8], content_type: Option<&str>, html: bool) -> Str
     });
     let from_meta = || -> Option<String> {
         static META: LazyLock<Regex> = LazyLock::new(|| {
-            Regex::new(r#"(?i)<meta[^>]+charset\s*=\s*["']?\s*([A-Za-z0-9_.:-]+)"#).unwrap()
+            Regex::new(r#"(?i)<meta[^>]+charset\s*=\s*["']?\s*([A-Za-z0-9_.:-]+)"#)
+                .expect("static regex")
         });
         let head = String::from_utf8_lossy(&body[..body.len().min(4096)]);
         META.captures(&head).map(|c| c[1].to_string())

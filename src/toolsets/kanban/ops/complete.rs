@@ -77,8 +77,9 @@ fn verify_created_cards(
 }
 
 fn scan_prose_for_phantom_ids(conn: &Connection, text: &str) -> KanbanResult<Vec<String>> {
-    static RE: std::sync::LazyLock<regex::Regex> =
-        std::sync::LazyLock::new(|| regex::Regex::new(r"\bt_[a-f0-9]{8,}\b").unwrap());
+    static RE: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+        regex::Regex::new(r"\bt_[a-f0-9]{8,}\b").expect("static regex")
+    });
     let mut uniq: Vec<String> = Vec::new();
     for m in RE.find_iter(text) {
         if !uniq.iter().any(|u| u == m.as_str()) {

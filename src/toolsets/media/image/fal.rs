@@ -16,11 +16,11 @@ use super::save::Generated;
 use super::source::read_local_image;
 use crate::hermes::Context;
 use crate::hermes::envvars;
+use crate::lenient;
 use crate::net::HttpClient;
 use crate::server::ToolCall;
 use crate::toolsets::media::command;
 use crate::toolsets::media::http::{self, ApiRequest, Body};
-use crate::lenient;
 
 pub(crate) const DEFAULT_FAL_BASE_URL: &str = "https://queue.fal.run";
 

@@ -179,8 +179,7 @@ pub(crate) async fn openai_generate(
     if !(200..300).contains(&resp.status) {
         return Err(api_err(http::status_error(&resp)));
     }
-    let body: ImagesResponse =
-        lenient::object(&resp.json().map_err(|e| api_err(e.to_string()))?);
+    let body: ImagesResponse = lenient::object(&resp.json().map_err(|e| api_err(e.to_string()))?);
     let empty = |m: &str| GenError::EmptyResponse(m.into());
     let Some(first) = body.data.and_then(|d| d.into_iter().next()) else {
         return Err(empty("OpenAI returned no image data"));

@@ -46,4 +46,3 @@ pub(crate) fn num(v: Option<&Value>) -> Option<f64> {
         _ => None,
     }
 }
-
