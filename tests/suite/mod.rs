@@ -22,6 +22,7 @@ mod repo_rules;
 mod serve_protocol;
 mod serve_reliability;
 mod skills;
+mod skills_files;
 mod vision;
 mod vision_e2e;
 mod web;
