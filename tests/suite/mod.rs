@@ -19,6 +19,7 @@ mod migrate_inputs;
 mod migrate_props;
 mod net_ssrf;
 mod repo_rules;
+mod serve_fuzz;
 mod serve_protocol;
 mod serve_reliability;
 mod skills;
