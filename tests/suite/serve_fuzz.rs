@@ -326,7 +326,6 @@ fn run(seed: u64, count: usize) -> Result<(), String> {
     if let Some(st) = child.try_wait().map_err(|e| e.to_string())? {
         return Err(format!("the server exited: {st:?}"));
     }
-    drop(write);
     drop(stdin);
     let deadline = std::time::Instant::now() + Duration::from_secs(10);
     loop {
