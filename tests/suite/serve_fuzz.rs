@@ -90,13 +90,6 @@ const NOISE: &[&str] = &[
     "{\"jsonrpc\":\"2.0\",\"id\":\"\\ud800\",\"method\":\"ping\"",
 ];
 
-struct Plan {
-    /// Bytes to write (lines separated by `\n`).
-    lines: Vec<Vec<u8>>,
-    /// Reply ids expected (as JSON text), with how many replies each.
-    expected: HashMap<String, usize>,
-}
-
 /// The id (as JSON text) a reply is owed to: the line is a JSON object (BOM
 /// and blanks around it allowed) with a non-null `id` that is not a response
 /// (it has a `method`, or neither `result` nor `error`). JSON-RPC: an error
@@ -193,63 +186,51 @@ fn mangle(rng: &mut Rng, line: &str) -> Vec<u8> {
     b
 }
 
-fn plan(seed: u64, count: usize) -> Plan {
-    let mut rng = Rng(seed | 1);
-    let mut lines = Vec::new();
-    let mut expected = HashMap::new();
-    for n in 0..count {
-        match rng.below(10) {
-            // Valid requests and request-shaped ones with a readable id.
-            0..=4 => {
-                let id = next_id(&mut rng, n);
-                let line = if rng.chance(40) {
-                    json!({"jsonrpc": "2.0", "id": id, "method": "ping"}).to_string()
-                } else {
-                    request_line(&mut rng, &id)
-                };
-                lines.push(line.into_bytes());
+/// Line `n` of a run (generated as it is written: a long run would not fit in memory).
+fn one_line(rng: &mut Rng, n: usize) -> Vec<u8> {
+    match rng.below(10) {
+        // Valid requests and request-shaped ones with a readable id.
+        0..=4 => {
+            let id = next_id(rng, n);
+            if rng.chance(40) {
+                json!({"jsonrpc": "2.0", "id": id, "method": "ping"})
+                    .to_string()
+                    .into_bytes()
+            } else {
+                request_line(rng, &id).into_bytes()
             }
-            5 | 6 => lines.push(rng.pick(NOISE).as_bytes().to_vec()),
-            7 => {
-                let id = next_id(&mut rng, n);
-                let line = request_line(&mut rng, &id);
-                lines.push(mangle(&mut rng, &line));
-            }
-            8 => {
-                let len = rng.below(200);
-                lines.push(junk(&mut rng, len));
-            }
-            _ => {
-                // A long line: a padded ping under the limit, or junk.
-                let len = 1 + rng.below(256 * 1024);
-                if rng.chance(50) {
-                    let id = format!("long{n}");
-                    let mut s = format!(r#"{{"jsonrpc":"2.0","id":"{id}","method":"ping""#);
-                    s.push_str(&" ".repeat(len));
-                    s.push('}');
-                    lines.push(s.into_bytes());
-                } else {
-                    lines.push(junk(&mut rng, len));
-                }
+        }
+        5 | 6 => rng.pick(NOISE).as_bytes().to_vec(),
+        7 => {
+            let id = next_id(rng, n);
+            let line = request_line(rng, &id);
+            mangle(rng, &line)
+        }
+        8 => {
+            let len = rng.below(200);
+            junk(rng, len)
+        }
+        _ => {
+            // A long line: a padded ping under the limit, or junk.
+            let len = 1 + rng.below(256 * 1024);
+            if rng.chance(50) {
+                let mut s = format!(r#"{{"jsonrpc":"2.0","id":"long{n}","method":"ping""#);
+                s.push_str(&" ".repeat(len));
+                s.push('}');
+                s.into_bytes()
+            } else {
+                junk(rng, len)
             }
         }
     }
-    for line in &lines {
-        if let Some(id) = owed_id(line) {
-            *expected.entry(id).or_insert(0) += 1;
-        }
-    }
-    // Past the limit, once, somewhere in the middle: refused, the server goes on.
-    let at = rng.below(lines.len().max(1));
-    let mut huge = br#"{"jsonrpc":"2.0","id":"huge","method":"ping","x":""#.to_vec();
-    huge.resize(MAX_LINE + 64, b'a');
-    lines.insert(at, huge);
-    Plan { lines, expected }
 }
 
-/// Feed the plan to a fresh server; Err says which invariant broke.
+/// Feed `count` generated lines to a fresh server; Err says which invariant broke.
 fn run(seed: u64, count: usize) -> Result<(), String> {
-    let p = plan(seed, count);
+    let mut rng = Rng(seed | 1);
+    // Past the limit, once, somewhere in the middle: refused, the server goes on.
+    let huge_at = rng.below(count.max(1));
+    let mut owed: HashMap<String, usize> = HashMap::new();
     let env = TestEnv::new();
     let mut cmd = env.cmd();
     cmd.arg("serve")
@@ -285,11 +266,19 @@ fn run(seed: u64, count: usize) -> Result<(), String> {
     };
     write(init.to_string().as_bytes())?;
     write(br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#)?;
-    for line in &p.lines {
-        write(line)?;
+    for n in 0..count {
+        if n == huge_at {
+            let mut huge = br#"{"jsonrpc":"2.0","id":"huge","method":"ping","x":""#.to_vec();
+            huge.resize(MAX_LINE + 64, b'a');
+            write(&huge)?;
+        }
+        let line = one_line(&mut rng, n);
+        if let Some(id) = owed_id(&line) {
+            *owed.entry(id).or_insert(0) += 1;
+        }
+        write(&line)?;
     }
     write(br#"{"jsonrpc":"2.0","id":"last","method":"ping"}"#)?;
-    let mut owed = p.expected.clone();
     for id in ["\"init\"", "\"last\""] {
         *owed.entry(id.to_string()).or_insert(0) += 1;
     }
