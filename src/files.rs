@@ -143,7 +143,12 @@ pub fn open_regular(path: &Path) -> Result<File, FileError> {
 
 /// The bytes of the regular file `path`, at most `cap` of them (else an error).
 pub fn read_capped(path: &Path, cap: u64) -> Result<Vec<u8>, FileError> {
-    let file = open_regular(path)?;
+    read_open_capped(open_regular(path)?, path, cap)
+}
+
+/// The bytes of a file opened by [`open_regular`], at most `cap` of them
+/// (else an error naming `path`).
+pub fn read_open_capped(file: File, path: &Path, cap: u64) -> Result<Vec<u8>, FileError> {
     let too_large = || FileError::TooLarge {
         path: path.to_path_buf(),
         cap,
@@ -163,6 +168,15 @@ pub fn read_capped(path: &Path, cap: u64) -> Result<Vec<u8>, FileError> {
         return Err(too_large());
     }
     Ok(buf)
+}
+
+/// Where the opened `file` really is (`/proc/self/fd/N`, every symlink
+/// resolved by the kernel at open time), or `None` when `/proc` is not
+/// mounted. Containment checks use this: it names the file we read, not a
+/// path that may have changed since it was checked.
+pub fn opened_path(file: &File) -> Option<PathBuf> {
+    use std::os::fd::AsRawFd;
+    fs::read_link(format!("/proc/self/fd/{}", file.as_raw_fd())).ok()
 }
 
 /// [`read_capped`] as UTF-8 text.

@@ -451,7 +451,8 @@ impl WebsiteBlocklist {
             }
             let p = crate::hermes::home::expand_tilde(Path::new(f.trim()));
             let p: PathBuf = if p.is_absolute() { p } else { home.join(p) };
-            match std::fs::read_to_string(&p) {
+            // A FIFO, device or directory is refused at once, never waited on.
+            match crate::files::read_to_string_capped(&p, crate::files::CONFIG_CAP) {
                 Ok(text) => {
                     for line in text.lines() {
                         let l = line.trim();
@@ -463,10 +464,7 @@ impl WebsiteBlocklist {
                         }
                     }
                 }
-                Err(e) => tracing::warn!(
-                    "shared blocklist file {} cannot be read ({e}); skipping",
-                    p.display()
-                ),
+                Err(e) => tracing::warn!("shared blocklist file skipped: {e}"),
             }
         }
         WebsiteBlocklist { enabled, rules }

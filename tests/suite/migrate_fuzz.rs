@@ -12,11 +12,11 @@ use hermes_mcp::migrate::block::{self, BlockContent, END, START};
 
 use hermes_mcp::migrate::translate::{CodexServer, TomlVal};
 
-/// xorshift64*: deterministic, no dependency.
-struct Rng(u64);
+/// xorshift64*: deterministic, no dependency (also used by serve_fuzz).
+pub struct Rng(pub u64);
 
 impl Rng {
-    fn next(&mut self) -> u64 {
+    pub fn next(&mut self) -> u64 {
         let mut x = self.0;
         x ^= x >> 12;
         x ^= x << 25;
@@ -24,13 +24,13 @@ impl Rng {
         self.0 = x;
         x.wrapping_mul(0x2545_F491_4F6C_DD1D)
     }
-    fn below(&mut self, n: usize) -> usize {
+    pub fn below(&mut self, n: usize) -> usize {
         (self.next() % n as u64) as usize
     }
-    fn chance(&mut self, pct: u64) -> bool {
+    pub fn chance(&mut self, pct: u64) -> bool {
         self.next() % 100 < pct
     }
-    fn pick<'a>(&mut self, items: &[&'a str]) -> &'a str {
+    pub fn pick<'a>(&mut self, items: &[&'a str]) -> &'a str {
         items[self.below(items.len())]
     }
 }
@@ -191,7 +191,7 @@ fn check(text: &str, c: &BlockContent) -> Result<(), String> {
     Ok(())
 }
 
-fn env_u64(name: &str) -> Option<u64> {
+pub fn env_u64(name: &str) -> Option<u64> {
     std::env::var(name).ok().and_then(|v| v.parse().ok())
 }
 

@@ -365,3 +365,35 @@ async fn api_429_honours_retry_after_then_gives_up_with_a_clear_error() {
     }
     assert_eq!(srv.count(), 3, "a long Retry-After is not waited out");
 }
+
+/// `security.website_blocklist.shared_files` are read through `crate::files`:
+/// a FIFO, a link to `/dev/zero`, a directory and an oversized file are
+/// skipped at once (a warning each), and the regular file after them still
+/// counts. Before, the FIFO blocked the first web call forever.
+#[test]
+fn blocklist_files_that_are_not_regular_files_are_skipped_without_blocking() {
+    let d = tempfile::tempdir().unwrap();
+    let fifo = d.path().join("fifo.txt");
+    let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    std::os::unix::fs::symlink("/dev/zero", d.path().join("zero.txt")).unwrap();
+    std::fs::create_dir(d.path().join("dir.txt")).unwrap();
+    let huge = std::fs::File::create(d.path().join("huge.txt")).unwrap();
+    huge.set_len((16 << 20) + 1).unwrap();
+    std::fs::write(d.path().join("good.txt"), "# shared\nads.example\n").unwrap();
+    let files: Vec<String> = ["fifo.txt", "zero.txt", "dir.txt", "huge.txt", "good.txt"]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    let home = d.path().to_path_buf();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(WebsiteBlocklist::build(true, &[], &files, &home));
+    });
+    let list = rx
+        .recv_timeout(Duration::from_secs(20))
+        .expect("reading the blocklist files blocked (a FIFO or device was read)");
+    let good = d.path().join("good.txt").display().to_string();
+    assert_eq!(list.rules, vec![("ads.example".to_string(), good)]);
+    assert!(list.check_host("x.ads.example").is_some());
+}

@@ -48,6 +48,13 @@ pub(crate) enum LaunchError {
 /// domain reliability or metrics uploads, sync, GCM, translate, optimization
 /// guide, media router discovery, hyperlink-auditing pings, DNS prefetch or
 /// DNS-over-HTTPS probes). A test records every connect() to prove it.
+///
+/// One thing no flag stops: before each host resolution (at most once a
+/// second) Chromium's net stack `connect()`s a UDP socket to
+/// `[2001:4860:4860::8888]:443` to learn whether IPv6 is routable
+/// (`HostResolverManager::StartIPv6ReachabilityCheck`; skipped only on
+/// Wi-Fi). A UDP connect sends no packet; tests/suite/browser_offline.rs
+/// checks that nothing is ever sent on that socket.
 const NO_PHONE_HOME: &[&str] = &[
     "--disable-background-networking",
     "--disable-component-update",

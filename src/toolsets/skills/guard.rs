@@ -35,7 +35,35 @@ pub(crate) enum PathError {
         .root.display()
     )]
     Escapes { resolved: PathBuf, root: PathBuf },
+    /// A symlink chain longer than the kernel's own limit, or a loop: it
+    /// cannot be resolved, so its end cannot be checked.
+    #[error(
+        "Path cannot be resolved: '{}' is a chain of more than {MAX_LINKS} symbolic links (or a loop); point the link straight at its target.",
+        .0.display()
+    )]
+    TooManyLinks(PathBuf),
+    /// The file actually opened is outside the root (the path changed
+    /// between the check and the open).
+    #[error(
+        "Path escapes allowed directory: the file opened for '{}' is '{}', outside '{}'.",
+        .path.display(),
+        .opened.display(),
+        .root.display()
+    )]
+    OpenedOutside {
+        path: PathBuf,
+        opened: PathBuf,
+        root: PathBuf,
+    },
 }
+
+/// The most symlinks one resolution follows: Linux's `MAXSYMLINKS`, so a
+/// chain we accept is one the kernel can open, and one it refuses (`ELOOP`)
+/// we refuse too, before anything is opened.
+pub(crate) const MAX_LINKS: usize = 40;
+
+/// The most bytes read from one skill file (SKILL.md, a linked file).
+pub(crate) const FILE_CAP: u64 = 16 << 20;
 
 /// True for `/x`, `\x`, `C:`, `C:\x`, `C:/x`, `\\server\share`, `//server/share`.
 pub(crate) fn is_absolute_any(p: &str) -> bool {
@@ -64,7 +92,11 @@ pub(crate) fn skill_name_error(name: &str) -> Option<&'static str> {
 
 /// Python's `Path.resolve()` (non-strict, `os.path.realpath`): every symlink
 /// is followed, dangling ones included; a missing rest is appended as written.
-pub(crate) fn resolve_lenient(p: &Path) -> PathBuf {
+///
+/// Unlike Python, a chain of more than [`MAX_LINKS`] links (or a loop) is an
+/// error: stopping early would hand a half-resolved path, still a symlink,
+/// to the OS, which would follow the rest unchecked.
+pub(crate) fn resolve_lenient(p: &Path) -> Result<PathBuf, PathError> {
     use std::collections::VecDeque;
     use std::ffi::OsString;
     let abs = if p.is_absolute() {
@@ -100,31 +132,73 @@ pub(crate) fn resolve_lenient(p: &Path) -> PathBuf {
         }
         let next = out.join(&part);
         let is_link = std::fs::symlink_metadata(&next).is_ok_and(|m| m.file_type().is_symlink());
-        if is_link && hops < 40 {
+        if is_link {
             hops += 1;
-            if let Ok(target) = std::fs::read_link(&next) {
-                if target.is_absolute() {
-                    out = PathBuf::from("/");
-                }
-                push_components(&mut queue, &target, true);
-                continue;
+            if hops > MAX_LINKS {
+                return Err(PathError::TooManyLinks(p.to_path_buf()));
             }
+            // A link that cannot be read (it vanished, or is being swapped)
+            // cannot be checked either.
+            let target =
+                std::fs::read_link(&next).map_err(|_| PathError::TooManyLinks(p.to_path_buf()))?;
+            if target.is_absolute() {
+                out = PathBuf::from("/");
+            }
+            push_components(&mut queue, &target, true);
+            continue;
         }
         out = next;
     }
-    out
+    Ok(out)
 }
 
 /// Hermes' `validate_within_dir`: `path` must resolve (symlinks followed) to a
 /// location inside `root`.
 pub(crate) fn validate_within_dir(path: &Path, root: &Path) -> Result<PathBuf, PathError> {
-    let resolved = resolve_lenient(path);
-    let root = resolve_lenient(root);
+    let resolved = resolve_lenient(path)?;
+    let root = resolve_lenient(root)?;
     if resolved.starts_with(&root) {
         Ok(resolved)
     } else {
         Err(PathError::Escapes { resolved, root })
     }
+}
+
+/// Why a file inside a skills root could not be read.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum ReadError {
+    #[error(transparent)]
+    Path(#[from] PathError),
+    #[error(transparent)]
+    File(#[from] crate::files::FileError),
+}
+
+/// Read `path` only if the file actually opened lies inside one of `roots`
+/// (resolved): the path is resolved completely and checked, the file is
+/// opened through [`crate::files`] (no blocking, regular files only, `cap`
+/// bytes at most), and then the real path of the *opened* handle is checked
+/// again, so a link swapped in between the check and the open is caught.
+pub(crate) fn read_within(path: &Path, roots: &[PathBuf], cap: u64) -> Result<Vec<u8>, ReadError> {
+    let resolved = resolve_lenient(path)?;
+    let Some(root) = roots.iter().find(|r| resolved.starts_with(r)) else {
+        return Err(PathError::Escapes {
+            resolved,
+            root: roots.first().cloned().unwrap_or_default(),
+        }
+        .into());
+    };
+    let file = crate::files::open_regular(&resolved)?;
+    if let Some(opened) = crate::files::opened_path(&file)
+        && !roots.iter().any(|r| opened.starts_with(r))
+    {
+        return Err(PathError::OpenedOutside {
+            path: path.to_path_buf(),
+            opened,
+            root: root.clone(),
+        }
+        .into());
+    }
+    Ok(crate::files::read_open_capped(file, &resolved, cap)?)
 }
 
 /// Check a linked-file path given to `skill_view` before it is joined onto the
@@ -144,6 +218,12 @@ pub(crate) fn check_file_path(skill_dir: &Path, file_path: &str) -> Result<PathB
 /// Whether an already-resolved path lies inside one of the (resolved) roots.
 pub(crate) fn within_any(resolved: &Path, roots: &[PathBuf]) -> bool {
     roots.iter().any(|r| resolved.starts_with(r))
+}
+
+/// Whether `path` resolves (completely) inside one of `roots`; an
+/// unresolvable chain is not inside.
+pub(crate) fn resolves_within(path: &Path, roots: &[PathBuf]) -> bool {
+    resolve_lenient(path).is_ok_and(|r| within_any(&r, roots))
 }
 
 #[cfg(test)]
@@ -242,6 +322,50 @@ mod tests {
     }
 
     #[test]
+    fn chains_past_the_kernel_limit_and_loops_are_refused() {
+        let t = tempfile::tempdir().unwrap();
+        let root = t.path().join("root");
+        std::fs::create_dir_all(&root).unwrap();
+        std::fs::write(root.join("real"), "x").unwrap();
+        let make = |n: usize, prefix: &str| {
+            for i in 1..=n {
+                let to = if i == n {
+                    "real".to_string()
+                } else {
+                    format!("{prefix}{}", i + 1)
+                };
+                symlink(to, root.join(format!("{prefix}{i}"))).unwrap();
+            }
+            root.join(format!("{prefix}1"))
+        };
+        let ok = make(MAX_LINKS, "a");
+        assert!(resolve_lenient(&ok).unwrap().ends_with("root/real"));
+        // The kernel agrees: it opens a chain of exactly MAX_LINKS...
+        assert!(std::fs::read(&ok).is_ok());
+        let long = make(MAX_LINKS + 1, "b");
+        // ...and refuses one more, as we do.
+        assert_eq!(
+            std::fs::read(&long).unwrap_err().raw_os_error(),
+            Some(libc::ELOOP)
+        );
+        let e = resolve_lenient(&long).unwrap_err();
+        assert_eq!(e, PathError::TooManyLinks(long.clone()));
+        assert!(e.to_string().contains("more than 40 symbolic links"), "{e}");
+        symlink("loop2", root.join("loop1")).unwrap();
+        symlink("loop1", root.join("loop2")).unwrap();
+        assert!(matches!(
+            validate_within_dir(&root.join("loop1"), &root),
+            Err(PathError::TooManyLinks(_))
+        ));
+        let roots = [resolve_lenient(&root).unwrap()];
+        assert!(read_within(&ok, &roots, 10).is_ok());
+        assert!(matches!(
+            read_within(&long, &roots, 10),
+            Err(ReadError::Path(PathError::TooManyLinks(_)))
+        ));
+    }
+
+    #[test]
     fn symlinked_skill_dir_outside_the_root_is_detected() {
         let t = tempfile::tempdir().unwrap();
         let root = t.path().join("skills");
@@ -251,12 +375,15 @@ mod tests {
         std::fs::write(outside.join("SKILL.md"), "---\nname: evil\n---\n").unwrap();
         symlink(&outside, root.join("evil")).unwrap();
         let roots = vec![std::fs::canonicalize(&root).unwrap()];
-        let resolved = resolve_lenient(&root.join("evil/SKILL.md"));
+        let resolved = resolve_lenient(&root.join("evil/SKILL.md")).unwrap();
         assert!(!within_any(&resolved, &roots));
         assert!(validate_within_dir(&root.join("evil"), &root).is_err());
         // A symlink that stays inside the root is fine.
         std::fs::create_dir_all(root.join("real")).unwrap();
         symlink(root.join("real"), root.join("alias")).unwrap();
-        assert!(within_any(&resolve_lenient(&root.join("alias")), &roots));
+        assert!(within_any(
+            &resolve_lenient(&root.join("alias")).unwrap(),
+            &roots
+        ));
     }
 }

@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use serde_json::{Value, json};
 
 use super::frontmatter::{self, Frontmatter, py_str, truthy};
-use super::guard::{resolve_lenient, within_any};
+use super::guard::{self, resolve_lenient, resolves_within, within_any};
 use crate::hermes::Context;
 use crate::hermes::envvars;
 
@@ -57,7 +57,10 @@ pub(crate) struct Roots {
 impl Roots {
     pub(crate) fn load(ctx: &Context) -> Roots {
         let local = ctx.home.skills_dir();
-        let local_resolved = resolve_lenient(&local);
+        let local_resolved = resolve_lenient(&local).unwrap_or_else(|e| {
+            tracing::warn!("skills directory {}: {e}", local.display());
+            local.clone()
+        });
         let mut external: Vec<PathBuf> = Vec::new();
         let raw: Vec<String> = match ctx.config().get("skills.external_dirs") {
             Some(Value::Array(a)) => a.iter().map(py_str).collect(),
@@ -75,7 +78,13 @@ impl Roots {
             } else {
                 ctx.home.path.join(expanded)
             };
-            let p = resolve_lenient(&p);
+            let p = match resolve_lenient(&p) {
+                Ok(p) => p,
+                Err(e) => {
+                    tracing::warn!("external skills dir skipped: {e}");
+                    continue;
+                }
+            };
             if p == local_resolved || external.contains(&p) {
                 continue;
             }
@@ -109,7 +118,7 @@ impl Roots {
 
     /// Whether `path` (symlinks followed) stays inside a skills root.
     pub(crate) fn contains(&self, path: &Path) -> bool {
-        within_any(&resolve_lenient(path), &self.trusted)
+        resolves_within(path, &self.trusted)
     }
 
     /// Hermes' `_get_category_from_path`: the first component when the path
@@ -195,7 +204,13 @@ fn walk_dir(
         let path = entry.path();
         if ft.is_symlink() {
             // Followed like Python's realpath, dangling links included.
-            let target = resolve_lenient(&path);
+            let target = match resolve_lenient(&path) {
+                Ok(t) => t,
+                Err(e) => {
+                    tracing::warn!("skipping {}: {e}", path.display());
+                    continue;
+                }
+            };
             let is_dir = std::fs::metadata(&path).is_ok_and(|m| m.is_dir());
             if !within_any(&target, trusted) {
                 tracing::warn!(
@@ -261,15 +276,13 @@ pub(crate) fn is_skill_support_path(path: &Path) -> bool {
     false
 }
 
-/// Read a text file as Python's `read_text(encoding="utf-8")` does.
-pub(crate) fn read_text(path: &Path) -> std::io::Result<String> {
-    let bytes = std::fs::read(path)?;
-    let text = String::from_utf8(bytes).map_err(|e| {
-        std::io::Error::new(
-            std::io::ErrorKind::InvalidData,
-            format!("'utf-8' codec can't decode the file: {e}"),
-        )
-    })?;
+/// Read a text file as Python's `read_text(encoding="utf-8")` does, but only
+/// if the file opened lies inside a skills root (`trusted`), is a regular
+/// file and is at most [`guard::FILE_CAP`] bytes (see [`guard::read_within`]).
+pub(crate) fn read_text(path: &Path, trusted: &[PathBuf]) -> Result<String, String> {
+    let bytes = guard::read_within(path, trusted, guard::FILE_CAP).map_err(|e| e.to_string())?;
+    let text = String::from_utf8(bytes)
+        .map_err(|e| format!("'utf-8' codec can't decode the file: {e}"))?;
     Ok(frontmatter::universal_newlines(text))
 }
 
@@ -510,7 +523,7 @@ fn scan_all_skills(
     let mut out = Vec::new();
     for root in dirs {
         for skill_md in skill_md_files(root, &roots.trusted) {
-            let Ok(text) = read_text(&skill_md) else {
+            let Ok(text) = read_text(&skill_md, &roots.trusted) else {
                 tracing::debug!("cannot read {}", skill_md.display());
                 continue;
             };

@@ -58,7 +58,9 @@ fn escape_error(name: &str, path: &Path) -> Value {
     fail_hint(
         format!(
             "Skill '{name}' resolves outside the skills directories ({}); symlinks may not point outside them.",
-            guard::resolve_lenient(path).display()
+            guard::resolve_lenient(path)
+                .unwrap_or_else(|_| path.to_path_buf())
+                .display()
         ),
         "To use skills kept elsewhere, list their directory in skills.external_dirs in config.yaml.",
     )
@@ -147,7 +149,7 @@ fn find_candidates(
                 c.record(dir, md);
                 continue;
             }
-            let Ok(text) = scan::read_text(&md) else {
+            let Ok(text) = scan::read_text(&md, &roots.trusted) else {
                 continue;
             };
             if !could_name(&text, name) {
@@ -179,7 +181,9 @@ fn could_name(text: &str, name: &str) -> bool {
 /// Files under `dir` (recursively when `recursive`), following symlinks only
 /// when they stay inside `skill_dir`, as paths relative to `skill_dir`.
 fn list_files(skill_dir: &Path, dir: &Path, recursive: bool, out: &mut Vec<String>) {
-    let skill_resolved = guard::resolve_lenient(skill_dir);
+    let Ok(skill_resolved) = guard::resolve_lenient(skill_dir) else {
+        return;
+    };
     let mut stack = vec![dir.to_path_buf()];
     let mut seen = std::collections::HashSet::new();
     while let Some(d) = stack.pop() {
@@ -309,11 +313,14 @@ fn view_file(name: &str, skill_dir: &Path, file_path: &str) -> Outcome {
         Err(e) => return Err(fail_hint(e.to_string(), FILE_HINT)),
     };
     let meta = std::fs::metadata(&target);
-    if !meta.as_ref().is_ok_and(|m| m.is_file()) {
-        let what = if meta.is_ok_and(|m| m.is_dir()) {
-            format!("'{file_path}' is a directory in skill '{name}', not a file.")
-        } else {
+    let missing = meta
+        .as_ref()
+        .is_err_and(|e| e.kind() == std::io::ErrorKind::NotFound);
+    if missing || meta.as_ref().is_ok_and(|m| m.is_dir()) {
+        let what = if missing {
             format!("File '{file_path}' not found in skill '{name}'.")
+        } else {
+            format!("'{file_path}' is a directory in skill '{name}', not a file.")
         };
         return Err(json!({
             "success": false,
@@ -322,12 +329,18 @@ fn view_file(name: &str, skill_dir: &Path, file_path: &str) -> Outcome {
             "hint": "Use one of the available file paths listed above",
         }));
     }
-    let bytes = match std::fs::read(&target) {
+    // The skill dir resolved: the file opened must really be inside it, a
+    // regular file (a FIFO or device is refused, never waited on), capped.
+    let read = guard::resolve_lenient(skill_dir)
+        .map_err(guard::ReadError::from)
+        .and_then(|root| guard::read_within(&target, &[root], guard::FILE_CAP));
+    let bytes = match read {
         Ok(b) => b,
         Err(e) => {
-            return Err(fail(format!(
-                "Failed to read '{file_path}' in skill '{name}': {e}"
-            )));
+            return Err(fail_hint(
+                format!("Failed to read '{file_path}' in skill '{name}': {e}"),
+                FILE_HINT,
+            ));
         }
     };
     let file_name = target
@@ -531,7 +544,9 @@ fn missing_credential_files(ctx: &Context, fm: &Frontmatter) -> Vec<String> {
 }
 
 fn is_credential_store(p: &Path, home: &Path) -> bool {
-    let home = guard::resolve_lenient(home);
+    let Ok(home) = guard::resolve_lenient(home) else {
+        return false;
+    };
     let Ok(rel) = p.strip_prefix(&home) else {
         return false;
     };
@@ -656,7 +671,7 @@ pub(crate) fn skill_view(ctx: &Context, name: &str, file_path: Option<&str>) -> 
     if !roots.contains(&skill_md) {
         return Err(escape_error(name, &skill_md));
     }
-    let content = match scan::read_text(&skill_md) {
+    let content = match scan::read_text(&skill_md, &roots.trusted) {
         Ok(c) => c,
         Err(e) => return Err(fail(format!("Failed to read skill '{name}': {e}"))),
     };
