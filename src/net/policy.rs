@@ -339,7 +339,7 @@ pub fn check_url(url: &Url, policy: &Policy) -> Result<(), Blocked> {
 pub struct WebsiteBlocklist {
     pub(crate) enabled: bool,
     /// (pattern, source) — source is `config` or the shared file's path.
-    pub(crate) rules: Vec<(String, String)>,
+    pub rules: Vec<(String, String)>,
 }
 
 /// Hermes' `_normalize_rule`.
@@ -471,7 +471,7 @@ impl WebsiteBlocklist {
     }
 
     /// Hermes' `check_website_access` for an already-extracted host.
-    pub(crate) fn check_host(&self, host: &str) -> Option<PolicyBlock> {
+    pub fn check_host(&self, host: &str) -> Option<PolicyBlock> {
         if !self.enabled {
             return None;
         }
