@@ -273,10 +273,16 @@ fn tools_report(server: &HermesServer, json: bool) -> anyhow::Result<()> {
                 })
             })
             .collect();
+        let providers: Vec<serde_json::Value> = server
+            .providers()
+            .into_iter()
+            .map(|(ts, p)| serde_json::json!({"toolset": ts, "job": p.job, "provider": p.provider, "why": p.why}))
+            .collect();
         let doc = serde_json::json!({
             "hermes_home": server.context().home.path,
             "config_error": server.context().config_error(),
             "tools": list,
+            "providers": providers,
         });
         writeln!(out, "{}", serde_json::to_string_pretty(&doc)?)?;
         return Ok(());
@@ -304,6 +310,20 @@ fn tools_report(server: &HermesServer, json: bool) -> anyhow::Result<()> {
         .filter(|(_, e)| e.availability.is_available())
         .count();
     writeln!(out, "{n} of {} tools available", entries.len())?;
+    let providers = server.providers();
+    if !providers.is_empty() {
+        writeln!(out)?;
+        let w = providers
+            .iter()
+            .map(|(_, p)| p.job.len())
+            .max()
+            .unwrap_or(3)
+            .max(3);
+        writeln!(out, "{:<w$}  PROVIDER (WHY)", "JOB")?;
+        for (_, p) in &providers {
+            writeln!(out, "{:<w$}  {} ({})", p.job, p.provider, p.why)?;
+        }
+    }
     Ok(())
 }
 

@@ -26,7 +26,9 @@ use tokio_util::sync::CancellationToken;
 use crate::hermes::Context;
 pub use output::ToolOutput;
 pub use progress::Progress;
-pub use toolset::{Availability, Hints, ToolCall, ToolDef, ToolEntry, ToolSpec, Toolset};
+pub use toolset::{
+    Availability, Hints, ProviderChoice, ToolCall, ToolDef, ToolEntry, ToolSpec, Toolset,
+};
 
 pub(crate) const INSTRUCTIONS: &str = "Hermes Agent's tools inside Codex: web search and page extraction, a real \
 headless browser, image analysis, image generation, text to speech, the user's Hermes skills, and the \
@@ -79,6 +81,19 @@ impl HermesServer {
                 ts.defs()
                     .iter()
                     .map(move |def| (ts.name(), ts.resolve(&self.inner.ctx, def)))
+            })
+            .collect()
+    }
+
+    /// Every toolset's provider choices, in toolset order (for `tools` and `doctor`).
+    pub fn providers(&self) -> Vec<(&'static str, ProviderChoice)> {
+        self.inner
+            .toolsets
+            .iter()
+            .flat_map(|ts| {
+                ts.providers(&self.inner.ctx)
+                    .into_iter()
+                    .map(move |p| (ts.name(), p))
             })
             .collect()
     }

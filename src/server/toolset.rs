@@ -109,6 +109,19 @@ pub struct ToolEntry {
     pub availability: Availability,
 }
 
+/// Which provider a toolset will actually use for one job, and why: what
+/// `tools` and `doctor` show, so a Hermes config's choice is never silently
+/// replaced (e.g. `tts.provider: edge` → "edge (tts.provider)").
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct ProviderChoice {
+    /// The job, named by the tool that does it (`text_to_speech`, `web_search`).
+    pub job: &'static str,
+    /// The provider that runs, or `none`.
+    pub provider: String,
+    /// Why this one: the config key or variable that chose it, or why none can run.
+    pub why: String,
+}
+
 /// A validated call handed to a toolset. Cancellation needs nothing from the
 /// toolset: the server drops the call's future (children are `kill_on_drop`).
 pub struct ToolCall {
@@ -129,6 +142,12 @@ pub trait Toolset: Send + Sync + 'static {
     /// words it from the config (`image_generate`, `text_to_speech`), its text.
     /// Must be cheap: no network, no browser launch, no database open, no directory scan.
     fn resolve(&self, ctx: &Context, def: &'static ToolDef) -> ToolEntry;
+
+    /// The providers this toolset will use in this environment, and why.
+    /// Cheap like [`Toolset::resolve`]: reads config and environment only.
+    fn providers(&self, _ctx: &Context) -> Vec<ProviderChoice> {
+        Vec::new()
+    }
 
     /// Run one call (only names this toolset declared are routed here).
     fn call<'a>(&'a self, ctx: &'a Context, call: ToolCall) -> BoxFuture<'a, ToolOutput>;

@@ -23,7 +23,8 @@ use crate::hermes::Context;
 use crate::net::{self, HttpClient, Limits, Lookup, Policy, SystemLookup, guards};
 use crate::server::toolset::BoxFuture;
 use crate::server::{
-    Availability, Hints, Progress, ToolCall, ToolDef, ToolEntry, ToolOutput, Toolset,
+    Availability, Hints, Progress, ProviderChoice, ToolCall, ToolDef, ToolEntry, ToolOutput,
+    Toolset,
 };
 use extract::BuiltinOptions;
 use providers::{Backend, Doc};
@@ -175,6 +176,23 @@ impl Toolset for WebToolset {
 
     fn resolve(&self, _ctx: &Context, def: &'static ToolDef) -> ToolEntry {
         def.entry(Availability::Available)
+    }
+
+    fn providers(&self, ctx: &Context) -> Vec<ProviderChoice> {
+        let s = providers::search_backend(ctx);
+        let e = providers::extract_backend(ctx);
+        vec![
+            ProviderChoice {
+                job: "web_search",
+                provider: s.name().to_string(),
+                why: providers::choice_reason(ctx, "web.search_backend", s),
+            },
+            ProviderChoice {
+                job: "web_extract",
+                provider: e.name().to_string(),
+                why: providers::choice_reason(ctx, "web.extract_backend", e),
+            },
+        ]
     }
 
     fn call<'a>(&'a self, ctx: &'a Context, call: ToolCall) -> BoxFuture<'a, ToolOutput> {

@@ -152,6 +152,25 @@ fn shared_backend(ctx: &Context) -> Backend {
         .unwrap_or(Backend::Ddgs)
 }
 
+/// Why [`search_backend`] / [`extract_backend`] chose `b`: the config key
+/// that names it, or auto-detection (Hermes' order: the first whose key is set).
+pub(crate) fn choice_reason(ctx: &Context, key: &str, b: Backend) -> String {
+    for k in [key, "web.backend"] {
+        if let Some(n) = cfg_name(ctx, k) {
+            return match Backend::parse(&n) {
+                Some(named) if named == b => format!("{k}: {n}"),
+                Some(_) => format!("{k}: {n} cannot be used here, so auto-detected"),
+                None => format!("{k}: {n} is unknown, so auto-detected"),
+            };
+        }
+    }
+    match b {
+        Backend::Ddgs => "no web provider key is set: keyless DuckDuckGo".into(),
+        Backend::Builtin => "built-in extractor".into(),
+        _ => "auto-detected: its key is set".into(),
+    }
+}
+
 /// `web.search_backend` if set and available, else the shared choice. A
 /// backend that cannot search falls back to the first available searcher.
 pub fn search_backend(ctx: &Context) -> Backend {
