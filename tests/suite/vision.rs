@@ -220,6 +220,11 @@ async fn local_path_errors_are_clear() {
     assert!(e.contains("not a regular file"), "{e}");
     let e = native_err(&h.analyze("/dev/zero", "q").await);
     assert!(e.contains("not a regular file"), "{e}");
+    let fifo = h.dir.path().join("pipe.png");
+    let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0, "mkfifo");
+    let e = native_err(&h.analyze(&fifo.display().to_string(), "q").await);
+    assert!(e.contains("not a regular file"), "{e}");
     let e = native_err(&h.analyze("ftp://example.com/a.png", "q").await);
     assert!(e.contains("Unrecognized image source scheme"), "{e}");
     let e = native_err(&h.analyze("   ", "q").await);

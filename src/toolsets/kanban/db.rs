@@ -165,7 +165,9 @@ fn looks_like_tls(data: &[u8], off: usize) -> bool {
 
 /// Non-empty files must start with the SQLite header (Hermes' `_validate_sqlite_header`).
 fn validate_header(path: &Path) -> KanbanResult<()> {
-    let Ok(mut f) = std::fs::File::open(path) else {
+    // Opened without blocking and regular files only; anything else is left
+    // for SQLite to refuse with its own error.
+    let Ok(mut f) = crate::files::open_regular(path) else {
         return Ok(());
     };
     let mut head = Vec::with_capacity(64);

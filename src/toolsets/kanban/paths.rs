@@ -16,6 +16,10 @@ use crate::hermes::home::expand_tilde;
 use crate::hermes::{Env, HermesHome, envvars};
 use crate::toolsets::kanban::error::BoardError;
 
+/// `kanban/current` and `board.json` are a few bytes; a FIFO, a device or a
+/// runaway file there must not hang or flood a tool call.
+const SMALL_FILE_CAP: u64 = 1 << 20;
+
 pub(crate) const DEFAULT_BOARD: &str = "default";
 
 /// Hermes' `_BOARD_SLUG_RE` = `^[a-z0-9][a-z0-9\-_]{0,63}$`: the same rule as
@@ -99,7 +103,7 @@ impl KanbanPaths {
             return s;
         }
         let f = self.root.join("kanban").join("current");
-        if let Ok(text) = std::fs::read_to_string(&f) {
+        if let Ok(Some(text)) = crate::files::read_to_string_capped_opt(&f, SMALL_FILE_CAP) {
             let text = text.trim_start_matches('\u{feff}').trim();
             if !text.is_empty()
                 && let Ok(Some(s)) = normalize_slug(Some(text))
@@ -146,7 +150,7 @@ impl KanbanPaths {
     /// `read_board_metadata(slug)["default_workdir"]`.
     pub(crate) fn board_default_workdir(&self, slug: &str) -> Option<String> {
         let p = self.board_dir(slug).join("board.json");
-        let text = std::fs::read_to_string(p).ok()?;
+        let text = crate::files::read_to_string_capped(&p, SMALL_FILE_CAP).ok()?;
         let v: serde_json::Value = serde_json::from_str(&text).ok()?;
         match v.get("default_workdir")? {
             serde_json::Value::String(s) if !s.is_empty() => Some(s.clone()),

@@ -142,33 +142,31 @@ pub(crate) fn read_local(path: &Path) -> Result<Vec<u8>, SourceError> {
             .map(|d| d.join(path))
             .unwrap_or_else(|_| path.to_path_buf())
     };
-    let meta = match std::fs::metadata(&abs) {
-        Ok(m) => m,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+    // Regular files only, opened without blocking and checked on the handle
+    // (a FIFO or device neither hangs nor streams forever).
+    let f = match crate::files::open_regular(&abs) {
+        Ok(f) => f,
+        Err(e) if e.is_not_found() => {
             return Err(SourceError::NotFound(abs.display().to_string()));
+        }
+        Err(crate::files::FileError::NotRegular { .. }) => {
+            return Err(SourceError::NotAFile(shown));
         }
         Err(e) => {
             return Err(SourceError::Read {
                 path: shown,
-                reason: e.to_string(),
+                reason: e
+                    .io_error()
+                    .map_or_else(|| e.to_string(), |io| io.to_string()),
             });
         }
     };
-    if !meta.is_file() {
-        return Err(SourceError::NotAFile(shown));
-    }
     let max = MAX_INGEST_BYTES as u64;
-    if meta.len() > max {
-        return Err(SourceError::TooLarge {
-            size: meta.len(),
-            max,
-        });
+    let len = f.metadata().map(|m| m.len()).unwrap_or(0);
+    if len > max {
+        return Err(SourceError::TooLarge { size: len, max });
     }
-    let f = std::fs::File::open(&abs).map_err(|e| SourceError::Read {
-        path: shown.clone(),
-        reason: e.to_string(),
-    })?;
-    let mut data = Vec::with_capacity(meta.len() as usize);
+    let mut data = Vec::with_capacity(len as usize);
     f.take(max + 1)
         .read_to_end(&mut data)
         .map_err(|e| SourceError::Read {

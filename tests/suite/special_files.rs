@@ -1,0 +1,45 @@
+//! Small files tools read from the Hermes home (kanban's `current` board
+//! pointer, a board's `board.json`, vision's local images) may be FIFOs or
+//! devices: each is refused or skipped at once, never read until it blocks.
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+
+use super::common::*;
+use super::kanban::{call, call_ok, orchestrator};
+
+fn mkfifo(p: &Path) {
+    std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+    let c = std::ffi::CString::new(p.to_str().unwrap()).unwrap();
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0, "mkfifo");
+}
+
+#[test]
+fn kanban_board_pointer_that_is_a_fifo_does_not_block() {
+    let env = TestEnv::new();
+    mkfifo(&env.hermes_home().join("kanban/current"));
+    let mut c = orchestrator(&env);
+    let t = Instant::now();
+    // With no readable pointer, the default board is used (as with a missing file).
+    let created = call_ok(
+        &mut c,
+        "kanban_create",
+        json!({"title": "still works", "assignee": "w"}),
+    );
+    assert!(created["task_id"].is_string(), "{created}");
+    let (err, listed) = call(&mut c, "kanban_list", json!({}));
+    assert!(!err, "{listed}");
+    assert_eq!(listed["count"], 1, "{listed}");
+    assert!(t.elapsed() < Duration::from_secs(15));
+}
+
+#[test]
+fn kanban_db_that_is_a_fifo_is_an_error_not_a_hang() {
+    let env = TestEnv::new();
+    mkfifo(&env.hermes_home().join("kanban.db"));
+    let mut c = orchestrator(&env);
+    let r = c.call_tool("kanban_list", json!({}));
+    assert!(is_error(&r), "{r}");
+}
