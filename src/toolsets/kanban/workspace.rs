@@ -238,8 +238,13 @@ pub(crate) fn persist_artifacts(
             .create_new(true)
             .open(&dest)
             .and_then(|mut out| {
-                let mut inp = std::fs::File::open(&resolved)?;
-                std::io::copy(&mut inp, &mut out)
+                // The checked file is the one copied: opened without blocking,
+                // regular only, and never more than the limit.
+                let inp = crate::files::open_regular(&resolved).map_err(|e| match e {
+                    crate::files::FileError::Open { source, .. } => source,
+                    other => std::io::Error::other(other.to_string()),
+                })?;
+                std::io::copy(&mut std::io::Read::take(inp, ATTACHMENT_MAX_BYTES), &mut out)
             });
         if let Err(source) = res {
             let _ = std::fs::remove_file(&dest);
