@@ -31,6 +31,7 @@ use super::navigator::{NavError, Navigator};
 use super::settings::{DialogPolicy, Settings};
 use super::snapshot::RefTable;
 use super::urlcheck::{self, BrowserPolicy, Refusal};
+use super::walk::Frames;
 
 /// Console and error buffers keep at most this many entries.
 const MAX_BUFFERED: usize = 1000;
@@ -128,6 +129,8 @@ pub(crate) struct Session {
     pub(crate) tab: Tab,
     pub(crate) policy: BrowserPolicy,
     pub(crate) refs: RefTable,
+    /// Cross-origin frames of the current document (see `walk.rs`).
+    pub(crate) frames: Frames,
     pub(crate) last_used: Instant,
     pub(crate) first_nav_done: bool,
     pub(crate) attached: bool,
@@ -259,6 +262,7 @@ impl Session {
             tab,
             policy,
             refs: RefTable::default(),
+            frames: Frames::default(),
             last_used: Instant::now(),
             first_nav_done: false,
             attached,
@@ -274,7 +278,13 @@ impl Session {
         }
         let _ = tokio::time::timeout(Duration::from_secs(2), old.page.close()).await;
         self.refs.invalidate();
+        self.frames = Frames::default();
         Ok(())
+    }
+
+    /// The browser's DevTools WebSocket URL (for sessions of our own).
+    pub(crate) fn ws_url(&self) -> &str {
+        self.browser.websocket_address()
     }
     /// Close the tab and the browser; for a launched browser kill its whole
     /// process group and remove the profile. Never fails.

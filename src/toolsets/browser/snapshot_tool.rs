@@ -1,18 +1,20 @@
-//! `browser_snapshot`, and the snapshot `browser_navigate` returns: read the
-//! accessibility tree, render it (`snapshot.rs`), redact it, and cut it at
-//! Hermes' size limit with the full text stored in a file the model can page
-//! through.
+//! `browser_snapshot`, and the snapshot `browser_navigate` returns: walk the
+//! page once in the page (`walk.rs`), render it (`snapshot.rs`), redact it,
+//! and cut it at Hermes' size limit with the full text stored in a file the
+//! model can page through.
 
 use std::time::{Duration, Instant};
 
 use serde_json::json;
 
-use super::page::{CmdError, cmd_as, settle};
+use super::domsnap;
+use super::page::{CmdError, settle};
 use super::reply::{Fail, R, ok};
 use super::session::Session;
 use super::settings::Settings;
-use super::snapshot::{self, AxTree};
+use super::snapshot;
 use super::textsafety;
+use super::walk;
 use crate::hermes::Context;
 
 /// Hermes' `SNAPSHOT_SUMMARIZE_THRESHOLD` (hermes-agent: tools/browser_tool.py).
@@ -30,17 +32,17 @@ pub(crate) async fn take_snapshot(
     let t0 = Instant::now();
     settle(st, s, Duration::ZERO).await;
     let t1 = Instant::now();
-    let tree: AxTree = cmd_as(st, s, "Accessibility.getFullAXTree", json!({})).await?;
+    let tree = walk::walk(st, s).await?;
     let t2 = Instant::now();
     let gen_ = s.tab.state.doc_gen();
-    let snap = snapshot::render(&tree.nodes, &mut s.refs, gen_, full);
+    let snap = domsnap::render(&tree, &mut s.refs, gen_, full);
     let t3 = Instant::now();
     let text = textsafety::redact(&snap.text);
     tracing::debug!(
-        "snapshot: settle {:?}, AX tree {:?} ({} nodes), render {:?}, redact {:?}",
+        "snapshot: settle {:?}, walk {:?} ({} elements), render {:?}, redact {:?}",
         t1 - t0,
         t2 - t1,
-        tree.nodes.len(),
+        tree.count,
         t3 - t2,
         t3.elapsed()
     );
