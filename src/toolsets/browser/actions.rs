@@ -11,6 +11,7 @@ use serde_json::{Value, json};
 
 use super::args::Direction;
 use super::page::{CmdError, cmd, cmd_as, dialog_block, eval_value, settle};
+use super::popup;
 use super::protocol::{LayoutMetrics, decode};
 use super::reply::{Fail, R, ok};
 use super::session::{self, Session};
@@ -127,6 +128,8 @@ pub(crate) async fn click(st: &Settings, s: &mut Session, raw: &str) -> R {
     match r {
         Ok(()) => {
             settle(st, s, Duration::from_millis(60)).await;
+            let mut done = done;
+            popup::follow(st, s, &mut done).await;
             Ok(ok(done))
         }
         Err(er) if er.is_dialog_open() => Ok(ok(done)),
@@ -332,6 +335,8 @@ pub(crate) async fn press(st: &Settings, s: &mut Session, key: &str) -> R {
     match r {
         Ok(_) => {
             settle(st, s, Duration::from_millis(60)).await;
+            let mut done = done;
+            popup::follow(st, s, &mut done).await;
             Ok(ok(done))
         }
         Err(er) if er.is_dialog_open() => Ok(ok(done)),

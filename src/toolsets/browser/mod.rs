@@ -31,6 +31,7 @@ mod navigate;
 mod navigator;
 mod page;
 mod pageinfo;
+mod popup;
 mod protocol;
 mod reply;
 mod schemas;
@@ -208,7 +209,7 @@ impl BrowserToolset {
                     .await
                     .map(Reply::Json)
             }
-            Tool::Snapshot(a) => snapshot_tool::snapshot_tool(ctx, st, sess, a.full)
+            Tool::Snapshot(a) => snapshot_tool::snapshot_tool(ctx, st, sess, a.full, &a.task)
                 .await
                 .map(Reply::Json),
             Tool::Click(a) => actions::click(st, sess, &a.element).await.map(Reply::Json),
