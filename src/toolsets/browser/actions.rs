@@ -10,14 +10,14 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::args::Direction;
-use super::page::{CmdError, cmd, cmd_as, dialog_block, eval_value, settle};
-use super::popup;
+use super::page::{CmdError, cmd, cmd_as, current_url_title, dialog_block, eval_value, settle};
 use super::protocol::{LayoutMetrics, decode};
 use super::reply::{Fail, R, ok};
 use super::session::{self, Session};
 use super::settings::Settings;
 use super::snapshot::{RefEntry, RefError};
 use super::textsafety;
+use super::urlcheck;
 use super::walk;
 
 /// Hermes' `_SCROLL_PIXELS` (hermes-agent: tools/browser_tool.py).
@@ -129,7 +129,7 @@ pub(crate) async fn click(st: &Settings, s: &mut Session, raw: &str) -> R {
         Ok(()) => {
             settle(st, s, Duration::from_millis(60)).await;
             let mut done = done;
-            popup::follow(st, s, &mut done).await;
+            follow_popup(st, s, &mut done).await;
             Ok(ok(done))
         }
         Err(er) if er.is_dialog_open() => Ok(ok(done)),
@@ -336,7 +336,7 @@ pub(crate) async fn press(st: &Settings, s: &mut Session, key: &str) -> R {
         Ok(_) => {
             settle(st, s, Duration::from_millis(60)).await;
             let mut done = done;
-            popup::follow(st, s, &mut done).await;
+            follow_popup(st, s, &mut done).await;
             Ok(ok(done))
         }
         Err(er) if er.is_dialog_open() => Ok(ok(done)),
@@ -379,6 +379,39 @@ pub(crate) async fn scroll(st: &Settings, s: &mut Session, dir: Direction) -> R 
     )
     .await;
     Ok(ok(json!({"scrolled": dir})))
+}
+
+/// After an action: if the page asked for a new tab, open it and continue
+/// there; say so in `done`.
+async fn follow_popup(st: &Settings, s: &mut Session, done: &mut Value) {
+    let urls: Vec<String> = std::mem::take(&mut *s.tab.state.popups.lock().unwrap());
+    let Some(url) = urls.last().cloned() else {
+        return;
+    };
+    if let Err(r) = urlcheck::check(&url, &s.policy).await {
+        done["new_tab_blocked"] = json!(format!(
+            "The page tried to open a new tab at {url}, which was refused: {}",
+            r.message
+        ));
+        return;
+    }
+    match s.open_tab_at(st, &url).await {
+        Ok(warning) => {
+            let (u, t) = current_url_title(st, s).await;
+            done["new_tab"] = json!({"url": u, "title": t});
+            done["note"] = json!(
+                "This action opened a new tab; the browser session now continues in it. Call browser_snapshot for its content (refs from the previous tab no longer apply)."
+            );
+            if let Some(w) = warning {
+                done["warning"] = json!(w);
+            }
+        }
+        Err(e) => {
+            done["new_tab_error"] = json!(format!(
+                "The page tried to open a new tab at {url}, but it could not be opened: {e}"
+            ));
+        }
+    }
 }
 
 #[cfg(test)]

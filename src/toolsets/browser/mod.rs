@@ -26,6 +26,7 @@ mod actions;
 mod args;
 mod cdp;
 mod domsnap;
+mod frames;
 mod launch;
 mod navigate;
 mod navigator;

@@ -8,13 +8,8 @@
 //! ours (policy checked, interception on) and continues there, as Hermes'
 //! agent-browser does when a click opens a tab (hermes-agent:
 //! tools/browser_tool.py drives it; the click result says a tab opened).
-
-use serde_json::{Value, json};
-
-use super::page::current_url_title;
-use super::session::Session;
-use super::settings::Settings;
-use super::urlcheck;
+//! The action side is `actions::follow_popup`; this module is a leaf that
+//! the session (which installs the script) and the actions both use.
 
 /// The binding the page script calls with the URL it wanted to open.
 pub(crate) const BINDING: &str = "__hermesPopup";
@@ -41,36 +36,3 @@ pub(crate) const POPUP_JS: &str = r#"(() => {
     if (t && !SELF.test(t)) send(a.href);
   });
 })();"#;
-
-/// After an action: if the page asked for a new tab, open it and continue
-/// there; say so in `done`.
-pub(crate) async fn follow(st: &Settings, s: &mut Session, done: &mut Value) {
-    let urls: Vec<String> = std::mem::take(&mut *s.tab.state.popups.lock().unwrap());
-    let Some(url) = urls.last().cloned() else {
-        return;
-    };
-    if let Err(r) = urlcheck::check(&url, &s.policy).await {
-        done["new_tab_blocked"] = json!(format!(
-            "The page tried to open a new tab at {url}, which was refused: {}",
-            r.message
-        ));
-        return;
-    }
-    match s.open_tab_at(st, &url).await {
-        Ok(warning) => {
-            let (u, t) = current_url_title(st, s).await;
-            done["new_tab"] = json!({"url": u, "title": t});
-            done["note"] = json!(
-                "This action opened a new tab; the browser session now continues in it. Call browser_snapshot for its content (refs from the previous tab no longer apply)."
-            );
-            if let Some(w) = warning {
-                done["warning"] = json!(w);
-            }
-        }
-        Err(e) => {
-            done["new_tab_error"] = json!(format!(
-                "The page tried to open a new tab at {url}, but it could not be opened: {e}"
-            ));
-        }
-    }
-}

@@ -26,13 +26,13 @@ use tokio::sync::{Notify, watch};
 use tokio::task::JoinHandle;
 
 use super::cdp;
+use super::frames::Frames;
 use super::launch::{self, ChromeProcess, LaunchError};
 use super::navigator::{NavError, Navigator};
 use super::popup;
 use super::settings::{DialogPolicy, Settings};
 use super::snapshot::RefTable;
 use super::urlcheck::{self, BrowserPolicy, Refusal};
-use super::walk::Frames;
 
 /// Console and error buffers keep at most this many entries.
 const MAX_BUFFERED: usize = 1000;

@@ -19,6 +19,7 @@
 use serde_json::{Value, json};
 
 use super::domsnap::{self, WALKER_JS, Walk, split_key};
+use super::frames::{FrameCtx, Frames, Via};
 use super::navigator::Navigator;
 use super::page::{CmdError, cmd, cmd_as};
 use super::protocol::{ContentQuads, Evaluated, decode};
@@ -29,28 +30,6 @@ use super::settings::Settings;
 const MAX_FRAMES: usize = 20;
 /// The isolated world our scripts run in inside cross-origin frames.
 const WORLD: &str = "hermes-snapshot";
-
-/// How commands reach a cross-origin frame.
-enum Via {
-    /// In the tab's own renderer: the tab's session, this execution context.
-    World(i64),
-    /// Out of process: its own CDP session.
-    Oop(Navigator),
-}
-
-struct FrameCtx {
-    frame_id: String,
-    /// The walker id (top document) of the iframe element hosting it.
-    host: i64,
-    via: Via,
-}
-
-/// Cross-origin frames of the current document, numbered from 1.
-#[derive(Default)]
-pub(crate) struct Frames {
-    doc_gen: u64,
-    list: Vec<FrameCtx>,
-}
 
 fn walker_call() -> &'static str {
     static CALL: std::sync::OnceLock<String> = std::sync::OnceLock::new();
