@@ -5,6 +5,7 @@ Both servers drive the same Debian Chromium (/usr/bin/chromium) over stdio MCP
 against the same pages served on 127.0.0.1:
   * simple  - tests/fixtures/browser/form.html
   * big     - a generated 2,000-element page (1,000 list items with a link each)
+  * table   - a generated 1,000-row table, each row with a text input, a select and a button
   * article - a page of ../shared/corpora/readability/pages/<name>/source.html (--corpus DIR)
 
 Measured per server and page:
@@ -42,6 +43,18 @@ def big_page(n=2000):
         for i in range(n // 2)
     )
     return f"<!doctype html><html><head><title>Big page</title></head><body><h1>Big page</h1><ul>{rows}</ul></body></html>"
+
+
+def table_page(n=1000):
+    rows = "".join(
+        f'<tr><td>{i}</td><td>Row {i}</td><td><input aria-label="Qty {i}" value="{i % 7}"></td>'
+        f'<td><select aria-label="Size {i}"><option>S</option><option selected>M</option><option>L</option></select></td>'
+        f'<td><button>Save {i}</button></td></tr>'
+        for i in range(n)
+    )
+    return ("<!doctype html><html><head><title>Table page</title></head><body><h1>Orders</h1>"
+            "<table><thead><tr><th>#</th><th>Name</th><th>Qty</th><th>Size</th><th>Action</th></tr></thead>"
+            f"<tbody>{rows}</tbody></table></body></html>")
 
 
 def serve(pages):
@@ -154,12 +167,14 @@ def main():
     pages = {
         "/simple.html": open(os.path.join(FIXTURES, "form.html"), "rb").read(),
         "/big.html": big_page().encode(),
+        "/table.html": table_page().encode(),
         "/article.html": article,
     }
     port = serve(pages)
     urls = {
         "simple": f"http://127.0.0.1:{port}/simple.html",
         "big": f"http://127.0.0.1:{port}/big.html",
+        "table": f"http://127.0.0.1:{port}/table.html",
         "article": f"http://127.0.0.1:{port}/article.html",
     }
     tmp = tempfile.mkdtemp(prefix="bench-browser-")

@@ -84,6 +84,7 @@ vars! {
     CHROME_PATH = Serve, "browser", "Chromium/Chrome executable";
     BROWSER_CDP_URL = Serve, "browser", "attach to an existing browser over CDP";
     BROWSER_INACTIVITY_TIMEOUT = Serve, "browser", "idle seconds before the browser closes";
+    AUXILIARY_WEB_EXTRACT_MODEL = Serve, "browser", "auxiliary model that summarises long browser snapshots";
     // vision
     AUXILIARY_VISION_MODEL = Serve, "vision", "auxiliary vision model override";
     HERMES_VISION_DOWNLOAD_TIMEOUT = Serve, "vision", "image download timeout (seconds)";

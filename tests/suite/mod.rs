@@ -1,5 +1,6 @@
-mod browser;
+pub mod browser;
 mod browser_offline;
+mod browser_pages;
 mod cli_pipes;
 mod codex_auth;
 mod codex_e2e;

@@ -10,18 +10,20 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::args::Direction;
-use super::page::{CmdError, call_on, cmd, cmd_as, dialog_block, eval_value, settle};
-use super::protocol::{ContentQuads, LayoutMetrics, ResolvedNode, decode};
+use super::page::{CmdError, cmd, cmd_as, current_url_title, dialog_block, eval_value, settle};
+use super::protocol::{LayoutMetrics, decode};
 use super::reply::{Fail, R, ok};
 use super::session::{self, Session};
 use super::settings::Settings;
 use super::snapshot::{RefEntry, RefError};
 use super::textsafety;
+use super::urlcheck;
+use super::walk;
 
 /// Hermes' `_SCROLL_PIXELS` (hermes-agent: tools/browser_tool.py).
 const SCROLL_PIXELS: i64 = 500;
 
-/// Resolve a ref to a backend node id for the current document.
+/// Resolve a ref for the current document.
 fn resolve(s: &Session, raw: &str) -> Result<(String, RefEntry), Fail> {
     let (n, e) = s
         .refs
@@ -34,49 +36,32 @@ fn stale(r: &str) -> Fail {
     Fail::msg(RefError::Stale(r.to_string()))
 }
 
-/// `DOM.resolveNode` → a JS object id for the ref's element.
-async fn object_for(st: &Settings, s: &Session, shown: &str, backend: i64) -> Result<String, Fail> {
-    match cmd_as::<ResolvedNode>(
-        st,
-        s,
-        "DOM.resolveNode",
-        json!({"backendNodeId": backend, "objectGroup": "hermes"}),
-    )
-    .await
-    {
-        Ok(v) => v.object.object_id.ok_or_else(|| stale(shown)),
+/// The ref's element: its frame and a JS object id (see `walk.rs`).
+async fn object_for(
+    st: &Settings,
+    s: &Session,
+    shown: &str,
+    key: i64,
+) -> Result<(u32, String), Fail> {
+    match walk::element(st, s, key).await {
+        Ok(Some(x)) => Ok(x),
+        Ok(None) => Err(stale(shown)),
         Err(e) if e.is_node_gone() => Err(stale(shown)),
         Err(e) => Err(Fail::msg(e)),
     }
 }
 
-/// Centre of the element's border box, after scrolling it into view.
+/// Centre of the element's border box in the tab's viewport, after
+/// scrolling it into view.
 async fn center(
     st: &Settings,
     s: &Session,
     shown: &str,
-    backend: i64,
+    frame: u32,
+    obj: &str,
 ) -> Result<Option<(f64, f64)>, Fail> {
-    let _ = cmd(
-        st,
-        s,
-        "DOM.scrollIntoViewIfNeeded",
-        json!({"backendNodeId": backend}),
-    )
-    .await;
-    match cmd_as::<ContentQuads>(
-        st,
-        s,
-        "DOM.getContentQuads",
-        json!({"backendNodeId": backend}),
-    )
-    .await
-    {
-        Ok(v) => Ok(v.first().map(|f| {
-            let x = (f[0] + f[2] + f[4] + f[6]) / 4.0;
-            let y = (f[1] + f[3] + f[5] + f[7]) / 4.0;
-            (x, y)
-        })),
+    match walk::element_box(st, s, frame, obj, true).await {
+        Ok(b) => Ok(b.map(|[x0, y0, x1, y1]| ((x0 + x1) / 2.0, (y0 + y1) / 2.0))),
         Err(e) if e.is_node_gone() => Err(stale(shown)),
         Err(e) if e.is_dialog_open() => Err(Fail::msg(e)),
         Err(_) => Ok(None),
@@ -114,23 +99,24 @@ pub(crate) async fn click(st: &Settings, s: &mut Session, raw: &str) -> R {
     let done = json!({"clicked": shown});
     if e.role == "option" {
         // A <select>'s option: choose it the way a user's pick does.
-        let obj = object_for(st, s, &shown, e.backend).await?;
-        let r = call_on(st, s, &obj, "function(){const sel=this.closest('select'); if(!sel){this.click(); return true;} this.selected=true; sel.dispatchEvent(new Event('input',{bubbles:true})); sel.dispatchEvent(new Event('change',{bubbles:true})); return true;}", vec![]).await;
+        let (frame, obj) = object_for(st, s, &shown, e.backend).await?;
+        let r = walk::call_on(st, s, frame, &obj, "function(){const sel=this.closest('select'); if(!sel){this.click(); return true;} this.selected=true; sel.dispatchEvent(new Event('input',{bubbles:true})); sel.dispatchEvent(new Event('change',{bubbles:true})); return true;}", vec![]).await;
         return match r {
             Ok(_) => Ok(ok(done)),
             Err(er) if er.is_dialog_open() => Ok(ok(done)),
             Err(er) => Err(Fail::msg(format!("Failed to click {shown}: {er}"))),
         };
     }
-    let point = center(st, s, &shown, e.backend).await?;
+    let (frame, obj) = object_for(st, s, &shown, e.backend).await?;
+    let point = center(st, s, &shown, frame, &obj).await?;
     let r = match point {
         Some((x, y)) => mouse_click(st, s, x, y).await,
         None => {
             // Not rendered as a box (e.g. zero size): fall back to a DOM click.
-            let obj = object_for(st, s, &shown, e.backend).await?;
-            call_on(
+            walk::call_on(
                 st,
                 s,
+                frame,
                 &obj,
                 "function(){this.click(); return true;}",
                 vec![],
@@ -142,6 +128,8 @@ pub(crate) async fn click(st: &Settings, s: &mut Session, raw: &str) -> R {
     match r {
         Ok(()) => {
             settle(st, s, Duration::from_millis(60)).await;
+            let mut done = done;
+            follow_popup(st, s, &mut done).await;
             Ok(ok(done))
         }
         Err(er) if er.is_dialog_open() => Ok(ok(done)),
@@ -194,9 +182,17 @@ struct FillOutcome {
 /// `browser_type`.
 pub(crate) async fn type_text(st: &Settings, s: &mut Session, raw: &str, text: &str) -> R {
     let (shown, e) = resolve(s, raw)?;
-    let obj = object_for(st, s, &shown, e.backend).await?;
+    let (frame, obj) = object_for(st, s, &shown, e.backend).await?;
+    if walk::is_oop(s, frame)
+        && !matches!(e.role.as_str(), "combobox" | "listbox")
+        && let Some((x, y)) = center(st, s, &shown, frame, &obj).await?
+    {
+        // A frame in another process takes keyboard input once a click
+        // has focused it.
+        let _ = mouse_click(st, s, x, y).await;
+    }
     let r: FillOutcome = decode(
-        call_on(st, s, &obj, FILL_JS, vec![json!(text)])
+        walk::call_on(st, s, frame, &obj, FILL_JS, vec![json!(text)])
             .await
             .map_err(|er| Fail::msg(format!("Failed to type into {shown}: {er}")))?,
     );
@@ -227,11 +223,11 @@ pub(crate) async fn type_text(st: &Settings, s: &mut Session, raw: &str, text: &
     }
     // The field's text is selected: replace it (empty text clears it).
     let r = if text.is_empty() {
-        cmd(st, s, "Input.dispatchKeyEvent", json!({"type": "rawKeyDown", "key": "Delete", "code": "Delete", "windowsVirtualKeyCode": 46}))
+        walk::fcmd(st, s, frame, "Input.dispatchKeyEvent", json!({"type": "rawKeyDown", "key": "Delete", "code": "Delete", "windowsVirtualKeyCode": 46}))
             .await
-            .and(cmd(st, s, "Input.dispatchKeyEvent", json!({"type": "keyUp", "key": "Delete", "code": "Delete", "windowsVirtualKeyCode": 46})).await)
+            .and(walk::fcmd(st, s, frame, "Input.dispatchKeyEvent", json!({"type": "keyUp", "key": "Delete", "code": "Delete", "windowsVirtualKeyCode": 46})).await)
     } else {
-        cmd(st, s, "Input.insertText", json!({"text": text})).await
+        walk::fcmd(st, s, frame, "Input.insertText", json!({"text": text})).await
     };
     match r {
         Ok(_) => Ok(ok(json!({"typed": typed, "element": shown}))),
@@ -339,6 +335,8 @@ pub(crate) async fn press(st: &Settings, s: &mut Session, key: &str) -> R {
     match r {
         Ok(_) => {
             settle(st, s, Duration::from_millis(60)).await;
+            let mut done = done;
+            follow_popup(st, s, &mut done).await;
             Ok(ok(done))
         }
         Err(er) if er.is_dialog_open() => Ok(ok(done)),
@@ -381,6 +379,39 @@ pub(crate) async fn scroll(st: &Settings, s: &mut Session, dir: Direction) -> R 
     )
     .await;
     Ok(ok(json!({"scrolled": dir})))
+}
+
+/// After an action: if the page asked for a new tab, open it and continue
+/// there; say so in `done`.
+async fn follow_popup(st: &Settings, s: &mut Session, done: &mut Value) {
+    let urls: Vec<String> = std::mem::take(&mut *s.tab.state.popups.lock().unwrap());
+    let Some(url) = urls.last().cloned() else {
+        return;
+    };
+    if let Err(r) = urlcheck::check(&url, &s.policy).await {
+        done["new_tab_blocked"] = json!(format!(
+            "The page tried to open a new tab at {url}, which was refused: {}",
+            r.message
+        ));
+        return;
+    }
+    match s.open_tab_at(st, &url).await {
+        Ok(warning) => {
+            let (u, t) = current_url_title(st, s).await;
+            done["new_tab"] = json!({"url": u, "title": t});
+            done["note"] = json!(
+                "This action opened a new tab; the browser session now continues in it. Call browser_snapshot for its content (refs from the previous tab no longer apply)."
+            );
+            if let Some(w) = warning {
+                done["warning"] = json!(w);
+            }
+        }
+        Err(e) => {
+            done["new_tab_error"] = json!(format!(
+                "The page tried to open a new tab at {url}, but it could not be opened: {e}"
+            ));
+        }
+    }
 }
 
 #[cfg(test)]

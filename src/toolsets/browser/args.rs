@@ -46,6 +46,9 @@ pub(crate) struct NavigateArgs {
 pub(crate) struct SnapshotArgs {
     #[serde(deserialize_with = "lenient")]
     pub(crate) full: bool,
+    /// What the model is trying to do (focuses a long page's summary).
+    #[serde(deserialize_with = "lenient")]
+    pub(crate) task: String,
 }
 
 #[derive(Debug, Default, Deserialize)]

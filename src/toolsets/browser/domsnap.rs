@@ -1,4 +1,4 @@
-//! Snapshots from one in-page DOM walk (issue 14), not yet wired in.
+//! Snapshots from one in-page DOM walk (issue 14).
 //!
 //! `Accessibility.getFullAXTree` costs 1.1–1.6 s on a 10k-node page; the
 //! walker in `snapshot.js` computes roles, names, states and visibility in
@@ -13,8 +13,6 @@
 //! backend node ids in the [`snapshot::RefTable`]; ids from a cross-origin
 //! frame's own walk are namespaced with [`ref_key`] (frame number in the
 //! high 32 bits), so one table serves the whole tab.
-
-#![allow(dead_code)]
 
 use serde::Deserialize;
 use serde_json::{Value, json};

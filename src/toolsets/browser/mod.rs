@@ -8,7 +8,9 @@
 //! * [`navigator`]: `Page.navigate` on a connection of our own;
 //! * [`cdp`], [`protocol`], [`page`]: raw commands, their typed results, and
 //!   the bounded, dialog-aware way every tool sends them;
-//! * [`snapshot`]: accessibility-tree outline and `eN` refs;
+//! * [`snapshot`]: the snapshot outline and `eN` refs; [`domsnap`] reads the
+//!   in-page walker's tree (`snapshot.js`), [`walk`] runs it over CDP (frames
+//!   included) and finds the element behind a ref;
 //! * [`urlcheck`]: the single URL gate (rules from `crate::net::policy`);
 //! * [`textsafety`]: redaction of page text and the evaluate policy;
 //! * [`schemas`]: the tool definitions; [`args`]: a call parsed into [`args::Tool`];
@@ -23,13 +25,14 @@
 mod actions;
 mod args;
 mod cdp;
-// The in-page snapshot walker (snapshot.js), not wired in yet: see issue 14.
 mod domsnap;
+mod frames;
 mod launch;
 mod navigate;
 mod navigator;
 mod page;
 mod pageinfo;
+mod popup;
 mod protocol;
 mod reply;
 mod schemas;
@@ -40,6 +43,7 @@ mod snapshot;
 mod snapshot_tool;
 mod textsafety;
 mod urlcheck;
+mod walk;
 
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
@@ -206,7 +210,7 @@ impl BrowserToolset {
                     .await
                     .map(Reply::Json)
             }
-            Tool::Snapshot(a) => snapshot_tool::snapshot_tool(ctx, st, sess, a.full)
+            Tool::Snapshot(a) => snapshot_tool::snapshot_tool(ctx, st, sess, a.full, &a.task)
                 .await
                 .map(Reply::Json),
             Tool::Click(a) => actions::click(st, sess, &a.element).await.map(Reply::Json),

@@ -41,6 +41,9 @@ pub(crate) enum CmdError {
     /// The page script threw: DevTools' description of the exception.
     #[error("{0}")]
     Exception(String),
+    /// A cross-origin frame's own session failed (or the frame is gone).
+    #[error("{0}")]
+    Frame(String),
 }
 
 impl CmdError {

@@ -65,13 +65,6 @@ pub(crate) struct Evaluated {
     pub(crate) exception_details: Option<ExceptionDetails>,
 }
 
-/// `DOM.resolveNode`.
-#[derive(Debug, Default, Deserialize)]
-#[serde(default)]
-pub(crate) struct ResolvedNode {
-    pub(crate) object: RemoteObject,
-}
-
 /// `DOM.getContentQuads`: quads of 8 numbers (x1 y1 .. x4 y4, viewport px).
 #[derive(Debug, Default, Deserialize)]
 #[serde(default)]

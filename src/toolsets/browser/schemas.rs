@@ -91,6 +91,10 @@ fn browser_snapshot_params() -> Value {
                 "type": "boolean",
                 "description": "If true, returns complete page content. If false (default), returns compact view with interactive elements only.",
                 "default": false
+            },
+            "task": {
+                "type": "string",
+                "description": "Optional: what you are trying to do on this page. When the snapshot is over 15000 chars and an auxiliary model is configured (auxiliary.web_extract), it is summarized with this task in mind."
             }
         },
         "required": []

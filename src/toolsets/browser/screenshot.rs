@@ -10,12 +10,13 @@ use base64::Engine as _;
 use serde_json::{Value, json};
 
 use super::page::{call_on, cmd_as, eval_value, settle};
-use super::protocol::{ContentQuads, Evaluated, LayoutMetrics, Screenshot, decode};
+use super::protocol::{Evaluated, LayoutMetrics, Screenshot, decode};
 use super::reply::{Fail, Reply, ok};
 use super::session::Session;
 use super::settings::Settings;
 use super::snapshot_tool::take_snapshot;
 use super::textsafety;
+use super::walk;
 use crate::hermes::Context;
 use crate::toolsets::vision::{Analysis, VisionClient};
 
@@ -78,27 +79,13 @@ async fn annotate(ctx: &Context, st: &Settings, s: &mut Session) -> Result<Vec<V
         .unwrap_or_default();
     let mut items = Vec::new();
     for (n, e) in s.refs.latest_entries().into_iter().take(MAX_ANNOTATIONS) {
-        let Ok(v) = cmd_as::<ContentQuads>(
-            st,
-            s,
-            "DOM.getContentQuads",
-            json!({"backendNodeId": e.backend}),
-        )
-        .await
+        let Ok(Some((frame, obj))) = walk::element(st, s, e.backend).await else {
+            continue;
+        };
+        let Ok(Some([minx, miny, maxx, maxy])) = walk::element_box(st, s, frame, &obj, false).await
         else {
             continue;
         };
-        let Some(f) = v.first() else {
-            continue;
-        };
-        let (minx, maxx) = (
-            f[0].min(f[2]).min(f[4]).min(f[6]),
-            f[0].max(f[2]).max(f[4]).max(f[6]),
-        );
-        let (miny, maxy) = (
-            f[1].min(f[3]).min(f[5]).min(f[7]),
-            f[1].max(f[3]).max(f[5]).max(f[7]),
-        );
         items.push(
             json!({"n": n, "x": minx + sx, "y": miny + sy, "w": maxx - minx, "h": maxy - miny}),
         );

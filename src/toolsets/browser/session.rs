@@ -15,7 +15,7 @@ use chromiumoxide::cdp::browser_protocol::page::{
     EventJavascriptDialogOpening, EventLoadEventFired,
 };
 use chromiumoxide::cdp::js_protocol::runtime::{
-    EventConsoleApiCalled, EventExceptionThrown, RemoteObject,
+    EventBindingCalled, EventConsoleApiCalled, EventExceptionThrown, RemoteObject,
 };
 use chromiumoxide::error::CdpError;
 use chromiumoxide::handler::HandlerConfig;
@@ -26,8 +26,10 @@ use tokio::sync::{Notify, watch};
 use tokio::task::JoinHandle;
 
 use super::cdp;
+use super::frames::Frames;
 use super::launch::{self, ChromeProcess, LaunchError};
 use super::navigator::{NavError, Navigator};
+use super::popup;
 use super::settings::{DialogPolicy, Settings};
 use super::snapshot::RefTable;
 use super::urlcheck::{self, BrowserPolicy, Refusal};
@@ -110,6 +112,8 @@ pub(crate) struct TabState {
     /// The last document request refused by the URL policy.
     pub(crate) blocked: Mutex<Option<(String, Refusal)>>,
     pub(crate) main_frame: String,
+    /// URLs the page tried to open in a new tab (see `popup.rs`).
+    pub(crate) popups: Mutex<Vec<String>>,
     next_dialog: AtomicU64,
 }
 
@@ -126,8 +130,12 @@ pub(crate) struct Session {
     handler: JoinHandle<()>,
     process: Option<ChromeProcess>,
     pub(crate) tab: Tab,
+    /// Tabs the session left for a tab the page opened (closed with it).
+    background: Vec<Tab>,
     pub(crate) policy: BrowserPolicy,
     pub(crate) refs: RefTable,
+    /// Cross-origin frames of the current document (see `walk.rs`).
+    pub(crate) frames: Frames,
     pub(crate) last_used: Instant,
     pub(crate) first_nav_done: bool,
     pub(crate) attached: bool,
@@ -257,8 +265,10 @@ impl Session {
             handler: handler_task,
             process,
             tab,
+            background: Vec::new(),
             policy,
             refs: RefTable::default(),
+            frames: Frames::default(),
             last_used: Instant::now(),
             first_nav_done: false,
             attached,
@@ -274,13 +284,61 @@ impl Session {
         }
         let _ = tokio::time::timeout(Duration::from_secs(2), old.page.close()).await;
         self.refs.invalidate();
+        self.frames = Frames::default();
         Ok(())
+    }
+
+    /// Continue in a new tab at `url` (a tab the page opened; see
+    /// `popup.rs`). The previous tab stays open in the background. Returns a
+    /// warning when the page did not finish loading in time.
+    pub(crate) async fn open_tab_at(
+        &mut self,
+        settings: &Settings,
+        url: &str,
+    ) -> Result<Option<String>, SessionError> {
+        let tab = open_tab(&self.browser, &self.policy, settings).await?;
+        let mut loads = tab.state.loads.subscribe();
+        loads.borrow_and_update();
+        let nav = tokio::time::timeout(
+            settings.navigation_timeout,
+            tab.nav.call("Page.navigate", json!({"url": url})),
+        )
+        .await;
+        let old = std::mem::replace(&mut self.tab, tab);
+        self.background.push(old);
+        if self.background.len() > MAX_BACKGROUND_TABS {
+            let t = self.background.remove(0);
+            t.close().await;
+        }
+        self.refs.invalidate();
+        self.frames = Frames::default();
+        match nav {
+            Ok(Ok(_)) => {}
+            Ok(Err(e)) => return Err(SessionError::Navigator(e)),
+            Err(_) => return Ok(Some("The new tab did not answer in time.".into())),
+        }
+        let loaded = tokio::time::timeout(settings.navigation_timeout, loads.changed()).await;
+        Ok(loaded
+            .is_err()
+            .then(|| "The new tab's page did not finish loading in time.".into()))
+    }
+
+    /// The browser's DevTools WebSocket URL (for sessions of our own).
+    pub(crate) fn ws_url(&self) -> &str {
+        self.browser.websocket_address()
     }
     /// Close the tab and the browser; for a launched browser kill its whole
     /// process group and remove the profile. Never fails.
     pub(crate) async fn close(mut self) {
         for t in &self.tab.tasks {
             t.abort();
+        }
+        for t in std::mem::take(&mut self.background) {
+            if self.attached {
+                t.close().await;
+            } else {
+                t.abort_tasks();
+            }
         }
         if self.attached {
             let page = self.tab.page.clone();
@@ -311,6 +369,22 @@ impl Session {
     }
 }
 
+/// At most this many earlier tabs stay open behind the current one.
+const MAX_BACKGROUND_TABS: usize = 4;
+
+impl Tab {
+    fn abort_tasks(&self) {
+        for t in &self.tasks {
+            t.abort();
+        }
+    }
+
+    async fn close(self) {
+        self.abort_tasks();
+        let _ = tokio::time::timeout(Duration::from_secs(2), self.page.close()).await;
+    }
+}
+
 impl TabState {
     fn new(main_frame: String) -> Self {
         TabState {
@@ -325,6 +399,7 @@ impl TabState {
             loads: watch::channel(0).0,
             blocked: Mutex::new(None),
             main_frame,
+            popups: Mutex::new(Vec::new()),
             next_dialog: AtomicU64::new(1),
         }
     }
@@ -415,6 +490,11 @@ async fn open_tab(
             st.loading.send_replace(false);
         }
     });
+    listen!(EventBindingCalled, |ev, st, _pg| {
+        if ev.name == popup::BINDING {
+            push_capped(&st.popups, ev.payload.clone());
+        }
+    });
     listen!(EventLoadEventFired, |_ev, st, _pg| {
         st.loads.send_modify(|n| *n += 1);
     });
@@ -499,6 +579,14 @@ async fn open_tab(
         // the tools do not use; its typed parser also rejects Chromium 156's
         // Network.*ExtraInfo events (one warning per request).
         cdp::call(&page, "Network.disable", json!({})).await?;
+        // Pop-ups come back to us (see `popup.rs`).
+        cdp::call(&page, "Runtime.addBinding", json!({"name": popup::BINDING})).await?;
+        cdp::call(
+            &page,
+            "Page.addScriptToEvaluateOnNewDocument",
+            json!({"source": popup::POPUP_JS}),
+        )
+        .await?;
         cdp::call(
                 &page,
                 "Fetch.enable",

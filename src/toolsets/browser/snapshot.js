@@ -19,8 +19,9 @@
 // which renders the same and keeps the payload small.
 //
 // Refs: every emitted element gets a per-document id, stable across
-// snapshots (a WeakMap on the top window); `window.__hermesRefs` maps the ids
-// of the latest snapshot to their elements, for click/type/annotate:
+// snapshots (a WeakMap on the top window); `window.__hermesRefs` maps every
+// id issued in this document to its element (a ref from an earlier snapshot
+// of the same document still works), for click/type/annotate:
 //   Runtime.evaluate "window.__hermesRefs.get(7)" -> objectId.
 (function hermesSnapshot(opts) {
   opts = opts || {};
@@ -33,8 +34,8 @@
     Object.defineProperty(W, '__hermesNext', { value: 0, writable: true });
   }
   const ids = W.__hermesIds;
-  const refs = new Map();
-  Object.defineProperty(W, '__hermesRefs', { value: refs, writable: true, configurable: true });
+  if (!W.__hermesRefs) Object.defineProperty(W, '__hermesRefs', { value: new Map(), writable: true, configurable: true });
+  const refs = W.__hermesRefs;
   const frames = [];
   let count = 0;
 

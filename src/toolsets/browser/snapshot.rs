@@ -300,13 +300,6 @@ struct AxProperty {
     value: Option<AxValue>,
 }
 
-/// The result of `Accessibility.getFullAXTree`.
-#[derive(Debug, Default, Deserialize)]
-#[serde(default)]
-pub(crate) struct AxTree {
-    pub(crate) nodes: Vec<AxNode>,
-}
-
 struct Node<'a> {
     role: &'a str,
     name: String,

@@ -1,19 +1,23 @@
-//! `browser_snapshot`, and the snapshot `browser_navigate` returns: read the
-//! accessibility tree, render it (`snapshot.rs`), redact it, and cut it at
-//! Hermes' size limit with the full text stored in a file the model can page
-//! through.
+//! `browser_snapshot`, and the snapshot `browser_navigate` returns: walk the
+//! page once in the page (`walk.rs`), render it (`snapshot.rs`), redact it,
+//! and cut it at Hermes' size limit with the full text stored in a file the
+//! model can page through, or (`browser_snapshot` with an auxiliary model
+//! configured) have that model summarise it.
 
 use std::time::{Duration, Instant};
 
 use serde_json::json;
 
-use super::page::{CmdError, cmd_as, settle};
+use super::domsnap;
+use super::page::{CmdError, settle};
 use super::reply::{Fail, R, ok};
 use super::session::Session;
 use super::settings::Settings;
-use super::snapshot::{self, AxTree};
+use super::snapshot;
 use super::textsafety;
-use crate::hermes::Context;
+use super::walk;
+use crate::hermes::{Context, envvars};
+use crate::toolsets::vision::{Mode, VisionClient, auxiliary};
 
 /// Hermes' `SNAPSHOT_SUMMARIZE_THRESHOLD` (hermes-agent: tools/browser_tool.py).
 const SNAPSHOT_MAX_CHARS: usize = 15_000;
@@ -27,24 +31,43 @@ pub(crate) async fn take_snapshot(
     s: &mut Session,
     full: bool,
 ) -> Result<(String, usize), CmdError> {
+    take(ctx, st, s, full, None).await
+}
+
+/// [`take_snapshot`]; with `summarize` (the model's task, possibly empty), a
+/// long snapshot goes to the auxiliary model first.
+async fn take(
+    ctx: &Context,
+    st: &Settings,
+    s: &mut Session,
+    full: bool,
+    summarize: Option<&str>,
+) -> Result<(String, usize), CmdError> {
     let t0 = Instant::now();
     settle(st, s, Duration::ZERO).await;
     let t1 = Instant::now();
-    let tree: AxTree = cmd_as(st, s, "Accessibility.getFullAXTree", json!({})).await?;
+    let tree = walk::walk(st, s).await?;
     let t2 = Instant::now();
     let gen_ = s.tab.state.doc_gen();
-    let snap = snapshot::render(&tree.nodes, &mut s.refs, gen_, full);
+    let snap = domsnap::render(&tree, &mut s.refs, gen_, full);
     let t3 = Instant::now();
     let text = textsafety::redact(&snap.text);
     tracing::debug!(
-        "snapshot: settle {:?}, AX tree {:?} ({} nodes), render {:?}, redact {:?}",
+        "snapshot: settle {:?}, walk {:?} ({} elements), render {:?}, redact {:?}",
         t1 - t0,
         t2 - t1,
-        tree.nodes.len(),
+        tree.count,
         t3 - t2,
         t3.elapsed()
     );
-    let text = if text.chars().count() > SNAPSHOT_MAX_CHARS {
+    let long = text.chars().count() > SNAPSHOT_MAX_CHARS;
+    if long
+        && let Some(task) = summarize
+        && let Some(summary) = summarize_snapshot(ctx, &text, task).await
+    {
+        return Ok((summary, snap.element_count));
+    }
+    let text = if long {
         let stored = store_full_snapshot(ctx, &text);
         snapshot::truncate(&text, SNAPSHOT_MAX_CHARS, stored.as_deref())
     } else {
@@ -77,9 +100,81 @@ fn store_full_snapshot(ctx: &Context, text: &str) -> Option<String> {
     Some(path.display().to_string())
 }
 
+/// `1234567` → `1,234,567` (Python's `{:,}`).
+fn thousands(n: usize) -> String {
+    let d = n.to_string();
+    let mut out = String::new();
+    for (i, c) in d.chars().enumerate() {
+        if i > 0 && (d.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// Hermes' extraction prompt (`_extract_relevant_content`, hermes-agent:
+/// tools/browser_tool.py): task-aware when a task is known.
+fn extraction_prompt(text: &str, task: &str) -> String {
+    if task.trim().is_empty() {
+        return format!(
+            "Summarize this page snapshot, preserving:\n1. All interactive elements with their ref IDs (like [ref=e5])\n2. Key text content and headings\n3. Important information visible on the page\n\nPage Snapshot:\n{text}\n\nProvide a concise summary focused on interactive elements and key content."
+        );
+    }
+    format!(
+        "You are a content extractor for a browser automation agent.\n\nThe user's task is: {}\n\nGiven the following page snapshot (accessibility tree representation), extract and summarize the most relevant information for completing this task. Focus on:\n1. Interactive elements (buttons, links, inputs) that might be needed\n2. Text content relevant to the task (prices, descriptions, headings, important info)\n3. Navigation structure if relevant\n\nKeep ref IDs (like [ref=e5]) for interactive elements so the agent can use them.\n\nPage Snapshot:\n{text}\n\nProvide a concise summary that preserves actionable information and relevant content.",
+        task.trim()
+    )
+}
+
+/// Hermes' `_extract_relevant_content`: the auxiliary model (`auxiliary.web_extract`,
+/// `AUXILIARY_WEB_EXTRACT_MODEL`) summarises the (redacted) snapshot; the full
+/// text is stored and pointed to. `None` when no auxiliary model is
+/// configured or the call fails or answers nothing (then it is truncated).
+async fn summarize_snapshot(ctx: &Context, text: &str, task: &str) -> Option<String> {
+    let Mode::Auxiliary(cfg) =
+        auxiliary::mode_for(ctx, "web_extract", envvars::AUXILIARY_WEB_EXTRACT_MODEL)
+    else {
+        return None;
+    };
+    let http = VisionClient::new().http(ctx).ok()?;
+    let mut body = json!({
+        "model": cfg.model,
+        "messages": [{"role": "user", "content": textsafety::redact(&extraction_prompt(text, task))}],
+        "max_tokens": 4000,
+        "temperature": 0.1,
+    });
+    for (k, v) in &cfg.extra_body {
+        body[k] = v.clone();
+    }
+    let answer = match auxiliary::chat(&http, &cfg, &body).await {
+        Ok(a) if !a.trim().is_empty() => a,
+        Ok(_) => return None,
+        Err(e) => {
+            tracing::info!("browser_snapshot: summarising with the auxiliary model failed: {e}");
+            return None;
+        }
+    };
+    let note = store_full_snapshot(ctx, text)
+        .map(|p| {
+            format!(
+                "\n\n[Summarized from a {}-char snapshot. Full snapshot saved to: {p} — read it with read_file if anything is missing.]",
+                thousands(text.chars().count())
+            )
+        })
+        .unwrap_or_default();
+    Some(textsafety::redact(answer.trim()) + &note)
+}
+
 /// `browser_snapshot`.
-pub(crate) async fn snapshot_tool(ctx: &Context, st: &Settings, s: &mut Session, full: bool) -> R {
-    let (text, n) = take_snapshot(ctx, st, s, full).await.map_err(|e| {
+pub(crate) async fn snapshot_tool(
+    ctx: &Context,
+    st: &Settings,
+    s: &mut Session,
+    full: bool,
+    task: &str,
+) -> R {
+    let (text, n) = take(ctx, st, s, full, Some(task)).await.map_err(|e| {
         let e = e.to_string();
         Fail::msg(if e.is_empty() {
             "Failed to get snapshot".into()
@@ -88,4 +183,20 @@ pub(crate) async fn snapshot_tool(ctx: &Context, st: &Settings, s: &mut Session,
         })
     })?;
     Ok(ok(json!({"snapshot": text, "element_count": n})))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn prompts_and_counts_as_hermes_writes_them() {
+        assert_eq!(thousands(15234), "15,234");
+        assert_eq!(thousands(999), "999");
+        assert_eq!(thousands(1_000_000), "1,000,000");
+        let p = extraction_prompt("- button \"Go\" [ref=e1]", "buy a ticket");
+        assert!(p.contains("The user's task is: buy a ticket\n\n"), "{p}");
+        assert!(p.contains("Page Snapshot:\n- button \"Go\" [ref=e1]\n\n"));
+        assert!(extraction_prompt("x", " ").starts_with("Summarize this page snapshot"));
+    }
 }

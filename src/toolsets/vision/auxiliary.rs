@@ -80,25 +80,41 @@ pub(crate) fn download_timeout(ctx: &Context) -> Duration {
 /// Decide the mode from config and environment. Cheap: no I/O beyond the
 /// already-loaded config and `.env`.
 pub(crate) fn mode(ctx: &Context) -> Mode {
+    mode_for(ctx, "vision", envvars::AUXILIARY_VISION_MODEL)
+}
+
+/// The auxiliary model for Hermes task `task` (`auxiliary.<task>.*`, the
+/// model override in environment variable `model_var`): the same settings
+/// and defaults as vision's (hermes-agent: agent/auxiliary_client.py
+/// resolves every task alike). `browser_snapshot` summarises long pages with
+/// `web_extract`'s.
+pub(crate) fn mode_for(ctx: &Context, task: &str, model_var: &'static str) -> Mode {
+    match mode_in(ctx, task, model_var) {
+        Mode::Misconfigured(why) if task != "vision" => Mode::Misconfigured(
+            why.replace("auxiliary.vision.", &format!("auxiliary.{task}."))
+                .replace(envvars::AUXILIARY_VISION_MODEL, model_var),
+        ),
+        m => m,
+    }
+}
+
+fn mode_in(ctx: &Context, task: &str, model_var: &'static str) -> Mode {
     let cfg = ctx.config();
+    let key = |k: &str| format!("auxiliary.{task}.{k}");
     let provider_raw = ctx
-        .config_str("auxiliary.vision.provider")
+        .config_str(&key("provider"))
         .map(|s| s.trim().to_ascii_lowercase())
         .unwrap_or_else(|| "auto".into());
     let base_url = ctx
-        .config_str("auxiliary.vision.base_url")
+        .config_str(&key("base_url"))
         .map(|s| s.trim().trim_end_matches('/').to_string());
     let model = ctx
-        .config_str("auxiliary.vision.model")
+        .config_str(&key("model"))
         .map(|s| s.trim().to_string())
-        .or_else(|| {
-            ctx.env
-                .get(envvars::AUXILIARY_VISION_MODEL)
-                .map(|s| s.trim().to_string())
-        })
+        .or_else(|| ctx.env.get(model_var).map(|s| s.trim().to_string()))
         .filter(|s| !s.is_empty());
     let api_key = ctx
-        .config_str("auxiliary.vision.api_key")
+        .config_str(&key("api_key"))
         .map(|s| s.trim().to_string());
 
     let provider = match provider_raw.as_str() {
@@ -167,24 +183,24 @@ pub(crate) fn mode(ctx: &Context) -> Mode {
         }
     };
     let timeout = cfg
-        .f64("auxiliary.vision.timeout")
+        .f64(&key("timeout"))
         .filter(|t| t.is_finite() && *t > 0.0)
         .unwrap_or(120.0)
         .min(3600.0);
     let temperature = cfg
-        .f64("auxiliary.vision.temperature")
+        .f64(&key("temperature"))
         .filter(|t| t.is_finite())
         .unwrap_or(0.1);
     let max_tokens = cfg
-        .f64("auxiliary.vision.max_tokens")
+        .f64(&key("max_tokens"))
         .filter(|t| t.is_finite() && *t >= 1.0)
         .map(|t| t as u64)
         .unwrap_or(2000);
-    let mut extra_body = match cfg.get("auxiliary.vision.extra_body") {
+    let mut extra_body = match cfg.get(&key("extra_body")) {
         Some(Value::Object(m)) => m.clone(),
         _ => Map::new(),
     };
-    if let Some(effort) = ctx.config_str("auxiliary.vision.reasoning_effort")
+    if let Some(effort) = ctx.config_str(&key("reasoning_effort"))
         && !extra_body.contains_key("reasoning")
     {
         extra_body.insert("reasoning".into(), json!({ "effort": effort.trim() }));

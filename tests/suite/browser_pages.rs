@@ -1,0 +1,319 @@
+//! The parts of the web the in-page snapshot walker has to see (issue 14):
+//! iframes (same-origin, cross-origin from a second loopback port, and a
+//! cross-site one on 127.0.0.2), open shadow roots, `<dialog>`/`aria-modal` content,
+//! pop-ups and `target=_blank` tabs, and long snapshots summarised by an
+//! auxiliary model served on loopback. Real Chromium, loopback only.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::sync::{Arc, Mutex};
+
+use serde_json::{Value, json};
+
+use super::browser::{Browsing, ref_of};
+
+/// The ports of the second server (127.0.0.1) and the third (127.0.0.2).
+type Others = Arc<Mutex<(u16, u16)>>;
+
+/// Pages served on one address; `{B}` and `{C}` in a page are the other
+/// servers' ports and `{who}` the request's `who=` query value.
+fn serve(addr: &str, pages: Vec<(&'static str, String)>, other: Others) -> u16 {
+    let l = TcpListener::bind((addr, 0)).unwrap();
+    let port = l.local_addr().unwrap().port();
+    let pages = Arc::new(pages);
+    std::thread::spawn(move || {
+        for s in l.incoming().flatten() {
+            let pages = pages.clone();
+            let other = other.clone();
+            std::thread::spawn(move || {
+                let _ = answer(s, &pages, *other.lock().unwrap());
+            });
+        }
+    });
+    port
+}
+
+fn answer(mut s: TcpStream, pages: &[(&str, String)], other: (u16, u16)) -> std::io::Result<()> {
+    let mut r = BufReader::new(s.try_clone()?);
+    let mut line = String::new();
+    r.read_line(&mut line)?;
+    loop {
+        let mut h = String::new();
+        if r.read_line(&mut h)? == 0 || h == "\r\n" {
+            break;
+        }
+    }
+    let target = line.split_whitespace().nth(1).unwrap_or("/");
+    let (path, query) = target.split_once('?').unwrap_or((target, ""));
+    let who = query.strip_prefix("who=").unwrap_or("");
+    let (status, body) = match pages.iter().find(|(p, _)| *p == path) {
+        Some((_, b)) => (
+            "200 OK",
+            b.replace("{B}", &other.0.to_string())
+                .replace("{C}", &other.1.to_string())
+                .replace("{who}", who),
+        ),
+        None => ("404 Not Found", "<h1>Not found</h1>".to_string()),
+    };
+    write!(
+        s,
+        "HTTP/1.1 {status}\r\nContent-Type: text/html; charset=utf-8\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    )
+}
+
+const INNER: &str = r#"<!doctype html><title>Inner {who}</title>
+<input aria-label="Field {who}">
+<button onclick="document.getElementById('out').textContent='clicked {who}: '+document.querySelector('input').value">Go {who}</button>
+<p id="out">waiting {who}</p>"#;
+
+const FRAMES: &str = r#"<!doctype html><title>Frames</title><h1>Frames</h1>
+<iframe title="Same" src="/inner.html?who=same" width="400" height="120"></iframe>
+<iframe title="Cross" src="http://127.0.0.1:{B}/inner.html?who=cross" width="400" height="120"></iframe>
+"#;
+
+const SHADOW: &str = r#"<!doctype html><title>Shadow</title><h1>Widgets</h1>
+<fancy-card><span slot="title">Slotted title</span></fancy-card>
+<script>
+customElements.define('fancy-card', class extends HTMLElement {
+  constructor() {
+    super();
+    const r = this.attachShadow({mode: 'open'});
+    r.innerHTML = '<h2><slot name="title"></slot></h2><button id="b">Shadow button</button><p id="o">not pressed</p>';
+    r.getElementById('b').onclick = () => { r.getElementById('o').textContent = 'shadow pressed'; };
+  }
+});
+</script>
+<div role="dialog" aria-modal="true" aria-label="Cookie consent"><p>We use cookies.</p><button>Accept all</button></div>
+<button onclick="document.getElementById('settings').showModal()">Open settings</button>
+<dialog id="settings" aria-label="Settings"><label>Nickname <input></label><button onclick="this.closest('dialog').close()">Close settings</button></dialog>"#;
+
+const POPUPS: &str = r#"<!doctype html><title>Opener</title><h1>Opener</h1>
+<a href="/opened.html?who=link" target="_blank">Open in new tab</a>
+<button onclick="window.open('/opened.html?who=script')">Pop up</button>"#;
+
+const OPENED: &str = r#"<!doctype html><title>Opened {who}</title><h1>New tab from {who}</h1><button>Inside {who}</button>"#;
+
+/// The page server (127.0.0.1), a second port on 127.0.0.1 (cross-origin,
+/// same site) and one on 127.0.0.2 (cross-site).
+fn two_servers() -> (u16, u16) {
+    let others: Others = Arc::new(Mutex::new((0, 0)));
+    let pages = || {
+        vec![
+            ("/inner.html", INNER.to_string()),
+            ("/frames.html", FRAMES.to_string()),
+            ("/shadow.html", SHADOW.to_string()),
+            ("/popups.html", POPUPS.to_string()),
+            ("/opened.html", OPENED.to_string()),
+        ]
+    };
+    let a = serve("127.0.0.1", pages(), others.clone());
+    let b = serve("127.0.0.1", pages(), others.clone());
+    let c = serve("127.0.0.2", pages(), others.clone());
+    *others.lock().unwrap() = (b, c);
+    (a, b)
+}
+
+fn snap(v: &Value) -> String {
+    v["snapshot"].as_str().unwrap_or_default().to_string()
+}
+
+/// Indentation (in spaces) of the line containing `needle`.
+fn indent_of(snapshot: &str, needle: &str) -> usize {
+    let l = snapshot
+        .lines()
+        .find(|l| l.contains(needle))
+        .unwrap_or_else(|| panic!("no line with {needle:?} in:\n{snapshot}"));
+    l.len() - l.trim_start().len()
+}
+
+#[test]
+fn browser_iframes_same_and_cross_origin_are_in_the_snapshot_and_act() {
+    let (a, _b) = two_servers();
+    let mut b = Browsing::start("");
+    let nav = b.ok(
+        "browser_navigate",
+        json!({"url": format!("http://127.0.0.1:{a}/frames.html")}),
+    );
+    let s = snap(&nav);
+    for who in ["same", "cross"] {
+        // Each frame's content sits under its iframe line.
+        let frame_line = match who {
+            "same" => "iframe \"Same\"",
+            _ => "iframe \"Cross\"",
+        };
+        assert!(
+            indent_of(&s, &format!("textbox \"Field {who}\"")) > indent_of(&s, frame_line),
+            "{s}"
+        );
+        let field = ref_of(&s, &format!("textbox \"Field {who}\""));
+        let go = ref_of(&s, &format!("button \"Go {who}\""));
+        b.ok(
+            "browser_type",
+            json!({"ref": field, "text": format!("hello {who}")}),
+        );
+        b.ok("browser_click", json!({"ref": go}));
+    }
+    let after = snap(&b.ok("browser_snapshot", json!({})));
+    for who in ["same", "cross"] {
+        assert!(
+            after.contains(&format!("clicked {who}: hello {who}")),
+            "{who}: {after}"
+        );
+    }
+    // Refs stay the same across snapshots of one document, frames included.
+    assert_eq!(
+        ref_of(&after, "textbox \"Field cross\""),
+        ref_of(&s, "textbox \"Field cross\"")
+    );
+}
+
+#[test]
+fn browser_shadow_dom_and_modal_dialogs() {
+    let (a, _b) = two_servers();
+    let mut b = Browsing::start("");
+    let nav = b.ok(
+        "browser_navigate",
+        json!({"url": format!("http://127.0.0.1:{a}/shadow.html")}),
+    );
+    let s = snap(&nav);
+    assert!(s.contains("Slotted title"), "{s}");
+    let btn = ref_of(&s, "button \"Shadow button\"");
+    let consent = ref_of(&s, "dialog \"Cookie consent\"");
+    assert!(!consent.is_empty());
+    assert!(
+        indent_of(&s, "button \"Accept all\"") > indent_of(&s, "dialog \"Cookie consent\""),
+        "{s}"
+    );
+    // A closed <dialog> is not shown.
+    assert!(!s.contains("Close settings"), "{s}");
+    b.ok("browser_click", json!({"ref": btn}));
+    let open = ref_of(&s, "button \"Open settings\"");
+    b.ok("browser_click", json!({"ref": open}));
+    let s2 = snap(&b.ok("browser_snapshot", json!({})));
+    assert!(s2.contains("shadow pressed"), "{s2}");
+    let field = ref_of(&s2, "textbox \"Nickname\"");
+    assert!(
+        indent_of(&s2, "textbox \"Nickname\"") > indent_of(&s2, "dialog \"Settings\""),
+        "{s2}"
+    );
+    b.ok("browser_type", json!({"ref": field, "text": "ada"}));
+    let close = ref_of(&s2, "button \"Close settings\"");
+    b.ok("browser_click", json!({"ref": close}));
+    let s3 = snap(&b.ok("browser_snapshot", json!({})));
+    assert!(!s3.contains("Close settings"), "{s3}");
+}
+
+#[test]
+fn browser_new_tabs_and_popups_continue_the_session() {
+    let (a, _b) = two_servers();
+    let mut b = Browsing::start("");
+    let url = format!("http://127.0.0.1:{a}/popups.html");
+    let s = snap(&b.ok("browser_navigate", json!({"url": url})));
+    let link = ref_of(&s, "link \"Open in new tab\"");
+    let c = b.ok("browser_click", json!({"ref": link}));
+    assert_eq!(c["new_tab"]["title"], "Opened link", "{c}");
+    assert!(c["note"].as_str().unwrap().contains("new tab"), "{c}");
+    let s2 = snap(&b.ok("browser_snapshot", json!({})));
+    assert!(s2.contains("New tab from link"), "{s2}");
+    ref_of(&s2, "button \"Inside link\"");
+    // Refs of the previous tab are stale now.
+    let stale = b.fail("browser_click", json!({"ref": link}));
+    assert!(
+        stale["error"].as_str().unwrap().contains("stale"),
+        "{stale}"
+    );
+    // window.open from a script.
+    let s = snap(&b.ok("browser_navigate", json!({"url": url})));
+    let pop = ref_of(&s, "button \"Pop up\"");
+    let c = b.ok("browser_click", json!({"ref": pop}));
+    assert_eq!(c["new_tab"]["title"], "Opened script", "{c}");
+    let s3 = snap(&b.ok("browser_snapshot", json!({})));
+    assert!(s3.contains("New tab from script"), "{s3}");
+}
+
+/// A loopback OpenAI-compatible chat-completions server: records request
+/// bodies, answers `reply`.
+fn chat_server(reply: &'static str) -> (u16, Arc<Mutex<Vec<Value>>>) {
+    let l = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = l.local_addr().unwrap().port();
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let seen2 = seen.clone();
+    std::thread::spawn(move || {
+        for mut s in l.incoming().flatten() {
+            let mut r = BufReader::new(s.try_clone().unwrap());
+            let mut len = 0usize;
+            let mut line = String::new();
+            let _ = r.read_line(&mut line);
+            loop {
+                let mut h = String::new();
+                if r.read_line(&mut h).unwrap_or(0) == 0 || h == "\r\n" {
+                    break;
+                }
+                if let Some(v) = h.to_ascii_lowercase().strip_prefix("content-length:") {
+                    len = v.trim().parse().unwrap_or(0);
+                }
+            }
+            let mut body = vec![0; len];
+            let _ = r.read_exact(&mut body);
+            seen2
+                .lock()
+                .unwrap()
+                .push(serde_json::from_slice(&body).unwrap_or(Value::Null));
+            let answer = json!({"id": "x", "object": "chat.completion", "model": "summarizer",
+                "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": reply}}]})
+            .to_string();
+            let _ = write!(
+                s,
+                "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{answer}",
+                answer.len()
+            );
+        }
+    });
+    (port, seen)
+}
+
+#[test]
+fn browser_long_snapshots_are_summarised_by_the_auxiliary_model() {
+    let pages = super::browser::PageServer::start();
+    let (port, seen) = chat_server("Item number 7 is the link [ref=e9].");
+    let mut b = Browsing::start(&format!(
+        "auxiliary:\n  web_extract:\n    provider: custom\n    base_url: http://127.0.0.1:{port}/v1\n    model: summarizer\n"
+    ));
+    // browser_navigate truncates (as Hermes' does); browser_snapshot summarises.
+    let nav = b.ok("browser_navigate", json!({"url": pages.url("/big?n=4000")}));
+    assert!(snap(&nav).contains("more lines truncated"), "{nav}");
+    assert!(seen.lock().unwrap().is_empty());
+    let s = snap(&b.ok("browser_snapshot", json!({"task": "open item 7"})));
+    assert!(
+        s.starts_with("Item number 7 is the link [ref=e9].\n\n[Summarized from a "),
+        "{s}"
+    );
+    let path = s
+        .split("Full snapshot saved to: ")
+        .nth(1)
+        .and_then(|r| r.split(" — ").next())
+        .unwrap();
+    assert!(
+        std::fs::read_to_string(path)
+            .unwrap()
+            .contains("link \"Item number 1999\"")
+    );
+    let req = seen.lock().unwrap()[0].clone();
+    assert_eq!(req["model"], "summarizer");
+    let prompt = req["messages"][0]["content"].as_str().unwrap();
+    assert!(
+        prompt.contains("The user's task is: open item 7"),
+        "{prompt}"
+    );
+    assert!(prompt.contains("Page Snapshot:\n- heading \"Big page\""));
+    // Without a task: Hermes' general summary prompt.
+    b.ok("browser_snapshot", json!({}));
+    let req = seen.lock().unwrap()[1].clone();
+    assert!(
+        req["messages"][0]["content"]
+            .as_str()
+            .unwrap()
+            .starts_with("Summarize this page snapshot")
+    );
+}
