@@ -1,9 +1,11 @@
-//! The engines behind `text_to_speech`, one module per family: [`local`]
+//! The engines behind `text_to_speech`, one module per family: [`edge`] (Hermes'
+//! default, MP3 over a websocket), [`local`]
 //! (espeak-ng and Piper write WAV, then it is converted), [`command`]
 //! (`tts.providers.<name>` shell commands), [`openai`] and [`elevenlabs`]
 //! (HTTP APIs that answer with audio bytes).
 
 pub(crate) mod command;
+pub(crate) mod edge;
 pub(crate) mod elevenlabs;
 pub(crate) mod local;
 pub(crate) mod openai;
