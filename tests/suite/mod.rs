@@ -24,6 +24,7 @@ mod serve_protocol;
 mod serve_reliability;
 mod skills;
 mod skills_files;
+mod tts_cloud;
 mod tts_edge;
 mod vision;
 mod vision_e2e;

@@ -11,6 +11,9 @@
 //!   `.onnx` path or a name under `tts.piper.voices_dir`, default
 //!   `$HERMES_HOME/cache/piper-voices/`). Voices are not downloaded.
 //! * `openai` (`VOICE_TOOLS_OPENAI_KEY` or `OPENAI_API_KEY`; `tts.openai.model|voice|speed|base_url`).
+//! * `minimax` (`MINIMAX_API_KEY`), `xai` (`XAI_API_KEY`), `mistral` (`MISTRAL_API_KEY`),
+//!   `gemini` (`GEMINI_API_KEY` / `GOOGLE_API_KEY`), `deepinfra` (`DEEPINFRA_API_KEY`):
+//!   [`providers::cloud`], each with `tts.<provider>.*` as Hermes reads it.
 //! * `elevenlabs` (`ELEVENLABS_API_KEY`; `tts.elevenlabs.voice_id|model_id|base_url`,
 //!   base URL default `https://api.elevenlabs.io`).
 //! * any other name: `tts.providers.<name>` with `type: command` (Hermes' command providers).
@@ -41,6 +44,7 @@ use crate::toolsets::media::{self, audio};
 use config::tts_config;
 use error::TtsError;
 use plan::{Engine, Plan, PlanError, max_text_length, plan};
+use providers::cloud::cloud_speech;
 use providers::command::{command_format, run_command_provider};
 use providers::edge::edge_speech;
 use providers::elevenlabs::elevenlabs_speech;
@@ -259,6 +263,10 @@ impl TtsToolset {
             }
             Engine::OpenAi { key } => match self.http.get(ctx) {
                 Ok(h) => openai_speech(&h, &cfg, key, &text, &file_path).await,
+                Err(e) => Err(TtsError::Failed(e.to_string())),
+            },
+            Engine::Cloud { api, key } => match self.http.get(ctx) {
+                Ok(h) => cloud_speech(ctx, &h, &cfg, *api, key, &text, &file_path).await,
                 Err(e) => Err(TtsError::Failed(e.to_string())),
             },
             Engine::ElevenLabs { key } => match self.http.get(ctx) {

@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use serde_json::{Map, Value};
 
 use super::config::{positive_int, section, section_str, tts_config};
+use super::providers::cloud::{Api, api_key};
 use crate::hermes::Context;
 use crate::hermes::envvars;
 use crate::toolsets::media;
@@ -131,6 +132,11 @@ pub(crate) enum Engine {
     ElevenLabs {
         key: String,
     },
+    /// MiniMax, xAI, Mistral, Gemini, DeepInfra ([`super::providers::cloud`]).
+    Cloud {
+        api: Api,
+        key: String,
+    },
 }
 
 /// The provider resolved from config: what runs, and the name results report.
@@ -159,7 +165,7 @@ impl Plan {
     }
 }
 
-const SUPPORTED: &str = "supported: edge, openai, elevenlabs, piper, espeak-ng (a hermes-mcp extension), or a command provider under tts.providers.<name>";
+const SUPPORTED: &str = "supported: edge, openai, elevenlabs, minimax, xai, mistral, gemini, deepinfra, piper, espeak-ng (a hermes-mcp extension), or a command provider under tts.providers.<name>";
 
 fn espeak_bin(ctx: &Context) -> Option<PathBuf> {
     media::which(ctx, "espeak-ng").or_else(|| media::which(ctx, "espeak"))
@@ -182,6 +188,9 @@ pub(crate) enum PlanError {
     NoPiper,
     #[error("Piper voice '{voice}' not found: put {voice}.onnx and {voice}.onnx.json in {} (hermes-mcp does not download voices; `python -m piper.download_voices {voice} --download-dir {}` does)", dir.display(), dir.display())]
     NoPiperVoice { voice: String, dir: PathBuf },
+    /// Hermes' missing-key `ValueError` text.
+    #[error("tts.provider is {provider} but {msg}")]
+    NoKey { provider: String, msg: &'static str },
     /// A Hermes built-in provider hermes-mcp does not implement.
     #[error("tts.provider '{0}' is not supported by hermes-mcp ({SUPPORTED})")]
     Unsupported(String),
@@ -250,6 +259,22 @@ pub(crate) fn plan(ctx: &Context) -> Result<Plan, PlanError> {
             };
             let model = piper_model(ctx, &cfg)?;
             Ok(mk("piper", Engine::Piper { bin, model }, why))
+        }
+        p @ ("minimax" | "xai" | "mistral" | "gemini" | "deepinfra") => {
+            let api = match p {
+                "minimax" => Api::Minimax,
+                "xai" => Api::Xai,
+                "mistral" => Api::Mistral,
+                "gemini" => Api::Gemini,
+                _ => Api::DeepInfra,
+            };
+            match api_key(ctx, api) {
+                Ok(key) => Ok(mk(p, Engine::Cloud { api, key }, why)),
+                Err(msg) => Err(PlanError::NoKey {
+                    provider: p.to_string(),
+                    msg,
+                }),
+            }
         }
         p if BUILTIN_PROVIDERS.contains(&p) => Err(PlanError::Unsupported(p.to_string())),
         // Hermes: no command provider and no plugin of that name → the Edge default,
@@ -373,8 +398,25 @@ mod tests {
                 .to_string()
                 .contains("ELEVENLABS_API_KEY")
         );
+        let e = plan(&ctx("tts: {provider: gemini}", &[]))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("GEMINI_API_KEY not set"), "{e}");
+        let p = plan(&ctx("tts: {provider: gemini}", &[("GOOGLE_API_KEY", "g")])).unwrap();
+        assert!(matches!(p.engine, Engine::Cloud { api: Api::Gemini, ref key } if key == "g"));
+        for (name, var) in [
+            ("minimax", "MINIMAX_API_KEY"),
+            ("xai", "XAI_API_KEY"),
+            ("mistral", "MISTRAL_API_KEY"),
+            ("deepinfra", "DEEPINFRA_API_KEY"),
+        ] {
+            let y = format!("tts: {{provider: {name}}}");
+            let e = plan(&ctx(&y, &[])).unwrap_err().to_string();
+            assert!(e.contains(var), "{e}");
+            assert!(plan(&ctx(&y, &[(var, "k")])).is_ok());
+        }
         assert!(
-            plan(&ctx("tts: {provider: gemini}", &[]))
+            plan(&ctx("tts: {provider: kittentts}", &[]))
                 .unwrap_err()
                 .to_string()
                 .contains("not supported")

@@ -14,10 +14,9 @@
 use std::path::Path;
 use std::time::Duration;
 
-use super::{Produced, write_audio};
+use super::{Produced, deliver_mp3};
 use crate::hermes::Context;
 use crate::net::{Policy, check_url};
-use crate::toolsets::media::audio;
 use crate::toolsets::media::edge_tts;
 use crate::toolsets::media::tts::error::TtsError;
 
@@ -69,41 +68,5 @@ pub(crate) async fn edge_speech(
         edge_tts::EdgeTtsError::InvalidParam(m) => TtsError::Config(m),
         other => TtsError::Failed(other.to_string()),
     })?;
-    let duration = audio::mp3_info(&mp3).map(|i| i.duration_secs());
-    let mut notes = Vec::new();
-    let path = match audio::format_of(requested) {
-        Some("mp3") | None => {
-            write_audio(requested, &mp3)?;
-            requested.to_path_buf()
-        }
-        Some(fmt) => {
-            let dir = requested.parent().unwrap_or(Path::new("."));
-            let mut tmp = tempfile::Builder::new()
-                .prefix(".tts-")
-                .suffix(".mp3")
-                .tempfile_in(dir)
-                .map_err(|e| TtsError::Failed(format!("cannot write in {}: {e}", dir.display())))?;
-            std::io::Write::write_all(&mut tmp, &mp3)
-                .map_err(|e| TtsError::Failed(format!("cannot write in {}: {e}", dir.display())))?;
-            match audio::convert_mp3(ctx, tmp.path(), requested, fmt).await {
-                Ok(()) => requested.to_path_buf(),
-                Err(why) => {
-                    let kept = requested.with_extension("mp3");
-                    tmp.persist(&kept).map_err(|e| {
-                        TtsError::Failed(format!("cannot write {}: {e}", kept.display()))
-                    })?;
-                    notes.push(format!(
-                        "Edge TTS returns MP3; {why}; kept the MP3 audio at {}",
-                        kept.display()
-                    ));
-                    kept
-                }
-            }
-        }
-    };
-    Ok(Produced {
-        path,
-        notes,
-        duration,
-    })
+    deliver_mp3(ctx, "Edge TTS", &mp3, requested).await
 }
