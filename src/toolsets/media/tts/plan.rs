@@ -191,6 +191,15 @@ pub(crate) enum PlanError {
     /// Hermes' missing-key `ValueError` text.
     #[error("tts.provider is {provider} but {msg}")]
     NoKey { provider: String, msg: &'static str },
+    /// A Hermes provider that runs a local Python model (hermes-agent: `_generate_neutts`,
+    /// `_generate_kittentts`), which hermes-mcp does not host.
+    #[error(
+        "tts.provider is {provider}, a local Python model that hermes-mcp cannot run (Hermes itself needs: {install}); choose edge, piper or a tts.providers.<name> command"
+    )]
+    LocalPython {
+        provider: &'static str,
+        install: &'static str,
+    },
     /// A Hermes built-in provider hermes-mcp does not implement.
     #[error("tts.provider '{0}' is not supported by hermes-mcp ({SUPPORTED})")]
     Unsupported(String),
@@ -276,6 +285,14 @@ pub(crate) fn plan(ctx: &Context) -> Result<Plan, PlanError> {
                 }),
             }
         }
+        "neutts" => Err(PlanError::LocalPython {
+            provider: "neutts",
+            install: "install espeak-ng and run python -m pip install -U neutts[all]",
+        }),
+        "kittentts" => Err(PlanError::LocalPython {
+            provider: "kittentts",
+            install: "pip install https://github.com/KittenML/KittenTTS/releases/download/0.8.1/kittentts-0.8.1-py3-none-any.whl",
+        }),
         p if BUILTIN_PROVIDERS.contains(&p) => Err(PlanError::Unsupported(p.to_string())),
         // Hermes: no command provider and no plugin of that name → the Edge default,
         // still reported (and its errors worded) under the configured name.
@@ -415,12 +432,10 @@ mod tests {
             assert!(e.contains(var), "{e}");
             assert!(plan(&ctx(&y, &[(var, "k")])).is_ok());
         }
-        assert!(
-            plan(&ctx("tts: {provider: kittentts}", &[]))
-                .unwrap_err()
-                .to_string()
-                .contains("not supported")
-        );
+        let e = plan(&ctx("tts: {provider: kittentts}", &[]))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("pip install https://github.com/KittenML"), "{e}");
     }
 
     #[test]
