@@ -97,6 +97,16 @@ vars! {
     OPENAI_BASE_URL = Serve, "media", "OpenAI-compatible base URL";
     VOICE_TOOLS_OPENAI_KEY = Serve, "tts", "OpenAI key for speech (preferred over OPENAI_API_KEY)";
     ELEVENLABS_API_KEY = Serve, "tts", "ElevenLabs speech";
+    MINIMAX_API_KEY = Serve, "tts", "MiniMax speech (tts.provider: minimax)";
+    MINIMAX_GROUP_ID = Serve, "tts", "MiniMax GroupId query parameter (or tts.minimax.group_id)";
+    XAI_API_KEY = Serve, "tts", "xAI speech (tts.provider: xai)";
+    XAI_BASE_URL = Serve, "tts", "xAI API base URL (default https://api.x.ai/v1)";
+    MISTRAL_API_KEY = Serve, "tts", "Mistral Voxtral speech (tts.provider: mistral)";
+    GEMINI_API_KEY = Serve, "tts", "Google Gemini speech (tts.provider: gemini)";
+    GOOGLE_API_KEY = Serve, "tts", "Google Gemini speech, when GEMINI_API_KEY is unset";
+    GEMINI_BASE_URL = Serve, "tts", "Gemini API base URL (default https://generativelanguage.googleapis.com/v1beta)";
+    DEEPINFRA_API_KEY = Serve, "tts", "DeepInfra speech (tts.provider: deepinfra)";
+    DEEPINFRA_BASE_URL = Serve, "tts", "DeepInfra OpenAI-compatible base URL and model catalog";
     PATH = Base, "core", "where chromium, espeak-ng, piper, ffmpeg and sox are found (Codex passes it by default)";
     // CLI side only
     CODEX_HOME = Cli, "migrate", "Codex home (config.toml); default ~/.codex";

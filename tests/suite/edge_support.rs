@@ -45,6 +45,8 @@ struct State {
     forbid: usize,
     /// Refuse handshakes whose token version is not this one ("1" or "2").
     only_version: Option<String>,
+    /// Answer these bytes instead of [`fake_audio`] (a real MP3, to test conversion).
+    audio: Option<Vec<u8>>,
 }
 
 pub struct FakeEdge {
@@ -99,6 +101,11 @@ impl FakeEdge {
     /// Refuse (403) every handshake whose `Sec-MS-GEC-Version` is not `v-…`.
     pub fn only_version(&self, v: &str) {
         self.state.lock().unwrap().only_version = Some(v.to_string());
+    }
+
+    /// Answer `bytes` as the audio of every later request.
+    pub fn answer_audio(&self, bytes: Vec<u8>) {
+        self.state.lock().unwrap().audio = Some(bytes);
     }
 
     pub fn sessions(&self) -> Vec<Session> {
@@ -298,7 +305,8 @@ async fn serve(tcp: tokio::net::TcpStream, state: Arc<Mutex<State>>) {
         pitch.to_string(),
         text.to_string(),
     ]);
-    let audio = fake_audio(voice, rate, volume, pitch, text);
+    let fixed = state.lock().unwrap().audio.clone();
+    let audio = fixed.unwrap_or_else(|| fake_audio(voice, rate, volume, pitch, text));
     let text_frame = |path: &str, body: &str| {
         Message::Text(
             format!(

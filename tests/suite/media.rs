@@ -38,13 +38,21 @@ fn wav_duration(path: &Path) -> f64 {
 
 const SENTENCE: &str = "Hermes speaks offline. This sentence is long enough to last a few seconds.";
 
-// ------------------------------------------------------------------ TTS: espeak-ng default
+// ------------------------------------------------------------------ TTS: espeak-ng (ours)
+
+/// `tts.provider: espeak-ng`, hermes-mcp's offline extension (Hermes' default, edge,
+/// is tested in tts_edge.rs).
+fn espeak_env() -> TestEnv {
+    let env = TestEnv::new();
+    env.write_hermes("config.yaml", "tts:\n  provider: espeak-ng\n");
+    env
+}
 
 #[test]
-fn tts_default_is_offline_espeak_and_writes_real_speech() {
+fn tts_espeak_writes_real_speech() {
     require("espeak-ng", "espeak-ng");
     require("soxi", "sox");
-    let env = TestEnv::new();
+    let env = espeak_env();
     let out = env.dir.path().join("speech.wav");
     let mut rc = client(&env, &[]);
     let tool = listed(&mut rc)
@@ -94,7 +102,7 @@ fn tts_default_is_offline_espeak_and_writes_real_speech() {
 fn tts_converts_to_ogg_and_default_path_is_in_the_cache() {
     require("espeak-ng", "espeak-ng");
     require("soxi", "sox");
-    let env = TestEnv::new();
+    let env = espeak_env();
     let mut rc = client(&env, &[]);
     let ogg = env.dir.path().join("out").join("v.ogg");
     let v = result_json(&rc.call_tool(
@@ -127,7 +135,10 @@ fn tts_converts_to_ogg_and_default_path_is_in_the_cache() {
     );
     let bytes = std::fs::read(&p).unwrap();
     match v["format"].as_str().unwrap() {
-        "mp3" => assert!(bytes.starts_with(b"ID3") || bytes[0] == 0xff, "not MP3"),
+        "mp3" => {
+            let info = hermes_mcp::toolsets::media::audio::mp3_info(&bytes).expect("not MP3");
+            assert!(info.frames > 10 && info.duration_secs() > 0.3, "{info:?}");
+        }
         "wav" => {
             assert!(bytes.starts_with(b"RIFF"));
             let note = v["note"].as_str().unwrap();
@@ -168,7 +179,7 @@ fn tts_rejects_traversal_and_empty_text() {
 
 #[test]
 fn tts_unavailable_without_espeak_says_what_to_install() {
-    let env = TestEnv::new();
+    let env = espeak_env();
     let empty = tempfile::tempdir().unwrap();
     let out = env
         .cmd()

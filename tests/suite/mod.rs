@@ -26,6 +26,8 @@ mod serve_reliability;
 mod skills;
 mod skills_files;
 mod special_files;
+mod tts_cloud;
+mod tts_edge;
 mod vision;
 mod vision_e2e;
 mod web;

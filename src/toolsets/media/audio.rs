@@ -1,6 +1,8 @@
-//! Audio helpers: WAV header parsing (duration), and WAV → mp3/ogg/flac
-//! conversion through `ffmpeg` or `sox`, whichever is installed and can
-//! write the format. When neither can, the caller keeps the WAV and says so.
+//! Audio helpers: WAV and MP3 header parsing (duration, and proof that a file
+//! is what its extension says), WAV → mp3/ogg/flac conversion through `ffmpeg`,
+//! `lame` (MP3, when this sox has no MP3 encoder) or `sox`, and MP3 → other
+//! formats (Edge answers MP3) through ffmpeg or `lame --decode` then sox. When
+//! nothing installed can, the caller keeps what it has and says so.
 
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
@@ -87,10 +89,101 @@ pub(crate) fn wav_file_info(path: &Path) -> Option<WavInfo> {
     parse_wav(&std::fs::read(path).ok()?)
 }
 
+/// What the MPEG audio frames of an MP3 say.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Mp3Info {
+    /// Frames found back to back from the first one.
+    pub frames: u64,
+    pub sample_rate: u32,
+    pub channels: u16,
+    /// Samples per channel across those frames.
+    pub samples: u64,
+}
+
+impl Mp3Info {
+    pub fn duration_secs(&self) -> f64 {
+        if self.sample_rate == 0 {
+            return 0.0;
+        }
+        self.samples as f64 / self.sample_rate as f64
+    }
+}
+
+/// One MPEG-1/2/2.5 Layer III frame header: (frame bytes, sample rate, channels, samples).
+fn mp3_frame(h: &[u8]) -> Option<(usize, u32, u16, u32)> {
+    if h.len() < 4 || h[0] != 0xFF || h[1] & 0xE0 != 0xE0 {
+        return None;
+    }
+    let version = (h[1] >> 3) & 3; // 0: 2.5, 2: 2, 3: 1
+    let layer = (h[1] >> 1) & 3; // 1: Layer III
+    if version == 1 || layer != 1 {
+        return None;
+    }
+    let bitrate_idx = (h[2] >> 4) as usize;
+    let rate_idx = ((h[2] >> 2) & 3) as usize;
+    if bitrate_idx == 0 || bitrate_idx == 15 || rate_idx == 3 {
+        return None;
+    }
+    const V1: [u32; 15] = [
+        0, 32, 40, 48, 56, 64, 80, 96, 112, 128, 160, 192, 224, 256, 320,
+    ];
+    const V2: [u32; 15] = [0, 8, 16, 24, 32, 40, 48, 56, 64, 80, 96, 112, 128, 144, 160];
+    let mpeg1 = version == 3;
+    let kbps = if mpeg1 { V1 } else { V2 }[bitrate_idx];
+    let base = [44100u32, 48000, 32000][rate_idx];
+    let sample_rate = match version {
+        3 => base,
+        2 => base / 2,
+        _ => base / 4,
+    };
+    let samples = if mpeg1 { 1152 } else { 576 };
+    let padding = ((h[2] >> 1) & 1) as u32;
+    let len = (samples / 8 * kbps * 1000 / sample_rate + padding) as usize;
+    let channels = if h[3] >> 6 == 3 { 1 } else { 2 };
+    Some((len, sample_rate, channels, samples))
+}
+
+/// Walk an MP3's frames (after any ID3v2 tag). `None` unless at least two frames
+/// follow each other (one sync word alone proves nothing).
+pub fn mp3_info(bytes: &[u8]) -> Option<Mp3Info> {
+    let mut pos = 0usize;
+    if bytes.len() >= 10 && &bytes[..3] == b"ID3" {
+        let size = bytes[6..10]
+            .iter()
+            .fold(0usize, |acc, b| (acc << 7) | (*b & 0x7F) as usize);
+        pos = 10 + size + if bytes[5] & 0x10 != 0 { 10 } else { 0 };
+    }
+    let mut info: Option<Mp3Info> = None;
+    while let Some((len, sample_rate, channels, samples)) = bytes.get(pos..).and_then(mp3_frame) {
+        if pos + len > bytes.len() || len < 4 {
+            break;
+        }
+        let i = info.get_or_insert(Mp3Info {
+            frames: 0,
+            sample_rate,
+            channels,
+            samples: 0,
+        });
+        if i.sample_rate != sample_rate {
+            break;
+        }
+        i.frames += 1;
+        i.samples += samples as u64;
+        pos += len;
+    }
+    info.filter(|i| i.frames >= 2)
+}
+
+pub(crate) fn mp3_file_info(path: &Path) -> Option<Mp3Info> {
+    mp3_info(&std::fs::read(path).ok()?)
+}
+
 /// The tool that converts.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum Converter {
     Ffmpeg(PathBuf),
+    /// LAME: WAV → MP3 (and `--decode`: MP3 → WAV).
+    Lame(PathBuf),
     Sox(PathBuf),
 }
 
@@ -98,6 +191,7 @@ impl Converter {
     pub(crate) fn name(&self) -> &'static str {
         match self {
             Converter::Ffmpeg(_) => "ffmpeg",
+            Converter::Lame(_) => "lame",
             Converter::Sox(_) => "sox",
         }
     }
@@ -122,11 +216,17 @@ fn sox_formats(sox: &Path) -> &'static [String] {
     })
 }
 
-/// The converter that can write `format`: ffmpeg first (it has every encoder Hermes
-/// uses), else sox when its format list has it.
+/// The converter that can write `format` from WAV: ffmpeg first (it has every encoder
+/// Hermes uses), then for MP3 `lame` (Debian's sox has no MP3 encoder), else sox when
+/// its format list has it.
 pub(crate) fn converter_for(ctx: &Context, format: &str) -> Option<Converter> {
     if let Some(p) = super::which(ctx, "ffmpeg") {
         return Some(Converter::Ffmpeg(p));
+    }
+    if format == "mp3"
+        && let Some(p) = super::which(ctx, "lame")
+    {
+        return Some(Converter::Lame(p));
     }
     let sox = super::which(ctx, "sox")?;
     let formats = sox_formats(&sox);
@@ -140,9 +240,10 @@ pub(crate) fn missing_converter_note(ctx: &Context, format: &str) -> String {
     let sox = super::which(ctx, "sox").is_some();
     let extra = match (format, sox) {
         ("mp3", true) => {
-            " (this sox has no MP3 encoder: install ffmpeg, or libsox-fmt-mp3)".to_string()
+            " (this sox has no MP3 encoder: install ffmpeg or lame, or libsox-fmt-mp3)".to_string()
         }
         (_, true) => format!(" (this sox cannot write {format}: install ffmpeg)"),
+        ("mp3", false) => " (install ffmpeg or lame)".to_string(),
         (_, false) => " (install ffmpeg or sox)".to_string(),
     };
     format!("no converter for {format} on this machine{extra}; kept the WAV audio")
@@ -175,6 +276,15 @@ pub(crate) async fn convert(
                 ]);
             }
             c.arg(output);
+            c
+        }
+        Converter::Lame(p) => {
+            let mut c = Command::new(p);
+            c.arg("--quiet");
+            if format_of(input) == Some("mp3") {
+                c.arg("--decode");
+            }
+            c.arg(input).arg(output);
             c
         }
         Converter::Sox(p) => {
@@ -210,6 +320,48 @@ pub(crate) async fn convert(
         Ok(m) if m.len() > 0 => Ok(()),
         _ => Err(err("no output file".into())),
     }
+}
+
+/// Convert an MP3 (`input`) to `format` at `output`: ffmpeg directly, else `lame
+/// --decode` to WAV and then (unless WAV was asked for) the WAV converter. The error
+/// says what is missing or what failed.
+pub(crate) async fn convert_mp3(
+    ctx: &Context,
+    input: &Path,
+    output: &Path,
+    format: &str,
+) -> Result<(), String> {
+    if let Some(ff) = super::which(ctx, "ffmpeg") {
+        return convert(&Converter::Ffmpeg(ff), input, output, false)
+            .await
+            .map_err(|e| e.to_string());
+    }
+    let Some(lame) = super::which(ctx, "lame") else {
+        return Err(format!(
+            "no MP3 decoder for {format} on this machine (install ffmpeg or lame)"
+        ));
+    };
+    let dir = output.parent().unwrap_or(Path::new("."));
+    let wav = tempfile::Builder::new()
+        .prefix(".tts-")
+        .suffix(".wav")
+        .tempfile_in(dir)
+        .map_err(|e| format!("cannot write in {}: {e}", dir.display()))?;
+    convert(&Converter::Lame(lame), input, wav.path(), false)
+        .await
+        .map_err(|e| e.to_string())?;
+    if format == "wav" {
+        return wav
+            .persist(output)
+            .map(|_| ())
+            .map_err(|e| format!("cannot write {}: {e}", output.display()));
+    }
+    let conv = converter_for(ctx, format).ok_or_else(|| {
+        format!("no converter for {format} on this machine (install ffmpeg or sox)")
+    })?;
+    convert(&conv, wav.path(), output, false)
+        .await
+        .map_err(|e| e.to_string())
 }
 
 #[cfg(test)]
@@ -261,6 +413,26 @@ mod tests {
     fn rejects_non_wav() {
         assert!(parse_wav(b"ID3\x04....").is_none());
         assert!(parse_wav(b"RIFF\0\0\0\0WAVE").is_none());
+    }
+
+    #[test]
+    fn mp3_frames_give_the_duration() {
+        // MPEG-1 Layer III, 128 kbit/s, 44.1 kHz, mono: 417-byte frames of 1152 samples.
+        let frame = |pad: bool| {
+            let mut f = vec![0xFF, 0xFB, 0x90 | if pad { 2 } else { 0 }, 0xC4];
+            f.resize(if pad { 418 } else { 417 }, 0);
+            f
+        };
+        let mut v = b"ID3\x04\x00\x00\x00\x00\x00\x05hello".to_vec();
+        for i in 0..10 {
+            v.extend(frame(i % 3 == 0));
+        }
+        let i = mp3_info(&v).unwrap();
+        assert_eq!((i.frames, i.sample_rate, i.channels), (10, 44100, 1));
+        assert!((i.duration_secs() - 11520.0 / 44100.0).abs() < 1e-9);
+        // One frame, or text, is not an MP3.
+        assert!(mp3_info(&frame(false)).is_none());
+        assert!(mp3_info(b"FAKE-MP3|voice").is_none());
     }
 
     #[test]

@@ -276,7 +276,29 @@ impl Target {
             host: self.host.clone(),
             reason,
         };
-        let tcp = tokio::net::TcpStream::connect((self.host.as_str(), self.port))
+        // The SSRF floor every configured provider endpoint gets (`net::HttpClient::send_api`):
+        // any address but cloud metadata, checked on the resolved addresses we then dial.
+        let floor = crate::net::Policy {
+            allow_private: true,
+            ..crate::net::Policy::default()
+        };
+        let scheme = if self.tls { "https" } else { "http" };
+        let host = crate::net::policy::normalize_host(&self.host);
+        let host = host.trim_start_matches('[').trim_end_matches(']');
+        let ips = crate::net::client::resolve_checked(
+            &crate::net::SystemLookup,
+            &floor,
+            host,
+            scheme,
+            false,
+        )
+        .await
+        .map_err(|b| err(b.to_string()))?;
+        let addrs: Vec<std::net::SocketAddr> = ips
+            .into_iter()
+            .map(|ip| std::net::SocketAddr::new(ip, self.port))
+            .collect();
+        let tcp = tokio::net::TcpStream::connect(&addrs[..])
             .await
             .map_err(|e| err(e.to_string()))?;
         let _ = tcp.set_nodelay(true);

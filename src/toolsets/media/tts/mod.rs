@@ -1,14 +1,19 @@
 //! `text_to_speech` (toolset `tts`), after Hermes' `tools/tts_tool.py`.
 //!
-//! Providers (`tts.provider`):
-//! * unset or `edge` (Hermes' default, an online Microsoft service reached through a
-//!   Python package we cannot run): the offline default, a local `espeak-ng`
+//! Providers (`tts.provider`; [`plan`] chooses exactly as Hermes does):
+//! * unset or `edge` (Hermes' default): Microsoft's Read Aloud voices over our port of
+//!   the `edge-tts` client ([`providers::edge`]; `tts.edge.voice|speed|base_url`). Any
+//!   name that is neither built-in nor a command provider falls through to it, as in
+//!   Hermes.
+//! * `espeak-ng` / `espeak` (a hermes-mcp extension, offline): a local `espeak-ng`
 //!   (`tts.espeak.voice`, default `en`; speed from `tts.espeak.speed` / `tts.speed`).
-//!   `espeak-ng` / `espeak` select it explicitly. The result's `provider` says it ran.
 //! * `piper`: the `piper` command with a local voice model (`tts.piper.voice`, a
 //!   `.onnx` path or a name under `tts.piper.voices_dir`, default
 //!   `$HERMES_HOME/cache/piper-voices/`). Voices are not downloaded.
 //! * `openai` (`VOICE_TOOLS_OPENAI_KEY` or `OPENAI_API_KEY`; `tts.openai.model|voice|speed|base_url`).
+//! * `minimax` (`MINIMAX_API_KEY`), `xai` (`XAI_API_KEY`), `mistral` (`MISTRAL_API_KEY`),
+//!   `gemini` (`GEMINI_API_KEY` / `GOOGLE_API_KEY`), `deepinfra` (`DEEPINFRA_API_KEY`):
+//!   [`providers::cloud`], each with `tts.<provider>.*` as Hermes reads it.
 //! * `elevenlabs` (`ELEVENLABS_API_KEY`; `tts.elevenlabs.voice_id|model_id|base_url`,
 //!   base URL default `https://api.elevenlabs.io`).
 //! * any other name: `tts.providers.<name>` with `type: command` (Hermes' command providers).
@@ -31,13 +36,17 @@ use serde_json::{Map, Value, json};
 use crate::hermes::Context;
 use crate::server::args::ArgsExt;
 use crate::server::toolset::BoxFuture;
-use crate::server::{Availability, Hints, ToolCall, ToolDef, ToolEntry, ToolOutput, Toolset};
+use crate::server::{
+    Availability, Hints, ProviderChoice, ToolCall, ToolDef, ToolEntry, ToolOutput, Toolset,
+};
 use crate::toolsets::media::http::LazyHttp;
 use crate::toolsets::media::{self, audio};
 use config::tts_config;
 use error::TtsError;
 use plan::{Engine, Plan, PlanError, max_text_length, plan};
+use providers::cloud::cloud_speech;
 use providers::command::{command_format, run_command_provider};
+use providers::edge::edge_speech;
 use providers::elevenlabs::elevenlabs_speech;
 use providers::local::run_local;
 use providers::openai::openai_speech;
@@ -117,6 +126,24 @@ impl Toolset for TtsToolset {
             entry.availability = Availability::Unavailable(r.to_string());
         }
         entry
+    }
+
+    fn providers(&self, ctx: &Context) -> Vec<ProviderChoice> {
+        let (provider, why) = match plan(ctx) {
+            Ok(p) => {
+                let name = match p.engine {
+                    Engine::Edge if p.provider != "edge" => format!("edge (as {})", p.provider),
+                    _ => p.provider.clone(),
+                };
+                (name, p.why)
+            }
+            Err(e) => ("none".to_string(), e.to_string()),
+        };
+        vec![ProviderChoice {
+            job: "text_to_speech",
+            provider,
+            why,
+        }]
     }
 
     fn call<'a>(&'a self, ctx: &'a Context, call: ToolCall) -> BoxFuture<'a, ToolOutput> {
@@ -224,6 +251,7 @@ impl TtsToolset {
         }
 
         let produced = match &plan.engine {
+            Engine::Edge => edge_speech(ctx, &text, &file_path).await,
             Engine::Espeak { bin } => {
                 run_local(ctx, &cfg, &plan, bin, None, &text, &file_path).await
             }
@@ -235,6 +263,10 @@ impl TtsToolset {
             }
             Engine::OpenAi { key } => match self.http.get(ctx) {
                 Ok(h) => openai_speech(&h, &cfg, key, &text, &file_path).await,
+                Err(e) => Err(TtsError::Failed(e.to_string())),
+            },
+            Engine::Cloud { api, key } => match self.http.get(ctx) {
+                Ok(h) => cloud_speech(ctx, &h, &cfg, *api, key, &text, &file_path).await,
                 Err(e) => Err(TtsError::Failed(e.to_string())),
             },
             Engine::ElevenLabs { key } => match self.http.get(ctx) {
@@ -279,8 +311,12 @@ impl TtsToolset {
             }
             voice_compatible = audio::format_of(&produced.path) == Some("ogg");
         }
-        if produced.duration.is_none() && audio::format_of(&produced.path) == Some("wav") {
-            produced.duration = audio::wav_file_info(&produced.path).map(|i| i.duration_secs());
+        if produced.duration.is_none() {
+            produced.duration = match audio::format_of(&produced.path) {
+                Some("wav") => audio::wav_file_info(&produced.path).map(|i| i.duration_secs()),
+                Some("mp3") => audio::mp3_file_info(&produced.path).map(|i| i.duration_secs()),
+                _ => None,
+            };
         }
 
         let file_str = produced.path.display().to_string();
@@ -306,12 +342,6 @@ impl TtsToolset {
             o.insert(
                 "duration_seconds".into(),
                 json!((d * 100.0).round() / 100.0),
-            );
-        }
-        if plan.configured == "edge" && matches!(plan.engine, Engine::Espeak { .. }) {
-            produced.notes.insert(
-                0,
-                "Edge TTS (online) is not available in hermes-mcp; spoke with the offline espeak-ng".into(),
             );
         }
         if !produced.notes.is_empty() {

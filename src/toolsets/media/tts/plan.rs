@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use serde_json::{Map, Value};
 
 use super::config::{positive_int, section, section_str, tts_config};
+use super::providers::cloud::{Api, api_key};
 use crate::hermes::Context;
 use crate::hermes::envvars;
 use crate::toolsets::media;
@@ -112,6 +113,8 @@ fn command_config(cfg: &Map<String, Value>, provider: &str) -> Option<Map<String
 /// The engine that will run.
 #[derive(Debug, Clone)]
 pub(crate) enum Engine {
+    /// Microsoft's Read Aloud service (Hermes' default), [`crate::toolsets::media::edge_tts`].
+    Edge,
     Espeak {
         bin: PathBuf,
     },
@@ -129,6 +132,11 @@ pub(crate) enum Engine {
     ElevenLabs {
         key: String,
     },
+    /// MiniMax, xAI, Mistral, Gemini, DeepInfra ([`super::providers::cloud`]).
+    Cloud {
+        api: Api,
+        key: String,
+    },
 }
 
 /// The provider resolved from config: what runs, and the name results report.
@@ -136,9 +144,12 @@ pub(crate) enum Engine {
 pub(crate) struct Plan {
     /// `tts.provider` as configured (lower-cased), `edge` when unset.
     pub configured: String,
-    /// The provider the result names (`espeak-ng` when the offline default runs).
+    /// The provider the result names: Hermes reports the configured name, even an
+    /// unknown one that falls through to Edge.
     pub provider: String,
     pub engine: Engine,
+    /// Why this engine runs (for `hermes-mcp tools`), e.g. `tts.provider: edge`.
+    pub why: String,
 }
 
 impl Plan {
@@ -154,7 +165,7 @@ impl Plan {
     }
 }
 
-const SUPPORTED: &str = "supported: edge (runs the offline espeak-ng), espeak-ng, piper, openai, elevenlabs, or a command provider under tts.providers.<name>";
+const SUPPORTED: &str = "supported: edge, openai, elevenlabs, minimax, xai, mistral, gemini, deepinfra, piper, espeak-ng (a hermes-mcp extension), or a command provider under tts.providers.<name>";
 
 fn espeak_bin(ctx: &Context) -> Option<PathBuf> {
     media::which(ctx, "espeak-ng").or_else(|| media::which(ctx, "espeak"))
@@ -163,10 +174,6 @@ fn espeak_bin(ctx: &Context) -> Option<PathBuf> {
 /// Why no engine can run; `Display` is the text `tools/list` and results show.
 #[derive(Debug, thiserror::Error)]
 pub(crate) enum PlanError {
-    #[error(
-        "the default TTS provider (edge) is Microsoft's online service, which hermes-mcp replaces with the offline espeak-ng — not installed: `apt install espeak-ng` (or set tts.provider: openai / elevenlabs / piper, or a tts.providers.<name> command)"
-    )]
-    EdgeWithoutEspeak,
     #[error("tts.provider is espeak-ng but espeak-ng is not on PATH: `apt install espeak-ng`")]
     NoEspeak,
     #[error("tts.provider is openai but neither VOICE_TOOLS_OPENAI_KEY nor OPENAI_API_KEY is set")]
@@ -181,28 +188,46 @@ pub(crate) enum PlanError {
     NoPiper,
     #[error("Piper voice '{voice}' not found: put {voice}.onnx and {voice}.onnx.json in {} (hermes-mcp does not download voices; `python -m piper.download_voices {voice} --download-dir {}` does)", dir.display(), dir.display())]
     NoPiperVoice { voice: String, dir: PathBuf },
+    /// Hermes' missing-key `ValueError` text.
+    #[error("tts.provider is {provider} but {msg}")]
+    NoKey { provider: String, msg: &'static str },
+    /// A Hermes provider that runs a local Python model (hermes-agent: `_generate_neutts`,
+    /// `_generate_kittentts`), which hermes-mcp does not host.
+    #[error(
+        "tts.provider is {provider}, a local Python model that hermes-mcp cannot run (Hermes itself needs: {install}); choose edge, piper or a tts.providers.<name> command"
+    )]
+    LocalPython {
+        provider: &'static str,
+        install: &'static str,
+    },
     /// A Hermes built-in provider hermes-mcp does not implement.
     #[error("tts.provider '{0}' is not supported by hermes-mcp ({SUPPORTED})")]
     Unsupported(String),
-    #[error(
-        "tts.provider '{0}' is not a built-in provider and tts.providers.{0} has no `command` ({SUPPORTED})"
-    )]
-    NotACommand(String),
 }
 
 /// Resolve `tts.provider` to an engine, or say what is missing. Cheap (a few stats).
+///
+/// Hermes' order (`text_to_speech_tool`, `check_tts_requirements`): a command provider
+/// under a non-built-in name first; then the built-in named; any other name (no command,
+/// no plugin) falls through to Edge, reported under the configured name. An unset
+/// `tts.provider` is `edge`: API keys in the environment never select a paid provider.
 pub(crate) fn plan(ctx: &Context) -> Result<Plan, PlanError> {
     let cfg = tts_config(ctx);
-    let configured = cfg
+    let raw = cfg
         .get("provider")
         .and_then(Value::as_str)
         .map(|s| s.trim().to_ascii_lowercase())
-        .filter(|s| !s.is_empty())
-        .unwrap_or_else(|| DEFAULT_PROVIDER.to_string());
-    let mk = |provider: &str, engine: Engine| Plan {
+        .filter(|s| !s.is_empty());
+    let configured = raw.clone().unwrap_or_else(|| DEFAULT_PROVIDER.to_string());
+    let why = match &raw {
+        Some(p) => format!("tts.provider: {p}"),
+        None => "tts.provider unset: Hermes' default (edge)".to_string(),
+    };
+    let mk = |provider: &str, engine: Engine, why: String| Plan {
         configured: configured.clone(),
         provider: provider.to_string(),
         engine,
+        why,
     };
     if let Some(c) = command_config(&cfg, &configured) {
         return Ok(mk(
@@ -211,15 +236,18 @@ pub(crate) fn plan(ctx: &Context) -> Result<Plan, PlanError> {
                 name: configured.clone(),
                 config: c,
             },
+            format!("{why} (a command provider)"),
         ));
     }
     match configured.as_str() {
-        "edge" => match espeak_bin(ctx) {
-            Some(bin) => Ok(mk("espeak-ng", Engine::Espeak { bin })),
-            None => Err(PlanError::EdgeWithoutEspeak),
-        },
+        "edge" => Ok(mk("edge", Engine::Edge, why)),
+        // A hermes-mcp extension: Hermes itself would send these names to Edge.
         "espeak-ng" | "espeak" => match espeak_bin(ctx) {
-            Some(bin) => Ok(mk("espeak-ng", Engine::Espeak { bin })),
+            Some(bin) => Ok(mk(
+                "espeak-ng",
+                Engine::Espeak { bin },
+                format!("{why} (offline, a hermes-mcp extension)"),
+            )),
             None => Err(PlanError::NoEspeak),
         },
         "openai" => match ctx
@@ -227,11 +255,11 @@ pub(crate) fn plan(ctx: &Context) -> Result<Plan, PlanError> {
             .get(envvars::VOICE_TOOLS_OPENAI_KEY)
             .or_else(|| ctx.env.get(envvars::OPENAI_API_KEY))
         {
-            Some(key) => Ok(mk("openai", Engine::OpenAi { key })),
+            Some(key) => Ok(mk("openai", Engine::OpenAi { key }, why)),
             None => Err(PlanError::NoOpenAiKey),
         },
         "elevenlabs" => match ctx.env.get(envvars::ELEVENLABS_API_KEY) {
-            Some(key) => Ok(mk("elevenlabs", Engine::ElevenLabs { key })),
+            Some(key) => Ok(mk("elevenlabs", Engine::ElevenLabs { key }, why)),
             None => Err(PlanError::NoElevenLabsKey),
         },
         "piper" => {
@@ -239,10 +267,42 @@ pub(crate) fn plan(ctx: &Context) -> Result<Plan, PlanError> {
                 return Err(PlanError::NoPiper);
             };
             let model = piper_model(ctx, &cfg)?;
-            Ok(mk("piper", Engine::Piper { bin, model }))
+            Ok(mk("piper", Engine::Piper { bin, model }, why))
         }
+        p @ ("minimax" | "xai" | "mistral" | "gemini" | "deepinfra") => {
+            let api = match p {
+                "minimax" => Api::Minimax,
+                "xai" => Api::Xai,
+                "mistral" => Api::Mistral,
+                "gemini" => Api::Gemini,
+                _ => Api::DeepInfra,
+            };
+            match api_key(ctx, api) {
+                Ok(key) => Ok(mk(p, Engine::Cloud { api, key }, why)),
+                Err(msg) => Err(PlanError::NoKey {
+                    provider: p.to_string(),
+                    msg,
+                }),
+            }
+        }
+        "neutts" => Err(PlanError::LocalPython {
+            provider: "neutts",
+            install: "install espeak-ng and run python -m pip install -U neutts[all]",
+        }),
+        "kittentts" => Err(PlanError::LocalPython {
+            provider: "kittentts",
+            install: "pip install https://github.com/KittenML/KittenTTS/releases/download/0.8.1/kittentts-0.8.1-py3-none-any.whl",
+        }),
         p if BUILTIN_PROVIDERS.contains(&p) => Err(PlanError::Unsupported(p.to_string())),
-        p => Err(PlanError::NotACommand(p.to_string())),
+        // Hermes: no command provider and no plugin of that name → the Edge default,
+        // still reported (and its errors worded) under the configured name.
+        p => Ok(mk(
+            p,
+            Engine::Edge,
+            format!(
+                "{why} is neither a built-in nor a tts.providers.{p} command (Hermes plugins are not loaded), so Hermes falls through to edge"
+            ),
+        )),
     }
 }
 
@@ -300,20 +360,39 @@ mod tests {
     }
 
     #[test]
-    fn default_is_espeak_when_installed_and_says_what_is_missing_otherwise() {
+    fn default_and_unknown_names_are_edge_like_hermes() {
+        // No programs, no keys: still Edge (it needs neither).
         let empty = tempfile::tempdir().unwrap();
         let c = ctx("", &[("PATH", empty.path().to_str().unwrap())]);
-        let e = plan(&c).unwrap_err().to_string();
-        assert!(e.contains("apt install espeak-ng"), "{e}");
-        let bin = tempfile::tempdir().unwrap();
-        let fake = bin.path().join("espeak-ng");
-        std::fs::write(&fake, "#!/bin/sh\n").unwrap();
-        std::fs::set_permissions(&fake, std::os::unix::fs::PermissionsExt::from_mode(0o755))
-            .unwrap();
-        let c = ctx("", &[("PATH", bin.path().to_str().unwrap())]);
         let p = plan(&c).unwrap();
-        assert_eq!(p.provider, "espeak-ng");
-        assert_eq!(p.configured, "edge");
+        assert!(matches!(p.engine, Engine::Edge));
+        assert_eq!(
+            (p.provider.as_str(), p.configured.as_str()),
+            ("edge", "edge")
+        );
+        assert!(p.why.contains("unset"), "{}", p.why);
+        // Keys in the environment never select a paid provider.
+        let p = plan(&ctx(
+            "",
+            &[("OPENAI_API_KEY", "k"), ("ELEVENLABS_API_KEY", "k")],
+        ))
+        .unwrap();
+        assert!(matches!(p.engine, Engine::Edge));
+        let p = plan(&ctx("tts: {provider: ' Edge '}", &[])).unwrap();
+        assert_eq!(p.why, "tts.provider: edge");
+        // An unknown name without a command falls through to Edge under its own name.
+        let p = plan(&ctx("tts: {provider: mine}", &[])).unwrap();
+        assert!(matches!(p.engine, Engine::Edge));
+        assert_eq!(p.provider, "mine");
+        assert!(p.why.contains("falls through to edge"), "{}", p.why);
+        // espeak-ng is ours, and needs the program.
+        let e = plan(&ctx(
+            "tts: {provider: espeak-ng}",
+            &[("PATH", empty.path().to_str().unwrap())],
+        ))
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("apt install espeak-ng"), "{e}");
     }
 
     #[test]
@@ -336,18 +415,27 @@ mod tests {
                 .to_string()
                 .contains("ELEVENLABS_API_KEY")
         );
-        assert!(
-            plan(&ctx("tts: {provider: gemini}", &[]))
-                .unwrap_err()
-                .to_string()
-                .contains("not supported")
-        );
-        assert!(
-            plan(&ctx("tts: {provider: mine}", &[]))
-                .unwrap_err()
-                .to_string()
-                .contains("tts.providers.mine")
-        );
+        let e = plan(&ctx("tts: {provider: gemini}", &[]))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("GEMINI_API_KEY not set"), "{e}");
+        let p = plan(&ctx("tts: {provider: gemini}", &[("GOOGLE_API_KEY", "g")])).unwrap();
+        assert!(matches!(p.engine, Engine::Cloud { api: Api::Gemini, ref key } if key == "g"));
+        for (name, var) in [
+            ("minimax", "MINIMAX_API_KEY"),
+            ("xai", "XAI_API_KEY"),
+            ("mistral", "MISTRAL_API_KEY"),
+            ("deepinfra", "DEEPINFRA_API_KEY"),
+        ] {
+            let y = format!("tts: {{provider: {name}}}");
+            let e = plan(&ctx(&y, &[])).unwrap_err().to_string();
+            assert!(e.contains(var), "{e}");
+            assert!(plan(&ctx(&y, &[(var, "k")])).is_ok());
+        }
+        let e = plan(&ctx("tts: {provider: kittentts}", &[]))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("pip install https://github.com/KittenML"), "{e}");
     }
 
     #[test]
@@ -368,14 +456,16 @@ mod tests {
         );
         // Legacy layout tts.<name>.
         assert!(plan(&ctx("tts: {provider: legacy, legacy: {command: 'x'}}", &[])).is_ok());
-        // type other than command is not a command provider.
-        assert!(
+        // type other than command is not a command provider (Hermes: Edge then).
+        assert!(matches!(
             plan(&ctx(
                 "tts: {provider: p, providers: {p: {type: plugin, command: 'x'}}}",
                 &[]
             ))
-            .is_err()
-        );
+            .unwrap()
+            .engine,
+            Engine::Edge
+        ));
     }
 
     #[test]

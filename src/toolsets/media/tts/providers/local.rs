@@ -9,7 +9,7 @@ use std::time::Duration;
 use serde_json::{Map, Value};
 use tokio::process::Command;
 
-use super::Produced;
+use super::{Produced, deliver_wav};
 use crate::hermes::Context;
 use crate::toolsets::media::audio;
 use crate::toolsets::media::tts::config::{num, section, section_str};
@@ -33,7 +33,6 @@ pub(crate) async fn run_local(
     requested: &Path,
 ) -> Result<Produced, TtsError> {
     let dir = requested.parent().unwrap_or(Path::new("."));
-    let want = audio::format_of(requested);
     let tmp = tempfile::Builder::new()
         .prefix(".tts-")
         .suffix(".wav")
@@ -100,41 +99,5 @@ pub(crate) async fn run_local(
     }
     let info = audio::wav_file_info(&wav_path)
         .ok_or_else(|| TtsError::Failed(format!("{name} did not write a WAV file")))?;
-    let duration = Some(info.duration_secs());
-    let mut notes = Vec::new();
-    let keep_wav = |notes: &mut Vec<String>, note: String| -> Result<PathBuf, TtsError> {
-        let final_path = requested.with_extension("wav");
-        notes.push(note);
-        Ok(final_path)
-    };
-    let final_path = match want {
-        Some("wav") => requested.to_path_buf(),
-        Some(fmt) => match audio::converter_for(ctx, fmt) {
-            Some(conv) => match audio::convert(&conv, &wav_path, requested, false).await {
-                Ok(()) => {
-                    return Ok(Produced {
-                        path: requested.to_path_buf(),
-                        notes,
-                        duration,
-                    });
-                }
-                Err(e) => keep_wav(&mut notes, format!("{e}; kept the WAV audio"))?,
-            },
-            None => keep_wav(&mut notes, audio::missing_converter_note(ctx, fmt))?,
-        },
-        None => keep_wav(
-            &mut notes,
-            format!(
-                "output_path extension is not one of mp3, ogg, wav, flac; wrote WAV audio to {}",
-                requested.with_extension("wav").display()
-            ),
-        )?,
-    };
-    tmp.persist(&final_path)
-        .map_err(|e| TtsError::Failed(format!("cannot write {}: {e}", final_path.display())))?;
-    Ok(Produced {
-        path: final_path,
-        notes,
-        duration,
-    })
+    deliver_wav(ctx, tmp, requested, Some(info.duration_secs())).await
 }

@@ -27,6 +27,17 @@ pub(crate) fn openai_response_format(path: &Path) -> &'static str {
     }
 }
 
+/// One OpenAI-compatible speech request (OpenAI itself, DeepInfra).
+pub(crate) struct SpeechCall<'a> {
+    /// Names the service in errors (`OpenAI`, `DeepInfra`).
+    pub(crate) service: &'static str,
+    pub(crate) base: String,
+    pub(crate) key: &'a str,
+    pub(crate) model: String,
+    pub(crate) voice: String,
+    pub(crate) speed: f64,
+}
+
 /// OpenAI `POST /audio/speech` (Hermes' `_generate_openai_tts`).
 pub(crate) async fn openai_speech(
     http: &crate::net::HttpClient,
@@ -35,25 +46,38 @@ pub(crate) async fn openai_speech(
     text: &str,
     output: &Path,
 ) -> Result<Produced, TtsError> {
-    let model = section_str(cfg, "openai", "model").unwrap_or_else(|| DEFAULT_OPENAI_MODEL.into());
-    let voice = section_str(cfg, "openai", "voice").unwrap_or_else(|| DEFAULT_OPENAI_VOICE.into());
-    let base = section_str(cfg, "openai", "base_url")
-        .unwrap_or_else(|| DEFAULT_OPENAI_BASE_URL.into())
-        .trim_end_matches('/')
-        .to_string();
-    let speed = num(section(cfg, "openai").and_then(|s| s.get("speed")))
-        .or_else(|| num(cfg.get("speed")))
-        .unwrap_or(1.0);
+    let call = SpeechCall {
+        service: "OpenAI",
+        model: section_str(cfg, "openai", "model").unwrap_or_else(|| DEFAULT_OPENAI_MODEL.into()),
+        voice: section_str(cfg, "openai", "voice").unwrap_or_else(|| DEFAULT_OPENAI_VOICE.into()),
+        base: section_str(cfg, "openai", "base_url")
+            .unwrap_or_else(|| DEFAULT_OPENAI_BASE_URL.into()),
+        speed: num(section(cfg, "openai").and_then(|s| s.get("speed")))
+            .or_else(|| num(cfg.get("speed")))
+            .unwrap_or(1.0),
+        key,
+    };
+    speech(http, &call, text, output).await
+}
+
+/// `POST {base}/audio/speech` as the OpenAI SDK sends it; the answer is the audio,
+/// in the format the output path's extension asks for.
+pub(crate) async fn speech(
+    http: &crate::net::HttpClient,
+    call: &SpeechCall<'_>,
+    text: &str,
+    output: &Path,
+) -> Result<Produced, TtsError> {
     let mut body = json!({
-        "model": model, "voice": voice, "input": text,
+        "model": call.model, "voice": call.voice, "input": text,
         "response_format": openai_response_format(output),
     });
-    if speed != 1.0 {
-        body["speed"] = json!(speed.clamp(0.25, 4.0));
+    if call.speed != 1.0 {
+        body["speed"] = json!(call.speed.clamp(0.25, 4.0));
     }
-    let url = format!("{base}/audio/speech");
-    let mut req = ApiRequest::new("openai", reqwest::Method::POST, &url);
-    req.auth = Some(("Bearer", key.to_string()));
+    let url = format!("{}/audio/speech", call.base.trim().trim_end_matches('/'));
+    let mut req = ApiRequest::new(call.service, reqwest::Method::POST, &url);
+    req.auth = Some(("Bearer", call.key.to_string()));
     req.headers
         .push(("x-idempotency-key", format!("{:032x}", fastrand::u128(..))));
     req.body = Body::Json(body);
@@ -63,7 +87,8 @@ pub(crate) async fn openai_speech(
         .map_err(|e| TtsError::Failed(e.to_string()))?;
     if !(200..300).contains(&resp.status) {
         return Err(TtsError::Failed(format!(
-            "OpenAI speech request failed: {}",
+            "{} speech request failed: {}",
+            call.service,
             http::status_error(&resp)
         )));
     }
