@@ -92,13 +92,14 @@ vars! {
     // media
     FAL_KEY = Serve, "image_gen", "FAL image generation";
     FAL_IMAGE_MODEL = Serve, "image_gen", "FAL model id";
+    CODEX_HOME = Serve, "core", "Codex home: config.toml for migrate; auth.json (ChatGPT sign-in) for image provider openai-codex; default ~/.codex";
+    OPENAI_IMAGE_MODEL = Serve, "image_gen", "gpt-image-2 tier for providers openai and openai-codex (gpt-image-2-low/medium/high)";
     OPENAI_API_KEY = Serve, "media", "OpenAI images, speech and vision";
     OPENAI_BASE_URL = Serve, "media", "OpenAI-compatible base URL";
     VOICE_TOOLS_OPENAI_KEY = Serve, "tts", "OpenAI key for speech (preferred over OPENAI_API_KEY)";
     ELEVENLABS_API_KEY = Serve, "tts", "ElevenLabs speech";
     PATH = Base, "core", "where chromium, espeak-ng, piper, ffmpeg and sox are found (Codex passes it by default)";
     // CLI side only
-    CODEX_HOME = Cli, "migrate", "Codex home (config.toml); default ~/.codex";
     NO_COLOR = Cli, "migrate", "disable colour in diffs and reports";
     HERMES_MCP_TEST_PAUSE_BEFORE_RENAME_MS = Cli, "migrate", "crash tests only: pause (ms) between the fsynced temp file and the rename";
 }
@@ -138,6 +139,7 @@ mod tests {
             );
         }
         assert!(serve_vars().any(|v| v.name == HERMES_KANBAN_TASK));
-        assert!(!serve_vars().any(|v| v.name == CODEX_HOME));
+        // serve reads Codex's sign-in ($CODEX_HOME/auth.json) for image provider openai-codex.
+        assert!(serve_vars().any(|v| v.name == CODEX_HOME));
     }
 }

@@ -7,6 +7,7 @@ pub mod common;
 pub mod edge_support;
 mod edge_tts;
 mod hermes_runtime;
+mod image_codex;
 mod kanban;
 mod media;
 mod media_e2e;

@@ -27,6 +27,12 @@ pub(crate) enum GenError {
     /// The OpenAI plugin's `empty_response`.
     #[error("{0}")]
     EmptyResponse(String),
+    /// The Codex plugin's `invalid_image_input`: a source image it cannot send.
+    #[error("{0}")]
+    InvalidImageInput(String),
+    /// The Codex plugin's `capability_unsupported`: the account has no image tool.
+    #[error("{0}")]
+    CapabilityUnsupported(String),
     /// `provider_not_registered`: `image_gen.provider` names a backend we lack.
     #[error("{0}")]
     ProviderNotRegistered(String),
@@ -44,6 +50,8 @@ impl GenError {
             GenError::Api(_) => "api_error",
             GenError::EmptyResponse(_) => "empty_response",
             GenError::ProviderNotRegistered(_) => "provider_not_registered",
+            GenError::InvalidImageInput(_) => "invalid_image_input",
+            GenError::CapabilityUnsupported(_) => "capability_unsupported",
         }
     }
 }
