@@ -94,6 +94,11 @@ vars! {
     FAL_IMAGE_MODEL = Serve, "image_gen", "FAL model id";
     CODEX_HOME = Serve, "core", "Codex home: config.toml for migrate; auth.json (ChatGPT sign-in) for image provider openai-codex; default ~/.codex";
     OPENAI_IMAGE_MODEL = Serve, "image_gen", "gpt-image-2 tier for providers openai and openai-codex (gpt-image-2-low/medium/high)";
+    XAI_API_KEY = Serve, "image_gen", "xAI key (image provider xai)";
+    XAI_BASE_URL = Serve, "image_gen", "xAI API base URL (default https://api.x.ai/v1)";
+    XAI_IMAGE_MODEL = Serve, "image_gen", "xAI image model (grok-imagine-image or grok-imagine-image-quality)";
+    OPENROUTER_BASE_URL = Serve, "image_gen", "OpenRouter API base URL (default https://openrouter.ai/api/v1)";
+    OPENROUTER_IMAGE_MODEL = Serve, "image_gen", "OpenRouter image model (default openai/gpt-5.4-image-2, then google/gemini-3-pro-image)";
     OPENAI_API_KEY = Serve, "media", "OpenAI images, speech and vision";
     OPENAI_BASE_URL = Serve, "media", "OpenAI-compatible base URL";
     VOICE_TOOLS_OPENAI_KEY = Serve, "tts", "OpenAI key for speech (preferred over OPENAI_API_KEY)";

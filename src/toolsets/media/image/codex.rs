@@ -519,6 +519,7 @@ pub(crate) async fn codex_generate(
             url: None,
             bytes: Some(bytes),
             extra,
+            model: None,
         },
         if images.is_empty() { "text" } else { "image" },
     ))

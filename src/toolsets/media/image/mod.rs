@@ -18,8 +18,11 @@ mod codex;
 mod error;
 mod fal;
 mod openai;
+mod openrouter;
+mod plugin_http;
 mod save;
 mod source;
+mod xai;
 
 use base64::Engine as _;
 use serde_json::{Map, Value, json};
@@ -53,6 +56,10 @@ pub(crate) enum Backend {
     OpenAi,
     /// gpt-image-2 through the ChatGPT sign-in ([`codex`]).
     OpenAiCodex,
+    /// xAI Grok Imagine ([`xai`]).
+    Xai,
+    /// OpenRouter chat-completions image models ([`openrouter`]).
+    OpenRouter,
     /// `image_gen.provider` names a backend hermes-mcp does not have.
     Unsupported(String),
 }
@@ -64,6 +71,8 @@ impl Backend {
             Backend::Fal => "fal",
             Backend::OpenAi => "openai",
             Backend::OpenAiCodex => codex::PROVIDER,
+            Backend::Xai => "xai",
+            Backend::OpenRouter => "openrouter",
             Backend::Unsupported(p) => p,
         }
     }
@@ -83,6 +92,8 @@ pub(crate) fn select(ctx: &Context) -> (Backend, String) {
             "fal" => Backend::Fal,
             "openai" => Backend::OpenAi,
             codex::PROVIDER => Backend::OpenAiCodex,
+            "xai" => Backend::Xai,
+            "openrouter" => Backend::OpenRouter,
             other => Backend::Unsupported(other.to_string()),
         };
         return (b, "image_gen.provider".into());
@@ -112,6 +123,24 @@ pub(crate) fn backend(ctx: &Context) -> Backend {
     select(ctx).0
 }
 
+/// `_read_configured_image_model`: `image_gen.model`, trimmed.
+fn configured_model(ctx: &Context) -> Option<String> {
+    ctx.config_str("image_gen.model")
+        .map(|s| s.trim().to_string())
+        .filter(|s| !s.is_empty())
+}
+
+/// A plugin provider is available when its key is set.
+fn key_availability(ctx: &Context, var: &str, provider: &str) -> Availability {
+    if ctx.env.is_set(var) {
+        Availability::Available
+    } else {
+        Availability::Unavailable(format!(
+            "image_gen.provider is {provider} but {var} is not set"
+        ))
+    }
+}
+
 pub(crate) const GENERIC_DESCRIPTION: &str = "Generate high-quality images from text prompts (text-to-image), or edit / transform an existing image (image-to-image) when the active model supports it. Pass `image_url` to edit that image; add `reference_image_urls` for style/composition references; omit both for text-to-image. The underlying backend (FAL, OpenAI, xAI, etc.) and model are user-configured and not selectable by the agent. Returns the result in the `image` field — either a URL or an absolute file path. To show it to the user, reference that path/URL in your response using the file-delivery convention for the current platform (your platform guidance describes how files are delivered here). When the active terminal backend has a different filesystem, successful local-file results may also include `agent_visible_image` for follow-up terminal/file operations.";
 
 /// Hermes' `_build_dynamic_image_schema` description for the active backend.
@@ -129,6 +158,19 @@ pub(crate) fn description(ctx: &Context) -> String {
                 codex::MAX_INPUT_IMAGES,
             )
         }
+        // `_read_configured_image_model() or provider.default_model()`.
+        Backend::Xai => (
+            xai::DISPLAY.to_string(),
+            configured_model(ctx).unwrap_or_else(|| xai::DEFAULT_MODEL.to_string()),
+            true,
+            xai::MAX_REFERENCE_IMAGES,
+        ),
+        Backend::OpenRouter => (
+            openrouter::DISPLAY.to_string(),
+            configured_model(ctx).unwrap_or_else(|| openrouter::model_chain(ctx).remove(0)),
+            true,
+            openrouter::MAX_REFERENCE_IMAGES,
+        ),
         Backend::OpenAi => {
             let model = ctx
                 .config_str("image_gen.model")
@@ -219,6 +261,8 @@ pub(crate) fn availability(ctx: &Context) -> Availability {
                 ))
             }
         }
+        Backend::Xai => key_availability(ctx, envvars::XAI_API_KEY, "xai"),
+        Backend::OpenRouter => key_availability(ctx, envvars::OPENROUTER_API_KEY, "openrouter"),
         Backend::Unsupported(p) => Availability::Unavailable(format!(
             "image_gen.provider '{p}' is not supported by hermes-mcp (supported: {SUPPORTED})"
         )),
@@ -229,7 +273,7 @@ pub(crate) fn availability(ctx: &Context) -> Availability {
 const NO_SIGN_IN_WHERE: &str = "looked in $HERMES_HOME/auth.json and $CODEX_HOME/auth.json";
 
 /// The providers `image_gen.provider` may name here.
-const SUPPORTED: &str = "fal, openai, openai-codex";
+const SUPPORTED: &str = "fal, openai, openai-codex, xai, openrouter";
 
 /// `tools`/`doctor`: the provider that will run `image_generate`, and why.
 pub(crate) fn provider_choice(ctx: &Context) -> ProviderChoice {
@@ -333,6 +377,8 @@ impl ImageGenToolset {
         let model_id = match &backend {
             Backend::OpenAi => resolve_openai_tier(ctx).0.to_string(),
             Backend::OpenAiCodex => resolve_gpt_tier(ctx, codex::PROVIDER).0.to_string(),
+            Backend::Xai => xai::resolve_model(ctx).to_string(),
+            Backend::OpenRouter => openrouter::model_chain(ctx).remove(0),
             _ => resolve_fal_model(ctx).0.id.to_string(),
         };
         let provider = match &backend {
@@ -366,6 +412,10 @@ impl ImageGenToolset {
             Backend::OpenAiCodex => {
                 codex_generate(ctx, &http, &call.progress, prompt.trim(), &aspect, &sources).await
             }
+            Backend::Xai => xai::xai_generate(ctx, &http, prompt.trim(), &aspect, &sources).await,
+            Backend::OpenRouter => {
+                openrouter::openrouter_generate(ctx, &http, prompt.trim(), &aspect, &sources).await
+            }
             Backend::Unsupported(p) => Err(GenError::ProviderNotRegistered(format!(
                 "image_gen.provider='{p}' is set but hermes-mcp has no such backend (supported: {SUPPORTED})."
             ))),
@@ -374,7 +424,10 @@ impl ImageGenToolset {
             Ok(g) => g,
             Err(e) => return fail(e),
         };
+        let model_id = generated.model.clone().unwrap_or_else(|| model_id.clone());
         let prefix = match &backend {
+            Backend::Xai => format!("xai_{model_id}"),
+            Backend::OpenRouter => "openrouter_gen".to_string(),
             Backend::OpenAi => format!("openai_{model_id}"),
             Backend::OpenAiCodex => format!("openai_codex_{model_id}"),
             _ => format!("fal_{}", model_id.replace(['/', '.'], "-")),
