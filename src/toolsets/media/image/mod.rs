@@ -527,7 +527,11 @@ mod tests {
         );
         assert!(
             matches!(availability(&ctx("image_gen: {provider: xai}", &[("FAL_KEY", "k")])),
-            Availability::Unavailable(r) if r.contains("'xai' is not supported"))
+            Availability::Unavailable(r) if r.contains("XAI_API_KEY is not set"))
+        );
+        assert!(
+            matches!(availability(&ctx("image_gen: {provider: midjourney}", &[("FAL_KEY", "k")])),
+            Availability::Unavailable(r) if r.contains("'midjourney' is not supported"))
         );
     }
 }
