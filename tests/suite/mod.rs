@@ -26,6 +26,7 @@ mod serve_protocol;
 mod serve_reliability;
 mod skills;
 mod skills_files;
+mod skills_usage;
 mod vision;
 mod vision_e2e;
 mod web;
