@@ -93,14 +93,19 @@ vars! {
     // media
     FAL_KEY = Serve, "image_gen", "FAL image generation";
     FAL_IMAGE_MODEL = Serve, "image_gen", "FAL model id";
+    CODEX_HOME = Serve, "core", "Codex home: config.toml for migrate; auth.json (ChatGPT sign-in) for image provider openai-codex; default ~/.codex";
+    OPENAI_IMAGE_MODEL = Serve, "image_gen", "gpt-image-2 tier for providers openai and openai-codex (gpt-image-2-low/medium/high)";
+    XAI_API_KEY = Serve, "media", "xAI key (image_gen.provider and tts.provider: xai)";
+    XAI_BASE_URL = Serve, "media", "xAI API base URL (default https://api.x.ai/v1)";
+    XAI_IMAGE_MODEL = Serve, "image_gen", "xAI image model (grok-imagine-image or grok-imagine-image-quality)";
+    OPENROUTER_BASE_URL = Serve, "image_gen", "OpenRouter API base URL (default https://openrouter.ai/api/v1)";
+    OPENROUTER_IMAGE_MODEL = Serve, "image_gen", "OpenRouter image model (default openai/gpt-5.4-image-2, then google/gemini-3-pro-image)";
     OPENAI_API_KEY = Serve, "media", "OpenAI images, speech and vision";
     OPENAI_BASE_URL = Serve, "media", "OpenAI-compatible base URL";
     VOICE_TOOLS_OPENAI_KEY = Serve, "tts", "OpenAI key for speech (preferred over OPENAI_API_KEY)";
     ELEVENLABS_API_KEY = Serve, "tts", "ElevenLabs speech";
     MINIMAX_API_KEY = Serve, "tts", "MiniMax speech (tts.provider: minimax)";
     MINIMAX_GROUP_ID = Serve, "tts", "MiniMax GroupId query parameter (or tts.minimax.group_id)";
-    XAI_API_KEY = Serve, "tts", "xAI speech (tts.provider: xai)";
-    XAI_BASE_URL = Serve, "tts", "xAI API base URL (default https://api.x.ai/v1)";
     MISTRAL_API_KEY = Serve, "tts", "Mistral Voxtral speech (tts.provider: mistral)";
     GEMINI_API_KEY = Serve, "tts", "Google Gemini speech (tts.provider: gemini)";
     GOOGLE_API_KEY = Serve, "tts", "Google Gemini speech, when GEMINI_API_KEY is unset";
@@ -109,7 +114,6 @@ vars! {
     DEEPINFRA_BASE_URL = Serve, "tts", "DeepInfra OpenAI-compatible base URL and model catalog";
     PATH = Base, "core", "where chromium, espeak-ng, piper, ffmpeg and sox are found (Codex passes it by default)";
     // CLI side only
-    CODEX_HOME = Cli, "migrate", "Codex home (config.toml); default ~/.codex";
     NO_COLOR = Cli, "migrate", "disable colour in diffs and reports";
     HERMES_MCP_TEST_PAUSE_BEFORE_RENAME_MS = Cli, "migrate", "crash tests only: pause (ms) between the fsynced temp file and the rename";
 }
@@ -149,6 +153,7 @@ mod tests {
             );
         }
         assert!(serve_vars().any(|v| v.name == HERMES_KANBAN_TASK));
-        assert!(!serve_vars().any(|v| v.name == CODEX_HOME));
+        // serve reads Codex's sign-in ($CODEX_HOME/auth.json) for image provider openai-codex.
+        assert!(serve_vars().any(|v| v.name == CODEX_HOME));
     }
 }

@@ -784,7 +784,8 @@ mod tests {
         };
         assert!(vars.iter().any(|v| v == "HERMES_HOME"));
         assert!(vars.iter().any(|v| v == "HERMES_KANBAN_CLAIM_LOCK"));
-        assert!(!vars.iter().any(|v| v == "CODEX_HOME"));
+        // serve reads $CODEX_HOME/auth.json (image provider openai-codex), so Codex must pass it.
+        assert!(vars.iter().any(|v| v == "CODEX_HOME"));
         assert_eq!(s.get("env"), None);
         let s = hermes_tools_entry("/x", Some("/h"));
         let TomlVal::List(vars) = s.get("env_vars").unwrap() else {

@@ -397,18 +397,18 @@ pub async fn refresh_oauth(
             true,
         ));
     }
+    // Built before the request so the (non-Send) serializer is not held across an await.
+    let form = url::form_urlencoded::Serializer::new(String::new())
+        .append_pair("grant_type", "refresh_token")
+        .append_pair("refresh_token", refresh_token)
+        .append_pair("client_id", OAUTH_CLIENT_ID)
+        .finish();
     let resp = http
         .post(token_url)
         .header("Accept", "application/json")
         .header("User-Agent", "hermes-cli/0.19.0")
         .header("Content-Type", "application/x-www-form-urlencoded")
-        .body(
-            url::form_urlencoded::Serializer::new(String::new())
-                .append_pair("grant_type", "refresh_token")
-                .append_pair("refresh_token", refresh_token)
-                .append_pair("client_id", OAUTH_CLIENT_ID)
-                .finish(),
-        )
+        .body(form)
         .timeout(std::time::Duration::from_secs(20))
         .send()
         .await
@@ -542,6 +542,66 @@ pub async fn resolve_token(
         return Ok(t);
     }
     codex_cli_token(codex_home, now).ok_or(CodexAuthError::Missing)
+}
+
+/// Whether a sign-in is there at all, without any network call (for `tools/list` and
+/// provider selection): [`read_token`] finds one, or a Hermes pool entry has an expired
+/// OAuth token with a refresh token ([`resolve_token`] would refresh it, as Hermes' pool does).
+pub fn sign_in_source(
+    hermes_home: &Path,
+    codex_home: Option<&Path>,
+    now: f64,
+) -> Option<TokenSource> {
+    if let Ok(t) = read_token(hermes_home, codex_home, now) {
+        return Some(t.source);
+    }
+    let store = load_store(&hermes_home.join("auth.json")).ok()?;
+    pool_entries(&store)
+        .into_iter()
+        .find(|e| {
+            e.selectable(now) && e.is_oauth() && nonempty(e.refresh_token.as_deref()).is_some()
+        })
+        .map(|e| TokenSource::CredentialPool { id: e.id })
+}
+
+/// The endpoint answered HTTP 401 to `stale`: refresh the Hermes record that holds it (pool
+/// entry, else the singleton), store the rotated pair, and return the new token. Beyond Hermes'
+/// image plugin (which gives up), this is what Hermes' runtime does on a 401. Codex's own
+/// `auth.json` is never refreshed here: its refresh token is single-use and belongs to Codex.
+pub async fn refresh_rejected(
+    http: &reqwest::Client,
+    token_url: &str,
+    hermes_home: &Path,
+    stale: &CodexToken,
+    now: f64,
+) -> Result<CodexToken, CodexAuthError> {
+    if stale.source == TokenSource::CodexCli {
+        return Err(refresh_error(
+            "The ChatGPT sign-in in Codex's auth.json was rejected (HTTP 401). Run `codex login` (or `hermes auth codex`) to sign in again.".into(),
+            "codex_cli_token_rejected",
+            true,
+        ));
+    }
+    let path = hermes_home.join("auth.json");
+    let store = load_store(&path)?;
+    let old = stale.access_token.as_str();
+    let from_pool = pool_entries(&store)
+        .into_iter()
+        .find(|e| e.token() == Some(old))
+        .and_then(|e| e.refresh_token.clone());
+    let from_singleton = || {
+        let t = singleton_tokens(&store)?;
+        (t.get("access_token")?.as_str()? == old)
+            .then(|| t.get("refresh_token")?.as_str().map(str::to_string))?
+    };
+    let rt = from_pool.or_else(from_singleton).unwrap_or_default();
+    let r = refresh_oauth(http, token_url, &rt).await?;
+    persist_refresh(&path, old, &r, now)?;
+    Ok(token(
+        &r.access_token,
+        stale.account_id.as_deref(),
+        stale.source.clone(),
+    ))
 }
 
 /// Write a rotated pair into every Hermes record holding `old_access` (pool entries and the

@@ -12,6 +12,7 @@ pub(crate) mod frontmatter;
 pub(crate) mod guard;
 pub(crate) mod inline_shell;
 pub(crate) mod scan;
+mod usage;
 pub(crate) mod view;
 
 use serde::Deserialize;
@@ -145,7 +146,13 @@ impl Toolset for SkillsToolset {
         Box::pin(async move {
             match SkillsCall::parse(call.name, call.args) {
                 Some(SkillsCall::View(a)) => to_output(blocking(|| {
-                    view::skill_view(ctx, &a.name, a.file_path.as_deref())
+                    let r = view::skill_view(ctx, &a.name, a.file_path.as_deref());
+                    if let Ok(v) = &r
+                        && v.get("success") == Some(&Value::Bool(true))
+                    {
+                        usage::record_view(&ctx.home.skills_dir(), v, &a.name);
+                    }
+                    r
                 })),
                 Some(SkillsCall::List(a)) => {
                     to_output(blocking(|| scan::skills_list(ctx, a.category.as_deref())))

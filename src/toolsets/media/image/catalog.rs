@@ -445,16 +445,28 @@ const OPENAI_TIERS: [(&str, &str); 3] = [
 pub(crate) const OPENAI_SIZES: [&str; 3] = ["1536x1024", "1024x1024", "1024x1536"];
 pub(crate) const OPENAI_MAX_SOURCES: usize = 16;
 
-/// `image_gen.openai.model`, then `image_gen.model` when it is a tier id, else the default.
-pub(crate) fn resolve_openai_tier(ctx: &Context) -> (&'static str, &'static str) {
+/// Hermes' `_resolve_model` of the `openai` and `openai-codex` plugins: `OPENAI_IMAGE_MODEL`
+/// when it is a tier id, then `image_gen.<section>.model`, then `image_gen.model` when it is a
+/// tier id, else the default. Returns the tier id and its `quality`.
+pub(crate) fn resolve_gpt_tier(ctx: &Context, section: &str) -> (&'static str, &'static str) {
     let is_tier = |s: &str| OPENAI_TIERS.iter().find(|(id, _)| *id == s).copied();
-    ctx.config_str("image_gen.openai.model")
+    ctx.env
+        .get(envvars::OPENAI_IMAGE_MODEL)
         .and_then(|s| is_tier(s.trim()))
+        .or_else(|| {
+            ctx.config_str(&format!("image_gen.{section}.model"))
+                .and_then(|s| is_tier(s.trim()))
+        })
         .or_else(|| {
             ctx.config_str("image_gen.model")
                 .and_then(|s| is_tier(s.trim()))
         })
         .unwrap_or(("gpt-image-2-medium", "medium"))
+}
+
+/// The `openai` plugin's tier ([`resolve_gpt_tier`]).
+pub(crate) fn resolve_openai_tier(ctx: &Context) -> (&'static str, &'static str) {
+    resolve_gpt_tier(ctx, "openai")
 }
 
 /// `image_gen.<provider>.timeout` in seconds (default 300, capped at a day).

@@ -27,12 +27,29 @@ pub(crate) enum GenError {
     /// The OpenAI plugin's `empty_response`.
     #[error("{0}")]
     EmptyResponse(String),
+    /// The Codex plugin's `invalid_image_input`: a source image it cannot send.
+    #[error("{0}")]
+    InvalidImageInput(String),
+    /// The Codex plugin's `capability_unsupported`: the account has no image tool.
+    #[error("{0}")]
+    CapabilityUnsupported(String),
+    /// Any other error type a Hermes plugin reports (`missing_api_key`, `timeout`,
+    /// `connection_error`, `invalid_response`, `model_access`, `too_many_references`, ...).
+    #[error("{msg}")]
+    Typed { kind: &'static str, msg: String },
     /// `provider_not_registered`: `image_gen.provider` names a backend we lack.
     #[error("{0}")]
     ProviderNotRegistered(String),
 }
 
 impl GenError {
+    pub(crate) fn typed(kind: &'static str, msg: impl Into<String>) -> Self {
+        GenError::Typed {
+            kind,
+            msg: msg.into(),
+        }
+    }
+
     /// Hermes' `error_type` for this failure.
     pub(crate) fn error_type(&self) -> &'static str {
         match self {
@@ -44,6 +61,9 @@ impl GenError {
             GenError::Api(_) => "api_error",
             GenError::EmptyResponse(_) => "empty_response",
             GenError::ProviderNotRegistered(_) => "provider_not_registered",
+            GenError::Typed { kind, .. } => kind,
+            GenError::InvalidImageInput(_) => "invalid_image_input",
+            GenError::CapabilityUnsupported(_) => "capability_unsupported",
         }
     }
 }

@@ -391,6 +391,7 @@ pub(crate) async fn fal_generate(
             url: Some(url),
             bytes: None,
             extra,
+            model: None,
         },
         if use_edit { "image" } else { "text" },
     ))

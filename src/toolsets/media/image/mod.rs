@@ -14,11 +14,15 @@
 //! clients), [`source`] (local edit sources), [`save`] (the cache file), [`error`].
 
 mod catalog;
+mod codex;
 mod error;
 mod fal;
 mod openai;
+mod openrouter;
+mod plugin_http;
 mod save;
 mod source;
+mod xai;
 
 use base64::Engine as _;
 use serde_json::{Map, Value, json};
@@ -27,12 +31,15 @@ use crate::hermes::Context;
 use crate::hermes::envvars;
 use crate::server::args::ArgsExt;
 use crate::server::toolset::BoxFuture;
-use crate::server::{Availability, Hints, ToolCall, ToolDef, ToolEntry, ToolOutput, Toolset};
+use crate::server::{
+    Availability, Hints, ProviderChoice, ToolCall, ToolDef, ToolEntry, ToolOutput, Toolset,
+};
 use crate::toolsets::media::http::LazyHttp;
 use catalog::{
     DEFAULT_ASPECT_RATIO, OPENAI_DEFAULT_TIER, OPENAI_MAX_SOURCES, VALID_ASPECT_RATIOS,
-    resolve_aspect_ratio, resolve_fal_model, resolve_openai_tier,
+    resolve_aspect_ratio, resolve_fal_model, resolve_gpt_tier, resolve_openai_tier,
 };
+use codex::codex_generate;
 use error::GenError;
 use fal::fal_generate;
 use openai::openai_generate;
@@ -47,19 +54,90 @@ const MAX_INLINE_BYTES: usize = 8 * 1024 * 1024;
 pub(crate) enum Backend {
     Fal,
     OpenAi,
+    /// gpt-image-2 through the ChatGPT sign-in ([`codex`]).
+    OpenAiCodex,
+    /// xAI Grok Imagine ([`xai`]).
+    Xai,
+    /// OpenRouter chat-completions image models ([`openrouter`]).
+    OpenRouter,
     /// `image_gen.provider` names a backend hermes-mcp does not have.
     Unsupported(String),
 }
 
-pub(crate) fn backend(ctx: &Context) -> Backend {
-    match ctx
+impl Backend {
+    /// The provider's name in results and in `tools`.
+    pub(crate) fn name(&self) -> &str {
+        match self {
+            Backend::Fal => "fal",
+            Backend::OpenAi => "openai",
+            Backend::OpenAiCodex => codex::PROVIDER,
+            Backend::Xai => "xai",
+            Backend::OpenRouter => "openrouter",
+            Backend::Unsupported(p) => p,
+        }
+    }
+}
+
+/// The backend and why: `image_gen.provider` when set (Hermes dispatches to that plugin);
+/// else FAL (Hermes' in-tree default) when `FAL_KEY` is set; else, beyond Hermes, the
+/// ChatGPT sign-in when there is one (a Codex user needs no key at all); else FAL, which
+/// then reports what to set.
+pub(crate) fn select(ctx: &Context) -> (Backend, String) {
+    let configured = ctx
         .config_str("image_gen.provider")
         .map(|s| s.trim().to_ascii_lowercase())
-        .as_deref()
-    {
-        None | Some("") | Some("fal") => Backend::Fal,
-        Some("openai") => Backend::OpenAi,
-        Some(other) => Backend::Unsupported(other.to_string()),
+        .filter(|s| !s.is_empty());
+    if let Some(p) = configured {
+        let b = match p.as_str() {
+            "fal" => Backend::Fal,
+            "openai" => Backend::OpenAi,
+            codex::PROVIDER => Backend::OpenAiCodex,
+            "xai" => Backend::Xai,
+            "openrouter" => Backend::OpenRouter,
+            other => Backend::Unsupported(other.to_string()),
+        };
+        return (b, "image_gen.provider".into());
+    }
+    if ctx.env.is_set(envvars::FAL_KEY) {
+        return (
+            Backend::Fal,
+            "FAL_KEY is set and image_gen.provider is not (Hermes' default backend)".into(),
+        );
+    }
+    if let Some(src) = codex::sign_in(ctx) {
+        return (
+            Backend::OpenAiCodex,
+            format!(
+                "no image_gen.provider and no FAL_KEY; ChatGPT sign-in found in {}",
+                codex::describe_source(&src)
+            ),
+        );
+    }
+    (
+        Backend::Fal,
+        "Hermes' default backend (no image_gen.provider)".into(),
+    )
+}
+
+pub(crate) fn backend(ctx: &Context) -> Backend {
+    select(ctx).0
+}
+
+/// `_read_configured_image_model`: `image_gen.model`, trimmed.
+fn configured_model(ctx: &Context) -> Option<String> {
+    ctx.config_str("image_gen.model")
+        .map(|s| s.trim().to_string())
+        .filter(|s| !s.is_empty())
+}
+
+/// A plugin provider is available when its key is set.
+fn key_availability(ctx: &Context, var: &str, provider: &str) -> Availability {
+    if ctx.env.is_set(var) {
+        Availability::Available
+    } else {
+        Availability::Unavailable(format!(
+            "image_gen.provider is {provider} but {var} is not set"
+        ))
     }
 }
 
@@ -68,6 +146,31 @@ pub(crate) const GENERIC_DESCRIPTION: &str = "Generate high-quality images from 
 /// Hermes' `_build_dynamic_image_schema` description for the active backend.
 pub(crate) fn description(ctx: &Context) -> String {
     let (provider, model, both, max_refs) = match backend(ctx) {
+        Backend::OpenAiCodex => {
+            let model = ctx
+                .config_str("image_gen.model")
+                .map(|s| s.trim().to_string())
+                .unwrap_or_else(|| OPENAI_DEFAULT_TIER.to_string());
+            (
+                codex::DISPLAY.to_string(),
+                model,
+                true,
+                codex::MAX_INPUT_IMAGES,
+            )
+        }
+        // `_read_configured_image_model() or provider.default_model()`.
+        Backend::Xai => (
+            xai::DISPLAY.to_string(),
+            configured_model(ctx).unwrap_or_else(|| xai::DEFAULT_MODEL.to_string()),
+            true,
+            xai::MAX_REFERENCE_IMAGES,
+        ),
+        Backend::OpenRouter => (
+            openrouter::DISPLAY.to_string(),
+            configured_model(ctx).unwrap_or_else(|| openrouter::model_chain(ctx).remove(0)),
+            true,
+            openrouter::MAX_REFERENCE_IMAGES,
+        ),
         Backend::OpenAi => {
             let model = ctx
                 .config_str("image_gen.model")
@@ -149,9 +252,43 @@ pub(crate) fn availability(ctx: &Context) -> Availability {
                 )
             }
         }
+        Backend::OpenAiCodex => {
+            if codex::sign_in(ctx).is_some() {
+                Availability::Available
+            } else {
+                Availability::Unavailable(format!(
+                    "image_gen.provider is openai-codex but there is no ChatGPT sign-in: run `hermes auth codex` or `codex login` ({NO_SIGN_IN_WHERE})"
+                ))
+            }
+        }
+        Backend::Xai => key_availability(ctx, envvars::XAI_API_KEY, "xai"),
+        Backend::OpenRouter => key_availability(ctx, envvars::OPENROUTER_API_KEY, "openrouter"),
         Backend::Unsupported(p) => Availability::Unavailable(format!(
-            "image_gen.provider '{p}' is not supported by hermes-mcp (supported: fal, openai)"
+            "image_gen.provider '{p}' is not supported by hermes-mcp (supported: {SUPPORTED})"
         )),
+    }
+}
+
+/// Where a sign-in is looked for, for messages.
+const NO_SIGN_IN_WHERE: &str = "looked in $HERMES_HOME/auth.json and $CODEX_HOME/auth.json";
+
+/// The providers `image_gen.provider` may name here.
+const SUPPORTED: &str = "fal, openai, openai-codex, xai, openrouter";
+
+/// `tools`/`doctor`: the provider that will run `image_generate`, and why.
+pub(crate) fn provider_choice(ctx: &Context) -> ProviderChoice {
+    let (b, why) = select(ctx);
+    match availability(ctx) {
+        Availability::Available => ProviderChoice {
+            job: "image_generate",
+            provider: b.name().to_string(),
+            why,
+        },
+        Availability::Unavailable(reason) => ProviderChoice {
+            job: "image_generate",
+            provider: "none".into(),
+            why: format!("{} ({why}): {reason}", b.name()),
+        },
     }
 }
 
@@ -182,6 +319,10 @@ impl Toolset for ImageGenToolset {
         let mut entry = def.entry(availability(ctx));
         entry.spec.description = description(ctx);
         entry
+    }
+
+    fn providers(&self, ctx: &Context) -> Vec<ProviderChoice> {
+        vec![provider_choice(ctx)]
     }
 
     fn call<'a>(&'a self, ctx: &'a Context, call: ToolCall) -> BoxFuture<'a, ToolOutput> {
@@ -233,15 +374,28 @@ impl ImageGenToolset {
             tracing::warn!("{w}");
         }
         let backend = backend(ctx);
-        let (provider, model_id) = match &backend {
-            Backend::OpenAi => ("openai", resolve_openai_tier(ctx).0.to_string()),
-            _ => ("fal", resolve_fal_model(ctx).0.id.to_string()),
+        let model_id = match &backend {
+            Backend::OpenAi => resolve_openai_tier(ctx).0.to_string(),
+            Backend::OpenAiCodex => resolve_gpt_tier(ctx, codex::PROVIDER).0.to_string(),
+            Backend::Xai => xai::resolve_model(ctx).to_string(),
+            Backend::OpenRouter => openrouter::model_chain(ctx).remove(0),
+            _ => resolve_fal_model(ctx).0.id.to_string(),
         };
+        let provider = match &backend {
+            Backend::Unsupported(_) => "fal",
+            b => b.name(),
+        };
+        // Hermes' plugin providers (`error_response`/`success_response`) echo the prompt.
+        let plugin = !matches!(backend, Backend::Fal | Backend::Unsupported(_));
         let fail = |e: GenError| {
-            ToolOutput::error_json(json!({
+            let mut v = json!({
                 "success": false, "image": null, "error": e.to_string(), "error_type": e.error_type(),
                 "model": model_id, "aspect_ratio": aspect, "provider": provider,
-            }))
+            });
+            if plugin {
+                v["prompt"] = json!(prompt);
+            }
+            ToolOutput::error_json(v)
         };
         if prompt.trim().is_empty() {
             return fail(GenError::Value(
@@ -255,16 +409,27 @@ impl ImageGenToolset {
         let result = match &backend {
             Backend::Fal => fal_generate(ctx, &http, &call, &prompt, &aspect, &sources).await,
             Backend::OpenAi => openai_generate(ctx, &http, &prompt, &aspect, &sources).await,
+            Backend::OpenAiCodex => {
+                codex_generate(ctx, &http, &call.progress, prompt.trim(), &aspect, &sources).await
+            }
+            Backend::Xai => xai::xai_generate(ctx, &http, prompt.trim(), &aspect, &sources).await,
+            Backend::OpenRouter => {
+                openrouter::openrouter_generate(ctx, &http, prompt.trim(), &aspect, &sources).await
+            }
             Backend::Unsupported(p) => Err(GenError::ProviderNotRegistered(format!(
-                "image_gen.provider='{p}' is set but hermes-mcp has no such backend (supported: fal, openai)."
+                "image_gen.provider='{p}' is set but hermes-mcp has no such backend (supported: {SUPPORTED})."
             ))),
         };
         let (generated, modality) = match result {
             Ok(g) => g,
             Err(e) => return fail(e),
         };
+        let model_id = generated.model.clone().unwrap_or_else(|| model_id.clone());
         let prefix = match &backend {
+            Backend::Xai => format!("xai_{model_id}"),
+            Backend::OpenRouter => "openrouter_gen".to_string(),
             Backend::OpenAi => format!("openai_{model_id}"),
+            Backend::OpenAiCodex => format!("openai_codex_{model_id}"),
             _ => format!("fal_{}", model_id.replace(['/', '.'], "-")),
         };
         let mut out = Map::new();
@@ -303,6 +468,9 @@ impl ImageGenToolset {
             out.insert("image_url".into(), json!(u));
         }
         out.insert("model".into(), json!(model_id));
+        if plugin {
+            out.insert("prompt".into(), json!(prompt.trim()));
+        }
         out.insert("aspect_ratio".into(), json!(aspect));
         out.insert("provider".into(), json!(provider));
         for (k, v) in generated.extra {
@@ -359,7 +527,11 @@ mod tests {
         );
         assert!(
             matches!(availability(&ctx("image_gen: {provider: xai}", &[("FAL_KEY", "k")])),
-            Availability::Unavailable(r) if r.contains("'xai' is not supported"))
+            Availability::Unavailable(r) if r.contains("XAI_API_KEY is not set"))
+        );
+        assert!(
+            matches!(availability(&ctx("image_gen: {provider: midjourney}", &[("FAL_KEY", "k")])),
+            Availability::Unavailable(r) if r.contains("'midjourney' is not supported"))
         );
     }
 }

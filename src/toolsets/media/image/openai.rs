@@ -204,6 +204,7 @@ pub(crate) async fn openai_generate(
                 url: None,
                 bytes: Some(bytes),
                 extra,
+                model: None,
             },
             modality,
         ));
@@ -214,6 +215,7 @@ pub(crate) async fn openai_generate(
                 url: Some(u),
                 bytes: None,
                 extra,
+                model: None,
             },
             modality,
         ));

@@ -17,6 +17,9 @@ pub(crate) struct Generated {
     /// Bytes when the provider returned them inline (OpenAI b64_json).
     pub(crate) bytes: Option<Vec<u8>>,
     pub(crate) extra: Map<String, Value>,
+    /// The model that really ran, when the provider picks another than configured
+    /// (xAI edits always use `grok-imagine-image-quality`).
+    pub(crate) model: Option<String>,
 }
 
 /// Why the image could not be saved (the caller may still return the provider's URL).
