@@ -12,6 +12,7 @@ use std::process::ExitCode;
 use anyhow::Context as _;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
+use crate::doctor;
 use crate::hermes::{self, HermesHome, envvars};
 use crate::migrate::{self, report::Report};
 use crate::server::{self, Availability, HermesServer};
@@ -32,6 +33,8 @@ pub enum Command {
     Migrate(MigrateArgs),
     /// List every tool, its toolset, and whether it works here (and why not).
     Tools(ToolsArgs),
+    /// Check that Codex will reach hermes-tools: start it as Codex would, time it, list problems (exit 1 when there are any).
+    Doctor(DoctorArgs),
     /// Internal: PDF bytes on stdin, extracted text on stdout (web_extract runs it isolated).
     #[command(name = "__pdf-text", hide = true)]
     PdfText,
@@ -57,6 +60,19 @@ pub struct ServeArgs {
 pub struct ToolsArgs {
     #[command(flatten)]
     pub home: HomeArgs,
+    /// Machine-readable output
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args, Clone, Default)]
+pub struct DoctorArgs {
+    /// Codex home directory [default: $CODEX_HOME, else ~/.codex]
+    #[arg(long, value_name = "DIR")]
+    pub codex_home: Option<PathBuf>,
+    /// The codex binary that checks config.toml [default: `codex` on PATH]
+    #[arg(long, value_name = "PATH")]
+    pub codex_bin: Option<PathBuf>,
     /// Machine-readable output
     #[arg(long)]
     pub json: bool,
@@ -183,6 +199,19 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             run_migrate(&args)
         }
         Command::PdfText => Ok(toolsets::web::pdf::child_main()),
+        Command::Doctor(args) => {
+            init_logging("error");
+            let report = doctor::run(&doctor::Options {
+                codex_home: args.codex_home.clone(),
+                codex_bin: args.codex_bin.clone(),
+            })?;
+            print_doctor(&report, args.json)?;
+            Ok(if report.healthy {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::from(1)
+            })
+        }
         Command::Tools(args) => {
             init_logging("error");
             let server = build_server(&args.home)?;
@@ -251,6 +280,76 @@ fn print_migrate_report(args: &MigrateArgs, report: &Report) -> anyhow::Result<(
         let _ = writeln!(std::io::stderr(), "{}", report.text());
     } else {
         writeln!(out, "{}", report.text())?;
+    }
+    Ok(())
+}
+
+/// `hermes-mcp doctor [--json]`.
+fn print_doctor(r: &doctor::Report, json: bool) -> anyhow::Result<()> {
+    let mut out = anstream::stdout();
+    if json {
+        writeln!(out, "{}", serde_json::to_string_pretty(r)?)?;
+        return Ok(());
+    }
+    writeln!(
+        out,
+        "config.toml   {} (codex: {})",
+        r.codex_config, r.codex_check
+    )?;
+    if let Some(s) = &r.server {
+        let resolved = match &s.resolved {
+            Some(p) if *p != s.command => format!(" → {p}"),
+            _ => String::new(),
+        };
+        writeln!(
+            out,
+            "hermes-tools  {} {}{resolved}",
+            s.command,
+            s.args.join(" ")
+        )?;
+        if let (Some(i), Some(t)) = (s.initialize_ms, s.tools_list_ms) {
+            writeln!(
+                out,
+                "              started as codex starts it: initialize {i} ms, tools/list {t} ms, {} tools ({} {})",
+                s.tools_listed.len(),
+                s.server_name.as_deref().unwrap_or("?"),
+                s.server_version.as_deref().unwrap_or("?"),
+            )?;
+        }
+        writeln!(out, "              environment: {}", s.env_names.join(" "))?;
+    }
+    if let Some(h) = &r.hermes_home {
+        writeln!(out, "Hermes home   {h}")?;
+    }
+    if let Some(rt) = &r.openai_runtime {
+        writeln!(out, "runtime       model.openai_runtime: {rt}")?;
+    }
+    if let Some(l) = &r.log_file {
+        writeln!(out, "log file      {l}")?;
+    }
+    if !r.unavailable_tools.is_empty() {
+        writeln!(out, "\nUnavailable tools ({}):", r.unavailable_tools.len())?;
+        for t in &r.unavailable_tools {
+            writeln!(out, "  {} ({}): {}", t.name, t.toolset, t.reason)?;
+        }
+    }
+    if !r.providers.is_empty() {
+        writeln!(out, "\nProviders:")?;
+        for p in &r.providers {
+            writeln!(out, "  {}: {} ({})", p.job, p.provider, p.why)?;
+        }
+    }
+    for n in &r.notes {
+        writeln!(out, "\nnote: {n}")?;
+    }
+    writeln!(out)?;
+    if r.findings.is_empty() {
+        writeln!(out, "No problems found: codex will reach hermes-tools.")?;
+    } else {
+        writeln!(out, "{} problem(s):", r.findings.len())?;
+        for f in &r.findings {
+            writeln!(out, "✗ {}\n  hint: {}", f.message, f.hint)?;
+        }
     }
     Ok(())
 }

@@ -4,6 +4,7 @@ mod cli_pipes;
 mod codex_auth;
 mod codex_e2e;
 pub mod common;
+mod doctor;
 pub mod edge_support;
 mod edge_tts;
 mod hermes_runtime;
