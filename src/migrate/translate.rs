@@ -281,17 +281,20 @@ pub fn translate(name: &str, cfg: &Value) -> Translation {
                         notes.push(format!("env.{k} (the value contains a NUL character)"));
                         continue;
                     }
+                    // codex passes a variable only under its own name (`env_vars`
+                    // copies NAME from codex's environment): a renamed or composed
+                    // value becomes a pass-through of K, which the user exports.
                     if let Some(var) = whole_var_ref(&s) {
-                        if var == k {
-                            env_vars.push(k.clone());
-                        } else {
+                        env_vars.push(k.clone());
+                        if var != k {
                             notes.push(format!(
-                                "env.{k} = {s:?}: codex can pass a variable through only under its own name; export {k} before starting codex, or write env.{k}: ${{{k}}} in config.yaml"
+                                "env.{k} = {s:?}: passed through as env_vars = [\"{k}\"] (codex cannot rename a variable); export {k}=\"${var}\" before starting codex"
                             ));
                         }
                     } else if has_var_ref(&s) {
+                        env_vars.push(k.clone());
                         notes.push(format!(
-                            "env.{k} = {s:?}: a value that mixes text and ${{VAR}} cannot be expressed without writing the secret into config.toml; export {k} and use env.{k}: ${{{k}}}"
+                            "env.{k} = {s:?}: passed through as env_vars = [\"{k}\"] (a value that mixes text and ${{VAR}} would put the secret into config.toml); export {k} with that value before starting codex"
                         ));
                     } else {
                         literal.push((k.clone(), s));
@@ -606,14 +609,22 @@ mod tests {
         );
         assert_eq!(
             s.get("env_vars"),
-            Some(&TomlVal::List(vec!["GITHUB_TOKEN".into(), "OTHER".into()]))
+            Some(&TomlVal::List(vec![
+                "GITHUB_TOKEN".into(),
+                "OTHER".into(),
+                "ALIAS".into(),
+                "MIX".into()
+            ]))
         );
         assert_eq!(
             s.get("env"),
             Some(&TomlVal::Map(vec![("LIT".into(), "plain".into())]))
         );
+        // The report's advice ("export ALIAS") is true: ALIAS is passed through.
         assert!(
-            notes.iter().any(|n| n.starts_with("env.ALIAS")),
+            notes
+                .iter()
+                .any(|n| n.starts_with("env.ALIAS") && n.contains("export ALIAS=\"$GH_TOKEN\"")),
             "{notes:?}"
         );
         assert!(notes.iter().any(|n| n.starts_with("env.MIX")), "{notes:?}");
