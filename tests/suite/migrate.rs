@@ -273,9 +273,10 @@ fn migrate_keeps_secrets_out_of_config_toml() {
     assert!(!text.contains("${"), "{text}");
     let t: toml::Table = text.parse().unwrap();
     let fs_srv = &t["mcp_servers"]["fs"];
+    // ALIAS: ${SOMETHING_ELSE} is passed through under its own name (the user exports ALIAS).
     assert_eq!(
         fs_srv["env_vars"],
-        toml::Value::Array(vec!["GITHUB_TOKEN".into()])
+        toml::Value::Array(vec!["GITHUB_TOKEN".into(), "ALIAS".into()])
     );
     assert_eq!(fs_srv["env"]["DEBUG"].as_str(), Some("1"));
     assert!(fs_srv["env"].get("ALIAS").is_none());
