@@ -18,8 +18,8 @@ One run:
         --env HERMES_KANBAN_TASK=t_1 --env HERMES_KANBAN_RUN_ID=1
 
 Options: --bin (hermes-mcp; default target/debug/hermes-mcp), --codex (default `codex` on PATH),
---hermes-home DIR (default: a fresh empty one), --env K=V (repeatable; exported to codex, so it
-reaches the server only if migrate listed K in env_vars), --root DIR (scratch; default
+--hermes-home DIR (default: a fresh empty one), --env K=V (repeatable; exported to migrate and codex: migrate
+lists a variable set when it runs in env_vars, and only then does codex pass it to the server), --root DIR (scratch; default
 ~/.cache/hermes-mcp-e2e: codex refuses helper binaries under /tmp), --keep (keep the run dir), --namespace mcp__<server> (call another migrated server's tool).
 Exit status: 0 when codex ran the tool and the final message quotes its output, 1 otherwise,
 2 on a setup error (codex or the binary missing).
@@ -340,7 +340,7 @@ def main():
         (codex_home / "config.toml").write_text(USER_CONFIG.format(port=mock.port, approval=approval))
         mig = subprocess.run([str(binary), "migrate", "--codex-home", str(codex_home),
                               "--hermes-home", str(hermes_home), "--no-plugins", "--json"],
-                             env=codex_env(codex_home, home, {}), capture_output=True, text=True, timeout=60)
+                             env=codex_env(codex_home, home, extra), capture_output=True, text=True, timeout=60)
         summary["migrate"] = {"returncode": mig.returncode, "stderr": mig.stderr[-2000:]}
         if mig.returncode != 0:
             summary["error"] = "hermes-mcp migrate failed"

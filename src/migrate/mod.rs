@@ -55,6 +55,7 @@
 pub mod block;
 pub mod diff;
 pub mod hermes_hook;
+pub mod passthrough;
 pub mod plugins;
 pub mod report;
 pub mod translate;
@@ -211,6 +212,8 @@ struct Plan {
     permissions: Option<String>,
     translations: Vec<(String, Translation)>,
     hermes_tools: Option<(String, translate::CodexServer)>,
+    /// What `hermes-tools` lists in `env_vars`, and why.
+    passthrough: passthrough::PassThrough,
     /// The Hermes plugin to keep installed (`Options::hermes_hook`).
     hook: Option<hermes_hook::HookOptions>,
 }
@@ -275,6 +278,7 @@ fn plan(args: &Options) -> anyhow::Result<Plan> {
         }
     }
 
+    let passthrough = passthrough::choose(&home, &config, envvars::get);
     let hermes_tools = if !args.hermes_tools {
         None
     } else {
@@ -292,7 +296,7 @@ fn plan(args: &Options) -> anyhow::Result<Plan> {
             .then(|| home.path.to_string_lossy().into_owned());
         Some((
             exe.clone(),
-            translate::hermes_tools_entry(&exe, home_str.as_deref()),
+            translate::hermes_tools_entry(&exe, home_str.as_deref(), &passthrough.names),
         ))
     };
 
@@ -304,6 +308,7 @@ fn plan(args: &Options) -> anyhow::Result<Plan> {
     };
     Ok(Plan {
         hook,
+        passthrough,
         home,
         config_path,
         codex_home,
@@ -522,6 +527,7 @@ fn compute(
         } else {
             content.servers.push((SERVER_NAME.into(), entry.clone()));
             report.hermes_tools = Some(exe.clone());
+            report.hermes_tools_env_vars = Some(report::EnvVarsReport::from(&p.passthrough));
             report.servers.push(ServerReport {
                 name: SERVER_NAME.into(),
                 status: "migrated",

@@ -14,6 +14,7 @@ mod media_e2e;
 mod media_support;
 pub mod migrate;
 pub mod migrate_codex;
+mod migrate_envvars;
 mod migrate_fuzz;
 mod migrate_hermes;
 mod migrate_inputs;
