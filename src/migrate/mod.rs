@@ -214,6 +214,8 @@ struct Plan {
     hermes_tools: Option<(String, translate::CodexServer)>,
     /// What `hermes-tools` lists in `env_vars`, and why.
     passthrough: passthrough::PassThrough,
+    /// `model.openai_runtime` from config.yaml (Hermes runs codex only with `codex_app_server`).
+    openai_runtime: Option<String>,
     /// The Hermes plugin to keep installed (`Options::hermes_hook`).
     hook: Option<hermes_hook::HookOptions>,
 }
@@ -309,6 +311,7 @@ fn plan(args: &Options) -> anyhow::Result<Plan> {
     Ok(Plan {
         hook,
         passthrough,
+        openai_runtime: config.str("model.openai_runtime"),
         home,
         config_path,
         codex_home,
@@ -687,6 +690,16 @@ fn execute(args: &Options) -> anyhow::Result<Report> {
     if !args.remove && !p.config_path.exists() {
         report.errors.push(format!(
             "no config.yaml at {}: there are no Hermes MCP servers to migrate",
+            p.config_path.display()
+        ));
+    }
+    if !args.remove
+        && p.config_path.exists()
+        && p.openai_runtime.as_deref() != Some("codex_app_server")
+    {
+        report.warnings.push(format!(
+            "model.openai_runtime is {} in {}: Hermes does not run codex, so hermes-tools serves only a codex you start yourself (Hermes' `/codex-runtime codex_app_server` turns it on)",
+            p.openai_runtime.as_deref().map_or("unset (auto)".to_string(), |r| format!("{r:?}")),
             p.config_path.display()
         ));
     }

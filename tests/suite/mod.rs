@@ -22,6 +22,7 @@ mod migrate_props;
 mod net_ssrf;
 mod repo_rules;
 mod serve_fuzz;
+mod serve_home;
 mod serve_protocol;
 mod serve_reliability;
 mod skills;
