@@ -148,6 +148,18 @@ pub(crate) struct Report {
 }
 
 impl Report {
+    /// "Migrated" only when the file was written; a preview or an up-to-date
+    /// run never claims to have written anything.
+    fn verb(&self) -> &'static str {
+        if self.written {
+            "Migrated"
+        } else if self.changed {
+            "Would migrate"
+        } else {
+            "Up to date:"
+        }
+    }
+
     /// The human summary (no trailing newline).
     pub(crate) fn text(&self) -> String {
         let mut l: Vec<String> = Vec::new();
@@ -215,12 +227,15 @@ impl Report {
         if migrated.is_empty() {
             l.push("No MCP servers migrated.".into());
         } else {
-            l.push(format!("Migrated {} MCP server(s):", migrated.len()));
+            l.push(format!("{} {} MCP server(s):", self.verb(), migrated.len()));
             for s in migrated {
                 let note = if s.skipped_keys.is_empty() {
                     String::new()
                 } else {
-                    format!(" (skipped: {})", s.skipped_keys.join("; "))
+                    format!(
+                        " (not carried over as written: {})",
+                        s.skipped_keys.join("; ")
+                    )
                 };
                 l.push(format!("  - {}{note}", s.name));
             }
@@ -247,7 +262,8 @@ impl Report {
                     l.push("No installed Codex plugins to migrate.".into());
                 } else {
                     l.push(format!(
-                        "Migrated {} Codex plugin(s):",
+                        "{} {} Codex plugin(s):",
+                        self.verb(),
                         self.plugins.migrated.len()
                     ));
                     for p in &self.plugins.migrated {
@@ -271,7 +287,13 @@ impl Report {
             l.push(e.line());
         }
         match (&self.permissions.written, &self.permissions.preserved) {
-            (Some(w), _) => l.push(format!("Wrote default_permissions = \"{w}\"")),
+            (Some(w), _) => l.push(if self.written {
+                format!("Wrote default_permissions = \"{w}\"")
+            } else if self.changed {
+                format!("Would write default_permissions = \"{w}\"")
+            } else {
+                format!("default_permissions = \"{w}\" (unchanged)")
+            }),
             (None, Some(p)) => l.push(format!("Kept your own {p}")),
             (None, None) => {}
         }

@@ -195,8 +195,32 @@ fn migrate_writes_block_idempotently_and_check_tracks_changes() {
     );
     let out = run(&env, &["--no-plugins", "--check"]);
     assert_eq!(code(&out), 1);
+    // --check answers with its exit status; its report only with -v.
+    assert_eq!(stderr(&out), "");
+    assert!(out.stdout.is_empty());
+    let out = run(&env, &["--no-plugins", "--check", "-v"]);
+    assert_eq!(code(&out), 1);
     assert!(stderr(&out).contains("out of date"), "{}", stderr(&out));
+    assert!(!stderr(&out).contains("Wrote"), "{}", stderr(&out));
+    // A dry run never says it wrote anything either.
+    let out = run(&env, &["--no-plugins", "--dry-run"]);
+    assert!(!stderr(&out).contains("Wrote"), "{}", stderr(&out));
+    assert!(stderr(&out).contains("Would"), "{}", stderr(&out));
     assert_eq!(config(&env), first);
+    // Warnings are coloured like the diff, and NO_COLOR / --color never wins as documented.
+    let out = run(&env, &["--no-plugins", "--dry-run", "--color", "always"]);
+    assert!(
+        stderr(&out).contains("\u{1b}[1m\u{1b}[33m⚠"),
+        "{}",
+        stderr(&out)
+    );
+    let out = run(&env, &["--no-plugins", "--dry-run"]);
+    assert!(!stderr(&out).contains('\u{1b}'), "{}", stderr(&out));
+    // -q keeps only the warnings.
+    let out = run(&env, &["--no-plugins", "-q"]);
+    assert_eq!(code(&out), 0);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.lines().all(|l| l.starts_with('⚠')), "{text}");
 }
 
 #[test]

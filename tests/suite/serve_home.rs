@@ -78,3 +78,16 @@ fn migrate_warns_when_hermes_does_not_run_codex() {
         }
     }
 }
+
+#[test]
+fn serve_logs_to_hermes_home_logs() {
+    let env = TestEnv::new();
+    let mut cmd = env.cmd();
+    cmd.env("HERMES_MCP_LOG", "debug");
+    let mut c = RawClient::spawn(cmd);
+    c.initialize();
+    c.close_stdin();
+    c.finish(std::time::Duration::from_secs(10));
+    let log = std::fs::read_to_string(env.hermes_home().join("logs/hermes-mcp.log")).unwrap();
+    assert!(log.contains("DEBUG") || log.contains("INFO"), "{log}");
+}
