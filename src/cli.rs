@@ -12,6 +12,7 @@ use std::process::ExitCode;
 use anyhow::Context as _;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
+use crate::doctor;
 use crate::hermes::{self, HermesHome, envvars};
 use crate::migrate::{self, report::Report};
 use crate::server::{self, Availability, HermesServer};
@@ -22,6 +23,19 @@ use crate::toolsets;
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
+    /// Say more (migrate --check prints its report; serve logs at debug level)
+    #[arg(short, long, global = true, action = clap::ArgAction::Count)]
+    pub verbose: u8,
+    /// Say less (only problems and errors)
+    #[arg(short, long, global = true, conflicts_with = "verbose")]
+    pub quiet: bool,
+}
+
+/// `-q` / `-v`, given to every subcommand.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Verbosity {
+    pub quiet: bool,
+    pub verbose: u8,
 }
 
 #[derive(Debug, Subcommand)]
@@ -32,6 +46,8 @@ pub enum Command {
     Migrate(MigrateArgs),
     /// List every tool, its toolset, and whether it works here (and why not).
     Tools(ToolsArgs),
+    /// Check that Codex will reach hermes-tools: start it as Codex would, time it, list problems (exit 1 when there are any).
+    Doctor(DoctorArgs),
     /// Internal: PDF bytes on stdin, extracted text on stdout (web_extract runs it isolated).
     #[command(name = "__pdf-text", hide = true)]
     PdfText,
@@ -57,6 +73,19 @@ pub struct ServeArgs {
 pub struct ToolsArgs {
     #[command(flatten)]
     pub home: HomeArgs,
+    /// Machine-readable output
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args, Clone, Default)]
+pub struct DoctorArgs {
+    /// Codex home directory [default: $CODEX_HOME, else ~/.codex]
+    #[arg(long, value_name = "DIR")]
+    pub codex_home: Option<PathBuf>,
+    /// The codex binary that checks config.toml [default: `codex` on PATH]
+    #[arg(long, value_name = "PATH")]
+    pub codex_bin: Option<PathBuf>,
     /// Machine-readable output
     #[arg(long)]
     pub json: bool,
@@ -144,6 +173,12 @@ impl MigrateArgs {
     }
 }
 
+/// Whether to colour text for a stream (`--color`, `NO_COLOR`, whether it is a terminal).
+fn use_color_for(choice: ColorChoice, stream_is_terminal: bool) -> bool {
+    let no_color = envvars::get(envvars::NO_COLOR).is_some();
+    decide_color(choice, stream_is_terminal, no_color)
+}
+
 /// Whether to colour output written to stdout (`--color`, `NO_COLOR`, a terminal).
 fn use_color(choice: ColorChoice, stream_is_terminal: bool) -> bool {
     let no_color = envvars::get(envvars::NO_COLOR).is_some();
@@ -164,10 +199,21 @@ fn decide_color(choice: ColorChoice, stream_is_terminal: bool, no_color: bool) -
 /// Entry point behind `main`: run a parsed command line. Errors go back to
 /// `main`, which prints them (`error:` and `hint:`) and exits 2.
 pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
+    let v = Verbosity {
+        quiet: cli.quiet,
+        verbose: cli.verbose,
+    };
+    let level = |default: &'static str| match (v.quiet, v.verbose) {
+        (true, _) => "error",
+        (false, 0) => default,
+        (false, 1) => "info",
+        _ => "debug",
+    };
     match cli.command {
         Command::Serve(args) => {
-            init_logging("warn,rmcp=error");
             let server = build_server(&args.home)?;
+            let log = hermes::logfile::LogFile::open_in(&server.context().home.path);
+            init_logging(&format!("{},rmcp=error", level("warn")), log);
             let rt = tokio::runtime::Builder::new_multi_thread()
                 .worker_threads(2)
                 .enable_all()
@@ -179,14 +225,27 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         Command::Migrate(args) => {
-            init_logging("warn");
-            run_migrate(&args)
+            init_logging(level("warn"), None);
+            run_migrate(&args, v)
         }
         Command::PdfText => Ok(toolsets::web::pdf::child_main()),
+        Command::Doctor(args) => {
+            init_logging(level("error"), None);
+            let report = doctor::run(&doctor::Options {
+                codex_home: args.codex_home.clone(),
+                codex_bin: args.codex_bin.clone(),
+            })?;
+            print_doctor(&report, args.json, v)?;
+            Ok(if report.healthy {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::from(1)
+            })
+        }
         Command::Tools(args) => {
-            init_logging("error");
+            init_logging(level("error"), None);
             let server = build_server(&args.home)?;
-            tools_report(&server, args.json)?;
+            tools_report(&server, args.json, v)?;
             Ok(ExitCode::SUCCESS)
         }
     }
@@ -199,23 +258,38 @@ pub fn build_server(home: &HomeArgs) -> anyhow::Result<HermesServer> {
     Ok(HermesServer::new(ctx, toolsets::all()))
 }
 
-/// Logs go to stderr (stdout is the MCP channel). `HERMES_MCP_LOG` sets the filter.
-fn init_logging(default: &str) {
+/// Logs go to stderr (stdout is the MCP channel), and for `serve` also to
+/// `$HERMES_HOME/logs/hermes-mcp.log` (codex does not show a server's stderr).
+/// `HERMES_MCP_LOG` sets the filter.
+fn init_logging(default: &str, file: Option<hermes::logfile::LogFile>) {
     use tracing_subscriber::EnvFilter;
+    use tracing_subscriber::fmt::writer::MakeWriterExt;
     let filter = envvars::get(envvars::HERMES_MCP_LOG).unwrap_or_else(|| default.to_string());
-    let _ = tracing_subscriber::fmt()
-        .with_writer(std::io::stderr)
-        .with_ansi(std::io::stderr().is_terminal())
-        .with_env_filter(EnvFilter::try_new(&filter).unwrap_or_else(|_| EnvFilter::new(default)))
-        .try_init();
+    let filter = EnvFilter::try_new(&filter).unwrap_or_else(|_| EnvFilter::new(default));
+    match file {
+        Some(f) => {
+            let _ = tracing_subscriber::fmt()
+                .with_writer(std::io::stderr.and(move || f.clone()))
+                .with_ansi(false)
+                .with_env_filter(filter)
+                .try_init();
+        }
+        None => {
+            let _ = tracing_subscriber::fmt()
+                .with_writer(std::io::stderr)
+                .with_ansi(std::io::stderr().is_terminal())
+                .with_env_filter(filter)
+                .try_init();
+        }
+    }
 }
 
 /// `hermes-mcp migrate`: 0 done or up to date, 1 for `--check` with a change
 /// pending, 2 (through `main`) on an error.
-fn run_migrate(args: &MigrateArgs) -> anyhow::Result<ExitCode> {
+fn run_migrate(args: &MigrateArgs, v: Verbosity) -> anyhow::Result<ExitCode> {
     match migrate::run(&args.options()) {
         Ok(report) => {
-            print_migrate_report(args, &report)?;
+            print_migrate_report(args, &report, v)?;
             Ok(if args.check && report.changed {
                 ExitCode::from(1)
             } else {
@@ -235,28 +309,138 @@ fn run_migrate(args: &MigrateArgs) -> anyhow::Result<ExitCode> {
     }
 }
 
-fn print_migrate_report(args: &MigrateArgs, report: &Report) -> anyhow::Result<()> {
+fn print_migrate_report(args: &MigrateArgs, report: &Report, v: Verbosity) -> anyhow::Result<()> {
     let mut out = std::io::stdout().lock();
     if args.json {
         writeln!(out, "{}", serde_json::to_string_pretty(report)?)?;
         return Ok(());
     }
+    // Warnings and errors (the `⚠` lines) are coloured as the diff is.
+    let paint = |text: String, terminal: bool| -> String {
+        if !use_color_for(args.color, terminal) {
+            return text;
+        }
+        let warn = anstyle::AnsiColor::Yellow.on_default().bold();
+        text.lines()
+            .map(|l| {
+                if l.starts_with('⚠') {
+                    format!("{warn}{l}{warn:#}")
+                } else {
+                    l.to_string()
+                }
+            })
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    // `-q`: only warnings and errors.
+    let text = if v.quiet {
+        report
+            .text()
+            .lines()
+            .filter(|l| l.starts_with('⚠'))
+            .collect::<Vec<_>>()
+            .join("\n")
+    } else {
+        report.text()
+    };
+    let stderr_tty = std::io::stderr().is_terminal();
     if args.dry_run {
         if let Some(d) = &report.diff {
             out.write_all(d.as_bytes())?;
         }
         out.flush()?;
-        let _ = writeln!(std::io::stderr(), "{}", report.text());
+        if !text.is_empty() {
+            let _ = writeln!(std::io::stderr(), "{}", paint(text, stderr_tty));
+        }
     } else if args.check {
-        let _ = writeln!(std::io::stderr(), "{}", report.text());
+        // --check answers with its exit status; the report only when asked (-v).
+        if v.verbose > 0 {
+            let _ = writeln!(std::io::stderr(), "{}", paint(text, stderr_tty));
+        }
+    } else if !text.is_empty() {
+        writeln!(out, "{}", paint(text, std::io::stdout().is_terminal()))?;
+    }
+    Ok(())
+}
+
+/// `hermes-mcp doctor [--json]`.
+fn print_doctor(r: &doctor::Report, json: bool, v: Verbosity) -> anyhow::Result<()> {
+    let mut out = anstream::stdout();
+    if json {
+        writeln!(out, "{}", serde_json::to_string_pretty(r)?)?;
+        return Ok(());
+    }
+    if v.quiet {
+        for f in &r.findings {
+            writeln!(out, "✗ {}\n  hint: {}", f.message, f.hint)?;
+        }
+        return Ok(());
+    }
+    writeln!(
+        out,
+        "config.toml   {} (codex: {})",
+        r.codex_config, r.codex_check
+    )?;
+    if let Some(s) = &r.server {
+        let resolved = match &s.resolved {
+            Some(p) if *p != s.command => format!(" → {p}"),
+            _ => String::new(),
+        };
+        writeln!(
+            out,
+            "hermes-tools  {} {}{resolved}",
+            s.command,
+            s.args.join(" ")
+        )?;
+        if let (Some(i), Some(t)) = (s.initialize_ms, s.tools_list_ms) {
+            writeln!(
+                out,
+                "              started as codex starts it: initialize {i} ms, tools/list {t} ms, {} tools ({} {})",
+                s.tools_listed.len(),
+                s.server_name.as_deref().unwrap_or("?"),
+                s.server_version.as_deref().unwrap_or("?"),
+            )?;
+        }
+        writeln!(out, "              environment: {}", s.env_names.join(" "))?;
+    }
+    if let Some(h) = &r.hermes_home {
+        writeln!(out, "Hermes home   {h}")?;
+    }
+    if let Some(rt) = &r.openai_runtime {
+        writeln!(out, "runtime       model.openai_runtime: {rt}")?;
+    }
+    if let Some(l) = &r.log_file {
+        writeln!(out, "log file      {l}")?;
+    }
+    if !r.unavailable_tools.is_empty() {
+        writeln!(out, "\nUnavailable tools ({}):", r.unavailable_tools.len())?;
+        for t in &r.unavailable_tools {
+            writeln!(out, "  {} ({}): {}", t.name, t.toolset, t.reason)?;
+        }
+    }
+    if !r.providers.is_empty() {
+        writeln!(out, "\nProviders:")?;
+        for p in &r.providers {
+            writeln!(out, "  {}: {} ({})", p.job, p.provider, p.why)?;
+        }
+    }
+    for n in &r.notes {
+        writeln!(out, "\nnote: {n}")?;
+    }
+    writeln!(out)?;
+    if r.findings.is_empty() {
+        writeln!(out, "No problems found: codex will reach hermes-tools.")?;
     } else {
-        writeln!(out, "{}", report.text())?;
+        writeln!(out, "{} problem(s):", r.findings.len())?;
+        for f in &r.findings {
+            writeln!(out, "✗ {}\n  hint: {}", f.message, f.hint)?;
+        }
     }
     Ok(())
 }
 
 /// `hermes-mcp tools [--json]`.
-fn tools_report(server: &HermesServer, json: bool) -> anyhow::Result<()> {
+fn tools_report(server: &HermesServer, json: bool, v: Verbosity) -> anyhow::Result<()> {
     let entries = server.entries();
     let mut out = anstream::stdout();
     if json {
@@ -285,6 +469,18 @@ fn tools_report(server: &HermesServer, json: bool) -> anyhow::Result<()> {
             "providers": providers,
         });
         writeln!(out, "{}", serde_json::to_string_pretty(&doc)?)?;
+        return Ok(());
+    }
+    if v.quiet {
+        // Only what does not work, and why.
+        if let Some(e) = server.context().config_error() {
+            writeln!(out, "warning: {e}")?;
+        }
+        for (ts, e) in &entries {
+            if let Availability::Unavailable(r) = &e.availability {
+                writeln!(out, "{} ({ts}): {r}", e.spec.name)?;
+            }
+        }
         return Ok(());
     }
     writeln!(out, "Hermes home: {}", server.context().home.path.display())?;

@@ -3,6 +3,7 @@
 //! Codex's `config.toml` (`migrate`).
 
 pub mod cli;
+pub mod doctor;
 pub mod error;
 pub mod files;
 pub mod hermes;

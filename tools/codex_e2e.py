@@ -18,9 +18,9 @@ One run:
         --env HERMES_KANBAN_TASK=t_1 --env HERMES_KANBAN_RUN_ID=1
 
 Options: --bin (hermes-mcp; default target/debug/hermes-mcp), --codex (default `codex` on PATH),
---hermes-home DIR (default: a fresh empty one), --env K=V (repeatable; exported to codex, so it
-reaches the server only if migrate listed K in env_vars), --root DIR (scratch; default
-~/.cache/hermes-mcp-e2e: codex refuses helper binaries under /tmp), --keep (keep the run dir).
+--hermes-home DIR (default: a fresh empty one), --env K=V (repeatable; exported to migrate and codex: migrate
+lists a variable set when it runs in env_vars, and only then does codex pass it to the server), --root DIR (scratch; default
+~/.cache/hermes-mcp-e2e: codex refuses helper binaries under /tmp), --keep (keep the run dir), --namespace mcp__<server> (call another migrated server's tool).
 Exit status: 0 when codex ran the tool and the final message quotes its output, 1 otherwise,
 2 on a setup error (codex or the binary missing).
 """
@@ -295,6 +295,7 @@ def run_appserver(codex, prompt, env, cwd, timeout):
 
 
 def main():
+    global NAMESPACE
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--tool", required=True)
     ap.add_argument("--args", default="{}")
@@ -308,7 +309,10 @@ def main():
     ap.add_argument("--root", default=str(Path.home() / ".cache" / "hermes-mcp-e2e"))
     ap.add_argument("--timeout", type=float, default=120)
     ap.add_argument("--keep", action="store_true")
+    ap.add_argument("--namespace", default=NAMESPACE,
+                    help="the namespace the model calls (mcp__<server>; default mcp__hermes_tools)")
     a = ap.parse_args()
+    NAMESPACE = a.namespace
 
     if not a.codex or not Path(a.codex).exists() and not shutil.which(a.codex):
         print("codex not found: install it with `npm install -g @openai/codex@0.169.0` "
@@ -336,7 +340,7 @@ def main():
         (codex_home / "config.toml").write_text(USER_CONFIG.format(port=mock.port, approval=approval))
         mig = subprocess.run([str(binary), "migrate", "--codex-home", str(codex_home),
                               "--hermes-home", str(hermes_home), "--no-plugins", "--json"],
-                             env=codex_env(codex_home, home, {}), capture_output=True, text=True, timeout=60)
+                             env=codex_env(codex_home, home, extra), capture_output=True, text=True, timeout=60)
         summary["migrate"] = {"returncode": mig.returncode, "stderr": mig.stderr[-2000:]}
         if mig.returncode != 0:
             summary["error"] = "hermes-mcp migrate failed"

@@ -137,6 +137,55 @@ pub(crate) fn get(name: &str) -> Option<String> {
     std::env::var(name).ok().filter(|v| !v.is_empty())
 }
 
+/// What codex 0.169 always passes a stdio MCP server from its own environment
+/// (codex-rs `rmcp-client/src/utils.rs`, `DEFAULT_ENV_VARS` on unix), before
+/// the entry's `env_vars` and `env`. Observed also: the CA-bundle variables.
+pub(crate) const CODEX_DEFAULT_VARS: &[&str] = &[
+    "HOME",
+    "LOGNAME",
+    "PATH",
+    "SHELL",
+    "USER",
+    "__CF_USER_TEXT_ENCODING",
+    "LANG",
+    "LC_ALL",
+    "TERM",
+    "TMPDIR",
+    "TZ",
+    "SSL_CERT_FILE",
+    "SSL_CERT_DIR",
+    "REQUESTS_CA_BUNDLE",
+    "CURL_CA_BUNDLE",
+];
+
+/// The environment codex would give a stdio MCP server whose entry lists
+/// `env_vars` and sets `env`, built from this process's environment (`doctor`
+/// runs in the shell codex would run in). Later entries win, as in codex.
+#[allow(clippy::disallowed_methods)] // reproduces codex, which reads any named variable
+pub(crate) fn codex_server_env(
+    env_vars: &[String],
+    env: &[(String, String)],
+) -> Vec<(String, String)> {
+    let mut out: Vec<(String, String)> = Vec::new();
+    let mut set = |k: &str, v: String| {
+        out.retain(|(n, _)| n != k);
+        out.push((k.to_string(), v));
+    };
+    for name in CODEX_DEFAULT_VARS
+        .iter()
+        .copied()
+        .chain(env_vars.iter().map(String::as_str))
+    {
+        if let Ok(v) = std::env::var(name) {
+            set(name, v);
+        }
+    }
+    for (k, v) in env {
+        set(k, v.clone());
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -145,6 +145,12 @@ fn absolutize(p: &Path) -> PathBuf {
 }
 
 /// Expand a leading `~/` (or a lone `~`) to the user's home directory.
+/// Where `serve` keeps its log: `<home>/logs/hermes-mcp.log`, beside Hermes'
+/// own logs (hermes-agent: `hermes_logging.py` writes `<home>/logs/*.log`).
+pub(crate) fn log_file(home: &Path) -> PathBuf {
+    home.join("logs").join("hermes-mcp.log")
+}
+
 pub(crate) fn expand_tilde(p: &Path) -> PathBuf {
     let s = p.to_string_lossy();
     if (s == "~" || s.starts_with("~/"))

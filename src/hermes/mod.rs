@@ -9,6 +9,7 @@ pub mod dotenv;
 pub mod env;
 pub mod envvars;
 pub mod home;
+pub mod logfile;
 
 pub use config::{ConfigError, HermesConfig};
 pub use context::Context;

@@ -55,6 +55,7 @@
 pub mod block;
 pub mod diff;
 pub mod hermes_hook;
+pub mod passthrough;
 pub mod plugins;
 pub mod report;
 pub mod translate;
@@ -211,6 +212,10 @@ struct Plan {
     permissions: Option<String>,
     translations: Vec<(String, Translation)>,
     hermes_tools: Option<(String, translate::CodexServer)>,
+    /// What `hermes-tools` lists in `env_vars`, and why.
+    passthrough: passthrough::PassThrough,
+    /// `model.openai_runtime` from config.yaml (Hermes runs codex only with `codex_app_server`).
+    openai_runtime: Option<String>,
     /// The Hermes plugin to keep installed (`Options::hermes_hook`).
     hook: Option<hermes_hook::HookOptions>,
 }
@@ -275,6 +280,7 @@ fn plan(args: &Options) -> anyhow::Result<Plan> {
         }
     }
 
+    let passthrough = passthrough::choose(&home, &config, envvars::get);
     let hermes_tools = if !args.hermes_tools {
         None
     } else {
@@ -292,7 +298,7 @@ fn plan(args: &Options) -> anyhow::Result<Plan> {
             .then(|| home.path.to_string_lossy().into_owned());
         Some((
             exe.clone(),
-            translate::hermes_tools_entry(&exe, home_str.as_deref()),
+            translate::hermes_tools_entry(&exe, home_str.as_deref(), &passthrough.names),
         ))
     };
 
@@ -304,6 +310,8 @@ fn plan(args: &Options) -> anyhow::Result<Plan> {
     };
     Ok(Plan {
         hook,
+        passthrough,
+        openai_runtime: config.str("model.openai_runtime"),
         home,
         config_path,
         codex_home,
@@ -522,6 +530,7 @@ fn compute(
         } else {
             content.servers.push((SERVER_NAME.into(), entry.clone()));
             report.hermes_tools = Some(exe.clone());
+            report.hermes_tools_env_vars = Some(report::EnvVarsReport::from(&p.passthrough));
             report.servers.push(ServerReport {
                 name: SERVER_NAME.into(),
                 status: "migrated",
@@ -681,6 +690,16 @@ fn execute(args: &Options) -> anyhow::Result<Report> {
     if !args.remove && !p.config_path.exists() {
         report.errors.push(format!(
             "no config.yaml at {}: there are no Hermes MCP servers to migrate",
+            p.config_path.display()
+        ));
+    }
+    if !args.remove
+        && p.config_path.exists()
+        && p.openai_runtime.as_deref() != Some("codex_app_server")
+    {
+        report.warnings.push(format!(
+            "model.openai_runtime is {} in {}: Hermes does not run codex, so hermes-tools serves only a codex you start yourself (Hermes' `/codex-runtime codex_app_server` turns it on)",
+            p.openai_runtime.as_deref().map_or("unset (auto)".to_string(), |r| format!("{r:?}")),
             p.config_path.display()
         ));
     }

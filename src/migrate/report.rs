@@ -45,6 +45,57 @@ pub(crate) struct PermissionsReport {
     pub(crate) preserved: Option<String>,
 }
 
+/// hermes-tools' `env_vars`: only what this setup needs (see `passthrough`).
+#[derive(Debug, Clone, Default, Serialize)]
+pub(crate) struct EnvVarsReport {
+    pub(crate) names: Vec<String>,
+    /// Set in the shell migrate ran in (and not the same in `$HERMES_HOME/.env`).
+    pub(crate) set_now: Vec<String>,
+    /// Kanban worker variables are listed because this home uses kanban.
+    pub(crate) kanban: bool,
+    /// HERMES_HOME is listed because the Hermes root has profiles.
+    pub(crate) profiles: bool,
+}
+
+impl From<&super::passthrough::PassThrough> for EnvVarsReport {
+    fn from(p: &super::passthrough::PassThrough) -> Self {
+        EnvVarsReport {
+            names: p.names.clone(),
+            set_now: p.set_now.clone(),
+            kanban: p.kanban,
+            profiles: p.profiles,
+        }
+    }
+}
+
+impl EnvVarsReport {
+    /// One line for the text report.
+    fn line(&self) -> String {
+        let mut why = Vec::new();
+        if !self.set_now.is_empty() {
+            why.push(format!("set in this shell: {}", self.set_now.join(", ")));
+        }
+        if self.kanban {
+            why.push("kanban workers' variables".to_string());
+        }
+        if self.profiles {
+            why.push("HERMES_HOME for profiles".to_string());
+        }
+        let what = if why.is_empty() {
+            "hermes-tools gets no variables from codex's environment beyond codex's defaults"
+                .to_string()
+        } else {
+            format!(
+                "hermes-tools gets from codex's environment: {}",
+                why.join("; ")
+            )
+        };
+        format!(
+            "{what}. API keys in $HERMES_HOME/.env are read there; a key you export in the shell instead needs `hermes-mcp migrate` again"
+        )
+    }
+}
+
 #[derive(Debug, Clone, Default, Serialize)]
 pub(crate) struct Report {
     pub(crate) target_path: String,
@@ -71,6 +122,9 @@ pub(crate) struct Report {
     pub(crate) wrote_permissions_default: Option<String>,
     /// `[mcp_servers.hermes-tools]` command, when written.
     pub(crate) hermes_tools: Option<String>,
+    /// What hermes-tools' `env_vars` lists, and why (when hermes-tools is written).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) hermes_tools_env_vars: Option<EnvVarsReport>,
     /// Old blocks and orphan end markers that were found and replaced.
     pub(crate) replaced_blocks: usize,
     pub(crate) removed_orphan_end_markers: usize,
@@ -94,6 +148,18 @@ pub(crate) struct Report {
 }
 
 impl Report {
+    /// "Migrated" only when the file was written; a preview or an up-to-date
+    /// run never claims to have written anything.
+    fn verb(&self) -> &'static str {
+        if self.written {
+            "Migrated"
+        } else if self.changed {
+            "Would migrate"
+        } else {
+            "Up to date:"
+        }
+    }
+
     /// The human summary (no trailing newline).
     pub(crate) fn text(&self) -> String {
         let mut l: Vec<String> = Vec::new();
@@ -161,12 +227,15 @@ impl Report {
         if migrated.is_empty() {
             l.push("No MCP servers migrated.".into());
         } else {
-            l.push(format!("Migrated {} MCP server(s):", migrated.len()));
+            l.push(format!("{} {} MCP server(s):", self.verb(), migrated.len()));
             for s in migrated {
                 let note = if s.skipped_keys.is_empty() {
                     String::new()
                 } else {
-                    format!(" (skipped: {})", s.skipped_keys.join("; "))
+                    format!(
+                        " (not carried over as written: {})",
+                        s.skipped_keys.join("; ")
+                    )
                 };
                 l.push(format!("  - {}{note}", s.name));
             }
@@ -193,7 +262,8 @@ impl Report {
                     l.push("No installed Codex plugins to migrate.".into());
                 } else {
                     l.push(format!(
-                        "Migrated {} Codex plugin(s):",
+                        "{} {} Codex plugin(s):",
+                        self.verb(),
                         self.plugins.migrated.len()
                     ));
                     for p in &self.plugins.migrated {
@@ -213,8 +283,17 @@ impl Report {
                 }
             }
         }
+        if let Some(e) = &self.hermes_tools_env_vars {
+            l.push(e.line());
+        }
         match (&self.permissions.written, &self.permissions.preserved) {
-            (Some(w), _) => l.push(format!("Wrote default_permissions = \"{w}\"")),
+            (Some(w), _) => l.push(if self.written {
+                format!("Wrote default_permissions = \"{w}\"")
+            } else if self.changed {
+                format!("Would write default_permissions = \"{w}\"")
+            } else {
+                format!("default_permissions = \"{w}\" (unchanged)")
+            }),
             (None, Some(p)) => l.push(format!("Kept your own {p}")),
             (None, None) => {}
         }

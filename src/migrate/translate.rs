@@ -9,7 +9,7 @@
 
 use serde_json::Value;
 
-use crate::hermes::config::{is_var_name, parse_bool, whole_var_ref};
+use crate::hermes::config::{parse_bool, whole_var_ref};
 
 /// One value of a Codex server entry, in the order it is written.
 #[derive(Debug, Clone, PartialEq)]
@@ -281,17 +281,20 @@ pub fn translate(name: &str, cfg: &Value) -> Translation {
                         notes.push(format!("env.{k} (the value contains a NUL character)"));
                         continue;
                     }
+                    // codex passes a variable only under its own name (`env_vars`
+                    // copies NAME from codex's environment): a renamed or composed
+                    // value becomes a pass-through of K, which the user exports.
                     if let Some(var) = whole_var_ref(&s) {
-                        if var == k {
-                            env_vars.push(k.clone());
-                        } else {
+                        env_vars.push(k.clone());
+                        if var != k {
                             notes.push(format!(
-                                "env.{k} = {s:?}: codex can pass a variable through only under its own name; export {k} before starting codex, or write env.{k}: ${{{k}}} in config.yaml"
+                                "env.{k} = {s:?}: passed through as env_vars = [\"{k}\"] (codex cannot rename a variable); export {k}=\"${var}\" before starting codex"
                             ));
                         }
                     } else if has_var_ref(&s) {
+                        env_vars.push(k.clone());
                         notes.push(format!(
-                            "env.{k} = {s:?}: a value that mixes text and ${{VAR}} cannot be expressed without writing the secret into config.toml; export {k} and use env.{k}: ${{{k}}}"
+                            "env.{k} = {s:?}: passed through as env_vars = [\"{k}\"] (a value that mixes text and ${{VAR}} would put the secret into config.toml); export {k} with that value before starting codex"
                         ));
                     } else {
                         literal.push((k.clone(), s));
@@ -525,8 +528,13 @@ pub(crate) const AUTO_APPROVED_TOOLS: &[&str] = &[
     "kanban_comment",
 ];
 
-/// The `[mcp_servers.hermes-tools]` entry that launches this binary.
-pub(crate) fn hermes_tools_entry(exe: &str, hermes_home: Option<&str>) -> CodexServer {
+/// The `[mcp_servers.hermes-tools]` entry that launches this binary; `env_vars`
+/// are the pass-through names `passthrough::choose` picked.
+pub(crate) fn hermes_tools_entry(
+    exe: &str,
+    hermes_home: Option<&str>,
+    env_vars: &[String],
+) -> CodexServer {
     let mut s = CodexServer::default();
     s.push("command", TomlVal::Str(exe.to_string()));
     s.push("args", TomlVal::List(vec!["serve".into()]));
@@ -539,13 +547,9 @@ pub(crate) fn hermes_tools_entry(exe: &str, hermes_home: Option<&str>) -> CodexS
             )]),
         );
     }
-    let vars: Vec<String> = crate::hermes::envvars::serve_vars()
-        .map(|v| v.name)
-        .filter(|n| !(hermes_home.is_some() && *n == crate::hermes::envvars::HERMES_HOME))
-        .filter(|n| is_var_name(n))
-        .map(str::to_string)
-        .collect();
-    s.push("env_vars", TomlVal::List(vars));
+    if !env_vars.is_empty() {
+        s.push("env_vars", TomlVal::List(env_vars.to_vec()));
+    }
     s.push("startup_timeout_sec", TomlVal::Float(30.0));
     s.push("tool_timeout_sec", TomlVal::Float(600.0));
     s.tools = AUTO_APPROVED_TOOLS
@@ -606,14 +610,22 @@ mod tests {
         );
         assert_eq!(
             s.get("env_vars"),
-            Some(&TomlVal::List(vec!["GITHUB_TOKEN".into(), "OTHER".into()]))
+            Some(&TomlVal::List(vec![
+                "GITHUB_TOKEN".into(),
+                "OTHER".into(),
+                "ALIAS".into(),
+                "MIX".into()
+            ]))
         );
         assert_eq!(
             s.get("env"),
             Some(&TomlVal::Map(vec![("LIT".into(), "plain".into())]))
         );
+        // The report's advice ("export ALIAS") is true: ALIAS is passed through.
         assert!(
-            notes.iter().any(|n| n.starts_with("env.ALIAS")),
+            notes
+                .iter()
+                .any(|n| n.starts_with("env.ALIAS") && n.contains("export ALIAS=\"$GH_TOKEN\"")),
             "{notes:?}"
         );
         assert!(notes.iter().any(|n| n.starts_with("env.MIX")), "{notes:?}");
@@ -777,21 +789,15 @@ mod tests {
     }
 
     #[test]
-    fn hermes_tools_entry_lists_serve_vars() {
-        let s = hermes_tools_entry("/usr/bin/hermes-mcp", None);
-        let TomlVal::List(vars) = s.get("env_vars").unwrap() else {
-            panic!()
-        };
-        assert!(vars.iter().any(|v| v == "HERMES_HOME"));
-        assert!(vars.iter().any(|v| v == "HERMES_KANBAN_CLAIM_LOCK"));
-        // serve reads $CODEX_HOME/auth.json (image provider openai-codex), so Codex must pass it.
-        assert!(vars.iter().any(|v| v == "CODEX_HOME"));
+    fn hermes_tools_entry_lists_the_chosen_vars() {
+        let s = hermes_tools_entry("/usr/bin/hermes-mcp", None, &["EXA_API_KEY".into()]);
+        assert_eq!(
+            s.get("env_vars"),
+            Some(&TomlVal::List(vec!["EXA_API_KEY".into()]))
+        );
         assert_eq!(s.get("env"), None);
-        let s = hermes_tools_entry("/x", Some("/h"));
-        let TomlVal::List(vars) = s.get("env_vars").unwrap() else {
-            panic!()
-        };
-        assert!(!vars.iter().any(|v| v == "HERMES_HOME"));
+        let s = hermes_tools_entry("/x", Some("/h"), &[]);
+        assert_eq!(s.get("env_vars"), None);
         assert_eq!(
             s.get("env"),
             Some(&TomlVal::Map(vec![("HERMES_HOME".into(), "/h".into())]))

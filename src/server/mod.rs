@@ -80,9 +80,24 @@ impl HermesServer {
             .flat_map(|ts| {
                 ts.defs()
                     .iter()
-                    .map(move |def| (ts.name(), ts.resolve(&self.inner.ctx, def)))
+                    .map(move |def| (ts.name(), self.resolve(ts.as_ref(), def)))
             })
             .collect()
+    }
+
+    /// A tool's entry; when config.yaml could not be read, an unavailable
+    /// tool's reason says so first (its advice, e.g. "add kanban to
+    /// `toolsets:`", is judged against Hermes' defaults, not the user's file).
+    fn resolve(&self, ts: &dyn Toolset, def: &'static ToolDef) -> ToolEntry {
+        let mut entry = ts.resolve(&self.inner.ctx, def);
+        if let (Availability::Unavailable(why), Some(err)) =
+            (&entry.availability, self.inner.ctx.config_error())
+        {
+            entry.availability = Availability::Unavailable(format!(
+                "config.yaml could not be used ({err}), so Hermes' defaults apply; fix it first. With the defaults: {why}"
+            ));
+        }
+        entry
     }
 
     /// Every toolset's provider choices, in toolset order (for `tools` and `doctor`).
@@ -120,7 +135,7 @@ impl HermesServer {
             return ToolOutput::error(format!("Unknown tool: {name}"));
         };
         let ts = &self.inner.toolsets[i];
-        let entry = ts.resolve(ctx, def);
+        let entry = self.resolve(ts.as_ref(), def);
         if let Availability::Unavailable(why) = &entry.availability {
             return ToolOutput::error(format!("{name} is not available: {why}"));
         }

@@ -241,3 +241,83 @@ fn codex_browser_navigate_then_snapshot_returns_the_outline() {
         "{snapshot}"
     );
 }
+
+/// `env: {GITHUB_PERSONAL_ACCESS_TOKEN: ${GITHUB_TOKEN}}` in a Hermes server:
+/// the report says to export GITHUB_PERSONAL_ACCESS_TOKEN, and that works
+/// because migrate lists it in `env_vars`. A stdio server that returns its
+/// environment, called by the model through a real `codex exec` turn, proves it.
+#[test]
+fn renamed_env_secret_reaches_the_server_when_exported_as_the_report_says() {
+    let env = TestEnv::new();
+    let script = env.dir.path().join("envsrv.py");
+    std::fs::write(
+        &script,
+        r#"import json, os, sys
+for line in sys.stdin:
+    m = json.loads(line)
+    if "id" not in m:
+        continue
+    meth = m["method"]
+    if meth == "initialize":
+        r = {"protocolVersion": "2025-06-18", "capabilities": {"tools": {}},
+             "serverInfo": {"name": "envsrv", "version": "1"}}
+    elif meth == "tools/list":
+        r = {"tools": [{"name": "show_env", "description": "Return the environment.",
+                        "inputSchema": {"type": "object", "properties": {}},
+                        "annotations": {"readOnlyHint": True}}]}
+    elif meth == "tools/call":
+        keys = ["GITHUB_PERSONAL_ACCESS_TOKEN", "GITHUB_TOKEN"]
+        r = {"content": [{"type": "text", "text": "env"}],
+             "structuredContent": {k: os.environ.get(k, "<unset>") for k in keys}}
+    else:
+        r = {}
+    print(json.dumps({"jsonrpc": "2.0", "id": m["id"], "result": r}), flush=True)
+"#,
+    )
+    .unwrap();
+    env.write_hermes(
+        "config.yaml",
+        &format!(
+            "mcp_servers:\n  envsrv:\n    command: python3\n    args: [{:?}]\n    env:\n      GITHUB_PERSONAL_ACCESS_TOKEN: ${{GITHUB_TOKEN}}\n",
+            script.display().to_string()
+        ),
+    );
+    // What the report advises, verbatim.
+    let mut c = env.cmd();
+    let out = c
+        .args(["migrate", "--dry-run", "--no-plugins", "--no-hermes-hook"])
+        .output()
+        .unwrap();
+    let report = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        report.contains("export GITHUB_PERSONAL_ACCESS_TOKEN=\"$GITHUB_TOKEN\""),
+        "{report}"
+    );
+    let s = run_harness(
+        &env.hermes_home(),
+        "show_env",
+        "{}",
+        &[
+            "--namespace",
+            "mcp__envsrv",
+            "--env",
+            "GITHUB_TOKEN=ghp_from_the_shell",
+            "--env",
+            "GITHUB_PERSONAL_ACCESS_TOKEN=ghp_from_the_shell",
+        ],
+    );
+    assert_ok(&s);
+    let toml = s["config_toml"].as_str().unwrap();
+    assert!(
+        toml.contains(r#"env_vars = ["GITHUB_PERSONAL_ACCESS_TOKEN"]"#),
+        "{toml}"
+    );
+    assert!(!toml.contains("ghp_"), "no secret in config.toml: {toml}");
+    let saw = model_saw(&s);
+    assert!(
+        saw.contains(r#""GITHUB_PERSONAL_ACCESS_TOKEN":"ghp_from_the_shell""#),
+        "{saw}"
+    );
+    // Only listed variables arrive: GITHUB_TOKEN itself was not passed.
+    assert!(saw.contains(r#""GITHUB_TOKEN":"<unset>""#), "{saw}");
+}

@@ -91,6 +91,7 @@ fn by_name<'a>(list: &'a [Value], name: &str) -> &'a Value {
 }
 
 const YAML: &str = r#"
+toolsets: [hermes-cli, kanban]
 mcp_servers:
   filesystem:
     command: npx

@@ -18,7 +18,11 @@ fn rust_files(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
 /// (they import nothing but each other).
 const LEAVES: &[&str] = &["error", "redact", "pycompat", "files", "lenient"];
 const LAYERS: &[(&str, &[&str])] = &[
-    ("cli", &["server", "migrate", "toolsets", "hermes", "net"]),
+    (
+        "cli",
+        &["doctor", "server", "migrate", "toolsets", "hermes", "net"],
+    ),
+    ("doctor", &["server", "migrate", "hermes"]),
     ("server", &["hermes"]),
     ("toolsets", &["server", "net", "hermes"]),
     ("net", &["hermes"]),

@@ -576,7 +576,17 @@ pub(crate) fn display_hermes_home(home: &Path) -> String {
 pub(crate) fn skills_list(ctx: &Context, category: Option<&str>) -> Result<Value, Value> {
     let roots = Roots::load(ctx);
     if !roots.local.exists() {
-        if let Err(e) = std::fs::create_dir_all(&roots.local) {
+        // Hermes creates <home>/skills/, but never a Hermes home that is not there
+        // (a mistyped HERMES_HOME must not turn into an empty new home).
+        let created = if ctx.home.path.is_dir() {
+            std::fs::create_dir_all(&roots.local)
+        } else {
+            Err(std::io::Error::new(
+                std::io::ErrorKind::NotFound,
+                "the Hermes home does not exist (check HERMES_HOME)",
+            ))
+        };
+        if let Err(e) = created {
             return Err(json!({
                 "error": format!("cannot create the skills directory {}: {e}", roots.local.display()),
                 "success": false,

@@ -1,0 +1,523 @@
+//! `hermes-mcp doctor`: will Codex reach my tools?
+//!
+//! It reads `$CODEX_HOME/config.toml` as codex does, asks codex itself whether
+//! the file loads, starts the `[mcp_servers.hermes-tools]` entry exactly as
+//! codex would (command and args, codex's minimal environment plus `env_vars`
+//! and `env`, the entry's `cwd`), times `initialize` and `tools/list`, then
+//! runs the same binary's `tools --json` in that environment to learn which
+//! tools cannot work and why, and which provider each job will use. Every
+//! problem is a [`Finding`] with what to do; the CLI exits 1 when there is one.
+//!
+//! A CLI-level module: it uses `migrate` (where codex's files are) and the
+//! `hermes` layer (config.yaml, the environment codex builds).
+
+pub(crate) mod probe;
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::hermes::config::HermesConfig;
+use crate::hermes::{SERVER_NAME, envvars};
+use crate::migrate::{self, block, hermes_hook};
+
+/// codex's default `startup_timeout_sec`.
+const DEFAULT_STARTUP: Duration = Duration::from_secs(30);
+/// How long codex may take to say whether config.toml loads.
+const CODEX_CHECK_TIMEOUT: Duration = Duration::from_secs(20);
+
+/// What to examine, resolved by the CLI.
+#[derive(Debug, Clone, Default)]
+pub struct Options {
+    /// `--codex-home` (else `$CODEX_HOME`, else `~/.codex`).
+    pub codex_home: Option<PathBuf>,
+    /// `--codex-bin`: the codex that checks config.toml (else `codex` on PATH).
+    pub codex_bin: Option<PathBuf>,
+}
+
+/// One problem, with what to do about it.
+#[derive(Debug, Clone, Serialize)]
+pub struct Finding {
+    /// A stable name for scripts (`binary_missing`, `config_yaml_invalid`, ...).
+    pub code: &'static str,
+    pub message: String,
+    pub hint: String,
+}
+
+/// The `hermes-tools` entry as codex will start it.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct ServerInfo {
+    pub command: String,
+    pub args: Vec<String>,
+    /// Where `command` resolved (through the server's `PATH`), if it did.
+    pub resolved: Option<String>,
+    /// Names (never values) of the variables the server receives.
+    pub env_names: Vec<String>,
+    pub server_name: Option<String>,
+    pub server_version: Option<String>,
+    pub initialize_ms: Option<u128>,
+    pub tools_list_ms: Option<u128>,
+    /// Tools the server listed (what codex offers the model).
+    pub tools_listed: Vec<String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct ToolStatus {
+    pub name: String,
+    pub toolset: String,
+    pub reason: String,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Provider {
+    pub toolset: String,
+    pub job: String,
+    pub provider: String,
+    pub why: String,
+}
+
+/// Everything doctor found.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Report {
+    pub healthy: bool,
+    pub codex_config: String,
+    /// codex's own verdict on config.toml: `loads`, an error, or why it was not asked.
+    pub codex_check: String,
+    pub server: Option<ServerInfo>,
+    pub hermes_home: Option<String>,
+    pub hermes_config: Option<String>,
+    /// `model.openai_runtime` in config.yaml (Hermes runs codex only with `codex_app_server`).
+    pub openai_runtime: Option<String>,
+    /// Where `serve` writes its log (what it said when codex ran it).
+    pub log_file: Option<String>,
+    pub unavailable_tools: Vec<ToolStatus>,
+    pub providers: Vec<Provider>,
+    pub findings: Vec<Finding>,
+    /// Worth knowing, not a problem.
+    pub notes: Vec<String>,
+}
+
+impl Report {
+    fn find(&mut self, code: &'static str, message: impl Into<String>, hint: impl Into<String>) {
+        self.findings.push(Finding {
+            code,
+            message: message.into(),
+            hint: hint.into(),
+        });
+    }
+}
+
+/// Run every check. Errors only when nothing could be examined (no home).
+pub fn run(opts: &Options) -> anyhow::Result<Report> {
+    let codex_home = migrate::resolve_codex_home(opts.codex_home.as_deref())?;
+    let path = codex_home.join("config.toml");
+    let mut r = Report {
+        codex_config: path.display().to_string(),
+        ..Default::default()
+    };
+    let text = match crate::files::read_to_string_capped_opt(&path, crate::files::CONFIG_CAP) {
+        Ok(Some(t)) => t,
+        Ok(None) => {
+            r.codex_check = "not asked (no config.toml)".into();
+            r.find(
+                "config_toml_missing",
+                format!("{} does not exist", path.display()),
+                "run `hermes-mcp migrate` to register hermes-tools with codex",
+            );
+            return Ok(finish(r));
+        }
+        Err(e) => {
+            r.codex_check = "not asked (config.toml unreadable)".into();
+            r.find(
+                "config_toml_unreadable",
+                e.to_string(),
+                "make config.toml readable",
+            );
+            return Ok(finish(r));
+        }
+    };
+    r.codex_check = codex_check(opts, &codex_home, &mut r);
+    let table = match block::parse_toml(&text) {
+        Ok(t) => t,
+        Err(e) => {
+            r.find(
+                "config_toml_invalid",
+                format!("{} is not valid TOML: {e}", path.display()),
+                "fix the file (codex cannot load it either), or delete the managed block and run `hermes-mcp migrate`",
+            );
+            return Ok(finish(r));
+        }
+    };
+    if let Some(w) = hermes_hook::replaced_by_hermes(&text) {
+        r.find(
+            "hermes_python_server",
+            w,
+            "run `hermes-mcp migrate` (its Hermes plugin does this by itself at the next Hermes session unless you passed --no-hermes-hook)",
+        );
+    }
+    let Some(entry) = table
+        .get("mcp_servers")
+        .and_then(|s| s.get(SERVER_NAME))
+        .and_then(toml::Value::as_table)
+    else {
+        r.find(
+            "hermes_tools_missing",
+            format!(
+                "{} has no [mcp_servers.{SERVER_NAME}] entry",
+                path.display()
+            ),
+            "run `hermes-mcp migrate`",
+        );
+        return Ok(finish(r));
+    };
+    if entry.get("enabled").and_then(toml::Value::as_bool) == Some(false) {
+        r.find(
+            "hermes_tools_disabled",
+            format!("[mcp_servers.{SERVER_NAME}] has enabled = false: codex does not start it"),
+            "set enabled = true, or run `hermes-mcp migrate`",
+        );
+    }
+    let Some(command) = entry.get("command").and_then(toml::Value::as_str) else {
+        r.find(
+            "hermes_tools_not_stdio",
+            format!("[mcp_servers.{SERVER_NAME}] has no command: it is not a stdio server"),
+            "run `hermes-mcp migrate`",
+        );
+        return Ok(finish(r));
+    };
+    let launch = launch_of(entry, command);
+    let mut info = ServerInfo {
+        command: command.to_string(),
+        args: launch.args.clone(),
+        env_names: launch.env.iter().map(|(k, _)| k.clone()).collect(),
+        ..Default::default()
+    };
+    let path_var = launch
+        .env
+        .iter()
+        .find(|(k, _)| k == "PATH")
+        .map(|(_, v)| v.clone());
+    let cwd = launch
+        .cwd
+        .clone()
+        .or_else(|| std::env::current_dir().ok())
+        .unwrap_or_else(|| PathBuf::from("/"));
+    let resolved = probe::resolve(command, path_var.as_deref(), &cwd);
+    info.resolved = resolved.as_ref().map(|p| p.display().to_string());
+    hermes_home_checks(&launch, &mut r);
+    let Some(program) = resolved else {
+        let stale = command.contains('/');
+        r.find(
+            "binary_missing",
+            if stale {
+                format!("{command} does not exist or is not executable (a stale path: hermes-mcp moved or was uninstalled)")
+            } else {
+                format!("{command} is not found in the PATH codex gives the server")
+            },
+            "run `hermes-mcp migrate` with the hermes-mcp you want codex to start",
+        );
+        r.server = Some(info);
+        return Ok(finish(r));
+    };
+    let launch = probe::Launch { program, ..launch };
+    match probe::probe(&launch) {
+        Ok(p) => {
+            info.server_name = p.server_name;
+            info.server_version = p.server_version;
+            info.initialize_ms = Some(p.initialize.as_millis());
+            info.tools_list_ms = Some(p.tools_list.as_millis());
+            info.tools_listed = p.tools;
+            if info.tools_listed.is_empty() {
+                r.find(
+                    "no_tools",
+                    "hermes-tools started but offers no tools",
+                    "see the unavailable tools below, and `toolsets:` in config.yaml",
+                );
+            }
+        }
+        Err(e) => {
+            let tail: String = e
+                .stderr
+                .lines()
+                .rev()
+                .take(8)
+                .collect::<Vec<_>>()
+                .into_iter()
+                .rev()
+                .collect::<Vec<_>>()
+                .join("\n");
+            r.find(
+                "server_failed",
+                if tail.is_empty() {
+                    e.message
+                } else {
+                    format!("{}; its stderr ends with:\n{tail}", e.message)
+                },
+                "codex shows this server as failed; fix what the message says, then run `hermes-mcp doctor` again",
+            );
+        }
+    }
+    let is_ours = info.server_name.as_deref() == Some(env!("CARGO_PKG_NAME"))
+        || launch.args.first().map(String::as_str) == Some("serve");
+    if is_ours {
+        tools_checks(&launch, &mut r);
+    }
+    r.server = Some(info);
+    Ok(finish(r))
+}
+
+fn finish(mut r: Report) -> Report {
+    r.healthy = r.findings.is_empty();
+    r
+}
+
+/// How codex starts the entry (program not yet resolved).
+fn launch_of(entry: &toml::Table, command: &str) -> probe::Launch {
+    let strs = |k: &str| -> Vec<String> {
+        entry
+            .get(k)
+            .and_then(toml::Value::as_array)
+            .map(|a| {
+                a.iter()
+                    .filter_map(|v| v.as_str().map(str::to_string))
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let args = strs("args");
+    // `env_vars` entries are "NAME" or { name = "NAME", source = ... }.
+    let env_vars: Vec<String> = entry
+        .get("env_vars")
+        .and_then(toml::Value::as_array)
+        .map(|a| {
+            a.iter()
+                .filter_map(|v| {
+                    v.as_str()
+                        .or_else(|| v.get("name").and_then(toml::Value::as_str))
+                        .map(str::to_string)
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    let env: Vec<(String, String)> = entry
+        .get("env")
+        .and_then(toml::Value::as_table)
+        .map(|t| {
+            t.iter()
+                .filter_map(|(k, v)| v.as_str().map(|v| (k.clone(), v.to_string())))
+                .collect()
+        })
+        .unwrap_or_default();
+    let timeout = entry
+        .get("startup_timeout_sec")
+        .and_then(|v| v.as_float().or_else(|| v.as_integer().map(|i| i as f64)))
+        .and_then(|f| Duration::try_from_secs_f64(f).ok())
+        .unwrap_or(DEFAULT_STARTUP);
+    probe::Launch {
+        program: PathBuf::from(command),
+        args,
+        env: envvars::codex_server_env(&env_vars, &env),
+        cwd: entry
+            .get("cwd")
+            .and_then(toml::Value::as_str)
+            .map(PathBuf::from),
+        timeout,
+    }
+}
+
+/// The Hermes home the server will see, its config.yaml and the runtime setting.
+fn hermes_home_checks(launch: &probe::Launch, r: &mut Report) {
+    let var = |n: &str| {
+        launch
+            .env
+            .iter()
+            .find(|(k, _)| k == n)
+            .map(|(_, v)| v.clone())
+            .filter(|v| !v.trim().is_empty())
+    };
+    let (home, explicit) = match (var(envvars::HERMES_HOME), var("HOME")) {
+        (Some(h), _) => (crate::hermes::home::expand_tilde(Path::new(&h)), true),
+        (None, Some(h)) => (Path::new(&h).join(".hermes"), false),
+        (None, None) => return,
+    };
+    r.hermes_home = Some(home.display().to_string());
+    r.log_file = Some(crate::hermes::home::log_file(&home).display().to_string());
+    if !home.is_dir() && !explicit {
+        r.notes.push(format!(
+            "there is no Hermes home at {}: the tools run with Hermes' default settings",
+            home.display()
+        ));
+        return;
+    }
+    if !home.is_dir() {
+        r.find(
+            "hermes_home_missing",
+            format!("the Hermes home the server gets, {}, does not exist", home.display()),
+            "set up Hermes there (`hermes setup`), or run `hermes-mcp migrate --hermes-home DIR` with the home you use",
+        );
+        return;
+    }
+    let config = home.join("config.yaml");
+    r.hermes_config = Some(config.display().to_string());
+    match HermesConfig::load(&config) {
+        Ok(c) => {
+            let runtime = c.str("model.openai_runtime");
+            if runtime.as_deref() != Some("codex_app_server") {
+                r.notes.push(format!(
+                    "model.openai_runtime is {} in config.yaml: Hermes itself does not run codex, so hermes-tools serves only the codex you start yourself (turn it on with Hermes' `/codex-runtime codex_app_server`, then run `hermes-mcp migrate`)",
+                    runtime.as_deref().unwrap_or("unset (auto)")
+                ));
+            }
+            r.openai_runtime = runtime;
+        }
+        Err(e) => r.find(
+            "config_yaml_invalid",
+            e.to_string(),
+            "fix config.yaml (Hermes reads it too); until then every tool runs with default settings",
+        ),
+    }
+}
+
+/// `<command> tools --json` in the server's environment: unavailable tools, providers.
+fn tools_checks(launch: &probe::Launch, r: &mut Report) {
+    let mut args = vec!["tools".to_string(), "--json".to_string()];
+    args.extend(launch.args.iter().skip(1).cloned());
+    let tools = probe::Launch {
+        args,
+        ..launch.clone()
+    };
+    let doc: Value = match probe::output(&tools).and_then(|s| {
+        serde_json::from_str(&s).map_err(|e| format!("`tools --json` printed no JSON: {e}"))
+    }) {
+        Ok(v) => v,
+        Err(e) => {
+            r.notes
+                .push(format!("could not ask the server which tools work: {e}"));
+            return;
+        }
+    };
+    if let Some(h) = doc.get("hermes_home").and_then(Value::as_str) {
+        r.hermes_home = Some(h.to_string());
+    }
+    let s = |v: &Value, k: &str| v.get(k).and_then(Value::as_str).unwrap_or("").to_string();
+    for t in doc
+        .get("tools")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
+        if t.get("available").and_then(Value::as_bool) == Some(false) {
+            r.unavailable_tools.push(ToolStatus {
+                name: s(t, "name"),
+                toolset: s(t, "toolset"),
+                reason: s(t, "reason"),
+            });
+        }
+    }
+    for p in doc
+        .get("providers")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
+        r.providers.push(Provider {
+            toolset: s(p, "toolset"),
+            job: s(p, "job"),
+            provider: s(p, "provider"),
+            why: s(p, "why"),
+        });
+    }
+}
+
+/// Ask codex whether it loads config.toml (`codex app-server --print-startup-config`).
+fn codex_check(opts: &Options, codex_home: &Path, r: &mut Report) -> String {
+    let bin = opts
+        .codex_bin
+        .clone()
+        .unwrap_or_else(|| PathBuf::from("codex"));
+    let path_var = envvars::get(envvars::PATH);
+    let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/"));
+    let Some(program) = probe::resolve(&bin.to_string_lossy(), path_var.as_deref(), &cwd) else {
+        return format!("not asked ({} not found)", bin.display());
+    };
+    let mut cmd = std::process::Command::new(&program);
+    cmd.args(["app-server", "--print-startup-config"])
+        .env("CODEX_HOME", codex_home)
+        .env_remove("RUST_BACKTRACE")
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    let out = match run_with_timeout(cmd, CODEX_CHECK_TIMEOUT) {
+        Ok(o) => o,
+        Err(e) => return format!("not asked ({e})"),
+    };
+    if out.status.success() {
+        return "loads".into();
+    }
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let msg = serde_json::from_str::<Value>(stdout.trim())
+        .ok()
+        .and_then(|v| {
+            v.pointer("/error/message")
+                .and_then(Value::as_str)
+                .map(str::to_string)
+        })
+        .unwrap_or_else(|| String::from_utf8_lossy(&out.stderr).trim().to_string());
+    r.find(
+        "codex_rejects_config",
+        format!("codex cannot load {}: {msg}", codex_home.join("config.toml").display()),
+        "fix what codex names (one bad entry stops every codex command), then run `hermes-mcp doctor` again",
+    );
+    format!("refused: {msg}")
+}
+
+fn run_with_timeout(
+    mut cmd: std::process::Command,
+    timeout: Duration,
+) -> std::io::Result<std::process::Output> {
+    use std::io::Read;
+    let mut child = cmd.spawn()?;
+    let pipe = |r: Option<Box<dyn Read + Send>>| {
+        std::thread::spawn(move || {
+            let mut buf = Vec::new();
+            if let Some(mut r) = r {
+                let _ = r.read_to_end(&mut buf);
+            }
+            buf
+        })
+    };
+    let out = pipe(
+        child
+            .stdout
+            .take()
+            .map(|s| Box::new(s) as Box<dyn Read + Send>),
+    );
+    let err = pipe(
+        child
+            .stderr
+            .take()
+            .map(|s| Box::new(s) as Box<dyn Read + Send>),
+    );
+    let deadline = std::time::Instant::now() + timeout;
+    let status = loop {
+        if let Some(st) = child.try_wait()? {
+            break st;
+        }
+        if std::time::Instant::now() >= deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            return Err(std::io::Error::other(format!(
+                "codex did not answer within {} s",
+                timeout.as_secs()
+            )));
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    Ok(std::process::Output {
+        status,
+        stdout: out.join().unwrap_or_default(),
+        stderr: err.join().unwrap_or_default(),
+    })
+}

@@ -1,0 +1,288 @@
+//! Start an MCP stdio server the way codex does and time its handshake.
+//!
+//! codex (0.169) spawns `command args` with a cleared environment (see
+//! `hermes::envvars::codex_server_env`), in the entry's `cwd`, then sends
+//! `initialize`, `notifications/initialized` and `tools/list`, each answered
+//! on one line of stdout. We do the same with the same protocol version and
+//! capabilities, so a server that fails here fails in codex too.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+/// How much of the server's stderr is kept to explain a failure.
+const STDERR_CAP: usize = 16 << 10;
+
+/// What to start.
+#[derive(Debug, Clone)]
+pub(crate) struct Launch {
+    pub(crate) program: PathBuf,
+    pub(crate) args: Vec<String>,
+    pub(crate) env: Vec<(String, String)>,
+    pub(crate) cwd: Option<PathBuf>,
+    /// codex's `startup_timeout_sec` (applies to `initialize` and `tools/list`).
+    pub(crate) timeout: Duration,
+}
+
+impl Launch {
+    pub(crate) fn command(&self) -> Command {
+        let mut c = Command::new(&self.program);
+        c.args(&self.args)
+            .env_clear()
+            .envs(self.env.iter().cloned());
+        if let Some(d) = &self.cwd {
+            c.current_dir(d);
+        }
+        c
+    }
+}
+
+/// A successful handshake.
+#[derive(Debug, Clone)]
+pub(crate) struct Probe {
+    pub(crate) server_name: Option<String>,
+    pub(crate) server_version: Option<String>,
+    pub(crate) initialize: Duration,
+    pub(crate) tools_list: Duration,
+    pub(crate) tools: Vec<String>,
+}
+
+/// Why the handshake failed, with what the server wrote on stderr.
+#[derive(Debug, Clone)]
+pub(crate) struct ProbeError {
+    pub(crate) message: String,
+    pub(crate) stderr: String,
+}
+
+struct Running {
+    child: Child,
+    stdin: Option<std::process::ChildStdin>,
+    lines: mpsc::Receiver<String>,
+    stderr: std::thread::JoinHandle<String>,
+}
+
+impl Running {
+    fn send(&mut self, msg: &Value) -> std::io::Result<()> {
+        let stdin = self
+            .stdin
+            .as_mut()
+            .ok_or_else(|| std::io::Error::other("stdin closed"))?;
+        writeln!(stdin, "{msg}")?;
+        stdin.flush()
+    }
+
+    /// The response to request `id`, skipping notifications and log lines.
+    fn response(&self, id: i64, deadline: Instant) -> Result<Value, String> {
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match self.lines.recv_timeout(left) {
+                Ok(line) => {
+                    let Ok(v) = serde_json::from_str::<Value>(&line) else {
+                        return Err(format!(
+                            "wrote a line on stdout that is not JSON-RPC: {:?}",
+                            truncate(&line, 200)
+                        ));
+                    };
+                    if v.get("id").and_then(Value::as_i64) != Some(id) {
+                        continue;
+                    }
+                    if let Some(e) = v.get("error") {
+                        return Err(format!("answered with an error: {e}"));
+                    }
+                    return Ok(v.get("result").cloned().unwrap_or(Value::Null));
+                }
+                Err(mpsc::RecvTimeoutError::Timeout) => {
+                    return Err("did not answer in time (codex's startup_timeout_sec)".into());
+                }
+                Err(mpsc::RecvTimeoutError::Disconnected) => {
+                    return Err("exited (or closed stdout) before answering".into());
+                }
+            }
+        }
+    }
+
+    fn finish(mut self) -> String {
+        drop(self.stdin.take());
+        let deadline = Instant::now() + Duration::from_secs(2);
+        while Instant::now() < deadline {
+            if matches!(self.child.try_wait(), Ok(Some(_))) {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        self.stderr.join().unwrap_or_default()
+    }
+}
+
+fn truncate(s: &str, n: usize) -> String {
+    match s.char_indices().nth(n) {
+        Some((i, _)) => format!("{}…", &s[..i]),
+        None => s.to_string(),
+    }
+}
+
+fn spawn(launch: &Launch) -> std::io::Result<Running> {
+    let mut child = launch
+        .command()
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()?;
+    let stdout = child
+        .stdout
+        .take()
+        .ok_or_else(|| std::io::Error::other("no stdout"))?;
+    let mut stderr = child
+        .stderr
+        .take()
+        .ok_or_else(|| std::io::Error::other("no stderr"))?;
+    let (tx, lines) = mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines() {
+            let Ok(line) = line else { break };
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    let stderr = std::thread::spawn(move || {
+        let mut buf = Vec::new();
+        let mut chunk = [0u8; 4096];
+        while let Ok(n) = stderr.read(&mut chunk) {
+            if n == 0 {
+                break;
+            }
+            if buf.len() < STDERR_CAP {
+                buf.extend_from_slice(&chunk[..n.min(STDERR_CAP - buf.len())]);
+            }
+        }
+        String::from_utf8_lossy(&buf).into_owned()
+    });
+    let stdin = child.stdin.take();
+    Ok(Running {
+        child,
+        stdin,
+        lines,
+        stderr,
+    })
+}
+
+/// Start the server, run the handshake codex runs, list its tools, stop it.
+pub(crate) fn probe(launch: &Launch) -> Result<Probe, ProbeError> {
+    let fail = |message: String, stderr: String| ProbeError { message, stderr };
+    let started = Instant::now();
+    let mut run = spawn(launch).map_err(|e| {
+        fail(
+            format!("cannot start {}: {e}", launch.program.display()),
+            String::new(),
+        )
+    })?;
+    let deadline = started + launch.timeout;
+    let init = json!({"jsonrpc":"2.0","id":0,"method":"initialize","params":{
+        "protocolVersion":"2025-06-18",
+        "capabilities":{"elicitation":{"form":{},"url":{}}},
+        "clientInfo":{"name":"hermes-mcp-doctor","title":"hermes-mcp doctor","version":env!("CARGO_PKG_VERSION")}
+    }});
+    let result = run
+        .send(&init)
+        .map_err(|e| format!("closed stdin before initialize: {e}"))
+        .and_then(|()| run.response(0, deadline));
+    let info = match result {
+        Ok(v) => v,
+        Err(m) => {
+            let stderr = run.finish();
+            return Err(fail(format!("initialize: the server {m}"), stderr));
+        }
+    };
+    let initialize = started.elapsed();
+    let _ = run.send(&json!({"jsonrpc":"2.0","method":"notifications/initialized"}));
+    let t = Instant::now();
+    let deadline = t + launch.timeout;
+    let mut tools = Vec::new();
+    let mut cursor: Option<Value> = None;
+    for id in 1..=100 {
+        let params = match &cursor {
+            Some(c) => json!({"cursor": c}),
+            None => json!({}),
+        };
+        let req = json!({"jsonrpc":"2.0","id":id,"method":"tools/list","params":params});
+        let page = run
+            .send(&req)
+            .map_err(|e| format!("closed stdin: {e}"))
+            .and_then(|()| run.response(id, deadline));
+        let page = match page {
+            Ok(p) => p,
+            Err(m) => {
+                let stderr = run.finish();
+                return Err(fail(format!("tools/list: the server {m}"), stderr));
+            }
+        };
+        if let Some(list) = page.get("tools").and_then(Value::as_array) {
+            tools.extend(
+                list.iter()
+                    .filter_map(|t| t.get("name").and_then(Value::as_str))
+                    .map(str::to_string),
+            );
+        }
+        cursor = page.get("nextCursor").filter(|c| !c.is_null()).cloned();
+        if cursor.is_none() {
+            break;
+        }
+    }
+    let tools_list = t.elapsed();
+    let _ = run.finish();
+    let s = |k: &str| {
+        info.get("serverInfo")
+            .and_then(|i| i.get(k))
+            .and_then(Value::as_str)
+            .map(str::to_string)
+    };
+    Ok(Probe {
+        server_name: s("name"),
+        server_version: s("version"),
+        initialize,
+        tools_list,
+        tools,
+    })
+}
+
+/// Run `launch` to completion (for `hermes-mcp tools --json`), stdout as text.
+pub(crate) fn output(launch: &Launch) -> Result<String, String> {
+    let out = launch
+        .command()
+        .stdin(Stdio::null())
+        .output()
+        .map_err(|e| format!("cannot run {}: {e}", launch.program.display()))?;
+    if !out.status.success() {
+        return Err(format!(
+            "{} exited with {}: {}",
+            launch.program.display(),
+            out.status,
+            truncate(String::from_utf8_lossy(&out.stderr).trim(), 500)
+        ));
+    }
+    String::from_utf8(out.stdout).map_err(|_| "its output is not UTF-8".to_string())
+}
+
+/// Find `command` as codex does: a path as given (relative to `cwd`), else in `PATH`.
+pub(crate) fn resolve(command: &str, path_var: Option<&str>, cwd: &Path) -> Option<PathBuf> {
+    use std::os::unix::fs::PermissionsExt;
+    let is_exec = |p: &Path| {
+        std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+    };
+    if command.contains('/') {
+        let p = cwd.join(command);
+        return is_exec(&p).then_some(p);
+    }
+    path_var?
+        .split(':')
+        .filter(|d| !d.is_empty())
+        .map(|d| Path::new(d).join(command))
+        .find(|p| is_exec(p))
+}
