@@ -48,9 +48,8 @@ pub enum Command {
     Tools(ToolsArgs),
     /// Check that Codex will reach hermes-tools: start it as Codex would, time it, list problems (exit 1 when there are any).
     Doctor(DoctorArgs),
-    /// Internal: PDF bytes on stdin, extracted text on stdout (web_extract runs it isolated).
-    #[command(name = "__pdf-text", hide = true)]
-    PdfText,
+    /// Print a shell completion script (e.g. `hermes-mcp completion bash > ~/.local/share/bash-completion/completions/hermes-mcp`).
+    Completion(CompletionArgs),
 }
 
 #[derive(Debug, Args, Clone, Default)]
@@ -67,6 +66,13 @@ pub struct HomeArgs {
 pub struct ServeArgs {
     #[command(flatten)]
     pub home: HomeArgs,
+}
+
+#[derive(Debug, Args, Clone)]
+pub struct CompletionArgs {
+    /// The shell to complete for
+    #[arg(value_enum)]
+    pub shell: clap_complete::Shell,
 }
 
 #[derive(Debug, Args, Clone, Default)]
@@ -228,7 +234,13 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             init_logging(level("warn"), None);
             run_migrate(&args, v)
         }
-        Command::PdfText => Ok(toolsets::web::pdf::child_main()),
+        Command::Completion(args) => {
+            use clap::CommandFactory;
+            let mut out = std::io::stdout().lock();
+            clap_complete::generate(args.shell, &mut Cli::command(), "hermes-mcp", &mut out);
+            out.flush()?;
+            Ok(ExitCode::SUCCESS)
+        }
         Command::Doctor(args) => {
             init_logging(level("error"), None);
             let report = doctor::run(&doctor::Options {

@@ -3,6 +3,14 @@ use std::process::ExitCode;
 use clap::Parser;
 
 fn main() -> ExitCode {
+    // Internal: PDF bytes on stdin, extracted text on stdout (web_extract runs
+    // it isolated). Kept out of clap so help and completions never offer it.
+    if std::env::args_os()
+        .nth(1)
+        .is_some_and(|a| a == "__pdf-text")
+    {
+        return hermes_mcp::toolsets::web::pdf::child_main();
+    }
     let cli = hermes_mcp::cli::Cli::parse();
     match hermes_mcp::cli::run(cli) {
         Ok(code) => code,

@@ -57,3 +57,45 @@ fn cli_closed_stdout_ends_quietly() {
         }
     }
 }
+
+/// `completion SHELL` prints a script that names every subcommand; bash's
+/// parses (`bash -n`) and, once sourced, completes `hermes-mcp mi` to `migrate`.
+#[test]
+fn completion_scripts_name_every_subcommand() {
+    for shell in ["bash", "zsh", "fish"] {
+        let out = std::process::Command::new(bin())
+            .args(["completion", shell])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{shell}");
+        let text = String::from_utf8(out.stdout).unwrap();
+        for sub in ["serve", "migrate", "tools", "doctor", "completion"] {
+            assert!(text.contains(sub), "{shell} script lacks {sub}");
+        }
+        assert!(
+            !text.contains("__pdf-text"),
+            "{shell}: hidden command shown"
+        );
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("hermes-mcp.bash");
+    let out = std::process::Command::new(bin())
+        .args(["completion", "bash"])
+        .output()
+        .unwrap();
+    std::fs::write(&script, &out.stdout).unwrap();
+    let probe = format!(
+        "set -e; source {}; COMP_WORDS=(hermes-mcp mi); COMP_CWORD=1; COMP_LINE='hermes-mcp mi'; COMP_POINT=13; _hermes__mcp hermes-mcp mi hermes-mcp; printf '%s\\n' \"${{COMPREPLY[@]}}\"",
+        script.display()
+    );
+    let out = std::process::Command::new("bash")
+        .args(["-c", &probe])
+        .output()
+        .unwrap();
+    let got = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        got.lines().any(|l| l == "migrate"),
+        "{got}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

@@ -8,7 +8,7 @@
 //! the page itself through the SSRF-guarded [`crate::net`] client.
 
 pub(crate) mod extract;
-pub(crate) mod pdf;
+pub mod pdf;
 pub mod providers;
 
 use std::path::PathBuf;

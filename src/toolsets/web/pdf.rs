@@ -14,7 +14,7 @@ const TIMEOUT: Duration = Duration::from_secs(30);
 const MEMORY_LIMIT: u64 = 1024 * 1024 * 1024;
 
 /// Entry point of the hidden `__pdf-text` command: PDF bytes on stdin, text on stdout.
-pub(crate) fn child_main() -> std::process::ExitCode {
+pub fn child_main() -> std::process::ExitCode {
     let mut buf = Vec::new();
     if std::io::stdin()
         .take(MAX_PDF_BYTES as u64 + 1)
