@@ -44,6 +44,9 @@ pub(crate) struct AuxConfig {
     pub max_tokens: u64,
     pub extra_body: Map<String, Value>,
     pub extra_headers: Vec<(String, String)>,
+    /// DeepInfra with no model set: the catalog base URL whose first
+    /// vision-tagged chat model is used (looked up at call time).
+    pub catalog: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -80,7 +83,7 @@ pub(crate) fn download_timeout(ctx: &Context) -> Duration {
 /// Decide the mode from config and environment. Cheap: no I/O beyond the
 /// already-loaded config and `.env`.
 pub(crate) fn mode(ctx: &Context) -> Mode {
-    mode_for(ctx, "vision", envvars::AUXILIARY_VISION_MODEL)
+    super::resolve::resolve(ctx).mode
 }
 
 /// The auxiliary model for Hermes task `task` (`auxiliary.<task>.*`, the
@@ -99,7 +102,6 @@ pub(crate) fn mode_for(ctx: &Context, task: &str, model_var: &'static str) -> Mo
 }
 
 fn mode_in(ctx: &Context, task: &str, model_var: &'static str) -> Mode {
-    let cfg = ctx.config();
     let key = |k: &str| format!("auxiliary.{task}.{k}");
     let provider_raw = ctx
         .config_str(&key("provider"))
@@ -182,6 +184,30 @@ fn mode_in(ctx: &Context, task: &str, model_var: &'static str) -> Mode {
             );
         }
     };
+    match aux_config(ctx, task, &provider, base_url, api_key, model) {
+        Ok(c) => Mode::Auxiliary(c),
+        Err(why) => Mode::Misconfigured(why),
+    }
+}
+
+/// The client settings for `provider` at `base_url`: `auxiliary.<task>.*`
+/// tuning (timeout, temperature, max_tokens, extra_body, reasoning_effort)
+/// and the provider's headers/tags.
+pub(crate) fn aux_config(
+    ctx: &Context,
+    task: &str,
+    provider: &str,
+    base_url: String,
+    api_key: Option<String>,
+    model: String,
+) -> Result<AuxConfig, String> {
+    let cfg = ctx.config();
+    let key = |k: &str| format!("auxiliary.{task}.{k}");
+    if !(base_url.starts_with("http://") || base_url.starts_with("https://")) {
+        return Err(format!(
+            "auxiliary.{task}.base_url '{base_url}' is not an http(s) URL"
+        ));
+    }
     let timeout = cfg
         .f64(&key("timeout"))
         .filter(|t| t.is_finite() && *t > 0.0)
@@ -206,7 +232,7 @@ fn mode_in(ctx: &Context, task: &str, model_var: &'static str) -> Mode {
         extra_body.insert("reasoning".into(), json!({ "effort": effort.trim() }));
     }
     let mut extra_headers = Vec::new();
-    if is_host(&base_url, "openrouter.ai") {
+    if provider == "openrouter" || is_host(&base_url, "openrouter.ai") {
         // Hermes' `_OR_HEADERS_BASE` (app attribution).
         extra_headers.push((
             "HTTP-Referer".into(),
@@ -226,8 +252,8 @@ fn mode_in(ctx: &Context, task: &str, model_var: &'static str) -> Mode {
             ])
         });
     }
-    Mode::Auxiliary(AuxConfig {
-        provider,
+    Ok(AuxConfig {
+        provider: provider.to_string(),
         base_url,
         api_key,
         model,
@@ -236,6 +262,7 @@ fn mode_in(ctx: &Context, task: &str, model_var: &'static str) -> Mode {
         max_tokens,
         extra_body,
         extra_headers,
+        catalog: None,
     })
 }
 
@@ -369,6 +396,58 @@ struct Detail {
 
 // Lenient field readers for [`ChatAnswer`]: the crate's one set, in crate::net.
 use crate::lenient;
+
+/// DeepInfra's default vision model: the first catalog entry tagged both
+/// `chat` (or, for entries with no surface tag, an id that is not an
+/// embedding/speech/image model) and `vision` (hermes-agent:
+/// plugins/model-providers/deepinfra `default_vision_model`,
+/// hermes_cli/models.py `_fetch_deepinfra_models_by_tag("chat")`).
+pub(crate) async fn catalog_vision_model(
+    http: &HttpClient,
+    base: &str,
+    key: &str,
+) -> Option<String> {
+    static EXCLUDE: LazyLock<regex::Regex> = LazyLock::new(|| {
+        regex::Regex::new(
+            r"(?i)(embed|rerank|whisper|stable-diffusion|flux|sdxl|tts|bark|speech|image-gen|clip|vit-|dpt-)",
+        )
+        .expect("valid regex")
+    });
+    const SURFACES: [&str; 6] = ["chat", "embed", "image-gen", "tts", "stt", "video-gen"];
+    let url = format!(
+        "{}/models?filter=true&sort_by=hermes",
+        base.trim_end_matches('/')
+    );
+    let req = http
+        .api()
+        .get(&url)
+        .timeout(Duration::from_secs(5))
+        .header("User-Agent", format!("hermes-cli/{HERMES_VERSION}"))
+        .bearer_auth(key);
+    let resp = http
+        .send_api("vision:deepinfra", Duration::ZERO, req)
+        .await
+        .ok()?;
+    if !(200..300).contains(&resp.status) {
+        return None;
+    }
+    let v = resp.json().ok()?;
+    v.get("data")?.as_array()?.iter().find_map(|item| {
+        let id = item.get("id")?.as_str().filter(|s| !s.is_empty())?;
+        let meta = item.get("metadata").filter(|m| !m.is_null())?;
+        let tags: Vec<&str> = meta
+            .get("tags")
+            .and_then(Value::as_array)
+            .map(|t| t.iter().filter_map(Value::as_str).collect())
+            .unwrap_or_default();
+        let chat = if tags.iter().any(|t| SURFACES.contains(t)) {
+            tags.contains(&"chat")
+        } else {
+            !EXCLUDE.is_match(id)
+        };
+        (chat && tags.contains(&"vision")).then(|| id.to_string())
+    })
+}
 
 /// One chat-completions call; returns the answer text (may be empty).
 pub(crate) async fn chat(
