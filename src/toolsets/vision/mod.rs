@@ -423,3 +423,43 @@ impl Toolset for VisionToolset {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::hermes::{Env, HermesConfig, HermesHome};
+
+    fn ctx(yaml: &str, env: &[(&str, &str)]) -> Context {
+        let home = HermesHome {
+            path: std::env::temp_dir().join("hermes-vision-unit"),
+            explicit: true,
+        };
+        Context::with_parts(
+            home,
+            Env::from_map(env.iter().map(|(k, v)| (k.to_string(), v.to_string()))),
+            HermesConfig::from_yaml(yaml).unwrap(),
+        )
+    }
+
+    #[test]
+    fn max_concurrency_env_then_config_then_cores() {
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let y = "auxiliary:\n  vision:\n    max_concurrency: 3\n";
+        assert_eq!(
+            max_concurrency(&ctx(y, &[("HERMES_VISION_MAX_CONCURRENCY", "2")])),
+            2
+        );
+        assert_eq!(
+            max_concurrency(&ctx(y, &[("HERMES_VISION_MAX_CONCURRENCY", "0")])),
+            3
+        );
+        assert_eq!(
+            max_concurrency(&ctx(y, &[("HERMES_VISION_MAX_CONCURRENCY", "x")])),
+            3
+        );
+        assert_eq!(max_concurrency(&ctx("", &[])), cores);
+        let c = VisionClient::new();
+        let s = c.slots(&ctx("", &[("HERMES_VISION_MAX_CONCURRENCY", "2")]));
+        assert_eq!(s.available_permits(), 2);
+    }
+}
