@@ -162,7 +162,7 @@ impl VisionClient {
     pub(crate) fn http(&self, ctx: &Context) -> Result<Arc<HttpClient>, ClientError> {
         self.http.get_or_build(|| {
             let dl = auxiliary::download_timeout(ctx);
-            let api = match auxiliary::mode(ctx) {
+            let api = match resolve::mode(ctx) {
                 Mode::Auxiliary(a) => a.timeout,
                 _ => Duration::from_secs(120),
             };
@@ -237,7 +237,7 @@ impl VisionClient {
         prepared: Prepared,
         prompt: &str,
     ) -> Result<Analysis, VisionError> {
-        match auxiliary::mode(ctx) {
+        match resolve::mode(ctx) {
             Mode::Native => Ok(Analysis::Native(prepared)),
             Mode::Misconfigured(why) => Err(VisionError::NotConfigured(why)),
             Mode::Auxiliary(cfg) => {
@@ -326,7 +326,7 @@ pub(crate) async fn vision_analyze(
     image_url: &str,
     question: &str,
 ) -> ToolOutput {
-    match auxiliary::mode(ctx) {
+    match resolve::mode(ctx) {
         Mode::Native => match client.load_prepared(ctx, image_url).await {
             Ok(p) => native_output(&p, question),
             // Hermes' `tool_error(str(exc), success=False)`.
@@ -387,7 +387,7 @@ impl Toolset for VisionToolset {
     }
 
     fn resolve(&self, ctx: &Context, def: &'static ToolDef) -> ToolEntry {
-        def.entry(match auxiliary::mode(ctx) {
+        def.entry(match resolve::mode(ctx) {
             Mode::Misconfigured(why) => Availability::Unavailable(why),
             _ => Availability::Available,
         })

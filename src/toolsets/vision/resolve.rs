@@ -127,6 +127,11 @@ fn host_of(url: &str) -> Option<String> {
         .and_then(|u| u.host_str().map(str::to_ascii_lowercase))
 }
 
+/// The mode `vision_analyze` runs in (see [`resolve`]).
+pub(crate) fn mode(ctx: &Context) -> Mode {
+    resolve(ctx).mode
+}
+
 /// Decide the provider. Cheap: config, environment and `auth.json` only.
 pub(crate) fn resolve(ctx: &Context) -> Resolution {
     if ctx
@@ -469,4 +474,125 @@ fn iso_epoch(s: &str) -> Option<i64> {
         t -= if sign == '+' { o } else { -o };
     }
     Some(t)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::auxiliary::request_body;
+    use super::*;
+    use crate::hermes::{Env, HermesConfig, HermesHome};
+    use std::time::Duration;
+
+    fn ctx(yaml: &str, env: &[(&str, &str)]) -> Context {
+        let home = HermesHome {
+            path: std::env::temp_dir().join("hermes-vision-unit"),
+            explicit: true,
+        };
+        Context::with_parts(
+            home,
+            Env::from_map(env.iter().map(|(k, v)| (k.to_string(), v.to_string()))),
+            HermesConfig::from_yaml(yaml).unwrap(),
+        )
+    }
+
+    #[test]
+    fn native_by_default() {
+        assert_eq!(mode(&ctx("", &[])), Mode::Native);
+        assert_eq!(
+            mode(&ctx("auxiliary:\n  vision:\n    provider: auto\n", &[])),
+            Mode::Native
+        );
+        // A key alone picks that provider, as Hermes' auto chain does.
+        assert!(matches!(
+            mode(&ctx("", &[("OPENROUTER_API_KEY", "k")])),
+            Mode::Auxiliary(a) if a.provider == "openrouter"
+        ));
+    }
+
+    #[test]
+    fn explicit_provider_needs_its_key() {
+        let m = mode(&ctx(
+            "auxiliary:\n  vision:\n    provider: openrouter\n",
+            &[],
+        ));
+        let Mode::Misconfigured(why) = m else {
+            panic!("{m:?}")
+        };
+        assert!(why.contains("OPENROUTER_API_KEY"), "{why}");
+        let m = mode(&ctx(
+            "auxiliary:\n  vision:\n    provider: openrouter\n",
+            &[("OPENROUTER_API_KEY", "sk-or")],
+        ));
+        let Mode::Auxiliary(a) = m else {
+            panic!("{m:?}")
+        };
+        assert_eq!(a.base_url, OPENROUTER_BASE_URL);
+        assert_eq!(a.model, DEFAULT_AGGREGATOR_MODEL);
+        assert_eq!(a.api_key.as_deref(), Some("sk-or"));
+        assert!(a.extra_headers.iter().any(|(k, _)| k == "X-Title"));
+    }
+
+    #[test]
+    fn env_model_picks_a_provider_with_a_key() {
+        let m = mode(&ctx(
+            "",
+            &[
+                ("AUXILIARY_VISION_MODEL", "m1"),
+                ("OPENROUTER_API_KEY", "k"),
+            ],
+        ));
+        let Mode::Auxiliary(a) = m else {
+            panic!("{m:?}")
+        };
+        assert_eq!(
+            (a.provider.as_str(), a.model.as_str()),
+            ("openrouter", "m1")
+        );
+        // A model with no provider anywhere: Hermes has none, so native.
+        assert_eq!(
+            mode(&ctx("", &[("AUXILIARY_VISION_MODEL", "m1")])),
+            Mode::Native
+        );
+    }
+
+    #[test]
+    fn custom_endpoint_settings() {
+        let yaml = "auxiliary:\n  vision:\n    provider: custom\n    base_url: http://127.0.0.1:9/v1/\n    model: llava\n    timeout: 7\n    temperature: 0.3\n    max_tokens: 99\n    extra_body: {top_k: 3}\n";
+        let Mode::Auxiliary(a) = mode(&ctx(yaml, &[])) else {
+            panic!()
+        };
+        assert_eq!(a.base_url, "http://127.0.0.1:9/v1");
+        assert_eq!(a.api_key.as_deref(), Some("no-key-required"));
+        assert_eq!(a.timeout, Duration::from_secs(7));
+        let body = request_body(&a, "p", "data:image/png;base64,AA");
+        assert_eq!(body["model"], "llava");
+        assert_eq!(body["temperature"], 0.3);
+        assert_eq!(body["max_tokens"], 99);
+        assert_eq!(body["top_k"], 3);
+        assert_eq!(
+            body["messages"][0]["content"][1]["image_url"]["url"],
+            "data:image/png;base64,AA"
+        );
+        let Mode::Misconfigured(why) =
+            mode(&ctx("auxiliary:\n  vision:\n    provider: custom\n", &[]))
+        else {
+            panic!()
+        };
+        assert!(why.contains("base_url"));
+        assert!(matches!(
+            mode(&ctx(
+                "auxiliary:\n  vision:\n    provider: gemini-cli\n",
+                &[]
+            )),
+            Mode::Misconfigured(_)
+        ));
+    }
+
+    #[test]
+    fn iso_expiry() {
+        assert_eq!(iso_epoch("1970-01-02T00:00:00Z"), Some(86_400));
+        assert_eq!(iso_epoch("1970-01-01T01:00:00+01:00"), Some(0));
+        assert_eq!(iso_epoch("2000-03-01T00:00:00.123Z"), Some(951_868_800));
+        assert_eq!(iso_epoch("soon"), None);
+    }
 }
