@@ -90,6 +90,8 @@ vars! {
     HERMES_VISION_DOWNLOAD_TIMEOUT = Serve, "vision", "image download timeout (seconds)";
     OPENROUTER_API_KEY = Serve, "vision", "OpenRouter key (auxiliary provider openrouter)";
     NOUS_API_KEY = Serve, "vision", "Nous key (auxiliary provider nous)";
+    NOUS_INFERENCE_BASE_URL = Serve, "vision", "Nous Portal inference base URL when auth.json names none";
+    HERMES_VISION_MAX_CONCURRENCY = Serve, "vision", "how many image decode/resize jobs run at once (default: CPU cores)";
     // media
     FAL_KEY = Serve, "image_gen", "FAL image generation";
     FAL_IMAGE_MODEL = Serve, "image_gen", "FAL model id";

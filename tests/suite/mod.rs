@@ -36,6 +36,7 @@ mod tts_cloud;
 mod tts_edge;
 mod vision;
 mod vision_e2e;
+mod vision_providers;
 mod web;
 mod web_support;
 mod wheel;

@@ -44,8 +44,13 @@ pub(crate) struct AuxConfig {
     pub max_tokens: u64,
     pub extra_body: Map<String, Value>,
     pub extra_headers: Vec<(String, String)>,
+    /// DeepInfra with no model set: the catalog base URL whose first
+    /// vision-tagged chat model is used (looked up at call time).
+    pub catalog: Option<String>,
 }
 
+// Short-lived (decided per call), so the size difference does not matter.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) enum Mode {
     /// Return the image to Codex's own model.
@@ -77,12 +82,6 @@ pub(crate) fn download_timeout(ctx: &Context) -> Duration {
     Duration::from_secs_f64(secs.min(3600.0))
 }
 
-/// Decide the mode from config and environment. Cheap: no I/O beyond the
-/// already-loaded config and `.env`.
-pub(crate) fn mode(ctx: &Context) -> Mode {
-    mode_for(ctx, "vision", envvars::AUXILIARY_VISION_MODEL)
-}
-
 /// The auxiliary model for Hermes task `task` (`auxiliary.<task>.*`, the
 /// model override in environment variable `model_var`): the same settings
 /// and defaults as vision's (hermes-agent: agent/auxiliary_client.py
@@ -99,7 +98,6 @@ pub(crate) fn mode_for(ctx: &Context, task: &str, model_var: &'static str) -> Mo
 }
 
 fn mode_in(ctx: &Context, task: &str, model_var: &'static str) -> Mode {
-    let cfg = ctx.config();
     let key = |k: &str| format!("auxiliary.{task}.{k}");
     let provider_raw = ctx
         .config_str(&key("provider"))
@@ -182,6 +180,30 @@ fn mode_in(ctx: &Context, task: &str, model_var: &'static str) -> Mode {
             );
         }
     };
+    match aux_config(ctx, task, &provider, base_url, api_key, model) {
+        Ok(c) => Mode::Auxiliary(c),
+        Err(why) => Mode::Misconfigured(why),
+    }
+}
+
+/// The client settings for `provider` at `base_url`: `auxiliary.<task>.*`
+/// tuning (timeout, temperature, max_tokens, extra_body, reasoning_effort)
+/// and the provider's headers/tags.
+pub(crate) fn aux_config(
+    ctx: &Context,
+    task: &str,
+    provider: &str,
+    base_url: String,
+    api_key: Option<String>,
+    model: String,
+) -> Result<AuxConfig, String> {
+    let cfg = ctx.config();
+    let key = |k: &str| format!("auxiliary.{task}.{k}");
+    if !(base_url.starts_with("http://") || base_url.starts_with("https://")) {
+        return Err(format!(
+            "auxiliary.{task}.base_url '{base_url}' is not an http(s) URL"
+        ));
+    }
     let timeout = cfg
         .f64(&key("timeout"))
         .filter(|t| t.is_finite() && *t > 0.0)
@@ -206,7 +228,7 @@ fn mode_in(ctx: &Context, task: &str, model_var: &'static str) -> Mode {
         extra_body.insert("reasoning".into(), json!({ "effort": effort.trim() }));
     }
     let mut extra_headers = Vec::new();
-    if is_host(&base_url, "openrouter.ai") {
+    if provider == "openrouter" || is_host(&base_url, "openrouter.ai") {
         // Hermes' `_OR_HEADERS_BASE` (app attribution).
         extra_headers.push((
             "HTTP-Referer".into(),
@@ -226,8 +248,8 @@ fn mode_in(ctx: &Context, task: &str, model_var: &'static str) -> Mode {
             ])
         });
     }
-    Mode::Auxiliary(AuxConfig {
-        provider,
+    Ok(AuxConfig {
+        provider: provider.to_string(),
         base_url,
         api_key,
         model,
@@ -236,6 +258,7 @@ fn mode_in(ctx: &Context, task: &str, model_var: &'static str) -> Mode {
         max_tokens,
         extra_body,
         extra_headers,
+        catalog: None,
     })
 }
 
@@ -369,6 +392,58 @@ struct Detail {
 
 // Lenient field readers for [`ChatAnswer`]: the crate's one set, in crate::net.
 use crate::lenient;
+
+/// DeepInfra's default vision model: the first catalog entry tagged both
+/// `chat` (or, for entries with no surface tag, an id that is not an
+/// embedding/speech/image model) and `vision` (hermes-agent:
+/// plugins/model-providers/deepinfra `default_vision_model`,
+/// hermes_cli/models.py `_fetch_deepinfra_models_by_tag("chat")`).
+pub(crate) async fn catalog_vision_model(
+    http: &HttpClient,
+    base: &str,
+    key: &str,
+) -> Option<String> {
+    static EXCLUDE: LazyLock<regex::Regex> = LazyLock::new(|| {
+        regex::Regex::new(
+            r"(?i)(embed|rerank|whisper|stable-diffusion|flux|sdxl|tts|bark|speech|image-gen|clip|vit-|dpt-)",
+        )
+        .expect("valid regex")
+    });
+    const SURFACES: [&str; 6] = ["chat", "embed", "image-gen", "tts", "stt", "video-gen"];
+    let url = format!(
+        "{}/models?filter=true&sort_by=hermes",
+        base.trim_end_matches('/')
+    );
+    let req = http
+        .api()
+        .get(&url)
+        .timeout(Duration::from_secs(5))
+        .header("User-Agent", format!("hermes-cli/{HERMES_VERSION}"))
+        .bearer_auth(key);
+    let resp = http
+        .send_api("vision:deepinfra", Duration::ZERO, req)
+        .await
+        .ok()?;
+    if !(200..300).contains(&resp.status) {
+        return None;
+    }
+    let v = resp.json().ok()?;
+    v.get("data")?.as_array()?.iter().find_map(|item| {
+        let id = item.get("id")?.as_str().filter(|s| !s.is_empty())?;
+        let meta = item.get("metadata").filter(|m| !m.is_null())?;
+        let tags: Vec<&str> = meta
+            .get("tags")
+            .and_then(Value::as_array)
+            .map(|t| t.iter().filter_map(Value::as_str).collect())
+            .unwrap_or_default();
+        let chat = if tags.iter().any(|t| SURFACES.contains(t)) {
+            tags.contains(&"chat")
+        } else {
+            !EXCLUDE.is_match(id)
+        };
+        (chat && tags.contains(&"vision")).then(|| id.to_string())
+    })
+}
 
 /// One chat-completions call; returns the answer text (may be empty).
 pub(crate) async fn chat(
@@ -541,103 +616,6 @@ pub(crate) fn friendly_hint(error: &str, model: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::hermes::{Env, HermesConfig, HermesHome};
-
-    fn ctx(yaml: &str, env: &[(&str, &str)]) -> Context {
-        let home = HermesHome {
-            path: std::env::temp_dir().join("hermes-vision-unit"),
-            explicit: true,
-        };
-        Context::with_parts(
-            home,
-            Env::from_map(env.iter().map(|(k, v)| (k.to_string(), v.to_string()))),
-            HermesConfig::from_yaml(yaml).unwrap(),
-        )
-    }
-
-    #[test]
-    fn native_by_default() {
-        assert_eq!(mode(&ctx("", &[])), Mode::Native);
-        assert_eq!(
-            mode(&ctx("auxiliary:\n  vision:\n    provider: auto\n", &[])),
-            Mode::Native
-        );
-        // A key alone does not switch modes: Codex's model can see images.
-        assert_eq!(mode(&ctx("", &[("OPENROUTER_API_KEY", "k")])), Mode::Native);
-    }
-
-    #[test]
-    fn explicit_provider_needs_its_key() {
-        let m = mode(&ctx(
-            "auxiliary:\n  vision:\n    provider: openrouter\n",
-            &[],
-        ));
-        let Mode::Misconfigured(why) = m else {
-            panic!("{m:?}")
-        };
-        assert!(why.contains("OPENROUTER_API_KEY"), "{why}");
-        let m = mode(&ctx(
-            "auxiliary:\n  vision:\n    provider: openrouter\n",
-            &[("OPENROUTER_API_KEY", "sk-or")],
-        ));
-        let Mode::Auxiliary(a) = m else {
-            panic!("{m:?}")
-        };
-        assert_eq!(a.base_url, OPENROUTER_BASE_URL);
-        assert_eq!(a.model, DEFAULT_AGGREGATOR_MODEL);
-        assert_eq!(a.api_key.as_deref(), Some("sk-or"));
-        assert!(a.extra_headers.iter().any(|(k, _)| k == "X-Title"));
-    }
-
-    #[test]
-    fn env_model_picks_a_provider_with_a_key() {
-        let m = mode(&ctx(
-            "",
-            &[("AUXILIARY_VISION_MODEL", "m1"), ("NOUS_API_KEY", "nk")],
-        ));
-        let Mode::Auxiliary(a) = m else {
-            panic!("{m:?}")
-        };
-        assert_eq!((a.provider.as_str(), a.model.as_str()), ("nous", "m1"));
-        assert_eq!(a.extra_body["tags"][0], "product=hermes-agent");
-        assert!(matches!(
-            mode(&ctx("", &[("AUXILIARY_VISION_MODEL", "m1")])),
-            Mode::Misconfigured(_)
-        ));
-    }
-
-    #[test]
-    fn custom_endpoint_settings() {
-        let yaml = "auxiliary:\n  vision:\n    provider: custom\n    base_url: http://127.0.0.1:9/v1/\n    model: llava\n    timeout: 7\n    temperature: 0.3\n    max_tokens: 99\n    extra_body: {top_k: 3}\n";
-        let Mode::Auxiliary(a) = mode(&ctx(yaml, &[])) else {
-            panic!()
-        };
-        assert_eq!(a.base_url, "http://127.0.0.1:9/v1");
-        assert_eq!(a.api_key, None);
-        assert_eq!(a.timeout, Duration::from_secs(7));
-        let body = request_body(&a, "p", "data:image/png;base64,AA");
-        assert_eq!(body["model"], "llava");
-        assert_eq!(body["temperature"], 0.3);
-        assert_eq!(body["max_tokens"], 99);
-        assert_eq!(body["top_k"], 3);
-        assert_eq!(
-            body["messages"][0]["content"][1]["image_url"]["url"],
-            "data:image/png;base64,AA"
-        );
-        let Mode::Misconfigured(why) =
-            mode(&ctx("auxiliary:\n  vision:\n    provider: custom\n", &[]))
-        else {
-            panic!()
-        };
-        assert!(why.contains("base_url"));
-        assert!(matches!(
-            mode(&ctx(
-                "auxiliary:\n  vision:\n    provider: gemini-cli\n",
-                &[]
-            )),
-            Mode::Misconfigured(_)
-        ));
-    }
 
     #[test]
     fn content_extraction() {

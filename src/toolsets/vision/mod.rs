@@ -11,6 +11,7 @@
 
 pub(crate) mod auxiliary;
 pub(crate) mod prep;
+pub(crate) mod resolve;
 pub(crate) mod source;
 
 use std::sync::{Arc, OnceLock};
@@ -20,10 +21,12 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 use tokio::sync::Semaphore;
 
-use crate::hermes::Context;
+use crate::hermes::{Context, envvars};
 use crate::net::{HttpClient, Limits, Policy, SystemLookup};
 use crate::server::toolset::BoxFuture;
-use crate::server::{Availability, Hints, ToolCall, ToolDef, ToolEntry, ToolOutput, Toolset};
+use crate::server::{
+    Availability, Hints, ProviderChoice, ToolCall, ToolDef, ToolEntry, ToolOutput, Toolset,
+};
 
 pub(crate) use auxiliary::{AuxConfig, Mode};
 pub(crate) use prep::{Budget, PrepError, Prepared};
@@ -90,27 +93,42 @@ pub(crate) enum Analysis {
 
 /// Encode/resize bursts run at most this many at once (Hermes'
 /// `_vision_cpu_executor`, sized to the usable cores).
-fn cpu_slots() -> &'static Semaphore {
-    static S: OnceLock<Semaphore> = OnceLock::new();
-    S.get_or_init(|| {
-        Semaphore::new(
+/// How many image decode/resize jobs may run at once (hermes-agent:
+/// tools/vision_tools.py `_resolve_vision_cpu_workers`):
+/// `HERMES_VISION_MAX_CONCURRENCY`, else `auxiliary.vision.max_concurrency`,
+/// else the usable cores; a value below 1 (or unparsable) falls through to
+/// the next source. Like Hermes, only the CPU burst is bounded: the model
+/// calls themselves stay fully concurrent.
+pub(crate) fn max_concurrency(ctx: &Context) -> usize {
+    let parse = |s: &str| s.trim().parse::<i64>().ok().filter(|n| *n >= 1);
+    ctx.env
+        .get(envvars::HERMES_VISION_MAX_CONCURRENCY)
+        .and_then(|v| parse(&v))
+        .or_else(
+            || match ctx.config().get("auxiliary.vision.max_concurrency") {
+                Some(Value::Number(n)) => n.as_i64().filter(|n| *n >= 1),
+                Some(Value::String(s)) => parse(s),
+                _ => None,
+            },
+        )
+        .map(|n| n.min(1024) as usize)
+        .unwrap_or_else(|| {
             std::thread::available_parallelism()
                 .map(|n| n.get())
-                .unwrap_or(1),
-        )
-    })
+                .unwrap_or(1)
+        })
 }
 
-/// Validate/convert/downscale off the async threads, bounded to the cores.
-pub(crate) async fn prepare(data: Vec<u8>, budget: Budget) -> Result<Prepared, PrepError> {
-    let _slot = cpu_slots().acquire().await.expect("semaphore never closed");
+/// Validate/convert/downscale off the async threads, at most `slots` at once.
+async fn prepare(slots: &Semaphore, data: Vec<u8>, budget: Budget) -> Result<Prepared, PrepError> {
+    let _slot = slots.acquire().await.expect("semaphore never closed");
     tokio::task::spawn_blocking(move || prep::prepare(&data, budget))
         .await
         .unwrap_or_else(|e| Err(PrepError::Encode(format!("image worker failed: {e}"))))
 }
 
-async fn shrink(p: &Prepared) -> Option<Result<Prepared, PrepError>> {
-    let _slot = cpu_slots().acquire().await.expect("semaphore never closed");
+async fn shrink(slots: &Semaphore, p: &Prepared) -> Option<Result<Prepared, PrepError>> {
+    let _slot = slots.acquire().await.expect("semaphore never closed");
     let p = p.clone();
     tokio::task::spawn_blocking(move || p.shrink())
         .await
@@ -122,11 +140,19 @@ async fn shrink(p: &Prepared) -> Option<Result<Prepared, PrepError>> {
 #[derive(Default)]
 pub(crate) struct VisionClient {
     http: crate::net::LazyClient,
+    /// The decode/resize bound, sized from the first context seen (Hermes
+    /// sizes its executor once at import).
+    slots: OnceLock<Semaphore>,
 }
 
 impl VisionClient {
     pub(crate) fn new() -> Self {
         Self::default()
+    }
+
+    fn slots(&self, ctx: &Context) -> &Semaphore {
+        self.slots
+            .get_or_init(|| Semaphore::new(max_concurrency(ctx)))
     }
 
     /// The guarded client: image downloads go through `fetch` (SSRF checks on
@@ -136,7 +162,7 @@ impl VisionClient {
     pub(crate) fn http(&self, ctx: &Context) -> Result<Arc<HttpClient>, ClientError> {
         self.http.get_or_build(|| {
             let dl = auxiliary::download_timeout(ctx);
-            let api = match auxiliary::mode(ctx) {
+            let api = match resolve::mode(ctx) {
                 Mode::Auxiliary(a) => a.timeout,
                 _ => Duration::from_secs(120),
             };
@@ -181,7 +207,7 @@ impl VisionClient {
     ) -> Result<Prepared, VisionError> {
         let loaded = self.load(ctx, image_url).await?;
         let ctype = loaded.content_type.clone();
-        prepare(loaded.data, Budget::default())
+        prepare(self.slots(ctx), loaded.data, Budget::default())
             .await
             .map_err(|e| match (e, ctype) {
                 (PrepError::NotAnImage(_), Some(ct)) => {
@@ -200,7 +226,7 @@ impl VisionClient {
         image: Vec<u8>,
         prompt: &str,
     ) -> Result<Analysis, VisionError> {
-        let prepared = prepare(image, Budget::default()).await?;
+        let prepared = prepare(self.slots(ctx), image, Budget::default()).await?;
         self.analyze_prepared(ctx, prepared, prompt).await
     }
 
@@ -211,12 +237,12 @@ impl VisionClient {
         prepared: Prepared,
         prompt: &str,
     ) -> Result<Analysis, VisionError> {
-        match auxiliary::mode(ctx) {
+        match resolve::mode(ctx) {
             Mode::Native => Ok(Analysis::Native(prepared)),
             Mode::Misconfigured(why) => Err(VisionError::NotConfigured(why)),
             Mode::Auxiliary(cfg) => {
                 let http = self.http(ctx)?;
-                self.ask(&http, &cfg, prepared, prompt)
+                self.ask(ctx, &http, &cfg, prepared, prompt)
                     .await
                     .map(Analysis::Text)
             }
@@ -227,16 +253,35 @@ impl VisionClient {
     /// image and retry once; on an empty answer, ask once more.
     async fn ask(
         &self,
+        ctx: &Context,
         http: &HttpClient,
         cfg: &AuxConfig,
         prepared: Prepared,
         prompt: &str,
     ) -> Result<String, VisionError> {
+        let resolved;
+        let cfg = match (&cfg.catalog, cfg.model.is_empty()) {
+            (Some(base), true) => {
+                let key = cfg.api_key.as_deref().unwrap_or_default();
+                let Some(model) = auxiliary::catalog_vision_model(http, base, key).await else {
+                    // Hermes skips DeepInfra when its catalog names no vision model.
+                    return Err(VisionError::NotConfigured(format!(
+                        "No LLM provider configured for task=vision provider=deepinfra. Run: hermes setup (the DeepInfra catalog at {base}/models returned no vision-capable chat model: set auxiliary.vision.model)"
+                    )));
+                };
+                resolved = AuxConfig {
+                    model,
+                    ..cfg.clone()
+                };
+                &resolved
+            }
+            _ => cfg,
+        };
         let mut body = auxiliary::request_body(cfg, prompt, &prepared.data_url());
         let answer = match auxiliary::chat(http, cfg, &body).await {
             Ok(a) => a,
             Err(e) if auxiliary::is_size_error(&e.message) => {
-                let Some(smaller) = shrink(&prepared).await else {
+                let Some(smaller) = shrink(self.slots(ctx), &prepared).await else {
                     return Err(e.into());
                 };
                 let smaller = smaller?;
@@ -281,7 +326,7 @@ pub(crate) async fn vision_analyze(
     image_url: &str,
     question: &str,
 ) -> ToolOutput {
-    match auxiliary::mode(ctx) {
+    match resolve::mode(ctx) {
         Mode::Native => match client.load_prepared(ctx, image_url).await {
             Ok(p) => native_output(&p, question),
             // Hermes' `tool_error(str(exc), success=False)`.
@@ -342,10 +387,31 @@ impl Toolset for VisionToolset {
     }
 
     fn resolve(&self, ctx: &Context, def: &'static ToolDef) -> ToolEntry {
-        def.entry(match auxiliary::mode(ctx) {
+        def.entry(match resolve::mode(ctx) {
             Mode::Misconfigured(why) => Availability::Unavailable(why),
             _ => Availability::Available,
         })
+    }
+
+    fn providers(&self, ctx: &Context) -> Vec<ProviderChoice> {
+        let r = resolve::resolve(ctx);
+        let provider = match &r.mode {
+            Mode::Auxiliary(c) if c.model.is_empty() => {
+                format!("{} (model from the DeepInfra catalog)", r.provider)
+            }
+            Mode::Auxiliary(c) => format!("{} ({})", r.provider, c.model),
+            Mode::Misconfigured(_) => "none".into(),
+            Mode::Native => r.provider.clone(),
+        };
+        let why = match &r.mode {
+            Mode::Misconfigured(m) => m.clone(),
+            _ => r.why,
+        };
+        vec![ProviderChoice {
+            job: "vision_analyze",
+            provider,
+            why,
+        }]
     }
 
     fn call<'a>(&'a self, ctx: &'a Context, call: ToolCall) -> BoxFuture<'a, ToolOutput> {
@@ -355,5 +421,45 @@ impl Toolset for VisionToolset {
                 serde_json::from_value(Value::Object(call.args)).unwrap_or_default();
             vision_analyze(&self.client, ctx, &args.image_url, &args.question).await
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::hermes::{Env, HermesConfig, HermesHome};
+
+    fn ctx(yaml: &str, env: &[(&str, &str)]) -> Context {
+        let home = HermesHome {
+            path: std::env::temp_dir().join("hermes-vision-unit"),
+            explicit: true,
+        };
+        Context::with_parts(
+            home,
+            Env::from_map(env.iter().map(|(k, v)| (k.to_string(), v.to_string()))),
+            HermesConfig::from_yaml(yaml).unwrap(),
+        )
+    }
+
+    #[test]
+    fn max_concurrency_env_then_config_then_cores() {
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let y = "auxiliary:\n  vision:\n    max_concurrency: 3\n";
+        assert_eq!(
+            max_concurrency(&ctx(y, &[("HERMES_VISION_MAX_CONCURRENCY", "2")])),
+            2
+        );
+        assert_eq!(
+            max_concurrency(&ctx(y, &[("HERMES_VISION_MAX_CONCURRENCY", "0")])),
+            3
+        );
+        assert_eq!(
+            max_concurrency(&ctx(y, &[("HERMES_VISION_MAX_CONCURRENCY", "x")])),
+            3
+        );
+        assert_eq!(max_concurrency(&ctx("", &[])), cores);
+        let c = VisionClient::new();
+        let s = c.slots(&ctx("", &[("HERMES_VISION_MAX_CONCURRENCY", "2")]));
+        assert_eq!(s.available_permits(), 2);
     }
 }

@@ -1,0 +1,598 @@
+//! Which provider `vision_analyze` uses, decided as Hermes 0.19 decides it
+//! (hermes-agent: agent/auxiliary_client.py `call_llm(task="vision")` →
+//! `_resolve_task_provider_model` → `resolve_vision_provider_client`).
+//!
+//! Order:
+//! 0. `agent.image_input_mode: native` → native (Hermes' fast path).
+//! 1. `auxiliary.vision.base_url`: with `api_key` → `custom`; else a named
+//!    first-class provider keeps its identity (its key, headers, model);
+//!    else `custom`. (`provider: openai` is `custom` at api.openai.com/v1.)
+//! 2. `auxiliary.vision.provider` (not `auto`): `openrouter`, `nous`,
+//!    `deepinfra` strictly; `openai-codex` → native (Codex is the model);
+//!    `custom` → the main `model.base_url`; `main` → the main provider.
+//!    When it cannot run, Hermes falls back to the auto chain (3–4).
+//! 3. auto: the main provider (`model.provider`) with the main model
+//!    (`model.default`): `nous` strictly; `kimi-coding*` skipped (no vision);
+//!    `openrouter`, `deepinfra`, `custom` served; `openai-codex` → native.
+//! 4. then OpenRouter (`OPENROUTER_API_KEY`), Nous Portal (`auth.json`),
+//!    DeepInfra (`DEEPINFRA_API_KEY`, model from the live catalog).
+//! 5. nothing: native (Codex's own model looks at the image) when nothing was
+//!    asked for; Hermes' "No LLM provider configured" when a provider was.
+//!
+//! Every endpoint can be pointed elsewhere with `auxiliary.vision.base_url`
+//! (Hermes ignores it for openrouter; we honour it so tests and proxies work).
+
+use serde_json::Value;
+
+use super::auxiliary::{
+    self, DEFAULT_AGGREGATOR_MODEL, Mode, NOUS_BASE_URL, OPENAI_BASE_URL, OPENROUTER_BASE_URL,
+};
+use crate::hermes::{Context, envvars};
+
+pub(crate) const DEEPINFRA_BASE_URL: &str = "https://api.deepinfra.com/v1/openai";
+/// Hermes' default model for `custom` endpoints with no model anywhere.
+const CUSTOM_DEFAULT_MODEL: &str = "gpt-4o-mini";
+
+/// The mode plus what `tools`/`doctor` show: the provider and why.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Resolution {
+    pub mode: Mode,
+    pub provider: String,
+    pub why: String,
+}
+
+fn native(why: impl Into<String>) -> Resolution {
+    Resolution {
+        mode: Mode::Native,
+        provider: "native".into(),
+        why: why.into(),
+    }
+}
+
+/// `auxiliary.vision.*` as Hermes reads it.
+struct TaskCfg {
+    provider: String,
+    model: Option<String>,
+    base_url: Option<String>,
+    api_key: Option<String>,
+}
+
+fn task_cfg(ctx: &Context) -> TaskCfg {
+    let s = |k: &str| {
+        ctx.config_str(&format!("auxiliary.vision.{k}"))
+            .map(|v| v.trim().to_string())
+            .filter(|v| !v.is_empty())
+    };
+    // `model: auto` means "inherit", not a model id; the env var is the
+    // legacy override vision_tools.py reads when the key is unset.
+    let model = s("model")
+        .filter(|m| !m.eq_ignore_ascii_case("auto"))
+        .or_else(|| {
+            ctx.env
+                .get(envvars::AUXILIARY_VISION_MODEL)
+                .map(|m| m.trim().to_string())
+                .filter(|m| !m.is_empty())
+        });
+    TaskCfg {
+        provider: normalize(ctx, s("provider").as_deref()),
+        model,
+        base_url: s("base_url").map(|b| b.trim_end_matches('/').to_string()),
+        api_key: s("api_key"),
+    }
+}
+
+/// Hermes' `_normalize_aux_provider` (the aliases vision can meet).
+fn normalize(ctx: &Context, p: Option<&str>) -> String {
+    let mut p = p.unwrap_or("auto").trim().to_ascii_lowercase();
+    if let Some(rest) = p.strip_prefix("custom:") {
+        p = if rest.trim().is_empty() {
+            "custom".into()
+        } else {
+            rest.trim().to_string()
+        };
+    }
+    match p.as_str() {
+        "codex" => "openai-codex".into(),
+        "main" => match main_provider(ctx) {
+            Some(m) if m != "auto" && m != "main" => m,
+            _ => "custom".into(),
+        },
+        "kimi" | "moonshot" => "kimi-coding".into(),
+        "kimi-cn" | "moonshot-cn" => "kimi-coding-cn".into(),
+        "deep-infra" | "deepinfra-ai" => "deepinfra".into(),
+        _ => p,
+    }
+}
+
+/// `model.provider` (Hermes' `_read_main_provider`), lower-cased.
+fn main_provider(ctx: &Context) -> Option<String> {
+    ctx.config_str("model.provider")
+        .map(|p| p.trim().to_ascii_lowercase())
+        .filter(|p| !p.is_empty())
+}
+
+/// `model.default` (or `model: <string>`): Hermes' `_read_main_model`.
+fn main_model(ctx: &Context) -> Option<String> {
+    let v = match ctx.config().get("model") {
+        Some(Value::String(s)) => Some(s.clone()),
+        Some(Value::Object(m)) => m.get("default").and_then(Value::as_str).map(String::from),
+        _ => None,
+    };
+    v.map(|s| s.trim().to_string()).filter(|s| !s.is_empty())
+}
+
+fn host_of(url: &str) -> Option<String> {
+    url::Url::parse(url)
+        .ok()
+        .and_then(|u| u.host_str().map(str::to_ascii_lowercase))
+}
+
+/// The mode `vision_analyze` runs in (see [`resolve`]).
+pub(crate) fn mode(ctx: &Context) -> Mode {
+    resolve(ctx).mode
+}
+
+/// Decide the provider. Cheap: config, environment and `auth.json` only.
+pub(crate) fn resolve(ctx: &Context) -> Resolution {
+    if ctx
+        .config_str("agent.image_input_mode")
+        .is_some_and(|m| m.trim().eq_ignore_ascii_case("native"))
+    {
+        return native("agent.image_input_mode: native (Hermes' native fast path)");
+    }
+    let t = task_cfg(ctx);
+    // `provider: openai` is a direct-API alias: custom at api.openai.com/v1.
+    let (provider, base_url) = if t.provider == "openai" {
+        (
+            "custom".to_string(),
+            Some(t.base_url.clone().unwrap_or_else(|| OPENAI_BASE_URL.into())),
+        )
+    } else {
+        (t.provider.clone(), t.base_url.clone())
+    };
+
+    // 1. An explicit endpoint.
+    if let Some(base) = base_url {
+        let keep = !matches!(provider.as_str(), "auto" | "custom") && t.api_key.is_none();
+        let p = if keep {
+            provider.clone()
+        } else {
+            "custom".into()
+        };
+        let why = format!("auxiliary.vision.base_url ({base})");
+        return match build(
+            ctx,
+            &p,
+            Some(base),
+            t.api_key.clone(),
+            t.model.clone(),
+            &why,
+        ) {
+            Some(r) => r,
+            None => unavailable(&p),
+        };
+    }
+
+    // 2. An explicit provider.
+    if provider != "auto" {
+        let why = format!("auxiliary.vision.provider: {provider}");
+        let first = match provider.as_str() {
+            "openai-codex" | "native" => {
+                return native(format!("{why}: Codex's own model looks at the image"));
+            }
+            "openrouter" | "nous" | "deepinfra" => build(
+                ctx,
+                &provider,
+                None,
+                t.api_key.clone(),
+                t.model.clone(),
+                &why,
+            ),
+            "custom" => main_custom(ctx, t.model.clone(), &why),
+            other => {
+                return Resolution {
+                    mode: Mode::Misconfigured(format!(
+                        "auxiliary.vision.provider '{other}' is not supported by hermes-mcp: use openrouter, nous, deepinfra, openai, or custom with auxiliary.vision.base_url (or remove auxiliary.vision to let Codex's own model look at images)"
+                    )),
+                    provider: other.to_string(),
+                    why: why.clone(),
+                };
+            }
+        };
+        if let Some(r) = first {
+            return r;
+        }
+        // Hermes: "Vision provider %s unavailable, falling back to auto".
+        return match auto(ctx, t.model.clone()) {
+            Some(mut r) => {
+                r.why = format!("{} ({provider} unavailable: {})", r.why, missing(&provider));
+                r
+            }
+            None => unavailable(&provider),
+        };
+    }
+
+    // 3–4. auto.
+    auto(ctx, t.model).unwrap_or_else(|| {
+        native("no auxiliary vision provider configured or available (auxiliary.vision, model.provider, OPENROUTER_API_KEY, Nous Portal login, DEEPINFRA_API_KEY): Codex's own model looks at the image")
+    })
+}
+
+/// Hermes' error when a requested provider has no client, with what to set.
+fn unavailable(provider: &str) -> Resolution {
+    Resolution {
+        mode: Mode::Misconfigured(format!(
+            "No LLM provider configured for task=vision provider={provider}. Run: hermes setup ({provider}: {})",
+            missing(provider)
+        )),
+        provider: "none".into(),
+        why: format!(
+            "auxiliary.vision.provider: {provider} cannot run: {}",
+            missing(provider)
+        ),
+    }
+}
+
+fn missing(provider: &str) -> &'static str {
+    match provider {
+        "openrouter" => "OPENROUTER_API_KEY not set in ~/.hermes/.env",
+        "nous" => "no Nous Portal login in ~/.hermes/auth.json (run: hermes auth)",
+        "deepinfra" => "DEEPINFRA_API_KEY not set in ~/.hermes/.env",
+        "custom" => "no endpoint: set auxiliary.vision.base_url or model.base_url",
+        _ => "no credentials found",
+    }
+}
+
+/// Steps 3–4: the main provider, then OpenRouter, Nous, DeepInfra.
+fn auto(ctx: &Context, model: Option<String>) -> Option<Resolution> {
+    let main = main_provider(ctx).filter(|p| p != "auto");
+    if let Some(mp) = main.as_deref() {
+        let mp = normalize(ctx, Some(mp));
+        let why = format!("main provider (model.provider: {mp})");
+        // The main model, unless the task names one (Hermes' `_finalize`).
+        let m = model.clone().or_else(|| main_model(ctx));
+        let hit = match mp.as_str() {
+            "nous" => build(ctx, "nous", None, None, model.clone(), &why),
+            "kimi-coding" | "kimi-coding-cn" => None,
+            "openai-codex" => {
+                return Some(native(format!(
+                    "{why}: Codex's own model looks at the image"
+                )));
+            }
+            "openrouter" => build(ctx, "openrouter", None, None, m, &why),
+            // DeepInfra's catalog vision default wins over the chat model.
+            "deepinfra" => build(ctx, "deepinfra", None, None, model.clone(), &why),
+            "custom" => main_custom(ctx, model.clone(), &why),
+            other => {
+                return Some(native(format!(
+                    "main provider {other} (model.provider) is not one hermes-mcp can call for vision: Codex's own model looks at the image"
+                )));
+            }
+        };
+        if hit.is_some() {
+            return hit;
+        }
+    }
+    for p in ["openrouter", "nous", "deepinfra"] {
+        if main.as_deref() == Some(p) {
+            continue;
+        }
+        let why = match p {
+            "openrouter" => "auto: OPENROUTER_API_KEY is set",
+            "nous" => "auto: Nous Portal login in auth.json",
+            _ => "auto: DEEPINFRA_API_KEY is set",
+        };
+        if let Some(r) = build(ctx, p, None, None, model.clone(), why) {
+            return Some(r);
+        }
+    }
+    None
+}
+
+/// The main custom endpoint (`model.base_url` + `model.api_key`).
+fn main_custom(ctx: &Context, model: Option<String>, why: &str) -> Option<Resolution> {
+    let base = ctx
+        .config_str("model.base_url")
+        .map(|b| b.trim().trim_end_matches('/').to_string())
+        .filter(|b| !b.is_empty())?;
+    let key = ctx
+        .config_str("model.api_key")
+        .map(|k| k.trim().to_string())
+        .filter(|k| !k.is_empty());
+    build(
+        ctx,
+        "custom",
+        Some(base),
+        key,
+        model,
+        &format!("{why} → model.base_url"),
+    )
+}
+
+/// One provider's client, or `None` when its credentials are missing.
+fn build(
+    ctx: &Context,
+    provider: &str,
+    base_url: Option<String>,
+    api_key: Option<String>,
+    model: Option<String>,
+    why: &str,
+) -> Option<Resolution> {
+    let (base, key, model, catalog) = match provider {
+        "openrouter" => (
+            base_url.unwrap_or_else(|| OPENROUTER_BASE_URL.into()),
+            api_key.or_else(|| ctx.env.get(envvars::OPENROUTER_API_KEY))?,
+            model.unwrap_or_else(|| DEFAULT_AGGREGATOR_MODEL.into()),
+            None,
+        ),
+        "nous" => {
+            let (k, b) = nous_auth(ctx)?;
+            (
+                base_url.unwrap_or(b),
+                api_key.unwrap_or(k),
+                model.unwrap_or_else(|| DEFAULT_AGGREGATOR_MODEL.into()),
+                None,
+            )
+        }
+        "deepinfra" => {
+            let key = api_key.or_else(|| ctx.env.get(envvars::DEEPINFRA_API_KEY))?;
+            let env_base = ctx
+                .env
+                .get(envvars::DEEPINFRA_BASE_URL)
+                .map(|b| b.trim().trim_end_matches('/').to_string())
+                .filter(|b| !b.is_empty());
+            let base = base_url
+                .or(env_base)
+                .unwrap_or_else(|| DEEPINFRA_BASE_URL.into());
+            match model {
+                Some(m) => (base, key, m, None),
+                // Model chosen from the live catalog at call time.
+                None => (base.clone(), key, String::new(), Some(base)),
+            }
+        }
+        _ => {
+            // custom: explicit key, OPENAI_API_KEY, the main key on the same
+            // host, else Hermes' placeholder for keyless local servers.
+            let base = base_url?;
+            let same_host_main_key = || {
+                let main = ctx.config_str("model.base_url")?;
+                (host_of(&main)? == host_of(&base)?)
+                    .then(|| ctx.config_str("model.api_key"))
+                    .flatten()
+            };
+            let key = api_key
+                .or_else(|| ctx.env.get(envvars::OPENAI_API_KEY))
+                .or_else(same_host_main_key)
+                .unwrap_or_else(|| "no-key-required".into());
+            let model = model
+                .or_else(|| main_model(ctx))
+                .unwrap_or_else(|| CUSTOM_DEFAULT_MODEL.into());
+            (base, key, model, None)
+        }
+    };
+    let provider = if provider == "custom" {
+        "custom"
+    } else {
+        provider
+    };
+    let mode = match auxiliary::aux_config(ctx, "vision", provider, base, Some(key), model) {
+        Ok(mut cfg) => {
+            cfg.catalog = catalog;
+            Mode::Auxiliary(cfg)
+        }
+        Err(why) => Mode::Misconfigured(why),
+    };
+    Some(Resolution {
+        provider: provider.to_string(),
+        why: why.to_string(),
+        mode,
+    })
+}
+
+/// A usable Nous Portal token and base URL from `$HERMES_HOME/auth.json`
+/// (hermes-agent: agent/auxiliary_client.py `_read_nous_auth`): the
+/// credential pool's `nous` entries first, else `providers.nous` when Nous is
+/// the active provider; `agent_key` before `access_token`, skipping expired.
+fn nous_auth(ctx: &Context) -> Option<(String, String)> {
+    let path = ctx.home.path.join("auth.json");
+    let text = crate::files::read_capped(&path, 4 << 20).ok()?;
+    let v: Value = serde_json::from_slice(&text).ok()?;
+    let env_base = ctx
+        .env
+        .get(envvars::NOUS_INFERENCE_BASE_URL)
+        .unwrap_or_else(|| NOUS_BASE_URL.into());
+    let usable = |e: &Value| -> Option<(String, String)> {
+        let tok = [
+            ("agent_key", "agent_key_expires_at"),
+            ("access_token", "expires_at"),
+        ]
+        .into_iter()
+        .find_map(|(k, exp)| {
+            let t = e.get(k)?.as_str()?.trim();
+            (!t.is_empty() && !expired(e.get(exp))).then(|| t.to_string())
+        })?;
+        let base = e
+            .get("inference_base_url")
+            .and_then(Value::as_str)
+            .map(|b| b.trim().trim_end_matches('/').to_string())
+            .filter(|b| !b.is_empty())
+            .unwrap_or_else(|| env_base.trim_end_matches('/').to_string());
+        Some((tok, base))
+    };
+    if let Some(pool) = v.pointer("/credential_pool/nous").and_then(Value::as_array)
+        && !pool.is_empty()
+    {
+        return pool.iter().find_map(usable);
+    }
+    if v.get("active_provider").and_then(Value::as_str) != Some("nous") {
+        return None;
+    }
+    usable(v.pointer("/providers/nous")?)
+}
+
+/// An expiry (ISO-8601 text or epoch seconds) in the past.
+fn expired(exp: Option<&Value>) -> bool {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs_f64())
+        .unwrap_or(0.0);
+    match exp {
+        Some(Value::Number(n)) => n.as_f64().is_some_and(|t| t < now),
+        Some(Value::String(s)) => iso_epoch(s.trim()).is_some_and(|t| (t as f64) < now),
+        _ => false,
+    }
+}
+
+/// `YYYY-MM-DDTHH:MM:SS[.fff][Z|+00:00]` as UTC epoch seconds (offsets other
+/// than UTC are applied); `None` when it does not parse (treated as unexpired).
+fn iso_epoch(s: &str) -> Option<i64> {
+    let b = s.as_bytes();
+    let num = |r: std::ops::Range<usize>| s.get(r)?.parse::<i64>().ok();
+    if b.len() < 19 || b[4] != b'-' || b[7] != b'-' || b[13] != b':' || b[16] != b':' {
+        return None;
+    }
+    let (y, m, d) = (num(0..4)?, num(5..7)?, num(8..10)?);
+    let (hh, mm, ss) = (num(11..13)?, num(14..16)?, num(17..19)?);
+    // Days from civil (Howard Hinnant's algorithm).
+    let y2 = if m <= 2 { y - 1 } else { y };
+    let era = y2.div_euclid(400);
+    let yoe = y2 - era * 400;
+    let mp = (m + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + d - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    let days = era * 146_097 + doe - 719_468;
+    let mut t = days * 86_400 + hh * 3600 + mm * 60 + ss;
+    let rest = s[19..].trim_start_matches(|c: char| c == '.' || c.is_ascii_digit());
+    if let Some(sign) = rest.chars().next().filter(|c| *c == '+' || *c == '-') {
+        let off = &rest[1..];
+        let oh = off.get(0..2)?.parse::<i64>().ok()?;
+        let om = off
+            .get(off.len().saturating_sub(2)..)?
+            .parse::<i64>()
+            .ok()?;
+        let o = oh * 3600 + om * 60;
+        t -= if sign == '+' { o } else { -o };
+    }
+    Some(t)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::auxiliary::request_body;
+    use super::*;
+    use crate::hermes::{Env, HermesConfig, HermesHome};
+    use std::time::Duration;
+
+    fn ctx(yaml: &str, env: &[(&str, &str)]) -> Context {
+        let home = HermesHome {
+            path: std::env::temp_dir().join("hermes-vision-unit"),
+            explicit: true,
+        };
+        Context::with_parts(
+            home,
+            Env::from_map(env.iter().map(|(k, v)| (k.to_string(), v.to_string()))),
+            HermesConfig::from_yaml(yaml).unwrap(),
+        )
+    }
+
+    #[test]
+    fn native_by_default() {
+        assert_eq!(mode(&ctx("", &[])), Mode::Native);
+        assert_eq!(
+            mode(&ctx("auxiliary:\n  vision:\n    provider: auto\n", &[])),
+            Mode::Native
+        );
+        // A key alone picks that provider, as Hermes' auto chain does.
+        assert!(matches!(
+            mode(&ctx("", &[("OPENROUTER_API_KEY", "k")])),
+            Mode::Auxiliary(a) if a.provider == "openrouter"
+        ));
+    }
+
+    #[test]
+    fn explicit_provider_needs_its_key() {
+        let m = mode(&ctx(
+            "auxiliary:\n  vision:\n    provider: openrouter\n",
+            &[],
+        ));
+        let Mode::Misconfigured(why) = m else {
+            panic!("{m:?}")
+        };
+        assert!(why.contains("OPENROUTER_API_KEY"), "{why}");
+        let m = mode(&ctx(
+            "auxiliary:\n  vision:\n    provider: openrouter\n",
+            &[("OPENROUTER_API_KEY", "sk-or")],
+        ));
+        let Mode::Auxiliary(a) = m else {
+            panic!("{m:?}")
+        };
+        assert_eq!(a.base_url, OPENROUTER_BASE_URL);
+        assert_eq!(a.model, DEFAULT_AGGREGATOR_MODEL);
+        assert_eq!(a.api_key.as_deref(), Some("sk-or"));
+        assert!(a.extra_headers.iter().any(|(k, _)| k == "X-Title"));
+    }
+
+    #[test]
+    fn env_model_picks_a_provider_with_a_key() {
+        let m = mode(&ctx(
+            "",
+            &[
+                ("AUXILIARY_VISION_MODEL", "m1"),
+                ("OPENROUTER_API_KEY", "k"),
+            ],
+        ));
+        let Mode::Auxiliary(a) = m else {
+            panic!("{m:?}")
+        };
+        assert_eq!(
+            (a.provider.as_str(), a.model.as_str()),
+            ("openrouter", "m1")
+        );
+        // A model with no provider anywhere: Hermes has none, so native.
+        assert_eq!(
+            mode(&ctx("", &[("AUXILIARY_VISION_MODEL", "m1")])),
+            Mode::Native
+        );
+    }
+
+    #[test]
+    fn custom_endpoint_settings() {
+        let yaml = "auxiliary:\n  vision:\n    provider: custom\n    base_url: http://127.0.0.1:9/v1/\n    model: llava\n    timeout: 7\n    temperature: 0.3\n    max_tokens: 99\n    extra_body: {top_k: 3}\n";
+        let Mode::Auxiliary(a) = mode(&ctx(yaml, &[])) else {
+            panic!()
+        };
+        assert_eq!(a.base_url, "http://127.0.0.1:9/v1");
+        assert_eq!(a.api_key.as_deref(), Some("no-key-required"));
+        assert_eq!(a.timeout, Duration::from_secs(7));
+        let body = request_body(&a, "p", "data:image/png;base64,AA");
+        assert_eq!(body["model"], "llava");
+        assert_eq!(body["temperature"], 0.3);
+        assert_eq!(body["max_tokens"], 99);
+        assert_eq!(body["top_k"], 3);
+        assert_eq!(
+            body["messages"][0]["content"][1]["image_url"]["url"],
+            "data:image/png;base64,AA"
+        );
+        let Mode::Misconfigured(why) =
+            mode(&ctx("auxiliary:\n  vision:\n    provider: custom\n", &[]))
+        else {
+            panic!()
+        };
+        assert!(why.contains("base_url"));
+        assert!(matches!(
+            mode(&ctx(
+                "auxiliary:\n  vision:\n    provider: gemini-cli\n",
+                &[]
+            )),
+            Mode::Misconfigured(_)
+        ));
+    }
+
+    #[test]
+    fn iso_expiry() {
+        assert_eq!(iso_epoch("1970-01-02T00:00:00Z"), Some(86_400));
+        assert_eq!(iso_epoch("1970-01-01T01:00:00+01:00"), Some(0));
+        assert_eq!(iso_epoch("2000-03-01T00:00:00.123Z"), Some(951_868_800));
+        assert_eq!(iso_epoch("soon"), None);
+    }
+}
