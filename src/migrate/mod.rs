@@ -557,6 +557,13 @@ fn compute(
     let candidates: Vec<plugins::Plugin> = match discovery {
         Discovery::Found(list) => {
             report.plugins.discovery = "discovered";
+            // Entries the previous block wrote for plugins codex no longer lists
+            // as installed leave the block: say which.
+            report.plugins.removed = previous_plugins(&parsed.old_block)
+                .into_iter()
+                .filter(|old| !list.iter().any(|pl| pl.id == old.id))
+                .map(|old| old.id)
+                .collect();
             list.clone()
         }
         Discovery::Skipped(why) | Discovery::Failed(why) => {

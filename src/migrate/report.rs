@@ -29,6 +29,9 @@ pub(crate) struct PluginReport {
     /// Kept from the previous block because discovery did not run.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub(crate) kept_from_previous_block: Vec<String>,
+    /// In the previous block, but no longer installed: their entries leave the block.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub(crate) removed: Vec<String>,
     /// Installed plugins the user's own `[plugins."<id>"]` already configures.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub(crate) preserved: Vec<String>,
@@ -269,6 +272,15 @@ impl Report {
                     for p in &self.plugins.migrated {
                         l.push(format!("  - {p}"));
                     }
+                }
+                if !self.plugins.removed.is_empty() {
+                    let verb = if self.written { "Removed" } else { "Would remove" };
+                    l.push(format!(
+                        "{verb} {} plugin entr{} no longer installed in codex: {}",
+                        self.plugins.removed.len(),
+                        if self.plugins.removed.len() == 1 { "y" } else { "ies" },
+                        self.plugins.removed.join(", ")
+                    ));
                 }
             }
             _ => {

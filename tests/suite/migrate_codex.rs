@@ -265,11 +265,12 @@ fn codex_plugin_discovery_with_local_marketplace() {
     fs::write(env.hermes_home().join("config.yaml"), "mcp_servers: {}\n").unwrap();
     local_marketplace(&env);
     // As Hermes' migrator leaves it: hello/other inside the managed block
-    // (other disabled), third configured by the user outside it.
+    // (other disabled), third configured by the user outside it; gone was
+    // uninstalled since the block was written.
     let text = env.config();
     let marketplace = &text[..text.find("[plugins.").unwrap()];
     env.write_config(&format!(
-        "model = \"m\"\n\n{START}\n\n[plugins.\"hello@localmkt\"]\nenabled = true\n\n[plugins.\"other@localmkt\"]\nenabled = false\n\n{END}\n\n{}\n[plugins.\"third@localmkt\"]\nenabled = true\n",
+        "model = \"m\"\n\n{START}\n\n[plugins.\"hello@localmkt\"]\nenabled = true\n\n[plugins.\"other@localmkt\"]\nenabled = false\n\n[plugins.\"gone@localmkt\"]\nenabled = true\n\n{END}\n\n{}\n[plugins.\"third@localmkt\"]\nenabled = true\n",
         marketplace.trim_end()
     ));
     let before = env.config();
@@ -285,6 +286,15 @@ fn codex_plugin_discovery_with_local_marketplace() {
     assert_eq!(
         r["plugins"]["preserved"],
         serde_json::json!(["third@localmkt"])
+    );
+    assert_eq!(
+        r["plugins"]["removed"],
+        serde_json::json!(["gone@localmkt"])
+    );
+    let text_report = ok(&env.migrate(&["--dry-run"]), "migrate --dry-run");
+    assert!(
+        text_report.contains("Would remove 1 plugin entry no longer installed in codex: gone@localmkt"),
+        "{text_report}"
     );
     assert!(
         r["diff"]
