@@ -244,7 +244,10 @@ pub(crate) fn persist_artifacts(
                     crate::files::FileError::Open { source, .. } => source,
                     other => std::io::Error::other(other.to_string()),
                 })?;
-                std::io::copy(&mut std::io::Read::take(inp, ATTACHMENT_MAX_BYTES), &mut out)
+                std::io::copy(
+                    &mut std::io::Read::take(inp, ATTACHMENT_MAX_BYTES),
+                    &mut out,
+                )
             });
         if let Err(source) = res {
             let _ = std::fs::remove_file(&dest);
