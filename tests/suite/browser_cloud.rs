@@ -441,3 +441,206 @@ fn browser_cloud_browserbase_session_is_created_driven_over_cdp_and_released_on_
         shape(&seen[1], "x-bb-api-key")
     );
 }
+
+/// A fake for `provider` whose sessions point at `cdp` (as the provider
+/// would answer), and which accepts the release call.
+fn provider_fake(provider: &'static str, cdp: String) -> FakeApi {
+    FakeApi::start(move |r, _| {
+        let created = |id: &str, field: &str| (200, json!({"id": id, field: cdp}).to_string());
+        match (provider, r.method.as_str(), r.path.as_str()) {
+            ("browser-use", "POST", "/browsers") => created("bu-1", "cdpUrl"),
+            ("browser-use", "PATCH", "/browsers/bu-1") => (200, json!({"id": "bu-1"}).to_string()),
+            ("firecrawl", "POST", "/v2/browser") => created("fc-1", "cdpUrl"),
+            ("firecrawl", "DELETE", "/v2/browser/fc-1") => {
+                (200, json!({"success": true}).to_string())
+            }
+            _ => (404, json!({"error": "not found"}).to_string()),
+        }
+    })
+}
+
+#[test]
+fn browser_cloud_browser_use_resolves_an_http_cdp_url_and_is_released_when_idle() {
+    let pages = PageServer::start();
+    let chrome = RemoteChrome::start();
+    // Browser Use v3 answers an HTTP discovery URL (Hermes resolves it
+    // through /json/version).
+    let fake = provider_fake("browser-use", format!("http://127.0.0.1:{}", chrome.port));
+    let vars = [("BROWSER_USE_API_KEY", "bu_test_key")];
+    // No cloud_provider: Hermes' auto-detect picks Browser Use from its key.
+    let config = format!(
+        "browser:\n  auto_local_for_private_urls: false\n  allow_private_urls: true\n  inactivity_timeout: 5\n  browser_use:\n    base_url: \"{}\"\n",
+        fake.url()
+    );
+    let p = browser_provider(&config, &vars);
+    assert_eq!(p["provider"], "browser-use", "{p}");
+    assert!(
+        p["why"].as_str().unwrap().contains("BROWSER_USE_API_KEY"),
+        "{p}"
+    );
+    let mut s = Served::start(&config, &vars);
+    let v = s.ok("browser_navigate", json!({"url": pages.url("/form.html")}));
+    assert_eq!(v["title"], "Order form", "{v}");
+    assert!(chrome.titles().iter().any(|t| t == "Order form"));
+    assert_eq!(s.local_chromium(), 0);
+    // Idle past browser.inactivity_timeout: the session is stopped.
+    let seen = fake.wait_for("the idle release", |s| s.len() >= 2, 30);
+    assert_eq!(seen.len(), 2, "{seen:#?}");
+    // Hermes' provider sends the same requests.
+    fake.clear();
+    hermes_provider_roundtrip("browser-use", &fake, &vars);
+    let theirs = fake.seen();
+    for (ours, theirs) in seen.iter().zip(&theirs) {
+        assert_eq!(
+            shape(ours, "x-browser-use-api-key"),
+            shape(theirs, "x-browser-use-api-key")
+        );
+    }
+    assert_eq!(seen[0].path, "/browsers");
+    assert_eq!(seen[1].method, "PATCH");
+    assert_eq!(seen[1].body, json!({"action": "stop"}));
+    // The next call says the session is gone; a navigation starts a new one.
+    let (err, v) = s.call("browser_snapshot", json!({}));
+    assert!(err, "{v}");
+    s.ok("browser_navigate", json!({"url": pages.url("/form.html")}));
+    assert_eq!(fake.seen().iter().filter(|r| r.method == "POST").count(), 2);
+}
+
+#[test]
+fn browser_cloud_firecrawl_is_used_only_when_named_and_released_on_exit() {
+    let pages = PageServer::start();
+    let chrome = RemoteChrome::start();
+    // A bare ws://host:port, resolved through /json/version as Hermes does.
+    let fake = provider_fake("firecrawl", format!("ws://127.0.0.1:{}", chrome.port));
+    let vars = [
+        ("FIRECRAWL_API_KEY", "fc_test_key"),
+        ("FIRECRAWL_BROWSER_TTL", "120"),
+    ];
+    // FIRECRAWL_API_KEY alone (web extract's key) never selects the cloud browser.
+    let p = browser_provider("", &vars);
+    assert_eq!(p["provider"], "chromium", "{p}");
+    let config = format!(
+        "browser:\n  cloud_provider: firecrawl\n  auto_local_for_private_urls: false\n  allow_private_urls: true\n  firecrawl:\n    base_url: \"{}\"\n",
+        fake.url()
+    );
+    assert_eq!(browser_provider(&config, &vars)["provider"], "firecrawl");
+    let mut s = Served::start(&config, &vars);
+    let v = s.ok("browser_navigate", json!({"url": pages.url("/form.html")}));
+    assert_eq!(v["title"], "Order form", "{v}");
+    assert!(chrome.titles().iter().any(|t| t == "Order form"));
+    let Served { env: _env, client } = s;
+    client.finish(Duration::from_secs(20));
+    let seen = fake.seen();
+    assert_eq!(seen.len(), 2, "{seen:#?}");
+    fake.clear();
+    let base = fake.url();
+    let mut hv = vars.to_vec();
+    hv.push(("FIRECRAWL_API_URL", &base));
+    hermes_provider_roundtrip("firecrawl", &fake, &hv);
+    let theirs = fake.seen();
+    assert_eq!(theirs.len(), 2, "{theirs:#?}");
+    for (ours, theirs) in seen.iter().zip(&theirs) {
+        assert_eq!(shape(ours, "authorization"), shape(theirs, "authorization"));
+    }
+    assert_eq!(seen[0].body, json!({"ttl": 120}));
+    assert_eq!(
+        (seen[1].method.as_str(), seen[1].path.as_str()),
+        ("DELETE", "/v2/browser/fc-1")
+    );
+}
+
+#[test]
+fn browser_cloud_private_urls_use_a_local_chromium_by_default() {
+    let pages = PageServer::start();
+    let fake = FakeApi::start(|_, _| (500, "{}".into()));
+    let vars = [
+        ("BROWSERBASE_API_KEY", "bb_test_key"),
+        ("BROWSERBASE_PROJECT_ID", "proj-1"),
+    ];
+    let config = format!(
+        "browser:\n  cloud_provider: browserbase\n  record_sessions: true\n  browserbase:\n    base_url: \"{}\"\n",
+        fake.url()
+    );
+    let p = browser_provider(&config, &vars);
+    let why = p["why"].as_str().unwrap();
+    assert!(why.contains("auto_local_for_private_urls"), "{p}");
+    assert!(why.contains("cannot record"), "{p}");
+    let mut s = Served::start(&config, &vars);
+    // Loopback → Hermes' local sidecar: no cloud session is created.
+    let v = s.ok("browser_navigate", json!({"url": pages.url("/form.html")}));
+    assert_eq!(v["title"], "Order form", "{v}");
+    assert!(
+        v["recording"].as_str().unwrap().contains("cannot record"),
+        "{v}"
+    );
+    assert!(fake.seen().is_empty(), "{:#?}", fake.seen());
+    assert!(s.local_chromium() > 0);
+    s.ok("browser_snapshot", json!({}));
+    drop(s);
+
+    // Turned off: the URL goes to the cloud browser, whose SSRF rule refuses it.
+    let config = config.replace(
+        "  record_sessions: true\n",
+        "  auto_local_for_private_urls: false\n",
+    );
+    let mut s = Served::start(&config, &vars);
+    let (err, v) = s.call("browser_navigate", json!({"url": pages.url("/form.html")}));
+    assert!(err, "{v}");
+    assert!(
+        v["error"].as_str().unwrap().contains("private or internal"),
+        "{v}"
+    );
+    assert!(fake.seen().is_empty());
+}
+
+#[test]
+fn browser_cloud_failures_retry_like_hermes_then_fall_back_to_local_chromium() {
+    let pages = PageServer::start();
+    // Browserbase: 402 for paid features → retried without keepAlive, then
+    // without proxies; still refused → local Chromium, and the result says why.
+    let fake = FakeApi::start(|r, _| match r.method.as_str() {
+        "POST" if r.body.get("proxies").is_some() => {
+            (402, r#"{"error":"payment required"}"#.into())
+        }
+        _ => (401, r#"{"error":"bad key"}"#.into()),
+    });
+    let vars = [
+        ("BROWSERBASE_API_KEY", "bb_test_key"),
+        ("BROWSERBASE_PROJECT_ID", "proj-1"),
+        ("BROWSERBASE_SESSION_TIMEOUT", "600"),
+    ];
+    let config = format!(
+        "browser:\n  cloud_provider: browserbase\n  auto_local_for_private_urls: false\n  allow_private_urls: true\n  browserbase:\n    base_url: \"{}\"\n",
+        fake.url()
+    );
+    let mut s = Served::start(&config, &vars);
+    let v = s.ok("browser_navigate", json!({"url": pages.url("/form.html")}));
+    assert_eq!(v["title"], "Order form", "{v}");
+    let fb = v["cloud_fallback"].as_str().unwrap();
+    assert!(
+        fb.contains("Failed to create Browserbase session: 401 {\"error\":\"bad key\"}"),
+        "{v}"
+    );
+    assert!(!fb.contains("bb_test_key"));
+    assert!(s.local_chromium() > 0);
+    let bodies: Vec<Value> = fake.seen().into_iter().map(|r| r.body).collect();
+    assert_eq!(
+        bodies,
+        vec![
+            json!({"projectId": "proj-1", "keepAlive": true, "timeout": 600, "proxies": true}),
+            json!({"projectId": "proj-1", "timeout": 600, "proxies": true}),
+            json!({"projectId": "proj-1", "timeout": 600}),
+        ]
+    );
+    drop(s);
+
+    // Missing credentials: Hermes' error text, and local Chromium.
+    let mut s = Served::start(&config, &[]);
+    let v = s.ok("browser_navigate", json!({"url": pages.url("/form.html")}));
+    assert!(
+        v["cloud_fallback"].as_str().unwrap().contains(
+            "Browserbase requires BROWSERBASE_API_KEY and BROWSERBASE_PROJECT_ID environment variables."
+        ),
+        "{v}"
+    );
+}
