@@ -279,8 +279,8 @@ fn flag(ctx: &Context, name: &str, default: bool) -> bool {
     match env(ctx, name) {
         None => default,
         // Hermes: `!= "false"` for default-true flags, `== "true"` otherwise.
-        Some(v) if default => v.to_ascii_lowercase() != "false",
-        Some(v) => v.to_ascii_lowercase() == "true",
+        Some(v) if default => !v.eq_ignore_ascii_case("false"),
+        Some(v) => v.eq_ignore_ascii_case("true"),
     }
 }
 
