@@ -621,3 +621,37 @@ impl CloudSession {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn private_urls_are_recognised_as_hermes_does() {
+        for u in [
+            "http://127.0.0.1:8080/x",
+            "http://10.1.2.3/",
+            "http://172.20.0.1/",
+            "http://192.168.1.1/",
+            "http://100.64.0.1/",
+            "http://169.254.1.1/",
+            "http://[::1]/",
+            "http://[fe80::1]/",
+            "http://localhost:3000/",
+            "http://app.localhost/",
+            "http://printer.local/",
+            "http://nas.lan/",
+            "http://db.internal/",
+        ] {
+            assert!(url_is_private(u).await, "{u}");
+        }
+        for u in [
+            "https://93.184.216.34/",
+            "https://[2606:4700::1111]/",
+            "about:blank",
+            "not a url",
+        ] {
+            assert!(!url_is_private(u).await, "{u}");
+        }
+    }
+}
