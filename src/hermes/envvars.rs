@@ -84,6 +84,17 @@ vars! {
     CHROME_PATH = Serve, "browser", "Chromium/Chrome executable";
     BROWSER_CDP_URL = Serve, "browser", "attach to an existing browser over CDP";
     BROWSER_INACTIVITY_TIMEOUT = Serve, "browser", "idle seconds before the browser closes";
+    BROWSERBASE_API_KEY = Serve, "browser", "Browserbase cloud browser (browser.cloud_provider: browserbase)";
+    BROWSERBASE_PROJECT_ID = Serve, "browser", "Browserbase project the sessions are created in";
+    BROWSERBASE_BASE_URL = Serve, "browser", "Browserbase API base URL (default https://api.browserbase.com)";
+    BROWSERBASE_PROXIES = Serve, "browser", "Browserbase residential proxies (default true)";
+    BROWSERBASE_ADVANCED_STEALTH = Serve, "browser", "Browserbase advanced stealth (default false)";
+    BROWSERBASE_KEEP_ALIVE = Serve, "browser", "Browserbase keepAlive sessions (default true)";
+    BROWSERBASE_SESSION_TIMEOUT = Serve, "browser", "Browserbase session timeout sent as-is";
+    BROWSER_USE_API_KEY = Serve, "browser", "Browser Use cloud browser (browser.cloud_provider: browser-use)";
+    FIRECRAWL_BROWSER_TTL = Serve, "browser", "Firecrawl cloud browser session TTL in seconds (default 300)";
+    CAMOFOX_URL = Serve, "browser", "Camofox anti-detection browser server (REST API)";
+    CAMOFOX_API_KEY = Serve, "browser", "bearer token for the Camofox server";
     AUXILIARY_WEB_EXTRACT_MODEL = Serve, "browser", "auxiliary model that summarises long browser snapshots";
     // vision
     AUXILIARY_VISION_MODEL = Serve, "vision", "auxiliary vision model override";

@@ -21,10 +21,19 @@
 //!
 //! Chromium starts on the first browser call, never before; idle sessions
 //! close after `browser.inactivity_timeout`; `shutdown` leaves no process.
+//!
+//! With a cloud provider ([`cloud`]: `browser.cloud_provider` or Hermes'
+//! credential auto-detect) the main session is a remote browser created
+//! through the provider's REST API and driven over CDP like a local one; it
+//! is released on idle and on shutdown. As in Hermes, a navigation to a
+//! private/loopback URL then goes to a local Chromium "sidecar" instead
+//! (`browser.auto_local_for_private_urls`, default on), and the other tools
+//! act on whichever session the last navigation used.
 
 mod actions;
 mod args;
 mod cdp;
+mod cloud;
 mod domsnap;
 mod frames;
 mod launch;
@@ -54,16 +63,39 @@ use tokio::sync::Mutex;
 
 use crate::hermes::Context;
 use crate::server::toolset::BoxFuture;
-use crate::server::{Availability, ToolCall, ToolDef, ToolEntry, ToolOutput, Toolset};
+use crate::server::{
+    Availability, ProviderChoice, ToolCall, ToolDef, ToolEntry, ToolOutput, Toolset,
+};
 use args::{ConsoleArgs, Tool};
 use reply::{Fail, Reply};
 use session::Session;
 use settings::Settings;
 
+/// The main session (cloud, attached or local) and Hermes' local sidecar
+/// for private URLs when a cloud provider is configured.
+#[derive(Default)]
+struct Slots {
+    main: Option<Session>,
+    local: Option<Session>,
+    /// The last successful navigation used the sidecar.
+    use_local: bool,
+}
+
+impl Slots {
+    fn active(&mut self) -> &mut Option<Session> {
+        if self.use_local {
+            &mut self.local
+        } else {
+            &mut self.main
+        }
+    }
+}
+
 #[derive(Default)]
 pub struct BrowserToolset {
-    session: Arc<Mutex<Option<Session>>>,
+    session: Arc<Mutex<Slots>>,
     reaper: std::sync::Mutex<Option<tokio::task::JoinHandle<()>>>,
+    http: crate::net::LazyClient,
 }
 
 impl BrowserToolset {
@@ -85,12 +117,16 @@ impl Toolset for BrowserToolset {
         def.entry(availability(ctx))
     }
 
+    fn providers(&self, ctx: &Context) -> Vec<ProviderChoice> {
+        vec![provider_choice(ctx)]
+    }
+
     fn call<'a>(&'a self, ctx: &'a Context, call: ToolCall) -> BoxFuture<'a, ToolOutput> {
         Box::pin(async move {
             let settings = Settings::from_context(ctx);
             let mut guard = self.session.lock().await;
             let res = self.dispatch(ctx, &settings, &mut guard, &call).await;
-            if let Some(s) = guard.as_mut() {
+            if let Some(s) = guard.active().as_mut() {
                 s.last_used = Instant::now();
             }
             drop(guard);
@@ -107,8 +143,8 @@ impl Toolset for BrowserToolset {
             if let Some(h) = self.reaper.lock().unwrap().take() {
                 h.abort();
             }
-            let s = self.session.lock().await.take();
-            if let Some(s) = s {
+            let mut g = self.session.lock().await;
+            for s in [g.main.take(), g.local.take()].into_iter().flatten() {
                 s.close().await;
             }
         })
@@ -117,7 +153,8 @@ impl Toolset for BrowserToolset {
 
 fn availability(ctx: &Context) -> Availability {
     let s = Settings::from_context(ctx);
-    if s.cdp_url.is_some() {
+    if s.cdp_url.is_some() || matches!(cloud::select(ctx, false).backend, cloud::Backend::Cloud(_))
+    {
         return Availability::Available;
     }
     match settings::find_executable(ctx) {
@@ -149,12 +186,62 @@ fn add_dialog_news(sess: &Session, r: &mut Result<Reply, Fail>) {
     }
 }
 
+/// What `hermes-mcp tools` shows for the browser: the backend that runs and why.
+fn provider_choice(ctx: &Context) -> ProviderChoice {
+    let st = Settings::from_context(ctx);
+    let sel = cloud::select(ctx, st.cdp_url.is_some());
+    let (provider, mut why) = match sel.backend {
+        cloud::Backend::Cdp => ("cdp".to_string(), sel.why),
+        cloud::Backend::Local => match settings::find_executable(ctx) {
+            Ok(p) => (
+                "chromium".to_string(),
+                format!("{} ({})", sel.why, p.display()),
+            ),
+            Err(e) => ("none".to_string(), format!("{}; {e}", sel.why)),
+        },
+        cloud::Backend::Camofox => (
+            "chromium".to_string(),
+            format!(
+                "{}; hermes-mcp does not speak Camofox's REST API, so the local Chromium runs instead",
+                sel.why
+            ),
+        ),
+        cloud::Backend::Cloud(p) => {
+            let local = if cloud::auto_local_for_private_urls(ctx) {
+                "; private/loopback URLs use local Chromium (browser.auto_local_for_private_urls)"
+            } else {
+                ""
+            };
+            (p.key().to_string(), format!("{}{local}", sel.why))
+        }
+    };
+    if st.record_sessions {
+        why.push_str(&format!("; {RECORDING_UNSUPPORTED}"));
+    }
+    ProviderChoice {
+        job: "browser",
+        provider,
+        why,
+    }
+}
+
+const RECORDING_UNSUPPORTED: &str = "browser.record_sessions is set, but hermes-mcp cannot record browser sessions (Hermes records a WebM through agent-browser); no recording is made";
+
+/// The URL `precheck_url` will check, for routing only.
+fn route_url(raw: &str) -> String {
+    let mut url = crate::net::guards::normalize_url(raw);
+    if !url.contains("://") && !url.starts_with("about:") && !url.is_empty() {
+        url = crate::net::guards::normalize_url(&format!("https://{url}"));
+    }
+    url
+}
+
 impl BrowserToolset {
     async fn dispatch(
         &self,
         ctx: &Context,
         st: &Settings,
-        slot: &mut Option<Session>,
+        slots: &mut Slots,
         call: &ToolCall,
     ) -> Result<Reply, Fail> {
         // Cheap argument checks before any browser starts.
@@ -168,6 +255,25 @@ impl BrowserToolset {
         {
             return Err(Fail::msg(err));
         }
+        let sel = cloud::select(ctx, st.cdp_url.is_some());
+        let cloud_mode = matches!(sel.backend, cloud::Backend::Cloud(_));
+        // Hermes' `_navigation_session_key`: private URLs go to the local
+        // sidecar when a cloud provider is configured.
+        let route_local = match &tool {
+            Tool::Navigate(a) => Some(
+                cloud_mode
+                    && cloud::auto_local_for_private_urls(ctx)
+                    && cloud::url_is_private(&route_url(&a.url)).await,
+            ),
+            _ => None,
+        };
+        let use_local = route_local.unwrap_or(slots.use_local);
+        let slot = if use_local {
+            &mut slots.local
+        } else {
+            &mut slots.main
+        };
+        let remote = !use_local && (st.cdp_url.is_some() || cloud_mode);
         // The browser went away (killed, crashed, connection lost): drop it;
         // browser_navigate starts a new one.
         let mut gone = false;
@@ -182,7 +288,7 @@ impl BrowserToolset {
         }
         let url = match &tool {
             Tool::Navigate(a) => {
-                Some(navigate::precheck_url(&a.url, ctx, st, slot.as_ref()).await?)
+                Some(navigate::precheck_url(&a.url, ctx, remote, slot.as_ref()).await?)
             }
             _ if slot.is_none() => {
                 return Err(Fail::msg(if gone {
@@ -193,7 +299,7 @@ impl BrowserToolset {
             }
             _ => None,
         };
-        let sess = self.ensure(ctx, st, slot).await?;
+        let sess = self.ensure(ctx, st, slot, &sel, use_local, remote).await?;
         // A crashed tab: say so, and replace it on the next navigation.
         if sess.tab.state.crashed.load(Ordering::SeqCst) {
             if url.is_some() {
@@ -229,7 +335,23 @@ impl BrowserToolset {
         };
         add_dialog_news(sess, &mut r);
         if r.is_ok() && url.is_some() {
+            if !sess.first_nav_done
+                && let Ok(Reply::Json(v)) = &mut r
+                && let Some(o) = v.as_object_mut()
+            {
+                if let Some(f) = sess.fallback.take() {
+                    o.insert("cloud_fallback".into(), json!(f));
+                }
+                if st.record_sessions {
+                    o.insert("recording".into(), json!(RECORDING_UNSUPPORTED));
+                }
+            }
             sess.first_nav_done = true;
+        }
+        if let Some(l) = route_local
+            && r.is_ok()
+        {
+            slots.use_local = l;
         }
         r
     }
@@ -239,21 +361,61 @@ impl BrowserToolset {
         ctx: &Context,
         st: &Settings,
         slot: &'s mut Option<Session>,
+        sel: &cloud::Selection,
+        local: bool,
+        remote: bool,
     ) -> Result<&'s mut Session, Fail> {
         if slot.is_none() {
-            let exe = if st.cdp_url.is_some() {
-                None
-            } else {
-                Some(settings::find_executable(ctx).map_err(Fail::msg)?)
+            let mut fallback = None;
+            let target = match (&sel.backend, &st.cdp_url) {
+                (cloud::Backend::Cdp, Some(u)) if !local => session::Target::Attach(u.clone()),
+                (cloud::Backend::Cloud(p), _) if !local => {
+                    let http = self
+                        .http
+                        .get_or_build(|| {
+                            crate::net::HttpClient::with_policy(crate::net::Policy::from_context(
+                                ctx,
+                            ))
+                        })
+                        .map_err(Fail::msg)?;
+                    match cloud::create(ctx, http, *p).await {
+                        Ok(c) => session::Target::Cloud(c),
+                        Err(e) => {
+                            // Hermes: a failed cloud session falls back to a
+                            // local Chromium (`fallback_from_cloud`).
+                            let name = p.display();
+                            tracing::warn!(
+                                "Cloud provider {name} failed ({e}); attempting fallback to local Chromium"
+                            );
+                            let exe = settings::find_executable(ctx).map_err(|le| {
+                                Fail::msg(format!(
+                                    "Cloud provider {name} failed ({e}) and local fallback also failed ({le})"
+                                ))
+                            })?;
+                            fallback = Some(format!(
+                                "Cloud provider {name} failed ({e}); this session runs on a local Chromium instead"
+                            ));
+                            session::Target::Launch(exe)
+                        }
+                    }
+                }
+                _ => session::Target::Launch(settings::find_executable(ctx).map_err(Fail::msg)?),
             };
-            let policy = urlcheck::BrowserPolicy::from_context(ctx, st.cdp_url.is_some());
-            let s = Session::start(exe, st, policy).await.map_err(Fail::msg)?;
+            if matches!(sel.backend, cloud::Backend::Camofox) && !local {
+                fallback = Some("CAMOFOX_URL is set, but hermes-mcp does not speak Camofox's REST API; this session runs on a local Chromium instead".into());
+            }
+            let policy = urlcheck::BrowserPolicy::from_context(ctx, remote);
+            let mut s = Session::start(target, st, policy)
+                .await
+                .map_err(Fail::msg)?;
+            s.fallback = fallback;
             tracing::info!(
                 "browser: {} (pid {:?})",
-                if s.attached {
-                    "attached over CDP"
-                } else {
-                    "launched Chromium"
+                match &s.cloud {
+                    Some(c) => format!("{} cloud session {}", c.provider.display(), c.id),
+                    None if s.attached => "attached over CDP".into(),
+                    None if local && remote => "local sidecar".into(),
+                    None => "launched Chromium".into(),
                 },
                 s.process_id()
             );
@@ -273,19 +435,23 @@ impl BrowserToolset {
         *g = Some(tokio::spawn(async move {
             loop {
                 tokio::time::sleep(tick).await;
-                let mut s = slot.lock().await;
-                let idle_for = match s.as_ref() {
-                    Some(x) => x.last_used.elapsed(),
-                    None => return,
-                };
-                if idle_for >= idle {
-                    tracing::info!(
-                        "browser: closing after {}s idle (browser.inactivity_timeout)",
-                        idle.as_secs()
-                    );
-                    if let Some(x) = s.take() {
-                        x.close().await;
+                let mut g = slot.lock().await;
+                if g.main.is_none() && g.local.is_none() {
+                    return;
+                }
+                let g = &mut *g;
+                for s in [&mut g.main, &mut g.local] {
+                    if s.as_ref().is_some_and(|x| x.last_used.elapsed() >= idle) {
+                        tracing::info!(
+                            "browser: closing after {}s idle (browser.inactivity_timeout)",
+                            idle.as_secs()
+                        );
+                        if let Some(x) = s.take() {
+                            x.close().await;
+                        }
                     }
+                }
+                if g.main.is_none() && g.local.is_none() {
                     return;
                 }
             }

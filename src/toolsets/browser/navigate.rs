@@ -49,7 +49,7 @@ fn refused(message: String, blocked_by_policy: Option<Value>) -> Fail {
 pub(crate) async fn precheck_url(
     raw: &str,
     ctx: &Context,
-    st: &Settings,
+    remote: bool,
     sess: Option<&Session>,
 ) -> Result<String, Fail> {
     use crate::net::guards;
@@ -70,7 +70,7 @@ pub(crate) async fn precheck_url(
     }
     let policy = match sess {
         Some(s) => s.policy.clone(),
-        None => urlcheck::BrowserPolicy::from_context(ctx, st.cdp_url.is_some()),
+        None => urlcheck::BrowserPolicy::from_context(ctx, remote),
     };
     if !policy.local
         && let Some(k) = guards::sensitive_query_param(&url)

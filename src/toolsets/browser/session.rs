@@ -26,6 +26,7 @@ use tokio::sync::{Notify, watch};
 use tokio::task::JoinHandle;
 
 use super::cdp;
+use super::cloud::CloudSession;
 use super::frames::Frames;
 use super::launch::{self, ChromeProcess, LaunchError};
 use super::navigator::{NavError, Navigator};
@@ -52,6 +53,8 @@ pub(crate) enum SessionError {
     Attach { url: String, why: String },
     #[error("Cannot connect to the launched Chromium: {why}")]
     Connect { why: String },
+    #[error("Cannot connect to the {provider} cloud browser session over CDP: {why}")]
+    Cloud { provider: &'static str, why: String },
     #[error("timed out opening a browser tab")]
     TabTimeout,
     #[error("cannot open a browser tab: {0}")]
@@ -139,6 +142,21 @@ pub(crate) struct Session {
     pub(crate) last_used: Instant,
     pub(crate) first_nav_done: bool,
     pub(crate) attached: bool,
+    /// The remote session behind `attached`, released on close.
+    pub(crate) cloud: Option<CloudSession>,
+    /// Why a cloud provider was configured but this session is a local
+    /// Chromium (Hermes' `fallback_reason`), told once with the first result.
+    pub(crate) fallback: Option<String>,
+}
+
+/// What a session runs on.
+pub(crate) enum Target {
+    /// Launch this Chromium.
+    Launch(PathBuf),
+    /// Attach to `browser.cdp_url` / `BROWSER_CDP_URL`.
+    Attach(String),
+    /// A cloud session created through the provider's REST API.
+    Cloud(CloudSession),
 }
 
 fn remote_text(o: &RemoteObject) -> String {
@@ -191,8 +209,41 @@ pub(crate) async fn answer_dialog(
 }
 
 impl Session {
-    /// Launch Chromium (or attach to `settings.cdp_url`) and open a tab.
+    /// Launch Chromium (or attach to a browser) and open a tab. A cloud
+    /// session that cannot be used is released before the error returns.
     pub(crate) async fn start(
+        target: Target,
+        settings: &Settings,
+        policy: BrowserPolicy,
+    ) -> Result<Session, SessionError> {
+        match target {
+            Target::Cloud(c) => {
+                let url = c.cdp_url.clone();
+                match Self::start_at(Some(url), None, settings, policy).await {
+                    Ok(mut s) => {
+                        s.cloud = Some(c);
+                        Ok(s)
+                    }
+                    Err(e) => {
+                        c.release().await;
+                        let why = match e {
+                            SessionError::Attach { why, .. } => why,
+                            other => other.to_string(),
+                        };
+                        Err(SessionError::Cloud {
+                            provider: c.provider.display(),
+                            why,
+                        })
+                    }
+                }
+            }
+            Target::Attach(u) => Self::start_at(Some(u), None, settings, policy).await,
+            Target::Launch(exe) => Self::start_at(None, Some(exe), settings, policy).await,
+        }
+    }
+
+    async fn start_at(
+        cdp_url: Option<String>,
         exe: Option<PathBuf>,
         settings: &Settings,
         policy: BrowserPolicy,
@@ -203,8 +254,8 @@ impl Session {
             viewport: None,
             ..HandlerConfig::default()
         };
-        let (process, url, attached) = match &settings.cdp_url {
-            Some(u) => (None, u.clone(), true),
+        let (process, url, attached) = match cdp_url {
+            Some(u) => (None, u, true),
             None => {
                 let exe = exe.ok_or(SessionError::NoExecutable)?;
                 let headed = settings.headed;
@@ -272,6 +323,8 @@ impl Session {
             last_used: Instant::now(),
             first_nav_done: false,
             attached,
+            cloud: None,
+            fallback: None,
         })
     }
 
@@ -349,6 +402,9 @@ impl Session {
         self.handler.abort();
         if let Some(p) = self.process.take() {
             let _ = tokio::task::spawn_blocking(move || p.terminate()).await;
+        }
+        if let Some(c) = self.cloud.take() {
+            c.release().await;
         }
     }
 

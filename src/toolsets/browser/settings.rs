@@ -30,6 +30,9 @@ pub(crate) struct Settings {
     pub(crate) restrict_evaluate: bool,
     pub(crate) allow_unsafe_evaluate: bool,
     pub(crate) headed: bool,
+    /// `browser.record_sessions` (Hermes records a WebM through
+    /// agent-browser; not supported here, and said so).
+    pub(crate) record_sessions: bool,
 }
 
 fn secs(ctx: &Context, key: &str) -> Option<f64> {
@@ -91,6 +94,7 @@ impl Settings {
             restrict_evaluate: cfg.bool("browser.restrict_evaluate").unwrap_or(false),
             allow_unsafe_evaluate: cfg.bool("browser.allow_unsafe_evaluate").unwrap_or(false),
             headed: cfg.bool("browser.headed").unwrap_or(false),
+            record_sessions: cfg.bool("browser.record_sessions").unwrap_or(false),
         }
     }
 }

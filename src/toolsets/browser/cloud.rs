@@ -1,0 +1,657 @@
+//! Cloud browsers: which provider Hermes would use, and its REST calls to
+//! create and release a remote session. The session's CDP endpoint is then
+//! driven exactly like a local Chromium (see `session.rs`).
+//!
+//! hermes-agent: plugins/browser/{browserbase,browser_use,firecrawl}/provider.py
+//! (endpoints, headers, bodies, env vars, error texts) and
+//! tools/browser_tool.py (`_get_cloud_provider`, `_resolve_cdp_override`,
+//! `_navigation_session_key`, `_url_is_private`, `cleanup_browser`).
+//!
+//! Every base URL can be pointed elsewhere with `browser.<provider>.base_url`
+//! in config.yaml (ours; for tests and proxies), then Hermes' env var where it
+//! has one (`BROWSERBASE_BASE_URL`, `FIRECRAWL_API_URL`), then the real
+//! endpoint. Keys come from the environment or `$HERMES_HOME/.env` and are
+//! never logged; the returned CDP URL (it may carry a signing key) is not
+//! logged either.
+
+use std::net::IpAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use reqwest::Method;
+use serde_json::{Value, json};
+
+use crate::hermes::Context;
+use crate::hermes::envvars;
+use crate::net::{HttpClient, IpClass, classify};
+
+const BROWSERBASE_URL: &str = "https://api.browserbase.com";
+const BROWSER_USE_URL: &str = "https://api.browser-use.com/api/v3";
+const FIRECRAWL_URL: &str = "https://api.firecrawl.dev";
+
+/// Hermes' create timeout (`requests.post(..., timeout=30)`).
+const CREATE_TIMEOUT: Duration = Duration::from_secs(30);
+/// Hermes' release timeout (`close_session`, `timeout=10`).
+const RELEASE_TIMEOUT: Duration = Duration::from_secs(10);
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Provider {
+    Browserbase,
+    BrowserUse,
+    Firecrawl,
+}
+
+impl Provider {
+    pub(crate) fn key(self) -> &'static str {
+        match self {
+            Provider::Browserbase => "browserbase",
+            Provider::BrowserUse => "browser-use",
+            Provider::Firecrawl => "firecrawl",
+        }
+    }
+    /// Hermes' `display_name`.
+    pub(crate) fn display(self) -> &'static str {
+        match self {
+            Provider::Browserbase => "Browserbase",
+            Provider::BrowserUse => "Browser Use",
+            Provider::Firecrawl => "Firecrawl",
+        }
+    }
+    fn parse(s: &str) -> Option<Self> {
+        match s {
+            "browserbase" => Some(Provider::Browserbase),
+            "browser-use" => Some(Provider::BrowserUse),
+            "firecrawl" => Some(Provider::Firecrawl),
+            _ => None,
+        }
+    }
+    /// The config section holding our `base_url` override.
+    fn section(self) -> &'static str {
+        match self {
+            Provider::Browserbase => "browserbase",
+            Provider::BrowserUse => "browser_use",
+            Provider::Firecrawl => "firecrawl",
+        }
+    }
+    /// Hermes' `is_available()` (direct credentials only; the Nous gateway
+    /// route of Browser Use is not supported here).
+    fn available(self, ctx: &Context) -> bool {
+        match self {
+            Provider::Browserbase => {
+                ctx.env.is_set(envvars::BROWSERBASE_API_KEY)
+                    && ctx.env.is_set(envvars::BROWSERBASE_PROJECT_ID)
+            }
+            Provider::BrowserUse => ctx.env.is_set(envvars::BROWSER_USE_API_KEY),
+            Provider::Firecrawl => ctx.env.is_set(envvars::FIRECRAWL_API_KEY),
+        }
+    }
+    fn base_url(self, ctx: &Context) -> String {
+        let from_cfg = ctx.config_str(&format!("browser.{}.base_url", self.section()));
+        let from_cfg = from_cfg.or_else(|| {
+            (self == Provider::BrowserUse)
+                .then(|| ctx.config_str("browser.browser-use.base_url"))
+                .flatten()
+        });
+        let from_env = match self {
+            Provider::Browserbase => ctx.env.get(envvars::BROWSERBASE_BASE_URL),
+            Provider::BrowserUse => None,
+            Provider::Firecrawl => ctx.env.get(envvars::FIRECRAWL_API_URL),
+        };
+        let default = match self {
+            Provider::Browserbase => BROWSERBASE_URL,
+            Provider::BrowserUse => BROWSER_USE_URL,
+            Provider::Firecrawl => FIRECRAWL_URL,
+        };
+        from_cfg
+            .or(from_env)
+            .unwrap_or_else(|| default.to_string())
+            .trim()
+            .trim_end_matches('/')
+            .to_string()
+    }
+}
+
+/// The browser backend Hermes would run, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Backend {
+    /// `BROWSER_CDP_URL` / `browser.cdp_url` (wins over everything).
+    Cdp,
+    /// `CAMOFOX_URL` (Hermes talks to its REST API; not supported here).
+    Camofox,
+    Cloud(Provider),
+    Local,
+}
+
+#[derive(Debug, Clone)]
+pub(crate) struct Selection {
+    pub(crate) backend: Backend,
+    pub(crate) why: String,
+}
+
+/// `browser.cloud_provider` as Hermes normalises it, when the key is present
+/// (`null` and `""` mean `local`, as `normalize_browser_cloud_provider` does).
+fn configured_provider(ctx: &Context) -> Option<String> {
+    let browser = ctx.config().get("browser")?.as_object()?;
+    let v = browser.get("cloud_provider")?;
+    let s = match v {
+        Value::Null => String::new(),
+        Value::String(s) => s.clone(),
+        Value::Bool(false) => String::new(),
+        other => other.to_string(),
+    };
+    let s = s.trim().to_ascii_lowercase();
+    Some(if s.is_empty() { "local".into() } else { s })
+}
+
+/// Hermes' `_get_cloud_provider()` (explicit config wins even without
+/// credentials; unset or unknown → Browser Use, then Browserbase, when their
+/// credentials are set; Firecrawl only when named), after the CDP override and
+/// Camofox checks that precede it in `browser_navigate`.
+pub(crate) fn select(ctx: &Context, cdp_override: bool) -> Selection {
+    if cdp_override {
+        return Selection {
+            backend: Backend::Cdp,
+            why: "BROWSER_CDP_URL / browser.cdp_url is set: attach to that browser over CDP".into(),
+        };
+    }
+    if ctx.env.is_set(envvars::CAMOFOX_URL) {
+        return Selection {
+            backend: Backend::Camofox,
+            why: "CAMOFOX_URL is set (Hermes drives Camofox through its REST API)".into(),
+        };
+    }
+    let configured = configured_provider(ctx);
+    if let Some(name) = configured.as_deref() {
+        if name == "local" {
+            return Selection {
+                backend: Backend::Local,
+                why: "browser.cloud_provider: local".into(),
+            };
+        }
+        if let Some(p) = Provider::parse(name) {
+            return Selection {
+                backend: Backend::Cloud(p),
+                why: format!("browser.cloud_provider: {name}"),
+            };
+        }
+        tracing::warn!(
+            "browser.cloud_provider={name:?} is not a registered browser plugin; falling back to auto-detect"
+        );
+    }
+    for p in [Provider::BrowserUse, Provider::Browserbase] {
+        if p.available(ctx) {
+            let var = match p {
+                Provider::BrowserUse => "BROWSER_USE_API_KEY is set",
+                _ => "BROWSERBASE_API_KEY and BROWSERBASE_PROJECT_ID are set",
+            };
+            return Selection {
+                backend: Backend::Cloud(p),
+                why: format!("no browser.cloud_provider; {var} (Hermes' auto-detect)"),
+            };
+        }
+    }
+    let why = match configured {
+        Some(name) => format!(
+            "browser.cloud_provider {name:?} is not a known provider and no cloud credentials are set: local Chromium"
+        ),
+        None => "no browser.cloud_provider and no cloud credentials: local Chromium".into(),
+    };
+    Selection {
+        backend: Backend::Local,
+        why,
+    }
+}
+
+/// `browser.auto_local_for_private_urls` (default true, Python truthiness).
+pub(crate) fn auto_local_for_private_urls(ctx: &Context) -> bool {
+    match ctx.config().get("browser.auto_local_for_private_urls") {
+        None => true,
+        Some(Value::Bool(b)) => *b,
+        Some(Value::String(s)) => !s.is_empty(),
+        Some(Value::Number(n)) => n.as_f64() != Some(0.0),
+        Some(Value::Array(a)) => !a.is_empty(),
+        Some(Value::Object(o)) => !o.is_empty(),
+        Some(Value::Null) => false,
+    }
+}
+
+fn ip_is_private(ip: IpAddr) -> bool {
+    if let IpAddr::V4(v4) = ip {
+        let o = v4.octets();
+        // 100.64.0.0/10 (CGNAT), added by Hermes on top of `is_private`.
+        if o[0] == 100 && (o[1] & 0xc0) == 64 {
+            return true;
+        }
+    }
+    classify(ip) != IpClass::Public
+}
+
+/// Hermes' `_url_is_private`: a literal private/loopback/link-local address,
+/// `localhost`, `*.localhost`/`*.local`/`*.lan`/`*.internal`, or a name that
+/// resolves to such an address. A DNS failure is not private.
+pub(crate) async fn url_is_private(url: &str) -> bool {
+    let Ok(u) = url::Url::parse(url) else {
+        return false;
+    };
+    let host = match u.host() {
+        Some(url::Host::Ipv4(a)) => return ip_is_private(IpAddr::V4(a)),
+        Some(url::Host::Ipv6(a)) => return ip_is_private(IpAddr::V6(a)),
+        Some(url::Host::Domain(d)) => d.trim_end_matches('.').to_ascii_lowercase(),
+        None => return false,
+    };
+    if host.is_empty() {
+        return false;
+    }
+    if host == "localhost"
+        || [".localhost", ".local", ".lan", ".internal"]
+            .iter()
+            .any(|s| host.ends_with(s))
+    {
+        return true;
+    }
+    match tokio::net::lookup_host((host.as_str(), 0)).await {
+        Ok(addrs) => addrs.map(|a| a.ip()).any(ip_is_private),
+        Err(_) => false,
+    }
+}
+
+/// A live remote session: what its release call needs.
+pub(crate) struct CloudSession {
+    pub(crate) provider: Provider,
+    pub(crate) id: String,
+    pub(crate) cdp_url: String,
+    /// Features Hermes reports (`features_enabled`), for the log.
+    pub(crate) features: Value,
+    base_url: String,
+    headers: Vec<(&'static str, String)>,
+    project_id: Option<String>,
+    http: Arc<HttpClient>,
+}
+
+fn env(ctx: &Context, name: &str) -> Option<String> {
+    ctx.env
+        .get(name)
+        .map(|v| v.trim().to_string())
+        .filter(|v| !v.is_empty())
+}
+
+fn flag(ctx: &Context, name: &str, default: bool) -> bool {
+    match env(ctx, name) {
+        None => default,
+        // Hermes: `!= "false"` for default-true flags, `== "true"` otherwise.
+        Some(v) if default => !v.eq_ignore_ascii_case("false"),
+        Some(v) => v.eq_ignore_ascii_case("true"),
+    }
+}
+
+async fn send(
+    http: &HttpClient,
+    provider: Provider,
+    method: Method,
+    url: &str,
+    headers: &[(&'static str, String)],
+    body: Option<&Value>,
+    timeout: Duration,
+) -> Result<(u16, String), String> {
+    let mut req = http.api().request(method, url).timeout(timeout);
+    for (k, v) in headers {
+        req = req.header(*k, v);
+    }
+    if let Some(b) = body {
+        req = req.json(b);
+    }
+    match http.send_api(provider.key(), Duration::ZERO, req).await {
+        Ok(r) => Ok((r.status, r.text())),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
+fn is_ok(status: u16) -> bool {
+    (200..400).contains(&status)
+}
+
+/// `provider.create_session(task_id)`: the REST call and its answer.
+pub(crate) async fn create(
+    ctx: &Context,
+    http: Arc<HttpClient>,
+    provider: Provider,
+) -> Result<CloudSession, String> {
+    let base = provider.base_url(ctx);
+    let name = provider.display();
+    let (url, headers, body, project_id) = match provider {
+        Provider::Browserbase => {
+            let (Some(key), Some(project)) = (
+                env(ctx, envvars::BROWSERBASE_API_KEY),
+                env(ctx, envvars::BROWSERBASE_PROJECT_ID),
+            ) else {
+                return Err("Browserbase requires BROWSERBASE_API_KEY and BROWSERBASE_PROJECT_ID environment variables.".into());
+            };
+            let mut body = json!({"projectId": project});
+            if flag(ctx, envvars::BROWSERBASE_KEEP_ALIVE, true) {
+                body["keepAlive"] = json!(true);
+            }
+            if let Some(t) = env(ctx, envvars::BROWSERBASE_SESSION_TIMEOUT) {
+                match t.parse::<i64>() {
+                    Ok(v) if v > 0 => body["timeout"] = json!(v),
+                    Ok(_) => {}
+                    Err(_) => tracing::warn!("Invalid BROWSERBASE_SESSION_TIMEOUT value: {t}"),
+                }
+            }
+            if flag(ctx, envvars::BROWSERBASE_PROXIES, true) {
+                body["proxies"] = json!(true);
+            }
+            if flag(ctx, envvars::BROWSERBASE_ADVANCED_STEALTH, false) {
+                body["browserSettings"] = json!({"advancedStealth": true});
+            }
+            (
+                format!("{base}/v1/sessions"),
+                vec![
+                    ("Content-Type", "application/json".to_string()),
+                    ("X-BB-API-Key", key),
+                ],
+                body,
+                Some(project),
+            )
+        }
+        Provider::BrowserUse => {
+            let Some(key) = env(ctx, envvars::BROWSER_USE_API_KEY) else {
+                return Err("Browser Use requires a direct BROWSER_USE_API_KEY credential.".into());
+            };
+            (
+                format!("{base}/browsers"),
+                vec![
+                    ("Content-Type", "application/json".to_string()),
+                    ("X-Browser-Use-API-Key", key),
+                ],
+                json!({}),
+                None,
+            )
+        }
+        Provider::Firecrawl => {
+            let Some(key) = env(ctx, envvars::FIRECRAWL_API_KEY) else {
+                return Err("FIRECRAWL_API_KEY environment variable is required. Get your key at https://firecrawl.dev".into());
+            };
+            let ttl = env(ctx, envvars::FIRECRAWL_BROWSER_TTL)
+                .and_then(|v| v.parse::<i64>().ok())
+                .unwrap_or(300);
+            (
+                format!("{base}/v2/browser"),
+                vec![
+                    ("Content-Type", "application/json".to_string()),
+                    ("Authorization", format!("Bearer {key}")),
+                ],
+                json!({"ttl": ttl}),
+                None,
+            )
+        }
+    };
+    let connection = |e: String| format!("{name} API connection failed: {e}");
+    let mut body = body;
+    let mut features = json!({});
+    let (mut status, mut text) = send(
+        &http,
+        provider,
+        Method::POST,
+        &url,
+        &headers,
+        Some(&body),
+        CREATE_TIMEOUT,
+    )
+    .await
+    .map_err(connection)?;
+    if provider == Provider::Browserbase {
+        // Hermes: on 402 retry without keepAlive, then without proxies.
+        let keep_alive = body.get("keepAlive").is_some();
+        let proxies = body.get("proxies").is_some();
+        let mut keepalive_fallback = false;
+        let mut proxies_fallback = false;
+        if status == 402 && keep_alive {
+            keepalive_fallback = true;
+            tracing::warn!(
+                "keepAlive may require paid plan (402), retrying without it. Sessions may timeout during long operations."
+            );
+            body.as_object_mut().unwrap().remove("keepAlive");
+            (status, text) = send(
+                &http,
+                provider,
+                Method::POST,
+                &url,
+                &headers,
+                Some(&body),
+                CREATE_TIMEOUT,
+            )
+            .await
+            .map_err(connection)?;
+        }
+        if status == 402 && proxies {
+            proxies_fallback = true;
+            tracing::warn!(
+                "Proxies unavailable (402), retrying without proxies. Bot detection may be less effective."
+            );
+            body.as_object_mut().unwrap().remove("proxies");
+            (status, text) = send(
+                &http,
+                provider,
+                Method::POST,
+                &url,
+                &headers,
+                Some(&body),
+                CREATE_TIMEOUT,
+            )
+            .await
+            .map_err(connection)?;
+        }
+        features = json!({
+            "basic_stealth": true,
+            "proxies": proxies && !proxies_fallback,
+            "advanced_stealth": body.get("browserSettings").is_some(),
+            "keep_alive": keep_alive && !keepalive_fallback,
+            "custom_timeout": body.get("timeout").is_some(),
+        });
+    }
+    if !is_ok(status) {
+        let what = match provider {
+            Provider::Firecrawl => "Firecrawl browser",
+            _ => name,
+        };
+        return Err(format!("Failed to create {what} session: {status} {text}"));
+    }
+    let data: Value = serde_json::from_str(&text)
+        .map_err(|e| format!("{name} session answer is not JSON: {e}"))?;
+    let id = match data.get("id") {
+        Some(Value::String(s)) => s.clone(),
+        Some(v @ Value::Number(_)) => v.to_string(),
+        _ => return Err(format!("{name} session answer has no \"id\"")),
+    };
+    let cdp_field = |k: &str| {
+        data.get(k)
+            .and_then(Value::as_str)
+            .map(str::to_string)
+            .filter(|s| !s.is_empty())
+    };
+    let cdp = match provider {
+        Provider::Browserbase => cdp_field("connectUrl"),
+        Provider::BrowserUse => cdp_field("cdpUrl").or_else(|| cdp_field("connectUrl")),
+        Provider::Firecrawl => cdp_field("cdpUrl"),
+    };
+    let mut session = CloudSession {
+        provider,
+        id,
+        cdp_url: String::new(),
+        features: if features.as_object().is_some_and(|o| o.is_empty()) {
+            json!({provider.section(): true})
+        } else {
+            features
+        },
+        base_url: base,
+        headers,
+        project_id,
+        http,
+    };
+    let Some(cdp) = cdp else {
+        // Created but unusable: give it back before reporting.
+        session.release().await;
+        return Err(format!(
+            "{name} session answer has no CDP URL ({})",
+            match provider {
+                Provider::Browserbase => "connectUrl",
+                Provider::BrowserUse => "cdpUrl/connectUrl",
+                Provider::Firecrawl => "cdpUrl",
+            }
+        ));
+    };
+    session.cdp_url = resolve_cdp_url(&session.http, &cdp).await;
+    tracing::info!(
+        "browser: created {name} session {} with features: {}",
+        session.id,
+        session.features
+    );
+    Ok(session)
+}
+
+/// Hermes' `_resolve_cdp_override`: a browser websocket URL as is; an HTTP
+/// discovery endpoint (or a bare `ws://host:port`) resolved through
+/// `/json/version`'s `webSocketDebuggerUrl`; the raw URL when that fails.
+pub(crate) async fn resolve_cdp_url(http: &HttpClient, raw: &str) -> String {
+    let raw = raw.trim();
+    let lower = raw.to_ascii_lowercase();
+    if raw.is_empty() || lower.contains("/devtools/browser/") {
+        return raw.to_string();
+    }
+    let mut discovery = raw.to_string();
+    if lower.starts_with("ws://") || lower.starts_with("wss://") {
+        let rest = raw.split_once("://").map(|x| x.1).unwrap_or_default();
+        let bare = rest
+            .trim_end_matches('/')
+            .rsplit_once(':')
+            .is_some_and(|(h, p)| !h.contains('/') && p.parse::<u16>().is_ok());
+        if !bare {
+            return raw.to_string();
+        }
+        let scheme = if lower.starts_with("ws://") {
+            "http"
+        } else {
+            "https"
+        };
+        discovery = format!("{scheme}://{rest}");
+    }
+    let version = if discovery.to_ascii_lowercase().ends_with("/json/version") {
+        discovery
+    } else {
+        format!("{}/json/version", discovery.trim_end_matches('/'))
+    };
+    let got = http
+        .send_api(
+            "cdp-discovery",
+            Duration::ZERO,
+            http.api().get(&version).timeout(Duration::from_secs(10)),
+        )
+        .await;
+    match got {
+        Ok(r) if is_ok(r.status) => r
+            .json()
+            .ok()
+            .and_then(|v| {
+                v.get("webSocketDebuggerUrl")
+                    .and_then(Value::as_str)
+                    .map(|s| s.trim().to_string())
+            })
+            .filter(|s| !s.is_empty())
+            .unwrap_or_else(|| {
+                tracing::warn!(
+                    "CDP discovery did not return webSocketDebuggerUrl; using raw endpoint"
+                );
+                raw.to_string()
+            }),
+        Ok(r) => {
+            tracing::warn!("Failed to resolve CDP endpoint: HTTP {}", r.status);
+            raw.to_string()
+        }
+        Err(e) => {
+            tracing::warn!("Failed to resolve CDP endpoint: {e}");
+            raw.to_string()
+        }
+    }
+}
+
+impl CloudSession {
+    /// `provider.close_session(id)`: release the remote browser. Never fails;
+    /// a refusal is logged as Hermes logs it.
+    pub(crate) async fn release(&self) {
+        let name = self.provider.display();
+        let (method, url, body) = match self.provider {
+            Provider::Browserbase => (
+                Method::POST,
+                format!("{}/v1/sessions/{}", self.base_url, self.id),
+                Some(json!({"projectId": self.project_id, "status": "REQUEST_RELEASE"})),
+            ),
+            Provider::BrowserUse => (
+                Method::PATCH,
+                format!("{}/browsers/{}", self.base_url, self.id),
+                Some(json!({"action": "stop"})),
+            ),
+            Provider::Firecrawl => (
+                Method::DELETE,
+                format!("{}/v2/browser/{}", self.base_url, self.id),
+                None,
+            ),
+        };
+        match send(
+            &self.http,
+            self.provider,
+            method,
+            &url,
+            &self.headers,
+            body.as_ref(),
+            RELEASE_TIMEOUT,
+        )
+        .await
+        {
+            Ok((200 | 201 | 204, _)) => {
+                tracing::info!("browser: closed {name} session {}", self.id);
+            }
+            Ok((status, text)) => {
+                let text: String = text.chars().take(200).collect();
+                tracing::warn!(
+                    "Failed to close {name} session {}: HTTP {status} - {text}",
+                    self.id
+                );
+            }
+            Err(e) => tracing::error!("Exception closing {name} session {}: {e}", self.id),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn private_urls_are_recognised_as_hermes_does() {
+        for u in [
+            "http://127.0.0.1:8080/x",
+            "http://10.1.2.3/",
+            "http://172.20.0.1/",
+            "http://192.168.1.1/",
+            "http://100.64.0.1/",
+            "http://169.254.1.1/",
+            "http://[::1]/",
+            "http://[fe80::1]/",
+            "http://localhost:3000/",
+            "http://app.localhost/",
+            "http://printer.local/",
+            "http://nas.lan/",
+            "http://db.internal/",
+        ] {
+            assert!(url_is_private(u).await, "{u}");
+        }
+        for u in [
+            "https://93.184.216.34/",
+            "https://[2606:4700::1111]/",
+            "about:blank",
+            "not a url",
+        ] {
+            assert!(!url_is_private(u).await, "{u}");
+        }
+    }
+}

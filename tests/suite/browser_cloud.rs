@@ -1,0 +1,665 @@
+//! Cloud browser providers (`browser.cloud_provider`: browserbase,
+//! browser-use, firecrawl) against a loopback fake of their REST APIs whose
+//! "session" answer points at a real Chromium's DevTools endpoint, so the
+//! whole path runs: create the session → drive it over CDP → release it. The
+//! fake's requests are compared with what Hermes' own provider classes send
+//! to the same fake (hermes-agent: plugins/browser/*/provider.py).
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::process::Command;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use super::browser::{PageServer, procs_with, ref_of, require_chromium};
+use super::common::{RawClient, TestEnv, hermes_python, is_error, result_json};
+
+/// One request the fake saw.
+#[derive(Debug, Clone)]
+struct Seen {
+    method: String,
+    path: String,
+    headers: Vec<(String, String)>,
+    body: Value,
+}
+
+impl Seen {
+    fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    }
+}
+
+type Answer = dyn Fn(&Seen, usize) -> (u16, String) + Send + Sync;
+
+/// A loopback HTTP/1.1 server answering with `answer(request, index)`.
+struct FakeApi {
+    port: u16,
+    seen: Arc<Mutex<Vec<Seen>>>,
+}
+
+impl FakeApi {
+    fn start(answer: impl Fn(&Seen, usize) -> (u16, String) + Send + Sync + 'static) -> Self {
+        let l = TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = l.local_addr().unwrap().port();
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let s2 = seen.clone();
+        let answer: Arc<Answer> = Arc::new(answer);
+        std::thread::spawn(move || {
+            for s in l.incoming().flatten() {
+                let seen = s2.clone();
+                let answer = answer.clone();
+                std::thread::spawn(move || {
+                    let _ = serve(s, &seen, &*answer);
+                });
+            }
+        });
+        FakeApi { port, seen }
+    }
+    fn url(&self) -> String {
+        format!("http://127.0.0.1:{}", self.port)
+    }
+    fn seen(&self) -> Vec<Seen> {
+        self.seen.lock().unwrap().clone()
+    }
+    fn clear(&self) {
+        self.seen.lock().unwrap().clear();
+    }
+    fn wait_for(&self, what: &str, f: impl Fn(&[Seen]) -> bool, secs: u64) -> Vec<Seen> {
+        let start = Instant::now();
+        loop {
+            let s = self.seen();
+            if f(&s) {
+                return s;
+            }
+            assert!(
+                start.elapsed() < Duration::from_secs(secs),
+                "the fake never saw {what}: {s:#?}"
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+}
+
+fn serve(s: TcpStream, seen: &Mutex<Vec<Seen>>, answer: &Answer) -> std::io::Result<()> {
+    let mut w = s.try_clone()?;
+    let mut r = BufReader::new(s);
+    loop {
+        let mut line = String::new();
+        if r.read_line(&mut line)? == 0 {
+            return Ok(());
+        }
+        let mut parts = line.split_whitespace();
+        let method = parts.next().unwrap_or("").to_string();
+        let path = parts.next().unwrap_or("").to_string();
+        let mut headers = Vec::new();
+        let mut len = 0usize;
+        loop {
+            let mut h = String::new();
+            if r.read_line(&mut h)? == 0 || h == "\r\n" {
+                break;
+            }
+            if let Some((k, v)) = h.trim_end().split_once(':') {
+                if k.eq_ignore_ascii_case("content-length") {
+                    len = v.trim().parse().unwrap_or(0);
+                }
+                headers.push((k.trim().to_string(), v.trim().to_string()));
+            }
+        }
+        let mut body = vec![0u8; len];
+        r.read_exact(&mut body)?;
+        let req = Seen {
+            method,
+            path,
+            headers,
+            body: serde_json::from_slice(&body).unwrap_or(Value::Null),
+        };
+        let idx = {
+            let mut g = seen.lock().unwrap();
+            g.push(req.clone());
+            g.len() - 1
+        };
+        let (status, text) = answer(&req, idx);
+        write!(
+            w,
+            "HTTP/1.1 {status} X\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{text}",
+            text.len()
+        )?;
+        w.flush()?;
+    }
+}
+
+/// A real Chromium standing in for the provider's remote browser, with
+/// hermes-mcp's no-phone-home flags (src/toolsets/browser/launch.rs).
+struct RemoteChrome {
+    child: std::process::Child,
+    port: u16,
+    _profile: tempfile::TempDir,
+}
+
+impl RemoteChrome {
+    fn start() -> Self {
+        use std::os::unix::process::CommandExt;
+        require_chromium();
+        let profile = tempfile::tempdir().unwrap();
+        let child = Command::new("chromium")
+            .args([
+                "--headless=new",
+                "--no-sandbox",
+                "--disable-gpu",
+                "--disable-dev-shm-usage",
+                "--remote-debugging-address=127.0.0.1",
+                "--remote-debugging-port=0",
+                "--disable-background-networking",
+                "--disable-component-update",
+                "--component-updater=url-source=about:blank",
+                "--disable-sync",
+                "--disable-domain-reliability",
+                "--disable-client-side-phishing-detection",
+                "--safebrowsing-disable-auto-update",
+                "--disable-field-trial-config",
+                "--disable-variations-seed-fetch",
+                "--metrics-recording-only",
+                "--no-pings",
+                "--dns-prefetch-disable",
+                "--disable-default-apps",
+                "--disable-extensions",
+                "--no-first-run",
+                "--no-default-browser-check",
+                "--disable-breakpad",
+                "--disable-features=site-per-process,IsolateOrigins,BackForwardCache,Translate,MediaRouter,OptimizationHints,DnsOverHttps",
+                &format!("--user-data-dir={}", profile.path().display()),
+                "about:blank",
+            ])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .process_group(0)
+            .spawn()
+            .expect("start chromium");
+        let port_file = profile.path().join("DevToolsActivePort");
+        let start = Instant::now();
+        let port = loop {
+            if let Ok(t) = std::fs::read_to_string(&port_file)
+                && let Some(p) = t.lines().next().and_then(|l| l.trim().parse().ok())
+            {
+                break p;
+            }
+            assert!(
+                start.elapsed() < Duration::from_secs(20),
+                "chromium did not open a DevTools port"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        };
+        RemoteChrome {
+            child,
+            port,
+            _profile: profile,
+        }
+    }
+
+    fn http(&self, path: &str) -> Value {
+        // DevTools' HTTP server keeps the connection open: read by length.
+        let mut s = TcpStream::connect(("127.0.0.1", self.port)).unwrap();
+        s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+        write!(
+            s,
+            "GET {path} HTTP/1.1\r\nHost: 127.0.0.1:{}\r\n\r\n",
+            self.port
+        )
+        .unwrap();
+        let mut r = BufReader::new(s);
+        let mut len = 0usize;
+        loop {
+            let mut h = String::new();
+            if r.read_line(&mut h).unwrap() == 0 || h == "\r\n" {
+                break;
+            }
+            if let Some((k, v)) = h.trim_end().split_once(':')
+                && k.eq_ignore_ascii_case("content-length")
+            {
+                len = v.trim().parse().unwrap();
+            }
+        }
+        let mut body = vec![0u8; len];
+        r.read_exact(&mut body).unwrap();
+        serde_json::from_slice(&body).unwrap_or(Value::Null)
+    }
+
+    fn ws_url(&self) -> String {
+        self.http("/json/version")["webSocketDebuggerUrl"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    }
+
+    /// Titles of the page targets open in this browser.
+    fn titles(&self) -> Vec<String> {
+        self.http("/json/list")
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|t| t["type"] == "page")
+            .map(|t| t["title"].as_str().unwrap_or("").to_string())
+            .collect()
+    }
+}
+
+impl Drop for RemoteChrome {
+    fn drop(&mut self) {
+        unsafe { libc::kill(-(self.child.id() as i32), libc::SIGKILL) };
+        let _ = self.child.wait();
+    }
+}
+
+/// `hermes-mcp serve` with this config and these variables.
+struct Served {
+    env: TestEnv,
+    client: RawClient,
+}
+
+impl Served {
+    fn start(config: &str, vars: &[(&str, &str)]) -> Self {
+        require_chromium();
+        let env = TestEnv::new();
+        std::fs::create_dir_all(env.dir.path().join("tmp")).unwrap();
+        env.write_hermes("config.yaml", config);
+        let mut cmd = env.cmd();
+        cmd.env("TMPDIR", env.dir.path().join("tmp"));
+        for (k, v) in vars {
+            cmd.env(k, v);
+        }
+        let mut client = RawClient::spawn(cmd);
+        client.initialize();
+        Served { env, client }
+    }
+    fn call(&mut self, tool: &str, args: Value) -> (bool, Value) {
+        let r = self.client.call_tool(tool, args);
+        (is_error(&r), result_json(&r))
+    }
+    fn ok(&mut self, tool: &str, args: Value) -> Value {
+        let (err, v) = self.call(tool, args.clone());
+        assert!(
+            !err && v["success"] == json!(true),
+            "{tool} {args} failed: {v}"
+        );
+        v
+    }
+    /// Our own Chromium processes (their profiles live under our TMPDIR).
+    fn local_chromium(&self) -> usize {
+        procs_with(&self.env.dir.path().join("tmp").display().to_string()).len()
+    }
+}
+
+/// `hermes-mcp tools --json`'s browser provider line.
+fn browser_provider(config: &str, vars: &[(&str, &str)]) -> Value {
+    let env = TestEnv::new();
+    env.write_hermes("config.yaml", config);
+    let mut cmd = env.cmd();
+    for (k, v) in vars {
+        cmd.env(k, v);
+    }
+    let out = cmd.args(["tools", "--json"]).output().unwrap();
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    doc["providers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["job"] == "browser")
+        .cloned()
+        .unwrap_or_else(|| panic!("no browser provider in {doc}"))
+}
+
+/// Run Hermes' own provider class against `fake` (create, then close) so
+/// the requests it sends can be compared with ours.
+fn hermes_provider_roundtrip(provider: &str, fake: &FakeApi, vars: &[(&str, &str)]) {
+    let (module, class) = match provider {
+        "browserbase" => ("browserbase", "BrowserbaseBrowserProvider"),
+        "browser-use" => ("browser_use", "BrowserUseBrowserProvider"),
+        _ => ("firecrawl", "FirecrawlBrowserProvider"),
+    };
+    // Browser Use has no base-URL variable in Hermes: point its constant here.
+    let patch = if module == "browser_use" {
+        format!("m._BASE_URL = {:?}\n", fake.url())
+    } else {
+        String::new()
+    };
+    let script = format!(
+        "import plugins.browser.{module}.provider as m\n{patch}\
+         p = m.{class}()\n\
+         s = p.create_session('t1')\n\
+         print(s['bb_session_id'])\n\
+         assert p.close_session(s['bb_session_id'])\n"
+    );
+    let env = TestEnv::new();
+    let mut cmd = Command::new(hermes_python("plugins.browser"));
+    env.apply(&mut cmd);
+    for (k, v) in vars {
+        cmd.env(k, v);
+    }
+    let out = cmd.args(["-c", &script]).output().unwrap();
+    assert!(
+        out.status.success(),
+        "Hermes' {provider} provider failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// Method, path, auth headers and body: what must match Hermes.
+fn shape(s: &Seen, auth: &str) -> Value {
+    json!({
+        "method": s.method,
+        "path": s.path,
+        "auth": s.header(auth),
+        "content_type": s.header("content-type"),
+        "body": s.body,
+    })
+}
+
+#[test]
+fn browser_cloud_browserbase_session_is_created_driven_over_cdp_and_released_on_exit() {
+    let pages = PageServer::start();
+    let chrome = RemoteChrome::start();
+    let ws = chrome.ws_url();
+    let fake = FakeApi::start(move |r, _| match (r.method.as_str(), r.path.as_str()) {
+        ("POST", "/v1/sessions") => (
+            201,
+            json!({"id": "bb-sess-1", "connectUrl": ws, "status": "RUNNING"}).to_string(),
+        ),
+        ("POST", "/v1/sessions/bb-sess-1") => (200, json!({"id": "bb-sess-1"}).to_string()),
+        _ => (404, json!({"error": "not found"}).to_string()),
+    });
+    let vars = [
+        ("BROWSERBASE_API_KEY", "bb_test_key"),
+        ("BROWSERBASE_PROJECT_ID", "proj-1"),
+    ];
+    let config = format!(
+        "browser:\n  cloud_provider: browserbase\n  auto_local_for_private_urls: false\n  allow_private_urls: true\n  browserbase:\n    base_url: \"{}\"\n",
+        fake.url()
+    );
+    let p = browser_provider(&config, &vars);
+    assert_eq!(p["provider"], "browserbase", "{p}");
+    assert!(p["why"].as_str().unwrap().contains("cloud_provider"), "{p}");
+
+    let mut s = Served::start(&config, &vars);
+    let v = s.ok("browser_navigate", json!({"url": pages.url("/form.html")}));
+    assert_eq!(v["title"], "Order form", "{v}");
+    let snap = s.ok("browser_snapshot", json!({}));
+    let text = snap["snapshot"].as_str().unwrap();
+    assert!(text.contains("Place an order"), "{text}");
+    let _ = ref_of(text, "textbox");
+    // The page ran in the "remote" browser, and no Chromium of ours started.
+    assert!(
+        chrome.titles().iter().any(|t| t == "Order form"),
+        "{:?}",
+        chrome.titles()
+    );
+    assert_eq!(s.local_chromium(), 0);
+    let seen = fake.seen();
+    assert_eq!(seen.len(), 1, "{seen:#?}");
+    assert_eq!(
+        shape(&seen[0], "x-bb-api-key"),
+        json!({"method": "POST", "path": "/v1/sessions", "auth": "bb_test_key",
+               "content_type": "application/json",
+               "body": {"projectId": "proj-1", "keepAlive": true, "proxies": true}})
+    );
+
+    // Exit releases the session (Hermes' REQUEST_RELEASE) and closes our tab.
+    let Served { env: _env, client } = s;
+    client.finish(Duration::from_secs(20));
+    let seen = fake.seen();
+    assert_eq!(seen.len(), 2, "{seen:#?}");
+    assert_eq!(
+        shape(&seen[1], "x-bb-api-key"),
+        json!({"method": "POST", "path": "/v1/sessions/bb-sess-1", "auth": "bb_test_key",
+               "content_type": "application/json",
+               "body": {"projectId": "proj-1", "status": "REQUEST_RELEASE"}})
+    );
+    assert!(
+        !chrome.titles().iter().any(|t| t == "Order form"),
+        "{:?}",
+        chrome.titles()
+    );
+
+    // Hermes' provider sends the same two requests to the same fake.
+    fake.clear();
+    let mut hv = vars.to_vec();
+    let base = fake.url();
+    hv.push(("BROWSERBASE_BASE_URL", &base));
+    hermes_provider_roundtrip("browserbase", &fake, &hv);
+    let theirs = fake.seen();
+    assert_eq!(theirs.len(), 2, "{theirs:#?}");
+    assert_eq!(
+        shape(&theirs[0], "x-bb-api-key"),
+        shape(&seen[0], "x-bb-api-key")
+    );
+    assert_eq!(
+        shape(&theirs[1], "x-bb-api-key"),
+        shape(&seen[1], "x-bb-api-key")
+    );
+}
+
+/// A fake for `provider` whose sessions point at `cdp` (as the provider
+/// would answer), and which accepts the release call.
+fn provider_fake(provider: &'static str, cdp: String) -> FakeApi {
+    FakeApi::start(move |r, _| {
+        let created = |id: &str, field: &str| (200, json!({"id": id, field: cdp}).to_string());
+        match (provider, r.method.as_str(), r.path.as_str()) {
+            ("browser-use", "POST", "/browsers") => created("bu-1", "cdpUrl"),
+            ("browser-use", "PATCH", "/browsers/bu-1") => (200, json!({"id": "bu-1"}).to_string()),
+            ("firecrawl", "POST", "/v2/browser") => created("fc-1", "cdpUrl"),
+            ("firecrawl", "DELETE", "/v2/browser/fc-1") => {
+                (200, json!({"success": true}).to_string())
+            }
+            _ => (404, json!({"error": "not found"}).to_string()),
+        }
+    })
+}
+
+#[test]
+fn browser_cloud_browser_use_resolves_an_http_cdp_url_and_is_released_when_idle() {
+    let pages = PageServer::start();
+    let chrome = RemoteChrome::start();
+    // Browser Use v3 answers an HTTP discovery URL (Hermes resolves it
+    // through /json/version).
+    let fake = provider_fake("browser-use", format!("http://127.0.0.1:{}", chrome.port));
+    let vars = [("BROWSER_USE_API_KEY", "bu_test_key")];
+    // No cloud_provider: Hermes' auto-detect picks Browser Use from its key.
+    let config = format!(
+        "browser:\n  auto_local_for_private_urls: false\n  allow_private_urls: true\n  inactivity_timeout: 5\n  browser_use:\n    base_url: \"{}\"\n",
+        fake.url()
+    );
+    let p = browser_provider(&config, &vars);
+    assert_eq!(p["provider"], "browser-use", "{p}");
+    assert!(
+        p["why"].as_str().unwrap().contains("BROWSER_USE_API_KEY"),
+        "{p}"
+    );
+    let mut s = Served::start(&config, &vars);
+    let v = s.ok("browser_navigate", json!({"url": pages.url("/form.html")}));
+    assert_eq!(v["title"], "Order form", "{v}");
+    assert!(chrome.titles().iter().any(|t| t == "Order form"));
+    assert_eq!(s.local_chromium(), 0);
+    // Idle past browser.inactivity_timeout: the session is stopped.
+    let seen = fake.wait_for("the idle release", |s| s.len() >= 2, 30);
+    assert_eq!(seen.len(), 2, "{seen:#?}");
+    // Hermes' provider sends the same requests.
+    fake.clear();
+    hermes_provider_roundtrip("browser-use", &fake, &vars);
+    let theirs = fake.seen();
+    for (ours, theirs) in seen.iter().zip(&theirs) {
+        assert_eq!(
+            shape(ours, "x-browser-use-api-key"),
+            shape(theirs, "x-browser-use-api-key")
+        );
+    }
+    assert_eq!(seen[0].path, "/browsers");
+    assert_eq!(seen[1].method, "PATCH");
+    assert_eq!(seen[1].body, json!({"action": "stop"}));
+    // The next call says the session is gone; a navigation starts a new one.
+    let (err, v) = s.call("browser_snapshot", json!({}));
+    assert!(err, "{v}");
+    s.ok("browser_navigate", json!({"url": pages.url("/form.html")}));
+    assert_eq!(fake.seen().iter().filter(|r| r.method == "POST").count(), 2);
+}
+
+#[test]
+fn browser_cloud_firecrawl_is_used_only_when_named_and_released_on_exit() {
+    let pages = PageServer::start();
+    let chrome = RemoteChrome::start();
+    // A bare ws://host:port, resolved through /json/version as Hermes does.
+    let fake = provider_fake("firecrawl", format!("ws://127.0.0.1:{}", chrome.port));
+    let vars = [
+        ("FIRECRAWL_API_KEY", "fc_test_key"),
+        ("FIRECRAWL_BROWSER_TTL", "120"),
+    ];
+    // FIRECRAWL_API_KEY alone (web extract's key) never selects the cloud browser.
+    let p = browser_provider("", &vars);
+    assert_eq!(p["provider"], "chromium", "{p}");
+    let config = format!(
+        "browser:\n  cloud_provider: firecrawl\n  auto_local_for_private_urls: false\n  allow_private_urls: true\n  firecrawl:\n    base_url: \"{}\"\n",
+        fake.url()
+    );
+    assert_eq!(browser_provider(&config, &vars)["provider"], "firecrawl");
+    let mut s = Served::start(&config, &vars);
+    let v = s.ok("browser_navigate", json!({"url": pages.url("/form.html")}));
+    assert_eq!(v["title"], "Order form", "{v}");
+    assert!(chrome.titles().iter().any(|t| t == "Order form"));
+    let Served { env: _env, client } = s;
+    client.finish(Duration::from_secs(20));
+    let seen = fake.seen();
+    assert_eq!(seen.len(), 2, "{seen:#?}");
+    fake.clear();
+    let base = fake.url();
+    let mut hv = vars.to_vec();
+    hv.push(("FIRECRAWL_API_URL", &base));
+    hermes_provider_roundtrip("firecrawl", &fake, &hv);
+    let theirs = fake.seen();
+    assert_eq!(theirs.len(), 2, "{theirs:#?}");
+    for (ours, theirs) in seen.iter().zip(&theirs) {
+        assert_eq!(shape(ours, "authorization"), shape(theirs, "authorization"));
+    }
+    assert_eq!(seen[0].body, json!({"ttl": 120}));
+    assert_eq!(
+        (seen[1].method.as_str(), seen[1].path.as_str()),
+        ("DELETE", "/v2/browser/fc-1")
+    );
+}
+
+#[test]
+fn browser_cloud_private_urls_use_a_local_chromium_by_default() {
+    let pages = PageServer::start();
+    let fake = FakeApi::start(|_, _| (500, "{}".into()));
+    let vars = [
+        ("BROWSERBASE_API_KEY", "bb_test_key"),
+        ("BROWSERBASE_PROJECT_ID", "proj-1"),
+    ];
+    let config = format!(
+        "browser:\n  cloud_provider: browserbase\n  record_sessions: true\n  browserbase:\n    base_url: \"{}\"\n",
+        fake.url()
+    );
+    let p = browser_provider(&config, &vars);
+    let why = p["why"].as_str().unwrap();
+    assert!(why.contains("auto_local_for_private_urls"), "{p}");
+    assert!(why.contains("cannot record"), "{p}");
+    let mut s = Served::start(&config, &vars);
+    // Loopback → Hermes' local sidecar: no cloud session is created.
+    let v = s.ok("browser_navigate", json!({"url": pages.url("/form.html")}));
+    assert_eq!(v["title"], "Order form", "{v}");
+    assert!(
+        v["recording"].as_str().unwrap().contains("cannot record"),
+        "{v}"
+    );
+    assert!(fake.seen().is_empty(), "{:#?}", fake.seen());
+    assert!(s.local_chromium() > 0);
+    s.ok("browser_snapshot", json!({}));
+    drop(s);
+
+    // Turned off: the URL goes to the cloud browser, whose SSRF rule refuses it.
+    let config = config.replace(
+        "  record_sessions: true\n",
+        "  auto_local_for_private_urls: false\n",
+    );
+    let mut s = Served::start(&config, &vars);
+    let (err, v) = s.call("browser_navigate", json!({"url": pages.url("/form.html")}));
+    assert!(err, "{v}");
+    assert!(
+        v["error"].as_str().unwrap().contains("private or internal"),
+        "{v}"
+    );
+    assert!(fake.seen().is_empty());
+}
+
+#[test]
+fn browser_cloud_failures_retry_like_hermes_then_fall_back_to_local_chromium() {
+    let pages = PageServer::start();
+    // Browserbase: 402 for paid features → retried without keepAlive, then
+    // without proxies; still refused → local Chromium, and the result says why.
+    let fake = FakeApi::start(|r, _| match r.method.as_str() {
+        "POST" if r.body.get("proxies").is_some() => {
+            (402, r#"{"error":"payment required"}"#.into())
+        }
+        _ => (401, r#"{"error":"bad key"}"#.into()),
+    });
+    let vars = [
+        ("BROWSERBASE_API_KEY", "bb_test_key"),
+        ("BROWSERBASE_PROJECT_ID", "proj-1"),
+        ("BROWSERBASE_SESSION_TIMEOUT", "600"),
+    ];
+    let config = format!(
+        "browser:\n  cloud_provider: browserbase\n  auto_local_for_private_urls: false\n  allow_private_urls: true\n  browserbase:\n    base_url: \"{}\"\n",
+        fake.url()
+    );
+    let mut s = Served::start(&config, &vars);
+    let v = s.ok("browser_navigate", json!({"url": pages.url("/form.html")}));
+    assert_eq!(v["title"], "Order form", "{v}");
+    let fb = v["cloud_fallback"].as_str().unwrap();
+    assert!(
+        fb.contains("Failed to create Browserbase session: 401 {\"error\":\"bad key\"}"),
+        "{v}"
+    );
+    assert!(!fb.contains("bb_test_key"));
+    assert!(s.local_chromium() > 0);
+    let bodies: Vec<Value> = fake.seen().into_iter().map(|r| r.body).collect();
+    assert_eq!(
+        bodies,
+        vec![
+            json!({"projectId": "proj-1", "keepAlive": true, "timeout": 600, "proxies": true}),
+            json!({"projectId": "proj-1", "timeout": 600, "proxies": true}),
+            json!({"projectId": "proj-1", "timeout": 600}),
+        ]
+    );
+    drop(s);
+
+    // Missing credentials: Hermes' error text, and local Chromium.
+    let mut s = Served::start(&config, &[]);
+    let v = s.ok("browser_navigate", json!({"url": pages.url("/form.html")}));
+    assert!(
+        v["cloud_fallback"].as_str().unwrap().contains(
+            "Browserbase requires BROWSERBASE_API_KEY and BROWSERBASE_PROJECT_ID environment variables."
+        ),
+        "{v}"
+    );
+}
+
+#[test]
+fn browser_camofox_is_reported_as_unsupported_and_local_chromium_runs() {
+    let pages = PageServer::start();
+    let vars = [("CAMOFOX_URL", "http://127.0.0.1:9")];
+    let p = browser_provider("", &vars);
+    assert_eq!(p["provider"], "chromium", "{p}");
+    assert!(p["why"].as_str().unwrap().contains("Camofox"), "{p}");
+    let mut s = Served::start("", &vars);
+    let v = s.ok("browser_navigate", json!({"url": pages.url("/form.html")}));
+    assert_eq!(v["title"], "Order form", "{v}");
+    assert!(
+        v["cloud_fallback"]
+            .as_str()
+            .unwrap()
+            .contains("CAMOFOX_URL"),
+        "{v}"
+    );
+}
