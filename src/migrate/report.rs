@@ -274,11 +274,19 @@ impl Report {
                     }
                 }
                 if !self.plugins.removed.is_empty() {
-                    let verb = if self.written { "Removed" } else { "Would remove" };
+                    let verb = if self.written {
+                        "Removed"
+                    } else {
+                        "Would remove"
+                    };
                     l.push(format!(
                         "{verb} {} plugin entr{} no longer installed in codex: {}",
                         self.plugins.removed.len(),
-                        if self.plugins.removed.len() == 1 { "y" } else { "ies" },
+                        if self.plugins.removed.len() == 1 {
+                            "y"
+                        } else {
+                            "ies"
+                        },
                         self.plugins.removed.join(", ")
                     ));
                 }

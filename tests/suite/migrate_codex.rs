@@ -293,7 +293,8 @@ fn codex_plugin_discovery_with_local_marketplace() {
     );
     let text_report = ok(&env.migrate(&["--dry-run"]), "migrate --dry-run");
     assert!(
-        text_report.contains("Would remove 1 plugin entry no longer installed in codex: gone@localmkt"),
+        text_report
+            .contains("Would remove 1 plugin entry no longer installed in codex: gone@localmkt"),
         "{text_report}"
     );
     assert!(
