@@ -63,6 +63,12 @@ pub(crate) fn choose(
         if home.explicit && name == envvars::HERMES_HOME {
             continue; // written as a literal `env` value instead
         }
+        if name == envvars::CODEX_HOME {
+            // The codex that reads this config.toml runs serve: its home is
+            // where serve looks (default ~/.codex), and a CODEX_HOME of the
+            // shell migrate happens to run in must not pin another one.
+            continue;
+        }
         let now = is_set(name).filter(|s| !s.is_empty());
         let from_dotenv = now.is_some() && dotenv.get(name) == now.as_ref();
         let wanted = (now.is_some() && !from_dotenv)

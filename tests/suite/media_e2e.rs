@@ -16,6 +16,8 @@ use super::media_support::require;
 fn codex_e2e_text_to_speech_returns_the_file_path_to_the_model() {
     require("espeak-ng", "espeak-ng");
     let env = TestEnv::new();
+    // Offline: Hermes' default (edge) would need Microsoft's service.
+    env.write_hermes("config.yaml", "tts:\n  provider: espeak-ng\n");
     let s = run_harness(
         &env.hermes_home(),
         "text_to_speech",

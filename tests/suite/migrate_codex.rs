@@ -291,7 +291,10 @@ fn codex_plugin_discovery_with_local_marketplace() {
         r["plugins"]["removed"],
         serde_json::json!(["gone@localmkt"])
     );
-    let text_report = ok(&env.migrate(&["--dry-run"]), "migrate --dry-run");
+    // A dry run prints the diff on stdout and the report on stderr.
+    let out = env.migrate(&["--dry-run"]);
+    ok(&out, "migrate --dry-run");
+    let text_report = String::from_utf8_lossy(&out.stderr).to_string();
     assert!(
         text_report
             .contains("Would remove 1 plugin entry no longer installed in codex: gone@localmkt"),
