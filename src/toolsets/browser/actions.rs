@@ -290,9 +290,9 @@ pub(crate) async fn press(st: &Settings, s: &mut Session, key: &str) -> R {
                 .state
                 .pending_dialogs
                 .lock()
-                .unwrap()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
                 .retain(|x| x.id != d.id);
-            s.tab.state.handled_dialogs.lock().unwrap().push(json!({"type": d.kind, "message": d.message, "action": if accept {"accepted"} else {"dismissed"}}));
+            s.tab.state.handled_dialogs.lock().unwrap_or_else(std::sync::PoisonError::into_inner).push(json!({"type": d.kind, "message": d.message, "action": if accept {"accepted"} else {"dismissed"}}));
             settle(st, s, Duration::from_millis(30)).await;
             return Ok(ok(done));
         }
@@ -384,7 +384,14 @@ pub(crate) async fn scroll(st: &Settings, s: &mut Session, dir: Direction) -> R 
 /// After an action: if the page asked for a new tab, open it and continue
 /// there; say so in `done`.
 async fn follow_popup(st: &Settings, s: &mut Session, done: &mut Value) {
-    let urls: Vec<String> = std::mem::take(&mut *s.tab.state.popups.lock().unwrap());
+    let urls: Vec<String> = std::mem::take(
+        &mut *s
+            .tab
+            .state
+            .popups
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner),
+    );
     let Some(url) = urls.last().cloned() else {
         return;
     };

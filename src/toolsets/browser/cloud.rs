@@ -410,7 +410,9 @@ pub(crate) async fn create(
             tracing::warn!(
                 "keepAlive may require paid plan (402), retrying without it. Sessions may timeout during long operations."
             );
-            body.as_object_mut().unwrap().remove("keepAlive");
+            if let Some(o) = body.as_object_mut() {
+                o.remove("keepAlive");
+            }
             (status, text) = send(
                 &http,
                 provider,
@@ -428,7 +430,9 @@ pub(crate) async fn create(
             tracing::warn!(
                 "Proxies unavailable (402), retrying without proxies. Bot detection may be less effective."
             );
-            body.as_object_mut().unwrap().remove("proxies");
+            if let Some(o) = body.as_object_mut() {
+                o.remove("proxies");
+            }
             (status, text) = send(
                 &http,
                 provider,

@@ -140,7 +140,12 @@ impl Toolset for BrowserToolset {
 
     fn shutdown(&self) -> BoxFuture<'_, ()> {
         Box::pin(async move {
-            if let Some(h) = self.reaper.lock().unwrap().take() {
+            if let Some(h) = self
+                .reaper
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .take()
+            {
                 h.abort();
             }
             let mut g = self.session.lock().await;
@@ -166,7 +171,14 @@ fn availability(ctx: &Context) -> Availability {
 /// Dialog news rides along with every result: dialogs still open (with how
 /// to answer them) and dialogs handled since the last result.
 fn add_dialog_news(sess: &Session, r: &mut Result<Reply, Fail>) {
-    let handled: Vec<Value> = std::mem::take(&mut *sess.tab.state.handled_dialogs.lock().unwrap());
+    let handled: Vec<Value> = std::mem::take(
+        &mut *sess
+            .tab
+            .state
+            .handled_dialogs
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner),
+    );
     let pending: Vec<Value> = sess
         .tab
         .state
@@ -422,11 +434,14 @@ impl BrowserToolset {
             *slot = Some(s);
             self.start_reaper(st.inactivity_timeout);
         }
-        Ok(slot.as_mut().unwrap())
+        Ok(slot.as_mut().expect("the session was just stored"))
     }
 
     fn start_reaper(&self, idle: Duration) {
-        let mut g = self.reaper.lock().unwrap();
+        let mut g = self
+            .reaper
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         if g.as_ref().is_some_and(|h| !h.is_finished()) {
             return;
         }

@@ -91,8 +91,17 @@ pub(crate) async fn navigate(ctx: &Context, st: &Settings, s: &mut Session, url:
     for _ in s.tab.state.pending() {
         let _ = session::answer_dialog(&s.tab.page, false, None).await;
     }
-    s.tab.state.pending_dialogs.lock().unwrap().clear();
-    *s.tab.state.blocked.lock().unwrap() = None;
+    s.tab
+        .state
+        .pending_dialogs
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .clear();
+    *s.tab
+        .state
+        .blocked
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner) = None;
     let mut loads = s.tab.state.loads.subscribe();
     loads.borrow_and_update();
     let started = Instant::now();
@@ -123,7 +132,13 @@ pub(crate) async fn navigate(ctx: &Context, st: &Settings, s: &mut Session, url:
         }
     };
     let r: Navigated = decode(r.map_err(|e| Fail::msg(format!("Navigation failed: {e}")))?);
-    let blocked = s.tab.state.blocked.lock().unwrap().take();
+    let blocked = s
+        .tab
+        .state
+        .blocked
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .take();
     if let Some((burl, refusal)) = blocked {
         let _ = s
             .tab

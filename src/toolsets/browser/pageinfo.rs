@@ -61,7 +61,10 @@ pub(crate) async fn images(st: &Settings, s: &mut Session) -> R {
 pub(crate) fn console(s: &mut Session, clear: bool) -> Value {
     let st = &s.tab.state;
     let msgs = {
-        let mut g = st.console.lock().unwrap();
+        let mut g = st
+            .console
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         let v = g.clone();
         if clear {
             g.clear();
@@ -69,7 +72,10 @@ pub(crate) fn console(s: &mut Session, clear: bool) -> Value {
         v
     };
     let errs = {
-        let mut g = st.errors.lock().unwrap();
+        let mut g = st
+            .errors
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         let v = g.clone();
         if clear {
             g.clear();

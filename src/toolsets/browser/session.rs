@@ -179,7 +179,9 @@ fn remote_text(o: &RemoteObject) -> String {
 }
 
 fn push_capped<T>(buf: &Mutex<Vec<T>>, v: T) {
-    let mut b = buf.lock().unwrap();
+    let mut b = buf
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
     if b.len() >= MAX_BUFFERED {
         b.remove(0);
     }
@@ -465,7 +467,10 @@ impl TabState {
     }
 
     pub(crate) fn pending(&self) -> Vec<PendingDialog> {
-        self.pending_dialogs.lock().unwrap().clone()
+        self.pending_dialogs
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
     }
 }
 
@@ -569,7 +574,9 @@ async fn open_tab(
                 }
                 Err(r) => {
                     tracing::info!("browser: refused to load {url}: {}", r.message);
-                    *st.blocked.lock().unwrap() = Some((url, r));
+                    *st.blocked
+                        .lock()
+                        .unwrap_or_else(std::sync::PoisonError::into_inner) = Some((url, r));
                     let _ = cdp::call(
                         &pg,
                         "Fetch.failRequest",
@@ -598,19 +605,25 @@ async fn open_tab(
             }
             DialogPolicy::MustRespond => {
                 let id = st.next_dialog.fetch_add(1, Ordering::SeqCst);
-                st.pending_dialogs.lock().unwrap().push(PendingDialog {
-                    kind: kind.clone(),
-                    message: message.clone(),
-                    default_prompt: ev.default_prompt.clone().unwrap_or_default(),
-                    id,
-                });
+                st.pending_dialogs
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner)
+                    .push(PendingDialog {
+                        kind: kind.clone(),
+                        message: message.clone(),
+                        default_prompt: ev.default_prompt.clone().unwrap_or_default(),
+                        id,
+                    });
                 st.dialog_opened.notify_waiters();
                 let st2 = st.clone();
                 let pg2 = pg.clone();
                 tokio::spawn(async move {
                     tokio::time::sleep(dialog_timeout).await;
                     let still = {
-                        let mut p = st2.pending_dialogs.lock().unwrap();
+                        let mut p = st2
+                            .pending_dialogs
+                            .lock()
+                            .unwrap_or_else(std::sync::PoisonError::into_inner);
                         let before = p.len();
                         p.retain(|d| d.id != id);
                         p.len() != before

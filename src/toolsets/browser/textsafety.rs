@@ -73,11 +73,12 @@ const TOKENS: &[(&str, &str)] = &[
 static RISKY_RE: LazyLock<Vec<(Regex, &'static str)>> = LazyLock::new(|| {
     RISKY
         .iter()
-        .map(|(p, r)| (Regex::new(p).unwrap(), *r))
+        .map(|(p, r)| (Regex::new(p).expect("static regex"), *r))
         .collect()
 });
 static LITERAL_RE: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r#"(?s)'(?:\\.|[^'\\])*'|"(?:\\.|[^"\\])*"|`(?:\\.|[^`\\])*`"#).unwrap()
+    Regex::new(r#"(?s)'(?:\\.|[^'\\])*'|"(?:\\.|[^"\\])*"|`(?:\\.|[^`\\])*`"#)
+        .expect("static regex")
 });
 
 /// Decode common escapes in a JS string literal (`\x6f`, `\u006f`, `\n`).
@@ -126,7 +127,7 @@ pub(crate) fn risky_eval_reason(expr: &str) -> Option<&'static str> {
         .collect();
     let concat = literals.concat();
     for (tok, reason) in TOKENS {
-        let word = Regex::new(&format!(r"(?i)\b{}\b", regex::escape(tok))).unwrap();
+        let word = Regex::new(&format!(r"(?i)\b{}\b", regex::escape(tok))).expect("static regex");
         let t = tok.to_lowercase();
         if word.is_match(expr) || literals.iter().any(|l| l.contains(&t)) || concat.contains(&t) {
             return Some(reason);

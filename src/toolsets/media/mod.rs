@@ -89,7 +89,7 @@ pub(crate) fn unique_path(path: PathBuf) -> PathBuf {
     (2..)
         .map(|n| dir.join(format!("{stem}_{n}{ext}")))
         .find(|p| !p.exists())
-        .unwrap()
+        .expect("an unbounded counter finds a free name")
 }
 
 /// Hermes' `has_traversal_component`: a `..` path component.

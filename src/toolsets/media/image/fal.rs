@@ -312,7 +312,7 @@ pub(crate) async fn fal_generate(
             .map(|s| fal_source(s))
             .collect::<Result<Vec<_>, _>>()?;
         (
-            model.edit_endpoint.unwrap(),
+            model.edit_endpoint.expect("edit capability checked above"),
             model.edit_payload(prompt, &clamped, aspect),
         )
     } else {

@@ -231,7 +231,7 @@ impl TtsToolset {
                             .all(|f| !dir.join(format!("{s}.{f}")).exists())
                     })
                     .map(|s| dir.join(format!("{s}.{ext}")))
-                    .unwrap()
+                    .expect("an unbounded counter finds a free name")
             }
         };
         if file_path.is_dir() {
@@ -331,7 +331,7 @@ impl TtsToolset {
             "provider": plan.provider,
             "voice_compatible": voice_compatible,
         });
-        let o = out.as_object_mut().unwrap();
+        let o = out.as_object_mut().expect("built as an object above");
         if let Some(ext) = produced.path.extension() {
             o.insert(
                 "format".into(),
