@@ -43,3 +43,28 @@ fn kanban_db_that_is_a_fifo_is_an_error_not_a_hang() {
     let r = c.call_tool("kanban_list", json!({}));
     assert!(is_error(&r), "{r}");
 }
+
+#[test]
+fn image_edit_source_that_is_a_fifo_is_refused_at_once() {
+    let env = TestEnv::new();
+    env.write_hermes("config.yaml", "image_gen:\n  provider: openai\n");
+    let fifo = env.dir.path().join("photo.png");
+    mkfifo(&fifo);
+    let mut cmd = env.cmd();
+    // A closed loopback port: nothing may be sent anyway (the source is refused first).
+    cmd.env("OPENAI_API_KEY", "sk-test-not-used")
+        .env("OPENAI_BASE_URL", "http://127.0.0.1:9/v1");
+    let mut c = RawClient::spawn(cmd);
+    c.initialize();
+    let t = Instant::now();
+    let r = c.call_tool(
+        "image_generate",
+        json!({"prompt": "make it blue", "image_url": fifo.display().to_string()}),
+    );
+    let text = r.to_string();
+    assert!(
+        text.contains("photo.png") && text.contains("not a regular file"),
+        "{text}"
+    );
+    assert!(t.elapsed() < Duration::from_secs(15));
+}

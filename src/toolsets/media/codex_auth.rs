@@ -118,12 +118,12 @@ struct CodexCliAuth {
 
 /// `$HERMES_HOME/auth.json`, or an empty store when missing or unparsable (as Hermes).
 fn load_store(path: &Path) -> Result<Map<String, Value>, CodexAuthError> {
-    match std::fs::read_to_string(path) {
+    match crate::files::read_to_string_capped(path, crate::files::CONFIG_CAP) {
         Ok(s) => Ok(match serde_json::from_str::<Value>(&s) {
             Ok(Value::Object(m)) => m,
             _ => Map::new(),
         }),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Map::new()),
+        Err(e) if e.is_not_found() => Ok(Map::new()),
         Err(e) => Err(CodexAuthError::Read {
             path: path.to_path_buf(),
             reason: e.to_string(),
@@ -317,7 +317,10 @@ pub fn codex_home_from_env(env: impl Fn(&str) -> Option<String>) -> Option<PathB
 
 fn codex_cli_token(codex_home: Option<&Path>, now: f64) -> Option<CodexToken> {
     let path = codex_home?.join("auth.json");
-    let auth: CodexCliAuth = serde_json::from_str(&std::fs::read_to_string(path).ok()?).ok()?;
+    let auth: CodexCliAuth = serde_json::from_str(
+        &crate::files::read_to_string_capped(&path, crate::files::CONFIG_CAP).ok()?,
+    )
+    .ok()?;
     let t = auth.tokens?;
     let access = nonempty(t.access_token.as_deref())?;
     nonempty(t.refresh_token.as_deref())?;

@@ -8,25 +8,22 @@ use crate::toolsets::media::{self as media, http};
 /// arbitrary file such as a key to a provider).
 pub(crate) fn read_local_image(src: &str) -> Result<(Vec<u8>, &'static str), GenError> {
     let path = media::absolute(src);
-    let meta = std::fs::metadata(&path).map_err(|e| {
-        GenError::Value(format!(
-            "Could not load source image {}: {e}",
-            path.display()
-        ))
-    })?;
-    if meta.len() as usize > http::MAX_IMAGE_BYTES {
-        return Err(GenError::Value(format!(
-            "Source image {} is larger than {} MB",
-            path.display(),
-            http::MAX_IMAGE_BYTES / (1024 * 1024)
-        )));
-    }
-    let bytes = std::fs::read(&path).map_err(|e| {
-        GenError::Value(format!(
-            "Could not load source image {}: {e}",
-            path.display()
-        ))
-    })?;
+    // Regular files only, opened without blocking, capped (a FIFO or device
+    // named as a source neither hangs the call nor streams forever).
+    let bytes =
+        crate::files::read_capped(&path, http::MAX_IMAGE_BYTES as u64).map_err(|e| match e {
+            crate::files::FileError::TooLarge { .. } => GenError::Value(format!(
+                "Source image {} is larger than {} MB",
+                path.display(),
+                http::MAX_IMAGE_BYTES / (1024 * 1024)
+            )),
+            e => GenError::Value(format!(
+                "Could not load source image {}: {}",
+                path.display(),
+                e.io_error()
+                    .map_or_else(|| e.to_string(), |io| io.to_string())
+            )),
+        })?;
     let mime = media::sniff_image(&bytes).ok_or_else(|| {
         GenError::Value(format!(
             "Source image {} is not a PNG, JPEG, WebP or GIF file",

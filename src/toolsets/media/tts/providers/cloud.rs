@@ -458,16 +458,18 @@ fn gemini_prompt(ctx: &Context, g: &Map<String, Value>, text: &str) -> String {
                 ctx.home.path.join(path)
             }
         })
-        .and_then(|p| match std::fs::read_to_string(&p) {
-            Ok(t) => Some(t.trim().to_string()),
-            Err(e) => {
-                tracing::warn!(
-                    "Gemini TTS persona prompt file unavailable at {}: {e}",
-                    p.display()
-                );
-                None
-            }
-        })
+        .and_then(
+            |p| match crate::files::read_to_string_capped(&p, crate::files::CONFIG_CAP) {
+                Ok(t) => Some(t.trim().to_string()),
+                Err(e) => {
+                    tracing::warn!(
+                        "Gemini TTS persona prompt file unavailable at {}: {e}",
+                        p.display()
+                    );
+                    None
+                }
+            },
+        )
         .filter(|t| !t.is_empty());
     let Some(persona) = persona else {
         return transcript.to_string();
