@@ -45,10 +45,18 @@ const UNCHANGED_JS: &str = "(()=>{const w=window.__hermesWatch;if(!w||w.dirty||w
 
 /// The cached snapshot, when it is for this document and `full`, and the
 /// page provably has not changed since (one cheap `Runtime.evaluate`).
-async fn reusable(st: &Settings, s: &mut Session, full: bool) -> Option<SnapCache> {
-    let c = s.snap_cache.take()?;
+/// A failed check is the snapshot's error (a dead renderer must not cost a
+/// second timeout in the walk).
+async fn reusable(
+    st: &Settings,
+    s: &mut Session,
+    full: bool,
+) -> Result<Option<SnapCache>, CmdError> {
+    let Some(c) = s.snap_cache.take() else {
+        return Ok(None);
+    };
     if c.doc_gen != s.tab.state.doc_gen() || c.full != full {
-        return None;
+        return Ok(None);
     }
     let r = cmd(
         st,
@@ -56,10 +64,9 @@ async fn reusable(st: &Settings, s: &mut Session, full: bool) -> Option<SnapCach
         "Runtime.evaluate",
         json!({"expression": UNCHANGED_JS, "returnByValue": true}),
     )
-    .await
-    .ok()?;
+    .await?;
     // A new document may have replaced it meanwhile.
-    (r["result"]["value"] == json!(true) && c.doc_gen == s.tab.state.doc_gen()).then_some(c)
+    Ok((r["result"]["value"] == json!(true) && c.doc_gen == s.tab.state.doc_gen()).then_some(c))
 }
 
 /// Take a snapshot, store the full text when it is cut, redact.
@@ -84,7 +91,7 @@ async fn take(
     let t0 = Instant::now();
     settle(st, s, Duration::ZERO).await;
     let t1 = Instant::now();
-    let (text, element_count) = match reusable(st, s, full).await {
+    let (text, element_count) = match reusable(st, s, full).await? {
         Some(c) => {
             tracing::debug!(
                 "snapshot: settle {:?}, unchanged page: previous snapshot reused ({:?})",
