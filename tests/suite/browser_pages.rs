@@ -13,11 +13,11 @@ use serde_json::{Value, json};
 use super::browser::{Browsing, ref_of};
 
 /// The ports of the second server (127.0.0.1) and the third (127.0.0.2).
-type Others = Arc<Mutex<(u16, u16)>>;
+pub(super) type Others = Arc<Mutex<(u16, u16)>>;
 
 /// Pages served on one address; `{B}` and `{C}` in a page are the other
 /// servers' ports and `{who}` the request's `who=` query value.
-fn serve(addr: &str, pages: Vec<(&'static str, String)>, other: Others) -> u16 {
+pub(super) fn serve(addr: &str, pages: Vec<(&'static str, String)>, other: Others) -> u16 {
     let l = TcpListener::bind((addr, 0)).unwrap();
     let port = l.local_addr().unwrap().port();
     let pages = Arc::new(pages);

@@ -2,6 +2,7 @@ pub mod browser;
 mod browser_cloud;
 mod browser_offline;
 mod browser_pages;
+mod browser_reuse;
 mod cli_pipes;
 mod codex_auth;
 mod codex_e2e;

@@ -322,6 +322,18 @@ impl BrowserToolset {
                 ));
             }
         }
+        // Anything but a snapshot or reading the console log may change the
+        // page: the cached snapshot goes (issue 14, `snapshot_tool.rs`).
+        if !matches!(
+            tool,
+            Tool::Snapshot(_)
+                | Tool::Console(ConsoleArgs {
+                    expression: None,
+                    ..
+                })
+        ) {
+            sess.snap_cache = None;
+        }
         let mut r = match tool {
             Tool::Navigate(_) => {
                 navigate::navigate(ctx, st, sess, url.as_deref().unwrap_or_default())

@@ -147,6 +147,9 @@ pub(crate) struct Session {
     /// Why a cloud provider was configured but this session is a local
     /// Chromium (Hermes' `fallback_reason`), told once with the first result.
     pub(crate) fallback: Option<String>,
+    /// The last snapshot, for a `browser_snapshot` on an unchanged page
+    /// (see `snapshot_tool.rs`).
+    pub(crate) snap_cache: Option<super::snapshot_tool::SnapCache>,
 }
 
 /// What a session runs on.
@@ -327,6 +330,7 @@ impl Session {
             attached,
             cloud: None,
             fallback: None,
+            snap_cache: None,
         })
     }
 

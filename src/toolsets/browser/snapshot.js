@@ -38,6 +38,9 @@
   const refs = W.__hermesRefs;
   const frames = [];
   let count = 0;
+  // For the change watch below: shadow roots walked, and whether any frame was met.
+  const shadows = [];
+  let sawFrame = false;
 
   const idOf = (el) => {
     let i = ids.get(el);
@@ -308,7 +311,7 @@
 
   // Children in flat-tree order: shadow root, slot assignments, light DOM.
   function kidsOf(el) {
-    if (el.shadowRoot) return el.shadowRoot.childNodes;
+    if (el.shadowRoot) { shadows.push(el.shadowRoot); return el.shadowRoot.childNodes; }
     if (el.tagName === 'SLOT') { const a = el.assignedNodes({ flatten: true }); if (a.length) return a; }
     return el.childNodes;
   }
@@ -395,6 +398,7 @@
     } else if (tag === 'OPTION') {
       // name only
     } else if (r === 'Iframe') {
+      sawFrame = true;
       let cd = null;
       try { cd = el.contentDocument; } catch (e) {}
       if (!FRAMES) {
@@ -444,5 +448,55 @@
 
   const tree = { r: 'RootWebArea', n: norm(D.title), c: [] };
   if (D.documentElement) walk(D.documentElement, tree.c, false, true, 'none');
+  watch();
   return JSON.stringify({ tree, frames, count });
+
+  // Change watch (issue 14: navigate's snapshot is reused by the next
+  // browser_snapshot when the page provably did not change; the check is
+  // `snapshot_tool.rs`' UNCHANGED_JS). Anything that can change this walk's
+  // output without our tools acting sets `dirty`: DOM mutations (document and
+  // every shadow root walked), focus, user input, toggles and CSS
+  // animations/transitions (computed visibility). Values a script sets
+  // without a mutation (`el.value = ...`, `.checked`, `.selectedIndex`) are
+  // caught by comparing a fingerprint of every form control's state. A page
+  // with frames is never reused. The walker reads no geometry, so scrolling
+  // does not matter.
+  function watch() {
+    let w = W.__hermesWatch;
+    if (!w) {
+      w = { dirty: true, walks: 0, roots: [], frames: true, fp0: '' };
+      const dirty = () => { w.dirty = true; };
+      w.mo = new MutationObserver(dirty);
+      for (const t of ['input', 'change', 'focusin', 'focusout', 'toggle', 'reset', 'animationstart', 'animationend',
+        'animationcancel', 'transitionrun', 'transitionend', 'transitioncancel', 'resize', 'pageshow']) {
+        W.addEventListener(t, dirty, true);
+      }
+      w.fp = () => {
+        let s = '';
+        const add = (root) => {
+          for (const e of root.querySelectorAll('input,textarea,select')) {
+            if (e.tagName === 'SELECT') {
+              for (const o of e.options) s += o.selected ? '1' : '0';
+            } else {
+              s += (e.checked ? '1' : '0') + (e.indeterminate ? '1' : '0') + e.value;
+            }
+            s += '\u0000';
+          }
+        };
+        add(D);
+        for (const r of w.roots) add(r);
+        return s;
+      };
+      Object.defineProperty(W, '__hermesWatch', { value: w, configurable: true });
+    }
+    const OBS = { subtree: true, childList: true, attributes: true, characterData: true };
+    w.mo.observe(D, OBS);
+    for (const r of shadows) w.mo.observe(r, OBS);
+    w.mo.takeRecords();
+    w.roots = shadows;
+    w.frames = sawFrame || frames.length > 0;
+    w.fp0 = w.fp();
+    w.walks++;
+    w.dirty = false;
+  }
 })

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use serde_json::json;
 
 use super::domsnap;
-use super::page::{CmdError, settle};
+use super::page::{CmdError, cmd, settle};
 use super::reply::{Fail, R, ok};
 use super::session::Session;
 use super::settings::Settings;
@@ -23,6 +23,51 @@ use crate::toolsets::vision::{Mode, VisionClient, auxiliary};
 const SNAPSHOT_MAX_CHARS: usize = 15_000;
 /// Hermes' `MAX_STORED_SNAPSHOT_CHARS` (hermes-agent: tools/browser_tool.py).
 const MAX_STORED_SNAPSHOT_CHARS: usize = 2_000_000;
+
+/// The last snapshot's text, kept so that the `browser_snapshot` that
+/// follows `browser_navigate` need not walk the page again (issue 14).
+/// Every tool but `browser_snapshot` (and reading the console log) drops it
+/// before acting (`mod.rs`).
+pub(crate) struct SnapCache {
+    doc_gen: u64,
+    full: bool,
+    /// Redacted, before any cut or summary.
+    text: String,
+    element_count: usize,
+}
+
+/// Whether the page still shows what the walker saw last (see the change
+/// watch at the end of `snapshot.js`): no mutation, focus change, input,
+/// toggle, animation or transition event since; no CSS animation running
+/// that can change visibility or generated content; every form control's
+/// state as it was; no frames.
+const UNCHANGED_JS: &str = "(()=>{const w=window.__hermesWatch;if(!w||w.dirty||w.frames)return false;if(w.mo.takeRecords().length){w.dirty=true;return false}if(document.getAnimations&&document.getAnimations().some(a=>a.playState==='running'&&a.effect&&a.effect.getKeyframes().some(k=>'visibility' in k||'display' in k||'content' in k)))return false;return w.fp()===w.fp0})()";
+
+/// The cached snapshot, when it is for this document and `full`, and the
+/// page provably has not changed since (one cheap `Runtime.evaluate`).
+/// A failed check is the snapshot's error (a dead renderer must not cost a
+/// second timeout in the walk).
+async fn reusable(
+    st: &Settings,
+    s: &mut Session,
+    full: bool,
+) -> Result<Option<SnapCache>, CmdError> {
+    let Some(c) = s.snap_cache.take() else {
+        return Ok(None);
+    };
+    if c.doc_gen != s.tab.state.doc_gen() || c.full != full {
+        return Ok(None);
+    }
+    let r = cmd(
+        st,
+        s,
+        "Runtime.evaluate",
+        json!({"expression": UNCHANGED_JS, "returnByValue": true}),
+    )
+    .await?;
+    // A new document may have replaced it meanwhile.
+    Ok((r["result"]["value"] == json!(true) && c.doc_gen == s.tab.state.doc_gen()).then_some(c))
+}
 
 /// Take a snapshot, store the full text when it is cut, redact.
 pub(crate) async fn take_snapshot(
@@ -46,26 +91,46 @@ async fn take(
     let t0 = Instant::now();
     settle(st, s, Duration::ZERO).await;
     let t1 = Instant::now();
-    let tree = walk::walk(st, s).await?;
-    let t2 = Instant::now();
-    let gen_ = s.tab.state.doc_gen();
-    let snap = domsnap::render(&tree, &mut s.refs, gen_, full);
-    let t3 = Instant::now();
-    let text = textsafety::redact(&snap.text);
-    tracing::debug!(
-        "snapshot: settle {:?}, walk {:?} ({} elements), render {:?}, redact {:?}",
-        t1 - t0,
-        t2 - t1,
-        tree.count,
-        t3 - t2,
-        t3.elapsed()
-    );
+    let (text, element_count) = match reusable(st, s, full).await? {
+        Some(c) => {
+            tracing::debug!(
+                "snapshot: settle {:?}, unchanged page: previous snapshot reused ({:?})",
+                t1 - t0,
+                t1.elapsed()
+            );
+            (c.text, c.element_count)
+        }
+        None => {
+            let tree = walk::walk(st, s).await?;
+            let t2 = Instant::now();
+            let gen_ = s.tab.state.doc_gen();
+            let snap = domsnap::render(&tree, &mut s.refs, gen_, full);
+            let t3 = Instant::now();
+            let text = textsafety::redact(&snap.text);
+            tracing::debug!(
+                "snapshot: settle {:?}, walk {:?} ({} elements), render {:?}, redact {:?}",
+                t1 - t0,
+                t2 - t1,
+                tree.count,
+                t3 - t2,
+                t3.elapsed()
+            );
+            (text, snap.element_count)
+        }
+    };
+    // Cache the raw (redacted, uncut) text: a reuse cuts or summarises anew.
+    s.snap_cache = Some(SnapCache {
+        doc_gen: s.tab.state.doc_gen(),
+        full,
+        text: text.clone(),
+        element_count,
+    });
     let long = text.chars().count() > SNAPSHOT_MAX_CHARS;
     if long
         && let Some(task) = summarize
         && let Some(summary) = summarize_snapshot(ctx, &text, task).await
     {
-        return Ok((summary, snap.element_count));
+        return Ok((summary, element_count));
     }
     let text = if long {
         let stored = store_full_snapshot(ctx, &text);
@@ -73,7 +138,7 @@ async fn take(
     } else {
         text
     };
-    Ok((text, snap.element_count))
+    Ok((text, element_count))
 }
 
 /// Hermes' `_store_full_snapshot` (hermes-agent: tools/browser_tool.py):
