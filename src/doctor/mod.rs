@@ -388,9 +388,9 @@ fn tools_checks(launch: &probe::Launch, r: &mut Report) {
         args,
         ..launch.clone()
     };
-    let doc: Value = match probe::output(&tools).and_then(|s| {
-        serde_json::from_str(&s).map_err(|e| format!("`tools --json` printed no JSON: {e}"))
-    }) {
+    let doc: Value = match probe::output(&tools)
+        .and_then(|s| serde_json::from_str(&s).map_err(probe::TalkError::NotJson))
+    {
         Ok(v) => v,
         Err(e) => {
             r.notes

@@ -76,30 +76,27 @@ impl Running {
     }
 
     /// The response to request `id`, skipping notifications and log lines.
-    fn response(&self, id: i64, deadline: Instant) -> Result<Value, String> {
+    fn response(&self, id: i64, deadline: Instant) -> Result<Value, TalkError> {
         loop {
             let left = deadline.saturating_duration_since(Instant::now());
             match self.lines.recv_timeout(left) {
                 Ok(line) => {
                     let Ok(v) = serde_json::from_str::<Value>(&line) else {
-                        return Err(format!(
-                            "wrote a line on stdout that is not JSON-RPC: {:?}",
-                            truncate(&line, 200)
-                        ));
+                        return Err(TalkError::NotJsonRpc(truncate(&line, 200)));
                     };
                     if v.get("id").and_then(Value::as_i64) != Some(id) {
                         continue;
                     }
                     if let Some(e) = v.get("error") {
-                        return Err(format!("answered with an error: {e}"));
+                        return Err(TalkError::RpcError(e.to_string()));
                     }
                     return Ok(v.get("result").cloned().unwrap_or(Value::Null));
                 }
                 Err(mpsc::RecvTimeoutError::Timeout) => {
-                    return Err("did not answer in time (codex's startup_timeout_sec)".into());
+                    return Err(TalkError::Timeout);
                 }
                 Err(mpsc::RecvTimeoutError::Disconnected) => {
-                    return Err("exited (or closed stdout) before answering".into());
+                    return Err(TalkError::Exited);
                 }
             }
         }
@@ -191,7 +188,7 @@ pub(crate) fn probe(launch: &Launch) -> Result<Probe, ProbeError> {
     }});
     let result = run
         .send(&init)
-        .map_err(|e| format!("closed stdin before initialize: {e}"))
+        .map_err(|e| TalkError::StdinClosed("before initialize", e))
         .and_then(|()| run.response(0, deadline));
     let info = match result {
         Ok(v) => v,
@@ -214,7 +211,7 @@ pub(crate) fn probe(launch: &Launch) -> Result<Probe, ProbeError> {
         let req = json!({"jsonrpc":"2.0","id":id,"method":"tools/list","params":params});
         let page = run
             .send(&req)
-            .map_err(|e| format!("closed stdin: {e}"))
+            .map_err(|e| TalkError::StdinClosed("during tools/list", e))
             .and_then(|()| run.response(id, deadline));
         let page = match page {
             Ok(p) => p,
@@ -253,21 +250,54 @@ pub(crate) fn probe(launch: &Launch) -> Result<Probe, ProbeError> {
 }
 
 /// Run `launch` to completion (for `hermes-mcp tools --json`), stdout as text.
-pub(crate) fn output(launch: &Launch) -> Result<String, String> {
+pub(crate) fn output(launch: &Launch) -> Result<String, TalkError> {
+    let program = launch.program.display().to_string();
     let out = launch
         .command()
         .stdin(Stdio::null())
         .output()
-        .map_err(|e| format!("cannot run {}: {e}", launch.program.display()))?;
+        .map_err(|source| TalkError::Run {
+            program: program.clone(),
+            source,
+        })?;
     if !out.status.success() {
-        return Err(format!(
-            "{} exited with {}: {}",
-            launch.program.display(),
-            out.status,
-            truncate(String::from_utf8_lossy(&out.stderr).trim(), 500)
-        ));
+        return Err(TalkError::Failed {
+            program,
+            status: out.status,
+            stderr: truncate(String::from_utf8_lossy(&out.stderr).trim(), 500),
+        });
     }
-    String::from_utf8(out.stdout).map_err(|_| "its output is not UTF-8".to_string())
+    String::from_utf8(out.stdout).map_err(|_| TalkError::NotUtf8)
+}
+
+/// What went wrong talking to the server; the texts follow "the server …".
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum TalkError {
+    #[error("wrote a line on stdout that is not JSON-RPC: {0:?}")]
+    NotJsonRpc(String),
+    #[error("answered with an error: {0}")]
+    RpcError(String),
+    #[error("did not answer in time (codex's startup_timeout_sec)")]
+    Timeout,
+    #[error("exited (or closed stdout) before answering")]
+    Exited,
+    #[error("closed stdin {0}: {1}")]
+    StdinClosed(&'static str, std::io::Error),
+    #[error("cannot run {program}: {source}")]
+    Run {
+        program: String,
+        source: std::io::Error,
+    },
+    #[error("{program} exited with {status}: {stderr}")]
+    Failed {
+        program: String,
+        status: std::process::ExitStatus,
+        stderr: String,
+    },
+    #[error("its output is not UTF-8")]
+    NotUtf8,
+    #[error("`tools --json` printed no JSON: {0}")]
+    NotJson(serde_json::Error),
 }
 
 /// Find `command` as codex does: a path as given (relative to `cwd`), else in `PATH`.
