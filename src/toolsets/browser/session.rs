@@ -128,6 +128,18 @@ pub(crate) struct Tab {
     tasks: Vec<JoinHandle<()>>,
 }
 
+/// The last snapshot's text, kept so that the `browser_snapshot` that
+/// follows `browser_navigate` need not walk the page again (issue 14).
+/// Every tool but `browser_snapshot` (and reading the console log) drops it
+/// before acting (`mod.rs`); `snapshot_tool.rs` fills and reads it.
+pub(crate) struct SnapCache {
+    pub(crate) doc_gen: u64,
+    pub(crate) full: bool,
+    /// Redacted, before any cut or summary.
+    pub(crate) text: String,
+    pub(crate) element_count: usize,
+}
+
 pub(crate) struct Session {
     browser: Browser,
     handler: JoinHandle<()>,
@@ -149,7 +161,7 @@ pub(crate) struct Session {
     pub(crate) fallback: Option<String>,
     /// The last snapshot, for a `browser_snapshot` on an unchanged page
     /// (see `snapshot_tool.rs`).
-    pub(crate) snap_cache: Option<super::snapshot_tool::SnapCache>,
+    pub(crate) snap_cache: Option<SnapCache>,
 }
 
 /// What a session runs on.

@@ -11,7 +11,7 @@ use serde_json::json;
 use super::domsnap;
 use super::page::{CmdError, cmd, settle};
 use super::reply::{Fail, R, ok};
-use super::session::Session;
+use super::session::{Session, SnapCache};
 use super::settings::Settings;
 use super::snapshot;
 use super::textsafety;
@@ -23,18 +23,6 @@ use crate::toolsets::vision::{Mode, VisionClient, auxiliary};
 const SNAPSHOT_MAX_CHARS: usize = 15_000;
 /// Hermes' `MAX_STORED_SNAPSHOT_CHARS` (hermes-agent: tools/browser_tool.py).
 const MAX_STORED_SNAPSHOT_CHARS: usize = 2_000_000;
-
-/// The last snapshot's text, kept so that the `browser_snapshot` that
-/// follows `browser_navigate` need not walk the page again (issue 14).
-/// Every tool but `browser_snapshot` (and reading the console log) drops it
-/// before acting (`mod.rs`).
-pub(crate) struct SnapCache {
-    doc_gen: u64,
-    full: bool,
-    /// Redacted, before any cut or summary.
-    text: String,
-    element_count: usize,
-}
 
 /// Whether the page still shows what the walker saw last (see the change
 /// watch at the end of `snapshot.js`): no mutation, focus change, input,
