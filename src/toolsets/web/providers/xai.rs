@@ -31,9 +31,9 @@ const MAX_DOMAIN_FILTERS: usize = 5;
 /// `hermes_xai_user_agent()` with hermes-agent 0.19.0's version.
 const USER_AGENT: &str = "Hermes-Agent/0.19.0";
 
-const NO_KEY: &str =
-    "No xAI credentials found. Run `hermes auth` to sign in with xAI Grok OAuth, or set XAI_API_KEY.";
-const BOTH_FILTERS: &str = "web.xai.allowed_domains and web.xai.excluded_domains cannot both be set (xAI restriction).";
+const NO_KEY: &str = "No xAI credentials found. Run `hermes auth` to sign in with xAI Grok OAuth, or set XAI_API_KEY.";
+const BOTH_FILTERS: &str =
+    "web.xai.allowed_domains and web.xai.excluded_domains cannot both be set (xAI restriction).";
 
 #[derive(Serialize)]
 struct Request<'a> {
@@ -104,7 +104,10 @@ pub(super) async fn search(
         .filter(|t| t.is_finite() && *t > 0.0)
         .unwrap_or(DEFAULT_TIMEOUT)
         .min(3600.0);
-    let (allowed, excluded) = (domains(ctx, "allowed_domains"), domains(ctx, "excluded_domains"));
+    let (allowed, excluded) = (
+        domains(ctx, "allowed_domains"),
+        domains(ctx, "excluded_domains"),
+    );
     let mut tool = json!({"type": "web_search"});
     match (allowed.is_empty(), excluded.is_empty()) {
         (false, false) => return Err(ProviderError::NotConfigured(BOTH_FILTERS)),
