@@ -328,6 +328,7 @@ mod tests {
         assert_eq!(hits[1], Hit::new("", "https://b.example/", "", 2));
     }
 
+    /// Expected values are what hermes-agent 0.19.0's `_extract_results` returns for the same input.
     #[test]
     fn annotations_then_citations() {
         let text = "Rust is a language. See docs.";
@@ -340,7 +341,7 @@ mod tests {
         assert_eq!(
             hits,
             vec![
-                Hit::new("", "https://r.example/", "Rust is a language", 1),
+                Hit::new("", "https://r.example/", "Rust is a language.", 1),
                 Hit::new("", "https://s.example/", "", 2)
             ]
         );
