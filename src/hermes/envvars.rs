@@ -108,8 +108,8 @@ vars! {
     FAL_IMAGE_MODEL = Serve, "image_gen", "FAL model id";
     CODEX_HOME = Serve, "core", "Codex home: config.toml for migrate; auth.json (ChatGPT sign-in) for image provider openai-codex; default ~/.codex";
     OPENAI_IMAGE_MODEL = Serve, "image_gen", "gpt-image-2 tier for providers openai and openai-codex (gpt-image-2-low/medium/high)";
-    XAI_API_KEY = Serve, "media", "xAI key (image_gen.provider and tts.provider: xai)";
-    XAI_BASE_URL = Serve, "media", "xAI API base URL (default https://api.x.ai/v1)";
+    XAI_API_KEY = Serve, "media", "xAI key (image_gen.provider, tts.provider and web.search_backend: xai)";
+    XAI_BASE_URL = Serve, "media", "xAI API base URL (default https://api.x.ai/v1; web.xai.base_url wins for web_search)";
     XAI_IMAGE_MODEL = Serve, "image_gen", "xAI image model (grok-imagine-image or grok-imagine-image-quality)";
     OPENROUTER_BASE_URL = Serve, "image_gen", "OpenRouter API base URL (default https://openrouter.ai/api/v1)";
     OPENROUTER_IMAGE_MODEL = Serve, "image_gen", "OpenRouter image model (default openai/gpt-5.4-image-2, then google/gemini-3-pro-image)";

@@ -41,4 +41,5 @@ mod vision_e2e;
 mod vision_providers;
 mod web;
 mod web_support;
+mod web_xai;
 mod wheel;

@@ -2,7 +2,8 @@
 //!
 //! Backends are chosen as Hermes chooses them (`web.search_backend` /
 //! `web.extract_backend`, then `web.backend`, then the first configured of
-//! Tavily, Exa, Parallel, Firecrawl, SearXNG, Brave, DuckDuckGo). Search
+//! Tavily, Exa, Parallel, Firecrawl, SearXNG, Brave, DuckDuckGo; xAI only
+//! when named, as Hermes never auto-detects it). Search
 //! always works: DuckDuckGo's HTML endpoint needs no account. Extraction
 //! always works: without an extract provider the built-in extractor fetches
 //! the page itself through the SSRF-guarded [`crate::net`] client.

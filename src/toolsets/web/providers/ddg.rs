@@ -11,18 +11,73 @@ use crate::net::HttpClient;
 /// Browser-like UA: DuckDuckGo's HTML endpoint turns unknown agents away.
 const DDG_UA: &str = "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/140.0.0.0 Safari/537.36";
 
+/// Pages fetched at most for one search (ddgs stops on its own well before;
+/// this bounds a server that keeps answering).
+const MAX_PAGES: usize = 10;
+
+/// Results wanted beyond one page are fetched page by page, as the `ddgs`
+/// package's `DDGS().text(max_results=...)` does: page `n > 1` sends
+/// `s = 10 + (n - 2) * 15` (ddgs: engines/duckduckgo.py `build_payload`), and
+/// paging stops at `limit` results or when a page adds no new URL.
 pub(super) async fn search(
     http: &HttpClient,
     ctx: &Context,
     query: &str,
     limit: usize,
 ) -> Result<Vec<Hit>, ProviderError> {
+    let mut hits: Vec<Hit> = Vec::new();
+    for page in 1..=MAX_PAGES {
+        let html = match fetch_page(http, ctx, query, page).await {
+            Ok(h) => h,
+            // A later page failing keeps what the earlier pages gave.
+            Err(_) if !hits.is_empty() => break,
+            Err(e) => return Err(e),
+        };
+        let found = parse_html(&html, usize::MAX);
+        if page == 1 && found.is_empty() && html.contains("anomaly") {
+            return Err(ProviderError::Refused(
+                "DuckDuckGo asked for a bot check. Try again later or configure a search provider."
+                    .into(),
+            )
+            .failed("DuckDuckGo", "search"));
+        }
+        let before = hits.len();
+        for h in found {
+            if hits.len() >= limit {
+                break;
+            }
+            if hits.iter().any(|x| x.url == h.url) {
+                continue;
+            }
+            let n = hits.len() + 1;
+            hits.push(Hit { position: n, ..h });
+        }
+        if hits.len() >= limit || hits.len() == before {
+            break;
+        }
+    }
+    Ok(hits)
+}
+
+/// One result page's HTML (`POST /html/`).
+async fn fetch_page(
+    http: &HttpClient,
+    ctx: &Context,
+    query: &str,
+    page: usize,
+) -> Result<String, ProviderError> {
     let base = base_url(ctx, Backend::Ddgs);
-    let body = url::form_urlencoded::Serializer::new(String::new())
-        .append_pair("q", query)
-        .append_pair("b", "")
-        .append_pair("kl", "wt-wt")
-        .finish();
+    // The serializer is not Send: build the body before any await.
+    let body = {
+        let mut form = url::form_urlencoded::Serializer::new(String::new());
+        form.append_pair("q", query)
+            .append_pair("b", "")
+            .append_pair("kl", "wt-wt");
+        if page > 1 {
+            form.append_pair("s", &(10 + (page - 2) * 15).to_string());
+        }
+        form.finish()
+    };
     let req = http
         .api()
         .post(format!("{base}/html/"))
@@ -42,16 +97,7 @@ pub(super) async fn search(
         ))
         .failed("DuckDuckGo", "search"));
     }
-    let html = r.text();
-    let hits = parse_html(&html, limit);
-    if hits.is_empty() && html.contains("anomaly") {
-        return Err(ProviderError::Refused(
-            "DuckDuckGo asked for a bot check. Try again later or configure a search provider."
-                .into(),
-        )
-        .failed("DuckDuckGo", "search"));
-    }
-    Ok(hits)
+    Ok(r.text())
 }
 
 /// Parse DuckDuckGo's HTML result page (`div.result`, `a.result__a`,

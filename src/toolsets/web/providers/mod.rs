@@ -7,6 +7,7 @@
 //! * Parallel `web.parallel.base_url` (default `https://api.parallel.ai`): `POST /v1beta/search`, `POST /v1beta/extract`, `x-api-key`, `parallel-beta`.
 //! * SearXNG `SEARXNG_URL`: `GET /search?format=json`.
 //! * Brave `web.brave.base_url` (default `https://api.search.brave.com`): `GET /res/v1/web/search`, `X-Subscription-Token`.
+//! * xAI `web.xai.base_url`, else `XAI_BASE_URL` (default `https://api.x.ai/v1`): `POST /responses` with Grok's `web_search` tool, `Authorization: Bearer`.
 //! * DuckDuckGo (keyless, as the `ddgs` package does) `web.ddgs.base_url` (default `https://html.duckduckgo.com`): `POST /html/`, HTML results.
 //!
 //! One file per vendor holds its request and answer types; this file chooses
@@ -22,6 +23,7 @@ use crate::lenient;
 mod parallel;
 mod searxng;
 mod tavily;
+mod xai;
 
 use std::time::Duration;
 
@@ -47,6 +49,8 @@ pub enum Backend {
     Searxng,
     BraveFree,
     Ddgs,
+    /// Grok's server-side web search (search only; never auto-detected).
+    Xai,
     /// Our own fetch + readability extractor (extract only).
     Builtin,
 }
@@ -61,6 +65,7 @@ impl Backend {
             "searxng" => Backend::Searxng,
             "brave-free" | "brave" => Backend::BraveFree,
             "ddgs" | "duckduckgo" => Backend::Ddgs,
+            "xai" => Backend::Xai,
             "builtin" | "built-in" | "local" => Backend::Builtin,
             _ => return None,
         })
@@ -74,6 +79,7 @@ impl Backend {
             Backend::Searxng => "searxng",
             Backend::BraveFree => "brave-free",
             Backend::Ddgs => "ddgs",
+            Backend::Xai => "xai",
             Backend::Builtin => "builtin",
         }
     }
@@ -86,6 +92,7 @@ impl Backend {
             Backend::Searxng => "SearXNG",
             Backend::BraveFree => "Brave Search (Free)",
             Backend::Ddgs => "DuckDuckGo",
+            Backend::Xai => "xAI Web Search (Grok)",
             Backend::Builtin => "built-in extractor",
         }
     }
@@ -114,12 +121,15 @@ impl Backend {
             Backend::Parallel => has(envvars::PARALLEL_API_KEY),
             Backend::Searxng => has(envvars::SEARXNG_URL),
             Backend::BraveFree => has(envvars::BRAVE_SEARCH_API_KEY),
+            // hermes-agent: tools/xai_http.py `has_xai_credentials` (the
+            // OAuth half of that probe is Hermes' own login, not read here).
+            Backend::Xai => has(envvars::XAI_API_KEY),
             Backend::Ddgs | Backend::Builtin => true,
         }
     }
 }
 
-/// Hermes' auto-detection order.
+/// Hermes' auto-detection order (xAI is not in it: Hermes only uses it when named).
 const AUTO_ORDER: &[Backend] = &[
     Backend::Tavily,
     Backend::Exa,
@@ -250,6 +260,11 @@ fn base_url(ctx: &Context, b: Backend) -> String {
         Backend::Ddgs => ctx
             .config_str("web.ddgs.base_url")
             .unwrap_or_else(|| "https://html.duckduckgo.com".into()),
+        Backend::Xai => ctx
+            .config_str("web.xai.base_url")
+            .or_else(|| ctx.env.get(envvars::XAI_BASE_URL))
+            .filter(|s| !s.trim().is_empty())
+            .unwrap_or_else(|| "https://api.x.ai/v1".into()),
         Backend::Builtin => String::new(),
     };
     s.trim().trim_end_matches('/').to_string()
@@ -463,6 +478,7 @@ pub(crate) async fn search(
         Backend::Searxng => searxng::search(http, ctx, query, limit).await,
         Backend::BraveFree => brave::search(http, ctx, query, limit).await,
         Backend::Ddgs => ddg::search(http, ctx, query, limit).await,
+        Backend::Xai => xai::search(http, ctx, query, limit).await,
         Backend::Builtin => Err(ProviderError::CannotSearch),
     };
     match r {
