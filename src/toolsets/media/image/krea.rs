@@ -307,7 +307,7 @@ async fn poll(http: &HttpClient, base: &str, key: &str, job_id: &str) -> Result<
         }
         if job
             .get("completed_at")
-            .is_some_and(|c| crate::pycompat::py_bool(c))
+            .is_some_and(crate::pycompat::py_bool)
         {
             return Ok(job);
         }

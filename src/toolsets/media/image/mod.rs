@@ -1,6 +1,8 @@
 //! `image_generate` (toolset `image_gen`): FAL.ai through its queue API
 //! (Hermes' in-tree path, `tools/image_generation_tool.py`) or OpenAI's Images
-//! API (`image_gen.provider: openai`, Hermes' `plugins/image_gen/openai`).
+//! API (`image_gen.provider: openai`, Hermes' `plugins/image_gen/openai`), or
+//! the other plugins `image_gen.provider` may name: [`codex`], [`xai`], [`openrouter`],
+//! [`deepinfra`], [`krea`].
 //!
 //! Every generated image is saved under `$HERMES_HOME/cache/images/`, `image`
 //! in the result is that absolute path, and the image is also returned as MCP
