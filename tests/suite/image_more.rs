@@ -312,6 +312,7 @@ fn krea_fake() -> Loopback {
                 let job = match req.json()["prompt"].as_str() {
                     Some("boom") => "job-fail",
                     Some("slow") => "job-slow",
+                    Some("gone") => "job-gone",
                     _ => "job-ok",
                 };
                 Resp::json(200, json!({"job_id": job, "status": "queued"}))
@@ -437,6 +438,10 @@ fn krea_submit_poll_save_and_errors_like_hermes() {
         v["error"],
         "Krea job job-fail failed: NSFW content detected"
     );
+    // A permanent poll failure ends at once (only transient statuses are retried).
+    let v = result_json(&rc.call_tool("image_generate", json!({"prompt": "gone"})));
+    assert_eq!(v["error_type"], "api_error", "{v}");
+    assert_eq!(v["error"], "Krea poll failed (404) for job job-gone");
     drop(rc);
 
     // Another model; a refused key (Krea's `message`), compared with Hermes.

@@ -554,6 +554,12 @@ mod tests {
         let d = description(&ctx("image_gen: {provider: openai}", &[]));
         assert!(d.contains("Active backend: OpenAI · model: gpt-image-2-medium"));
         assert!(d.contains("up to 16 reference image(s)"));
+        // No network call for DeepInfra's catalog: no model line unless one is configured.
+        let d = description(&ctx("image_gen: {provider: deepinfra}", &[]));
+        assert!(d.contains("\nActive backend: DeepInfra\n- this model is text-to-image only"));
+        let d = description(&ctx("image_gen: {provider: krea}", &[]));
+        assert!(d.contains("Active backend: Krea · model: krea-2-medium\n"));
+        assert!(d.contains("up to 10 reference image(s)"));
     }
 
     #[test]
