@@ -12,6 +12,7 @@ pub mod edge_support;
 mod edge_tts;
 mod hermes_runtime;
 mod image_codex;
+mod image_more;
 mod image_plugins;
 mod kanban;
 mod media;

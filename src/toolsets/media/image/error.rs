@@ -40,6 +40,11 @@ pub(crate) enum GenError {
     /// `provider_not_registered`: `image_gen.provider` names a backend we lack.
     #[error("{0}")]
     ProviderNotRegistered(String),
+    /// A failure whose result names another model than the one resolved up front: the
+    /// model a plugin picked late (DeepInfra's live catalog) or `""` where Hermes'
+    /// `error_response` is given none.
+    #[error("{inner}")]
+    WithModel { model: String, inner: Box<GenError> },
 }
 
 impl GenError {
@@ -47,6 +52,14 @@ impl GenError {
         GenError::Typed {
             kind,
             msg: msg.into(),
+        }
+    }
+
+    /// Report `model` as the result's model.
+    pub(crate) fn with_model(self, model: impl Into<String>) -> Self {
+        GenError::WithModel {
+            model: model.into(),
+            inner: Box::new(self),
         }
     }
 
@@ -64,6 +77,7 @@ impl GenError {
             GenError::Typed { kind, .. } => kind,
             GenError::InvalidImageInput(_) => "invalid_image_input",
             GenError::CapabilityUnsupported(_) => "capability_unsupported",
+            GenError::WithModel { inner, .. } => inner.error_type(),
         }
     }
 }

@@ -1,6 +1,8 @@
 //! `image_generate` (toolset `image_gen`): FAL.ai through its queue API
 //! (Hermes' in-tree path, `tools/image_generation_tool.py`) or OpenAI's Images
-//! API (`image_gen.provider: openai`, Hermes' `plugins/image_gen/openai`).
+//! API (`image_gen.provider: openai`, Hermes' `plugins/image_gen/openai`), or
+//! the other plugins `image_gen.provider` may name: [`codex`], [`xai`], [`openrouter`],
+//! [`deepinfra`], [`krea`].
 //!
 //! Every generated image is saved under `$HERMES_HOME/cache/images/`, `image`
 //! in the result is that absolute path, and the image is also returned as MCP
@@ -15,8 +17,10 @@
 
 mod catalog;
 mod codex;
+mod deepinfra;
 mod error;
 mod fal;
+mod krea;
 mod openai;
 mod openrouter;
 mod plugin_http;
@@ -60,6 +64,10 @@ pub(crate) enum Backend {
     Xai,
     /// OpenRouter chat-completions image models ([`openrouter`]).
     OpenRouter,
+    /// DeepInfra's OpenAI-compatible images endpoint ([`deepinfra`]).
+    DeepInfra,
+    /// Krea 2 through Krea's async job API ([`krea`]).
+    Krea,
     /// `image_gen.provider` names a backend hermes-mcp does not have.
     Unsupported(String),
 }
@@ -73,6 +81,8 @@ impl Backend {
             Backend::OpenAiCodex => codex::PROVIDER,
             Backend::Xai => "xai",
             Backend::OpenRouter => "openrouter",
+            Backend::DeepInfra => "deepinfra",
+            Backend::Krea => "krea",
             Backend::Unsupported(p) => p,
         }
     }
@@ -94,6 +104,8 @@ pub(crate) fn select(ctx: &Context) -> (Backend, String) {
             codex::PROVIDER => Backend::OpenAiCodex,
             "xai" => Backend::Xai,
             "openrouter" => Backend::OpenRouter,
+            "deepinfra" => Backend::DeepInfra,
+            "krea" => Backend::Krea,
             other => Backend::Unsupported(other.to_string()),
         };
         return (b, "image_gen.provider".into());
@@ -171,6 +183,20 @@ pub(crate) fn description(ctx: &Context) -> String {
             true,
             openrouter::MAX_REFERENCE_IMAGES,
         ),
+        // Hermes' `default_model()` here is the live catalog's first model; the description
+        // is built without a network call, so only a configured model is named.
+        Backend::DeepInfra => (
+            deepinfra::DISPLAY.to_string(),
+            configured_model(ctx).unwrap_or_default(),
+            false,
+            0,
+        ),
+        Backend::Krea => (
+            krea::DISPLAY.to_string(),
+            configured_model(ctx).unwrap_or_else(|| krea::DEFAULT_MODEL.to_string()),
+            true,
+            krea::MAX_REFERENCE_IMAGES,
+        ),
         Backend::OpenAi => {
             let model = ctx
                 .config_str("image_gen.model")
@@ -188,7 +214,11 @@ pub(crate) fn description(ctx: &Context) -> String {
             )
         }
     };
-    let line = format!("\nActive backend: {provider} · model: {model}");
+    let line = if model.is_empty() {
+        format!("\nActive backend: {provider}")
+    } else {
+        format!("\nActive backend: {provider} · model: {model}")
+    };
     let cap = if both {
         let ref_note = if max_refs > 1 {
             format!("; up to {max_refs} reference image(s) via reference_image_urls")
@@ -263,6 +293,9 @@ pub(crate) fn availability(ctx: &Context) -> Availability {
         }
         Backend::Xai => key_availability(ctx, envvars::XAI_API_KEY, "xai"),
         Backend::OpenRouter => key_availability(ctx, envvars::OPENROUTER_API_KEY, "openrouter"),
+        Backend::DeepInfra => key_availability(ctx, envvars::DEEPINFRA_API_KEY, "deepinfra"),
+        // Hermes' managed Nous gateway (a Krea key is then not needed) is not modelled.
+        Backend::Krea => key_availability(ctx, envvars::KREA_API_KEY, "krea"),
         Backend::Unsupported(p) => Availability::Unavailable(format!(
             "image_gen.provider '{p}' is not supported by hermes-mcp (supported: {SUPPORTED})"
         )),
@@ -273,7 +306,7 @@ pub(crate) fn availability(ctx: &Context) -> Availability {
 const NO_SIGN_IN_WHERE: &str = "looked in $HERMES_HOME/auth.json and $CODEX_HOME/auth.json";
 
 /// The providers `image_gen.provider` may name here.
-const SUPPORTED: &str = "fal, openai, openai-codex, xai, openrouter";
+const SUPPORTED: &str = "fal, openai, openai-codex, xai, openrouter, deepinfra, krea";
 
 /// `tools`/`doctor`: the provider that will run `image_generate`, and why.
 pub(crate) fn provider_choice(ctx: &Context) -> ProviderChoice {
@@ -379,6 +412,9 @@ impl ImageGenToolset {
             Backend::OpenAiCodex => resolve_gpt_tier(ctx, codex::PROVIDER).0.to_string(),
             Backend::Xai => xai::resolve_model(ctx).to_string(),
             Backend::OpenRouter => openrouter::model_chain(ctx).remove(0),
+            // Hermes resolves DeepInfra's model after its checks (errors before name none).
+            Backend::DeepInfra => String::new(),
+            Backend::Krea => krea::resolve_model(ctx).to_string(),
             _ => resolve_fal_model(ctx).0.id.to_string(),
         };
         let provider = match &backend {
@@ -388,6 +424,10 @@ impl ImageGenToolset {
         // Hermes' plugin providers (`error_response`/`success_response`) echo the prompt.
         let plugin = !matches!(backend, Backend::Fal | Backend::Unsupported(_));
         let fail = |e: GenError| {
+            let model_id = match &e {
+                GenError::WithModel { model, .. } => model.as_str(),
+                _ => model_id.as_str(),
+            };
             let mut v = json!({
                 "success": false, "image": null, "error": e.to_string(), "error_type": e.error_type(),
                 "model": model_id, "aspect_ratio": aspect, "provider": provider,
@@ -416,6 +456,12 @@ impl ImageGenToolset {
             Backend::OpenRouter => {
                 openrouter::openrouter_generate(ctx, &http, prompt.trim(), &aspect, &sources).await
             }
+            Backend::DeepInfra => {
+                deepinfra::deepinfra_generate(ctx, &http, prompt.trim(), &aspect, &sources).await
+            }
+            Backend::Krea => {
+                krea::krea_generate(ctx, &http, prompt.trim(), &aspect, &sources).await
+            }
             Backend::Unsupported(p) => Err(GenError::ProviderNotRegistered(format!(
                 "image_gen.provider='{p}' is set but hermes-mcp has no such backend (supported: {SUPPORTED})."
             ))),
@@ -428,6 +474,8 @@ impl ImageGenToolset {
         let prefix = match &backend {
             Backend::Xai => format!("xai_{model_id}"),
             Backend::OpenRouter => "openrouter_gen".to_string(),
+            Backend::DeepInfra => deepinfra::file_prefix(&model_id),
+            Backend::Krea => format!("krea_{model_id}"),
             Backend::OpenAi => format!("openai_{model_id}"),
             Backend::OpenAiCodex => format!("openai_codex_{model_id}"),
             _ => format!("fal_{}", model_id.replace(['/', '.'], "-")),
@@ -506,6 +554,12 @@ mod tests {
         let d = description(&ctx("image_gen: {provider: openai}", &[]));
         assert!(d.contains("Active backend: OpenAI · model: gpt-image-2-medium"));
         assert!(d.contains("up to 16 reference image(s)"));
+        // No network call for DeepInfra's catalog: no model line unless one is configured.
+        let d = description(&ctx("image_gen: {provider: deepinfra}", &[]));
+        assert!(d.contains("\nActive backend: DeepInfra\n- this model is text-to-image only"));
+        let d = description(&ctx("image_gen: {provider: krea}", &[]));
+        assert!(d.contains("Active backend: Krea · model: krea-2-medium\n"));
+        assert!(d.contains("up to 10 reference image(s)"));
     }
 
     #[test]
