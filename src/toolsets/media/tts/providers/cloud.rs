@@ -107,6 +107,20 @@ fn raw(m: &Map<String, Value>, key: &str, default: Value) -> Value {
         .unwrap_or(default)
 }
 
+/// `tts.<provider>.base_url`, else the provider's variable, else its default;
+/// without the trailing `/`.
+fn base_url(ctx: &Context, m: &Map<String, Value>, var: &str, default: &str) -> String {
+    let b = match m
+        .get("base_url")
+        .and_then(Value::as_str)
+        .filter(|b| !b.trim().is_empty())
+    {
+        Some(b) => b.to_string(),
+        None => ctx.env.get(var).unwrap_or_else(|| default.to_string()),
+    };
+    b.trim().trim_end_matches('/').to_string()
+}
+
 fn failed(m: impl Into<String>) -> TtsError {
     TtsError::Failed(m.into())
 }
@@ -305,18 +319,8 @@ async fn xai(
         x.get("auto_speech_tags").or_else(|| x.get("speech_tags")),
         false,
     );
-    let base = match x
-        .get("base_url")
-        .and_then(Value::as_str)
-        .filter(|b| !b.trim().is_empty())
-    {
-        Some(b) => b.to_string(),
-        None => ctx
-            .env
-            .get(envvars::XAI_BASE_URL)
-            .unwrap_or_else(|| DEFAULT_XAI_BASE_URL.to_string()),
-    };
-    let base = base.trim().trim_end_matches('/');
+    let base = base_url(ctx, &x, envvars::XAI_BASE_URL, DEFAULT_XAI_BASE_URL);
+    let base = base.as_str();
     let codec = if audio::format_of(output) == Some("wav") {
         "wav"
     } else {
@@ -526,18 +530,8 @@ async fn gemini(
     let g = sec(cfg, "gemini");
     let model = s(&g, "model", DEFAULT_GEMINI_MODEL);
     let voice = s(&g, "voice", DEFAULT_GEMINI_VOICE);
-    let base = match g
-        .get("base_url")
-        .and_then(Value::as_str)
-        .filter(|b| !b.trim().is_empty())
-    {
-        Some(b) => b.to_string(),
-        None => ctx
-            .env
-            .get(envvars::GEMINI_BASE_URL)
-            .unwrap_or_else(|| DEFAULT_GEMINI_BASE_URL.to_string()),
-    };
-    let base = base.trim().trim_end_matches('/');
+    let base = base_url(ctx, &g, envvars::GEMINI_BASE_URL, DEFAULT_GEMINI_BASE_URL);
+    let base = base.as_str();
     let mut notes = Vec::new();
     let tags = g.get("audio_tags").map(|v| match v {
         Value::Object(o) => o.get("enabled").cloned().unwrap_or(Value::Null),
@@ -637,17 +631,14 @@ async fn deepinfra(
                 )
             })?,
     };
-    let base = match d
-        .get("base_url")
-        .and_then(Value::as_str)
-        .filter(|b| !b.trim().is_empty())
-    {
-        Some(b) => b.to_string(),
-        None => env_base.unwrap_or_else(|| DEFAULT_DEEPINFRA_BASE_URL.to_string()),
-    };
     let call = SpeechCall {
         service: "DeepInfra",
-        base: base.trim().trim_end_matches('/').to_string(),
+        base: base_url(
+            ctx,
+            &d,
+            envvars::DEEPINFRA_BASE_URL,
+            DEFAULT_DEEPINFRA_BASE_URL,
+        ),
         key,
         model,
         voice: s(&d, "voice", DEFAULT_DEEPINFRA_VOICE),
