@@ -401,17 +401,22 @@ pub(crate) async fn create(
     .map_err(connection)?;
     if provider == Provider::Browserbase {
         // Hermes: on 402 retry without keepAlive, then without proxies.
-        let keep_alive = body.get("keepAlive").is_some();
-        let proxies = body.get("proxies").is_some();
-        let mut keepalive_fallback = false;
-        let mut proxies_fallback = false;
-        if status == 402 && keep_alive {
-            keepalive_fallback = true;
-            tracing::warn!(
-                "keepAlive may require paid plan (402), retrying without it. Sessions may timeout during long operations."
-            );
+        for (field, why) in [
+            (
+                "keepAlive",
+                "keepAlive may require paid plan (402), retrying without it. Sessions may timeout during long operations.",
+            ),
+            (
+                "proxies",
+                "Proxies unavailable (402), retrying without proxies. Bot detection may be less effective.",
+            ),
+        ] {
+            if status != 402 || body.get(field).is_none() {
+                continue;
+            }
+            tracing::warn!("{why}");
             if let Some(o) = body.as_object_mut() {
-                o.remove("keepAlive");
+                o.remove(field);
             }
             (status, text) = send(
                 &http,
@@ -425,31 +430,12 @@ pub(crate) async fn create(
             .await
             .map_err(connection)?;
         }
-        if status == 402 && proxies {
-            proxies_fallback = true;
-            tracing::warn!(
-                "Proxies unavailable (402), retrying without proxies. Bot detection may be less effective."
-            );
-            if let Some(o) = body.as_object_mut() {
-                o.remove("proxies");
-            }
-            (status, text) = send(
-                &http,
-                provider,
-                Method::POST,
-                &url,
-                &headers,
-                Some(&body),
-                CREATE_TIMEOUT,
-            )
-            .await
-            .map_err(connection)?;
-        }
+        // What the session got: a field dropped by a retry is off.
         features = json!({
             "basic_stealth": true,
-            "proxies": proxies && !proxies_fallback,
+            "proxies": body.get("proxies").is_some(),
             "advanced_stealth": body.get("browserSettings").is_some(),
-            "keep_alive": keep_alive && !keepalive_fallback,
+            "keep_alive": body.get("keepAlive").is_some(),
             "custom_timeout": body.get("timeout").is_some(),
         });
     }
