@@ -952,16 +952,18 @@ fn browser_tool_schemas_match_hermes() {
     let _ = Command::new("true");
 }
 
-/// An externally started Chromium with a DevTools port (as a user would run
-/// for `browser.cdp_url`); killed with its process group on drop.
-struct ExternalChrome {
+/// An externally started Chromium with a DevTools port on loopback (as a user
+/// would run for `browser.cdp_url`, or a cloud provider hands out), with
+/// hermes-mcp's no-phone-home flags (src/toolsets/browser/launch.rs); killed
+/// with its process group on drop.
+pub struct ExternalChrome {
     child: std::process::Child,
-    port: u16,
+    pub port: u16,
     _profile: tempfile::TempDir,
 }
 
 impl ExternalChrome {
-    fn start() -> Self {
+    pub fn start() -> Self {
         use std::os::unix::process::CommandExt;
         require_chromium();
         let profile = tempfile::tempdir().unwrap();
@@ -971,11 +973,26 @@ impl ExternalChrome {
                 "--no-sandbox",
                 "--disable-gpu",
                 "--disable-dev-shm-usage",
+                "--remote-debugging-address=127.0.0.1",
+                "--remote-debugging-port=0",
                 "--disable-background-networking",
                 "--disable-component-update",
+                "--component-updater=url-source=about:blank",
                 "--disable-sync",
+                "--disable-domain-reliability",
+                "--disable-client-side-phishing-detection",
+                "--safebrowsing-disable-auto-update",
+                "--disable-field-trial-config",
+                "--disable-variations-seed-fetch",
+                "--metrics-recording-only",
+                "--no-pings",
+                "--dns-prefetch-disable",
+                "--disable-default-apps",
+                "--disable-extensions",
                 "--no-first-run",
-                "--remote-debugging-port=0",
+                "--no-default-browser-check",
+                "--disable-breakpad",
+                "--disable-features=site-per-process,IsolateOrigins,BackForwardCache,Translate,MediaRouter,OptimizationHints,DnsOverHttps",
                 &format!("--user-data-dir={}", profile.path().display()),
                 "about:blank",
             ])

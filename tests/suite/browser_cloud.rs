@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use super::browser::{PageServer, procs_with, ref_of, require_chromium};
+use super::browser::{ExternalChrome, PageServer, procs_with, ref_of, require_chromium};
 use super::common::{RawClient, TestEnv, hermes_python, is_error, result_json};
 
 /// One request the fake saw.
@@ -133,74 +133,10 @@ fn serve(s: TcpStream, seen: &Mutex<Vec<Seen>>, answer: &Answer) -> std::io::Res
     }
 }
 
-/// A real Chromium standing in for the provider's remote browser, with
-/// hermes-mcp's no-phone-home flags (src/toolsets/browser/launch.rs).
-struct RemoteChrome {
-    child: std::process::Child,
-    port: u16,
-    _profile: tempfile::TempDir,
-}
-
-impl RemoteChrome {
-    fn start() -> Self {
-        use std::os::unix::process::CommandExt;
-        require_chromium();
-        let profile = tempfile::tempdir().unwrap();
-        let child = Command::new("chromium")
-            .args([
-                "--headless=new",
-                "--no-sandbox",
-                "--disable-gpu",
-                "--disable-dev-shm-usage",
-                "--remote-debugging-address=127.0.0.1",
-                "--remote-debugging-port=0",
-                "--disable-background-networking",
-                "--disable-component-update",
-                "--component-updater=url-source=about:blank",
-                "--disable-sync",
-                "--disable-domain-reliability",
-                "--disable-client-side-phishing-detection",
-                "--safebrowsing-disable-auto-update",
-                "--disable-field-trial-config",
-                "--disable-variations-seed-fetch",
-                "--metrics-recording-only",
-                "--no-pings",
-                "--dns-prefetch-disable",
-                "--disable-default-apps",
-                "--disable-extensions",
-                "--no-first-run",
-                "--no-default-browser-check",
-                "--disable-breakpad",
-                "--disable-features=site-per-process,IsolateOrigins,BackForwardCache,Translate,MediaRouter,OptimizationHints,DnsOverHttps",
-                &format!("--user-data-dir={}", profile.path().display()),
-                "about:blank",
-            ])
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
-            .process_group(0)
-            .spawn()
-            .expect("start chromium");
-        let port_file = profile.path().join("DevToolsActivePort");
-        let start = Instant::now();
-        let port = loop {
-            if let Ok(t) = std::fs::read_to_string(&port_file)
-                && let Some(p) = t.lines().next().and_then(|l| l.trim().parse().ok())
-            {
-                break p;
-            }
-            assert!(
-                start.elapsed() < Duration::from_secs(20),
-                "chromium did not open a DevTools port"
-            );
-            std::thread::sleep(Duration::from_millis(50));
-        };
-        RemoteChrome {
-            child,
-            port,
-            _profile: profile,
-        }
-    }
-
+/// The shared test Chromium ([`ExternalChrome`], hermes-mcp's no-phone-home
+/// flags) stands in for the provider's remote browser; these read its
+/// DevTools HTTP endpoints.
+impl ExternalChrome {
     fn http(&self, path: &str) -> Value {
         // DevTools' HTTP server keeps the connection open: read by length.
         let mut s = TcpStream::connect(("127.0.0.1", self.port)).unwrap();
@@ -245,13 +181,6 @@ impl RemoteChrome {
             .filter(|t| t["type"] == "page")
             .map(|t| t["title"].as_str().unwrap_or("").to_string())
             .collect()
-    }
-}
-
-impl Drop for RemoteChrome {
-    fn drop(&mut self) {
-        unsafe { libc::kill(-(self.child.id() as i32), libc::SIGKILL) };
-        let _ = self.child.wait();
     }
 }
 
@@ -362,7 +291,7 @@ fn shape(s: &Seen, auth: &str) -> Value {
 #[test]
 fn browser_cloud_browserbase_session_is_created_driven_over_cdp_and_released_on_exit() {
     let pages = PageServer::start();
-    let chrome = RemoteChrome::start();
+    let chrome = ExternalChrome::start();
     let ws = chrome.ws_url();
     let fake = FakeApi::start(move |r, _| match (r.method.as_str(), r.path.as_str()) {
         ("POST", "/v1/sessions") => (
@@ -462,7 +391,7 @@ fn provider_fake(provider: &'static str, cdp: String) -> FakeApi {
 #[test]
 fn browser_cloud_browser_use_resolves_an_http_cdp_url_and_is_released_when_idle() {
     let pages = PageServer::start();
-    let chrome = RemoteChrome::start();
+    let chrome = ExternalChrome::start();
     // Browser Use v3 answers an HTTP discovery URL (Hermes resolves it
     // through /json/version).
     let fake = provider_fake("browser-use", format!("http://127.0.0.1:{}", chrome.port));
@@ -509,7 +438,7 @@ fn browser_cloud_browser_use_resolves_an_http_cdp_url_and_is_released_when_idle(
 #[test]
 fn browser_cloud_firecrawl_is_used_only_when_named_and_released_on_exit() {
     let pages = PageServer::start();
-    let chrome = RemoteChrome::start();
+    let chrome = ExternalChrome::start();
     // A bare ws://host:port, resolved through /json/version as Hermes does.
     let fake = provider_fake("firecrawl", format!("ws://127.0.0.1:{}", chrome.port));
     let vars = [
