@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 use super::browser::{ExternalChrome, PageServer, procs_with, ref_of, require_chromium};
-use super::common::{RawClient, TestEnv, hermes_python, is_error, result_json};
+use super::common::{RawClient, TestEnv, hermes_python, is_error, provider_for, result_json};
 
 /// One request the fake saw.
 #[derive(Debug, Clone)]
@@ -227,19 +227,7 @@ impl Served {
 fn browser_provider(config: &str, vars: &[(&str, &str)]) -> Value {
     let env = TestEnv::new();
     env.write_hermes("config.yaml", config);
-    let mut cmd = env.cmd();
-    for (k, v) in vars {
-        cmd.env(k, v);
-    }
-    let out = cmd.args(["tools", "--json"]).output().unwrap();
-    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
-    doc["providers"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|p| p["job"] == "browser")
-        .cloned()
-        .unwrap_or_else(|| panic!("no browser provider in {doc}"))
+    provider_for(&env, vars, "browser")
 }
 
 /// Run Hermes' own provider class against `fake` (create, then close) so

@@ -251,3 +251,27 @@ pub fn write(path: &Path, text: &str) {
     std::fs::create_dir_all(path.parent().unwrap()).unwrap();
     std::fs::write(path, text).unwrap();
 }
+
+/// The `providers` row `hermes-mcp tools --json` gives for `job` (the
+/// provider that will run and why), in `env` plus `vars`.
+pub fn provider_for(env: &TestEnv, vars: &[(&str, &str)], job: &str) -> Value {
+    let mut c = env.cmd();
+    c.args(["tools", "--json"]);
+    for (k, v) in vars {
+        c.env(k, v);
+    }
+    let out = c.output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    doc["providers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["job"] == job)
+        .cloned()
+        .unwrap_or_else(|| panic!("no {job} provider in {doc}"))
+}

@@ -187,24 +187,8 @@ fn codex_cli_login(env: &TestEnv, access: &str) {
     .unwrap();
 }
 
-fn tools_json(env: &TestEnv) -> Value {
-    let out = env.cmd().args(["tools", "--json"]).output().unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).unwrap()
-}
-
 fn image_choice(env: &TestEnv) -> Value {
-    tools_json(env)["providers"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|p| p["job"] == "image_generate")
-        .cloned()
-        .expect("an image_generate provider row")
+    provider_for(env, &[], "image_generate")
 }
 
 #[test]
@@ -363,22 +347,7 @@ fn openai_codex_is_chosen_without_config_when_codex_is_signed_in() {
     );
 
     // FAL_KEY present: Hermes' default wins.
-    let choice = {
-        let out = env
-            .cmd()
-            .args(["tools", "--json"])
-            .env("FAL_KEY", "k")
-            .output()
-            .unwrap();
-        let v: Value = serde_json::from_slice(&out.stdout).unwrap();
-        v["providers"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|p| p["job"] == "image_generate")
-            .cloned()
-            .unwrap()
-    };
+    let choice = provider_for(&env, &[("FAL_KEY", "k")], "image_generate");
     assert_eq!(choice["provider"], "fal", "{choice}");
 }
 

@@ -62,20 +62,7 @@ print(json.dumps(m.{class}().generate({call})))
 }
 
 fn provider_row(env: &TestEnv, vars: &[(&str, &str)]) -> Value {
-    let mut c = env.cmd();
-    c.args(["tools", "--json"]);
-    for (k, v) in vars {
-        c.env(k, v);
-    }
-    let out = c.output().unwrap();
-    let tools: Value = serde_json::from_slice(&out.stdout).unwrap();
-    tools["providers"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|p| p["job"] == "image_generate")
-        .cloned()
-        .unwrap()
+    provider_for(env, vars, "image_generate")
 }
 
 fn deepinfra_fake() -> Loopback {

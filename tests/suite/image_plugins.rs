@@ -68,20 +68,7 @@ fn xai_generates_edits_and_reports_errors_like_hermes() {
             srv.base
         ),
     );
-    let out = env
-        .cmd()
-        .args(["tools", "--json"])
-        .env("XAI_API_KEY", "xai-key")
-        .output()
-        .unwrap();
-    let tools: Value = serde_json::from_slice(&out.stdout).unwrap();
-    let row = tools["providers"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|p| p["job"] == "image_generate")
-        .cloned()
-        .unwrap();
+    let row = provider_for(&env, &[("XAI_API_KEY", "xai-key")], "image_generate");
     assert_eq!(row["provider"], "xai", "{row}");
 
     let mut rc = client(&env, &[("XAI_API_KEY", "xai-key")]);
