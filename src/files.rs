@@ -305,6 +305,36 @@ pub fn atomic_write(target: &Path, bytes: &[u8]) -> Result<Replaced, FileError> 
     atomic_write_with(target, bytes, (".tmp.", ".hermes-tmp"), || {})
 }
 
+/// An exclusive advisory `flock` on a lock file (created if missing), held
+/// until dropped: how Hermes serialises writers of its shared files
+/// (`skills/.usage.json.lock`, `auth.lock`), so our writes and Hermes' never
+/// interleave.
+pub struct Flock(File);
+
+impl Flock {
+    /// Blocks until the lock is ours.
+    pub fn take(path: &Path) -> io::Result<Flock> {
+        let f = OpenOptions::new()
+            .create(true)
+            .append(true)
+            .read(true)
+            .mode(0o600)
+            .open(path)?;
+        // SAFETY: flock on a descriptor we own.
+        if unsafe { libc::flock(std::os::fd::AsRawFd::as_raw_fd(&f), libc::LOCK_EX) } != 0 {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(Flock(f))
+    }
+}
+
+impl Drop for Flock {
+    fn drop(&mut self) {
+        // SAFETY: unlocking our own descriptor (closing it would release it too).
+        unsafe { libc::flock(std::os::fd::AsRawFd::as_raw_fd(&self.0), libc::LOCK_UN) };
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -110,6 +110,7 @@ vars! {
     OPENAI_IMAGE_MODEL = Serve, "image_gen", "gpt-image-2 tier for providers openai and openai-codex (gpt-image-2-low/medium/high)";
     XAI_API_KEY = Serve, "media", "xAI key (image_gen.provider, tts.provider and web.search_backend: xai)";
     XAI_BASE_URL = Serve, "media", "xAI API base URL (default https://api.x.ai/v1; web.xai.base_url wins for web_search)";
+    HERMES_XAI_BASE_URL = Serve, "media", "xAI API base URL for Hermes' xAI Grok sign-in (https on *.x.ai only)";
     XAI_IMAGE_MODEL = Serve, "image_gen", "xAI image model (grok-imagine-image or grok-imagine-image-quality)";
     OPENROUTER_BASE_URL = Serve, "image_gen", "OpenRouter API base URL (default https://openrouter.ai/api/v1)";
     OPENROUTER_IMAGE_MODEL = Serve, "image_gen", "OpenRouter image model (default openai/gpt-5.4-image-2, then google/gemini-3-pro-image)";

@@ -3,6 +3,7 @@
 //! hermes-mcp reads ([`envvars`]), and the [`Context`] every tool call and
 //! HTTP client shares.
 
+pub mod auth_store;
 pub mod config;
 pub mod context;
 pub mod dotenv;

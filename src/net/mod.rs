@@ -11,6 +11,7 @@ pub mod client;
 pub mod guards;
 pub mod policy;
 pub mod ratelimit;
+pub mod xai_auth;
 
 pub use client::{
     ApiError, ApiResponse, BuildError, FetchError, FetchOptions, Fetched, HttpClient, LazyClient,

@@ -44,3 +44,4 @@ mod web;
 mod web_support;
 mod web_xai;
 mod wheel;
+mod xai_oauth;

@@ -28,9 +28,10 @@
 
 use std::path::{Path, PathBuf};
 
-use base64::Engine as _;
 use serde::Deserialize;
 use serde_json::{Map, Value};
+
+use crate::hermes::auth_store::{self, AuthStoreError, PoolEntry, jwt_claims, jwt_exp, nonempty};
 
 pub const PROVIDER: &str = "openai-codex";
 pub const DEFAULT_CODEX_BASE_URL: &str = "https://chatgpt.com/backend-api/codex";
@@ -38,8 +39,6 @@ pub const OAUTH_CLIENT_ID: &str = "app_EMoamEEZ73f0CkXaXp7hrann";
 pub const OAUTH_TOKEN_URL: &str = "https://auth.openai.com/oauth/token";
 /// `CODEX_ACCESS_TOKEN_REFRESH_SKEW_SECONDS`.
 pub const REFRESH_SKEW_SECONDS: f64 = 120.0;
-const TTL_401: f64 = 5.0 * 60.0;
-const TTL_DEFAULT: f64 = 60.0 * 60.0;
 
 #[derive(Debug, thiserror::Error)]
 pub enum CodexAuthError {
@@ -48,10 +47,8 @@ pub enum CodexAuthError {
         "No Codex credentials stored. Run `hermes auth` to authenticate (or sign in with `codex login`)."
     )]
     Missing,
-    #[error("cannot read {path}: {reason}")]
-    Read { path: PathBuf, reason: String },
-    #[error("cannot update {path}: {reason}")]
-    Write { path: PathBuf, reason: String },
+    #[error(transparent)]
+    Store(#[from] AuthStoreError),
     /// `refresh_codex_oauth_pure`'s messages.
     #[error("{message}")]
     Refresh {
@@ -78,28 +75,6 @@ pub struct CodexToken {
 }
 
 #[derive(Debug, Clone, Deserialize, Default)]
-struct PoolEntry {
-    #[serde(default)]
-    id: String,
-    #[serde(default)]
-    priority: i64,
-    #[serde(default)]
-    auth_type: Option<String>,
-    #[serde(default)]
-    access_token: Option<String>,
-    #[serde(default)]
-    refresh_token: Option<String>,
-    #[serde(default)]
-    last_status: Option<String>,
-    #[serde(default)]
-    last_status_at: Option<Value>,
-    #[serde(default)]
-    last_error_code: Option<i64>,
-    #[serde(default)]
-    last_error_reset_at: Option<Value>,
-}
-
-#[derive(Debug, Clone, Deserialize, Default)]
 struct CodexCliTokens {
     #[serde(default)]
     access_token: Option<String>,
@@ -116,149 +91,27 @@ struct CodexCliAuth {
     tokens: Option<CodexCliTokens>,
 }
 
-/// `$HERMES_HOME/auth.json`, or an empty store when missing or unparsable (as Hermes).
 fn load_store(path: &Path) -> Result<Map<String, Value>, CodexAuthError> {
-    match crate::files::read_to_string_capped(path, crate::files::CONFIG_CAP) {
-        Ok(s) => Ok(match serde_json::from_str::<Value>(&s) {
-            Ok(Value::Object(m)) => m,
-            _ => Map::new(),
-        }),
-        Err(e) if e.is_not_found() => Ok(Map::new()),
-        Err(e) => Err(CodexAuthError::Read {
-            path: path.to_path_buf(),
-            reason: e.to_string(),
-        }),
-    }
+    auth_store::load(path).map_err(CodexAuthError::from)
 }
 
 fn pool_entries(store: &Map<String, Value>) -> Vec<PoolEntry> {
-    let mut v: Vec<PoolEntry> = store
-        .get("credential_pool")
-        .and_then(|p| p.get(PROVIDER))
-        .and_then(Value::as_array)
-        .map(|a| {
-            a.iter()
-                .filter_map(|e| serde_json::from_value(e.clone()).ok())
-                .collect()
-        })
-        .unwrap_or_default();
-    v.sort_by_key(|e| e.priority);
-    v
+    auth_store::pool_entries(store, PROVIDER)
 }
 
 fn singleton_tokens(store: &Map<String, Value>) -> Option<&Map<String, Value>> {
-    store
-        .get("providers")?
-        .get(PROVIDER)?
+    auth_store::provider_state(store, PROVIDER)?
         .get("tokens")?
         .as_object()
 }
 
-fn nonempty(s: Option<&str>) -> Option<&str> {
-    s.map(str::trim).filter(|s| !s.is_empty())
-}
-
-/// A timestamp as Hermes' `_parse_absolute_timestamp` takes it (epoch s/ms or ISO 8601).
-fn timestamp(v: &Value) -> Option<f64> {
-    let n = match v {
-        Value::Number(n) => n.as_f64()?,
-        Value::String(s) => match s.trim().parse::<f64>() {
-            Ok(n) => n,
-            Err(_) => return iso8601(s.trim()),
-        },
-        _ => return None,
-    };
-    (n > 0.0).then(|| if n > 1e12 { n / 1000.0 } else { n })
-}
-
-/// `YYYY-MM-DDTHH:MM:SS[.fff](Z|±HH:MM)` → Unix seconds.
-fn iso8601(s: &str) -> Option<f64> {
-    let re = regex::Regex::new(
-        r"^(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2}):(\d{2})(\.\d+)?(Z|[+-]\d{2}:\d{2})?$",
-    )
-    .ok()?;
-    let c = re.captures(s)?;
-    let n = |i: usize| c[i].parse::<i64>().ok();
-    let (y, m, d) = (n(1)?, n(2)?, n(3)?);
-    let y2 = if m <= 2 { y - 1 } else { y };
-    let era = y2.div_euclid(400);
-    let yoe = y2 - era * 400;
-    let doy = (153 * ((m + 9) % 12) + 2) / 5 + d - 1;
-    let days = era * 146_097 + yoe * 365 + yoe / 4 - yoe / 100 + doy - 719_468;
-    let mut t = (days * 86_400 + n(4)? * 3600 + n(5)? * 60 + n(6)?) as f64;
-    if let Some(f) = c.get(7) {
-        t += f.as_str().parse::<f64>().unwrap_or(0.0);
-    }
-    if let Some(z) = c.get(8).map(|z| z.as_str()).filter(|z| *z != "Z") {
-        let sign = if z.starts_with('-') { -1.0 } else { 1.0 };
-        let h: f64 = z[1..3].parse().ok()?;
-        let mi: f64 = z[4..6].parse().ok()?;
-        t -= sign * (h * 3600.0 + mi * 60.0);
-    }
-    Some(t)
-}
-
-impl PoolEntry {
-    fn token(&self) -> Option<&str> {
-        nonempty(self.access_token.as_deref())
-    }
-
-    /// `_available_entries` before any refresh.
-    fn selectable(&self, now: f64) -> bool {
-        if self.token().is_none() {
-            return false;
-        }
-        match self.last_status.as_deref() {
-            Some("dead") => false,
-            Some("exhausted") => {
-                let until = self
-                    .last_error_reset_at
-                    .as_ref()
-                    .and_then(timestamp)
-                    .or_else(|| {
-                        let at = self.last_status_at.as_ref().and_then(timestamp)?;
-                        let ttl = if self.last_error_code == Some(401) {
-                            TTL_401
-                        } else {
-                            TTL_DEFAULT
-                        };
-                        Some(at + ttl)
-                    });
-                until.is_none_or(|u| now >= u)
-            }
-            _ => true,
-        }
-    }
-
-    fn is_oauth(&self) -> bool {
-        // `_normalize_pool_auth_type`: openai-codex tokens that look like JWTs are OAuth.
-        self.auth_type.as_deref() == Some("oauth") || self.token().is_some_and(looks_like_jwt)
-    }
+/// `_normalize_pool_auth_type`: openai-codex tokens that look like JWTs are OAuth.
+fn is_oauth(e: &PoolEntry) -> bool {
+    e.auth_type.as_deref() == Some("oauth") || e.token().is_some_and(looks_like_jwt)
 }
 
 fn looks_like_jwt(t: &str) -> bool {
     t.split('.').count() == 3
-}
-
-/// The JWT payload, or an empty map (Hermes' `_decode_jwt_claims`).
-pub fn jwt_claims(token: &str) -> Map<String, Value> {
-    let Some(payload) = token.split('.').nth(1) else {
-        return Map::new();
-    };
-    let payload = payload.trim_end_matches('=');
-    base64::engine::general_purpose::URL_SAFE_NO_PAD
-        .decode(payload)
-        .ok()
-        .and_then(|b| serde_json::from_slice::<Value>(&b).ok())
-        .and_then(|v| match v {
-            Value::Object(m) => Some(m),
-            _ => None,
-        })
-        .unwrap_or_default()
-}
-
-fn jwt_exp(token: &str) -> Option<f64> {
-    jwt_claims(token).get("exp").and_then(Value::as_f64)
 }
 
 /// `_codex_access_token_is_expiring`: no `exp` claim → not expiring.
@@ -516,7 +369,7 @@ pub async fn resolve_token(
             continue;
         }
         let access = e.token().unwrap_or_default().to_string();
-        if e.is_oauth() && is_expiring(&access, REFRESH_SKEW_SECONDS, now) {
+        if is_oauth(&e) && is_expiring(&access, REFRESH_SKEW_SECONDS, now) {
             let Some(rt) = nonempty(e.refresh_token.as_deref()) else {
                 continue;
             };
@@ -562,7 +415,7 @@ pub fn sign_in_source(
     pool_entries(&store)
         .into_iter()
         .find(|e| {
-            e.selectable(now) && e.is_oauth() && nonempty(e.refresh_token.as_deref()).is_some()
+            e.selectable(now) && is_oauth(e) && nonempty(e.refresh_token.as_deref()).is_some()
         })
         .map(|e| TokenSource::CredentialPool { id: e.id })
 }
@@ -607,104 +460,22 @@ pub async fn refresh_rejected(
     ))
 }
 
-/// Write a rotated pair into every Hermes record holding `old_access` (pool entries and the
-/// `providers.openai-codex.tokens` singleton), keeping every other field, atomically.
+/// Store a rotated pair in every Hermes record that held `old_access`.
 fn persist_refresh(
     path: &Path,
     old_access: &str,
     r: &Refreshed,
     now: f64,
 ) -> Result<(), CodexAuthError> {
-    let werr = |reason: String| CodexAuthError::Write {
-        path: path.to_path_buf(),
-        reason,
-    };
-    let mut store = load_store(path)?;
-    let stamp = now_iso(now);
-    if let Some(entries) = store
-        .get_mut("credential_pool")
-        .and_then(|p| p.get_mut(PROVIDER))
-        .and_then(Value::as_array_mut)
-    {
-        for e in entries.iter_mut().filter_map(Value::as_object_mut) {
-            if e.get("access_token").and_then(Value::as_str) == Some(old_access) {
-                e.insert("access_token".into(), r.access_token.clone().into());
-                e.insert("refresh_token".into(), r.refresh_token.clone().into());
-                e.insert("last_refresh".into(), stamp.clone().into());
-                e.insert("last_status".into(), "ok".into());
-            }
-        }
-    }
-    if let Some(state) = store
-        .get_mut("providers")
-        .and_then(|p| p.get_mut(PROVIDER))
-        .and_then(Value::as_object_mut)
-    {
-        let matches = state
-            .get("tokens")
-            .and_then(|t| t.get("access_token"))
-            .and_then(Value::as_str)
-            == Some(old_access);
-        if matches {
-            if let Some(t) = state.get_mut("tokens").and_then(Value::as_object_mut) {
-                t.insert("access_token".into(), r.access_token.clone().into());
-                t.insert("refresh_token".into(), r.refresh_token.clone().into());
-            }
-            state.insert("last_refresh".into(), stamp.into());
-        }
-    }
-    let text =
-        serde_json::to_string_pretty(&Value::Object(store)).map_err(|e| werr(e.to_string()))?;
-    let dir = path.parent().unwrap_or(Path::new("."));
-    let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(|e| werr(e.to_string()))?;
-    std::io::Write::write_all(&mut tmp, text.as_bytes()).map_err(|e| werr(e.to_string()))?;
-    {
-        use std::os::unix::fs::PermissionsExt;
-        let _ = std::fs::set_permissions(tmp.path(), std::fs::Permissions::from_mode(0o600));
-    }
-    tmp.persist(path).map_err(|e| werr(e.to_string()))?;
-    Ok(())
-}
-
-/// `datetime.now(timezone.utc).isoformat().replace("+00:00", "Z")` (to the second).
-fn now_iso(now: f64) -> String {
-    let t = now.floor() as i64;
-    let z = t.div_euclid(86_400) + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    let s = t.rem_euclid(86_400);
-    format!(
-        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
-        s / 3600,
-        s % 3600 / 60,
-        s % 60
+    auth_store::store_rotated(
+        path,
+        &auth_store::Rotated {
+            provider: PROVIDER,
+            old_access,
+            access_token: &r.access_token,
+            refresh_token: &r.refresh_token,
+            now,
+        },
     )
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn timestamps_parse_like_hermes() {
-        assert_eq!(
-            timestamp(&Value::from(1_700_000_000_000i64)),
-            Some(1_700_000_000.0)
-        );
-        assert_eq!(
-            timestamp(&Value::from("2023-11-14T22:13:20Z")),
-            Some(1_700_000_000.0)
-        );
-        assert_eq!(
-            timestamp(&Value::from("2023-11-14T23:13:20+01:00")),
-            Some(1_700_000_000.0)
-        );
-        assert_eq!(now_iso(1_700_000_000.5), "2023-11-14T22:13:20Z");
-    }
+    .map_err(CodexAuthError::from)
 }

@@ -11,7 +11,6 @@
 //! logged, never fails the tool call.
 
 use std::io;
-use std::os::fd::AsRawFd;
 use std::path::Path;
 
 use serde_json::{Map, Value, json};
@@ -95,31 +94,6 @@ fn count(v: Option<&Value>) -> Option<i64> {
     }
 }
 
-/// An exclusive `flock` on the lock file, released when dropped.
-struct Lock(std::fs::File);
-
-impl Lock {
-    fn take(path: &Path) -> io::Result<Lock> {
-        let f = std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .read(true)
-            .open(path)?;
-        // SAFETY: flock on a descriptor we own; blocks until the lock is ours.
-        if unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX) } != 0 {
-            return Err(io::Error::last_os_error());
-        }
-        Ok(Lock(f))
-    }
-}
-
-impl Drop for Lock {
-    fn drop(&mut self) {
-        // SAFETY: unlocking our own descriptor (closing it would release it too).
-        unsafe { libc::flock(self.0.as_raw_fd(), libc::LOCK_UN) };
-    }
-}
-
 #[derive(Debug, thiserror::Error)]
 enum UsageError {
     #[error("cannot lock {0}: {1}")]
@@ -144,8 +118,8 @@ fn bump(
     std::fs::create_dir_all(skills_dir)
         .map_err(|e| UsageError::Dir(skills_dir.display().to_string(), e))?;
     let lock_path = skills_dir.join(".usage.json.lock");
-    let _lock =
-        Lock::take(&lock_path).map_err(|e| UsageError::Lock(lock_path.display().to_string(), e))?;
+    let _lock = crate::files::Flock::take(&lock_path)
+        .map_err(|e| UsageError::Lock(lock_path.display().to_string(), e))?;
     let path = skills_dir.join(".usage.json");
     let mut data = load(&path);
     let mut rec = match data.remove(name) {

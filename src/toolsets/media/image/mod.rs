@@ -291,7 +291,12 @@ pub(crate) fn availability(ctx: &Context) -> Availability {
                 ))
             }
         }
-        Backend::Xai => key_availability(ctx, envvars::XAI_API_KEY, "xai"),
+        Backend::Xai => match crate::net::xai_auth::peek(ctx) {
+            Some(_) => Availability::Available,
+            None => Availability::Unavailable(
+                "image_gen.provider is xai but XAI_API_KEY is not set and Hermes holds no xAI Grok sign-in (auth.json xai-oauth)".into(),
+            ),
+        },
         Backend::OpenRouter => key_availability(ctx, envvars::OPENROUTER_API_KEY, "openrouter"),
         Backend::DeepInfra => key_availability(ctx, envvars::DEEPINFRA_API_KEY, "deepinfra"),
         // Hermes' managed Nous gateway (a Krea key is then not needed) is not modelled.

@@ -4,8 +4,8 @@
 //! three source images; `storage_options` asks xAI to keep the file behind a public URL
 //! (Hermes' default, `image_gen.xai.storage.*`).
 //!
-//! Key `XAI_API_KEY`; base URL `image_gen.xai.base_url`, else `XAI_BASE_URL`, else
-//! `https://api.x.ai/v1`. Not modelled: Hermes' xAI OAuth pool (`xai-oauth`).
+//! Credentials: Hermes' xAI Grok sign-in, else `XAI_API_KEY` ([`xai_auth`]); base URL
+//! `image_gen.xai.base_url`, else the credentials' own.
 
 use std::time::Duration;
 
@@ -19,13 +19,12 @@ use super::save::Generated;
 use super::source::read_local_image;
 use crate::hermes::Context;
 use crate::hermes::envvars;
-use crate::net::HttpClient;
+use crate::net::{HttpClient, xai_auth};
 
 pub(crate) const DISPLAY: &str = "xAI (Grok)";
 pub(crate) const DEFAULT_MODEL: &str = "grok-imagine-image";
 const MODELS: [&str; 2] = ["grok-imagine-image", "grok-imagine-image-quality"];
 const EDIT_MODEL: &str = "grok-imagine-image-quality";
-const DEFAULT_BASE_URL: &str = "https://api.x.ai/v1";
 const ASPECTS: [&str; 3] = ["16:9", "1:1", "9:16"];
 const MAX_SOURCES: usize = 3;
 /// `capabilities()["max_reference_images"]`.
@@ -50,12 +49,13 @@ fn resolution(ctx: &Context) -> &'static str {
     }
 }
 
-fn base_url(ctx: &Context) -> String {
+/// `image_gen.xai.base_url`, else the credentials' base URL (the sign-in's
+/// pinned xAI origin, or `XAI_BASE_URL` with a key).
+fn base_url(ctx: &Context, creds: &xai_auth::XaiCreds) -> String {
     ctx.config_str("image_gen.xai.base_url")
-        .or_else(|| ctx.env.get(envvars::XAI_BASE_URL))
         .map(|s| s.trim().trim_end_matches('/').to_string())
         .filter(|s| !s.is_empty())
-        .unwrap_or_else(|| DEFAULT_BASE_URL.to_string())
+        .unwrap_or_else(|| creds.base_url.clone())
 }
 
 /// `_coerce_bool`.
@@ -194,7 +194,7 @@ pub(crate) async fn xai_generate(
     aspect: &str,
     sources: &[String],
 ) -> Result<(Generated, &'static str), GenError> {
-    let Some(key) = ctx.env.get(envvars::XAI_API_KEY) else {
+    let Some(creds) = xai_auth::resolve(ctx, http.api()).await else {
         return Err(GenError::typed(
             "missing_api_key",
             "No xAI credentials found. Configure xAI OAuth in `hermes model` or set XAI_API_KEY.",
@@ -228,7 +228,7 @@ pub(crate) async fn xai_generate(
         }
     }
     let is_edit = !sources.is_empty();
-    let base = base_url(ctx);
+    let base = base_url(ctx, &creds);
     let (enabled, public_url, expires) = storage(ctx);
     let mut body = if is_edit {
         model = EDIT_MODEL;
@@ -271,7 +271,7 @@ pub(crate) async fn xai_generate(
             provider: "xai",
             display: "xAI",
             url: &url,
-            key,
+            key: creds.api_key,
             headers: vec![("User-Agent", "Hermes-Agent/0.19.0".into())],
             body,
             timeout: Duration::from_secs(120),

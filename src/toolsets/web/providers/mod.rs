@@ -121,9 +121,8 @@ impl Backend {
             Backend::Parallel => has(envvars::PARALLEL_API_KEY),
             Backend::Searxng => has(envvars::SEARXNG_URL),
             Backend::BraveFree => has(envvars::BRAVE_SEARCH_API_KEY),
-            // hermes-agent: tools/xai_http.py `has_xai_credentials` (the
-            // OAuth half of that probe is Hermes' own login, not read here).
-            Backend::Xai => has(envvars::XAI_API_KEY),
+            // hermes-agent: tools/xai_http.py `has_xai_credentials`.
+            Backend::Xai => crate::net::xai_auth::peek(ctx).is_some(),
             Backend::Ddgs | Backend::Builtin => true,
         }
     }
@@ -260,11 +259,8 @@ fn base_url(ctx: &Context, b: Backend) -> String {
         Backend::Ddgs => ctx
             .config_str("web.ddgs.base_url")
             .unwrap_or_else(|| "https://html.duckduckgo.com".into()),
-        Backend::Xai => ctx
-            .config_str("web.xai.base_url")
-            .or_else(|| ctx.env.get(envvars::XAI_BASE_URL))
-            .filter(|s| !s.trim().is_empty())
-            .unwrap_or_else(|| "https://api.x.ai/v1".into()),
+        // The credentials' base URL is used when this is empty (xai.rs).
+        Backend::Xai => ctx.config_str("web.xai.base_url").unwrap_or_default(),
         Backend::Builtin => String::new(),
     };
     s.trim().trim_end_matches('/').to_string()

@@ -6,9 +6,10 @@
 //!
 //! Config (`web.xai.*`): `model` (default `grok-build-0.1`), `timeout`
 //! (seconds, default 90), `allowed_domains` / `excluded_domains` (at most 5,
-//! not both), and `base_url` (ours, for proxies and loopback tests; else
-//! `XAI_BASE_URL`, else `https://api.x.ai/v1`). Key: `XAI_API_KEY`. Hermes'
-//! xAI Grok OAuth login (`hermes auth`) is not read here.
+//! not both), and `base_url` (ours, for proxies and loopback tests; else the
+//! credentials' base URL). Credentials: Hermes' xAI Grok sign-in, else
+//! `XAI_API_KEY` ([`xai_auth`]); a 401 on the sign-in's token is retried once
+//! after a forced refresh, as Hermes does.
 //!
 //! Search only, and never auto-detected: Hermes' `_get_backend` does not list
 //! it, so it is used when `web.backend` / `web.search_backend` names it.
@@ -18,10 +19,9 @@ use std::time::Duration;
 use serde::Serialize;
 use serde_json::{Value, json};
 
-use super::{Backend, Hit, ProviderError, base_url, key, min_interval};
+use super::{Backend, Hit, ProviderError, base_url, min_interval};
 use crate::hermes::Context;
-use crate::hermes::envvars;
-use crate::net::{ApiError, HttpClient};
+use crate::net::{ApiError, HttpClient, xai_auth};
 use crate::pycompat::{py_bool, py_str};
 
 const DEFAULT_MODEL: &str = "grok-build-0.1";
@@ -86,7 +86,7 @@ pub(super) async fn search(
     query: &str,
     limit: usize,
 ) -> Result<Vec<Hit>, ProviderError> {
-    let Some(k) = key(ctx, envvars::XAI_API_KEY) else {
+    let Some(mut creds) = xai_auth::resolve(ctx, http.api()).await else {
         return Err(ProviderError::NotConfigured(NO_KEY));
     };
     let limit = limit.clamp(1, 100);
@@ -125,18 +125,37 @@ pub(super) async fn search(
         tools: [tool],
         include: ["no_inline_citations"],
     };
-    let base = base_url(ctx, Backend::Xai);
-    let req = http
-        .api()
-        .post(format!("{base}/responses"))
-        .bearer_auth(&k)
-        .header("User-Agent", USER_AGENT)
-        .timeout(Duration::from_secs_f64(timeout))
-        .json(&body);
-    let r = match http
-        .send_api("xai", min_interval(ctx, Backend::Xai), req)
-        .await
-    {
+    let configured = base_url(ctx, Backend::Xai);
+    let mut retried = false;
+    let r = loop {
+        let base = if configured.is_empty() {
+            creds.base_url.as_str()
+        } else {
+            configured.as_str()
+        };
+        let req = http
+            .api()
+            .post(format!("{base}/responses"))
+            .bearer_auth(&creds.api_key)
+            .header("User-Agent", USER_AGENT)
+            .timeout(Duration::from_secs_f64(timeout))
+            .json(&body);
+        let r = http
+            .send_api("xai", min_interval(ctx, Backend::Xai), req)
+            .await;
+        if let Ok(resp) = &r
+            && resp.status == 401
+            && !retried
+            && let Some(fresh) = xai_auth::refresh_rejected(ctx, http.api(), &creds).await
+        {
+            tracing::info!("xAI web search got 401; retrying once with a refreshed sign-in");
+            creds = fresh;
+            retried = true;
+            continue;
+        }
+        break r;
+    };
+    let r = match r {
         Ok(r) => r,
         Err(ApiError::RateLimited { .. }) => {
             return Err(ProviderError::Refused(

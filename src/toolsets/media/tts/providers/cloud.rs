@@ -37,7 +37,6 @@ pub(crate) const DEFAULT_MISTRAL_MODEL: &str = "voxtral-mini-tts-2603";
 pub(crate) const DEFAULT_MISTRAL_VOICE_ID: &str = "c69964a6-ab8b-4f8a-9465-ec0925096ec8";
 pub(crate) const DEFAULT_MISTRAL_BASE_URL: &str = "https://api.mistral.ai";
 pub(crate) const DEFAULT_XAI_VOICE_ID: &str = "eve";
-pub(crate) const DEFAULT_XAI_BASE_URL: &str = "https://api.x.ai/v1";
 const XAI_SAMPLE_RATE: i64 = 24000;
 const XAI_BIT_RATE: i64 = 128000;
 pub(crate) const DEFAULT_GEMINI_MODEL: &str = "gemini-2.5-flash-preview-tts";
@@ -60,6 +59,9 @@ pub(crate) enum Api {
     DeepInfra,
 }
 
+const XAI_NO_CREDENTIALS: &str =
+    "No xAI credentials found. Configure xAI OAuth in `hermes model` or set XAI_API_KEY.";
+
 /// The key Hermes reads for `api`, or its missing-key text (its `ValueError`).
 pub(crate) fn api_key(ctx: &Context, api: Api) -> Result<String, &'static str> {
     let get = |n| {
@@ -71,9 +73,10 @@ pub(crate) fn api_key(ctx: &Context, api: Api) -> Result<String, &'static str> {
     match api {
         Api::Minimax => get(envvars::MINIMAX_API_KEY)
             .ok_or("MINIMAX_API_KEY not set. Get one at https://platform.minimax.io/"),
-        Api::Xai => get(envvars::XAI_API_KEY).ok_or(
-            "No xAI credentials found. Configure xAI OAuth in `hermes model` or set XAI_API_KEY.",
-        ),
+        // The sign-in's token is read (and refreshed) at call time.
+        Api::Xai => crate::net::xai_auth::peek(ctx)
+            .map(|_| get(envvars::XAI_API_KEY).unwrap_or_default())
+            .ok_or(XAI_NO_CREDENTIALS),
         Api::Mistral => get(envvars::MISTRAL_API_KEY)
             .ok_or("MISTRAL_API_KEY not set. Get one at https://console.mistral.ai/"),
         Api::Gemini => get(envvars::GEMINI_API_KEY)
@@ -294,7 +297,7 @@ async fn xai(
     ctx: &Context,
     http: &HttpClient,
     cfg: &Map<String, Value>,
-    key: &str,
+    _key: &str,
     text: &str,
     output: &Path,
 ) -> Result<Produced, TtsError> {
@@ -319,7 +322,20 @@ async fn xai(
         x.get("auto_speech_tags").or_else(|| x.get("speech_tags")),
         false,
     );
-    let base = base_url(ctx, &x, envvars::XAI_BASE_URL, DEFAULT_XAI_BASE_URL);
+    // `resolve_xai_http_credentials()`: the sign-in first, then XAI_API_KEY;
+    // `tts.xai.base_url` wins over the credentials' base URL.
+    let creds = crate::net::xai_auth::resolve(ctx, http.api())
+        .await
+        .ok_or_else(|| failed(XAI_NO_CREDENTIALS))?;
+    let key = creds.api_key.as_str();
+    let base = x
+        .get("base_url")
+        .and_then(Value::as_str)
+        .filter(|b| !b.trim().is_empty())
+        .unwrap_or(&creds.base_url)
+        .trim()
+        .trim_end_matches('/')
+        .to_string();
     let base = base.as_str();
     let codec = if audio::format_of(output) == Some("wav") {
         "wav"

@@ -1,0 +1,371 @@
+//! Hermes' auth store, `$HERMES_HOME/auth.json` (hermes-agent:
+//! hermes_cli/auth.py `_load_auth_store`/`_save_auth_store`,
+//! agent/credential_pool.py): the sign-ins Hermes keeps for OAuth providers
+//! (`openai-codex`, `xai-oauth`, `nous`, …) as a singleton per provider
+//! (`providers.<id>`) and as credential-pool entries (`credential_pool.<id>`).
+//!
+//! One reader for every toolset that uses a Hermes sign-in, so the pool rules
+//! (priority order, `dead`/`exhausted` entries, timestamps in three formats)
+//! and the write rules (Hermes' `auth.lock`, atomic replace, mode 0600) exist
+//! once. Reading never fails on a damaged store: like Hermes, a store that is
+//! not a JSON object reads as empty.
+
+use std::path::{Path, PathBuf};
+
+use base64::Engine as _;
+use serde::Deserialize;
+use serde_json::{Map, Value};
+
+/// Hermes' `AUTH_STORE_VERSION`.
+const VERSION: i64 = 1;
+/// `exhausted` cooldowns (`EXHAUSTED_TTL_401_SECONDS`, `EXHAUSTED_TTL_DEFAULT_SECONDS`).
+const TTL_401: f64 = 5.0 * 60.0;
+const TTL_DEFAULT: f64 = 60.0 * 60.0;
+
+#[derive(Debug, thiserror::Error)]
+pub enum AuthStoreError {
+    #[error("cannot read {path}: {reason}")]
+    Read { path: PathBuf, reason: String },
+    #[error("cannot update {path}: {reason}")]
+    Write { path: PathBuf, reason: String },
+}
+
+/// `$HERMES_HOME/auth.json`.
+pub fn path(hermes_home: &Path) -> PathBuf {
+    hermes_home.join("auth.json")
+}
+
+/// The store, or an empty one when missing or not a JSON object (as Hermes).
+pub fn load(path: &Path) -> Result<Map<String, Value>, AuthStoreError> {
+    match crate::files::read_to_string_capped(path, crate::files::CONFIG_CAP) {
+        Ok(s) => Ok(match serde_json::from_str::<Value>(&s) {
+            Ok(Value::Object(m)) => m,
+            _ => Map::new(),
+        }),
+        Err(e) if e.is_not_found() => Ok(Map::new()),
+        Err(e) => Err(AuthStoreError::Read {
+            path: path.to_path_buf(),
+            reason: e.to_string(),
+        }),
+    }
+}
+
+/// `providers.<provider>` when it is an object.
+pub fn provider_state<'a>(
+    store: &'a Map<String, Value>,
+    provider: &str,
+) -> Option<&'a Map<String, Value>> {
+    store.get("providers")?.get(provider)?.as_object()
+}
+
+/// One `credential_pool.<provider>` entry (fields we do not use are ignored).
+#[derive(Debug, Clone, Deserialize, Default)]
+pub struct PoolEntry {
+    #[serde(default)]
+    pub id: String,
+    #[serde(default)]
+    pub priority: i64,
+    #[serde(default)]
+    pub auth_type: Option<String>,
+    #[serde(default)]
+    pub access_token: Option<String>,
+    #[serde(default)]
+    pub refresh_token: Option<String>,
+    #[serde(default)]
+    pub base_url: Option<String>,
+    #[serde(default)]
+    pub last_status: Option<String>,
+    #[serde(default)]
+    pub last_status_at: Option<Value>,
+    #[serde(default)]
+    pub last_error_code: Option<i64>,
+    #[serde(default)]
+    pub last_error_reset_at: Option<Value>,
+}
+
+/// The pool's entries for `provider`, by `priority` (Hermes' `fill_first`).
+pub fn pool_entries(store: &Map<String, Value>, provider: &str) -> Vec<PoolEntry> {
+    let mut v: Vec<PoolEntry> = store
+        .get("credential_pool")
+        .and_then(|p| p.get(provider))
+        .and_then(Value::as_array)
+        .map(|a| {
+            a.iter()
+                .filter_map(|e| serde_json::from_value(e.clone()).ok())
+                .collect()
+        })
+        .unwrap_or_default();
+    v.sort_by_key(|e| e.priority);
+    v
+}
+
+impl PoolEntry {
+    pub fn token(&self) -> Option<&str> {
+        nonempty(self.access_token.as_deref())
+    }
+
+    pub fn refresh(&self) -> Option<&str> {
+        nonempty(self.refresh_token.as_deref())
+    }
+
+    /// `_available_entries` before any refresh: a token, not `dead`, and not
+    /// `exhausted` inside its cooldown (`last_error_reset_at`, else
+    /// `last_status_at` + 5 min after a 401 / 1 h otherwise).
+    pub fn selectable(&self, now: f64) -> bool {
+        if self.token().is_none() {
+            return false;
+        }
+        match self.last_status.as_deref() {
+            Some("dead") => false,
+            Some("exhausted") => {
+                let until = self
+                    .last_error_reset_at
+                    .as_ref()
+                    .and_then(timestamp)
+                    .or_else(|| {
+                        let at = self.last_status_at.as_ref().and_then(timestamp)?;
+                        let ttl = if self.last_error_code == Some(401) {
+                            TTL_401
+                        } else {
+                            TTL_DEFAULT
+                        };
+                        Some(at + ttl)
+                    });
+                until.is_none_or(|u| now >= u)
+            }
+            _ => true,
+        }
+    }
+}
+
+pub fn nonempty(s: Option<&str>) -> Option<&str> {
+    s.map(str::trim).filter(|s| !s.is_empty())
+}
+
+/// Seconds since the epoch.
+pub fn now() -> f64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs_f64())
+        .unwrap_or(0.0)
+}
+
+/// A timestamp as Hermes' `_parse_absolute_timestamp` takes it (epoch s/ms or ISO 8601).
+pub fn timestamp(v: &Value) -> Option<f64> {
+    let n = match v {
+        Value::Number(n) => n.as_f64()?,
+        Value::String(s) => match s.trim().parse::<f64>() {
+            Ok(n) => n,
+            Err(_) => return iso8601(s.trim()),
+        },
+        _ => return None,
+    };
+    (n > 0.0).then(|| if n > 1e12 { n / 1000.0 } else { n })
+}
+
+/// `YYYY-MM-DDTHH:MM:SS[.fff](Z|±HH:MM)` → Unix seconds (no zone: UTC).
+pub fn iso8601(s: &str) -> Option<f64> {
+    let re = regex::Regex::new(
+        r"^(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2}):(\d{2})(\.\d+)?(Z|[+-]\d{2}:\d{2})?$",
+    )
+    .ok()?;
+    let c = re.captures(s)?;
+    let n = |i: usize| c[i].parse::<i64>().ok();
+    let (y, m, d) = (n(1)?, n(2)?, n(3)?);
+    let y2 = if m <= 2 { y - 1 } else { y };
+    let era = y2.div_euclid(400);
+    let yoe = y2 - era * 400;
+    let doy = (153 * ((m + 9) % 12) + 2) / 5 + d - 1;
+    let days = era * 146_097 + yoe * 365 + yoe / 4 - yoe / 100 + doy - 719_468;
+    let mut t = (days * 86_400 + n(4)? * 3600 + n(5)? * 60 + n(6)?) as f64;
+    if let Some(f) = c.get(7) {
+        t += f.as_str().parse::<f64>().unwrap_or(0.0);
+    }
+    if let Some(z) = c.get(8).map(|z| z.as_str()).filter(|z| *z != "Z") {
+        let sign = if z.starts_with('-') { -1.0 } else { 1.0 };
+        let h: f64 = z[1..3].parse().ok()?;
+        let mi: f64 = z[4..6].parse().ok()?;
+        t -= sign * (h * 3600.0 + mi * 60.0);
+    }
+    Some(t)
+}
+
+/// `datetime.now(timezone.utc).isoformat().replace("+00:00", "Z")` (to the second).
+pub fn now_iso(now: f64) -> String {
+    let t = now.floor() as i64;
+    let z = t.div_euclid(86_400) + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    let s = t.rem_euclid(86_400);
+    format!(
+        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
+        s / 3600,
+        s % 3600 / 60,
+        s % 60
+    )
+}
+
+/// The JWT payload, or an empty map (Hermes' `_decode_jwt_claims`).
+pub fn jwt_claims(token: &str) -> Map<String, Value> {
+    let Some(payload) = token.split('.').nth(1) else {
+        return Map::new();
+    };
+    let payload = payload.trim_end_matches('=');
+    base64::engine::general_purpose::URL_SAFE_NO_PAD
+        .decode(payload)
+        .ok()
+        .and_then(|b| serde_json::from_slice::<Value>(&b).ok())
+        .and_then(|v| match v {
+            Value::Object(m) => Some(m),
+            _ => None,
+        })
+        .unwrap_or_default()
+}
+
+/// The JWT's numeric `exp` claim.
+pub fn jwt_exp(token: &str) -> Option<f64> {
+    jwt_claims(token).get("exp").and_then(Value::as_f64)
+}
+
+/// A rotated OAuth pair to store in place of `old_access`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Rotated<'a> {
+    pub provider: &'a str,
+    pub old_access: &'a str,
+    pub access_token: &'a str,
+    pub refresh_token: &'a str,
+    pub now: f64,
+}
+
+/// Write a rotated pair into every record holding `old_access` (pool entries
+/// and the `providers.<id>.tokens` singleton), keeping every other field. Under
+/// Hermes' `auth.lock` and re-read inside it, so a concurrent Hermes write is
+/// never lost; replaced atomically with mode 0600 (Hermes' `_save_auth_store`).
+pub fn store_rotated(path: &Path, r: &Rotated<'_>) -> Result<(), AuthStoreError> {
+    update(path, |store| {
+        let stamp = now_iso(r.now);
+        if let Some(entries) = store
+            .get_mut("credential_pool")
+            .and_then(|p| p.get_mut(r.provider))
+            .and_then(Value::as_array_mut)
+        {
+            for e in entries.iter_mut().filter_map(Value::as_object_mut) {
+                if e.get("access_token").and_then(Value::as_str) == Some(r.old_access) {
+                    e.insert("access_token".into(), r.access_token.into());
+                    e.insert("refresh_token".into(), r.refresh_token.into());
+                    e.insert("last_refresh".into(), stamp.clone().into());
+                    e.insert("last_status".into(), "ok".into());
+                }
+            }
+        }
+        if let Some(state) = store
+            .get_mut("providers")
+            .and_then(|p| p.get_mut(r.provider))
+            .and_then(Value::as_object_mut)
+        {
+            let matches = state
+                .get("tokens")
+                .and_then(|t| t.get("access_token"))
+                .and_then(Value::as_str)
+                == Some(r.old_access);
+            if matches {
+                if let Some(t) = state.get_mut("tokens").and_then(Value::as_object_mut) {
+                    t.insert("access_token".into(), r.access_token.into());
+                    t.insert("refresh_token".into(), r.refresh_token.into());
+                }
+                state.insert("last_refresh".into(), stamp.into());
+            }
+        }
+    })
+}
+
+/// Read, change and write the store under Hermes' lock (`auth.lock` beside
+/// `auth.json`, hermes_cli/auth.py `_auth_lock_path`).
+pub fn update(
+    path: &Path,
+    change: impl FnOnce(&mut Map<String, Value>),
+) -> Result<(), AuthStoreError> {
+    let werr = |reason: String| AuthStoreError::Write {
+        path: path.to_path_buf(),
+        reason,
+    };
+    let _lock =
+        crate::files::Flock::take(&path.with_extension("lock")).map_err(|e| werr(e.to_string()))?;
+    let mut store = load(path)?;
+    change(&mut store);
+    store.insert("version".into(), VERSION.into());
+    let text = serde_json::to_string_pretty(&Value::Object(store))
+        .map_err(|e| werr(e.to_string()))?
+        + "\n";
+    crate::files::atomic_write(path, text.as_bytes()).map_err(|e| werr(e.to_string()))?;
+    // Hermes writes its store 0600 whatever it was before: it holds tokens.
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(
+        crate::files::real_target(path),
+        std::fs::Permissions::from_mode(0o600),
+    )
+    .map_err(|e| werr(e.to_string()))?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn timestamps_parse_like_hermes() {
+        assert_eq!(
+            timestamp(&Value::from(1_700_000_000_000i64)),
+            Some(1_700_000_000.0)
+        );
+        assert_eq!(
+            timestamp(&Value::from("2023-11-14T22:13:20Z")),
+            Some(1_700_000_000.0)
+        );
+        assert_eq!(
+            timestamp(&Value::from("2023-11-14T23:13:20+01:00")),
+            Some(1_700_000_000.0)
+        );
+        assert_eq!(now_iso(1_700_000_000.5), "2023-11-14T22:13:20Z");
+    }
+
+    #[test]
+    fn rotation_keeps_other_fields_and_mode() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let p = dir.path().join("auth.json");
+        std::fs::write(
+            &p,
+            r#"{"providers":{"x":{"tokens":{"access_token":"old","refresh_token":"r","id_token":"i"},"keep":1}},
+               "credential_pool":{"x":[{"id":"a","access_token":"old","label":"L"},{"id":"b","access_token":"other"}]}}"#,
+        )
+        .expect("write");
+        store_rotated(
+            &p,
+            &Rotated {
+                provider: "x",
+                old_access: "old",
+                access_token: "new",
+                refresh_token: "r2",
+                now: 1_700_000_000.0,
+            },
+        )
+        .expect("rotate");
+        let v: Value =
+            serde_json::from_str(&std::fs::read_to_string(&p).expect("read")).expect("json");
+        assert_eq!(v["providers"]["x"]["tokens"]["access_token"], "new");
+        assert_eq!(v["providers"]["x"]["tokens"]["id_token"], "i");
+        assert_eq!(v["providers"]["x"]["keep"], 1);
+        assert_eq!(v["credential_pool"]["x"][0]["refresh_token"], "r2");
+        assert_eq!(v["credential_pool"]["x"][0]["label"], "L");
+        assert_eq!(v["credential_pool"]["x"][1]["access_token"], "other");
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(&p).expect("meta").permissions().mode() & 0o777;
+        assert_eq!(mode, 0o600);
+    }
+}
