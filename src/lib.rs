@@ -10,6 +10,7 @@ pub mod hermes;
 pub mod lenient;
 pub mod migrate;
 pub mod net;
+pub mod process;
 pub mod pycompat;
 pub mod redact;
 pub mod server;

@@ -445,12 +445,12 @@ fn codex_check(opts: &Options, codex_home: &Path, r: &mut Report) -> String {
     let mut cmd = std::process::Command::new(&program);
     cmd.args(["app-server", "--print-startup-config"])
         .env("CODEX_HOME", codex_home)
-        .env_remove("RUST_BACKTRACE")
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped());
-    let out = match run_with_timeout(cmd, CODEX_CHECK_TIMEOUT) {
+        .env_remove("RUST_BACKTRACE");
+    let out = match crate::process::output_with_timeout(cmd, CODEX_CHECK_TIMEOUT) {
         Ok(o) => o,
+        Err(e @ crate::process::RunError::TimedOut(_)) => {
+            return format!("not asked (codex: {e})");
+        }
         Err(e) => return format!("not asked ({e})"),
     };
     if out.status.success() {
@@ -471,53 +471,4 @@ fn codex_check(opts: &Options, codex_home: &Path, r: &mut Report) -> String {
         "fix what codex names (one bad entry stops every codex command), then run `hermes-mcp doctor` again",
     );
     format!("refused: {msg}")
-}
-
-fn run_with_timeout(
-    mut cmd: std::process::Command,
-    timeout: Duration,
-) -> std::io::Result<std::process::Output> {
-    use std::io::Read;
-    let mut child = cmd.spawn()?;
-    let pipe = |r: Option<Box<dyn Read + Send>>| {
-        std::thread::spawn(move || {
-            let mut buf = Vec::new();
-            if let Some(mut r) = r {
-                let _ = r.read_to_end(&mut buf);
-            }
-            buf
-        })
-    };
-    let out = pipe(
-        child
-            .stdout
-            .take()
-            .map(|s| Box::new(s) as Box<dyn Read + Send>),
-    );
-    let err = pipe(
-        child
-            .stderr
-            .take()
-            .map(|s| Box::new(s) as Box<dyn Read + Send>),
-    );
-    let deadline = std::time::Instant::now() + timeout;
-    let status = loop {
-        if let Some(st) = child.try_wait()? {
-            break st;
-        }
-        if std::time::Instant::now() >= deadline {
-            let _ = child.kill();
-            let _ = child.wait();
-            return Err(std::io::Error::other(format!(
-                "codex did not answer within {} s",
-                timeout.as_secs()
-            )));
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    };
-    Ok(std::process::Output {
-        status,
-        stdout: out.join().unwrap_or_default(),
-        stderr: err.join().unwrap_or_default(),
-    })
 }

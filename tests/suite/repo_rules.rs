@@ -16,7 +16,7 @@ fn rust_files(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
 /// The layers (README, "Layout"): imports point down, never up or sideways.
 /// `cli` sits on top; `error`, `redact`, `pycompat` and `files` are leaves anyone may use
 /// (they import nothing but each other).
-const LEAVES: &[&str] = &["error", "redact", "pycompat", "files", "lenient"];
+const LEAVES: &[&str] = &["error", "redact", "pycompat", "files", "lenient", "process"];
 const LAYERS: &[(&str, &[&str])] = &[
     (
         "cli",
@@ -33,6 +33,7 @@ const LAYERS: &[(&str, &[&str])] = &[
     ("pycompat", &[]),
     ("files", &[]),
     ("lenient", &[]),
+    ("process", &[]),
 ];
 
 /// The top-level module a `src/` file belongs to (`src/net/client.rs` -> `net`).

@@ -6,12 +6,10 @@
 //! (`skills.inline_shell_timeout`, default 10 s) after which the snippet's
 //! whole process group is killed.
 
-use std::io::Read;
-use std::os::unix::process::CommandExt;
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::sync::LazyLock;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 static INLINE_SHELL_RE: LazyLock<regex::Regex> =
     LazyLock::new(|| regex::Regex::new(r"!`([^`\n]+)`").expect("valid regex"));
@@ -35,58 +33,25 @@ pub(crate) fn expand(content: &str, skill_dir: Option<&Path>, timeout_secs: u64)
         .into_owned()
 }
 
-fn drain(mut r: impl Read + Send + 'static) -> std::thread::JoinHandle<Vec<u8>> {
-    std::thread::spawn(move || {
-        let mut buf = Vec::new();
-        let _ = r.read_to_end(&mut buf);
-        buf
-    })
-}
-
 /// Run one snippet; failures become a short `[inline-shell ...]` marker.
 pub(crate) fn run(command: &str, cwd: Option<&Path>, timeout_secs: u64) -> String {
     let timeout_secs = timeout_secs.max(1);
     let mut cmd = Command::new("bash");
-    cmd.arg("-c")
-        .arg(command)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .process_group(0);
+    cmd.arg("-c").arg(command);
     if let Some(d) = cwd {
         cmd.current_dir(d);
     }
-    let mut child = match cmd.spawn() {
-        Ok(c) => c,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+    let out = match crate::process::output_with_timeout(cmd, Duration::from_secs(timeout_secs)) {
+        Ok(o) => o,
+        Err(e) if e.is_not_found() => {
             return "[inline-shell error: bash not found]".to_string();
+        }
+        Err(crate::process::RunError::TimedOut(_)) => {
+            return format!("[inline-shell timeout after {timeout_secs}s: {command}]");
         }
         Err(e) => return format!("[inline-shell error: {e}]"),
     };
-    let out = drain(child.stdout.take().expect("piped stdout"));
-    let err = drain(child.stderr.take().expect("piped stderr"));
-    let deadline = Instant::now() + Duration::from_secs(timeout_secs);
-    let timed_out = loop {
-        match child.try_wait() {
-            Ok(Some(_)) => break false,
-            Ok(None) if Instant::now() >= deadline => break true,
-            Ok(None) => std::thread::sleep(Duration::from_millis(5)),
-            Err(e) => return format!("[inline-shell error: {e}]"),
-        }
-    };
-    if timed_out {
-        // The whole group: `bash -c` may have started children holding the pipes.
-        let pgid = child.id() as libc::pid_t;
-        // SAFETY: kill(2) on the process group we created for this child.
-        unsafe {
-            libc::kill(-pgid, libc::SIGKILL);
-        }
-        let _ = child.wait();
-        let _ = (out.join(), err.join());
-        return format!("[inline-shell timeout after {timeout_secs}s: {command}]");
-    }
-    let stdout = out.join().unwrap_or_default();
-    let stderr = err.join().unwrap_or_default();
+    let (stdout, stderr) = (out.stdout, out.stderr);
     let text = |b: Vec<u8>| {
         super::frontmatter::universal_newlines(String::from_utf8_lossy(&b).into_owned())
             .trim_end_matches('\n')
@@ -106,6 +71,7 @@ pub(crate) fn run(command: &str, cwd: Option<&Path>, timeout_secs: u64) -> Strin
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::time::Instant;
 
     #[test]
     fn snippets_are_replaced_by_their_output() {

@@ -1,0 +1,96 @@
+//! Run a child process to completion with a deadline, from blocking code: its
+//! output collected on two threads (so a chatty child never fills a pipe and
+//! stalls), and on timeout its whole process group killed (a shell's own
+//! children may hold the pipes open). Used by `doctor` (codex), skills'
+//! inline shell snippets, and the plugin-skill probe (Hermes' Python).
+
+use std::io::{self, Read};
+use std::os::unix::process::CommandExt;
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    #[error("{0}")]
+    Spawn(io::Error),
+    #[error("no answer within {} s", .0.as_secs())]
+    TimedOut(Duration),
+}
+
+impl RunError {
+    pub fn is_not_found(&self) -> bool {
+        matches!(self, RunError::Spawn(e) if e.kind() == io::ErrorKind::NotFound)
+    }
+}
+
+fn drain(r: Option<impl Read + Send + 'static>) -> std::thread::JoinHandle<Vec<u8>> {
+    std::thread::spawn(move || {
+        let mut buf = Vec::new();
+        if let Some(mut r) = r {
+            let _ = r.read_to_end(&mut buf);
+        }
+        buf
+    })
+}
+
+/// Run `cmd` (stdin closed, stdout/stderr captured) in its own process group.
+pub fn output_with_timeout(mut cmd: Command, timeout: Duration) -> Result<Output, RunError> {
+    cmd.stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0);
+    let mut child = cmd.spawn().map_err(RunError::Spawn)?;
+    let out = drain(child.stdout.take());
+    let err = drain(child.stderr.take());
+    let deadline = Instant::now() + timeout;
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(st)) => break st,
+            Ok(None) if Instant::now() >= deadline => {
+                // SAFETY: kill(2) on the process group created for this child.
+                unsafe {
+                    libc::kill(-(child.id() as libc::pid_t), libc::SIGKILL);
+                }
+                let _ = child.wait();
+                let _ = (out.join(), err.join());
+                return Err(RunError::TimedOut(timeout));
+            }
+            Ok(None) => std::thread::sleep(Duration::from_millis(5)),
+            Err(e) => return Err(RunError::Spawn(e)),
+        }
+    };
+    Ok(Output {
+        status,
+        stdout: out.join().unwrap_or_default(),
+        stderr: err.join().unwrap_or_default(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn output_and_group_kill() {
+        let mut c = Command::new("sh");
+        c.args(["-c", "echo out; echo err >&2"]);
+        let o = output_with_timeout(c, Duration::from_secs(10)).expect("run");
+        assert_eq!(
+            (o.stdout.as_slice(), o.stderr.as_slice()),
+            (&b"out\n"[..], &b"err\n"[..])
+        );
+        let start = Instant::now();
+        let mut c = Command::new("sh");
+        c.args(["-c", "sleep 30 & sleep 30"]);
+        assert!(matches!(
+            output_with_timeout(c, Duration::from_secs(1)),
+            Err(RunError::TimedOut(_))
+        ));
+        assert!(start.elapsed() < Duration::from_secs(10));
+        assert!(
+            output_with_timeout(Command::new("/nonexistent/x"), Duration::from_secs(1))
+                .expect_err("missing")
+                .is_not_found()
+        );
+    }
+}
