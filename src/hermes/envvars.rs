@@ -79,6 +79,7 @@ vars! {
     SEARXNG_URL = Serve, "web", "SearXNG instance URL";
     BRAVE_SEARCH_API_KEY = Serve, "web", "Brave Search API";
     // skills
+    HERMES_PYTHON = Serve, "skills", "Hermes' Python interpreter (default: the shebang of `hermes` on PATH), for plugin skills";
     HERMES_PLATFORM = Serve, "skills", "session platform (cli, telegram, ...) selecting skills.platform_disabled.<platform>";
     // browser
     CHROME_PATH = Serve, "browser", "Chromium/Chrome executable";

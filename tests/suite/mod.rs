@@ -33,6 +33,7 @@ mod serve_protocol;
 mod serve_reliability;
 mod skills;
 mod skills_files;
+mod skills_plugins;
 mod skills_usage;
 mod special_files;
 mod tts_cloud;

@@ -11,6 +11,8 @@
 pub(crate) mod frontmatter;
 pub(crate) mod guard;
 pub(crate) mod inline_shell;
+mod plugins;
+mod render;
 pub(crate) mod scan;
 mod usage;
 pub(crate) mod view;

@@ -1,7 +1,6 @@
 //! `skill_view(name, file_path?)`, after `tools/skills_tool.py::skill_view`.
 
 use std::path::{Path, PathBuf};
-use std::sync::LazyLock;
 
 use serde_json::{Map, Value, json};
 
@@ -10,7 +9,8 @@ use super::guard::{self, FILE_HINT, NAME_HINT};
 use super::scan::{self, Roots};
 use crate::hermes::Context;
 
-type Outcome = Result<Value, Value>;
+pub(crate) use super::render::Outcome;
+use super::render::{looks_injected, preprocess};
 
 fn fail(error: impl Into<String>) -> Value {
     json!({"success": false, "error": error.into()})
@@ -563,56 +563,23 @@ fn is_credential_store(p: &Path, home: &Path) -> bool {
         || rel.starts_with("mcp-tokens/")
 }
 
-// ── Preprocessing ────────────────────────────────────────────────────────
-
-static TEMPLATE_RE: LazyLock<regex::Regex> = LazyLock::new(|| {
-    regex::Regex::new(r"\$\{(HERMES_SKILL_DIR|HERMES_SESSION_ID)\}").expect("valid regex")
-});
-
-/// `${HERMES_SKILL_DIR}` / `${HERMES_SESSION_ID}`; tokens without a value stay as written.
-pub(crate) fn substitute_template_vars(
-    content: &str,
-    skill_dir: Option<&Path>,
-    session_id: Option<&str>,
-) -> String {
-    TEMPLATE_RE
-        .replace_all(content, |c: &regex::Captures| match &c[1] {
-            "HERMES_SKILL_DIR" => skill_dir
-                .map(|d| d.display().to_string())
-                .unwrap_or_else(|| c[0].to_string()),
-            _ => session_id
-                .map(str::to_string)
-                .unwrap_or_else(|| c[0].to_string()),
-        })
-        .into_owned()
-}
-
 // ── The tool ─────────────────────────────────────────────────────────────
-
-const INJECTION_PATTERNS: &[&str] = &[
-    "ignore previous instructions",
-    "ignore all previous",
-    "you are now",
-    "disregard your",
-    "forget your instructions",
-    "new instructions:",
-    "system prompt:",
-    "<system>",
-    "]]>",
-];
 
 pub(crate) fn skill_view(ctx: &Context, name: &str, file_path: Option<&str>) -> Outcome {
     if let Some(e) = guard::skill_name_error(name) {
         return Err(fail_hint(e, NAME_HINT));
     }
-    // `ns:skill`: no plugin skills are served here, so fall back to the
-    // on-disk `ns/skill` form as Hermes does when no plugin matches.
+    // `ns:skill`: a plugin's skill when Hermes' plugin loader registered it,
+    // else the on-disk `ns/skill` form, as Hermes falls through.
     let mut category_form = None;
     if let Some((ns, bare)) = name.split_once(':') {
         if !is_valid_namespace(ns) {
             return Err(fail(format!(
                 "Invalid namespace '{ns}' in '{name}'. Namespaces must match [a-zA-Z0-9_-]+."
             )));
+        }
+        if let Some(answer) = super::plugins::view(ctx, name, ns, bare) {
+            return answer;
         }
         if !bare.is_empty() {
             let cat = format!("{ns}/{bare}");
@@ -675,10 +642,7 @@ pub(crate) fn skill_view(ctx: &Context, name: &str, file_path: Option<&str>) -> 
         Ok(c) => c,
         Err(e) => return Err(fail(format!("Failed to read skill '{name}': {e}"))),
     };
-    if INJECTION_PATTERNS
-        .iter()
-        .any(|p| content.to_lowercase().contains(p))
-    {
+    if looks_injected(&content) {
         tracing::warn!(
             "Skill security warning for '{name}': skill content contains patterns that may indicate prompt injection"
         );
@@ -741,19 +705,7 @@ pub(crate) fn skill_view(ctx: &Context, name: &str, file_path: Option<&str>) -> 
     let missing_creds = missing_credential_files(ctx, &fm);
     let setup_needed = !missing_env.is_empty() || !missing_creds.is_empty();
 
-    let mut rendered = content.clone();
-    if ctx.config().bool("skills.template_vars").unwrap_or(true) {
-        rendered =
-            substitute_template_vars(&rendered, skill_dir.as_deref(), ctx.session_id().as_deref());
-    }
-    if ctx.config().bool("skills.inline_shell").unwrap_or(false) {
-        let timeout = ctx
-            .config()
-            .f64("skills.inline_shell_timeout")
-            .filter(|t| *t != 0.0)
-            .map_or(10, |t| t.max(1.0) as u64);
-        rendered = super::inline_shell::expand(&rendered, skill_dir.as_deref(), timeout);
-    }
+    let rendered = preprocess(ctx, &content, skill_dir.as_deref());
 
     let has_linked = !linked.is_empty();
     let mut result = Map::new();
@@ -844,6 +796,7 @@ pub(crate) fn skill_view(ctx: &Context, name: &str, file_path: Option<&str>) -> 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::toolsets::skills::render::substitute_template_vars;
 
     #[test]
     fn template_vars_substituted_only_with_values() {
