@@ -561,22 +561,3 @@ fn browser_cloud_failures_retry_like_hermes_then_fall_back_to_local_chromium() {
         "{v}"
     );
 }
-
-#[test]
-fn browser_camofox_is_reported_as_unsupported_and_local_chromium_runs() {
-    let pages = PageServer::start();
-    let vars = [("CAMOFOX_URL", "http://127.0.0.1:9")];
-    let p = browser_provider("", &vars);
-    assert_eq!(p["provider"], "chromium", "{p}");
-    assert!(p["why"].as_str().unwrap().contains("Camofox"), "{p}");
-    let mut s = Served::start("", &vars);
-    let v = s.ok("browser_navigate", json!({"url": pages.url("/form.html")}));
-    assert_eq!(v["title"], "Order form", "{v}");
-    assert!(
-        v["cloud_fallback"]
-            .as_str()
-            .unwrap()
-            .contains("CAMOFOX_URL"),
-        "{v}"
-    );
-}

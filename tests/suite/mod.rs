@@ -1,4 +1,5 @@
 pub mod browser;
+mod browser_camofox;
 mod browser_cloud;
 mod browser_offline;
 mod browser_pages;

@@ -1,0 +1,675 @@
+//! The Camofox backend (`CAMOFOX_URL`) against a loopback fake of the
+//! Camofox server's REST API. Every browser tool is driven through
+//! `hermes-mcp serve`; the same calls are then made with Hermes' own
+//! Python client (hermes-agent: tools/browser_tool.py → tools/browser_camofox.py)
+//! against the same fake, and both the requests the fake saw and the
+//! results are compared.
+
+use std::collections::HashMap;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::process::Command;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use base64::Engine as _;
+use serde_json::{Value, json};
+
+use super::browser::procs_with;
+use super::common::{RawClient, TestEnv, hermes_python, is_error, provider_for, result_json};
+
+/// A 1×1 PNG, the fake's screenshot.
+const PNG_B64: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==";
+const KEY: &str = "cf_test_key_123";
+
+/// One request the fake saw.
+#[derive(Debug, Clone)]
+struct Seen {
+    method: String,
+    path: String,
+    auth: Option<String>,
+    body: Value,
+}
+
+#[derive(Debug, Clone)]
+struct FakeTab {
+    id: String,
+    user: String,
+    list_item: String,
+    history: Vec<String>,
+    idx: usize,
+}
+
+impl FakeTab {
+    fn url(&self) -> String {
+        self.history[self.idx].clone()
+    }
+}
+
+#[derive(Default)]
+struct FakeState {
+    seen: Vec<Seen>,
+    tabs: Vec<FakeTab>,
+    next_tab: usize,
+    no_evaluate: bool,
+    typed: Vec<String>,
+}
+
+/// A fake Camofox server (camofox-browser's REST API as Hermes' client uses
+/// it): tabs per `userId`, a snapshot with `[eN]` refs per page, clicks that
+/// follow links, history, a PNG screenshot, `evaluate` (switchable off), and
+/// `requests`-style error answers. `/__test/*` are the test's own switches.
+struct FakeCamofox {
+    port: u16,
+    state: Arc<Mutex<FakeState>>,
+}
+
+/// The page behind a URL: title and snapshot.
+fn page(base: &str, url: &str) -> (String, String) {
+    let path = url.split_once("/pages/").map(|x| x.1).unwrap_or("");
+    match path {
+        "index.html" => (
+            "Home".into(),
+            format!(
+                "- heading \"Home\" [e1]\n- link \"Order form\" [e2]\n- img \"Logo\"\n  - /url: {base}/pages/logo.png"
+            ),
+        ),
+        "form.html" => (
+            "Order form".into(),
+            format!(
+                "- heading \"Place an order\" [e1]\n- button \"Submit\" [e2]\n- textbox \"Name\" [e3]\n- img \"Product photo\"\n  - /url: {base}/pages/photo.jpg\n- img \"Banner\" [e4]"
+            ),
+        ),
+        "long.html" => (
+            "Long".into(),
+            (0..900)
+                .map(|i| format!("- link \"Row number {i} of the long page\" [e{}]", i + 1))
+                .collect::<Vec<_>>()
+                .join("\n"),
+        ),
+        _ => ("Page".into(), "- heading \"Page\" [e1]".into()),
+    }
+}
+
+fn reason(status: u16) -> &'static str {
+    match status {
+        200 => "OK",
+        400 => "Bad Request",
+        401 => "Unauthorized",
+        403 => "Forbidden",
+        404 => "Not Found",
+        500 => "Internal Server Error",
+        _ => "Unknown",
+    }
+}
+
+impl FakeCamofox {
+    fn start() -> Self {
+        let l = TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = l.local_addr().unwrap().port();
+        let state = Arc::new(Mutex::new(FakeState::default()));
+        let st = state.clone();
+        std::thread::spawn(move || {
+            for s in l.incoming().flatten() {
+                let st = st.clone();
+                std::thread::spawn(move || {
+                    let _ = serve(s, port, &st);
+                });
+            }
+        });
+        FakeCamofox { port, state }
+    }
+    fn url(&self) -> String {
+        format!("http://127.0.0.1:{}", self.port)
+    }
+    fn page(&self, name: &str) -> String {
+        format!("{}/pages/{name}", self.url())
+    }
+    fn seen(&self) -> Vec<Seen> {
+        self.state.lock().unwrap().seen.clone()
+    }
+    /// Forget everything (tab numbering starts again).
+    fn reset(&self) {
+        *self.state.lock().unwrap() = FakeState::default();
+    }
+    fn typed(&self) -> Vec<String> {
+        self.state.lock().unwrap().typed.clone()
+    }
+    fn wait_for(&self, what: &str, f: impl Fn(&[Seen]) -> bool, secs: u64) -> Vec<Seen> {
+        let start = Instant::now();
+        loop {
+            let s = self.seen();
+            if f(&s) {
+                return s;
+            }
+            assert!(
+                start.elapsed() < Duration::from_secs(secs),
+                "the fake never saw {what}: {s:#?}"
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+}
+
+/// The fake's answer: status, content type, body.
+fn answer(port: u16, st: &Mutex<FakeState>, req: &Seen) -> (u16, &'static str, Vec<u8>) {
+    let base = format!("http://127.0.0.1:{port}");
+    let j = |status: u16, v: Value| (status, "application/json", v.to_string().into_bytes());
+    let (path, query) = req.path.split_once('?').unwrap_or((&req.path, ""));
+    let q: HashMap<&str, &str> = query.split('&').filter_map(|p| p.split_once('=')).collect();
+    let mut g = st.lock().unwrap();
+    if let Some(op) = path.strip_prefix("/__test/") {
+        match op {
+            "no-evaluate" => g.no_evaluate = true,
+            "forget-tabs" => g.tabs.clear(),
+            _ => {}
+        }
+        return j(200, json!({"ok": true}));
+    }
+    g.seen.push(req.clone());
+    if path == "/health" {
+        return j(
+            200,
+            json!({"ok": true, "browserConnected": true, "vncPort": 6080}),
+        );
+    }
+    if req.auth.as_deref() != Some(&format!("Bearer {KEY}")) {
+        return j(401, json!({"error": "Unauthorized"}));
+    }
+    let user = req.body["userId"]
+        .as_str()
+        .or(q.get("userId").copied())
+        .unwrap_or("")
+        .to_string();
+    let parts: Vec<&str> = path.trim_start_matches('/').split('/').collect();
+    match (req.method.as_str(), parts.as_slice()) {
+        ("GET", ["tabs"]) => {
+            let tabs: Vec<Value> = g
+                .tabs
+                .iter()
+                .filter(|t| t.user == user)
+                .map(|t| json!({"tabId": t.id, "listItemId": t.list_item, "url": t.url()}))
+                .collect();
+            j(200, json!({"running": true, "tabs": tabs}))
+        }
+        ("POST", ["tabs"]) => {
+            g.next_tab += 1;
+            let url = req.body["url"]
+                .as_str()
+                .unwrap_or("about:blank")
+                .to_string();
+            let t = FakeTab {
+                id: format!("tab-{}", g.next_tab),
+                user: user.clone(),
+                list_item: req.body["listItemId"].as_str().unwrap_or("").into(),
+                history: vec![url.clone()],
+                idx: 0,
+            };
+            let id = t.id.clone();
+            g.tabs.push(t);
+            j(200, json!({"tabId": id, "url": url}))
+        }
+        ("DELETE", ["sessions", u]) => {
+            let u = u.to_string();
+            g.tabs.retain(|t| t.user != u);
+            j(200, json!({"ok": true}))
+        }
+        (m, ["tabs", id, action]) => {
+            let no_eval = g.no_evaluate;
+            let Some(t) = g.tabs.iter_mut().find(|t| t.id == *id) else {
+                return j(404, json!({"error": "Tab not found"}));
+            };
+            if t.user != user {
+                return j(403, json!({"error": "userId does not own this tab"}));
+            }
+            match (m, *action) {
+                ("POST", "navigate") => {
+                    let url = req.body["url"].as_str().unwrap_or("").to_string();
+                    // A page whose server redirects to cloud metadata.
+                    let url = if url.ends_with("/pages/to-metadata") {
+                        "http://169.254.169.254/latest/meta-data/".to_string()
+                    } else {
+                        url
+                    };
+                    t.history.truncate(t.idx + 1);
+                    t.history.push(url.clone());
+                    t.idx = t.history.len() - 1;
+                    j(
+                        200,
+                        json!({"ok": true, "url": url, "title": page(&base, &url).0}),
+                    )
+                }
+                ("GET", "snapshot") => {
+                    let (_, snap) = page(&base, &t.url());
+                    let refs = snap.matches("[e").count();
+                    j(
+                        200,
+                        json!({"url": t.url(), "snapshot": snap, "refsCount": refs}),
+                    )
+                }
+                ("POST", "click") => {
+                    let r = req.body["ref"].as_str().unwrap_or("");
+                    let (_, snap) = page(&base, &t.url());
+                    if !snap.contains(&format!("[{r}]")) || r.starts_with('@') {
+                        return j(500, json!({"error": format!("Unknown ref: {r}")}));
+                    }
+                    if t.url().ends_with("index.html") && r == "e2" {
+                        t.history.truncate(t.idx + 1);
+                        t.history.push(format!("{base}/pages/form.html"));
+                        t.idx += 1;
+                    }
+                    j(200, json!({"ok": true, "url": t.url()}))
+                }
+                ("POST", "type") => {
+                    let text = req.body["text"].as_str().unwrap_or("").to_string();
+                    g.typed.push(text);
+                    j(200, json!({"ok": true}))
+                }
+                ("POST", "scroll") | ("POST", "press") => j(200, json!({"ok": true})),
+                ("POST", "back") => {
+                    t.idx = t.idx.saturating_sub(1);
+                    j(200, json!({"ok": true, "url": t.url()}))
+                }
+                ("GET", "screenshot") => (
+                    200,
+                    "image/png",
+                    base64::engine::general_purpose::STANDARD
+                        .decode(PNG_B64)
+                        .unwrap(),
+                ),
+                ("POST", "evaluate") if no_eval => j(404, json!({"error": "Not found"})),
+                ("POST", "evaluate") => {
+                    let title = page(&base, &t.url()).0;
+                    let result = match req.body["expression"].as_str().unwrap_or("") {
+                        "1+1" => json!(2),
+                        "document.title" => json!(title),
+                        "JSON.stringify({a: [1, 2]})" => json!("{\"a\":[1,2]}"),
+                        _ => Value::Null,
+                    };
+                    j(200, json!({"ok": true, "result": result}))
+                }
+                _ => j(404, json!({"error": "Not found"})),
+            }
+        }
+        _ => j(404, json!({"error": "Not found"})),
+    }
+}
+
+fn serve(s: TcpStream, port: u16, st: &Mutex<FakeState>) -> std::io::Result<()> {
+    let mut w = s.try_clone()?;
+    let mut r = BufReader::new(s);
+    loop {
+        let mut line = String::new();
+        if r.read_line(&mut line)? == 0 {
+            return Ok(());
+        }
+        let mut it = line.split_whitespace();
+        let method = it.next().unwrap_or("").to_string();
+        let path = it.next().unwrap_or("").to_string();
+        let (mut len, mut auth) = (0usize, None);
+        loop {
+            let mut h = String::new();
+            if r.read_line(&mut h)? == 0 || h == "\r\n" {
+                break;
+            }
+            if let Some((k, v)) = h.trim_end().split_once(':') {
+                if k.eq_ignore_ascii_case("content-length") {
+                    len = v.trim().parse().unwrap_or(0);
+                }
+                if k.eq_ignore_ascii_case("authorization") {
+                    auth = Some(v.trim().to_string());
+                }
+            }
+        }
+        let mut body = vec![0u8; len];
+        r.read_exact(&mut body)?;
+        let req = Seen {
+            method,
+            path,
+            auth,
+            body: serde_json::from_slice(&body).unwrap_or(Value::Null),
+        };
+        let (status, ctype, out) = answer(port, st, &req);
+        write!(
+            w,
+            "HTTP/1.1 {status} {}\r\nContent-Type: {ctype}\r\nContent-Length: {}\r\n\r\n",
+            reason(status),
+            out.len()
+        )?;
+        w.write_all(&out)?;
+        w.flush()?;
+    }
+}
+
+/// `hermes-mcp serve` in Camofox mode.
+struct Served {
+    env: TestEnv,
+    client: RawClient,
+}
+
+impl Served {
+    fn start(config: &str, vars: &[(&str, &str)]) -> Self {
+        let env = TestEnv::new();
+        std::fs::create_dir_all(env.dir.path().join("tmp")).unwrap();
+        env.write_hermes("config.yaml", config);
+        let mut cmd = env.cmd();
+        cmd.env("TMPDIR", env.dir.path().join("tmp"));
+        for (k, v) in vars {
+            cmd.env(k, v);
+        }
+        let mut client = RawClient::spawn(cmd);
+        client.initialize();
+        Served { env, client }
+    }
+    /// The tool's result JSON and whether it was an error.
+    fn call(&mut self, tool: &str, args: &Value) -> (bool, Value) {
+        let r = self.client.call_tool(tool, args.clone());
+        (is_error(&r), result_json(&r))
+    }
+    fn finish(self) {
+        let Served { env: _env, client } = self;
+        client.finish(Duration::from_secs(20));
+    }
+}
+
+/// The calls of the comparison, as MCP tool calls; `__control` flips a
+/// switch of the fake, `__cleanup` ends the session (Hermes'
+/// `cleanup_browser`; for us, the server's exit).
+fn script(fake: &FakeCamofox) -> Vec<(String, Value)> {
+    let c = |n: &str, a: Value| (n.to_string(), a);
+    vec![
+        c("browser_snapshot", json!({})),
+        c("browser_navigate", json!({"url": fake.page("index.html")})),
+        c("browser_click", json!({"ref": "@e2"})),
+        c("browser_snapshot", json!({"full": false})),
+        c("browser_click", json!({"ref": "@e99"})),
+        c(
+            "browser_type",
+            json!({"ref": "@e3", "text": "sk-ant-api03-AbCdEfGhIjKlMnOpQrStUvWxYz0123456789"}),
+        ),
+        c("browser_type", json!({"ref": "e3", "text": "Ada Lovelace"})),
+        c("browser_scroll", json!({"direction": "down"})),
+        c("browser_press", json!({"key": "Enter"})),
+        c("browser_get_images", json!({})),
+        c("browser_back", json!({})),
+        c("browser_navigate", json!({"url": fake.page("long.html")})),
+        c("browser_snapshot", json!({})),
+        c("browser_console", json!({})),
+        c("browser_console", json!({"expression": "1+1"})),
+        c("browser_console", json!({"expression": "document.title"})),
+        c(
+            "browser_console",
+            json!({"expression": "JSON.stringify({a: [1, 2]})"}),
+        ),
+        c(
+            "browser_navigate",
+            json!({"url": "http://169.254.169.254/latest/meta-data/"}),
+        ),
+        c(
+            "browser_navigate",
+            json!({"url": "https://blocked.example/x"}),
+        ),
+        c("__control", json!({"op": "forget-tabs"})),
+        c("browser_navigate", json!({"url": fake.page("form.html")})),
+        c("__control", json!({"op": "no-evaluate"})),
+        c("browser_console", json!({"expression": "1+1"})),
+        c(
+            "browser_vision",
+            json!({"question": "What is on the page?", "annotate": true}),
+        ),
+        c("__cleanup", json!({})),
+    ]
+}
+
+const CONFIG: &str =
+    "security:\n  website_blocklist:\n    enabled: true\n    domains: [\"blocked.example\"]\n";
+
+/// Hermes' own client against `fake`: the script's results (None for the
+/// test's own steps).
+fn run_hermes(fake: &FakeCamofox, calls: &[(String, Value)], vars: &[(&str, &str)]) -> Vec<Value> {
+    let env = TestEnv::new();
+    env.write_hermes("config.yaml", CONFIG);
+    let py = r#"
+import json, os, sys
+import requests
+from tools import browser_tool as bt
+calls = json.loads(sys.argv[1])
+fns = {"browser_navigate": bt.browser_navigate, "browser_snapshot": bt.browser_snapshot,
+       "browser_click": bt.browser_click, "browser_type": bt.browser_type,
+       "browser_scroll": bt.browser_scroll, "browser_back": bt.browser_back,
+       "browser_press": bt.browser_press, "browser_get_images": bt.browser_get_images,
+       "browser_vision": bt.browser_vision, "browser_console": bt.browser_console}
+out = []
+for name, args in calls:
+    if name == "__control":
+        requests.post(os.environ["CAMOFOX_URL"] + "/__test/" + args["op"], json={})
+        out.append(None)
+        continue
+    if name == "__cleanup":
+        bt.cleanup_browser()
+        out.append(None)
+        continue
+    args = dict(args)
+    if "task" in args:
+        args["user_task"] = args.pop("task")
+    out.append(json.loads(fns[name](**args)))
+print("RESULTS " + json.dumps(out))
+"#;
+    let mut cmd = Command::new(hermes_python("tools.browser_camofox"));
+    env.apply(&mut cmd);
+    cmd.env("CAMOFOX_URL", fake.url());
+    for (k, v) in vars {
+        cmd.env(k, v);
+    }
+    let calls: Vec<Value> = calls.iter().map(|(n, a)| json!([n, a])).collect();
+    let out = cmd
+        .args(["-c", py, &Value::Array(calls).to_string()])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "Hermes' Camofox client failed: {}\n{stdout}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let line = stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("RESULTS "))
+        .unwrap_or_else(|| panic!("no results from Hermes: {stdout}"));
+    let mut v: Vec<Value> = serde_json::from_str(line).unwrap();
+    // Hermes' home differs from ours: compare paths under it by their tail.
+    for r in &mut v {
+        normalize_home(r, &env.hermes_home().display().to_string());
+    }
+    v
+}
+
+fn normalize_home(v: &mut Value, home: &str) {
+    match v {
+        Value::String(s) => *s = s.replace(home, "$HERMES_HOME"),
+        Value::Array(a) => a.iter_mut().for_each(|x| normalize_home(x, home)),
+        Value::Object(o) => o.values_mut().for_each(|x| normalize_home(x, home)),
+        _ => {}
+    }
+}
+
+/// Our results for the same script, through `hermes-mcp serve`.
+fn run_ours(
+    fake: &FakeCamofox,
+    calls: &[(String, Value)],
+    config: &str,
+    vars: &[(&str, &str)],
+) -> (Vec<Value>, Vec<bool>, Vec<Value>) {
+    let base = fake.url();
+    let mut vars = vars.to_vec();
+    vars.push(("CAMOFOX_URL", &base));
+    let mut s = Served::start(config, &vars);
+    let (mut results, mut errors, mut raw) = (Vec::new(), Vec::new(), Vec::new());
+    let home = s.env.hermes_home().display().to_string();
+    let mut served = Some(s);
+    for (name, args) in calls {
+        match name.as_str() {
+            "__control" => {
+                let op = args["op"].as_str().unwrap();
+                let mut st = fake.state.lock().unwrap();
+                match op {
+                    "no-evaluate" => st.no_evaluate = true,
+                    _ => st.tabs.clear(),
+                }
+                results.push(Value::Null);
+                errors.push(false);
+                raw.push(Value::Null);
+            }
+            "__cleanup" => {
+                served.take().unwrap().finish();
+                results.push(Value::Null);
+                errors.push(false);
+                raw.push(Value::Null);
+            }
+            _ => {
+                s = served.take().unwrap();
+                let r = s.client.call_tool(name, args.clone());
+                let mut v = result_json(&r);
+                normalize_home(&mut v, &home);
+                errors.push(is_error(&r));
+                results.push(v);
+                raw.push(r);
+                served = Some(s);
+            }
+        }
+    }
+    (results, errors, raw)
+}
+
+/// User ids are random per session: compare them by role.
+fn normalize_user(v: &mut Value) {
+    match v {
+        Value::String(s) => {
+            let re = regex::Regex::new(r"hermes_[0-9a-f]{10}").unwrap();
+            *s = re.replace_all(s, "hermes_USER").into_owned();
+        }
+        Value::Array(a) => a.iter_mut().for_each(normalize_user),
+        Value::Object(o) => o.values_mut().for_each(normalize_user),
+        _ => {}
+    }
+}
+
+fn request_shapes(seen: &[Seen]) -> Vec<Value> {
+    seen.iter()
+        .map(|s| {
+            let mut v = json!({"method": s.method, "path": s.path, "auth": s.auth, "body": s.body});
+            normalize_user(&mut v);
+            v
+        })
+        .collect()
+}
+
+#[test]
+fn browser_camofox_every_tool_matches_hermes_client_against_the_same_fake() {
+    let fake = FakeCamofox::start();
+    let calls = script(&fake);
+    let vars = [("CAMOFOX_API_KEY", KEY)];
+    let (mut ours, errors, raw) = run_ours(&fake, &calls, CONFIG, &vars);
+    let our_requests = fake.seen();
+    let our_typed = fake.typed();
+    fake.reset();
+    let mut theirs = run_hermes(&fake, &calls, &vars);
+    let their_requests = fake.seen();
+
+    // The fake saw the same requests, in the same order, with the same
+    // bodies and bearer token.
+    assert_eq!(
+        request_shapes(&our_requests),
+        request_shapes(&their_requests),
+        "ours: {our_requests:#?}\ntheirs: {their_requests:#?}"
+    );
+    assert_eq!(our_typed, fake.typed(), "the raw text reaches the page");
+
+    for (i, ((name, args), (o, t))) in calls
+        .iter()
+        .zip(ours.iter_mut().zip(theirs.iter_mut()))
+        .enumerate()
+    {
+        if name.starts_with("__") {
+            continue;
+        }
+        normalize_user(o);
+        normalize_user(t);
+        if name == "browser_vision" {
+            // Hermes asks its auxiliary vision model (none here); Codex's
+            // own model gets the screenshot from us.
+            assert_eq!(o["success"], json!(true), "{o}");
+            let path = o["screenshot_path"].as_str().unwrap();
+            assert!(
+                path.starts_with("$HERMES_HOME/browser_screenshots/browser_screenshot_"),
+                "{o}"
+            );
+            assert!(
+                o["analysis"]
+                    .as_str()
+                    .unwrap()
+                    .contains("Accessibility tree"),
+                "{o}"
+            );
+            let blocks = raw[i]["content"].as_array().unwrap();
+            assert!(blocks.iter().any(|b| b["type"] == "image"), "{}", raw[i]);
+            continue;
+        }
+        // Hermes' failures are `{"error", "success": false}`; ours are the
+        // same object marked as a tool error.
+        assert_eq!(
+            errors[i],
+            t["success"] == json!(false),
+            "{name} {args}: {o} vs {t}"
+        );
+        assert_eq!(o, t, "step {i}: {name} {args}");
+    }
+
+    // Spot checks of what the comparison covered.
+    let nav = &ours[1];
+    assert_eq!(nav["vnc_url"], "http://127.0.0.1:6080", "{nav}");
+    assert!(
+        nav["snapshot"]
+            .as_str()
+            .unwrap()
+            .contains("link \"Order form\" [e2]")
+    );
+    assert_eq!(ours[2]["url"], fake.page("form.html"));
+    assert!(
+        ours[4]["error"]
+            .as_str()
+            .unwrap()
+            .starts_with("500 Server Error: Internal Server Error for url: ")
+    );
+    assert!(
+        !ours[5]["typed"].as_str().unwrap().contains("AbCdEfGh"),
+        "{}",
+        ours[5]
+    );
+    assert_eq!(ours[9]["count"], 2);
+    assert!(
+        ours[12]["snapshot"]
+            .as_str()
+            .unwrap()
+            .contains("more lines truncated")
+    );
+    assert_eq!(
+        (&ours[14]["result"], &ours[14]["result_type"]),
+        (&json!(2), &json!("int"))
+    );
+    assert_eq!(ours[16]["result"], json!({"a": [1, 2]}));
+    assert_eq!(
+        ours[17]["error"],
+        "Blocked: URL targets a cloud metadata endpoint"
+    );
+    assert_eq!(ours[18]["blocked_by_policy"]["host"], "blocked.example");
+    assert!(
+        ours[22]["error"]
+            .as_str()
+            .unwrap()
+            .contains("not supported by this Camofox server")
+    );
+    // The stale tab (forgotten by the server) was replaced.
+    assert_eq!(ours[20]["title"], "", "{}", ours[20]);
+    assert_eq!(our_requests.last().unwrap().method, "DELETE");
+}
