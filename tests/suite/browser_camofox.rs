@@ -426,9 +426,14 @@ const CONFIG: &str =
 
 /// Hermes' own client against `fake`: the script's results (None for the
 /// test's own steps).
-fn run_hermes(fake: &FakeCamofox, calls: &[(String, Value)], vars: &[(&str, &str)]) -> Vec<Value> {
+fn run_hermes(
+    camofox_url: &str,
+    config: &str,
+    calls: &[(String, Value)],
+    vars: &[(&str, &str)],
+) -> Vec<Value> {
     let env = TestEnv::new();
-    env.write_hermes("config.yaml", CONFIG);
+    env.write_hermes("config.yaml", config);
     let py = r#"
 import json, os, sys
 import requests
@@ -457,7 +462,7 @@ print("RESULTS " + json.dumps(out))
 "#;
     let mut cmd = Command::new(hermes_python("tools.browser_camofox"));
     env.apply(&mut cmd);
-    cmd.env("CAMOFOX_URL", fake.url());
+    cmd.env("CAMOFOX_URL", camofox_url);
     for (k, v) in vars {
         cmd.env(k, v);
     }
@@ -495,14 +500,14 @@ fn normalize_home(v: &mut Value, home: &str) {
 
 /// Our results for the same script, through `hermes-mcp serve`.
 fn run_ours(
-    fake: &FakeCamofox,
+    camofox_url: &str,
+    fake: Option<&FakeCamofox>,
     calls: &[(String, Value)],
     config: &str,
     vars: &[(&str, &str)],
 ) -> (Vec<Value>, Vec<bool>, Vec<Value>) {
-    let base = fake.url();
     let mut vars = vars.to_vec();
-    vars.push(("CAMOFOX_URL", &base));
+    vars.push(("CAMOFOX_URL", camofox_url));
     let mut s = Served::start(config, &vars);
     let (mut results, mut errors, mut raw) = (Vec::new(), Vec::new(), Vec::new());
     let home = s.env.hermes_home().display().to_string();
@@ -511,7 +516,7 @@ fn run_ours(
         match name.as_str() {
             "__control" => {
                 let op = args["op"].as_str().unwrap();
-                let mut st = fake.state.lock().unwrap();
+                let mut st = fake.expect("a fake to switch").state.lock().unwrap();
                 match op {
                     "no-evaluate" => st.no_evaluate = true,
                     _ => st.tabs.clear(),
@@ -529,6 +534,9 @@ fn run_ours(
             _ => {
                 s = served.take().unwrap();
                 let r = s.client.call_tool(name, args.clone());
+                // Camofox mode never starts a Chromium of ours.
+                let tmp = s.env.dir.path().join("tmp").display().to_string();
+                assert!(procs_with(&tmp).is_empty(), "a local browser started");
                 let mut v = result_json(&r);
                 normalize_home(&mut v, &home);
                 errors.push(is_error(&r));
@@ -569,11 +577,11 @@ fn browser_camofox_every_tool_matches_hermes_client_against_the_same_fake() {
     let fake = FakeCamofox::start();
     let calls = script(&fake);
     let vars = [("CAMOFOX_API_KEY", KEY)];
-    let (mut ours, errors, raw) = run_ours(&fake, &calls, CONFIG, &vars);
+    let (mut ours, errors, raw) = run_ours(&fake.url(), Some(&fake), &calls, CONFIG, &vars);
     let our_requests = fake.seen();
     let our_typed = fake.typed();
     fake.reset();
-    let mut theirs = run_hermes(&fake, &calls, &vars);
+    let mut theirs = run_hermes(&fake.url(), CONFIG, &calls, &vars);
     let their_requests = fake.seen();
 
     // The fake saw the same requests, in the same order, with the same
@@ -672,4 +680,237 @@ fn browser_camofox_every_tool_matches_hermes_client_against_the_same_fake() {
     // The stale tab (forgotten by the server) was replaced.
     assert_eq!(ours[20]["title"], "", "{}", ours[20]);
     assert_eq!(our_requests.last().unwrap().method, "DELETE");
+}
+
+/// `hermes-mcp tools --json`'s browser provider line.
+fn browser_provider(config: &str, vars: &[(&str, &str)]) -> Value {
+    let env = TestEnv::new();
+    env.write_hermes("config.yaml", config);
+    provider_for(&env, vars, "browser")
+}
+
+#[test]
+fn browser_camofox_is_selected_as_hermes_selects_it_and_needs_no_chromium() {
+    let cf = [("CAMOFOX_URL", "http://127.0.0.1:9377/")];
+    let p = browser_provider("", &cf);
+    assert_eq!(p["provider"], "camofox", "{p}");
+    let why = p["why"].as_str().unwrap();
+    assert!(
+        why.contains("CAMOFOX_URL") && why.contains("fresh profile"),
+        "{p}"
+    );
+    // Camofox wins over a cloud provider (Hermes checks it first) ...
+    let cloud = "browser:\n  cloud_provider: browserbase\n  record_sessions: true\n";
+    let p = browser_provider(cloud, &cf);
+    assert_eq!(p["provider"], "camofox", "{p}");
+    assert!(
+        p["why"]
+            .as_str()
+            .unwrap()
+            .contains("does not apply to Camofox"),
+        "{p}"
+    );
+    // ... and a CDP override (env or config) wins over Camofox.
+    let mut with_cdp = cf.to_vec();
+    with_cdp.push(("BROWSER_CDP_URL", "ws://127.0.0.1:9222/devtools/browser/x"));
+    assert_eq!(browser_provider("", &with_cdp)["provider"], "cdp");
+    let cfg = "browser:\n  cdp_url: ws://127.0.0.1:9222/devtools/browser/x\n";
+    assert_eq!(browser_provider(cfg, &cf)["provider"], "cdp");
+    let managed = "browser:\n  camofox:\n    managed_persistence: true\n";
+    let p = browser_provider(managed, &cf);
+    assert!(
+        p["why"].as_str().unwrap().contains("persistent profile"),
+        "{p}"
+    );
+
+    // No Chromium anywhere: the browser tools are still available.
+    let env = TestEnv::new();
+    let out = env
+        .cmd()
+        .args(["tools", "--json"])
+        .env("PATH", "/nonexistent")
+        .env("CAMOFOX_URL", "http://127.0.0.1:9377")
+        .output()
+        .unwrap();
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let nav = doc["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == "browser_navigate")
+        .unwrap();
+    assert_eq!(nav["available"], true, "{nav}");
+}
+
+#[test]
+fn browser_camofox_unreachable_server_is_reported_as_hermes_does() {
+    // A port nobody listens on.
+    let port = TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let url = format!("http://127.0.0.1:{port}");
+    let calls = vec![(
+        "browser_navigate".to_string(),
+        json!({"url": "https://example.com/"}),
+    )];
+    let (ours, errors, _) = run_ours(&url, None, &calls, "", &[]);
+    let theirs = run_hermes(&url, "", &calls, &[]);
+    assert!(errors[0]);
+    assert_eq!(ours[0], theirs[0]);
+    assert!(
+        ours[0]["error"].as_str().unwrap().starts_with(&format!(
+            "Cannot connect to Camofox at {url}. Is the server running?"
+        )),
+        "{}",
+        ours[0]
+    );
+}
+
+#[test]
+fn browser_camofox_session_is_released_when_idle() {
+    let fake = FakeCamofox::start();
+    let vars = [("CAMOFOX_API_KEY", KEY), ("CAMOFOX_URL", &fake.url())];
+    let mut s = Served::start("browser:\n  inactivity_timeout: 5\n", &vars);
+    let (err, v) = s.call("browser_navigate", &json!({"url": fake.page("form.html")}));
+    assert!(!err, "{v}");
+    let seen = fake.wait_for(
+        "the idle release",
+        |s| s.iter().any(|r| r.method == "DELETE"),
+        30,
+    );
+    let user = seen[0].body["userId"].as_str().unwrap().to_string();
+    assert_eq!(
+        seen.last().unwrap().path,
+        format!("/sessions/{user}"),
+        "{seen:#?}"
+    );
+    // The session is gone; a navigation starts a new one with a new userId.
+    let (err, v) = s.call("browser_snapshot", &json!({}));
+    assert!(err, "{v}");
+    assert_eq!(
+        v["error"],
+        "No browser session. Call browser_navigate first."
+    );
+    let (err, v) = s.call("browser_navigate", &json!({"url": fake.page("index.html")}));
+    assert!(!err, "{v}");
+    let last_tab = fake
+        .seen()
+        .into_iter()
+        .rev()
+        .find(|r| r.method == "POST" && r.path == "/tabs")
+        .unwrap();
+    assert_ne!(last_tab.body["userId"], json!(user));
+    // A page that lands on cloud metadata (a server-side redirect) is
+    // refused as the CDP browser refuses it, and the tab is blanked.
+    let (err, v) = s.call(
+        "browser_navigate",
+        &json!({"url": fake.page("to-metadata")}),
+    );
+    assert!(err, "{v}");
+    assert_eq!(
+        v["error"],
+        "Blocked: the page landed on a cloud metadata endpoint (http://169.254.169.254/latest/meta-data/)"
+    );
+    let last = fake.seen().pop().unwrap();
+    assert_eq!(last.body["url"], "about:blank", "{last:?}");
+    s.finish();
+    assert_eq!(
+        fake.seen().iter().filter(|r| r.method == "DELETE").count(),
+        2
+    );
+}
+
+/// Hermes' `get_camofox_identity()` for a Hermes home.
+fn hermes_identity(home: &std::path::Path) -> Value {
+    let out = Command::new(hermes_python("tools.browser_camofox_state"))
+        .env_clear()
+        .env("HERMES_HOME", home)
+        .env("HOME", home)
+        .args([
+            "-c",
+            "import json; from tools.browser_camofox_state import get_camofox_identity as g; print(json.dumps(g('default')))",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+#[test]
+fn browser_camofox_managed_profile_uses_hermes_identity_adopts_its_tab_and_is_kept() {
+    let fake = FakeCamofox::start();
+    let config =
+        "browser:\n  camofox:\n    managed_persistence: true\n    adopt_existing_tab: true\n";
+    let vars = [
+        ("CAMOFOX_API_KEY", KEY),
+        ("CAMOFOX_URL", &fake.url()),
+        ("CAMOFOX_REWRITE_LOOPBACK_URLS", "true"),
+    ];
+    let mut s = Served::start(config, &vars);
+    let id = hermes_identity(&s.env.hermes_home());
+    // The server already has a tab for this profile (a previous run).
+    fake.state.lock().unwrap().tabs.push(FakeTab {
+        id: "tab-old".into(),
+        user: id["user_id"].as_str().unwrap().into(),
+        list_item: id["session_key"].as_str().unwrap().into(),
+        history: vec!["http://host.docker.internal:3000/pages/form.html".into()],
+        idx: 0,
+    });
+    // Adopted: a snapshot works without a navigation.
+    let (err, v) = s.call("browser_snapshot", &json!({}));
+    assert!(!err, "{v}");
+    assert!(
+        v["snapshot"].as_str().unwrap().contains("Place an order"),
+        "{v}"
+    );
+    let seen = fake.seen();
+    assert_eq!(
+        seen[0].path,
+        format!("/tabs?userId={}", id["user_id"].as_str().unwrap())
+    );
+    // A loopback page URL is opened on the Docker host alias, and said so.
+    let (err, v) = s.call(
+        "browser_navigate",
+        &json!({"url": "http://127.0.0.1:3000/pages/index.html"}),
+    );
+    assert!(!err, "{v}");
+    assert_eq!(
+        v["url"], "http://host.docker.internal:3000/pages/index.html",
+        "{v}"
+    );
+    assert_eq!(v["requested_url"], "http://127.0.0.1:3000/pages/index.html");
+    assert_eq!(v["url_rewrite"]["to"], "host.docker.internal");
+    assert_eq!(
+        v["warning"],
+        "Rewrote loopback URL for Docker-hosted Camofox: 127.0.0.1 -> host.docker.internal"
+    );
+    let nav = fake
+        .seen()
+        .into_iter()
+        .find(|r| r.path == "/tabs/tab-old/navigate")
+        .unwrap();
+    assert_eq!(nav.body["userId"], id["user_id"]);
+    s.finish();
+    // The persistent profile is left on the server.
+    assert!(!fake.seen().iter().any(|r| r.method == "DELETE"));
+
+    // Hermes' client does the same with the same fake.
+    let calls = vec![
+        ("browser_snapshot".to_string(), json!({})),
+        (
+            "browser_navigate".to_string(),
+            json!({"url": "http://127.0.0.1:3000/pages/index.html"}),
+        ),
+    ];
+    let (mut ours, _, _) = run_ours(&fake.url(), Some(&fake), &calls, config, &vars[..1]);
+    let mut theirs = run_hermes(&fake.url(), config, &calls, &vars[..1]);
+    ours.iter_mut().for_each(normalize_user);
+    theirs.iter_mut().for_each(normalize_user);
+    assert_eq!(ours, theirs);
 }

@@ -192,25 +192,15 @@ pub(crate) async fn dispatch(
     let Some(cfg) = CamofoxConfig::from_context(ctx) else {
         return Err(Fail::msg("CAMOFOX_URL is not set"));
     };
-    // Hermes' `_get_session` creates the session lazily; only a navigation
-    // or an evaluation opens a tab.
-    let opens_tab = matches!(
-        &tool,
-        Tool::Navigate(_)
-            | Tool::Console(super::args::ConsoleArgs {
-                expression: Some(_),
-                ..
-            })
-    );
     if let Tool::Console(super::args::ConsoleArgs {
         expression: None, ..
     }) = &tool
     {
         return Ok(Reply::Json(tools::console_note()));
     }
-    if slot.is_none() && !opens_tab {
-        return Err(Fail::msg(tools::NO_SESSION));
-    }
+    // Hermes' `_get_session`: every tool has a session (an identity, no
+    // server call); only a navigation or an evaluation opens a tab, and a
+    // managed profile may adopt one the server already has.
     let sess = slot.get_or_insert_with(|| CamofoxSession::new(ctx, &cfg, http));
     sess.last_used = Instant::now();
     sess.adopt_existing_tab().await;

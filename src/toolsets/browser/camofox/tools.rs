@@ -22,7 +22,7 @@ use crate::toolsets::browser::reply::{Fail, R, Reply, ok};
 use crate::toolsets::browser::{snapshot, snapshot_tool, textsafety, urlcheck};
 use crate::toolsets::vision::{Analysis, VisionClient};
 
-pub(crate) const NO_SESSION: &str = "No browser session. Call browser_navigate first.";
+const NO_SESSION: &str = "No browser session. Call browser_navigate first.";
 
 /// Hermes' navigate timeout (`timeout=60`).
 const NAVIGATE_TIMEOUT: Duration = Duration::from_secs(60);
