@@ -3,6 +3,7 @@ mod browser_camofox;
 mod browser_cloud;
 mod browser_offline;
 mod browser_pages;
+mod browser_recording;
 mod browser_reuse;
 mod cli_pipes;
 mod codex_auth;

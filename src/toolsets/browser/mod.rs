@@ -48,6 +48,7 @@ mod page;
 mod pageinfo;
 mod popup;
 mod protocol;
+mod recording;
 mod reply;
 mod schemas;
 mod screenshot;
@@ -245,7 +246,14 @@ fn provider_choice(ctx: &Context) -> ProviderChoice {
     if st.record_sessions && provider == "camofox" {
         why.push_str("; browser.record_sessions does not apply to Camofox (Hermes records only its own Chromium sessions)");
     } else if st.record_sessions {
-        why.push_str(&format!("; {RECORDING_UNSUPPORTED}"));
+        match recording::ffmpeg(ctx) {
+            Some(ff) => why.push_str(&format!(
+                "; browser.record_sessions: each session is recorded to {}/session_<time>_<task>.webm (ffmpeg {}; kept 72 h)",
+                recording::dir(ctx).display(),
+                ff.display()
+            )),
+            None => why.push_str(&format!("; {}", recording::NEEDS_FFMPEG)),
+        }
     }
     ProviderChoice {
         job: "browser",
@@ -253,8 +261,6 @@ fn provider_choice(ctx: &Context) -> ProviderChoice {
         why,
     }
 }
-
-const RECORDING_UNSUPPORTED: &str = "browser.record_sessions is set, but hermes-mcp cannot record browser sessions (Hermes records a WebM through agent-browser); no recording is made";
 
 /// The URL `precheck_url` will check, for routing only.
 fn route_url(raw: &str) -> String {
@@ -342,6 +348,23 @@ impl BrowserToolset {
                 ));
             }
         }
+        // Hermes' `_maybe_start_recording`: with the session's first
+        // navigation, before the page loads.
+        let mut recording_note = None;
+        if url.is_some() && st.record_sessions && !sess.first_nav_done && sess.recording.is_none() {
+            let key = if use_local {
+                "default::local"
+            } else {
+                "default"
+            };
+            match recording::start(ctx, &sess.tab.page, key).await {
+                Ok(r) => sess.recording = Some(r),
+                Err(e) => {
+                    tracing::info!("browser: not recording: {e}");
+                    recording_note = Some(e);
+                }
+            }
+        }
         // Anything but a snapshot or reading the console log may change the
         // page: the cached snapshot goes (issue 14, `snapshot_tool.rs`).
         if !matches!(
@@ -386,8 +409,8 @@ impl BrowserToolset {
                 if let Some(f) = sess.fallback.take() {
                     o.insert("cloud_fallback".into(), json!(f));
                 }
-                if st.record_sessions {
-                    o.insert("recording".into(), json!(RECORDING_UNSUPPORTED));
+                if let Some(n) = recording_note {
+                    o.insert("recording".into(), json!(n));
                 }
             }
             sess.first_nav_done = true;
