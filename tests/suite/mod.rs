@@ -1,5 +1,6 @@
 pub mod browser;
 mod browser_camofox;
+mod browser_camofox_fake;
 mod browser_cloud;
 mod browser_offline;
 mod browser_pages;
