@@ -96,6 +96,11 @@ vars! {
     FIRECRAWL_BROWSER_TTL = Serve, "browser", "Firecrawl cloud browser session TTL in seconds (default 300)";
     CAMOFOX_URL = Serve, "browser", "Camofox anti-detection browser server (REST API)";
     CAMOFOX_API_KEY = Serve, "browser", "bearer token for the Camofox server";
+    CAMOFOX_USER_ID = Serve, "browser", "Camofox userId to share an externally owned browser profile (else browser.camofox.user_id)";
+    CAMOFOX_SESSION_KEY = Serve, "browser", "Camofox listItemId for that shared profile's tabs (else browser.camofox.session_key)";
+    CAMOFOX_ADOPT_EXISTING_TAB = Serve, "browser", "reuse a tab the Camofox server already has for a managed profile (true/false)";
+    CAMOFOX_REWRITE_LOOPBACK_URLS = Serve, "browser", "open loopback page URLs on the Docker host alias (Camofox in Docker; true/false)";
+    CAMOFOX_LOOPBACK_HOST_ALIAS = Serve, "browser", "host name loopback page URLs are rewritten to (default host.docker.internal)";
     AUXILIARY_WEB_EXTRACT_MODEL = Serve, "browser", "auxiliary model that summarises long browser snapshots";
     // vision
     AUXILIARY_VISION_MODEL = Serve, "vision", "auxiliary vision model override";

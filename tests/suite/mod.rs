@@ -1,7 +1,10 @@
 pub mod browser;
+mod browser_camofox;
+mod browser_camofox_fake;
 mod browser_cloud;
 mod browser_offline;
 mod browser_pages;
+mod browser_recording;
 mod browser_reuse;
 mod cli_pipes;
 mod codex_auth;

@@ -116,7 +116,7 @@ impl Provider {
 pub(crate) enum Backend {
     /// `BROWSER_CDP_URL` / `browser.cdp_url` (wins over everything).
     Cdp,
-    /// `CAMOFOX_URL` (Hermes talks to its REST API; not supported here).
+    /// `CAMOFOX_URL`: the tools talk to Camofox's REST API (`camofox/`).
     Camofox,
     Cloud(Provider),
     Local,

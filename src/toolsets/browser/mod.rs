@@ -29,9 +29,14 @@
 //! private/loopback URL then goes to a local Chromium "sidecar" instead
 //! (`browser.auto_local_for_private_urls`, default on), and the other tools
 //! act on whichever session the last navigation used.
+//!
+//! With `CAMOFOX_URL` set (and no CDP override) the tools go to a Camofox
+//! server's REST API instead ([`camofox`]); that session lives in its own
+//! slot and is released on idle and shutdown like the others.
 
 mod actions;
 mod args;
+mod camofox;
 mod cdp;
 mod cloud;
 mod domsnap;
@@ -43,6 +48,7 @@ mod page;
 mod pageinfo;
 mod popup;
 mod protocol;
+mod recording;
 mod reply;
 mod schemas;
 mod screenshot;
@@ -79,6 +85,8 @@ struct Slots {
     local: Option<Session>,
     /// The last successful navigation used the sidecar.
     use_local: bool,
+    /// The Camofox session (Camofox mode only).
+    camofox: Option<camofox::CamofoxSession>,
 }
 
 impl Slots {
@@ -96,6 +104,7 @@ pub struct BrowserToolset {
     session: Arc<Mutex<Slots>>,
     reaper: std::sync::Mutex<Option<tokio::task::JoinHandle<()>>>,
     http: crate::net::LazyClient,
+    camofox: camofox::Shared,
 }
 
 impl BrowserToolset {
@@ -129,6 +138,9 @@ impl Toolset for BrowserToolset {
             if let Some(s) = guard.active().as_mut() {
                 s.last_used = Instant::now();
             }
+            if let Some(c) = guard.camofox.as_mut() {
+                c.last_used = Instant::now();
+            }
             drop(guard);
             match res {
                 Ok(Reply::Json(v)) => ToolOutput::json(v),
@@ -152,13 +164,20 @@ impl Toolset for BrowserToolset {
             for s in [g.main.take(), g.local.take()].into_iter().flatten() {
                 s.close().await;
             }
+            if let Some(c) = g.camofox.take() {
+                c.close().await;
+            }
         })
     }
 }
 
 fn availability(ctx: &Context) -> Availability {
     let s = Settings::from_context(ctx);
-    if s.cdp_url.is_some() || matches!(cloud::select(ctx, false).backend, cloud::Backend::Cloud(_))
+    if s.cdp_url.is_some()
+        || matches!(
+            cloud::select(ctx, false).backend,
+            cloud::Backend::Cloud(_) | cloud::Backend::Camofox
+        )
     {
         return Availability::Available;
     }
@@ -212,11 +231,8 @@ fn provider_choice(ctx: &Context) -> ProviderChoice {
             Err(e) => ("none".to_string(), format!("{}; {e}", sel.why)),
         },
         cloud::Backend::Camofox => (
-            "chromium".to_string(),
-            format!(
-                "{}; hermes-mcp does not speak Camofox's REST API, so the local Chromium runs instead",
-                sel.why
-            ),
+            "camofox".to_string(),
+            format!("{}{}", sel.why, camofox::describe(ctx)),
         ),
         cloud::Backend::Cloud(p) => {
             let local = if cloud::auto_local_for_private_urls(ctx) {
@@ -227,8 +243,17 @@ fn provider_choice(ctx: &Context) -> ProviderChoice {
             (p.key().to_string(), format!("{}{local}", sel.why))
         }
     };
-    if st.record_sessions {
-        why.push_str(&format!("; {RECORDING_UNSUPPORTED}"));
+    if st.record_sessions && provider == "camofox" {
+        why.push_str("; browser.record_sessions does not apply to Camofox (Hermes records only its own Chromium sessions)");
+    } else if st.record_sessions {
+        match recording::ffmpeg(ctx) {
+            Some(ff) => why.push_str(&format!(
+                "; browser.record_sessions: each session is recorded to {}/session_<time>_<task>.webm (ffmpeg {}; kept 72 h)",
+                recording::dir(ctx).display(),
+                ff.display()
+            )),
+            None => why.push_str(&format!("; {}", recording::NEEDS_FFMPEG)),
+        }
     }
     ProviderChoice {
         job: "browser",
@@ -236,8 +261,6 @@ fn provider_choice(ctx: &Context) -> ProviderChoice {
         why,
     }
 }
-
-const RECORDING_UNSUPPORTED: &str = "browser.record_sessions is set, but hermes-mcp cannot record browser sessions (Hermes records a WebM through agent-browser); no recording is made";
 
 /// The URL `precheck_url` will check, for routing only.
 fn route_url(raw: &str) -> String {
@@ -268,6 +291,9 @@ impl BrowserToolset {
             return Err(Fail::msg(err));
         }
         let sel = cloud::select(ctx, st.cdp_url.is_some());
+        if sel.backend == cloud::Backend::Camofox {
+            return self.camofox_dispatch(ctx, slots, tool).await;
+        }
         let cloud_mode = matches!(sel.backend, cloud::Backend::Cloud(_));
         // Hermes' `_navigation_session_key`: private URLs go to the local
         // sidecar when a cloud provider is configured.
@@ -322,6 +348,23 @@ impl BrowserToolset {
                 ));
             }
         }
+        // Hermes' `_maybe_start_recording`: with the session's first
+        // navigation, before the page loads.
+        let mut recording_note = None;
+        if url.is_some() && st.record_sessions && !sess.first_nav_done && sess.recording.is_none() {
+            let key = if use_local {
+                "default::local"
+            } else {
+                "default"
+            };
+            match recording::start(ctx, &sess.tab.page, key).await {
+                Ok(r) => sess.recording = Some(r),
+                Err(e) => {
+                    tracing::info!("browser: not recording: {e}");
+                    recording_note = Some(e);
+                }
+            }
+        }
         // Anything but a snapshot or reading the console log may change the
         // page: the cached snapshot goes (issue 14, `snapshot_tool.rs`).
         if !matches!(
@@ -366,8 +409,8 @@ impl BrowserToolset {
                 if let Some(f) = sess.fallback.take() {
                     o.insert("cloud_fallback".into(), json!(f));
                 }
-                if st.record_sessions {
-                    o.insert("recording".into(), json!(RECORDING_UNSUPPORTED));
+                if let Some(n) = recording_note {
+                    o.insert("recording".into(), json!(n));
                 }
             }
             sess.first_nav_done = true;
@@ -378,6 +421,36 @@ impl BrowserToolset {
             slots.use_local = l;
         }
         r
+    }
+
+    /// Camofox mode: the URL checks of a local browser (Hermes treats
+    /// Camofox as local), then the REST backend.
+    async fn camofox_dispatch(
+        &self,
+        ctx: &Context,
+        slots: &mut Slots,
+        tool: Tool,
+    ) -> Result<Reply, Fail> {
+        let url = match &tool {
+            Tool::Navigate(a) => Some(navigate::precheck_url(&a.url, ctx, false, None).await?),
+            _ => None,
+        };
+        let http = self.api_client(ctx)?;
+        let r = camofox::dispatch(ctx, &self.camofox, http, &mut slots.camofox, tool, url).await;
+        if slots.camofox.is_some() {
+            self.start_reaper(Settings::from_context(ctx).inactivity_timeout);
+        }
+        r
+    }
+
+    /// The provider-API HTTP client (configured endpoints: private allowed,
+    /// cloud metadata never).
+    fn api_client(&self, ctx: &Context) -> Result<Arc<crate::net::HttpClient>, Fail> {
+        self.http
+            .get_or_build(|| {
+                crate::net::HttpClient::with_policy(crate::net::Policy::from_context(ctx))
+            })
+            .map_err(Fail::msg)
     }
 
     async fn ensure<'s>(
@@ -394,14 +467,7 @@ impl BrowserToolset {
             let target = match (&sel.backend, &st.cdp_url) {
                 (cloud::Backend::Cdp, Some(u)) if !local => session::Target::Attach(u.clone()),
                 (cloud::Backend::Cloud(p), _) if !local => {
-                    let http = self
-                        .http
-                        .get_or_build(|| {
-                            crate::net::HttpClient::with_policy(crate::net::Policy::from_context(
-                                ctx,
-                            ))
-                        })
-                        .map_err(Fail::msg)?;
+                    let http = self.api_client(ctx)?;
                     match cloud::create(ctx, http, *p).await {
                         Ok(c) => session::Target::Cloud(c),
                         Err(e) => {
@@ -425,9 +491,6 @@ impl BrowserToolset {
                 }
                 _ => session::Target::Launch(settings::find_executable(ctx).map_err(Fail::msg)?),
             };
-            if matches!(sel.backend, cloud::Backend::Camofox) && !local {
-                fallback = Some("CAMOFOX_URL is set, but hermes-mcp does not speak Camofox's REST API; this session runs on a local Chromium instead".into());
-            }
             let policy = urlcheck::BrowserPolicy::from_context(ctx, remote);
             let mut s = Session::start(target, st, policy)
                 .await
@@ -463,10 +526,22 @@ impl BrowserToolset {
             loop {
                 tokio::time::sleep(tick).await;
                 let mut g = slot.lock().await;
-                if g.main.is_none() && g.local.is_none() {
+                if g.main.is_none() && g.local.is_none() && g.camofox.is_none() {
                     return;
                 }
                 let g = &mut *g;
+                if g.camofox
+                    .as_ref()
+                    .is_some_and(|c| c.last_used.elapsed() >= idle)
+                {
+                    tracing::info!(
+                        "browser: releasing the Camofox session after {}s idle (browser.inactivity_timeout)",
+                        idle.as_secs()
+                    );
+                    if let Some(c) = g.camofox.take() {
+                        c.close().await;
+                    }
+                }
                 for s in [&mut g.main, &mut g.local] {
                     if s.as_ref().is_some_and(|x| x.last_used.elapsed() >= idle) {
                         tracing::info!(
@@ -478,7 +553,7 @@ impl BrowserToolset {
                         }
                     }
                 }
-                if g.main.is_none() && g.local.is_none() {
+                if g.main.is_none() && g.local.is_none() && g.camofox.is_none() {
                     return;
                 }
             }

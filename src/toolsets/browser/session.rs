@@ -162,6 +162,8 @@ pub(crate) struct Session {
     /// The last snapshot, for a `browser_snapshot` on an unchanged page
     /// (see `snapshot_tool.rs`).
     pub(crate) snap_cache: Option<SnapCache>,
+    /// `browser.record_sessions`: the WebM being written (see `recording.rs`).
+    pub(crate) recording: Option<super::recording::Recording>,
 }
 
 /// What a session runs on.
@@ -343,6 +345,7 @@ impl Session {
             cloud: None,
             fallback: None,
             snap_cache: None,
+            recording: None,
         })
     }
 
@@ -401,6 +404,10 @@ impl Session {
     /// Close the tab and the browser; for a launched browser kill its whole
     /// process group and remove the profile. Never fails.
     pub(crate) async fn close(mut self) {
+        // The recording first: its last frames come from the open page.
+        if let Some(r) = self.recording.take() {
+            r.stop().await;
+        }
         for t in &self.tab.tasks {
             t.abort();
         }

@@ -30,8 +30,8 @@ pub(crate) struct Settings {
     pub(crate) restrict_evaluate: bool,
     pub(crate) allow_unsafe_evaluate: bool,
     pub(crate) headed: bool,
-    /// `browser.record_sessions` (Hermes records a WebM through
-    /// agent-browser; not supported here, and said so).
+    /// `browser.record_sessions`: record each session to a WebM
+    /// (`recording.rs`).
     pub(crate) record_sessions: bool,
 }
 

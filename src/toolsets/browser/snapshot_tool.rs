@@ -131,7 +131,7 @@ async fn take(
 
 /// Hermes' `_store_full_snapshot` (hermes-agent: tools/browser_tool.py):
 /// `$HERMES_HOME/cache/web/browser-snapshot-<sha10>.txt`.
-fn store_full_snapshot(ctx: &Context, text: &str) -> Option<String> {
+pub(crate) fn store_full_snapshot(ctx: &Context, text: &str) -> Option<String> {
     use sha2::Digest;
     let mut content = text.to_string();
     let n = content.chars().count();
@@ -184,7 +184,7 @@ fn extraction_prompt(text: &str, task: &str) -> String {
 /// `AUXILIARY_WEB_EXTRACT_MODEL`) summarises the (redacted) snapshot; the full
 /// text is stored and pointed to. `None` when no auxiliary model is
 /// configured or the call fails or answers nothing (then it is truncated).
-async fn summarize_snapshot(ctx: &Context, text: &str, task: &str) -> Option<String> {
+pub(crate) async fn summarize_snapshot(ctx: &Context, text: &str, task: &str) -> Option<String> {
     let Mode::Auxiliary(cfg) =
         auxiliary::mode_for(ctx, "web_extract", envvars::AUXILIARY_WEB_EXTRACT_MODEL)
     else {
