@@ -125,6 +125,7 @@ vars! {
     GEMINI_BASE_URL = Serve, "tts", "Gemini API base URL (default https://generativelanguage.googleapis.com/v1beta)";
     DEEPINFRA_API_KEY = Serve, "tts", "DeepInfra speech (tts.provider: deepinfra)";
     DEEPINFRA_BASE_URL = Serve, "tts", "DeepInfra OpenAI-compatible base URL and model catalog";
+    HERMES_PYTHON = Serve, "tts", "Hermes' Python, which runs the piper-tts, neutts and kittentts packages (default: the `hermes` command's interpreter, then python3)";
     DEEPINFRA_IMAGE_MODEL = Serve, "image_gen", "DeepInfra image model (image_gen.provider: deepinfra; default: first image-gen model of the live catalog)";
     KREA_API_KEY = Serve, "image_gen", "Krea image generation (image_gen.provider: krea)";
     KREA_IMAGE_MODEL = Serve, "image_gen", "Krea model (krea-2-medium, krea-2-large or krea-2-medium-turbo)";

@@ -37,6 +37,7 @@ mod skills_usage;
 mod special_files;
 mod tts_cloud;
 mod tts_edge;
+mod tts_local;
 mod vision;
 mod vision_e2e;
 mod vision_providers;
