@@ -38,6 +38,7 @@ mod special_files;
 mod tts_cloud;
 mod tts_edge;
 mod tts_local;
+mod tts_tags;
 mod vision;
 mod vision_e2e;
 mod vision_providers;

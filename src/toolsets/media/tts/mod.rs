@@ -36,6 +36,7 @@ mod error;
 mod plan;
 mod providers;
 mod python;
+mod tags;
 
 use serde_json::{Map, Value, json};
 
