@@ -292,7 +292,8 @@ class NeuTTS:
 const KITTENTTS_STANDIN: &str = r#"
 """API-shaped stand-in for the `kittentts` package, NOT the model: the class and
 method hermes-agent's `_generate_kittentts` calls, with KittenTTS 0.8's
-signatures. Each call is logged; generate returns a 0.25 s tone at 24 kHz."""
+signatures. Each call is logged; generate returns a 0.25 s tone at 24 kHz, as a
+float32 numpy array (what KittenTTS returns) when numpy is importable."""
 import json, math
 LOG = "@LOG@"
 def _log(call, **kw):
@@ -303,13 +304,18 @@ class KittenTTS:
         _log("KittenTTS", model_name=model_name, cache_dir=cache_dir)
     def generate(self, text, voice="expr-voice-5-m", speed=1.0, clean_text=False):
         _log("generate", text=text, voice=voice, speed=speed, clean_text=clean_text)
-        return [0.5 * math.sin(i * 0.06) for i in range(6000)]
+        samples = [0.5 * math.sin(i * 0.06) for i in range(6000)]
+        try:
+            import numpy as np
+        except ImportError:
+            return samples
+        return np.array(samples, dtype=np.float32)
 "#;
 
-/// Hermes' Python with the stand-ins importable: a wrapper that puts them on
-/// `PYTHONPATH`. Returns (wrapper, stand-in dir, log).
-fn standin_python(dir: &Path) -> (PathBuf, PathBuf, PathBuf) {
-    let py = hermes_python("tools.tts_tool");
+/// `py` (default: Hermes' Python) with the stand-ins importable: a wrapper that
+/// puts them on `PYTHONPATH`. Returns (wrapper, stand-in dir, log).
+fn standin_python(dir: &Path, py: Option<&Path>) -> (PathBuf, PathBuf, PathBuf) {
+    let py = py.map_or_else(|| hermes_python("tools.tts_tool"), Path::to_path_buf);
     let mods = dir.join("standins");
     let log = dir.join("calls.jsonl");
     for (name, src) in [("neutts", NEUTTS_STANDIN), ("kittentts", KITTENTTS_STANDIN)] {
@@ -349,7 +355,7 @@ fn take_calls(log: &Path) -> Vec<Value> {
 #[test]
 fn neutts_runs_the_package_with_hermes_calls_and_reference_voice() {
     let env = TestEnv::new();
-    let (wrapper, mods, log) = standin_python(env.dir.path());
+    let (wrapper, mods, log) = standin_python(env.dir.path(), None);
     let ref_wav = env.dir.path().join("me.wav");
     std::fs::write(&ref_wav, b"RIFF").unwrap();
     let ref_txt = env.dir.path().join("me.txt");
@@ -421,7 +427,7 @@ fn neutts_runs_the_package_with_hermes_calls_and_reference_voice() {
 #[test]
 fn kittentts_runs_the_package_with_hermes_calls() {
     let env = TestEnv::new();
-    let (wrapper, mods, log) = standin_python(env.dir.path());
+    let (wrapper, mods, log) = standin_python(env.dir.path(), None);
     env.write_hermes(
         "config.yaml",
         "tts:\n  provider: kittentts\n  kittentts:\n    voice: Luna\n    speed: 1.25\n",
@@ -447,6 +453,20 @@ fn kittentts_runs_the_package_with_hermes_calls() {
         &env.dir.path().join("h.wav"),
     );
     assert_eq!(take_calls(&log), calls, "Hermes' calls");
+
+    // A Python with numpy gets a float32 array back, as from the real package.
+    let np_dir = tempfile::tempdir().unwrap();
+    let (np_wrapper, _, np_log) = standin_python(np_dir.path(), Some(&piper_python()));
+    let out = env.dir.path().join("np.wav");
+    let v = ours(
+        &env,
+        &[("HERMES_PYTHON", np_wrapper.to_str().unwrap())],
+        "Hello from Kitten.",
+        &out,
+    );
+    assert_eq!(v["success"], true, "{v}");
+    assert!((wav_secs(&out) - 0.25).abs() < 0.01);
+    assert_eq!(take_calls(&np_log), calls);
 
     // Hermes' Python without the package: unavailable, with Hermes' install hint.
     let hermes_py = hermes_python("tools.tts_tool");

@@ -196,11 +196,10 @@ pub(crate) struct Plan {
 }
 
 impl Plan {
+    /// Runs without the network. Not the Python models: Piper downloads voices,
+    /// NeuTTS and KittenTTS their weights from huggingface on first use.
     pub(crate) fn is_local(&self) -> bool {
-        matches!(
-            self.engine,
-            Engine::Espeak { .. } | Engine::Piper { .. } | Engine::Python { .. }
-        )
+        matches!(self.engine, Engine::Espeak { .. } | Engine::Piper { .. })
     }
     /// The key of Hermes' text-length table and of `tts.<key>.max_text_length`.
     pub(crate) fn cap_key(&self) -> &str {
@@ -393,7 +392,8 @@ pub(crate) fn plan(ctx: &Context) -> Result<Plan, PlanError> {
     }
 }
 
-/// Hermes' `_resolve_piper_voice_path`, without the download step.
+/// Hermes' `_resolve_piper_voice_path` for the `piper` command, without the
+/// download step (which needs the piper-tts package).
 fn piper_model(ctx: &Context, cfg: &Map<String, Value>) -> Result<PathBuf, PlanError> {
     let voice = section_str(cfg, "piper", "voice").unwrap_or_else(|| DEFAULT_PIPER_VOICE.into());
     let direct = crate::hermes::home::expand_tilde(Path::new(&voice));
@@ -404,9 +404,10 @@ fn piper_model(ctx: &Context, cfg: &Map<String, Value>) -> Result<PathBuf, PlanE
     {
         return Ok(direct);
     }
-    let dir = section_str(cfg, "piper", "voices_dir")
-        .map(|d| crate::hermes::home::expand_tilde(Path::new(&d)))
-        .unwrap_or_else(|| ctx.home.cache_dir("piper-voices"));
+    let dir = super::providers::pylocal::piper_voices_dir(
+        ctx,
+        &section(cfg, "piper").cloned().unwrap_or_default(),
+    );
     let cached = dir.join(format!("{voice}.onnx"));
     if cached.is_file() && dir.join(format!("{voice}.onnx.json")).is_file() {
         return Ok(cached);
