@@ -34,6 +34,8 @@ pub(crate) fn analysis_prompt(question: &str) -> String {
 
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct AuxConfig {
+    /// Hermes' task (`vision`, `web_extract`, `tts_audio_tags`): `auxiliary.<task>.*`.
+    pub task: String,
     /// `openrouter`, `nous`, `openai` or `custom`.
     pub provider: String,
     pub base_url: String,
@@ -263,6 +265,7 @@ pub(crate) fn aux_config(
         });
     }
     Ok(AuxConfig {
+        task: task.to_string(),
         provider: provider.to_string(),
         base_url,
         api_key,
@@ -489,8 +492,9 @@ pub(crate) async fn chat(
             },
             message: match e {
                 ApiError::Timeout => format!(
-                    "Request timed out after {} s (auxiliary.vision.timeout) calling {url}",
-                    cfg.timeout.as_secs()
+                    "Request timed out after {} s (auxiliary.{}.timeout) calling {url}",
+                    cfg.timeout.as_secs(),
+                    cfg.task
                 ),
                 ApiError::RateLimited { .. } => format!("Error code: 429 - rate limited by {url}"),
                 other => format!("Connection error calling {url}: {other}"),
