@@ -44,6 +44,18 @@ if ! "$HERMES_PYTHON" -c "import hermes_cli, edge_tts, importlib.metadata as m; 
   "$HERMES_VENV/bin/pip" install -q "hermes-agent[edge-tts]==$HERMES_AGENT_VERSION" "mcp==1.26.0"
 fi
 
+# The real piper-tts (text_to_speech with tts.provider: piper), with onnx to build the tests'
+# tiny voice, in a venv of its own (Hermes' stays as pip installs it).
+PIPER_TTS_VERSION=1.8.0
+ONNX_VERSION=1.23.2
+export PIPER_PYTHON="${PIPER_PYTHON:-/opt/piper-venv/bin/python}"
+if ! "$PIPER_PYTHON" -c "import onnx, piper, importlib.metadata as m; assert m.version('piper-tts') == '$PIPER_TTS_VERSION'" 2>/dev/null; then
+  piper_venv="$(dirname "$(dirname "$PIPER_PYTHON")")"
+  say "pip install piper-tts==$PIPER_TTS_VERSION onnx==$ONNX_VERSION into $piper_venv"
+  python3 -m venv "$piper_venv"
+  "$piper_venv/bin/pip" install -q "piper-tts==$PIPER_TTS_VERSION" "onnx==$ONNX_VERSION"
+fi
+
 # maturin builds the wheel (pyproject.toml) in the wheel test; it lives next to Hermes' Python.
 MATURIN_VERSION=1.16.0
 if ! "$HERMES_VENV/bin/maturin" --version 2>/dev/null | grep -qx "maturin $MATURIN_VERSION"; then

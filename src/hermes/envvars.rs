@@ -79,7 +79,6 @@ vars! {
     SEARXNG_URL = Serve, "web", "SearXNG instance URL";
     BRAVE_SEARCH_API_KEY = Serve, "web", "Brave Search API";
     // skills
-    HERMES_PYTHON = Serve, "skills", "Hermes' Python interpreter (default: the shebang of `hermes` on PATH), for plugin skills";
     HERMES_PLATFORM = Serve, "skills", "session platform (cli, telegram, ...) selecting skills.platform_disabled.<platform>";
     // browser
     CHROME_PATH = Serve, "browser", "Chromium/Chrome executable";
@@ -132,6 +131,7 @@ vars! {
     GEMINI_BASE_URL = Serve, "tts", "Gemini API base URL (default https://generativelanguage.googleapis.com/v1beta)";
     DEEPINFRA_API_KEY = Serve, "tts", "DeepInfra speech (tts.provider: deepinfra)";
     DEEPINFRA_BASE_URL = Serve, "tts", "DeepInfra OpenAI-compatible base URL and model catalog";
+    HERMES_PYTHON = Serve, "tts", "Hermes' Python, which runs the piper-tts, neutts and kittentts packages and finds plugin skills (default: the `hermes` command's interpreter, then python3)";
     DEEPINFRA_IMAGE_MODEL = Serve, "image_gen", "DeepInfra image model (image_gen.provider: deepinfra; default: first image-gen model of the live catalog)";
     KREA_API_KEY = Serve, "image_gen", "Krea image generation (image_gen.provider: krea)";
     KREA_IMAGE_MODEL = Serve, "image_gen", "Krea model (krea-2-medium, krea-2-large or krea-2-medium-turbo)";

@@ -41,6 +41,8 @@ mod skills_usage;
 mod special_files;
 mod tts_cloud;
 mod tts_edge;
+mod tts_local;
+mod tts_tags;
 mod vision;
 mod vision_e2e;
 mod vision_providers;

@@ -15,7 +15,7 @@ use super::media_support::*;
 use super::tts_edge::{client, real_mp3, require_program, tts_choice};
 
 /// Hermes' own `text_to_speech_tool` with this env's `$HERMES_HOME` and `vars`.
-fn hermes_tts(env: &TestEnv, vars: &[(&str, &str)], text: &str, out: &Path) -> Value {
+pub(crate) fn hermes_tts(env: &TestEnv, vars: &[(&str, &str)], text: &str, out: &Path) -> Value {
     let py = hermes_python("tools.tts_tool");
     const DRIVER: &str = r#"
 import sys
@@ -48,7 +48,7 @@ print(text_to_speech_tool(text=sys.argv[1], output_path=sys.argv[2]))
     })
 }
 
-fn ours(env: &TestEnv, vars: &[(&str, &str)], text: &str, out: &Path) -> Value {
+pub(crate) fn ours(env: &TestEnv, vars: &[(&str, &str)], text: &str, out: &Path) -> Value {
     let mut rc = client(env, vars);
     result_json(&rc.call_tool("text_to_speech", json!({"text": text, "output_path": out})))
 }

@@ -185,9 +185,11 @@ fn extraction_prompt(text: &str, task: &str) -> String {
 /// text is stored and pointed to. `None` when no auxiliary model is
 /// configured or the call fails or answers nothing (then it is truncated).
 pub(crate) async fn summarize_snapshot(ctx: &Context, text: &str, task: &str) -> Option<String> {
-    let Mode::Auxiliary(cfg) =
-        auxiliary::mode_for(ctx, "web_extract", envvars::AUXILIARY_WEB_EXTRACT_MODEL)
-    else {
+    let Mode::Auxiliary(cfg) = auxiliary::mode_for(
+        ctx,
+        "web_extract",
+        Some(envvars::AUXILIARY_WEB_EXTRACT_MODEL),
+    ) else {
         return None;
     };
     let http = VisionClient::new().http(ctx).ok()?;

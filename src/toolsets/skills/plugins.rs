@@ -78,8 +78,9 @@ pub(crate) fn registry(ctx: &Context) -> Arc<Registry> {
 }
 
 fn probe(ctx: &Context) -> Result<Registry, String> {
-    let py = crate::hermes::python::hermes_python(ctx)
-        .ok_or("Hermes' Python not found (set HERMES_PYTHON or put `hermes` on PATH)")?;
+    let py = crate::hermes::python::interpreter(ctx)
+        .ok_or("Hermes' Python not found (set HERMES_PYTHON or put `hermes` on PATH)")?
+        .path;
     let mut cmd = std::process::Command::new(&py);
     cmd.arg("-c")
         .arg(PROBE.replace("SENTINEL", &format!("{SENTINEL:?}")))

@@ -34,6 +34,8 @@ pub(crate) fn analysis_prompt(question: &str) -> String {
 
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct AuxConfig {
+    /// Hermes' task (`vision`, `web_extract`, `tts_audio_tags`): `auxiliary.<task>.*`.
+    pub task: String,
     /// `openrouter`, `nous`, `openai` or `custom`.
     pub provider: String,
     pub base_url: String,
@@ -83,21 +85,25 @@ pub(crate) fn download_timeout(ctx: &Context) -> Duration {
 }
 
 /// The auxiliary model for Hermes task `task` (`auxiliary.<task>.*`, the
-/// model override in environment variable `model_var`): the same settings
-/// and defaults as vision's (hermes-agent: agent/auxiliary_client.py
-/// resolves every task alike). `browser_snapshot` summarises long pages with
-/// `web_extract`'s.
-pub(crate) fn mode_for(ctx: &Context, task: &str, model_var: &'static str) -> Mode {
+/// model override in environment variable `model_var` when the task has one):
+/// the same settings and defaults as vision's (hermes-agent:
+/// agent/auxiliary_client.py resolves every task alike). `browser_snapshot`
+/// summarises long pages with `web_extract`'s; `text_to_speech` tags speech
+/// with `tts_audio_tags`'.
+pub(crate) fn mode_for(ctx: &Context, task: &str, model_var: Option<&'static str>) -> Mode {
     match mode_in(ctx, task, model_var) {
-        Mode::Misconfigured(why) if task != "vision" => Mode::Misconfigured(
-            why.replace("auxiliary.vision.", &format!("auxiliary.{task}."))
-                .replace(envvars::AUXILIARY_VISION_MODEL, model_var),
-        ),
+        Mode::Misconfigured(why) if task != "vision" => {
+            let why = match model_var {
+                Some(var) => why.replace(envvars::AUXILIARY_VISION_MODEL, var),
+                None => why.replace(&format!(" or {}", envvars::AUXILIARY_VISION_MODEL), ""),
+            };
+            Mode::Misconfigured(why.replace("auxiliary.vision.", &format!("auxiliary.{task}.")))
+        }
         m => m,
     }
 }
 
-fn mode_in(ctx: &Context, task: &str, model_var: &'static str) -> Mode {
+fn mode_in(ctx: &Context, task: &str, model_var: Option<&'static str>) -> Mode {
     let key = |k: &str| format!("auxiliary.{task}.{k}");
     let provider_raw = ctx
         .config_str(&key("provider"))
@@ -109,7 +115,11 @@ fn mode_in(ctx: &Context, task: &str, model_var: &'static str) -> Mode {
     let model = ctx
         .config_str(&key("model"))
         .map(|s| s.trim().to_string())
-        .or_else(|| ctx.env.get(model_var).map(|s| s.trim().to_string()))
+        .or_else(|| {
+            model_var
+                .and_then(|v| ctx.env.get(v))
+                .map(|s| s.trim().to_string())
+        })
         .filter(|s| !s.is_empty());
     let api_key = ctx
         .config_str(&key("api_key"))
@@ -204,10 +214,16 @@ pub(crate) fn aux_config(
             "auxiliary.{task}.base_url '{base_url}' is not an http(s) URL"
         ));
     }
+    // Hermes' DEFAULT_CONFIG: 30 s for the short tts_audio_tags rewrite, else 120 s.
+    let default_timeout = if task == "tts_audio_tags" {
+        30.0
+    } else {
+        120.0
+    };
     let timeout = cfg
         .f64(&key("timeout"))
         .filter(|t| t.is_finite() && *t > 0.0)
-        .unwrap_or(120.0)
+        .unwrap_or(default_timeout)
         .min(3600.0);
     let temperature = cfg
         .f64(&key("temperature"))
@@ -249,6 +265,7 @@ pub(crate) fn aux_config(
         });
     }
     Ok(AuxConfig {
+        task: task.to_string(),
         provider: provider.to_string(),
         base_url,
         api_key,
@@ -475,8 +492,9 @@ pub(crate) async fn chat(
             },
             message: match e {
                 ApiError::Timeout => format!(
-                    "Request timed out after {} s (auxiliary.vision.timeout) calling {url}",
-                    cfg.timeout.as_secs()
+                    "Request timed out after {} s (auxiliary.{}.timeout) calling {url}",
+                    cfg.timeout.as_secs(),
+                    cfg.task
                 ),
                 ApiError::RateLimited { .. } => format!("Error code: 429 - rate limited by {url}"),
                 other => format!("Connection error calling {url}: {other}"),

@@ -11,6 +11,8 @@ pub(crate) enum TtsError {
     Dependency(String),
     /// Anything else.
     Failed(String),
+    /// Hermes' own sentence, returned as is (a local model's package is not installed).
+    Plain(String),
 }
 
 impl TtsError {
@@ -19,6 +21,7 @@ impl TtsError {
             TtsError::Config(m) => format!("TTS configuration error ({provider}): {m}"),
             TtsError::Dependency(m) => format!("TTS dependency missing ({provider}): {m}"),
             TtsError::Failed(m) => format!("TTS generation failed ({provider}): {m}"),
+            TtsError::Plain(m) => m.clone(),
         }
     }
 }

@@ -7,9 +7,14 @@
 //!   Hermes.
 //! * `espeak-ng` / `espeak` (a hermes-mcp extension, offline): a local `espeak-ng`
 //!   (`tts.espeak.voice`, default `en`; speed from `tts.espeak.speed` / `tts.speed`).
-//! * `piper`: the `piper` command with a local voice model (`tts.piper.voice`, a
-//!   `.onnx` path or a name under `tts.piper.voices_dir`, default
-//!   `$HERMES_HOME/cache/piper-voices/`). Voices are not downloaded.
+//! * `piper`, `neutts`, `kittentts`: Hermes' local models through their Python
+//!   packages, run by Hermes' Python ([`python`]: `HERMES_PYTHON`, else the `hermes`
+//!   command's interpreter, ...) as Hermes runs them ([`providers::pylocal`];
+//!   `tts.piper.voice|voices_dir|use_cuda|length_scale|noise_scale|noise_w_scale|volume|normalize_audio|speaker_id`,
+//!   voices downloaded on first use into `$HERMES_HOME/cache/piper-voices/`;
+//!   `tts.neutts.ref_audio|ref_text|model|device`; `tts.kittentts.model|voice|speed|clean_text`).
+//!   When piper-tts is not importable, a `piper` command on PATH runs instead with a
+//!   voice already on disk (`-m <voice>.onnx`).
 //! * `openai` (`VOICE_TOOLS_OPENAI_KEY` or `OPENAI_API_KEY`; `tts.openai.model|voice|speed|base_url`).
 //! * `minimax` (`MINIMAX_API_KEY`), `xai` (`XAI_API_KEY`), `mistral` (`MISTRAL_API_KEY`),
 //!   `gemini` (`GEMINI_API_KEY` / `GOOGLE_API_KEY`), `deepinfra` (`DEEPINFRA_API_KEY`):
@@ -30,6 +35,8 @@ mod config;
 mod error;
 mod plan;
 mod providers;
+mod python;
+mod tags;
 
 use serde_json::{Map, Value, json};
 
@@ -50,6 +57,7 @@ use providers::edge::edge_speech;
 use providers::elevenlabs::elevenlabs_speech;
 use providers::local::run_local;
 use providers::openai::openai_speech;
+use providers::pylocal::run_python_model;
 
 /// `~/…` when the home is under the user's home directory (Hermes' `display_hermes_home`).
 fn display_home(ctx: &Context) -> String {
@@ -257,6 +265,9 @@ impl TtsToolset {
             }
             Engine::Piper { bin, model } => {
                 run_local(ctx, &cfg, &plan, bin, Some(model), &text, &file_path).await
+            }
+            Engine::Python { model, python } => {
+                run_python_model(ctx, &cfg, *model, python, &text, &file_path).await
             }
             Engine::Command { name, config } => {
                 run_command_provider(name, config, &cfg, &text, &file_path).await

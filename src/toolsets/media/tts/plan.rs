@@ -9,6 +9,7 @@ use serde_json::{Map, Value};
 
 use super::config::{positive_int, section, section_str, tts_config};
 use super::providers::cloud::{Api, api_key};
+use super::python::{self, Interpreter};
 use crate::hermes::Context;
 use crate::hermes::envvars;
 use crate::toolsets::media;
@@ -118,9 +119,16 @@ pub(crate) enum Engine {
     Espeak {
         bin: PathBuf,
     },
+    /// The `piper` command with a local voice (a hermes-mcp fallback when the
+    /// `piper-tts` package is not importable).
     Piper {
         bin: PathBuf,
         model: PathBuf,
+    },
+    /// A Hermes local model run by its Python package ([`super::providers::pylocal`]).
+    Python {
+        model: LocalModel,
+        python: PathBuf,
     },
     Command {
         name: String,
@@ -139,6 +147,41 @@ pub(crate) enum Engine {
     },
 }
 
+/// The Python TTS packages Hermes runs in-process.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum LocalModel {
+    /// `piper-tts` (`from piper import PiperVoice`).
+    Piper,
+    /// `neutts` (`from neutts import NeuTTS`), run as Hermes' `neutts_synth.py` does.
+    NeuTts,
+    /// `kittentts` (`from kittentts import KittenTTS`).
+    KittenTts,
+}
+
+impl LocalModel {
+    pub(crate) fn module(self) -> &'static str {
+        match self {
+            LocalModel::Piper => "piper",
+            LocalModel::NeuTts => "neutts",
+            LocalModel::KittenTts => "kittentts",
+        }
+    }
+    /// Hermes' error when the package is not installed (`text_to_speech_tool`).
+    pub(crate) fn not_installed(self) -> &'static str {
+        match self {
+            LocalModel::Piper => {
+                "Piper provider selected but 'piper-tts' package not installed. Run 'hermes tools' and select Piper under TTS, or install manually: pip install piper-tts"
+            }
+            LocalModel::NeuTts => {
+                "NeuTTS provider selected but neutts is not installed. Run hermes setup and choose NeuTTS, or install espeak-ng and run python -m pip install -U neutts[all]."
+            }
+            LocalModel::KittenTts => {
+                "KittenTTS provider selected but 'kittentts' package not installed. Run 'hermes setup tts' and choose KittenTTS, or install manually: pip install https://github.com/KittenML/KittenTTS/releases/download/0.8.1/kittentts-0.8.1-py3-none-any.whl"
+            }
+        }
+    }
+}
+
 /// The provider resolved from config: what runs, and the name results report.
 #[derive(Debug, Clone)]
 pub(crate) struct Plan {
@@ -153,6 +196,8 @@ pub(crate) struct Plan {
 }
 
 impl Plan {
+    /// Runs without the network. Not the Python models: Piper downloads voices,
+    /// NeuTTS and KittenTTS their weights from huggingface on first use.
     pub(crate) fn is_local(&self) -> bool {
         matches!(self.engine, Engine::Espeak { .. } | Engine::Piper { .. })
     }
@@ -165,7 +210,7 @@ impl Plan {
     }
 }
 
-const SUPPORTED: &str = "supported: edge, openai, elevenlabs, minimax, xai, mistral, gemini, deepinfra, piper, espeak-ng (a hermes-mcp extension), or a command provider under tts.providers.<name>";
+const SUPPORTED: &str = "supported: edge, openai, elevenlabs, minimax, xai, mistral, gemini, deepinfra, piper, neutts, kittentts, espeak-ng (a hermes-mcp extension), or a command provider under tts.providers.<name>";
 
 fn espeak_bin(ctx: &Context) -> Option<PathBuf> {
     media::which(ctx, "espeak-ng").or_else(|| media::which(ctx, "espeak"))
@@ -182,27 +227,47 @@ pub(crate) enum PlanError {
         "tts.provider is elevenlabs but ELEVENLABS_API_KEY is not set (get one at https://elevenlabs.io/)"
     )]
     NoElevenLabsKey,
-    #[error(
-        "tts.provider is piper but the `piper` command is not on PATH: `pip install piper-tts`"
-    )]
-    NoPiper,
-    #[error("Piper voice '{voice}' not found: put {voice}.onnx and {voice}.onnx.json in {} (hermes-mcp does not download voices; `python -m piper.download_voices {voice} --download-dir {}` does)", dir.display(), dir.display())]
+    #[error("Piper voice '{voice}' not found: put {voice}.onnx and {voice}.onnx.json in {} (the `piper` command does not download voices; with the piper-tts package importable by Hermes' Python, voices are downloaded as Hermes does)", dir.display())]
     NoPiperVoice { voice: String, dir: PathBuf },
     /// Hermes' missing-key `ValueError` text.
     #[error("tts.provider is {provider} but {msg}")]
     NoKey { provider: String, msg: &'static str },
-    /// A Hermes provider that runs a local Python model (hermes-agent: `_generate_neutts`,
-    /// `_generate_kittentts`), which hermes-mcp does not host.
-    #[error(
-        "tts.provider is {provider}, a local Python model that hermes-mcp cannot run (Hermes itself needs: {install}); choose edge, piper or a tts.providers.<name> command"
-    )]
-    LocalPython {
-        provider: &'static str,
-        install: &'static str,
+    /// A Hermes local model whose Python package Hermes' interpreter cannot import.
+    #[error("{} ({})", model.not_installed(), python_note(python.as_ref(), *model))]
+    NotInstalled {
+        model: LocalModel,
+        python: Option<Interpreter>,
     },
     /// A Hermes built-in provider hermes-mcp does not implement.
     #[error("tts.provider '{0}' is not supported by hermes-mcp ({SUPPORTED})")]
     Unsupported(String),
+}
+
+fn python_note(py: Option<&Interpreter>, model: LocalModel) -> String {
+    let alt = if model == LocalModel::Piper {
+        " or put the `piper` command on PATH"
+    } else {
+        ""
+    };
+    match py {
+        Some(p) => format!(
+            "`{}` cannot be imported by {p}; install it there, set HERMES_PYTHON to the Python that has it{alt}",
+            model.module()
+        ),
+        None => format!("no Python found: set HERMES_PYTHON to Hermes' Python{alt}"),
+    }
+}
+
+/// A local model when Hermes' Python can import its package.
+fn python_model(ctx: &Context, model: LocalModel) -> Result<(PathBuf, String), PlanError> {
+    let py = python::interpreter(ctx);
+    match &py {
+        Some(p) if python::can_import(&p.path, model.module()) => Ok((
+            p.path.clone(),
+            format!("`{}` importable by {p}", model.module()),
+        )),
+        _ => Err(PlanError::NotInstalled { model, python: py }),
+    }
 }
 
 /// Resolve `tts.provider` to an engine, or say what is missing. Cheap (a few stats).
@@ -262,13 +327,29 @@ pub(crate) fn plan(ctx: &Context) -> Result<Plan, PlanError> {
             Some(key) => Ok(mk("elevenlabs", Engine::ElevenLabs { key }, why)),
             None => Err(PlanError::NoElevenLabsKey),
         },
-        "piper" => {
-            let Some(bin) = media::which(ctx, "piper") else {
-                return Err(PlanError::NoPiper);
-            };
-            let model = piper_model(ctx, &cfg)?;
-            Ok(mk("piper", Engine::Piper { bin, model }, why))
-        }
+        // Hermes imports piper-tts; the `piper` command (with a voice already on
+        // disk) is our fallback when the package is not importable.
+        "piper" => match python_model(ctx, LocalModel::Piper) {
+            Ok((python, how)) => Ok(mk(
+                "piper",
+                Engine::Python {
+                    model: LocalModel::Piper,
+                    python,
+                },
+                format!("{why}: {how}"),
+            )),
+            Err(not_installed) => {
+                let Some(bin) = media::which(ctx, "piper") else {
+                    return Err(not_installed);
+                };
+                let model = piper_model(ctx, &cfg)?;
+                let why = format!(
+                    "{why}: the `piper` command at {} (the piper-tts package is not importable: {not_installed})",
+                    bin.display()
+                );
+                Ok(mk("piper", Engine::Piper { bin, model }, why))
+            }
+        },
         p @ ("minimax" | "xai" | "mistral" | "gemini" | "deepinfra") => {
             let api = match p {
                 "minimax" => Api::Minimax,
@@ -285,14 +366,19 @@ pub(crate) fn plan(ctx: &Context) -> Result<Plan, PlanError> {
                 }),
             }
         }
-        "neutts" => Err(PlanError::LocalPython {
-            provider: "neutts",
-            install: "install espeak-ng and run python -m pip install -U neutts[all]",
-        }),
-        "kittentts" => Err(PlanError::LocalPython {
-            provider: "kittentts",
-            install: "pip install https://github.com/KittenML/KittenTTS/releases/download/0.8.1/kittentts-0.8.1-py3-none-any.whl",
-        }),
+        p @ ("neutts" | "kittentts") => {
+            let model = if p == "neutts" {
+                LocalModel::NeuTts
+            } else {
+                LocalModel::KittenTts
+            };
+            let (python, how) = python_model(ctx, model)?;
+            Ok(mk(
+                p,
+                Engine::Python { model, python },
+                format!("{why}: {how}"),
+            ))
+        }
         p if BUILTIN_PROVIDERS.contains(&p) => Err(PlanError::Unsupported(p.to_string())),
         // Hermes: no command provider and no plugin of that name → the Edge default,
         // still reported (and its errors worded) under the configured name.
@@ -306,7 +392,8 @@ pub(crate) fn plan(ctx: &Context) -> Result<Plan, PlanError> {
     }
 }
 
-/// Hermes' `_resolve_piper_voice_path`, without the download step.
+/// Hermes' `_resolve_piper_voice_path` for the `piper` command, without the
+/// download step (which needs the piper-tts package).
 fn piper_model(ctx: &Context, cfg: &Map<String, Value>) -> Result<PathBuf, PlanError> {
     let voice = section_str(cfg, "piper", "voice").unwrap_or_else(|| DEFAULT_PIPER_VOICE.into());
     let direct = crate::hermes::home::expand_tilde(Path::new(&voice));
@@ -317,9 +404,10 @@ fn piper_model(ctx: &Context, cfg: &Map<String, Value>) -> Result<PathBuf, PlanE
     {
         return Ok(direct);
     }
-    let dir = section_str(cfg, "piper", "voices_dir")
-        .map(|d| crate::hermes::home::expand_tilde(Path::new(&d)))
-        .unwrap_or_else(|| ctx.home.cache_dir("piper-voices"));
+    let dir = super::providers::pylocal::piper_voices_dir(
+        ctx,
+        &section(cfg, "piper").cloned().unwrap_or_default(),
+    );
     let cached = dir.join(format!("{voice}.onnx"));
     if cached.is_file() && dir.join(format!("{voice}.onnx.json")).is_file() {
         return Ok(cached);

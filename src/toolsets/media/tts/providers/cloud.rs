@@ -8,10 +8,9 @@
 //!
 //! Deliberate differences: Gemini's key goes in the `x-goog-api-key` header, which
 //! Google documents as equivalent to Hermes' `?key=` query parameter, so it never
-//! appears in a URL (error texts, proxy logs). The auxiliary-model rewrites
-//! (`tts.xai.auto_speech_tags`, `tts.gemini.audio_tags`) are not run: the text is
-//! sent as given and the result's `note` says so. xAI's OAuth sign-in is not read;
-//! `XAI_API_KEY` is.
+//! appears in a URL (error texts, proxy logs). The tag rewrites
+//! (`tts.xai.auto_speech_tags`, `tts.gemini.audio_tags`) are [`super::super::tags`].
+//! xAI's OAuth sign-in is not read; `XAI_API_KEY` is.
 
 use std::path::Path;
 use std::time::Duration;
@@ -28,6 +27,7 @@ use crate::toolsets::media::audio;
 use crate::toolsets::media::http::{self, ApiRequest, Body};
 use crate::toolsets::media::tts::config::{num, section};
 use crate::toolsets::media::tts::error::TtsError;
+use crate::toolsets::media::tts::tags;
 
 pub(crate) const DEFAULT_MINIMAX_MODEL: &str = "speech-02-hd";
 pub(crate) const DEFAULT_MINIMAX_VOICE_ID: &str = "English_expressive_narrator";
@@ -318,7 +318,7 @@ async fn xai(
     // `optimize_streaming_latency: 0`), so the global `tts.speed` never reaches xAI.
     let speed = num(x.get("speed")).map(|v| v.clamp(0.7, 1.5));
     let latency = num(x.get("optimize_streaming_latency")).map(|v| (v as i64).clamp(0, 2));
-    let tags = crate::pycompat::is_truthy_value(
+    let auto_tags = tags::config_bool(
         x.get("auto_speech_tags").or_else(|| x.get("speech_tags")),
         false,
     );
@@ -328,6 +328,16 @@ async fn xai(
         .await
         .ok_or_else(|| failed(XAI_NO_CREDENTIALS))?;
     let key = creds.api_key.as_str();
+    let mut tag_note = None;
+    let tagged;
+    let text = if auto_tags {
+        let r = tags::xai_auto_speech_tags(ctx, http, text).await;
+        tag_note = r.note;
+        tagged = r.text;
+        tagged.as_str()
+    } else {
+        text
+    };
     let base = x
         .get("base_url")
         .and_then(Value::as_str)
@@ -387,11 +397,7 @@ async fn xai(
     } else {
         deliver_mp3(ctx, "xAI TTS", &resp.body, output).await?
     };
-    if tags {
-        produced.notes.push(
-            "tts.xai.auto_speech_tags needs Hermes' auxiliary model; the text was sent without speech tags".into(),
-        );
-    }
+    produced.notes.extend(tag_note);
     Ok(produced)
 }
 
@@ -461,11 +467,9 @@ async fn mistral(
     })
 }
 
-/// Hermes' `_compose_gemini_tts_prompt` with `tts.gemini.persona_prompt_file`.
-fn gemini_prompt(ctx: &Context, g: &Map<String, Value>, text: &str) -> String {
-    let transcript = text.trim();
-    let persona = g
-        .get("persona_prompt_file")
+/// Hermes' `_read_gemini_persona_prompt` (`tts.gemini.persona_prompt_file`).
+fn gemini_persona(ctx: &Context, g: &Map<String, Value>) -> Option<String> {
+    g.get("persona_prompt_file")
         .and_then(Value::as_str)
         .filter(|p| !p.trim().is_empty())
         .map(|p| {
@@ -490,7 +494,12 @@ fn gemini_prompt(ctx: &Context, g: &Map<String, Value>, text: &str) -> String {
                 }
             },
         )
-        .filter(|t| !t.is_empty());
+        .filter(|t| !t.is_empty())
+}
+
+/// Hermes' `_compose_gemini_tts_prompt`.
+fn gemini_prompt(persona: Option<&str>, text: &str) -> String {
+    let transcript = text.trim();
     let Some(persona) = persona else {
         return transcript.to_string();
     };
@@ -503,8 +512,8 @@ fn gemini_prompt(ctx: &Context, g: &Map<String, Value>, text: &str) -> String {
         ]
     });
     for re in PLACEHOLDERS.iter() {
-        if re.is_match(&persona) {
-            let prompt = re.replace_all(&persona, regex::NoExpand(transcript));
+        if re.is_match(persona) {
+            let prompt = re.replace_all(persona, regex::NoExpand(transcript));
             return format!("{preamble}\n\n{prompt}").trim().to_string();
         }
     }
@@ -549,16 +558,19 @@ async fn gemini(
     let base = base_url(ctx, &g, envvars::GEMINI_BASE_URL, DEFAULT_GEMINI_BASE_URL);
     let base = base.as_str();
     let mut notes = Vec::new();
-    let tags = g.get("audio_tags").map(|v| match v {
-        Value::Object(o) => o.get("enabled").cloned().unwrap_or(Value::Null),
-        other => other.clone(),
-    });
-    if crate::pycompat::is_truthy_value(tags.as_ref(), false)
-        && model.to_ascii_lowercase().contains("gemini-3.1")
-    {
-        notes.push("tts.gemini.audio_tags needs Hermes' auxiliary model; the text was sent without audio tags".to_string());
+    let persona = gemini_persona(ctx, &g);
+    let mut script = text.to_string();
+    match tags::gemini_tags_enabled(&g, &model) {
+        Ok(true) => {
+            let r =
+                tags::gemini_audio_tags(ctx, http, text, persona.as_deref().unwrap_or("")).await;
+            script = r.text;
+            notes.extend(r.note);
+        }
+        Ok(false) => {}
+        Err(skipped) => notes.push(skipped),
     }
-    let mut prompt = gemini_prompt(ctx, &g, text);
+    let mut prompt = gemini_prompt(persona.as_deref(), &script);
     let cap = crate::toolsets::media::tts::config::positive_int(g.get("max_text_length"))
         .unwrap_or(32000);
     if prompt.chars().count() > cap {

@@ -1,6 +1,6 @@
 //! The engines behind `text_to_speech`, one module per family: [`edge`] (Hermes'
-//! default, MP3 over a websocket), [`local`] (espeak-ng and Piper write WAV, then it
-//! is converted), [`command`] (`tts.providers.<name>` shell commands), [`openai`] and
+//! default, MP3 over a websocket), [`local`] (espeak-ng and the `piper` command write WAV, then it
+//! is converted), [`pylocal`] (Hermes' Python models: piper-tts, NeuTTS, KittenTTS), [`command`] (`tts.providers.<name>` shell commands), [`openai`] and
 //! [`elevenlabs`] (HTTP APIs that answer with audio bytes), [`cloud`] (MiniMax, xAI,
 //! Mistral, Gemini, DeepInfra).
 //!
@@ -14,6 +14,7 @@ pub(crate) mod edge;
 pub(crate) mod elevenlabs;
 pub(crate) mod local;
 pub(crate) mod openai;
+pub(crate) mod pylocal;
 
 use std::path::{Path, PathBuf};
 
