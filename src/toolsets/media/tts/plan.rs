@@ -404,15 +404,37 @@ fn piper_model(ctx: &Context, cfg: &Map<String, Value>) -> Result<PathBuf, PlanE
     {
         return Ok(direct);
     }
-    let dir = super::providers::pylocal::piper_voices_dir(
-        ctx,
-        &section(cfg, "piper").cloned().unwrap_or_default(),
-    );
+    let dir = piper_voices_dir(ctx, &section(cfg, "piper").cloned().unwrap_or_default());
     let cached = dir.join(format!("{voice}.onnx"));
     if cached.is_file() && dir.join(format!("{voice}.onnx.json")).is_file() {
         return Ok(cached);
     }
     Err(PlanError::NoPiperVoice { voice, dir })
+}
+
+/// Hermes' `_get_piper_voices_dir` / `tts.piper.voices_dir`.
+pub(crate) fn piper_voices_dir(ctx: &Context, piper: &Map<String, Value>) -> PathBuf {
+    match piper.get("voices_dir").and_then(|v| match v {
+        // Python's `x or default`: empty and absent are the default.
+        Value::String(s) if !s.is_empty() => Some(s.clone()),
+        Value::Number(n) => Some(n.to_string()),
+        _ => None,
+    }) {
+        Some(d) => crate::hermes::home::expand_tilde(Path::new(&d)),
+        None => {
+            // get_hermes_dir("cache/piper-voices", "piper_voices_cache"): the legacy
+            // directory while it has content.
+            let legacy = ctx.home.path.join("piper_voices_cache");
+            let legacy_used = std::fs::read_dir(&legacy)
+                .map(|mut d| d.next().is_some())
+                .unwrap_or(false);
+            if legacy_used {
+                legacy
+            } else {
+                ctx.home.cache_dir("piper-voices")
+            }
+        }
+    }
 }
 
 /// Hermes' `_resolve_max_text_length`.

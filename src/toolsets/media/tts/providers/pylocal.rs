@@ -27,7 +27,7 @@ use crate::hermes::Context;
 use crate::toolsets::media::audio;
 use crate::toolsets::media::tts::config::section;
 use crate::toolsets::media::tts::error::TtsError;
-use crate::toolsets::media::tts::plan::{DEFAULT_PIPER_VOICE, LocalModel};
+use crate::toolsets::media::tts::plan::{DEFAULT_PIPER_VOICE, LocalModel, piper_voices_dir};
 
 const COMMON: &str = include_str!("py/common.py");
 const PIPER: &str = include_str!("py/piper_synth.py");
@@ -210,26 +210,6 @@ fn truthy_str(m: &Map<String, Value>, key: &str) -> Option<String> {
         Value::String(s) if !s.is_empty() => Some(s.clone()),
         Value::Number(n) => Some(n.to_string()),
         _ => None,
-    }
-}
-
-/// Hermes' `_get_piper_voices_dir` / `tts.piper.voices_dir`.
-pub(crate) fn piper_voices_dir(ctx: &Context, piper: &Map<String, Value>) -> PathBuf {
-    match truthy_str(piper, "voices_dir") {
-        Some(d) => crate::hermes::home::expand_tilde(Path::new(&d)),
-        None => {
-            // get_hermes_dir("cache/piper-voices", "piper_voices_cache"): the legacy
-            // directory while it has content.
-            let legacy = ctx.home.path.join("piper_voices_cache");
-            let legacy_used = std::fs::read_dir(&legacy)
-                .map(|mut d| d.next().is_some())
-                .unwrap_or(false);
-            if legacy_used {
-                legacy
-            } else {
-                ctx.home.cache_dir("piper-voices")
-            }
-        }
     }
 }
 
