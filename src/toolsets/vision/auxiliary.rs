@@ -47,6 +47,8 @@ pub(crate) struct AuxConfig {
     /// DeepInfra with no model set: the catalog base URL whose first
     /// vision-tagged chat model is used (looked up at call time).
     pub catalog: Option<String>,
+    /// The wire the endpoint speaks (resolve.rs sets non-OpenAI ones).
+    pub wire: super::providers::Wire,
 }
 
 // Short-lived (decided per call), so the size difference does not matter.
@@ -259,6 +261,7 @@ pub(crate) fn aux_config(
         extra_body,
         extra_headers,
         catalog: None,
+        wire: Default::default(),
     })
 }
 

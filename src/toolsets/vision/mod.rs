@@ -9,8 +9,15 @@
 //!   OpenAI-compatible chat-completions call with the image as a data URL and
 //!   Hermes' prompt; result `{"success": true, "analysis": ...}`.
 
+pub(crate) mod anthropic;
+pub(crate) mod apikey;
 pub(crate) mod auxiliary;
+pub(crate) mod capability;
+pub(crate) mod gemini;
+pub(crate) mod post;
 pub(crate) mod prep;
+#[doc(hidden)] // public for the test that checks the table against Hermes' registry
+pub mod providers;
 pub(crate) mod resolve;
 pub(crate) mod source;
 
@@ -278,7 +285,7 @@ impl VisionClient {
             _ => cfg,
         };
         let mut body = auxiliary::request_body(cfg, prompt, &prepared.data_url());
-        let answer = match auxiliary::chat(http, cfg, &body).await {
+        let answer = match send(http, cfg, &body).await {
             Ok(a) => a,
             Err(e) if auxiliary::is_size_error(&e.message) => {
                 let Some(smaller) = shrink(self.slots(ctx), &prepared).await else {
@@ -294,13 +301,13 @@ impl VisionClient {
                     smaller.height
                 );
                 body = auxiliary::request_body(cfg, prompt, &smaller.data_url());
-                auxiliary::chat(http, cfg, &body).await?
+                send(http, cfg, &body).await?
             }
             Err(e) => return Err(e.into()),
         };
         let answer = if answer.is_empty() {
             tracing::warn!("vision model returned empty content, retrying once");
-            auxiliary::chat(http, cfg, &body).await?
+            send(http, cfg, &body).await?
         } else {
             answer
         };
@@ -309,6 +316,20 @@ impl VisionClient {
         } else {
             answer
         })
+    }
+}
+
+/// One call on the endpoint's wire (OpenAI chat completions, Anthropic
+/// Messages or Gemini generateContent); the answer text.
+async fn send(
+    http: &HttpClient,
+    cfg: &AuxConfig,
+    body: &Value,
+) -> Result<String, auxiliary::CallError> {
+    match cfg.wire {
+        providers::Wire::OpenAi => auxiliary::chat(http, cfg, body).await,
+        providers::Wire::Anthropic(auth) => anthropic::chat(http, cfg, auth, body).await,
+        providers::Wire::Gemini => gemini::chat(http, cfg, body).await,
     }
 }
 
@@ -399,7 +420,14 @@ impl Toolset for VisionToolset {
             Mode::Auxiliary(c) if c.model.is_empty() => {
                 format!("{} (model from the DeepInfra catalog)", r.provider)
             }
-            Mode::Auxiliary(c) => format!("{} ({})", r.provider, c.model),
+            Mode::Auxiliary(c) => {
+                let wire = match c.wire {
+                    providers::Wire::OpenAi => "",
+                    providers::Wire::Anthropic(_) => ", Anthropic Messages",
+                    providers::Wire::Gemini => ", Gemini generateContent",
+                };
+                format!("{} ({}{wire})", r.provider, c.model)
+            }
             Mode::Misconfigured(_) => "none".into(),
             Mode::Native => r.provider.clone(),
         };
