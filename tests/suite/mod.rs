@@ -39,6 +39,7 @@ mod tts_cloud;
 mod tts_edge;
 mod vision;
 mod vision_e2e;
+mod vision_provider_wires;
 mod vision_providers;
 mod web;
 mod web_support;

@@ -8,7 +8,10 @@
 //! Request: `POST {base}/v1/messages` with the prompt and the image as a
 //! base64 image source, `max_tokens`, `temperature` (omitted for Claude
 //! models that forbid sampling parameters), `extra_body` passed through
-//! (except `reasoning`, which Hermes turns into `thinking`; not done here).
+//! (except `reasoning`, which Hermes turns into `thinking`; not done here),
+//! and `stream: true`: Hermes' `create_anthropic_message` streams and keeps
+//! the final message (some gateways only stream). The answer is read as
+//! server-sent events, or as one JSON message when the server sends that.
 
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
@@ -169,6 +172,7 @@ pub(crate) fn request(cfg: &AuxConfig, auth: AnthropicAuth, body: &Value) -> Val
             req.insert(k.clone(), v.clone());
         }
     }
+    req.insert("stream".into(), json!(true));
     Value::Object(req)
 }
 
@@ -180,6 +184,53 @@ struct Block {
     text: Option<String>,
     #[serde(default)]
     thinking: Option<String>,
+}
+
+/// A streamed answer (server-sent events) as the final message's content
+/// blocks, as the SDK's `get_final_message` accumulates them; `Err` for an
+/// `error` event.
+pub(crate) fn from_events(text: &str) -> Result<Value, String> {
+    let mut blocks: Vec<Value> = Vec::new();
+    for line in text.lines() {
+        let Some(data) = line.strip_prefix("data:") else {
+            continue;
+        };
+        let Ok(ev) = serde_json::from_str::<Value>(data.trim()) else {
+            continue;
+        };
+        let index = ev.get("index").and_then(Value::as_u64).unwrap_or(0) as usize;
+        match ev.get("type").and_then(Value::as_str) {
+            Some("error") => {
+                return Err(format!("{}", ev.get("error").unwrap_or(&ev)));
+            }
+            Some("content_block_start") if index < 1024 => {
+                if blocks.len() <= index {
+                    blocks.resize(index + 1, json!({}));
+                }
+                blocks[index] = ev.get("content_block").cloned().unwrap_or(json!({}));
+            }
+            Some("content_block_delta") => {
+                let Some(b) = blocks.get_mut(index).and_then(Value::as_object_mut) else {
+                    continue;
+                };
+                let d = ev.get("delta").cloned().unwrap_or_default();
+                let (field, piece) = match d.get("type").and_then(Value::as_str) {
+                    Some("text_delta") => ("text", d.get("text")),
+                    Some("thinking_delta") => ("thinking", d.get("thinking")),
+                    _ => continue,
+                };
+                let add = piece.and_then(Value::as_str).unwrap_or("");
+                let cur = b
+                    .get(field)
+                    .and_then(Value::as_str)
+                    .unwrap_or("")
+                    .to_string();
+                b.insert(field.into(), json!(cur + add));
+            }
+            _ => {}
+        }
+    }
+    Ok(json!({ "content": blocks }))
 }
 
 /// The answer as a chat-completions answer: text blocks joined by newlines
@@ -230,7 +281,17 @@ pub(crate) async fn chat(
             status: Some(status),
             message: format!("Error code: {status} - {text}"),
         }),
-        Ok(v) => Ok(auxiliary::extract_content_or_reasoning(&answer(&v))),
+        Ok(text) => {
+            let v = if text.trim_start().starts_with('{') {
+                post::json_answer(&url, &text)?
+            } else {
+                from_events(&text).map_err(|e| CallError {
+                    status: None,
+                    message: format!("Error: {e}"),
+                })?
+            };
+            Ok(auxiliary::extract_content_or_reasoning(&answer(&v)))
+        }
     }
 }
 
@@ -275,5 +336,18 @@ mod tests {
             auxiliary::extract_content_or_reasoning(&answer(&json!(7))),
             ""
         );
+        let sse = concat!(
+            "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{}}\n\n",
+            "data: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"text\",\"text\":\"\"}}\n",
+            "data: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"A \"}}\n",
+            "data: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"cat.\"}}\n",
+        );
+        let v = from_events(sse).unwrap();
+        assert_eq!(
+            auxiliary::extract_content_or_reasoning(&answer(&v)),
+            "A cat."
+        );
+        let err = "data: {\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\"}}\n";
+        assert!(from_events(err).unwrap_err().contains("overloaded_error"));
     }
 }

@@ -179,7 +179,10 @@ pub(crate) async fn chat(
             status: Some(status),
             message: error_message(status, &text),
         }),
-        Ok(v) => Ok(auxiliary::extract_content_or_reasoning(&answer(&v))),
+        Ok(text) => {
+            let v = post::json_answer(&url, &text)?;
+            Ok(auxiliary::extract_content_or_reasoning(&answer(&v)))
+        }
     }
 }
 

@@ -15,14 +15,15 @@ pub(crate) struct Failure {
     pub text: String,
 }
 
-/// POST `body` to `url` with `headers`; `Ok(Err(..))` is an HTTP error answer.
+/// POST `body` to `url` with `headers`; the answer's text, or (`Ok(Err)`)
+/// an HTTP error answer.
 pub(crate) async fn post_json(
     http: &HttpClient,
     cfg: &AuxConfig,
     url: &str,
     headers: &[(String, String)],
     body: &Value,
-) -> Result<Result<Value, Failure>, CallError> {
+) -> Result<Result<String, Failure>, CallError> {
     let mut req = http
         .api()
         .post(url)
@@ -59,8 +60,13 @@ pub(crate) async fn post_json(
             text: text.trim().to_string(),
         }));
     }
-    resp.json().map(Ok).map_err(|e| CallError {
-        status: Some(resp.status),
+    Ok(Ok(resp.text()))
+}
+
+/// A 2xx answer's JSON, or the error Hermes' clients raise for non-JSON.
+pub(crate) fn json_answer(url: &str, text: &str) -> Result<Value, CallError> {
+    serde_json::from_str(text).map_err(|e| CallError {
+        status: None,
         message: format!("invalid JSON answer from {url}: {e}"),
     })
 }
