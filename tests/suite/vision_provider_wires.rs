@@ -300,6 +300,21 @@ async fn openai_wire_providers_zai_vision_model_xai_main_model_gmi_headers() {
     assert_eq!(h.choice().0, "gmi (google/gemini-3.1-flash-lite-preview)");
     assert_seen(&h.analyze().await);
     assert_eq!(last(&srv).header("user-agent"), Some("HermesAgent/0.19.0"));
+    // Explicit Kimi: its default aux model, its profile's User-Agent, and
+    // no temperature (Kimi's server picks it).
+    let h = mk(
+        "auxiliary:\n  vision:\n    provider: moonshot\n",
+        &[
+            ("KIMI_API_KEY", "kimi-key"),
+            ("KIMI_BASE_URL", &format!("{}/v1", srv.base())),
+        ],
+        None,
+    );
+    assert_eq!(h.choice().0, "kimi-coding (kimi-k2-turbo-preview)");
+    assert_seen(&h.analyze().await);
+    let r = last(&srv);
+    assert_eq!(r.header("user-agent"), Some("hermes-agent/1.0"));
+    assert!(r.json().get("temperature").is_none(), "{}", r.json());
     // Explicit xai with no model anywhere: xAI has no default aux model.
     let h = mk(
         "auxiliary:\n  vision:\n    provider: grok\n",

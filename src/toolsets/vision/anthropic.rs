@@ -164,8 +164,11 @@ pub(crate) fn request(cfg: &AuxConfig, auth: AnthropicAuth, body: &Value) -> Val
             json!([{"type": "text", "text": providers::CLAUDE_CODE_SYSTEM_PREFIX}]),
         );
     }
-    if !forbids_sampling(&model) {
-        req.insert("temperature".into(), json!(cfg.temperature));
+    // The chat request's temperature (absent when Hermes strips it).
+    if let Some(t) = body.get("temperature").filter(|t| !t.is_null())
+        && !forbids_sampling(&model)
+    {
+        req.insert("temperature".into(), t.clone());
     }
     for (k, v) in &cfg.extra_body {
         if k != "reasoning" && !k.starts_with('_') {

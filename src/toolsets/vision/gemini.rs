@@ -51,7 +51,9 @@ pub(crate) fn request(cfg: &AuxConfig, body: &Value) -> Value {
         parts.push(json!({"inlineData": {"mimeType": mime, "data": data}}));
     }
     let mut config = Map::new();
-    config.insert("temperature".into(), json!(cfg.temperature));
+    if let Some(t) = body.get("temperature").filter(|t| !t.is_null()) {
+        config.insert("temperature".into(), t.clone());
+    }
     config.insert("maxOutputTokens".into(), json!(cfg.max_tokens));
     let thinking = cfg
         .extra_body

@@ -5,9 +5,11 @@
 //!   returned as MCP image content with a short text naming the question;
 //!   Codex's model looks at it itself (Hermes' "native fast path", decided here
 //!   by configuration instead of by Hermes' main model).
-//! * Auxiliary mode (`auxiliary.vision` / `AUXILIARY_VISION_MODEL`): one
-//!   OpenAI-compatible chat-completions call with the image as a data URL and
-//!   Hermes' prompt; result `{"success": true, "analysis": ...}`.
+//! * Auxiliary mode (`auxiliary.vision`, `AUXILIARY_VISION_MODEL`, or a
+//!   main provider Hermes would ask): one call with the image as a data URL
+//!   and Hermes' prompt, on the endpoint's wire (OpenAI chat completions,
+//!   Anthropic Messages, Gemini generateContent); result
+//!   `{"success": true, "analysis": ...}`.
 
 pub(crate) mod anthropic;
 pub(crate) mod apikey;
@@ -285,6 +287,7 @@ impl VisionClient {
             _ => cfg,
         };
         let mut body = auxiliary::request_body(cfg, prompt, &prepared.data_url());
+        fix_temperature(&mut body);
         let answer = match send(http, cfg, &body).await {
             Ok(a) => a,
             Err(e) if auxiliary::is_size_error(&e.message) => {
@@ -301,6 +304,7 @@ impl VisionClient {
                     smaller.height
                 );
                 body = auxiliary::request_body(cfg, prompt, &smaller.data_url());
+                fix_temperature(&mut body);
                 send(http, cfg, &body).await?
             }
             Err(e) => return Err(e.into()),
@@ -316,6 +320,28 @@ impl VisionClient {
         } else {
             answer
         })
+    }
+}
+
+/// Hermes' per-model temperature rules (agent/auxiliary_client.py
+/// `_build_call_kwargs`): none for Kimi models (the server picks), 0.5 for
+/// Arcee's trinity-large-thinking, none for Claude models that reject
+/// sampling parameters.
+fn fix_temperature(body: &mut serde_json::Value) {
+    let model = body
+        .get("model")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_string();
+    let bare = model.trim().to_lowercase();
+    let bare = bare.rsplit('/').next().unwrap_or_default();
+    let Some(obj) = body.as_object_mut() else {
+        return;
+    };
+    if bare.starts_with("kimi-") || bare == "kimi" || anthropic::forbids_sampling(&model) {
+        obj.remove("temperature");
+    } else if bare == "trinity-large-thinking" {
+        obj.insert("temperature".into(), json!(0.5));
     }
 }
 

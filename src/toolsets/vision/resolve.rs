@@ -9,11 +9,17 @@
 //!    else `custom`. (`provider: openai` is `custom` at api.openai.com/v1.)
 //! 2. `auxiliary.vision.provider` (not `auto`): `openrouter`, `nous`,
 //!    `deepinfra` strictly; `openai-codex` → native (Codex is the model);
-//!    `custom` → the main `model.base_url`; `main` → the main provider.
+//!    `custom` → the main `model.base_url`; `main` → the main provider;
+//!    any of Hermes' API-key providers (providers.rs, apikey.rs: Hermes'
+//!    generic router), `zai` at its pinned OpenAI-wire endpoint.
 //!    When it cannot run, Hermes falls back to the auto chain (3–4).
 //! 3. auto: the main provider (`model.provider`) with the main model
-//!    (`model.default`): `nous` strictly; `kimi-coding*` skipped (no vision);
-//!    `openrouter`, `deepinfra`, `custom` served; `openai-codex` → native.
+//!    (`model.default`), or the provider's dedicated vision model (zai,
+//!    xiaomi): `nous` strictly; `kimi-coding*` skipped (no vision); a main
+//!    model known to be text-only (capability.rs) skipped; `openrouter`,
+//!    `deepinfra`, `custom` and the API-key providers served;
+//!    `openai-codex` and providers hermes-mcp cannot call (Bedrock, Vertex,
+//!    Copilot, OAuth-only logins) → native, saying why.
 //! 4. then OpenRouter (`OPENROUTER_API_KEY`), Nous Portal (`auth.json`),
 //!    DeepInfra (`DEEPINFRA_API_KEY`, model from the live catalog).
 //! 5. nothing: native (Codex's own model looks at the image) when nothing was
