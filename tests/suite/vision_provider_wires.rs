@@ -328,6 +328,13 @@ async fn openai_wire_providers_zai_vision_model_xai_main_model_gmi_headers() {
         msg.contains("provider=xai") && msg.contains("auxiliary.vision.model"),
         "{msg}"
     );
+    // ... unless the main model names one (Hermes' aux model, then main model).
+    let h = mk(
+        "model:\n  default: grok-4-fast\nauxiliary:\n  vision:\n    provider: xai\n",
+        &[("XAI_API_KEY", "k1234")],
+        None,
+    );
+    assert_eq!(h.choice().0, "xai (grok-4-fast)");
     // Explicit deepseek without its key: Hermes' text naming the variable.
     let h = mk("auxiliary:\n  vision:\n    provider: deepseek\n", &[], None);
     let Availability::Unavailable(msg) = h.availability() else {
@@ -699,4 +706,11 @@ async fn uncallable_and_unknown_main_providers() {
         None,
     );
     assert_eq!(h.choice().0, "zai (glm-5v-turbo)");
+    // ... with auxiliary.vision.api_key as its key, and its default model.
+    let h = mk(
+        "auxiliary:\n  vision:\n    provider: zai\n    api_key: task-key\n",
+        &[],
+        None,
+    );
+    assert_eq!(h.choice().0, "zai (glm-4.5-flash)");
 }

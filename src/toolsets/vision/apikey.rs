@@ -240,6 +240,17 @@ fn user_headers(ctx: &Context, headers: &mut Vec<(String, String)>) {
     }
 }
 
+/// `model.default` (or `model: <string>`).
+fn main_model(ctx: &Context) -> Option<String> {
+    match ctx.config().get("model") {
+        Some(Value::String(s)) => Some(s.clone()),
+        Some(Value::Object(m)) => m.get("default").and_then(Value::as_str).map(String::from),
+        _ => None,
+    }
+    .map(|s| s.trim().to_string())
+    .filter(|s| !s.is_empty())
+}
+
 /// The client for API-key provider `name` (already normalized): `Err` says
 /// why it cannot run (no key, no model, not a known provider).
 pub(crate) fn endpoint(
@@ -282,6 +293,8 @@ pub(crate) fn endpoint(
     let model = model
         .filter(|m| !m.trim().is_empty())
         .or_else(|| (!p.aux_model.is_empty()).then(|| p.aux_model.to_string()))
+        // resolve_provider_client: "then provider-scoped aux model, then main model".
+        .or_else(|| main_model(ctx))
         .ok_or_else(|| {
             format!(
                 "{} has no default auxiliary model: set auxiliary.vision.model",

@@ -167,7 +167,7 @@ pub(crate) fn resolve(ctx: &Context) -> Resolution {
         };
         let why = format!("auxiliary.vision.base_url ({base})");
         if is_keyed(&p) {
-            return keyed(ctx, &p, Some(base), t.model.clone(), &why)
+            return keyed(ctx, &p, Some(base), None, t.model.clone(), &why)
                 .unwrap_or_else(|e| unavailable(&p, e));
         }
         return match build(
@@ -187,14 +187,20 @@ pub(crate) fn resolve(ctx: &Context) -> Resolution {
     if provider != "auto" {
         let why = format!("auxiliary.vision.provider: {provider}");
         let mut reason = missing(&provider);
-        let mut try_keyed =
-            |p: &str, base: Option<String>| match keyed(ctx, p, base, t.model.clone(), &why) {
-                Ok(r) => Some(r),
-                Err(e) => {
-                    reason = e;
-                    None
-                }
-            };
+        let mut try_keyed = |p: &str, base: Option<String>, key: Option<String>| match keyed(
+            ctx,
+            p,
+            base,
+            key,
+            t.model.clone(),
+            &why,
+        ) {
+            Ok(r) => Some(r),
+            Err(e) => {
+                reason = e;
+                None
+            }
+        };
         let first = match provider.as_str() {
             "openai-codex" | "native" => {
                 return native(format!("{why}: Codex's own model looks at the image"));
@@ -215,8 +221,14 @@ pub(crate) fn resolve(ctx: &Context) -> Resolution {
                 ));
             }
             // Hermes pins Z.AI's OpenAI-wire endpoint for explicit vision.
-            "zai" => try_keyed("zai", Some(providers::ZAI_OPENAI_URLS[0].to_string())),
-            other if is_keyed(other) => try_keyed(other, None),
+            // ... and passes the task's api_key to it (no other provider
+            // reads auxiliary.vision.api_key without a base_url).
+            "zai" => try_keyed(
+                "zai",
+                Some(providers::ZAI_OPENAI_URLS[0].to_string()),
+                t.api_key.clone(),
+            ),
+            other if is_keyed(other) => try_keyed(other, None, None),
             other => {
                 return Resolution {
                     mode: Mode::Misconfigured(format!(
@@ -278,10 +290,11 @@ fn keyed(
     ctx: &Context,
     provider: &str,
     base_url: Option<String>,
+    api_key: Option<String>,
     model: Option<String>,
     why: &str,
 ) -> Result<Resolution, String> {
-    let ep = apikey::endpoint(ctx, provider, model, base_url, None)?;
+    let ep = apikey::endpoint(ctx, provider, model, base_url, api_key)?;
     let mode = match auxiliary::aux_config(
         ctx,
         "vision",
@@ -376,7 +389,7 @@ fn auto_chain(ctx: &Context, model: Option<String>) -> (Option<Resolution>, Opti
             }
             "openrouter" => build(ctx, "openrouter", None, None, m, &why),
             "custom" => main_custom(ctx, model.clone(), &why),
-            p if is_keyed(p) => match keyed(ctx, p, None, model.clone().or(vm), &why) {
+            p if is_keyed(p) => match keyed(ctx, p, None, None, model.clone().or(vm), &why) {
                 Ok(r) => Some(r),
                 Err(e) => {
                     skipped = Some(format!("main provider {p} cannot run: {e}"));
