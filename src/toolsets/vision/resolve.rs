@@ -279,9 +279,11 @@ fn missing(provider: &str) -> String {
     }
 }
 
-/// One of Hermes' API-key providers (the table, or `anthropic`).
+/// One of Hermes' API-key providers (the table, or `anthropic`), except
+/// DeepInfra, whose vision model comes from its live catalog ([`build`]).
 fn is_keyed(provider: &str) -> bool {
-    provider == "anthropic" || providers::api_key_provider(provider).is_some()
+    provider == "anthropic"
+        || providers::api_key_provider(provider).is_some_and(|p| p.name != "deepinfra")
 }
 
 /// An API-key provider's client (apikey.rs), as a resolution; `Err` says
@@ -305,10 +307,11 @@ fn keyed(
     ) {
         Ok(mut cfg) => {
             cfg.wire = ep.wire;
-            // The provider's own headers replace the OpenRouter/Nous ones
-            // aux_config adds by host (none apply to these hosts).
-            cfg.extra_headers.extend(ep.headers);
-            if cfg.wire != Wire::OpenAi {
+            // OpenAI wire: the provider's headers after any aux_config adds
+            // by host; the other wires build their own headers.
+            if cfg.wire == Wire::OpenAi {
+                cfg.extra_headers.extend(ep.headers);
+            } else {
                 cfg.extra_headers.clear();
             }
             Mode::Auxiliary(cfg)
