@@ -406,6 +406,116 @@ fn anthropic(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::hermes::{Env, HermesConfig, HermesHome};
+
+    fn ctx(yaml: &str, env: &[(&str, &str)]) -> Context {
+        let home = HermesHome {
+            path: std::env::temp_dir().join("hermes-vision-apikey-unit"),
+            explicit: true,
+        };
+        Context::with_parts(
+            home,
+            Env::from_map(env.iter().map(|(k, v)| (k.to_string(), v.to_string()))),
+            HermesConfig::from_yaml(yaml).unwrap(),
+        )
+    }
+
+    /// The host-based rules loopback tests cannot reach.
+    #[test]
+    fn endpoints_at_the_real_hosts() {
+        let e = |p: &str, env: &[(&str, &str)]| endpoint(&ctx("", env), p, None, None, None);
+        let n = e("nvidia", &[("NVIDIA_API_KEY", "nv-key")]).unwrap_err();
+        assert!(n.contains("auxiliary.vision.model"), "{n}");
+        let n = endpoint(
+            &ctx("model:\n  default: m\n", &[("NVIDIA_API_KEY", "nv-key")]),
+            "nvidia",
+            None,
+            None,
+            None,
+        )
+        .unwrap();
+        assert_eq!(n.base_url, "https://integrate.api.nvidia.com/v1");
+        assert_eq!(
+            n.headers,
+            vec![(
+                "X-BILLING-INVOKE-ORIGIN".to_string(),
+                "HermesAgent".to_string()
+            )]
+        );
+        // sk-kimi- keys: Kimi Code's Anthropic wire with Claude Code's UA.
+        let k = e("kimi-coding", &[("KIMI_API_KEY", "sk-kimi-abc")]).unwrap();
+        assert_eq!(
+            (k.base_url.as_str(), k.wire),
+            (
+                "https://api.kimi.com/coding",
+                Wire::Anthropic(AnthropicAuth::KimiCoding)
+            )
+        );
+        let k = e("kimi-coding", &[("KIMI_API_KEY", "sk-other")]).unwrap();
+        assert_eq!(
+            (k.base_url.as_str(), k.wire),
+            ("https://api.moonshot.ai/v1", Wire::OpenAi)
+        );
+        let m = e("minimax", &[("MINIMAX_API_KEY", "mm-key")]).unwrap();
+        assert_eq!(m.base_url, "https://api.minimax.io/anthropic");
+        assert_eq!(
+            m.wire,
+            Wire::Anthropic(AnthropicAuth::Bearer { minimax: true })
+        );
+        assert_eq!(m.model, "MiniMax-M3");
+        let g = e("gemini", &[("GEMINI_API_KEY", "g-key")]).unwrap();
+        assert_eq!(
+            (g.wire, g.model.as_str()),
+            (Wire::Gemini, "gemini-3.5-flash")
+        );
+        let g = e(
+            "gemini",
+            &[
+                ("GEMINI_API_KEY", "g-key"),
+                (
+                    "GEMINI_BASE_URL",
+                    "https://generativelanguage.googleapis.com/v1beta/openai",
+                ),
+            ],
+        )
+        .unwrap();
+        assert_eq!(g.wire, Wire::OpenAi);
+        let a = e(
+            "anthropic",
+            &[
+                ("ANTHROPIC_API_KEY", "sk-ant-api03-k"),
+                ("ANTHROPIC_TOKEN", "sk-ant-oat01-t"),
+            ],
+        )
+        .unwrap();
+        assert_eq!(
+            (a.api_key.as_str(), a.base_url.as_str()),
+            ("sk-ant-oat01-t", "https://api.anthropic.com")
+        );
+        assert_eq!(
+            a.wire,
+            Wire::Anthropic(AnthropicAuth::OAuth {
+                system_prompt: true
+            })
+        );
+        let l = e("lmstudio", &[]).unwrap_err();
+        assert!(l.contains("auxiliary.vision.model"), "{l}");
+        assert!(
+            e("deepseek", &[("DEEPSEEK_API_KEY", "dummy")])
+                .unwrap_err()
+                .contains("DEEPSEEK_API_KEY")
+        );
+        // model.default_headers over the profile's.
+        let c = ctx(
+            "model:\n  default_headers: {User-Agent: mine}\n",
+            &[("GMI_API_KEY", "gmi-key")],
+        );
+        let g = endpoint(&c, "gmi", None, None, None).unwrap();
+        assert_eq!(
+            g.headers,
+            vec![("User-Agent".to_string(), "mine".to_string())]
+        );
+    }
 
     #[test]
     fn url_rules() {
