@@ -56,6 +56,14 @@ if ! "$PIPER_PYTHON" -c "import onnx, piper, importlib.metadata as m; assert m.v
   "$piper_venv/bin/pip" install -q "piper-tts==$PIPER_TTS_VERSION" "onnx==$ONNX_VERSION"
 fi
 
+# The anthropic SDK (hermes-agent's `anthropic` extra): the vision tests check their Anthropic
+# Messages fake against Hermes' AnthropicAuxiliaryClient, which needs it.
+ANTHROPIC_SDK_VERSION=0.87.0
+if ! "$HERMES_PYTHON" -c "import importlib.metadata as m; assert m.version('anthropic') == '$ANTHROPIC_SDK_VERSION'" 2>/dev/null; then
+  say "pip install anthropic==$ANTHROPIC_SDK_VERSION into $HERMES_VENV"
+  "$HERMES_VENV/bin/pip" install -q "anthropic==$ANTHROPIC_SDK_VERSION"
+fi
+
 # maturin builds the wheel (pyproject.toml) in the wheel test; it lives next to Hermes' Python.
 MATURIN_VERSION=1.16.0
 if ! "$HERMES_VENV/bin/maturin" --version 2>/dev/null | grep -qx "maturin $MATURIN_VERSION"; then

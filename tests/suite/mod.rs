@@ -45,6 +45,7 @@ mod tts_local;
 mod tts_tags;
 mod vision;
 mod vision_e2e;
+mod vision_provider_wires;
 mod vision_providers;
 mod web;
 mod web_support;

@@ -17,12 +17,12 @@ use tokio_util::sync::CancellationToken;
 
 use super::web_support::{Resp, TestServer};
 
-struct H {
-    dir: tempfile::TempDir,
+pub(super) struct H {
+    pub(super) dir: tempfile::TempDir,
     server: HermesServer,
 }
 
-fn mk(yaml: &str, env: &[(&str, &str)], auth: Option<Value>) -> H {
+pub(super) fn mk(yaml: &str, env: &[(&str, &str)], auth: Option<Value>) -> H {
     let dir = tempfile::tempdir().unwrap();
     let home = HermesHome {
         path: dir.path().join("hermes"),
@@ -41,13 +41,13 @@ fn mk(yaml: &str, env: &[(&str, &str)], auth: Option<Value>) -> H {
 
 impl H {
     /// (provider, why) that `tools`/`doctor` show for vision_analyze.
-    fn choice(&self) -> (String, String) {
+    pub(super) fn choice(&self) -> (String, String) {
         let p = self.server.providers();
         assert_eq!(p.len(), 1, "{p:?}");
         assert_eq!(p[0].1.job, "vision_analyze");
         (p[0].1.provider.clone(), p[0].1.why.clone())
     }
-    fn png(&self) -> String {
+    pub(super) fn png(&self) -> String {
         let img = image::DynamicImage::new_rgb8(16, 12);
         let mut out = Cursor::new(Vec::new());
         img.write_to(&mut out, image::ImageFormat::Png).unwrap();
@@ -59,7 +59,7 @@ impl H {
         std::fs::write(&p, out.into_inner()).unwrap();
         p.to_string_lossy().into_owned()
     }
-    async fn analyze(&self) -> ToolOutput {
+    pub(super) async fn analyze(&self) -> ToolOutput {
         let mut args = Map::new();
         args.insert("image_url".into(), json!(self.png()));
         args.insert("question".into(), json!("what?"));
@@ -72,7 +72,7 @@ impl H {
             )
             .await
     }
-    fn availability(&self) -> Availability {
+    pub(super) fn availability(&self) -> Availability {
         self.server
             .entries()
             .into_iter()
@@ -83,7 +83,7 @@ impl H {
     }
 }
 
-fn text(out: &ToolOutput) -> String {
+pub(super) fn text(out: &ToolOutput) -> String {
     out.content
         .iter()
         .find_map(|c| c.as_text().map(|t| t.text.clone()))
@@ -119,7 +119,7 @@ fn chat_req(srv: &TestServer) -> super::web_support::Req {
         .expect("a chat-completions request")
 }
 
-fn assert_seen(out: &ToolOutput) {
+pub(super) fn assert_seen(out: &ToolOutput) {
     assert!(!out.is_error, "{}", text(out));
     assert_eq!(
         out.first_json().unwrap(),

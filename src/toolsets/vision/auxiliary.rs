@@ -49,6 +49,8 @@ pub(crate) struct AuxConfig {
     /// DeepInfra with no model set: the catalog base URL whose first
     /// vision-tagged chat model is used (looked up at call time).
     pub catalog: Option<String>,
+    /// The wire the endpoint speaks (resolve.rs sets non-OpenAI ones).
+    pub wire: super::providers::Wire,
 }
 
 // Short-lived (decided per call), so the size difference does not matter.
@@ -276,6 +278,7 @@ pub(crate) fn aux_config(
         extra_body,
         extra_headers,
         catalog: None,
+        wire: Default::default(),
     })
 }
 

@@ -5,12 +5,21 @@
 //!   returned as MCP image content with a short text naming the question;
 //!   Codex's model looks at it itself (Hermes' "native fast path", decided here
 //!   by configuration instead of by Hermes' main model).
-//! * Auxiliary mode (`auxiliary.vision` / `AUXILIARY_VISION_MODEL`): one
-//!   OpenAI-compatible chat-completions call with the image as a data URL and
-//!   Hermes' prompt; result `{"success": true, "analysis": ...}`.
+//! * Auxiliary mode (`auxiliary.vision`, `AUXILIARY_VISION_MODEL`, or a
+//!   main provider Hermes would ask): one call with the image as a data URL
+//!   and Hermes' prompt, on the endpoint's wire (OpenAI chat completions,
+//!   Anthropic Messages, Gemini generateContent); result
+//!   `{"success": true, "analysis": ...}`.
 
+pub(crate) mod anthropic;
+pub(crate) mod apikey;
 pub(crate) mod auxiliary;
+pub(crate) mod capability;
+pub(crate) mod gemini;
+pub(crate) mod post;
 pub(crate) mod prep;
+#[doc(hidden)] // public for the test that checks the table against Hermes' registry
+pub mod providers;
 pub(crate) mod resolve;
 pub(crate) mod source;
 
@@ -278,7 +287,8 @@ impl VisionClient {
             _ => cfg,
         };
         let mut body = auxiliary::request_body(cfg, prompt, &prepared.data_url());
-        let answer = match auxiliary::chat(http, cfg, &body).await {
+        fix_temperature(&mut body);
+        let answer = match send(http, cfg, &body).await {
             Ok(a) => a,
             Err(e) if auxiliary::is_size_error(&e.message) => {
                 let Some(smaller) = shrink(self.slots(ctx), &prepared).await else {
@@ -294,13 +304,14 @@ impl VisionClient {
                     smaller.height
                 );
                 body = auxiliary::request_body(cfg, prompt, &smaller.data_url());
-                auxiliary::chat(http, cfg, &body).await?
+                fix_temperature(&mut body);
+                send(http, cfg, &body).await?
             }
             Err(e) => return Err(e.into()),
         };
         let answer = if answer.is_empty() {
             tracing::warn!("vision model returned empty content, retrying once");
-            auxiliary::chat(http, cfg, &body).await?
+            send(http, cfg, &body).await?
         } else {
             answer
         };
@@ -309,6 +320,42 @@ impl VisionClient {
         } else {
             answer
         })
+    }
+}
+
+/// Hermes' per-model temperature rules (agent/auxiliary_client.py
+/// `_build_call_kwargs`): none for Kimi models (the server picks), 0.5 for
+/// Arcee's trinity-large-thinking, none for Claude models that reject
+/// sampling parameters.
+fn fix_temperature(body: &mut serde_json::Value) {
+    let model = body
+        .get("model")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_string();
+    let bare = model.trim().to_lowercase();
+    let bare = bare.rsplit('/').next().unwrap_or_default();
+    let Some(obj) = body.as_object_mut() else {
+        return;
+    };
+    if bare.starts_with("kimi-") || bare == "kimi" || anthropic::forbids_sampling(&model) {
+        obj.remove("temperature");
+    } else if bare == "trinity-large-thinking" {
+        obj.insert("temperature".into(), json!(0.5));
+    }
+}
+
+/// One call on the endpoint's wire (OpenAI chat completions, Anthropic
+/// Messages or Gemini generateContent); the answer text.
+async fn send(
+    http: &HttpClient,
+    cfg: &AuxConfig,
+    body: &Value,
+) -> Result<String, auxiliary::CallError> {
+    match cfg.wire {
+        providers::Wire::OpenAi => auxiliary::chat(http, cfg, body).await,
+        providers::Wire::Anthropic(auth) => anthropic::chat(http, cfg, auth, body).await,
+        providers::Wire::Gemini => gemini::chat(http, cfg, body).await,
     }
 }
 
@@ -399,7 +446,14 @@ impl Toolset for VisionToolset {
             Mode::Auxiliary(c) if c.model.is_empty() => {
                 format!("{} (model from the DeepInfra catalog)", r.provider)
             }
-            Mode::Auxiliary(c) => format!("{} ({})", r.provider, c.model),
+            Mode::Auxiliary(c) => {
+                let wire = match c.wire {
+                    providers::Wire::OpenAi => "",
+                    providers::Wire::Anthropic(_) => ", Anthropic Messages",
+                    providers::Wire::Gemini => ", Gemini generateContent",
+                };
+                format!("{} ({}{wire})", r.provider, c.model)
+            }
             Mode::Misconfigured(_) => "none".into(),
             Mode::Native => r.provider.clone(),
         };

@@ -9,11 +9,17 @@
 //!    else `custom`. (`provider: openai` is `custom` at api.openai.com/v1.)
 //! 2. `auxiliary.vision.provider` (not `auto`): `openrouter`, `nous`,
 //!    `deepinfra` strictly; `openai-codex` → native (Codex is the model);
-//!    `custom` → the main `model.base_url`; `main` → the main provider.
+//!    `custom` → the main `model.base_url`; `main` → the main provider;
+//!    any of Hermes' API-key providers (providers.rs, apikey.rs: Hermes'
+//!    generic router), `zai` at its pinned OpenAI-wire endpoint.
 //!    When it cannot run, Hermes falls back to the auto chain (3–4).
 //! 3. auto: the main provider (`model.provider`) with the main model
-//!    (`model.default`): `nous` strictly; `kimi-coding*` skipped (no vision);
-//!    `openrouter`, `deepinfra`, `custom` served; `openai-codex` → native.
+//!    (`model.default`), or the provider's dedicated vision model (zai,
+//!    xiaomi): `nous` strictly; `kimi-coding*` skipped (no vision); a main
+//!    model known to be text-only (capability.rs) skipped; `openrouter`,
+//!    `deepinfra`, `custom` and the API-key providers served;
+//!    `openai-codex` and providers hermes-mcp cannot call (Bedrock, Vertex,
+//!    Copilot, OAuth-only logins) → native, saying why.
 //! 4. then OpenRouter (`OPENROUTER_API_KEY`), Nous Portal (`auth.json`),
 //!    DeepInfra (`DEEPINFRA_API_KEY`, model from the live catalog).
 //! 5. nothing: native (Codex's own model looks at the image) when nothing was
@@ -27,6 +33,8 @@ use serde_json::Value;
 use super::auxiliary::{
     self, DEFAULT_AGGREGATOR_MODEL, Mode, NOUS_BASE_URL, OPENAI_BASE_URL, OPENROUTER_BASE_URL,
 };
+use super::providers::{self, Wire};
+use super::{apikey, capability};
 use crate::hermes::{Context, envvars};
 
 pub(crate) const DEEPINFRA_BASE_URL: &str = "https://api.deepinfra.com/v1/openai";
@@ -97,10 +105,8 @@ fn normalize(ctx: &Context, p: Option<&str>) -> String {
             Some(m) if m != "auto" && m != "main" => m,
             _ => "custom".into(),
         },
-        "kimi" | "moonshot" => "kimi-coding".into(),
-        "kimi-cn" | "moonshot-cn" => "kimi-coding-cn".into(),
         "deep-infra" | "deepinfra-ai" => "deepinfra".into(),
-        _ => p,
+        _ => providers::aux_alias(&p).to_string(),
     }
 }
 
@@ -160,6 +166,10 @@ pub(crate) fn resolve(ctx: &Context) -> Resolution {
             "custom".into()
         };
         let why = format!("auxiliary.vision.base_url ({base})");
+        if is_keyed(&p) {
+            return keyed(ctx, &p, Some(base), None, t.model.clone(), &why)
+                .unwrap_or_else(|e| unavailable(&p, e));
+        }
         return match build(
             ctx,
             &p,
@@ -169,13 +179,28 @@ pub(crate) fn resolve(ctx: &Context) -> Resolution {
             &why,
         ) {
             Some(r) => r,
-            None => unavailable(&p),
+            None => unavailable(&p, missing(&p)),
         };
     }
 
     // 2. An explicit provider.
     if provider != "auto" {
         let why = format!("auxiliary.vision.provider: {provider}");
+        let mut reason = missing(&provider);
+        let mut try_keyed = |p: &str, base: Option<String>, key: Option<String>| match keyed(
+            ctx,
+            p,
+            base,
+            key,
+            t.model.clone(),
+            &why,
+        ) {
+            Ok(r) => Some(r),
+            Err(e) => {
+                reason = e;
+                None
+            }
+        };
         let first = match provider.as_str() {
             "openai-codex" | "native" => {
                 return native(format!("{why}: Codex's own model looks at the image"));
@@ -189,10 +214,25 @@ pub(crate) fn resolve(ctx: &Context) -> Resolution {
                 &why,
             ),
             "custom" => main_custom(ctx, t.model.clone(), &why),
+            other if providers::uncallable(other).is_some() => {
+                return native(format!(
+                    "{why}: {} — hermes-mcp cannot call it, so Codex's own model looks at the image",
+                    providers::uncallable(other).unwrap_or_default()
+                ));
+            }
+            // Hermes pins Z.AI's OpenAI-wire endpoint for explicit vision.
+            // ... and passes the task's api_key to it (no other provider
+            // reads auxiliary.vision.api_key without a base_url).
+            "zai" => try_keyed(
+                "zai",
+                Some(providers::ZAI_OPENAI_URLS[0].to_string()),
+                t.api_key.clone(),
+            ),
+            other if is_keyed(other) => try_keyed(other, None, None),
             other => {
                 return Resolution {
                     mode: Mode::Misconfigured(format!(
-                        "auxiliary.vision.provider '{other}' is not supported by hermes-mcp: use openrouter, nous, deepinfra, openai, or custom with auxiliary.vision.base_url (or remove auxiliary.vision to let Codex's own model look at images)"
+                        "auxiliary.vision.provider '{other}' is not a provider Hermes knows: use one of Hermes' providers (openrouter, nous, deepinfra, openai, anthropic, gemini, zai, xai, minimax, ...), or custom with auxiliary.vision.base_url (or remove auxiliary.vision to let Codex's own model look at images)"
                     )),
                     provider: other.to_string(),
                     why: why.clone(),
@@ -205,10 +245,10 @@ pub(crate) fn resolve(ctx: &Context) -> Resolution {
         // Hermes: "Vision provider %s unavailable, falling back to auto".
         return match auto(ctx, t.model.clone()) {
             Some(mut r) => {
-                r.why = format!("{} ({provider} unavailable: {})", r.why, missing(&provider));
+                r.why = format!("{} ({provider} unavailable: {reason})", r.why);
                 r
             }
-            None => unavailable(&provider),
+            None => unavailable(&provider, reason),
         };
     }
 
@@ -219,58 +259,156 @@ pub(crate) fn resolve(ctx: &Context) -> Resolution {
 }
 
 /// Hermes' error when a requested provider has no client, with what to set.
-fn unavailable(provider: &str) -> Resolution {
+fn unavailable(provider: &str, reason: String) -> Resolution {
     Resolution {
         mode: Mode::Misconfigured(format!(
-            "No LLM provider configured for task=vision provider={provider}. Run: hermes setup ({provider}: {})",
-            missing(provider)
+            "No LLM provider configured for task=vision provider={provider}. Run: hermes setup ({provider}: {reason})"
         )),
         provider: "none".into(),
-        why: format!(
-            "auxiliary.vision.provider: {provider} cannot run: {}",
-            missing(provider)
-        ),
+        why: format!("auxiliary.vision.provider: {provider} cannot run: {reason}"),
     }
 }
 
-fn missing(provider: &str) -> &'static str {
+fn missing(provider: &str) -> String {
     match provider {
-        "openrouter" => "OPENROUTER_API_KEY not set in ~/.hermes/.env",
-        "nous" => "no Nous Portal login in ~/.hermes/auth.json (run: hermes auth)",
-        "deepinfra" => "DEEPINFRA_API_KEY not set in ~/.hermes/.env",
-        "custom" => "no endpoint: set auxiliary.vision.base_url or model.base_url",
-        _ => "no credentials found",
+        "openrouter" => "OPENROUTER_API_KEY not set in ~/.hermes/.env".into(),
+        "nous" => "no Nous Portal login in ~/.hermes/auth.json (run: hermes auth)".into(),
+        "deepinfra" => "DEEPINFRA_API_KEY not set in ~/.hermes/.env".into(),
+        "custom" => "no endpoint: set auxiliary.vision.base_url or model.base_url".into(),
+        other => apikey::missing_key(other),
     }
+}
+
+/// One of Hermes' API-key providers (the table, or `anthropic`), except
+/// DeepInfra, whose vision model comes from its live catalog ([`build`]).
+fn is_keyed(provider: &str) -> bool {
+    provider == "anthropic"
+        || providers::api_key_provider(provider).is_some_and(|p| p.name != "deepinfra")
+}
+
+/// An API-key provider's client (apikey.rs), as a resolution; `Err` says
+/// why it cannot run.
+fn keyed(
+    ctx: &Context,
+    provider: &str,
+    base_url: Option<String>,
+    api_key: Option<String>,
+    model: Option<String>,
+    why: &str,
+) -> Result<Resolution, String> {
+    let ep = apikey::endpoint(ctx, provider, model, base_url, api_key)?;
+    let mode = match auxiliary::aux_config(
+        ctx,
+        "vision",
+        provider,
+        ep.base_url,
+        Some(ep.api_key),
+        ep.model,
+    ) {
+        Ok(mut cfg) => {
+            cfg.wire = ep.wire;
+            // OpenAI wire: the provider's headers after any aux_config adds
+            // by host; the other wires build their own headers.
+            if cfg.wire == Wire::OpenAi {
+                cfg.extra_headers.extend(ep.headers);
+            } else {
+                cfg.extra_headers.clear();
+            }
+            Mode::Auxiliary(cfg)
+        }
+        Err(e) => Mode::Misconfigured(e),
+    };
+    Ok(Resolution {
+        mode,
+        provider: provider.to_string(),
+        why: why.to_string(),
+    })
 }
 
 /// Steps 3–4: the main provider, then OpenRouter, Nous, DeepInfra.
 fn auto(ctx: &Context, model: Option<String>) -> Option<Resolution> {
+    let (r, skipped) = auto_chain(ctx, model);
+    match (r, skipped) {
+        (Some(mut r), Some(s)) => {
+            r.why = format!("{} ({s}: skipped)", r.why);
+            Some(r)
+        }
+        (None, Some(s)) => Some(native(format!(
+            "{s}, and no auxiliary vision provider is available (OPENROUTER_API_KEY, Nous Portal login, DEEPINFRA_API_KEY): Codex's own model looks at the image"
+        ))),
+        (r, None) => r,
+    }
+}
+
+/// The auto chain, and why the main provider was skipped (if it was).
+fn auto_chain(ctx: &Context, model: Option<String>) -> (Option<Resolution>, Option<String>) {
+    let mut skipped: Option<String> = None;
     let main = main_provider(ctx).filter(|p| p != "auto");
     if let Some(mp) = main.as_deref() {
         let mp = normalize(ctx, Some(mp));
         let why = format!("main provider (model.provider: {mp})");
         // The main model, unless the task names one (Hermes' `_finalize`).
         let m = model.clone().or_else(|| main_model(ctx));
+        // A dedicated vision model beats the chat model (Hermes'
+        // `_resolve_provider_vision_default`); the task's model beats both.
+        let vm = providers::vision_model(&mp)
+            .map(String::from)
+            .or_else(|| main_model(ctx));
+        let text_only = |m: &Option<String>| {
+            let m = m.as_deref().unwrap_or("");
+            capability::supports_vision(ctx, &mp, m) == Some(false)
+        };
         let hit = match mp.as_str() {
             "nous" => build(ctx, "nous", None, None, model.clone(), &why),
-            "kimi-coding" | "kimi-coding-cn" => None,
-            "openai-codex" => {
-                return Some(native(format!(
-                    "{why}: Codex's own model looks at the image"
-                )));
+            p if providers::WITHOUT_VISION.contains(&p) => {
+                skipped = Some(format!("main provider {p} has no vision"));
+                None
             }
-            "openrouter" => build(ctx, "openrouter", None, None, m, &why),
+            "openai-codex" => {
+                return (
+                    Some(native(format!(
+                        "{why}: Codex's own model looks at the image"
+                    ))),
+                    None,
+                );
+            }
+            p if providers::uncallable(p).is_some() => {
+                return (
+                    Some(native(format!(
+                        "main provider {p} (model.provider): {} — hermes-mcp cannot call it, so Codex's own model looks at the image",
+                        providers::uncallable(p).unwrap_or_default()
+                    ))),
+                    None,
+                );
+            }
             // DeepInfra's catalog vision default wins over the chat model.
             "deepinfra" => build(ctx, "deepinfra", None, None, model.clone(), &why),
+            _ if text_only(&vm) => {
+                skipped = Some(format!(
+                    "main model {} of {mp} is text-only (models.dev / supports_vision)",
+                    vm.as_deref().unwrap_or_default()
+                ));
+                None
+            }
+            "openrouter" => build(ctx, "openrouter", None, None, m, &why),
             "custom" => main_custom(ctx, model.clone(), &why),
+            p if is_keyed(p) => match keyed(ctx, p, None, None, model.clone().or(vm), &why) {
+                Ok(r) => Some(r),
+                Err(e) => {
+                    skipped = Some(format!("main provider {p} cannot run: {e}"));
+                    None
+                }
+            },
+            // Not a provider Hermes' router knows: on to the aggregators.
             other => {
-                return Some(native(format!(
-                    "main provider {other} (model.provider) is not one hermes-mcp can call for vision: Codex's own model looks at the image"
-                )));
+                skipped = Some(format!(
+                    "main provider {other} is not one of Hermes' providers"
+                ));
+                None
             }
         };
         if hit.is_some() {
-            return hit;
+            return (hit, None);
         }
     }
     for p in ["openrouter", "nous", "deepinfra"] {
@@ -283,10 +421,10 @@ fn auto(ctx: &Context, model: Option<String>) -> Option<Resolution> {
             _ => "auto: DEEPINFRA_API_KEY is set",
         };
         if let Some(r) = build(ctx, p, None, None, model.clone(), why) {
-            return Some(r);
+            return (Some(r), skipped);
         }
     }
-    None
+    (None, skipped)
 }
 
 /// The main custom endpoint (`model.base_url` + `model.api_key`).

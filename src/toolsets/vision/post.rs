@@ -1,0 +1,108 @@
+//! One JSON POST to a vision endpoint for the non-OpenAI wires (Anthropic
+//! Messages, Gemini generateContent), with the failures phrased as Hermes'
+//! clients phrase them (the text Hermes' hints and size retries match on).
+
+use std::time::Duration;
+
+use serde_json::Value;
+
+use super::auxiliary::{AuxConfig, CallError};
+use crate::net::{ApiError, HttpClient};
+
+/// A non-2xx answer: status and body text (capped) for the wire's error text.
+pub(crate) struct Failure {
+    pub status: u16,
+    pub text: String,
+}
+
+/// POST `body` to `url` with `headers`; the answer's text, or (`Ok(Err)`)
+/// an HTTP error answer.
+pub(crate) async fn post_json(
+    http: &HttpClient,
+    cfg: &AuxConfig,
+    url: &str,
+    headers: &[(String, String)],
+    body: &Value,
+) -> Result<Result<String, Failure>, CallError> {
+    let mut req = http
+        .api()
+        .post(url)
+        .timeout(cfg.timeout)
+        .header("Content-Type", "application/json")
+        .body(body.to_string());
+    for (k, v) in headers {
+        req = req.header(k, v);
+    }
+    let resp = http
+        .send_api(&format!("vision:{}", cfg.provider), Duration::ZERO, req)
+        .await
+        .map_err(|e| CallError {
+            status: match e {
+                ApiError::RateLimited { .. } => Some(429),
+                _ => None,
+            },
+            message: match e {
+                ApiError::Timeout => format!(
+                    "Request timed out after {} s (auxiliary.vision.timeout) calling {url}",
+                    cfg.timeout.as_secs()
+                ),
+                ApiError::RateLimited { .. } => format!("Error code: 429 - rate limited by {url}"),
+                other => format!("Connection error calling {url}: {other}"),
+            },
+        })?;
+    if !(200..300).contains(&resp.status) {
+        let mut text = resp.text();
+        if text.chars().count() > 1000 {
+            text = text.chars().take(1000).collect::<String>() + "…";
+        }
+        return Ok(Err(Failure {
+            status: resp.status,
+            text: text.trim().to_string(),
+        }));
+    }
+    Ok(Ok(resp.text()))
+}
+
+/// A 2xx answer's JSON, or the error Hermes' clients raise for non-JSON.
+pub(crate) fn json_answer(url: &str, text: &str) -> Result<Value, CallError> {
+    serde_json::from_str(text).map_err(|e| CallError {
+        status: None,
+        message: format!("invalid JSON answer from {url}: {e}"),
+    })
+}
+
+/// The prompt and image (data URL) of the one-message chat request
+/// `auxiliary::request_body` builds.
+pub(crate) fn prompt_and_image(body: &Value) -> (String, String) {
+    let parts = body
+        .pointer("/messages/0/content")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
+    let mut text = String::new();
+    let mut image = String::new();
+    for p in &parts {
+        match p.get("type").and_then(Value::as_str) {
+            Some("text") => text.push_str(p.get("text").and_then(Value::as_str).unwrap_or("")),
+            Some("image_url") => {
+                image = p
+                    .pointer("/image_url/url")
+                    .and_then(Value::as_str)
+                    .unwrap_or("")
+                    .to_string()
+            }
+            _ => {}
+        }
+    }
+    (text, image)
+}
+
+/// `data:<mime>;base64,<data>` → (mime, data); `None` for anything else.
+pub(crate) fn split_data_url(url: &str) -> Option<(String, String)> {
+    let rest = url.strip_prefix("data:")?;
+    let (header, data) = rest.split_once(',')?;
+    let mime = header.split(';').next().unwrap_or("").trim();
+    header
+        .contains(";base64")
+        .then(|| (mime.to_string(), data.to_string()))
+}
