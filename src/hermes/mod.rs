@@ -10,6 +10,7 @@ pub mod env;
 pub mod envvars;
 pub mod home;
 pub mod logfile;
+pub mod nous_auth;
 
 pub use config::{ConfigError, HermesConfig};
 pub use context::Context;
