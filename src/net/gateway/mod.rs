@@ -189,8 +189,10 @@ pub(crate) async fn resolve(
     })
 }
 
-/// `managed_nous_tools_enabled()` for a request path (may ask the portal).
-pub(crate) async fn enabled(ctx: &Context, http: &HttpClient) -> bool {
+/// `managed_nous_tools_enabled()` for a request path (may ask the portal;
+/// the answer is cached, so the cheap probes a call then makes — which
+/// provider, which route — see it too).
+pub(crate) async fn warm(ctx: &Context, http: &HttpClient) -> bool {
     account::get(ctx, http, false).await.entitled()
 }
 
