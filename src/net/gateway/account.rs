@@ -167,10 +167,12 @@ fn cache_key(token: &str, portal: Option<&str>) -> String {
     format!("{}:{hex}", portal.unwrap_or(""))
 }
 
-fn cached(key: &str) -> Option<AccountInfo> {
+/// The cached portal answer for this token and portal; `stale` accepts one
+/// older than the TTL (the cheap probes: a real answer beats "unknown").
+fn cached(key: &str, stale: bool) -> Option<AccountInfo> {
     let c = CACHE.lock().ok()?;
     let (k, at, info) = c.as_ref()?;
-    (k == key && at.elapsed() < CACHE_TTL).then(|| info.clone())
+    (k == key && (stale || at.elapsed() < CACHE_TTL)).then(|| info.clone())
 }
 
 /// Forget the cached answer (tests; a just-bought subscription).
@@ -246,7 +248,7 @@ pub(crate) fn peek(ctx: &Context) -> Option<AccountInfo> {
     let (Login::State(s) | Login::Pool(s)) = &login;
     let tok = text(s, "access_token").unwrap_or("");
     AccountInfo::from_jwt(tok, portal.clone())
-        .or_else(|| cached(&cache_key(tok, portal.as_deref())))
+        .or_else(|| cached(&cache_key(tok, portal.as_deref()), true))
 }
 
 /// `get_nous_portal_account_info(force_fresh=…)`.
@@ -280,7 +282,7 @@ pub(crate) async fn get(ctx: &Context, http: &HttpClient, force_fresh: bool) -> 
                 .and_then(portal_of)
                 .or(portal);
             let key = cache_key(&tok, portal.as_deref());
-            if !force_fresh && let Some(i) = cached(&key) {
+            if !force_fresh && let Some(i) = cached(&key, false) {
                 return i;
             }
             let info = fetch(http, &tok, portal).await;
