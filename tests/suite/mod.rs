@@ -26,6 +26,7 @@ mod migrate_hermes;
 mod migrate_inputs;
 mod migrate_props;
 mod net_ssrf;
+mod nous_gateway;
 mod repo_rules;
 mod serve_fuzz;
 mod serve_home;

@@ -168,11 +168,13 @@ fn cache_key(token: &str, portal: Option<&str>) -> String {
 }
 
 /// The cached portal answer for this token and portal; `stale` accepts one
-/// older than the TTL (the cheap probes: a real answer beats "unknown").
+/// older than the TTL, or a failed lookup (the cheap probes: a real answer
+/// beats "unknown"; Hermes itself never reuses a failure).
 fn cached(key: &str, stale: bool) -> Option<AccountInfo> {
     let c = CACHE.lock().ok()?;
     let (k, at, info) = c.as_ref()?;
-    (k == key && (stale || at.elapsed() < CACHE_TTL)).then(|| info.clone())
+    let fresh = at.elapsed() < CACHE_TTL && info.source == "account_api";
+    (k == key && (stale || fresh)).then(|| info.clone())
 }
 
 /// Forget the cached answer (tests; a just-bought subscription).
@@ -286,9 +288,7 @@ pub(crate) async fn get(ctx: &Context, http: &HttpClient, force_fresh: bool) -> 
                 return i;
             }
             let info = fetch(http, &tok, portal).await;
-            if info.source == "account_api"
-                && let Ok(mut c) = CACHE.lock()
-            {
+            if let Ok(mut c) = CACHE.lock() {
                 *c = Some((key, Instant::now(), info.clone()));
             }
             info

@@ -1,0 +1,951 @@
+//! The Nous tool gateway (hermes-agent: tools/managed_tool_gateway.py and its
+//! callers): web (Firecrawl), image_gen (FAL queue, Krea), TTS (OpenAI audio)
+//! and Browser Use through one loopback fake that plays the Nous Portal
+//! (`/api/oauth/token`, `/api/oauth/account`) and each vendor's gateway (the
+//! vendor's own API, authenticated with the Nous token), mounted under a path
+//! per vendor (`<VENDOR>_GATEWAY_URL=<fake>/<vendor>`).
+//!
+//! Hermes' own Python runs against the same fake where its client is in the
+//! venv (entitlement, selection, refresh, OpenAI audio, Krea, Browser Use) and
+//! must decide and send the same.
+
+use std::process::Command;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use base64::Engine as _;
+use serde_json::{Value, json};
+
+use super::browser::{ExternalChrome, PageServer};
+use super::common::*;
+use super::media_support::*;
+
+fn now() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap()
+        .as_secs()
+}
+
+/// An unsigned JWT with these claims (Hermes only decodes them locally).
+fn jwt(claims: Value) -> String {
+    let b = |v: &Value| base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(v.to_string());
+    format!(
+        "{}.{}.sig",
+        b(&json!({"alg": "none", "typ": "JWT"})),
+        b(&claims)
+    )
+}
+
+/// A Nous access token for `sub`, valid for an hour, with `paid_access`.
+fn token(sub: &str, paid: bool) -> String {
+    jwt(json!({"sub": sub, "exp": now() + 3600, "paid_access": paid}))
+}
+
+fn iso(t: u64) -> String {
+    // `date -u -d @t +%FT%T+00:00`, computed (days from civil, inverse).
+    let z = (t / 86_400) as i64 + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    let s = t % 86_400;
+    format!(
+        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}+00:00",
+        s / 3600,
+        s % 3600 / 60,
+        s % 60
+    )
+}
+
+/// `auth.json` with a Nous login (`providers.nous`), as `hermes auth` writes it.
+fn write_login(env: &TestEnv, portal: &str, access: &str, expires_at: u64, refresh: Option<&str>) {
+    let mut state = json!({
+        "access_token": access,
+        "token_type": "Bearer",
+        "scope": "inference:mint_agent_key",
+        "client_id": "hermes-cli",
+        "portal_base_url": portal,
+        "inference_base_url": format!("{portal}/v1"),
+        "expires_at": iso(expires_at),
+    });
+    if let Some(r) = refresh {
+        state["refresh_token"] = json!(r);
+    }
+    env.write_hermes(
+        "auth.json",
+        &serde_json::to_string_pretty(
+            &json!({"version": 1, "active_provider": "nous", "providers": {"nous": state}}),
+        )
+        .unwrap(),
+    );
+}
+
+/// Tokens the fake accepts, and what the portal says about each.
+#[derive(Default)]
+struct Accounts {
+    /// token → `/api/oauth/account` answer.
+    accounts: Vec<(String, Value)>,
+    /// refresh token → (new access token, new refresh token).
+    refresh: Vec<(String, String, String)>,
+}
+
+/// The portal and every vendor gateway on one loopback server.
+struct Fake {
+    srv: Loopback,
+    accounts: Arc<Mutex<Accounts>>,
+}
+
+impl Fake {
+    fn start(mp3: Vec<u8>) -> Self {
+        let accounts: Arc<Mutex<Accounts>> = Arc::default();
+        let a = accounts.clone();
+        let polls = Arc::new(AtomicUsize::new(0));
+        let srv = Loopback::start(move |req, base| {
+            let acc = a.lock().unwrap();
+            let path = req.path.as_str();
+            if path.starts_with("/files/") {
+                return Resp::bytes("image/png", png_bytes());
+            }
+            if path == "/api/oauth/token" {
+                let rt = req.header("x-nous-refresh-token").unwrap_or("");
+                return match acc.refresh.iter().find(|(r, _, _)| r == rt) {
+                    Some((_, access, next)) => Resp::json(
+                        200,
+                        json!({"access_token": access, "refresh_token": next, "token_type": "Bearer",
+                               "expires_in": 3600, "scope": "inference:mint_agent_key"}),
+                    ),
+                    None => Resp::json(
+                        400,
+                        json!({"error": "invalid_grant", "error_description": "Refresh token is invalid or expired"}),
+                    ),
+                };
+            }
+            let bearer = req
+                .header("authorization")
+                .and_then(|h| h.strip_prefix("Bearer ").or_else(|| h.strip_prefix("Key ")))
+                .unwrap_or("");
+            let Some((_, account)) = acc.accounts.iter().find(|(t, _)| t == bearer) else {
+                return Resp::json(401, json!({"error": {"message": "invalid Nous token"}}));
+            };
+            if path == "/api/oauth/account" {
+                return Resp::json(200, account.clone());
+            }
+            let (vendor, rest) = path
+                .trim_start_matches('/')
+                .split_once('/')
+                .unwrap_or((path, ""));
+            let rest = format!("/{rest}");
+            let entitled = account["paid_service_access"]["allowed"] == true;
+            if !entitled {
+                return Resp::json(
+                    402,
+                    json!({"error": {"message": "No active Nous subscription"}}),
+                );
+            }
+            match (vendor, req.method.as_str(), rest.as_str()) {
+                ("firecrawl", "POST", "/v2/search") => {
+                    if req.json()["query"] == "deny" {
+                        return Resp::json(
+                            402,
+                            json!({"success": false, "error": "Insufficient credits"}),
+                        );
+                    }
+                    Resp::json(
+                        200,
+                        json!({"success": true, "data": {"web": [
+                            {"title": "Rust", "url": "https://www.rust-lang.org/", "description": "A language", "position": 1}
+                        ]}}),
+                    )
+                }
+                ("firecrawl", "POST", "/v2/scrape") => Resp::json(
+                    200,
+                    json!({"success": true, "data": {"markdown": "# Example\n\nHello from the gateway.",
+                           "metadata": {"title": "Example", "sourceURL": req.json()["url"]}}}),
+                ),
+                ("fal", "POST", p) if p.starts_with("/fal-ai/") => {
+                    if p.contains("z-image") {
+                        return Resp::json(403, json!({"detail": "model not enabled"}));
+                    }
+                    Resp::json(
+                        200,
+                        json!({"request_id": "r1",
+                               "status_url": format!("{base}/fal{p}/requests/r1/status"),
+                               "response_url": format!("{base}/fal{p}/requests/r1"),
+                               "cancel_url": format!("{base}/fal{p}/requests/r1/cancel")}),
+                    )
+                }
+                ("fal", "GET", p) if p.ends_with("/status") => {
+                    Resp::json(200, json!({"status": "COMPLETED"}))
+                }
+                ("fal", "GET", p) if p.ends_with("/requests/r1") => Resp::json(
+                    200,
+                    json!({"images": [{"url": format!("{base}/files/fal.png"), "width": 2, "height": 1}]}),
+                ),
+                ("krea", "POST", p) if p.starts_with("/generate/image/krea/krea-2/") => {
+                    if req.json()["prompt"] == "refuse" {
+                        return Resp::json(400, json!({"message": "model not priced"}));
+                    }
+                    Resp::json(200, json!({"job_id": "k1", "status": "queued"}))
+                }
+                ("krea", "GET", "/jobs/k1") => {
+                    polls.fetch_add(1, Ordering::SeqCst);
+                    Resp::json(
+                        200,
+                        json!({"job_id": "k1", "status": "completed",
+                               "result": {"urls": [format!("{base}/files/krea.png")]}}),
+                    )
+                }
+                ("audio", "POST", "/v1/audio/speech") => {
+                    if req.json()["model"] != "gpt-4o-mini-tts" {
+                        return Resp::json(
+                            400,
+                            json!({"error": {"message": "Unsupported managed OpenAI speech model"}}),
+                        );
+                    }
+                    Resp::bytes("audio/mpeg", mp3.clone())
+                }
+                _ => Resp::json(404, json!({"error": "no route"})),
+            }
+        });
+        Fake { srv, accounts }
+    }
+
+    fn account(&self, token: &str, answer: Value) {
+        self.accounts
+            .lock()
+            .unwrap()
+            .accounts
+            .push((token.into(), answer));
+    }
+
+    fn paid(&self, token: &str) {
+        self.account(
+            token,
+            json!({"user": {"email": "a@example.com"}, "organisation": {"id": "o1", "slug": "acme"},
+                   "paid_service_access": {"allowed": true, "paid_access": true}}),
+        );
+    }
+
+    /// The gateway variables pointing every vendor at this fake.
+    fn vars(&self) -> Vec<(String, String)> {
+        [
+            ("FIRECRAWL_GATEWAY_URL", "firecrawl"),
+            ("FAL_QUEUE_GATEWAY_URL", "fal"),
+            ("KREA_GATEWAY_URL", "krea"),
+            ("OPENAI_AUDIO_GATEWAY_URL", "audio"),
+            ("BROWSER_USE_GATEWAY_URL", "bu"),
+        ]
+        .into_iter()
+        .map(|(k, p)| (k.to_string(), format!("{}/{p}", self.srv.base)))
+        .collect()
+    }
+
+    fn requests_to(&self, prefix: &str) -> Vec<Req> {
+        self.srv
+            .requests()
+            .into_iter()
+            .filter(|r| r.path.starts_with(prefix))
+            .collect()
+    }
+}
+
+fn with<'a>(base: &'a [(String, String)], extra: &[(&'a str, &'a str)]) -> Vec<(&'a str, &'a str)> {
+    base.iter()
+        .map(|(k, v)| (k.as_str(), v.as_str()))
+        .chain(extra.iter().copied())
+        .collect()
+}
+
+fn client(env: &TestEnv, vars: &[(&str, &str)]) -> RawClient {
+    let mut c = env.cmd();
+    for (k, v) in vars {
+        c.env(k, v);
+    }
+    let mut rc = RawClient::spawn(c);
+    rc.initialize();
+    rc
+}
+
+/// Run Python `script` with Hermes' venv in `env` plus `vars`; its last
+/// stdout line is JSON.
+fn hermes_py(env: &TestEnv, vars: &[(&str, &str)], script: &str) -> Value {
+    let mut c = Command::new(hermes_python("tools.managed_tool_gateway"));
+    env.apply(&mut c);
+    for (k, v) in vars {
+        c.env(k, v);
+    }
+    let o = c.args(["-c", script]).output().unwrap();
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    serde_json::from_str(stdout.lines().last().unwrap_or("")).unwrap_or_else(|e| {
+        panic!(
+            "Hermes printed no JSON ({e}): {stdout}\n{}",
+            String::from_utf8_lossy(&o.stderr)
+        )
+    })
+}
+
+/// Hermes' choices: entitlement, web backend, and whether each tool would
+/// go through the gateway.
+const HERMES_CHOICES: &str = r#"
+import json
+from tools.tool_backend_helpers import managed_nous_tools_enabled
+import tools.web_tools as wt
+from plugins.web.firecrawl.provider import _get_direct_firecrawl_config
+from tools import image_generation_tool as it
+from tools import tts_tool
+from plugins.browser.browser_use.provider import BrowserUseBrowserProvider
+out = {"entitled": managed_nous_tools_enabled(), "web": wt._get_search_backend()}
+direct = _get_direct_firecrawl_config() is not None and not wt.prefers_gateway("web")
+out["firecrawl_gateway"] = (not direct) and wt.resolve_managed_tool_gateway("firecrawl") is not None
+out["fal_gateway"] = it._resolve_managed_fal_gateway() is not None
+try:
+    out["tts_gateway"] = tts_tool._resolve_openai_audio_client_config()[2]
+except Exception:
+    out["tts_gateway"] = False
+c = BrowserUseBrowserProvider()._get_config_or_none(refresh_token=False)
+out["bu_gateway"] = bool(c and c["managed_mode"])
+print(json.dumps(out))
+"#;
+
+/// Our choices, from `hermes-mcp tools --json`, in Hermes' terms.
+fn our_choices(env: &TestEnv, vars: &[(&str, &str)]) -> Value {
+    let out = env.cmd_with(vars, &["tools", "--json"]);
+    let doc: Value = serde_json::from_slice(&out).unwrap();
+    let p = |job: &str| {
+        doc["providers"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|p| p["job"] == job)
+            .map(|p| p["provider"].as_str().unwrap_or("").to_string())
+            .unwrap_or_default()
+    };
+    let gw = |s: &str| s.ends_with("(nous gateway)");
+    let web = p("web_search");
+    json!({
+        "web": web.trim_end_matches(" (nous gateway)"),
+        "firecrawl_gateway": gw(&web),
+        "fal_gateway": gw(&p("image_generate")),
+        "tts_gateway": gw(&p("text_to_speech")),
+        "bu_gateway": gw(&p("browser")),
+    })
+}
+
+trait CmdWith {
+    fn cmd_with(&self, vars: &[(&str, &str)], args: &[&str]) -> Vec<u8>;
+}
+
+impl CmdWith for TestEnv {
+    fn cmd_with(&self, vars: &[(&str, &str)], args: &[&str]) -> Vec<u8> {
+        let mut c = self.cmd();
+        for (k, v) in vars {
+            c.env(k, v);
+        }
+        let o = c.args(args).output().unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        o.stdout
+    }
+}
+
+#[test]
+fn selection_and_precedence_match_hermes() {
+    let fake = Fake::start(Vec::new());
+    let portal = fake.srv.base.clone();
+    let paid = token("u-paid", true);
+    let unpaid = token("u-free", false);
+    let pool = jwt(
+        json!({"sub": "u-pool", "exp": now() + 3600, "paid_access": false,
+                          "tool_access": {"enabled": true, "coverage": {"fal": true}}}),
+    );
+    let gw = fake.vars();
+    let keys = [
+        ("FIRECRAWL_API_KEY", "fc-direct"),
+        ("FAL_KEY", "fal-direct"),
+        ("OPENAI_API_KEY", "sk-direct"),
+        ("BROWSER_USE_API_KEY", "bu-direct"),
+    ];
+    let tts = "tts: {provider: openai}\n";
+    let prefer = "web: {use_gateway: true}\nimage_gen: {use_gateway: true}\ntts: {provider: openai, use_gateway: 'yes'}\nbrowser: {use_gateway: true}\n";
+    // (name, access token, config.yaml, extra variables, what every tool does: gateway?)
+    let cases: Vec<(&str, &str, &str, Vec<(&str, &str)>, bool)> = vec![
+        ("paid, no keys", &paid, tts, vec![], true),
+        ("paid, direct keys", &paid, tts, keys.to_vec(), false),
+        (
+            "paid, keys, use_gateway",
+            &paid,
+            prefer,
+            keys.to_vec(),
+            true,
+        ),
+        ("not entitled", &unpaid, tts, vec![], false),
+        ("free tool pool", &pool, tts, vec![], true),
+        (
+            "explicit user token without a login",
+            "",
+            tts,
+            vec![("TOOL_GATEWAY_USER_TOKEN", "tok")],
+            false,
+        ),
+    ];
+    for (name, access, config, extra, via_gateway) in cases {
+        let env = TestEnv::new();
+        env.write_hermes("config.yaml", config);
+        if !access.is_empty() {
+            write_login(&env, &portal, access, now() + 3600, None);
+        }
+        let vars = with(&gw, &extra);
+        let ours = our_choices(&env, &vars);
+        let theirs = hermes_py(&env, &vars, HERMES_CHOICES);
+        assert_eq!(
+            theirs["entitled"],
+            via_gateway || name.contains("direct keys"),
+            "{name}: {theirs}"
+        );
+        for k in [
+            "firecrawl_gateway",
+            "fal_gateway",
+            "tts_gateway",
+            "bu_gateway",
+        ] {
+            assert_eq!(
+                ours[k], theirs[k],
+                "{name}: {k}: ours {ours}, Hermes {theirs}"
+            );
+            assert_eq!(ours[k], via_gateway, "{name}: {k}");
+        }
+        if via_gateway || theirs["web"] != "firecrawl" {
+            assert_eq!(
+                ours["web"], theirs["web"],
+                "{name}: ours {ours}, Hermes {theirs}"
+            );
+        }
+    }
+
+    // An explicit search key beats the gateway probe (Hermes' auto-detect order).
+    let env = TestEnv::new();
+    write_login(&env, &portal, &paid, now() + 3600, None);
+    let vars = with(&gw, &[("TAVILY_API_KEY", "tv")]);
+    assert_eq!(our_choices(&env, &vars)["web"], "tavily");
+    assert_eq!(hermes_py(&env, &vars, HERMES_CHOICES)["web"], "tavily");
+
+    // The why says where and why.
+    let vars = with(&gw, &[]);
+    let p = provider_for(&env, &vars, "image_generate");
+    assert_eq!(p["provider"], "fal (nous gateway)", "{p}");
+    let why = p["why"].as_str().unwrap();
+    assert!(
+        why.contains("Nous tool gateway (fal-queue)") && why.contains(&format!("{portal}/fal")),
+        "{p}"
+    );
+    let p = provider_for(&env, &vars, "web_search");
+    assert!(
+        p["why"].as_str().unwrap().contains("Nous login entitled"),
+        "{p}"
+    );
+}
+
+#[test]
+fn opaque_tokens_ask_the_portal_and_fail_closed() {
+    let fake = Fake::start(Vec::new());
+    let portal = fake.srv.base.clone();
+    fake.paid("opaque-paid");
+    fake.account(
+        "opaque-broke",
+        json!({"paid_service_access": {"allowed": false, "has_active_subscription": false,
+               "total_usable_credits": 0, "reason": "no_usable_credits"}}),
+    );
+    let gw = fake.vars();
+    let vars = with(&gw, &[]);
+    for (tok, entitled) in [
+        ("opaque-paid", true),
+        ("opaque-broke", false),
+        ("opaque-unknown", false),
+    ] {
+        let env = TestEnv::new();
+        write_login(&env, &portal, tok, now() + 3600, None);
+        let theirs = hermes_py(&env, &vars, HERMES_CHOICES);
+        let ours = our_choices(&env, &vars);
+        assert_eq!(theirs["entitled"], entitled, "{tok}: {theirs}");
+        assert_eq!(ours["fal_gateway"], entitled, "{tok}: {ours}");
+        assert_eq!(ours["bu_gateway"], theirs["bu_gateway"], "{tok}");
+    }
+    let asked: Vec<_> = fake.requests_to("/api/oauth/account");
+    assert!(
+        asked
+            .iter()
+            .all(|r| r.method == "GET" && r.header("accept") == Some("application/json")),
+        "{asked:?}"
+    );
+    // A portal that does not answer: not entitled (closed), and the tool says why.
+    let env = TestEnv::new();
+    write_login(
+        &env,
+        "http://127.0.0.1:9",
+        "opaque-paid",
+        now() + 3600,
+        None,
+    );
+    let ours = our_choices(&env, &vars);
+    assert_eq!(ours["fal_gateway"], false);
+    let mut rc = client(&env, &vars);
+    // The tool is not offered, and says why.
+    let r = rc.call_tool("image_generate", json!({"prompt": "x"}));
+    assert!(is_error(&r));
+    let e = result_json(&r)["error"].as_str().unwrap().to_string();
+    assert!(
+        e.starts_with("image_generate is not available: FAL_KEY is not set")
+            && e.contains("(Nous tool gateway: Nous entitlement could not be verified ("),
+        "{e}"
+    );
+    let theirs = hermes_py(
+        &env,
+        &vars,
+        "import json\nfrom tools.tool_backend_helpers import nous_tool_gateway_unavailable_message as m\nprint(json.dumps({'m': m('managed FAL image generation')}))\n",
+    );
+    assert!(
+        theirs["m"]
+            .as_str()
+            .unwrap()
+            .starts_with("Hermes could not verify your Nous Portal paid access, so managed FAL image generation is unavailable. Account lookup failed:"),
+        "{theirs}"
+    );
+}
+
+#[test]
+fn firecrawl_search_and_extract_through_the_gateway() {
+    let fake = Fake::start(Vec::new());
+    let tok = token("u1", true);
+    fake.paid(&tok);
+    let env = TestEnv::new();
+    write_login(&env, &fake.srv.base, &tok, now() + 3600, None);
+    let gw = fake.vars();
+    let vars = with(&gw, &[]);
+    let mut rc = client(&env, &vars);
+    let v = result_json(&rc.call_tool("web_search", json!({"query": "rust", "limit": 3})));
+    assert_eq!(
+        v,
+        json!({"success": true, "data": {"web": [{"title": "Rust", "url": "https://www.rust-lang.org/", "description": "A language", "position": 1}]}})
+    );
+    let v = result_json(&rc.call_tool("web_search", json!({"query": "deny"})));
+    assert_eq!(
+        v,
+        json!({"success": false, "error": "Firecrawl search failed: HTTP 402: Insufficient credits"})
+    );
+    let v = result_json(&rc.call_tool(
+        "web_extract",
+        json!({"urls": ["https://93.184.215.14/page"]}),
+    ));
+    assert_eq!(v["results"][0]["title"], "Example", "{v}");
+    assert!(
+        v["results"][0]["content"]
+            .as_str()
+            .unwrap()
+            .contains("Hello from the gateway"),
+        "{v}"
+    );
+    let reqs = fake.requests_to("/firecrawl/");
+    assert_eq!(reqs[0].path, "/firecrawl/v2/search");
+    assert_eq!(reqs[0].json(), json!({"query": "rust", "limit": 3}));
+    for r in &reqs {
+        assert_eq!(
+            r.header("authorization"),
+            Some(format!("Bearer {tok}").as_str())
+        );
+    }
+    assert_eq!(reqs.last().unwrap().path, "/firecrawl/v2/scrape");
+    assert_eq!(
+        reqs.last().unwrap().json(),
+        json!({"url": "https://93.184.215.14/page", "formats": ["markdown"]})
+    );
+    drop(rc);
+
+    // Not entitled and no Firecrawl config: Hermes' configuration error.
+    let env = TestEnv::new();
+    env.write_hermes("config.yaml", "web: {backend: firecrawl}\n");
+    write_login(
+        &env,
+        &fake.srv.base,
+        &token("u2", false),
+        now() + 3600,
+        None,
+    );
+    let vars = with(&gw, &[]);
+    let mut rc = client(&env, &vars);
+    let v = result_json(&rc.call_tool("web_search", json!({"query": "rust"})));
+    let theirs = hermes_py(
+        &env,
+        &vars,
+        "import json\nfrom plugins.web.firecrawl.provider import _raise_web_backend_configuration_error as f\ntry:\n    f()\nexcept ValueError as e:\n    print(json.dumps({'m': str(e)}))\n",
+    );
+    assert_eq!(
+        v,
+        json!({"error": format!("Error searching web: {}", theirs["m"].as_str().unwrap())})
+    );
+    assert!(
+        theirs["m"]
+            .as_str()
+            .unwrap()
+            .contains("so managed Firecrawl web tools is unavailable"),
+        "{theirs}"
+    );
+}
+
+#[test]
+fn fal_queue_and_krea_through_the_gateway() {
+    let fake = Fake::start(Vec::new());
+    let tok = token("u1", true);
+    fake.paid(&tok);
+    let env = TestEnv::new();
+    write_login(&env, &fake.srv.base, &tok, now() + 3600, None);
+    let gw = fake.vars();
+    let vars = with(&gw, &[("HERMES_ALLOW_PRIVATE_URLS", "true")]);
+    let mut rc = client(&env, &vars);
+    let v = result_json(&rc.call_tool("image_generate", json!({"prompt": "a red pixel"})));
+    assert_eq!(v["success"], true, "{v}");
+    assert_eq!(v["provider"], "fal");
+    let reqs = fake.requests_to("/fal/");
+    assert_eq!(reqs[0].method, "POST");
+    assert_eq!(reqs[0].path, "/fal/fal-ai/flux-2/klein/9b");
+    assert!(reqs[0].header("x-idempotency-key").is_some());
+    for r in &reqs {
+        assert_eq!(
+            r.header("authorization"),
+            Some(format!("Key {tok}").as_str()),
+            "{r:?}"
+        );
+    }
+    assert_eq!(
+        std::fs::read(v["image"].as_str().unwrap()).unwrap(),
+        png_bytes()
+    );
+    drop(rc);
+
+    // A model the gateway refuses (403): Hermes' wording, with a fresh account check.
+    env.write_hermes("config.yaml", "image_gen: {model: fal-ai/z-image/turbo}\n");
+    let mut rc = client(&env, &vars);
+    let before = fake.requests_to("/api/oauth/account").len();
+    let v = result_json(&rc.call_tool("image_generate", json!({"prompt": "x"})));
+    let e = v["error"].as_str().unwrap();
+    assert_eq!(v["error_type"], "ValueError", "{v}");
+    assert!(
+        e.starts_with("Nous Subscription gateway rejected model 'fal-ai/z-image/turbo' (HTTP 403). This model may not yet be enabled on the Nous Portal's FAL proxy. Either:\n  • Set FAL_KEY in your environment to use FAL.ai directly, or\n  • Pick a different model via `hermes tools` → Image Generation."),
+        "{e}"
+    );
+    assert!(fake.requests_to("/api/oauth/account").len() > before);
+    drop(rc);
+
+    // Krea: named, and routed from the FAL path for a native krea-2-* model.
+    for config in [
+        "image_gen: {provider: krea, model: krea-2-large}\n",
+        "image_gen: {model: krea-2-large}\n",
+    ] {
+        env.write_hermes("config.yaml", config);
+        let p = provider_for(&env, &vars, "image_generate");
+        assert_eq!(p["provider"], "krea (nous gateway)", "{config}: {p}");
+        let mut rc = client(&env, &vars);
+        let n = fake.requests_to("/krea/").len();
+        let v = result_json(&rc.call_tool("image_generate", json!({"prompt": "a cat"})));
+        assert_eq!(v["success"], true, "{config}: {v}");
+        assert_eq!(v["provider"], "krea");
+        assert_eq!(v["model"], "krea-2-large");
+        let reqs = fake.requests_to("/krea/")[n..].to_vec();
+        assert_eq!(reqs[0].path, "/krea/generate/image/krea/krea-2/large");
+        assert!(reqs[0].header("x-idempotency-key").is_some());
+        assert_eq!(reqs[1].path, "/krea/jobs/k1");
+        for r in &reqs {
+            assert_eq!(
+                r.header("authorization"),
+                Some(format!("Bearer {tok}").as_str())
+            );
+        }
+        let v = result_json(&rc.call_tool("image_generate", json!({"prompt": "refuse"})));
+        assert_eq!(
+            v["error"],
+            "Nous Subscription Krea gateway rejected 'krea-2-large' (HTTP 400): model not priced. Model 'krea-2-large' may not be enabled/priced on the Nous Portal's Krea gateway. Set KREA_API_KEY to use Krea directly, or pick a different model via `hermes tools` → Image Generation.",
+            "{v}"
+        );
+    }
+
+    // Hermes' Krea plugin sends the same submit to the same gateway.
+    env.write_hermes(
+        "config.yaml",
+        "image_gen: {provider: krea, model: krea-2-large}\n",
+    );
+    let n = fake.requests_to("/krea/").len();
+    let theirs = hermes_py(
+        &env,
+        &vars,
+        r#"
+import importlib.util, json
+import plugins.image_gen as pkg
+path = list(pkg.__path__)[0] + "/krea/__init__.py"
+spec = importlib.util.spec_from_file_location("k", path)
+m = importlib.util.module_from_spec(spec); spec.loader.exec_module(m)
+m._POLL_INITIAL_INTERVAL = 0.05
+print(json.dumps(m.KreaImageGenProvider().generate("a cat", model="krea-2-large")))
+"#,
+    );
+    assert_eq!(theirs["success"], true, "{theirs}");
+    let reqs = fake.requests_to("/krea/");
+    let (h, o) = (&reqs[n], &reqs[n - 3]);
+    assert_eq!(h.path, o.path);
+    assert_eq!(h.json(), o.json());
+    for k in ["authorization", "user-agent", "content-type"] {
+        assert_eq!(h.header(k), o.header(k), "{k}");
+    }
+    assert!(h.header("x-idempotency-key").is_some());
+}
+
+#[test]
+fn openai_tts_through_the_gateway_like_hermes() {
+    super::tts_edge::require_program("lame");
+    let mp3 = super::tts_edge::real_mp3(tempfile::tempdir().unwrap().path());
+    let fake = Fake::start(mp3.clone());
+    let tok = token("u1", true);
+    fake.paid(&tok);
+    let env = TestEnv::new();
+    // A model set for direct OpenAI: the gateway only takes gpt-4o-mini-tts.
+    env.write_hermes(
+        "config.yaml",
+        "tts:\n  provider: openai\n  openai: {model: tts-1-hd, voice: nova}\n",
+    );
+    write_login(&env, &fake.srv.base, &tok, now() + 3600, None);
+    let gw = fake.vars();
+    let vars = with(&gw, &[]);
+    let out = env.dir.path().join("ours.mp3");
+    let mut rc = client(&env, &vars);
+    let v = result_json(&rc.call_tool(
+        "text_to_speech",
+        json!({"text": "Hello there.", "output_path": out}),
+    ));
+    assert_eq!(v["success"], true, "{v}");
+    assert_eq!(v["provider"], "openai");
+    assert_eq!(std::fs::read(&out).unwrap(), mp3);
+    let ours = fake.requests_to("/audio/");
+    assert_eq!(ours.len(), 1);
+    let theirs_out = env.dir.path().join("theirs.mp3");
+    let theirs = hermes_py(
+        &env,
+        &vars,
+        &format!(
+            "import json\nfrom tools.tts_tool import text_to_speech_tool\nprint(text_to_speech_tool(text='Hello there.', output_path={:?}))\n",
+            theirs_out.display().to_string()
+        ),
+    );
+    assert_eq!(theirs["success"], true, "{theirs}");
+    let reqs = fake.requests_to("/audio/");
+    let (o, h) = (&reqs[0], &reqs[1]);
+    assert_eq!((&o.method, &o.path), (&h.method, &h.path));
+    assert_eq!(o.path, "/audio/v1/audio/speech");
+    assert_eq!(o.json(), h.json());
+    assert_eq!(o.json()["model"], "gpt-4o-mini-tts");
+    assert_eq!(o.header("authorization"), h.header("authorization"));
+    assert!(o.header("x-idempotency-key").is_some() && h.header("x-idempotency-key").is_some());
+
+    // A key wins without use_gateway; with it and no entitlement: Hermes' text.
+    let free = token("u2", false);
+    write_login(&env, &fake.srv.base, &free, now() + 3600, None);
+    env.write_hermes(
+        "config.yaml",
+        "tts:\n  provider: openai\n  use_gateway: true\n",
+    );
+    let vars = with(&gw, &[("OPENAI_API_KEY", "sk-direct")]);
+    let mut rc = client(&env, &vars);
+    let v = result_json(&rc.call_tool("text_to_speech", json!({"text": "Hi"})));
+    let theirs = hermes_py(
+        &env,
+        &vars,
+        "import json\nfrom tools.tts_tool import text_to_speech_tool\nprint(text_to_speech_tool(text='Hi'))\n",
+    );
+    assert_eq!(v["success"], false);
+    assert_eq!(v["error"], theirs["error"], "ours {v}\nHermes {theirs}");
+    assert!(
+        v["error"]
+            .as_str()
+            .unwrap()
+            .starts_with("TTS configuration error (openai): Neither VOICE_TOOLS_OPENAI_KEY nor OPENAI_API_KEY is set. "),
+        "{v}"
+    );
+}
+
+#[test]
+fn an_expiring_token_is_refreshed_against_the_portal_like_hermes() {
+    let fake = Fake::start(Vec::new());
+    let stale = jwt(json!({"sub": "u1", "exp": now() - 10, "paid_access": true}));
+    let fresh_ours = token("u1-ours", true);
+    let fresh_theirs = token("u1-theirs", true);
+    fake.paid(&fresh_ours);
+    fake.paid(&fresh_theirs);
+    {
+        let mut a = fake.accounts.lock().unwrap();
+        a.refresh
+            .push(("rt-ours".into(), fresh_ours.clone(), "rt-ours-2".into()));
+        a.refresh.push((
+            "rt-theirs".into(),
+            fresh_theirs.clone(),
+            "rt-theirs-2".into(),
+        ));
+    }
+    let gw = fake.vars();
+    let vars = with(&gw, &[]);
+
+    // Ours: the tool call refreshes, asks the portal, then uses the new token.
+    let env = TestEnv::new();
+    write_login(&env, &fake.srv.base, &stale, now() - 10, Some("rt-ours"));
+    let mut rc = client(&env, &vars);
+    let v = result_json(&rc.call_tool("web_search", json!({"query": "rust"})));
+    assert_eq!(v["success"], true, "{v}");
+    let search = fake.requests_to("/firecrawl/");
+    assert_eq!(
+        search[0].header("authorization"),
+        Some(format!("Bearer {fresh_ours}").as_str())
+    );
+    let auth: Value = serde_json::from_str(
+        &std::fs::read_to_string(env.hermes_home().join("auth.json")).unwrap(),
+    )
+    .unwrap();
+    let nous = &auth["providers"]["nous"];
+    assert_eq!(nous["access_token"], fresh_ours);
+    assert_eq!(nous["refresh_token"], "rt-ours-2");
+    assert_eq!(nous["expires_in"], 3600);
+    assert_eq!(
+        nous["inference_base_url"],
+        format!("{}/v1", fake.srv.base),
+        "other fields kept"
+    );
+    assert_eq!(auth["active_provider"], "nous");
+    drop(rc);
+
+    // Hermes: the same refresh request.
+    let env2 = TestEnv::new();
+    write_login(&env2, &fake.srv.base, &stale, now() - 10, Some("rt-theirs"));
+    let theirs = hermes_py(
+        &env2,
+        &vars,
+        "import json\nfrom tools.managed_tool_gateway import resolve_managed_tool_gateway\ng = resolve_managed_tool_gateway('firecrawl')\nprint(json.dumps({'origin': g.gateway_origin, 'token': g.nous_user_token}))\n",
+    );
+    assert_eq!(theirs["token"], fresh_theirs);
+    assert_eq!(theirs["origin"], format!("{}/firecrawl", fake.srv.base));
+    let refreshes = fake.requests_to("/api/oauth/token");
+    assert_eq!(refreshes.len(), 2, "{refreshes:?}");
+    let (o, h) = (&refreshes[0], &refreshes[1]);
+    assert_eq!(o.method, "POST");
+    assert_eq!(o.header("x-nous-refresh-token"), Some("rt-ours"));
+    assert_eq!(h.header("x-nous-refresh-token"), Some("rt-theirs"));
+    assert_eq!(o.body, h.body);
+    assert_eq!(o.body, b"grant_type=refresh_token&client_id=hermes-cli");
+    for k in ["content-type", "accept"] {
+        assert_eq!(o.header(k), h.header(k), "{k}");
+    }
+    let theirs_auth: Value = serde_json::from_str(
+        &std::fs::read_to_string(env2.hermes_home().join("auth.json")).unwrap(),
+    )
+    .unwrap();
+    let mut keys_ours: Vec<_> = nous.as_object().unwrap().keys().cloned().collect();
+    let mut keys_theirs: Vec<_> = theirs_auth["providers"]["nous"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .cloned()
+        .collect();
+    keys_ours.sort();
+    keys_theirs.sort();
+    keys_theirs.retain(|k| !k.starts_with("agent_key") && k != "quarantine");
+    assert_eq!(keys_ours, keys_theirs);
+
+    // A refresh the portal refuses: no gateway; the stale token is not used for tools.
+    let env3 = TestEnv::new();
+    write_login(
+        &env3,
+        &fake.srv.base,
+        &stale,
+        now() - 10,
+        Some("rt-unknown"),
+    );
+    let ours = our_choices(&env3, &vars);
+    assert_eq!(ours["firecrawl_gateway"], false, "{ours}");
+    assert_eq!(
+        hermes_py(&env3, &vars, HERMES_CHOICES)["firecrawl_gateway"],
+        false
+    );
+}
+
+#[test]
+fn browser_use_session_through_the_gateway() {
+    let pages = PageServer::start();
+    let chrome = ExternalChrome::start();
+    let cdp = format!("http://127.0.0.1:{}", chrome.port);
+    let tok = token("u1", true);
+    let seen: Arc<Mutex<Vec<Req>>> = Arc::default();
+    let s2 = seen.clone();
+    let t2 = tok.clone();
+    let bu = Loopback::start(move |req, _| {
+        s2.lock().unwrap().push(req.clone());
+        if req.header("x-browser-use-api-key") != Some(t2.as_str()) {
+            return Resp::json(401, json!({"error": {"message": "bad token"}}));
+        }
+        match (req.method.as_str(), req.path.as_str()) {
+            ("POST", "/bu/browsers") => Resp::json(200, json!({"id": "bu-1", "cdpUrl": cdp})),
+            ("PATCH", "/bu/browsers/bu-1") => Resp::json(200, json!({"id": "bu-1"})),
+            _ => Resp::json(404, json!({})),
+        }
+    });
+    let fake = Fake::start(Vec::new());
+    fake.paid(&tok);
+    let env = TestEnv::new();
+    write_login(&env, &fake.srv.base, &tok, now() + 3600, None);
+    env.write_hermes(
+        "config.yaml",
+        "browser:\n  auto_local_for_private_urls: false\n  allow_private_urls: true\n",
+    );
+    let url = format!("{}/bu", bu.base);
+    let vars = [("BROWSER_USE_GATEWAY_URL", url.as_str())];
+    let p = provider_for(&env, &vars, "browser");
+    assert_eq!(p["provider"], "browser-use (nous gateway)", "{p}");
+    let mut rc = client(&env, &vars);
+    let v = result_json(&rc.call_tool("browser_navigate", json!({"url": pages.url("/form.html")})));
+    assert_eq!(v["title"], "Order form", "{v}");
+    rc.close_stdin();
+    rc.finish(std::time::Duration::from_secs(20));
+    let ours = seen.lock().unwrap().clone();
+    assert_eq!(ours[0].path, "/bu/browsers");
+    assert_eq!(
+        ours[0].json(),
+        json!({"timeout": 5, "proxyCountryCode": "us"})
+    );
+    assert!(
+        ours[0]
+            .header("x-idempotency-key")
+            .is_some_and(|k| k.starts_with("browser-use-session-create:"))
+    );
+    assert!(
+        ours.iter()
+            .any(|r| r.method == "PATCH" && r.json() == json!({"action": "stop"}))
+    );
+
+    // Hermes' provider sends the same create and stop.
+    let n = seen.lock().unwrap().len();
+    let theirs = hermes_py(
+        &env,
+        &vars,
+        "import json\nimport plugins.browser.browser_use.provider as m\np = m.BrowserUseBrowserProvider()\ns = p.create_session('t1')\nprint(json.dumps({'id': s['bb_session_id'], 'closed': p.close_session(s['bb_session_id'])}))\n",
+    );
+    assert_eq!(theirs, json!({"id": "bu-1", "closed": true}));
+    let theirs = seen.lock().unwrap()[n..].to_vec();
+    for (o, h) in [(&ours[0], &theirs[0])] {
+        assert_eq!((&o.method, &o.path), (&h.method, &h.path));
+        assert_eq!(o.json(), h.json());
+        for k in ["x-browser-use-api-key", "content-type"] {
+            assert_eq!(o.header(k), h.header(k), "{k}");
+        }
+    }
+    let stop = ours.iter().find(|r| r.method == "PATCH").unwrap();
+    assert_eq!(stop.path, theirs[1].path);
+    assert_eq!(stop.json(), theirs[1].json());
+}
