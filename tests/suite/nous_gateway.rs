@@ -353,6 +353,9 @@ impl CmdWith for TestEnv {
     }
 }
 
+/// (name, access token, config.yaml, extra variables, whether every tool goes through the gateway).
+type Case<'a> = (&'a str, &'a str, &'a str, Vec<(&'a str, &'a str)>, bool);
+
 #[test]
 fn selection_and_precedence_match_hermes() {
     let fake = Fake::start(Vec::new());
@@ -372,8 +375,7 @@ fn selection_and_precedence_match_hermes() {
     ];
     let tts = "tts: {provider: openai}\n";
     let prefer = "web: {use_gateway: true}\nimage_gen: {use_gateway: true}\ntts: {provider: openai, use_gateway: 'yes'}\nbrowser: {use_gateway: true}\n";
-    // (name, access token, config.yaml, extra variables, what every tool does: gateway?)
-    let cases: Vec<(&str, &str, &str, Vec<(&str, &str)>, bool)> = vec![
+    let cases: Vec<Case> = vec![
         ("paid, no keys", &paid, tts, vec![], true),
         ("paid, direct keys", &paid, tts, keys.to_vec(), false),
         (

@@ -191,7 +191,7 @@ enum Login {
     Pool(Map<String, Value>),
 }
 
-fn login(ctx: &Context) -> Result<(Login, Option<String>), AccountInfo> {
+fn login(ctx: &Context) -> Result<(Login, Option<String>), Box<AccountInfo>> {
     let store = nous_auth::load_store(&ctx.home).unwrap_or_default();
     let state = nous_auth::provider_state(&store)
         .cloned()
@@ -216,7 +216,7 @@ fn login(ctx: &Context) -> Result<(Login, Option<String>), AccountInfo> {
             .unwrap_or(std::cmp::Ordering::Equal)
     });
     let Some(e) = entry else {
-        return Err(AccountInfo::not_logged_in("none", portal));
+        return Err(Box::new(AccountInfo::not_logged_in("none", portal)));
     };
     let auth_type = text(e, "auth_type").unwrap_or("").to_ascii_lowercase();
     let oauth = text(e, "access_token").is_some()
@@ -229,20 +229,20 @@ fn login(ctx: &Context) -> Result<(Login, Option<String>), AccountInfo> {
         .or_else(|| text(e, "access_token"))
         .is_some()
     {
-        return Err(AccountInfo {
+        return Err(Box::new(AccountInfo {
             source: "inference_key",
             portal_base_url: entry_portal,
             inference_credential_present: true,
             error: Some("portal_oauth_missing".into()),
             ..Default::default()
-        });
+        }));
     }
-    Err(AccountInfo::not_logged_in("none", entry_portal))
+    Err(Box::new(AccountInfo::not_logged_in("none", entry_portal)))
 }
 
 /// The answer without the network: JWT claims or a cached portal answer;
 /// `None` when only the portal can tell.
-pub(crate) fn peek(ctx: &Context) -> Option<AccountInfo> {
+pub(crate) fn peek(ctx: &Context) -> Option<Box<AccountInfo>> {
     let (login, portal) = match login(ctx) {
         Ok(l) => l,
         Err(info) => return Some(info),
@@ -251,13 +251,14 @@ pub(crate) fn peek(ctx: &Context) -> Option<AccountInfo> {
     let tok = text(s, "access_token").unwrap_or("");
     AccountInfo::from_jwt(tok, portal.clone())
         .or_else(|| cached(&cache_key(tok, portal.as_deref()), true))
+        .map(Box::new)
 }
 
 /// `get_nous_portal_account_info(force_fresh=…)`.
 pub(crate) async fn get(ctx: &Context, http: &HttpClient, force_fresh: bool) -> AccountInfo {
     let (login, portal) = match login(ctx) {
         Ok(l) => l,
-        Err(info) => return info,
+        Err(info) => return *info,
     };
     match login {
         Login::Pool(e) => {

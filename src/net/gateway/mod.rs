@@ -64,7 +64,7 @@ impl std::fmt::Debug for Gateway {
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) enum Unavailable {
     /// Not entitled (or not logged in, or unknown without a portal call).
-    NotEntitled(Option<AccountInfo>),
+    NotEntitled(Option<Box<AccountInfo>>),
     /// `TOOL_GATEWAY_SCHEME` is neither `http` nor `https`.
     BadScheme,
     /// Entitled, but no token could be read.
@@ -157,7 +157,7 @@ pub(crate) fn prefers_gateway(ctx: &Context, section: &str) -> bool {
 /// entitlement only the portal can confirm counts as not ready (fail closed).
 pub(crate) fn peek(ctx: &Context, vendor: &'static str) -> Result<Gateway, Unavailable> {
     let info = account::peek(ctx);
-    if !info.as_ref().is_some_and(AccountInfo::entitled) {
+    if !info.as_ref().is_some_and(|i| i.entitled()) {
         return Err(Unavailable::NotEntitled(info));
     }
     let origin = vendor_origin(ctx, vendor)?;
@@ -178,7 +178,7 @@ pub(crate) async fn resolve(
 ) -> Result<Gateway, Unavailable> {
     let info = account::get(ctx, http, false).await;
     if !info.entitled() {
-        return Err(Unavailable::NotEntitled(Some(info)));
+        return Err(Unavailable::NotEntitled(Some(Box::new(info))));
     }
     let origin = vendor_origin(ctx, vendor)?;
     let token = token::read(ctx, http).await.ok_or(Unavailable::NoToken)?;

@@ -419,7 +419,7 @@ fn nous_auth(ctx: &Context) -> Option<(String, String)> {
     };
     let pool = nous_auth::pool_entries(&store);
     if !pool.is_empty() {
-        return pool.into_iter().find_map(|e| usable(e));
+        return pool.into_iter().find_map(&usable);
     }
     if store.get("active_provider").and_then(Value::as_str) != Some("nous") {
         return None;
