@@ -527,7 +527,7 @@ fn firecrawl_search_and_extract_through_the_gateway() {
     let env = TestEnv::new();
     write_login(&env, &fake.srv.base, &tok, now() + 3600, None);
     let gw = fake.vars();
-    let vars = with(&gw, &[]);
+    let vars = with(&gw, &[("HERMES_MCP_LOG", "debug")]);
     let mut rc = client(&env, &vars);
     let v = result_json(&rc.call_tool("web_search", json!({"query": "rust", "limit": 3})));
     assert_eq!(
@@ -565,6 +565,28 @@ fn firecrawl_search_and_extract_through_the_gateway() {
         reqs.last().unwrap().json(),
         json!({"url": "https://93.184.215.14/page", "formats": ["markdown"]})
     );
+    drop(rc);
+    // The token never reaches the log, even at debug level.
+    let logged: String = std::fs::read_dir(env.hermes_home().join("logs"))
+        .map(|d| {
+            d.flatten()
+                .map(|e| std::fs::read_to_string(e.path()).unwrap_or_default())
+                .collect()
+        })
+        .unwrap_or_default();
+    assert!(logged.contains("web_search"), "debug log written: {logged}");
+    assert!(!logged.contains(&tok), "the Nous token was logged");
+
+    // A gateway URL is a configured endpoint: cloud metadata stays blocked.
+    let meta = [("FIRECRAWL_GATEWAY_URL", "http://169.254.169.254/latest")];
+    let mut rc = client(&env, &meta);
+    let v = result_json(&rc.call_tool("web_search", json!({"query": "rust"})));
+    assert_eq!(v["success"], false, "{v}");
+    assert_eq!(
+        v["error"],
+        "Firecrawl search failed: Blocked: URL targets a cloud metadata endpoint"
+    );
+    assert!(fake.requests_to("/latest").is_empty());
     drop(rc);
 
     // Not entitled and no Firecrawl config: Hermes' configuration error.
