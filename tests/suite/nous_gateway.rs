@@ -973,3 +973,39 @@ fn browser_use_session_through_the_gateway() {
     assert_eq!(stop.path, theirs[1].path);
     assert_eq!(stop.json(), theirs[1].json());
 }
+
+#[test]
+fn a_pool_only_oauth_login_is_entitled_but_needs_a_token_like_hermes() {
+    let fake = Fake::start(Vec::new());
+    let paid = token("u-pool-oauth", true);
+    let gw = fake.vars();
+    let env = TestEnv::new();
+    env.write_hermes("config.yaml", "tts: {provider: openai}\n");
+    env.write_hermes(
+        "auth.json",
+        &json!({"version": 1, "credential_pool": {"nous": [
+            {"id": "p1", "label": "device", "auth_type": "oauth", "priority": 0, "source": "manual:device_code",
+             "access_token": paid, "refresh_token": "rt-pool", "portal_base_url": fake.srv.base,
+             "expires_at": iso(now() + 3600)}
+        ]}})
+        .to_string(),
+    );
+    for (extra, via) in [
+        (vec![], false),
+        (vec![("TOOL_GATEWAY_USER_TOKEN", paid.as_str())], true),
+    ] {
+        let vars = with(&gw, &extra);
+        let theirs = hermes_py(&env, &vars, HERMES_CHOICES);
+        let ours = our_choices(&env, &vars);
+        assert_eq!(theirs["entitled"], true, "{theirs}");
+        for k in [
+            "firecrawl_gateway",
+            "fal_gateway",
+            "tts_gateway",
+            "bu_gateway",
+        ] {
+            assert_eq!(ours[k], theirs[k], "{k}: ours {ours}, Hermes {theirs}");
+            assert_eq!(ours[k], via, "{k}");
+        }
+    }
+}
