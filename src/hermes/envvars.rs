@@ -79,6 +79,7 @@ vars! {
     BROWSER_USE_GATEWAY_URL = Serve, "gateway", "Browser Use gateway origin (cloud browser through Nous)";
     HERMES_PORTAL_BASE_URL = Serve, "gateway", "Nous Portal URL for token refresh (wins over auth.json's portal_base_url)";
     NOUS_PORTAL_BASE_URL = Serve, "gateway", "Nous Portal URL when HERMES_PORTAL_BASE_URL is unset";
+    HERMES_SHARED_AUTH_DIR = Serve, "gateway", "directory of the Nous login shared across profiles (default <Hermes root>/shared)";
     // web
     FIRECRAWL_API_KEY = Serve, "web", "Firecrawl search/extract";
     FIRECRAWL_API_URL = Serve, "web", "self-hosted Firecrawl base URL";

@@ -6,8 +6,12 @@
 //! `credential_pool.nous`, `_parse_iso_timestamp`, `_decode_jwt_claims`,
 //! `_save_auth_store`, `_auth_store_lock` = flock on `auth.lock`).
 //!
-//! Not modelled: the profile → global-root fallback and the cross-profile
-//! shared Nous store (`HERMES_SHARED_AUTH_DIR`).
+//! The cross-profile shared store (`<root>/shared/nous_auth.json`, or
+//! `$HERMES_SHARED_AUTH_DIR/nous_auth.json`; hermes_cli/auth.py
+//! `_merge_shared_nous_oauth_state`, `_write_shared_nous_state`) is merged
+//! before a refresh and rewritten after one: Nous refresh tokens are
+//! single-use, and a profile that merged a stale shared token would spend a
+//! dead one. Not modelled: the profile → global-root `auth.json` fallback.
 
 use std::path::{Path, PathBuf};
 
@@ -183,22 +187,30 @@ pub(crate) fn iso_utc(t: f64) -> String {
     )
 }
 
-/// Hermes' cross-process auth-store lock (`flock` on `auth.lock` beside
-/// `auth.json`), held while a refresh reads, spends and rewrites the token.
+/// Hermes' cross-process locks (`flock` on `auth.lock` beside `auth.json`,
+/// then on `nous_auth.lock` beside the shared store), held while a refresh
+/// reads, spends and rewrites the token.
 pub(crate) struct StoreLock {
     _file: std::fs::File,
 }
 
 impl StoreLock {
-    /// Wait (up to `timeout`) for the exclusive lock.
+    /// Wait (up to `timeout`) for the auth store's exclusive lock.
     pub(crate) fn acquire(home: &HermesHome, timeout: std::time::Duration) -> Result<Self, String> {
+        Self::acquire_path(&home.path.join("auth.lock"), timeout)
+    }
+
+    /// Wait (up to `timeout`) for the exclusive lock on `path`.
+    pub(crate) fn acquire_path(path: &Path, timeout: std::time::Duration) -> Result<Self, String> {
         use std::os::fd::AsRawFd;
-        let path = home.path.join("auth.lock");
+        if let Some(dir) = path.parent() {
+            let _ = std::fs::create_dir_all(dir);
+        }
         let file = std::fs::OpenOptions::new()
             .create(true)
             .truncate(false)
             .write(true)
-            .open(&path)
+            .open(path)
             .map_err(|e| format!("cannot open {}: {e}", path.display()))?;
         let deadline = std::time::Instant::now() + timeout;
         loop {
@@ -236,6 +248,125 @@ pub(crate) fn save_provider_state(
     let text =
         serde_json::to_string_pretty(&Value::Object(store)).map_err(|e| e.to_string())? + "\n";
     write(&path, text.as_bytes())
+}
+
+/// `_nous_shared_store_path`: `$HERMES_SHARED_AUTH_DIR` (given) or `<root>/shared`.
+pub(crate) fn shared_path(home: &HermesHome, override_dir: Option<String>) -> PathBuf {
+    let dir = override_dir
+        .map(|d| d.trim().to_string())
+        .filter(|d| !d.is_empty())
+        .map(|d| super::home::expand_tilde(Path::new(&d)))
+        .unwrap_or_else(|| home.root().join("shared"));
+    dir.join("nous_auth.json")
+}
+
+/// `_read_shared_nous_state`: an object with both tokens, else `None`.
+pub(crate) fn read_shared(path: &Path) -> Option<Map<String, Value>> {
+    let text = crate::files::read_capped(path, CAP).ok()?;
+    let Value::Object(m) = serde_json::from_slice(&text).ok()? else {
+        return None;
+    };
+    (text_of(&m, "refresh_token") && text_of(&m, "access_token")).then_some(m)
+}
+
+fn text_of(m: &Map<String, Value>, k: &str) -> bool {
+    text(m, k).is_some()
+}
+
+/// `_merge_shared_nous_oauth_state`: copy fresher shared tokens into `state`;
+/// true when anything was copied.
+pub(crate) fn merge_shared(state: &mut Map<String, Value>, shared: &Map<String, Value>) -> bool {
+    let Some(shared_rt) = text(shared, "refresh_token") else {
+        return false;
+    };
+    let local_rt = state
+        .get("refresh_token")
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .trim();
+    let exp = |m: &Map<String, Value>| {
+        m.get("expires_at")
+            .and_then(Value::as_str)
+            .and_then(iso_ts)
+            .unwrap_or(0.0)
+    };
+    if shared_rt == local_rt && exp(shared) <= exp(state) {
+        return false;
+    }
+    for k in [
+        "access_token",
+        "refresh_token",
+        "token_type",
+        "scope",
+        "client_id",
+        "portal_base_url",
+        "inference_base_url",
+        "obtained_at",
+        "expires_at",
+    ] {
+        match shared.get(k) {
+            None | Some(Value::Null) => {}
+            Some(Value::String(s)) if s.is_empty() => {}
+            Some(v) => {
+                state.insert(k.into(), v.clone());
+            }
+        }
+    }
+    true
+}
+
+/// The shared store's lock file (`nous_auth.lock`).
+pub(crate) fn shared_lock_path(shared: &Path) -> PathBuf {
+    shared.with_file_name("nous_auth.lock")
+}
+
+/// `_write_shared_nous_state` (best effort, as in Hermes); the caller holds
+/// the shared lock.
+pub(crate) fn write_shared(path: &Path, state: &Map<String, Value>) {
+    let (Some(access), Some(refresh)) = (text(state, "access_token"), text(state, "refresh_token"))
+    else {
+        return;
+    };
+    let or = |k: &str, d: &str| -> Value {
+        match state.get(k) {
+            Some(v) if crate::pycompat::py_bool(v) => v.clone(),
+            _ => Value::String(d.into()),
+        }
+    };
+    let mut shared = Map::new();
+    shared.insert("_schema".into(), 1.into());
+    shared.insert("access_token".into(), access.into());
+    shared.insert("refresh_token".into(), refresh.into());
+    shared.insert("token_type".into(), or("token_type", "Bearer"));
+    shared.insert("scope".into(), or("scope", "inference:invoke"));
+    shared.insert("client_id".into(), or("client_id", "hermes-cli"));
+    shared.insert(
+        "portal_base_url".into(),
+        or("portal_base_url", "https://portal.nousresearch.com"),
+    );
+    shared.insert(
+        "inference_base_url".into(),
+        or(
+            "inference_base_url",
+            "https://inference-api.nousresearch.com/v1",
+        ),
+    );
+    for k in ["obtained_at", "expires_at"] {
+        shared.insert(k.into(), state.get(k).cloned().unwrap_or(Value::Null));
+    }
+    shared.insert("updated_at".into(), iso_utc(now()).into());
+    if let Some(dir) = path.parent() {
+        let _ = std::fs::create_dir_all(dir);
+    }
+    let r = serde_json::to_string_pretty(&Value::Object(shared))
+        .map_err(|e| e.to_string())
+        .and_then(|text| write(path, text.as_bytes()));
+    if let Err(e) = r {
+        tracing::warn!(
+            "cannot update the shared Nous login {}: {e}",
+            path.display()
+        );
+    }
 }
 
 fn write(path: &Path, bytes: &[u8]) -> Result<(), String> {

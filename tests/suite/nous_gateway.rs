@@ -883,6 +883,62 @@ fn an_expiring_token_is_refreshed_against_the_portal_like_hermes() {
     keys_theirs.retain(|k| !k.starts_with("agent_key") && k != "quarantine");
     assert_eq!(keys_ours, keys_theirs);
 
+    // Both wrote the rotated pair to the shared cross-profile store, alike.
+    let shared = |e: &TestEnv| -> Value {
+        serde_json::from_str(
+            &std::fs::read_to_string(e.hermes_home().join("shared/nous_auth.json")).unwrap(),
+        )
+        .unwrap()
+    };
+    let (so, sh) = (shared(&env), shared(&env2));
+    assert_eq!(so["refresh_token"], "rt-ours-2");
+    assert_eq!(sh["refresh_token"], "rt-theirs-2");
+    let keys = |v: &Value| {
+        let mut k: Vec<String> = v.as_object().unwrap().keys().cloned().collect();
+        k.sort();
+        k
+    };
+    assert_eq!(keys(&so), keys(&sh));
+    for k in [
+        "_schema",
+        "token_type",
+        "scope",
+        "client_id",
+        "portal_base_url",
+        "inference_base_url",
+    ] {
+        assert_eq!(so[k], sh[k], "{k}");
+    }
+
+    // Another profile already rotated the pair into the shared store: it is
+    // taken (no refresh, no spent token) and written into this profile.
+    let env4 = TestEnv::new();
+    write_login(&env4, &fake.srv.base, &stale, now() - 10, Some("rt-ours"));
+    std::fs::create_dir_all(env4.hermes_home().join("shared")).unwrap();
+    let mut newer = so.clone();
+    newer["access_token"] = json!(fresh_ours);
+    std::fs::write(
+        env4.hermes_home().join("shared/nous_auth.json"),
+        newer.to_string(),
+    )
+    .unwrap();
+    let before = fake.requests_to("/api/oauth/token").len();
+    let mut rc = client(&env4, &vars);
+    let v = result_json(&rc.call_tool("web_search", json!({"query": "rust"})));
+    assert_eq!(v["success"], true, "{v}");
+    drop(rc);
+    assert_eq!(
+        fake.requests_to("/api/oauth/token").len(),
+        before,
+        "no refresh"
+    );
+    let auth: Value = serde_json::from_str(
+        &std::fs::read_to_string(env4.hermes_home().join("auth.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(auth["providers"]["nous"]["refresh_token"], "rt-ours-2");
+    assert_eq!(auth["providers"]["nous"]["access_token"], fresh_ours);
+
     // A refresh the portal refuses: no gateway; the stale token is not used for tools.
     let env3 = TestEnv::new();
     write_login(

@@ -112,20 +112,30 @@ fn refresh_portal(ctx: &Context, state: &Map<String, Value>) -> String {
 /// `resolve_nous_access_token(refresh_skew_seconds=120)`: the stored token
 /// while fresh, else refreshed and saved. Errors carry Hermes' texts.
 pub(crate) async fn resolve(ctx: &Context, http: &HttpClient) -> Result<String, String> {
+    // Hermes' lock order: the auth store, then the shared Nous store.
     let home = ctx.home.clone();
-    let lock = tokio::task::spawn_blocking(move || {
-        nous_auth::StoreLock::acquire(&home, REFRESH_TIMEOUT + Duration::from_secs(5))
+    let shared_path =
+        nous_auth::shared_path(&ctx.home, ctx.env.get(envvars::HERMES_SHARED_AUTH_DIR));
+    let shared_lock = nous_auth::shared_lock_path(&shared_path);
+    let locks = tokio::task::spawn_blocking(move || {
+        let wait = REFRESH_TIMEOUT + Duration::from_secs(5);
+        let a = nous_auth::StoreLock::acquire(&home, wait)?;
+        let b = nous_auth::StoreLock::acquire_path(&shared_lock, wait)?;
+        Ok::<_, String>((a, b))
     })
     .await
     .map_err(|e| e.to_string())??;
     let store = nous_auth::load_store(&ctx.home).unwrap_or_default();
-    let Some(state) = nous_auth::provider_state(&store).cloned() else {
+    let Some(mut state) = nous_auth::provider_state(&store).cloned() else {
         return Err("Hermes is not logged into Nous Portal.".into());
     };
     let portal = refresh_portal(ctx, &state);
     let client_id = text(&state, "client_id")
         .unwrap_or(DEFAULT_CLIENT_ID)
         .to_string();
+    // Another profile may have rotated the pair: take the shared copy first.
+    let merged = nous_auth::read_shared(&shared_path)
+        .is_some_and(|shared| nous_auth::merge_shared(&mut state, &shared));
     let Some(access) = state
         .get("access_token")
         .and_then(Value::as_str)
@@ -135,6 +145,10 @@ pub(crate) async fn resolve(ctx: &Context, http: &HttpClient) -> Result<String, 
         return Err("No access token found for Nous Portal login.".into());
     };
     if !nous_auth::is_expiring(state.get("expires_at"), REFRESH_SKEW) {
+        if merged {
+            nous_auth::save_provider_state(&ctx.home, state)
+                .map_err(|e| format!("cannot save the Nous login: {e}"))?;
+        }
         return Ok(access);
     }
     let Some(refresh) = state
@@ -230,8 +244,9 @@ pub(crate) async fn resolve(ctx: &Context, http: &HttpClient) -> Result<String, 
         serde_json::json!({"insecure": false, "ca_bundle": null}),
     );
     let token = new_access.to_string();
-    nous_auth::save_provider_state(&ctx.home, s)
+    nous_auth::save_provider_state(&ctx.home, s.clone())
         .map_err(|e| format!("cannot save the refreshed Nous login: {e}"))?;
-    drop(lock);
+    nous_auth::write_shared(&shared_path, &s);
+    drop(locks);
     Ok(token)
 }
