@@ -228,13 +228,23 @@ impl StoreLock {
 }
 
 /// Replace `providers.nous` with `state`, as `_save_auth_store` writes the
-/// store (2-space JSON, `version`/`updated_at` stamped, mode kept or 0600).
+/// store (2-space JSON, `updated_at` stamped, mode kept or 0600).
 pub(crate) fn save_provider_state(
     home: &HermesHome,
     state: Map<String, Value>,
 ) -> Result<(), String> {
+    save_store_with(home, state, |_| {})
+}
+
+/// [`save_provider_state`], editing the rest of the store too.
+pub(crate) fn save_store_with(
+    home: &HermesHome,
+    state: Map<String, Value>,
+    edit: impl FnOnce(&mut Map<String, Value>),
+) -> Result<(), String> {
     let path = auth_path(home);
     let mut store = load_store(home).unwrap_or_default();
+    edit(&mut store);
     let providers = store
         .entry("providers")
         .or_insert_with(|| Value::Object(Map::new()));
@@ -313,6 +323,59 @@ pub(crate) fn merge_shared(state: &mut Map<String, Value>, shared: &Map<String, 
         }
     }
     true
+}
+
+/// `_quarantine_nous_oauth_state` + `_quarantine_nous_pool_entries` +
+/// `_clear_shared_nous_state`, after the portal refused the refresh token for
+/// good: the dead token material is removed (never replayed: Nous refresh
+/// tokens are single-use and a replay can revoke the whole session), the
+/// error recorded, device-code pool copies dropped, the shared copy deleted.
+pub(crate) fn quarantine(
+    home: &HermesHome,
+    mut state: Map<String, Value>,
+    shared: &Path,
+    code: &str,
+    message: &str,
+) -> Result<(), String> {
+    tracing::warn!("Nous OAuth state quarantined (terminal auth death): {code}");
+    for k in [
+        "access_token",
+        "refresh_token",
+        "expires_at",
+        "expires_in",
+        "obtained_at",
+        "agent_key",
+        "agent_key_id",
+        "agent_key_expires_at",
+        "agent_key_expires_in",
+        "agent_key_reused",
+        "agent_key_obtained_at",
+    ] {
+        state.remove(k);
+    }
+    state.insert(
+        "last_auth_error".into(),
+        serde_json::json!({
+            "provider": "nous", "code": code, "message": message,
+            "reason": "managed_access_token_refresh_failure", "relogin_required": true,
+            "at": iso_utc(now()),
+        }),
+    );
+    let _ = std::fs::remove_file(shared);
+    save_store_with(home, state, |store| {
+        if let Some(entries) = store
+            .get_mut("credential_pool")
+            .and_then(|p| p.get_mut("nous"))
+            .and_then(Value::as_array_mut)
+        {
+            entries.retain(|e| {
+                !matches!(
+                    e.get("source").and_then(Value::as_str),
+                    Some("device_code" | "manual:device_code")
+                )
+            });
+        }
+    })
 }
 
 /// The shared store's lock file (`nous_auth.lock`).

@@ -615,9 +615,43 @@ fn an_expiring_token_is_refreshed_against_the_portal_like_hermes() {
     );
     let ours = our_choices(&env3, &vars);
     assert_eq!(ours["firecrawl_gateway"], false, "{ours}");
+    // The dead token is quarantined as Hermes does it (never replayed).
+    let env5 = TestEnv::new();
+    write_login(
+        &env5,
+        &fake.srv.base,
+        &stale,
+        now() - 10,
+        Some("rt-unknown"),
+    );
     assert_eq!(
-        hermes_py(&env3, &vars, HERMES_CHOICES)["firecrawl_gateway"],
+        hermes_py(&env5, &vars, HERMES_CHOICES)["firecrawl_gateway"],
         false
+    );
+    let state = |e: &TestEnv| -> Value {
+        let v: Value = serde_json::from_str(
+            &std::fs::read_to_string(e.hermes_home().join("auth.json")).unwrap(),
+        )
+        .unwrap();
+        v["providers"]["nous"].clone()
+    };
+    let (o, h) = (state(&env3), state(&env5));
+    assert!(
+        o.get("access_token").is_none() && o.get("refresh_token").is_none(),
+        "{o}"
+    );
+    assert_eq!(keys(&o), keys(&h), "ours {o}\nHermes {h}");
+    for k in ["provider", "code", "message", "reason", "relogin_required"] {
+        assert_eq!(o["last_auth_error"][k], h["last_auth_error"][k], "{k}");
+    }
+    assert_eq!(o["last_auth_error"]["code"], "invalid_grant");
+    let n = fake.requests_to("/api/oauth/token").len();
+    let ours = our_choices(&env3, &vars);
+    assert_eq!(ours["firecrawl_gateway"], false);
+    assert_eq!(
+        fake.requests_to("/api/oauth/token").len(),
+        n,
+        "a dead token is not replayed"
     );
 }
 

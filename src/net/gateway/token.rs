@@ -185,14 +185,20 @@ pub(crate) async fn resolve(ctx: &Context, http: &HttpClient) -> Result<String, 
             .get("error")
             .map(crate::pycompat::py_str)
             .unwrap_or_else(|| "invalid_grant".into());
-        let desc = err
+        let mut desc = err
             .get("error_description")
             .filter(|v| crate::pycompat::py_bool(v))
             .map(crate::pycompat::py_str)
             .unwrap_or_else(|| "Refresh token exchange failed".into());
         let lowered = desc.to_lowercase();
         if code == "refresh_token_reused" || lowered.contains("reuse") {
-            return Err("Nous Portal detected refresh-token reuse and revoked this session.\nThis usually means an external process (monitoring script, custom self-heal hook, or another Hermes install sharing ~/.hermes/auth.json) called POST /api/oauth/token with Hermes's refresh token without persisting the rotated token back.\nNous refresh tokens are single-use — only Hermes may call the refresh endpoint. For health checks, use `hermes auth status` instead.\nRe-authenticate with: hermes auth add nous".into());
+            desc = "Nous Portal detected refresh-token reuse and revoked this session.\nThis usually means an external process (monitoring script, custom self-heal hook, or another Hermes install sharing ~/.hermes/auth.json) called POST /api/oauth/token with Hermes's refresh token without persisting the rotated token back.\nNous refresh tokens are single-use — only Hermes may call the refresh endpoint. For health checks, use `hermes auth status` instead.\nRe-authenticate with: hermes auth add nous".into();
+        }
+        // `_is_terminal_nous_refresh_error`: this token can never work again.
+        if ["invalid_grant", "invalid_token", "refresh_token_reused"].contains(&code.as_str()) {
+            if let Err(e) = nous_auth::quarantine(&ctx.home, state, &shared_path, &code, &desc) {
+                tracing::warn!("cannot record the dead Nous login: {e}");
+            }
         }
         return Err(desc);
     }
