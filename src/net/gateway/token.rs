@@ -195,10 +195,10 @@ pub(crate) async fn resolve(ctx: &Context, http: &HttpClient) -> Result<String, 
             desc = "Nous Portal detected refresh-token reuse and revoked this session.\nThis usually means an external process (monitoring script, custom self-heal hook, or another Hermes install sharing ~/.hermes/auth.json) called POST /api/oauth/token with Hermes's refresh token without persisting the rotated token back.\nNous refresh tokens are single-use — only Hermes may call the refresh endpoint. For health checks, use `hermes auth status` instead.\nRe-authenticate with: hermes auth add nous".into();
         }
         // `_is_terminal_nous_refresh_error`: this token can never work again.
-        if ["invalid_grant", "invalid_token", "refresh_token_reused"].contains(&code.as_str()) {
-            if let Err(e) = nous_auth::quarantine(&ctx.home, state, &shared_path, &code, &desc) {
-                tracing::warn!("cannot record the dead Nous login: {e}");
-            }
+        if ["invalid_grant", "invalid_token", "refresh_token_reused"].contains(&code.as_str())
+            && let Err(e) = nous_auth::quarantine(&ctx.home, state, &shared_path, &code, &desc)
+        {
+            tracing::warn!("cannot record the dead Nous login: {e}");
         }
         return Err(desc);
     }
