@@ -273,13 +273,13 @@ pub(crate) fn plan(ctx: &Context) -> Result<Plan, PlanError> {
                         "no VOICE_TOOLS_OPENAI_KEY/OPENAI_API_KEY: Nous tool gateway (openai-audio)"
                     };
                     let state = match &ready {
-                        Ok(g) => format!("at {}, Nous login entitled", g.origin),
-                        Err(u) => format!("not usable: {}", u.reason()),
+                        Ok(g) => format!(" at {}, Nous login entitled", g.origin),
+                        Err(u) => format!(", not usable: {}", u.reason()),
                     };
                     Ok(mk(
                         "openai",
                         Engine::OpenAi { key: None },
-                        format!("{why}; {route}, {state}"),
+                        format!("{why}; {route}{state}"),
                     ))
                 }
                 _ => Err(PlanError::NoOpenAiKey),
