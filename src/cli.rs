@@ -225,7 +225,10 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 .enable_all()
                 .build()
                 .context("cannot start the async runtime")?;
-            rt.block_on(server::serve_stdio(server))?;
+            rt.block_on(async {
+                crate::net::gateway::prefetch(server.context(), GATEWAY_PREFETCH).await;
+                server::serve_stdio(server).await
+            })?;
             // A pending read on tokio's stdin cannot be cancelled; do not wait for it.
             rt.shutdown_background();
             Ok(ExitCode::SUCCESS)
@@ -257,11 +260,24 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Tools(args) => {
             init_logging(level("error"), None);
             let server = build_server(&args.home)?;
+            if let Ok(rt) = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+            {
+                rt.block_on(crate::net::gateway::prefetch(
+                    server.context(),
+                    GATEWAY_PREFETCH,
+                ));
+            }
             tools_report(&server, args.json, v)?;
             Ok(ExitCode::SUCCESS)
         }
     }
 }
+
+/// How long `serve` and `tools` wait for the Nous Portal to say whether the
+/// login may use the tool gateway (only asked when the token cannot tell).
+const GATEWAY_PREFETCH: std::time::Duration = std::time::Duration::from_secs(3);
 
 /// Resolve the Hermes home from the flags and build the server (no I/O).
 pub fn build_server(home: &HomeArgs) -> anyhow::Result<HermesServer> {

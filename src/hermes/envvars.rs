@@ -68,6 +68,18 @@ vars! {
     HERMES_SESSION_USER_ID = Serve, "kanban", "gateway user of that subscription";
     HERMES_SESSION_KEY = Serve, "kanban", "TUI session auto-subscribed to tasks kanban_create makes";
     HERMES_SESSION_PROFILE = Serve, "kanban", "notifier profile of that subscription";
+    // Nous tool gateway (web, image_gen, tts, browser through a Nous subscription)
+    TOOL_GATEWAY_USER_TOKEN = Serve, "gateway", "Nous tool-gateway token (instead of auth.json's Nous login token)";
+    TOOL_GATEWAY_DOMAIN = Serve, "gateway", "gateway domain: vendors are <vendor>-gateway.<domain> (default nousresearch.com)";
+    TOOL_GATEWAY_SCHEME = Serve, "gateway", "gateway URL scheme, http or https (default https)";
+    FIRECRAWL_GATEWAY_URL = Serve, "gateway", "Firecrawl gateway origin (web search/extract through Nous)";
+    FAL_QUEUE_GATEWAY_URL = Serve, "gateway", "FAL queue gateway origin (image generation through Nous)";
+    KREA_GATEWAY_URL = Serve, "gateway", "Krea gateway origin (Krea 2 images through Nous)";
+    OPENAI_AUDIO_GATEWAY_URL = Serve, "gateway", "OpenAI audio gateway origin (OpenAI TTS through Nous)";
+    BROWSER_USE_GATEWAY_URL = Serve, "gateway", "Browser Use gateway origin (cloud browser through Nous)";
+    HERMES_PORTAL_BASE_URL = Serve, "gateway", "Nous Portal URL for token refresh (wins over auth.json's portal_base_url)";
+    NOUS_PORTAL_BASE_URL = Serve, "gateway", "Nous Portal URL when HERMES_PORTAL_BASE_URL is unset";
+    HERMES_SHARED_AUTH_DIR = Serve, "gateway", "directory of the Nous login shared across profiles (default <Hermes root>/shared)";
     // web
     FIRECRAWL_API_KEY = Serve, "web", "Firecrawl search/extract";
     FIRECRAWL_API_URL = Serve, "web", "self-hosted Firecrawl base URL";

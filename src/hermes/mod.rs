@@ -11,6 +11,7 @@ pub mod env;
 pub mod envvars;
 pub mod home;
 pub mod logfile;
+pub mod nous_auth;
 pub mod python;
 
 pub use config::{ConfigError, HermesConfig};

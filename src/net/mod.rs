@@ -8,6 +8,7 @@
 //!   (rate limits, `Retry-After`).
 
 pub mod client;
+pub mod gateway;
 pub mod guards;
 pub mod policy;
 pub mod ratelimit;

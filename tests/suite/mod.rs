@@ -29,6 +29,8 @@ mod migrate_hermes;
 mod migrate_inputs;
 mod migrate_props;
 mod net_ssrf;
+mod nous_gateway;
+mod nous_gateway_support;
 mod repo_rules;
 mod serve_fuzz;
 mod serve_home;

@@ -13,6 +13,13 @@
 //! endpoint. Keys come from the environment or `$HERMES_HOME/.env` and are
 //! never logged; the returned CDP URL (it may carry a signing key) is not
 //! logged either.
+//!
+//! Browser Use may also run through the Nous tool gateway (`browser-use`
+//! vendor, hermes-agent: plugins/browser/browser_use/provider.py
+//! `_get_config_or_none`): a direct `BROWSER_USE_API_KEY` wins unless
+//! `browser.use_gateway`; the gateway origin replaces the API base, the Nous
+//! token goes in `X-Browser-Use-API-Key`, and the create carries an
+//! `X-Idempotency-Key` and `{"timeout": 5, "proxyCountryCode": "us"}`.
 
 use std::net::IpAddr;
 use std::sync::Arc;
@@ -23,6 +30,7 @@ use serde_json::{Value, json};
 
 use crate::hermes::Context;
 use crate::hermes::envvars;
+use crate::net::gateway;
 use crate::net::{HttpClient, IpClass, classify};
 
 const BROWSERBASE_URL: &str = "https://api.browserbase.com";
@@ -73,15 +81,16 @@ impl Provider {
             Provider::Firecrawl => "firecrawl",
         }
     }
-    /// Hermes' `is_available()` (direct credentials only; the Nous gateway
-    /// route of Browser Use is not supported here).
+    /// Hermes' `is_available()`.
     fn available(self, ctx: &Context) -> bool {
         match self {
             Provider::Browserbase => {
                 ctx.env.is_set(envvars::BROWSERBASE_API_KEY)
                     && ctx.env.is_set(envvars::BROWSERBASE_PROJECT_ID)
             }
-            Provider::BrowserUse => ctx.env.is_set(envvars::BROWSER_USE_API_KEY),
+            Provider::BrowserUse => {
+                browser_use_direct(ctx) || gateway::peek(ctx, BU_VENDOR).is_ok()
+            }
             Provider::Firecrawl => ctx.env.is_set(envvars::FIRECRAWL_API_KEY),
         }
     }
@@ -109,6 +118,22 @@ impl Provider {
             .trim_end_matches('/')
             .to_string()
     }
+}
+
+const BU_VENDOR: &str = "browser-use";
+
+/// Browser Use's direct key is used (set, and `browser.use_gateway` is not).
+fn browser_use_direct(ctx: &Context) -> bool {
+    ctx.env.is_set(envvars::BROWSER_USE_API_KEY) && !gateway::prefers_gateway(ctx, "browser")
+}
+
+/// The provider name `tools`/`doctor` show: Browser Use through the Nous tool
+/// gateway says so.
+pub(crate) fn provider_label(ctx: &Context, p: Provider) -> String {
+    if p == Provider::BrowserUse && !browser_use_direct(ctx) {
+        return format!("{} ({})", p.key(), gateway::PROVIDER_LABEL);
+    }
+    p.key().to_string()
 }
 
 /// The browser backend Hermes would run, and why.
@@ -181,7 +206,8 @@ pub(crate) fn select(ctx: &Context, cdp_override: bool) -> Selection {
     for p in [Provider::BrowserUse, Provider::Browserbase] {
         if p.available(ctx) {
             let var = match p {
-                Provider::BrowserUse => "BROWSER_USE_API_KEY is set",
+                Provider::BrowserUse if browser_use_direct(ctx) => "BROWSER_USE_API_KEY is set",
+                Provider::BrowserUse => "the Nous tool gateway (browser-use) is ready",
                 _ => "BROWSERBASE_API_KEY and BROWSERBASE_PROJECT_ID are set",
             };
             return Selection {
@@ -316,7 +342,8 @@ pub(crate) async fn create(
     http: Arc<HttpClient>,
     provider: Provider,
 ) -> Result<CloudSession, String> {
-    let base = provider.base_url(ctx);
+    let mut base = provider.base_url(ctx);
+    let mut idempotency: Option<String> = None;
     let name = provider.display();
     let (url, headers, body, project_id) = match provider {
         Provider::Browserbase => {
@@ -353,11 +380,10 @@ pub(crate) async fn create(
                 Some(project),
             )
         }
-        Provider::BrowserUse => {
-            let Some(key) = env(ctx, envvars::BROWSER_USE_API_KEY) else {
-                return Err("Browser Use requires a direct BROWSER_USE_API_KEY credential.".into());
-            };
-            (
+        Provider::BrowserUse => match env(ctx, envvars::BROWSER_USE_API_KEY)
+            .filter(|_| !gateway::prefers_gateway(ctx, "browser"))
+        {
+            Some(key) => (
                 format!("{base}/browsers"),
                 vec![
                     ("Content-Type", "application/json".to_string()),
@@ -365,8 +391,29 @@ pub(crate) async fn create(
                 ],
                 json!({}),
                 None,
-            )
-        }
+            ),
+            None => {
+                let g = match gateway::resolve(ctx, &http, BU_VENDOR).await {
+                    Ok(g) => g,
+                    Err(u) if u.entitled() => return Err("Browser Use requires either a direct BROWSER_USE_API_KEY credential or a managed Browser Use gateway configuration.".into()),
+                    Err(_) => return Err("Browser Use requires a direct BROWSER_USE_API_KEY credential.".into()),
+                };
+                base = g.origin.clone();
+                idempotency = Some(format!(
+                    "browser-use-session-create:{}",
+                    uuid::Uuid::new_v4().simple()
+                ));
+                (
+                    format!("{base}/browsers"),
+                    vec![
+                        ("Content-Type", "application/json".to_string()),
+                        ("X-Browser-Use-API-Key", g.token().to_string()),
+                    ],
+                    json!({"timeout": 5, "proxyCountryCode": "us"}),
+                    None,
+                )
+            }
+        },
         Provider::Firecrawl => {
             let Some(key) = env(ctx, envvars::FIRECRAWL_API_KEY) else {
                 return Err("FIRECRAWL_API_KEY environment variable is required. Get your key at https://firecrawl.dev".into());
@@ -388,12 +435,16 @@ pub(crate) async fn create(
     let connection = |e: String| format!("{name} API connection failed: {e}");
     let mut body = body;
     let mut features = json!({});
+    let mut create_headers = headers.clone();
+    if let Some(k) = &idempotency {
+        create_headers.push(("X-Idempotency-Key", k.clone()));
+    }
     let (mut status, mut text) = send(
         &http,
         provider,
         Method::POST,
         &url,
-        &headers,
+        &create_headers,
         Some(&body),
         CREATE_TIMEOUT,
     )

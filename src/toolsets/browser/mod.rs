@@ -240,7 +240,7 @@ fn provider_choice(ctx: &Context) -> ProviderChoice {
             } else {
                 ""
             };
-            (p.key().to_string(), format!("{}{local}", sel.why))
+            (cloud::provider_label(ctx, p), format!("{}{local}", sel.why))
         }
     };
     if st.record_sessions && provider == "camofox" {

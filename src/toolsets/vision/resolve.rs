@@ -35,7 +35,7 @@ use super::auxiliary::{
 };
 use super::providers::{self, Wire};
 use super::{apikey, capability};
-use crate::hermes::{Context, envvars};
+use crate::hermes::{Context, envvars, nous_auth};
 
 pub(crate) const DEEPINFRA_BASE_URL: &str = "https://api.deepinfra.com/v1/openai";
 /// Hermes' default model for `custom` endpoints with no model anywhere.
@@ -532,14 +532,12 @@ fn build(
 /// credential pool's `nous` entries first, else `providers.nous` when Nous is
 /// the active provider; `agent_key` before `access_token`, skipping expired.
 fn nous_auth(ctx: &Context) -> Option<(String, String)> {
-    let path = ctx.home.path.join("auth.json");
-    let text = crate::files::read_capped(&path, 4 << 20).ok()?;
-    let v: Value = serde_json::from_slice(&text).ok()?;
+    let store = nous_auth::load_store(&ctx.home)?;
     let env_base = ctx
         .env
         .get(envvars::NOUS_INFERENCE_BASE_URL)
         .unwrap_or_else(|| NOUS_BASE_URL.into());
-    let usable = |e: &Value| -> Option<(String, String)> {
+    let usable = |e: &serde_json::Map<String, Value>| -> Option<(String, String)> {
         let tok = [
             ("agent_key", "agent_key_expires_at"),
             ("access_token", "expires_at"),
@@ -547,7 +545,7 @@ fn nous_auth(ctx: &Context) -> Option<(String, String)> {
         .into_iter()
         .find_map(|(k, exp)| {
             let t = e.get(k)?.as_str()?.trim();
-            (!t.is_empty() && !expired(e.get(exp))).then(|| t.to_string())
+            (!t.is_empty() && !nous_auth::expired(e.get(exp))).then(|| t.to_string())
         })?;
         let base = e
             .get("inference_base_url")
@@ -557,61 +555,14 @@ fn nous_auth(ctx: &Context) -> Option<(String, String)> {
             .unwrap_or_else(|| env_base.trim_end_matches('/').to_string());
         Some((tok, base))
     };
-    if let Some(pool) = v.pointer("/credential_pool/nous").and_then(Value::as_array)
-        && !pool.is_empty()
-    {
-        return pool.iter().find_map(usable);
+    let pool = nous_auth::pool_entries(&store);
+    if !pool.is_empty() {
+        return pool.into_iter().find_map(&usable);
     }
-    if v.get("active_provider").and_then(Value::as_str) != Some("nous") {
+    if store.get("active_provider").and_then(Value::as_str) != Some("nous") {
         return None;
     }
-    usable(v.pointer("/providers/nous")?)
-}
-
-/// An expiry (ISO-8601 text or epoch seconds) in the past.
-fn expired(exp: Option<&Value>) -> bool {
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_secs_f64())
-        .unwrap_or(0.0);
-    match exp {
-        Some(Value::Number(n)) => n.as_f64().is_some_and(|t| t < now),
-        Some(Value::String(s)) => iso_epoch(s.trim()).is_some_and(|t| (t as f64) < now),
-        _ => false,
-    }
-}
-
-/// `YYYY-MM-DDTHH:MM:SS[.fff][Z|+00:00]` as UTC epoch seconds (offsets other
-/// than UTC are applied); `None` when it does not parse (treated as unexpired).
-fn iso_epoch(s: &str) -> Option<i64> {
-    let b = s.as_bytes();
-    let num = |r: std::ops::Range<usize>| s.get(r)?.parse::<i64>().ok();
-    if b.len() < 19 || b[4] != b'-' || b[7] != b'-' || b[13] != b':' || b[16] != b':' {
-        return None;
-    }
-    let (y, m, d) = (num(0..4)?, num(5..7)?, num(8..10)?);
-    let (hh, mm, ss) = (num(11..13)?, num(14..16)?, num(17..19)?);
-    // Days from civil (Howard Hinnant's algorithm).
-    let y2 = if m <= 2 { y - 1 } else { y };
-    let era = y2.div_euclid(400);
-    let yoe = y2 - era * 400;
-    let mp = (m + 9) % 12;
-    let doy = (153 * mp + 2) / 5 + d - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    let days = era * 146_097 + doe - 719_468;
-    let mut t = days * 86_400 + hh * 3600 + mm * 60 + ss;
-    let rest = s[19..].trim_start_matches(|c: char| c == '.' || c.is_ascii_digit());
-    if let Some(sign) = rest.chars().next().filter(|c| *c == '+' || *c == '-') {
-        let off = &rest[1..];
-        let oh = off.get(0..2)?.parse::<i64>().ok()?;
-        let om = off
-            .get(off.len().saturating_sub(2)..)?
-            .parse::<i64>()
-            .ok()?;
-        let o = oh * 3600 + om * 60;
-        t -= if sign == '+' { o } else { -o };
-    }
-    Some(t)
+    usable(nous_auth::provider_state(&store)?)
 }
 
 #[cfg(test)]
@@ -724,13 +675,5 @@ mod tests {
             )),
             Mode::Misconfigured(_)
         ));
-    }
-
-    #[test]
-    fn iso_expiry() {
-        assert_eq!(iso_epoch("1970-01-02T00:00:00Z"), Some(86_400));
-        assert_eq!(iso_epoch("1970-01-01T01:00:00+01:00"), Some(0));
-        assert_eq!(iso_epoch("2000-03-01T00:00:00.123Z"), Some(951_868_800));
-        assert_eq!(iso_epoch("soon"), None);
     }
 }

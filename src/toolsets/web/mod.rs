@@ -185,12 +185,12 @@ impl Toolset for WebToolset {
         vec![
             ProviderChoice {
                 job: "web_search",
-                provider: s.name().to_string(),
+                provider: providers::provider_label(ctx, s),
                 why: providers::choice_reason(ctx, "web.search_backend", s),
             },
             ProviderChoice {
                 job: "web_extract",
-                provider: e.name().to_string(),
+                provider: providers::provider_label(ctx, e),
                 why: providers::choice_reason(ctx, "web.extract_backend", e),
             },
         ]

@@ -2,6 +2,13 @@
 //! cancel on timeout or when the MCP call is dropped), as hermes-agent's
 //! `tools/image_generation_tool.py` drives `fal_client`; plus the Clarity upscaler
 //! chained after models that ask for it.
+//!
+//! Through the Nous tool gateway (`fal-queue` vendor) the queue API is the same
+//! at the gateway origin, with the Nous token in `Authorization: Key …`
+//! (hermes-agent: tools/fal_common.py `_ManagedFalSyncClient`). It is used
+//! when `FAL_KEY` is unset, or `image_gen.use_gateway` is set and the gateway
+//! resolves (`_resolve_managed_fal_gateway`); a 4xx on submit then gets
+//! Hermes' "Nous Subscription gateway rejected model" text.
 
 use std::time::{Duration, Instant};
 
@@ -18,6 +25,7 @@ use crate::hermes::Context;
 use crate::hermes::envvars;
 use crate::lenient;
 use crate::net::HttpClient;
+use crate::net::gateway::{self, Unavailable};
 use crate::server::ToolCall;
 use crate::toolsets::media::command;
 use crate::toolsets::media::http::{self, ApiRequest, Body};
@@ -102,10 +110,65 @@ fn origin(u: &str) -> Option<String> {
 
 /// Everything one queue run needs.
 pub(crate) struct FalQueue<'a> {
+    pub(crate) ctx: &'a Context,
     pub(crate) http: &'a HttpClient,
     pub(crate) base: String,
     pub(crate) key: String,
     pub(crate) timeout: Duration,
+    /// Through the Nous tool gateway (submit errors are worded for it).
+    pub(crate) managed: bool,
+}
+
+/// The FAL queue to use: direct `FAL_KEY` or the Nous gateway, as
+/// `_submit_fal_request` / `image_generate_tool` choose.
+pub(crate) async fn route(
+    ctx: &Context,
+    http: &HttpClient,
+) -> Result<(String, String, bool), GenError> {
+    let key = ctx
+        .env
+        .get(envvars::FAL_KEY)
+        .filter(|k| !k.trim().is_empty());
+    if let Some(k) = &key
+        && !gateway::prefers_gateway(ctx, "image_gen")
+    {
+        return Ok((fal_base(ctx), k.clone(), false));
+    }
+    match gateway::resolve(ctx, http, "fal-queue").await {
+        Ok(g) => Ok((g.origin.clone(), g.token().to_string(), true)),
+        Err(Unavailable::BadScheme) => Err(GenError::Value(Unavailable::BadScheme.reason())),
+        Err(u) => match key {
+            Some(k) => Ok((fal_base(ctx), k, false)),
+            None => Err(GenError::Value(
+                no_backend_message(ctx, http, u.entitled()).await,
+            )),
+        },
+    }
+}
+
+/// `_build_no_backend_setup_message` (the plugin pointer worded for hermes-mcp).
+async fn no_backend_message(ctx: &Context, http: &HttpClient, entitled: bool) -> String {
+    let mut lines = vec![
+        "Image generation is unavailable in this environment.".to_string(),
+        String::new(),
+        "Missing requirements:".into(),
+    ];
+    if entitled {
+        lines.push("  - FAL_KEY is not set and the managed FAL gateway is unreachable".into());
+    } else {
+        lines.push("  - FAL_KEY environment variable is not set".into());
+        let m =
+            gateway::unavailable_message(ctx, http, "managed FAL image generation", false).await;
+        lines.push(format!("  - {m}"));
+    }
+    lines.push(String::new());
+    lines.push("To enable image generation, do one of:".into());
+    lines.push("  1. Get a free API key at https://fal.ai and set FAL_KEY=<your-key> (then restart the session)".into());
+    if entitled {
+        lines.push("  2. Sign in to a Nous account that has the managed FAL gateway enabled (`hermes setup`)".into());
+    }
+    lines.push("  3. Configure a different image_gen provider (image_gen.provider: openai with OPENAI_API_KEY)".into());
+    lines.join("\n")
 }
 
 impl FalQueue<'_> {
@@ -133,6 +196,23 @@ impl FalQueue<'_> {
         let resp = http::send(self.http, req)
             .await
             .map_err(|e| GenError::Http(format!("FAL submit failed: {e}")))?;
+        if self.managed && (400..500).contains(&resp.status) {
+            let mut m = format!(
+                "Nous Subscription gateway rejected model '{endpoint}' (HTTP {}). This model may not yet be enabled on the Nous Portal's FAL proxy. Either:\n  • Set FAL_KEY in your environment to use FAL.ai directly, or\n  • Pick a different model via `hermes tools` → Image Generation.",
+                resp.status
+            );
+            if matches!(resp.status, 401..=403) {
+                m += "\n\n";
+                m += &gateway::unavailable_message(
+                    self.ctx,
+                    self.http,
+                    "managed FAL image generation",
+                    true,
+                )
+                .await;
+            }
+            return Err(GenError::Value(m));
+        }
         if !(200..300).contains(&resp.status) {
             return Err(GenError::Http(format!(
                 "FAL rejected the request to {endpoint}: {}",
@@ -294,9 +374,7 @@ pub(crate) async fn fal_generate(
     if let Some(w) = &model_warning {
         tracing::warn!("{w}");
     }
-    let Some(key) = ctx.env.get(envvars::FAL_KEY) else {
-        return Err(GenError::Value("Image generation is unavailable in this environment.\n\nMissing requirements:\n  - FAL_KEY environment variable is not set\n\nTo enable image generation, do one of:\n  1. Get a free API key at https://fal.ai and set FAL_KEY=<your-key> (then restart the session)\n  3. Configure a different image_gen provider (image_gen.provider: openai with OPENAI_API_KEY)".into()));
-    };
+    let (base, key, managed) = route(ctx, http).await?;
     if !sources.is_empty() && model.edit_endpoint.is_none() {
         return Err(GenError::Value(format!(
             "Model '{}' ({}) is not capable of image-to-image / editing. Provide a text-only prompt (omit image_url), or switch to an edit-capable model via `hermes tools` → Image Generation.",
@@ -319,10 +397,12 @@ pub(crate) async fn fal_generate(
         (model.id, model.payload(prompt, aspect))
     };
     let queue = FalQueue {
+        ctx,
         http,
-        base: fal_base(ctx),
+        base,
         key,
         timeout: timeout_cfg(ctx, "image_gen.fal.timeout"),
+        managed,
     };
     let result: GenerateResult = queue.run(endpoint, &arguments, &call.progress).await?;
     let Some(images) = result.images else {

@@ -8,7 +8,12 @@
 //! Key `KREA_API_KEY`; model `KREA_IMAGE_MODEL`, `image_gen.krea.model`, `image_gen.model`
 //! (when one of Krea's ids), else `krea-2-medium`; `image_gen.krea.creativity`. Beyond
 //! Hermes (whose base URL is fixed): `image_gen.krea.base_url` (default
-//! `https://api.krea.ai`). Not modelled: the managed Nous Subscription gateway.
+//! `https://api.krea.ai`).
+//!
+//! Through the Nous tool gateway (`krea` vendor; used without `KREA_API_KEY`
+//! or with `image_gen.use_gateway`): the same API at the gateway origin, the
+//! Nous token as the bearer, an `x-idempotency-key` per submit, and a 4xx on
+//! submit worded as Hermes' "Nous Subscription Krea gateway rejected …".
 
 use std::time::{Duration, Instant};
 
@@ -19,6 +24,7 @@ use super::error::GenError;
 use super::save::Generated;
 use crate::hermes::Context;
 use crate::hermes::envvars;
+use crate::net::gateway;
 use crate::net::{ApiError, HttpClient};
 use crate::toolsets::media::http::{self, ApiRequest, Body, SendError};
 
@@ -55,6 +61,26 @@ pub(crate) fn resolve_model(ctx: &Context) -> &'static str {
         .or_else(|| ctx.config_str("image_gen.krea.model").and_then(known))
         .or_else(|| ctx.config_str("image_gen.model").and_then(known))
         .unwrap_or(DEFAULT_MODEL)
+}
+
+/// `_normalize_krea_model`: a native `krea-2-*` id.
+pub(crate) fn native_model(id: &str) -> Option<&'static str> {
+    MODELS.iter().map(|m| m.0).find(|m| *m == id.trim())
+}
+
+/// `_resolve_managed_krea_gateway` for a request: `None` when a direct key
+/// wins or the gateway does not resolve.
+async fn managed(ctx: &Context, http: &HttpClient) -> Option<gateway::Gateway> {
+    if ctx.env.is_set(envvars::KREA_API_KEY) && !gateway::prefers_gateway(ctx, "image_gen") {
+        return None;
+    }
+    match gateway::resolve(ctx, http, "krea").await {
+        Ok(g) => Some(g),
+        Err(u) => {
+            tracing::debug!("Managed Krea gateway resolution failed: {}", u.reason());
+            None
+        }
+    }
 }
 
 /// `_resolve_creativity` with no argument: `image_gen.krea.creativity`, else `medium`.
@@ -99,14 +125,23 @@ pub(crate) async fn krea_generate(
     prompt: &str,
     aspect: &str,
     sources: &[String],
+    routed_model: Option<&'static str>,
 ) -> Result<(Generated, &'static str), GenError> {
-    let Some(key) = ctx.env.get(envvars::KREA_API_KEY).filter(|k| !k.is_empty()) else {
-        return Err(GenError::AuthRequired(
-            "KREA_API_KEY not set. Run `hermes tools` → Image Generation → Krea to configure, get a key at https://www.krea.ai/settings/api-tokens, or sign in to a Nous account with the managed Krea gateway enabled (`hermes setup`).".into(),
-        )
-        .with_model(""));
+    let managed = managed(ctx, http).await;
+    let (base, key) = match &managed {
+        Some(g) => (g.origin.clone(), g.token().to_string()),
+        None => {
+            let Some(key) = ctx.env.get(envvars::KREA_API_KEY).filter(|k| !k.is_empty()) else {
+                return Err(GenError::AuthRequired(
+                    "KREA_API_KEY not set. Run `hermes tools` → Image Generation → Krea to configure, get a key at https://www.krea.ai/settings/api-tokens, or sign in to a Nous account with the managed Krea gateway enabled (`hermes setup`).".into(),
+                )
+                .with_model(""));
+            };
+            (base_url(ctx), key)
+        }
     };
-    let model = resolve_model(ctx);
+    // `_resolve_model(explicit)`: the routed model wins.
+    let model = routed_model.unwrap_or_else(|| resolve_model(ctx));
     let path = MODELS
         .iter()
         .find(|m| m.0 == model)
@@ -131,11 +166,14 @@ pub(crate) async fn krea_generate(
             .map(|u| json!({"url": u, "strength": STYLE_STRENGTH}))
             .collect();
     }
-    let base = base_url(ctx);
     let submit_url = format!("{base}/generate/image/krea/krea-2/{path}");
     let mut req = ApiRequest::new("krea", reqwest::Method::POST, &submit_url);
     req.auth = Some(("Bearer", key.clone()));
     req.headers.push(("User-Agent", USER_AGENT.into()));
+    if managed.is_some() {
+        req.headers
+            .push(("x-idempotency-key", uuid::Uuid::new_v4().to_string()));
+    }
     req.body = Body::Json(body);
     req.timeout = Duration::from_secs(30);
     let resp = match http::send(http, req).await {
@@ -148,6 +186,11 @@ pub(crate) async fn krea_generate(
             source: e @ ApiError::RateLimited { .. },
             ..
         }) => {
+            if managed.is_some() {
+                return Err(GenError::Api(format!(
+                    "Nous Subscription Krea gateway rejected '{model}' (HTTP 429): {e}. Krea's shared-key concurrency cap was hit — retry shortly."
+                )));
+            }
             return Err(GenError::Api(format!(
                 "Krea image generation failed (429): {e}"
             )));
@@ -159,6 +202,20 @@ pub(crate) async fn krea_generate(
             ));
         }
     };
+    if managed.is_some() && (400..500).contains(&resp.status) {
+        let hint = if resp.status == 429 {
+            "Krea's shared-key concurrency cap was hit — retry shortly.".to_string()
+        } else {
+            format!(
+                "Model '{model}' may not be enabled/priced on the Nous Portal's Krea gateway. Set KREA_API_KEY to use Krea directly, or pick a different model via `hermes tools` → Image Generation."
+            )
+        };
+        return Err(GenError::Api(format!(
+            "Nous Subscription Krea gateway rejected '{model}' (HTTP {}): {}. {hint}",
+            resp.status,
+            submit_error_message(&resp.body)
+        )));
+    }
     if !(200..300).contains(&resp.status) {
         return Err(GenError::Api(format!(
             "Krea image generation failed ({}): {}",

@@ -21,6 +21,7 @@ mod deepinfra;
 mod error;
 mod fal;
 mod krea;
+mod managed;
 mod openai;
 mod openrouter;
 mod plugin_http;
@@ -108,12 +109,29 @@ pub(crate) fn select(ctx: &Context) -> (Backend, String) {
             "krea" => Backend::Krea,
             other => Backend::Unsupported(other.to_string()),
         };
+        if b == Backend::Fal
+            && let Some(why) = fal_or_krea_route(ctx)
+        {
+            return why;
+        }
         return (b, "image_gen.provider".into());
+    }
+    if let Some(why) = fal_or_krea_route(ctx) {
+        return why;
     }
     if ctx.env.is_set(envvars::FAL_KEY) {
         return (
             Backend::Fal,
             "FAL_KEY is set and image_gen.provider is not (Hermes' default backend)".into(),
+        );
+    }
+    if managed::fal_ready(ctx).is_ok() {
+        return (
+            Backend::Fal,
+            format!(
+                "no image_gen.provider (Hermes' default backend); {}",
+                managed::why(ctx, managed::FAL_VENDOR, envvars::FAL_KEY)
+            ),
         );
     }
     if let Some(src) = codex::sign_in(ctx) {
@@ -129,6 +147,17 @@ pub(crate) fn select(ctx: &Context) -> (Backend, String) {
         Backend::Fal,
         "Hermes' default backend (no image_gen.provider)".into(),
     )
+}
+
+/// Hermes' managed Krea routing on the FAL path (see [`managed`]).
+fn fal_or_krea_route(ctx: &Context) -> Option<(Backend, String)> {
+    let model = managed::krea_routed_model(ctx)?;
+    Some((
+        Backend::Krea,
+        format!(
+            "image_gen.model is Krea's {model} and the Nous tool gateway (krea) is ready (Hermes' managed Krea routing)"
+        ),
+    ))
 }
 
 pub(crate) fn backend(ctx: &Context) -> Backend {
@@ -268,9 +297,13 @@ pub(crate) fn availability(ctx: &Context) -> Availability {
             if ctx.env.is_set(envvars::FAL_KEY) {
                 Availability::Available
             } else {
-                Availability::Unavailable(
-                    "FAL_KEY is not set: get a key at https://fal.ai/dashboard/keys and set FAL_KEY, or set image_gen.provider: openai with OPENAI_API_KEY".into(),
-                )
+                match managed::fal_ready(ctx) {
+                    Ok(_) => Availability::Available,
+                    Err(u) => Availability::Unavailable(format!(
+                        "FAL_KEY is not set: get a key at https://fal.ai/dashboard/keys and set FAL_KEY, or set image_gen.provider: openai with OPENAI_API_KEY (Nous tool gateway: {})",
+                        u.reason()
+                    )),
+                }
             }
         }
         Backend::OpenAi => {
@@ -299,7 +332,8 @@ pub(crate) fn availability(ctx: &Context) -> Availability {
         },
         Backend::OpenRouter => key_availability(ctx, envvars::OPENROUTER_API_KEY, "openrouter"),
         Backend::DeepInfra => key_availability(ctx, envvars::DEEPINFRA_API_KEY, "deepinfra"),
-        // Hermes' managed Nous gateway (a Krea key is then not needed) is not modelled.
+        // `is_available`: a Krea key or the managed Nous gateway.
+        Backend::Krea if managed::krea_ready(ctx).is_some() => Availability::Available,
         Backend::Krea => key_availability(ctx, envvars::KREA_API_KEY, "krea"),
         Backend::Unsupported(p) => Availability::Unavailable(format!(
             "image_gen.provider '{p}' is not supported by hermes-mcp (supported: {SUPPORTED})"
@@ -317,11 +351,35 @@ const SUPPORTED: &str = "fal, openai, openai-codex, xai, openrouter, deepinfra, 
 pub(crate) fn provider_choice(ctx: &Context) -> ProviderChoice {
     let (b, why) = select(ctx);
     match availability(ctx) {
-        Availability::Available => ProviderChoice {
-            job: "image_generate",
-            provider: b.name().to_string(),
-            why,
-        },
+        Availability::Available => {
+            let managed = match b {
+                Backend::Fal => managed::fal_via_gateway(ctx),
+                Backend::Krea => managed::krea_ready(ctx).is_some(),
+                _ => false,
+            };
+            let (provider, why) = if managed {
+                let (vendor, var) = match b {
+                    Backend::Fal => (managed::FAL_VENDOR, envvars::FAL_KEY),
+                    _ => (managed::KREA_VENDOR, envvars::KREA_API_KEY),
+                };
+                let detail = managed::why(ctx, vendor, var);
+                (
+                    format!("{} ({})", b.name(), crate::net::gateway::PROVIDER_LABEL),
+                    if why.contains("Nous tool gateway") {
+                        why
+                    } else {
+                        format!("{why}; {detail}")
+                    },
+                )
+            } else {
+                (b.name().to_string(), why)
+            };
+            ProviderChoice {
+                job: "image_generate",
+                provider,
+                why,
+            }
+        }
         Availability::Unavailable(reason) => ProviderChoice {
             job: "image_generate",
             provider: "none".into(),
@@ -411,7 +469,17 @@ impl ImageGenToolset {
         if let Some(w) = &aspect_warning {
             tracing::warn!("{w}");
         }
+        let http = match self.http.get(ctx) {
+            Ok(h) => h,
+            Err(e) => return ToolOutput::error(e.to_string()),
+        };
+        // Ask the portal now if only it can tell (cached), so the choice below sees it.
+        crate::net::gateway::warm(ctx, &http).await;
         let backend = backend(ctx);
+        let routed_krea = match backend {
+            Backend::Krea => managed::krea_routed_model(ctx),
+            _ => None,
+        };
         let model_id = match &backend {
             Backend::OpenAi => resolve_openai_tier(ctx).0.to_string(),
             Backend::OpenAiCodex => resolve_gpt_tier(ctx, codex::PROVIDER).0.to_string(),
@@ -419,7 +487,9 @@ impl ImageGenToolset {
             Backend::OpenRouter => openrouter::model_chain(ctx).remove(0),
             // Hermes resolves DeepInfra's model after its checks (errors before name none).
             Backend::DeepInfra => String::new(),
-            Backend::Krea => krea::resolve_model(ctx).to_string(),
+            Backend::Krea => routed_krea
+                .unwrap_or_else(|| krea::resolve_model(ctx))
+                .to_string(),
             _ => resolve_fal_model(ctx).0.id.to_string(),
         };
         let provider = match &backend {
@@ -447,10 +517,6 @@ impl ImageGenToolset {
                 "Prompt is required and must be a non-empty string".into(),
             ));
         }
-        let http = match self.http.get(ctx) {
-            Ok(h) => h,
-            Err(e) => return fail(GenError::Value(e.to_string())),
-        };
         let result = match &backend {
             Backend::Fal => fal_generate(ctx, &http, &call, &prompt, &aspect, &sources).await,
             Backend::OpenAi => openai_generate(ctx, &http, &prompt, &aspect, &sources).await,
@@ -465,7 +531,7 @@ impl ImageGenToolset {
                 deepinfra::deepinfra_generate(ctx, &http, prompt.trim(), &aspect, &sources).await
             }
             Backend::Krea => {
-                krea::krea_generate(ctx, &http, prompt.trim(), &aspect, &sources).await
+                krea::krea_generate(ctx, &http, prompt.trim(), &aspect, &sources, routed_krea).await
             }
             Backend::Unsupported(p) => Err(GenError::ProviderNotRegistered(format!(
                 "image_gen.provider='{p}' is set but hermes-mcp has no such backend (supported: {SUPPORTED})."

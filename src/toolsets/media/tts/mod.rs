@@ -141,6 +141,9 @@ impl Toolset for TtsToolset {
             Ok(p) => {
                 let name = match p.engine {
                     Engine::Edge if p.provider != "edge" => format!("edge (as {})", p.provider),
+                    Engine::OpenAi { key: None } => {
+                        format!("openai ({})", crate::net::gateway::PROVIDER_LABEL)
+                    }
                     _ => p.provider.clone(),
                 };
                 (name, p.why)
@@ -184,6 +187,16 @@ impl TtsToolset {
         let TtsArgs { text, output_path } = TtsArgs::from_args(&call.args);
         if text.trim().is_empty() {
             return fail("Text is required");
+        }
+        // OpenAI may go through the Nous tool gateway: let the portal answer
+        // (cached) before the cheap plan below reads the entitlement.
+        if tts_config(ctx)
+            .get("provider")
+            .and_then(Value::as_str)
+            .is_some_and(|p| p.trim().eq_ignore_ascii_case("openai"))
+            && let Ok(h) = self.http.get(ctx)
+        {
+            crate::net::gateway::warm(ctx, &h).await;
         }
         let plan = match plan(ctx) {
             Ok(p) => p,
@@ -273,7 +286,7 @@ impl TtsToolset {
                 run_command_provider(name, config, &cfg, &text, &file_path).await
             }
             Engine::OpenAi { key } => match self.http.get(ctx) {
-                Ok(h) => openai_speech(&h, &cfg, key, &text, &file_path).await,
+                Ok(h) => openai_speech(ctx, &h, &cfg, key.as_deref(), &text, &file_path).await,
                 Err(e) => Err(TtsError::Failed(e.to_string())),
             },
             Engine::Cloud { api, key } => match self.http.get(ctx) {

@@ -12,6 +12,7 @@ use super::providers::cloud::{Api, api_key};
 use super::python::{self, Interpreter};
 use crate::hermes::Context;
 use crate::hermes::envvars;
+use crate::net::gateway;
 use crate::toolsets::media;
 
 pub(crate) const DEFAULT_PROVIDER: &str = "edge";
@@ -134,8 +135,10 @@ pub(crate) enum Engine {
         name: String,
         config: Map<String, Value>,
     },
+    /// OpenAI speech: a direct key, or `None` for the Nous tool gateway
+    /// (`openai-audio`), resolved when the call runs.
     OpenAi {
-        key: String,
+        key: Option<String>,
     },
     ElevenLabs {
         key: String,
@@ -315,14 +318,38 @@ pub(crate) fn plan(ctx: &Context) -> Result<Plan, PlanError> {
             )),
             None => Err(PlanError::NoEspeak),
         },
-        "openai" => match ctx
-            .env
-            .get(envvars::VOICE_TOOLS_OPENAI_KEY)
-            .or_else(|| ctx.env.get(envvars::OPENAI_API_KEY))
-        {
-            Some(key) => Ok(mk("openai", Engine::OpenAi { key }, why)),
-            None => Err(PlanError::NoOpenAiKey),
-        },
+        // `_resolve_openai_audio_client_config` / `_has_openai_audio_backend`: a direct
+        // key wins unless `tts.use_gateway`; else the Nous tool gateway.
+        "openai" => {
+            let key = ctx
+                .env
+                .get(envvars::VOICE_TOOLS_OPENAI_KEY)
+                .or_else(|| ctx.env.get(envvars::OPENAI_API_KEY))
+                .map(|k| k.trim().to_string())
+                .filter(|k| !k.is_empty());
+            let prefers = gateway::prefers_gateway(ctx, "tts");
+            let ready = gateway::peek(ctx, "openai-audio");
+            match key {
+                Some(key) if !prefers => Ok(mk("openai", Engine::OpenAi { key: Some(key) }, why)),
+                key if key.is_some() || ready.is_ok() => {
+                    let route = if key.is_some() {
+                        "tts.use_gateway is set, so the Nous tool gateway (openai-audio) wins over the OpenAI key"
+                    } else {
+                        "no VOICE_TOOLS_OPENAI_KEY/OPENAI_API_KEY: Nous tool gateway (openai-audio)"
+                    };
+                    let state = match &ready {
+                        Ok(g) => format!(" at {}, Nous login entitled", g.origin),
+                        Err(u) => format!(", not usable: {}", u.reason()),
+                    };
+                    Ok(mk(
+                        "openai",
+                        Engine::OpenAi { key: None },
+                        format!("{why}; {route}{state}"),
+                    ))
+                }
+                _ => Err(PlanError::NoOpenAiKey),
+            }
+        }
         "elevenlabs" => match ctx.env.get(envvars::ELEVENLABS_API_KEY) {
             Some(key) => Ok(mk("elevenlabs", Engine::ElevenLabs { key }, why)),
             None => Err(PlanError::NoElevenLabsKey),
@@ -512,13 +539,13 @@ mod tests {
             .to_string();
         assert!(e.contains("VOICE_TOOLS_OPENAI_KEY"), "{e}");
         let p = plan(&ctx("tts: {provider: OpenAI}", &[("OPENAI_API_KEY", "k")])).unwrap();
-        assert!(matches!(p.engine, Engine::OpenAi { ref key } if key == "k"));
+        assert!(matches!(p.engine, Engine::OpenAi { key: Some(ref key) } if key == "k"));
         let p = plan(&ctx(
             "tts: {provider: openai}",
             &[("OPENAI_API_KEY", "k"), ("VOICE_TOOLS_OPENAI_KEY", "v")],
         ))
         .unwrap();
-        assert!(matches!(p.engine, Engine::OpenAi { ref key } if key == "v"));
+        assert!(matches!(p.engine, Engine::OpenAi { key: Some(ref key) } if key == "v"));
         assert!(
             plan(&ctx("tts: {provider: elevenlabs}", &[]))
                 .unwrap_err()

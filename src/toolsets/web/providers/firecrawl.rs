@@ -1,5 +1,11 @@
 //! Firecrawl (`POST /v2/search`, `POST /v2/scrape`, bearer auth), as Hermes
 //! calls it (hermes-agent: plugins/web/firecrawl/provider.py).
+//!
+//! Direct (`FIRECRAWL_API_KEY` / `FIRECRAWL_API_URL`) or through the Nous tool
+//! gateway (`firecrawl` vendor: the same API at the gateway origin with the
+//! Nous token as the bearer), as `_get_firecrawl_client` chooses: direct
+//! config wins unless `web.use_gateway` is set; with neither, the call fails
+//! with Hermes' "Web tools are not configured" text.
 
 use std::time::Duration;
 
@@ -9,7 +15,68 @@ use serde_json::Value;
 use super::{Backend, Doc, Hit, ProviderError, base_url, call_json, key, lenient};
 use crate::hermes::Context;
 use crate::hermes::envvars;
+use crate::net::gateway::{self, Unavailable};
 use crate::net::{ApiError, HttpClient};
+
+/// Where a Firecrawl call goes: base URL and bearer token.
+struct Endpoint {
+    base: String,
+    bearer: Option<String>,
+}
+
+/// Direct Firecrawl config is present (`_get_direct_firecrawl_config`).
+pub(super) fn has_direct(ctx: &Context) -> bool {
+    key(ctx, envvars::FIRECRAWL_API_KEY).is_some() || key(ctx, envvars::FIRECRAWL_API_URL).is_some()
+}
+
+/// Calls go to the Nous gateway (no direct config, or `web.use_gateway`).
+pub(super) fn via_gateway(ctx: &Context) -> bool {
+    !has_direct(ctx) || gateway::prefers_gateway(ctx, "web")
+}
+
+/// Why the gateway route, and whether it is ready (for `tools`/`doctor`).
+pub(super) fn gateway_reason(ctx: &Context) -> String {
+    let route = if has_direct(ctx) {
+        "web.use_gateway is set, so the Nous tool gateway (firecrawl) wins over FIRECRAWL_API_KEY/URL"
+    } else {
+        "no FIRECRAWL_API_KEY/URL: Nous tool gateway (firecrawl)"
+    };
+    match gateway::peek(ctx, "firecrawl") {
+        Ok(g) => format!("{route} at {}, Nous login entitled", g.origin),
+        Err(u) => format!("{route}, not usable: {}", u.reason()),
+    }
+}
+
+/// `_get_firecrawl_client`'s choice; `Err` is a pre-flight (configuration) error.
+async fn endpoint(http: &HttpClient, ctx: &Context) -> Result<Endpoint, String> {
+    if has_direct(ctx) && !gateway::prefers_gateway(ctx, "web") {
+        return Ok(Endpoint {
+            base: base_url(ctx, Backend::Firecrawl),
+            bearer: key(ctx, envvars::FIRECRAWL_API_KEY),
+        });
+    }
+    match gateway::resolve(ctx, http, "firecrawl").await {
+        Ok(g) => Ok(Endpoint {
+            base: g.origin.clone(),
+            bearer: Some(g.token().to_string()),
+        }),
+        Err(Unavailable::BadScheme) => Err(Unavailable::BadScheme.reason()),
+        Err(u) => {
+            tracing::error!(
+                "Firecrawl client initialization failed: missing direct config and tool-gateway auth."
+            );
+            let mut m = "Web tools are not configured. Set FIRECRAWL_API_KEY for cloud Firecrawl or set FIRECRAWL_API_URL for a self-hosted Firecrawl instance.".to_string();
+            if u.entitled() {
+                m += " With your Nous subscription you can also use the Tool Gateway. run `hermes tools` and select Nous Subscription as the web provider.";
+            } else {
+                m += " ";
+                m += &gateway::unavailable_message(ctx, http, "managed Firecrawl web tools", false)
+                    .await;
+            }
+            Err(m)
+        }
+    }
+}
 
 #[derive(Serialize)]
 struct SearchRequest<'a> {
@@ -122,12 +189,15 @@ pub(super) async fn search(
     query: &str,
     limit: usize,
 ) -> Result<Vec<Hit>, ProviderError> {
-    let base = base_url(ctx, Backend::Firecrawl);
+    let ep = endpoint(http, ctx)
+        .await
+        .map_err(ProviderError::Preflight)?;
+    let base = ep.base;
     let mut req = http
         .api()
         .post(format!("{base}/v2/search"))
         .json(&SearchRequest { query, limit });
-    if let Some(k) = key(ctx, envvars::FIRECRAWL_API_KEY) {
+    if let Some(k) = ep.bearer {
         req = req.bearer_auth(k);
     }
     let a: SearchAnswer = call_json(http, ctx, Backend::Firecrawl, req)
@@ -149,7 +219,11 @@ pub(super) async fn search(
 }
 
 pub(crate) async fn scrape(http: &HttpClient, ctx: &Context, url: &str) -> Doc {
-    let base = base_url(ctx, Backend::Firecrawl);
+    let ep = match endpoint(http, ctx).await {
+        Ok(ep) => ep,
+        Err(m) => return Doc::err(url, m),
+    };
+    let base = ep.base;
     let mut req = http
         .api()
         .post(format!("{base}/v2/scrape"))
@@ -158,7 +232,7 @@ pub(crate) async fn scrape(http: &HttpClient, ctx: &Context, url: &str) -> Doc {
             url,
             formats: ["markdown"],
         });
-    if let Some(k) = key(ctx, envvars::FIRECRAWL_API_KEY) {
+    if let Some(k) = ep.bearer {
         req = req.bearer_auth(k);
     }
     let a: ScrapeAnswer = match call_json(http, ctx, Backend::Firecrawl, req).await {

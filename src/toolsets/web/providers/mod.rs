@@ -38,6 +38,7 @@ pub(crate) use tavily::extract as tavily_extract;
 
 use crate::hermes::Context;
 use crate::hermes::envvars;
+use crate::net::gateway;
 use crate::net::{ApiError, ApiResponse, HttpClient};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -113,8 +114,9 @@ impl Backend {
     pub(crate) fn available(self, ctx: &Context) -> bool {
         let has = |n: &str| ctx.env.get(n).is_some_and(|v| !v.trim().is_empty());
         match self {
+            // `check_firecrawl_api_key`: direct config, or the Nous gateway.
             Backend::Firecrawl => {
-                has(envvars::FIRECRAWL_API_KEY) || has(envvars::FIRECRAWL_API_URL)
+                firecrawl::has_direct(ctx) || gateway::peek(ctx, "firecrawl").is_ok()
             }
             Backend::Tavily => has(envvars::TAVILY_API_KEY),
             Backend::Exa => has(envvars::EXA_API_KEY),
@@ -161,9 +163,26 @@ fn shared_backend(ctx: &Context) -> Backend {
         .unwrap_or(Backend::Ddgs)
 }
 
+/// The provider name `tools`/`doctor` show: Firecrawl through the Nous tool
+/// gateway says so.
+pub(crate) fn provider_label(ctx: &Context, b: Backend) -> String {
+    if b == Backend::Firecrawl && firecrawl::via_gateway(ctx) {
+        return format!("firecrawl ({})", gateway::PROVIDER_LABEL);
+    }
+    b.name().to_string()
+}
+
 /// Why [`search_backend`] / [`extract_backend`] chose `b`: the config key
 /// that names it, or auto-detection (Hermes' order: the first whose key is set).
 pub(crate) fn choice_reason(ctx: &Context, key: &str, b: Backend) -> String {
+    let why = backend_reason(ctx, key, b);
+    if b == Backend::Firecrawl && firecrawl::via_gateway(ctx) {
+        return format!("{why}; {}", firecrawl::gateway_reason(ctx));
+    }
+    why
+}
+
+fn backend_reason(ctx: &Context, key: &str, b: Backend) -> String {
     for k in [key, "web.backend"] {
         if let Some(n) = cfg_name(ctx, k) {
             return match Backend::parse(&n) {
@@ -174,6 +193,7 @@ pub(crate) fn choice_reason(ctx: &Context, key: &str, b: Backend) -> String {
         }
     }
     match b {
+        Backend::Firecrawl if !firecrawl::has_direct(ctx) => "auto-detected".into(),
         Backend::Ddgs => "no web provider key is set: keyless DuckDuckGo".into(),
         Backend::Builtin => "built-in extractor".into(),
         _ => "auto-detected: its key is set".into(),
@@ -358,6 +378,10 @@ pub(crate) enum ProviderError {
     Unparsable(&'static str),
     #[error("the built-in extractor cannot search")]
     CannotSearch,
+    /// Hermes raises before the request (configuration): the tool's top-level
+    /// handler words it as `{"error": "Error searching web: …"}`.
+    #[error("{0}")]
+    Preflight(String),
 }
 
 impl ProviderError {
@@ -479,6 +503,7 @@ pub(crate) async fn search(
     };
     match r {
         Ok(web) => success(web),
+        Err(ProviderError::Preflight(m)) => json!({"error": format!("Error searching web: {m}")}),
         Err(e) => failure(e.to_string()),
     }
 }

@@ -1,5 +1,11 @@
 //! OpenAI speech, `POST /audio/speech` (hermes-agent: `tools/tts_tool.py`,
 //! `_generate_openai_tts`). The answer is the audio itself.
+//!
+//! Through the Nous tool gateway (`openai-audio` vendor,
+//! `_resolve_openai_audio_client_config`): base `<origin>/v1` (unless
+//! `tts.openai.base_url` is set, which still wins), the Nous token as the
+//! bearer, and a model outside the gateway's list (`gpt-4o-mini-tts`) is
+//! replaced by the default, as Hermes does.
 
 use std::path::Path;
 use std::time::Duration;
@@ -7,6 +13,8 @@ use std::time::Duration;
 use serde_json::{Map, Value, json};
 
 use super::{Produced, write_audio};
+use crate::hermes::Context;
+use crate::net::gateway;
 use crate::toolsets::media::audio;
 use crate::toolsets::media::http::{self, ApiRequest, Body};
 use crate::toolsets::media::tts::config::{num, section, section_str};
@@ -16,6 +24,31 @@ pub(crate) const DEFAULT_OPENAI_MODEL: &str = "gpt-4o-mini-tts";
 pub(crate) const DEFAULT_OPENAI_VOICE: &str = "alloy";
 pub(crate) const DEFAULT_OPENAI_BASE_URL: &str = "https://api.openai.com/v1";
 const API_TIMEOUT: Duration = Duration::from_secs(120);
+/// `MANAGED_OPENAI_TTS_MODELS`.
+const MANAGED_MODELS: [&str; 1] = ["gpt-4o-mini-tts"];
+
+/// The Nous gateway's key and base (`<origin>/v1`), or Hermes' error text.
+async fn managed(
+    ctx: &Context,
+    http: &crate::net::HttpClient,
+) -> Result<(String, String), TtsError> {
+    match gateway::resolve(ctx, http, "openai-audio").await {
+        Ok(g) => Ok((g.token().to_string(), format!("{}/v1", g.origin))),
+        Err(gateway::Unavailable::BadScheme) => {
+            Err(TtsError::Config(gateway::Unavailable::BadScheme.reason()))
+        }
+        Err(u) => {
+            let mut m = "Neither VOICE_TOOLS_OPENAI_KEY nor OPENAI_API_KEY is set".to_string();
+            if u.entitled() || gateway::prefers_gateway(ctx, "tts") {
+                m += ". ";
+                m +=
+                    &gateway::unavailable_message(ctx, http, "managed OpenAI audio for TTS", false)
+                        .await;
+            }
+            Err(TtsError::Config(m))
+        }
+    }
+}
 
 /// Hermes' `_tts_response_format_from_path`.
 pub(crate) fn openai_response_format(path: &Path) -> &'static str {
@@ -39,23 +72,40 @@ pub(crate) struct SpeechCall<'a> {
 }
 
 /// OpenAI `POST /audio/speech` (Hermes' `_generate_openai_tts`).
+/// `key` `None`: through the Nous tool gateway.
 pub(crate) async fn openai_speech(
+    ctx: &Context,
     http: &crate::net::HttpClient,
     cfg: &Map<String, Value>,
-    key: &str,
+    key: Option<&str>,
     text: &str,
     output: &Path,
 ) -> Result<Produced, TtsError> {
+    let (key, fallback_base, is_managed) = match key {
+        Some(k) => (k.to_string(), DEFAULT_OPENAI_BASE_URL.to_string(), false),
+        None => {
+            let (k, b) = managed(ctx, http).await?;
+            (k, b, true)
+        }
+    };
+    let config_base = section_str(cfg, "openai", "base_url");
+    let mut model =
+        section_str(cfg, "openai", "model").unwrap_or_else(|| DEFAULT_OPENAI_MODEL.into());
+    if is_managed && config_base.is_none() && !MANAGED_MODELS.contains(&model.as_str()) {
+        tracing::warn!(
+            "TTS: managed OpenAI audio gateway does not support model {model:?}; falling back to {DEFAULT_OPENAI_MODEL}. Set VOICE_TOOLS_OPENAI_KEY or OPENAI_API_KEY to use {model:?} directly."
+        );
+        model = DEFAULT_OPENAI_MODEL.into();
+    }
     let call = SpeechCall {
         service: "OpenAI",
-        model: section_str(cfg, "openai", "model").unwrap_or_else(|| DEFAULT_OPENAI_MODEL.into()),
+        model,
         voice: section_str(cfg, "openai", "voice").unwrap_or_else(|| DEFAULT_OPENAI_VOICE.into()),
-        base: section_str(cfg, "openai", "base_url")
-            .unwrap_or_else(|| DEFAULT_OPENAI_BASE_URL.into()),
+        base: config_base.unwrap_or(fallback_base),
         speed: num(section(cfg, "openai").and_then(|s| s.get("speed")))
             .or_else(|| num(cfg.get("speed")))
             .unwrap_or(1.0),
-        key,
+        key: &key,
     };
     speech(http, &call, text, output).await
 }
