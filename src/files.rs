@@ -326,6 +326,41 @@ impl Flock {
         }
         Ok(Flock(f))
     }
+
+    /// Like [`Flock::take`], giving up after `timeout` (Hermes waits 15 s
+    /// for its auth store lock, then fails with "Timed out waiting ...").
+    pub fn take_timeout(path: &Path, timeout: std::time::Duration) -> io::Result<Flock> {
+        let f = OpenOptions::new()
+            .create(true)
+            .append(true)
+            .read(true)
+            .mode(0o600)
+            .open(path)?;
+        let deadline = std::time::Instant::now() + timeout;
+        loop {
+            // SAFETY: flock on a descriptor we own.
+            let r = unsafe {
+                libc::flock(
+                    std::os::fd::AsRawFd::as_raw_fd(&f),
+                    libc::LOCK_EX | libc::LOCK_NB,
+                )
+            };
+            if r == 0 {
+                return Ok(Flock(f));
+            }
+            let e = io::Error::last_os_error();
+            if e.raw_os_error() != Some(libc::EWOULDBLOCK) {
+                return Err(e);
+            }
+            if std::time::Instant::now() >= deadline {
+                return Err(io::Error::new(
+                    io::ErrorKind::TimedOut,
+                    "timed out waiting for the lock",
+                ));
+            }
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+    }
 }
 
 impl Drop for Flock {

@@ -161,6 +161,104 @@ pub fn py_json_sorted(v: &Value) -> String {
     py_json(&sort(v))
 }
 
+// ── Dates, as Python's datetime writes and reads them ───────────────────
+
+/// Python's `datetime.fromisoformat` on Hermes' timestamps
+/// (`YYYY-MM-DD[T ]HH:MM:SS[.ffffff][Z|±HH:MM]`, naive = UTC) as epoch seconds.
+pub fn fromisoformat(s: &str) -> Option<f64> {
+    let s = s.trim();
+    let b = s.as_bytes();
+    let num = |r: std::ops::Range<usize>| -> Option<i64> {
+        let t = s.get(r)?;
+        t.bytes()
+            .all(|c| c.is_ascii_digit())
+            .then(|| t.parse().ok())?
+    };
+    if b.len() < 19
+        || b[4] != b'-'
+        || b[7] != b'-'
+        || !matches!(b[10], b'T' | b' ')
+        || b[13] != b':'
+        || b[16] != b':'
+    {
+        return None;
+    }
+    let (y, m, d) = (num(0..4)?, num(5..7)?, num(8..10)?);
+    let (hh, mm, ss) = (num(11..13)?, num(14..16)?, num(17..19)?);
+    if !(1..=12).contains(&m) || !(1..=31).contains(&d) || hh > 23 || mm > 59 || ss > 59 {
+        return None;
+    }
+    let days = days_from_civil(y, m, d);
+    let mut t = (days * 86_400 + hh * 3600 + mm * 60 + ss) as f64;
+    let mut rest = &s[19..];
+    if let Some(frac) = rest.strip_prefix('.') {
+        let n = frac.bytes().take_while(u8::is_ascii_digit).count();
+        if n == 0 {
+            return None;
+        }
+        t += format!("0.{}", &frac[..n]).parse::<f64>().ok()?;
+        rest = &frac[n..];
+    }
+    match rest {
+        "" | "Z" => {}
+        z if (z.starts_with('+') || z.starts_with('-')) && z.len() == 6 && &z[3..4] == ":" => {
+            let (oh, om) = (z[1..3].parse::<f64>().ok()?, z[4..6].parse::<f64>().ok()?);
+            let sign = if z.starts_with('-') { -1.0 } else { 1.0 };
+            t -= sign * (oh * 3600.0 + om * 60.0);
+        }
+        _ => return None,
+    }
+    Some(t)
+}
+
+/// Howard Hinnant's `civil_from_days`: (year, month, day) of a day count from 1970-01-01.
+pub fn civil_from_days(z: i64) -> (i64, i64, i64) {
+    let z = z + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    (yoe + era * 400 + i64::from(m <= 2), m, d)
+}
+
+/// Howard Hinnant's `days_from_civil`: days from 1970-01-01 to a proleptic Gregorian date.
+pub fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let mp = (m + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + d - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146_097 + doe - 719_468
+}
+
+/// UTC (year, month, day, seconds of the day) of epoch seconds.
+pub fn civil_from_secs(secs: i64) -> (i64, i64, i64, i64) {
+    let (y, m, d) = civil_from_days(secs.div_euclid(86_400));
+    (y, m, d, secs.rem_euclid(86_400))
+}
+
+/// `datetime.now(timezone.utc).isoformat()` for epoch seconds (`+00:00`, microseconds).
+pub fn utc_isoformat(t: f64) -> String {
+    let secs = t.floor() as i64;
+    let micros = ((t - t.floor()) * 1e6).round().min(999_999.0) as i64;
+    let (y, m, d, s) = civil_from_secs(secs);
+    let frac = if micros > 0 {
+        format!(".{micros:06}")
+    } else {
+        String::new()
+    };
+    format!(
+        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}{frac}+00:00",
+        s / 3600,
+        s % 3600 / 60,
+        s % 60
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -163,46 +163,12 @@ pub fn timestamp(v: &Value) -> Option<f64> {
     (n > 0.0).then(|| if n > 1e12 { n / 1000.0 } else { n })
 }
 
-/// `YYYY-MM-DDTHH:MM:SS[.fff](Z|±HH:MM)` → Unix seconds (no zone: UTC).
-pub fn iso8601(s: &str) -> Option<f64> {
-    let re = regex::Regex::new(
-        r"^(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2}):(\d{2})(\.\d+)?(Z|[+-]\d{2}:\d{2})?$",
-    )
-    .ok()?;
-    let c = re.captures(s)?;
-    let n = |i: usize| c[i].parse::<i64>().ok();
-    let (y, m, d) = (n(1)?, n(2)?, n(3)?);
-    let y2 = if m <= 2 { y - 1 } else { y };
-    let era = y2.div_euclid(400);
-    let yoe = y2 - era * 400;
-    let doy = (153 * ((m + 9) % 12) + 2) / 5 + d - 1;
-    let days = era * 146_097 + yoe * 365 + yoe / 4 - yoe / 100 + doy - 719_468;
-    let mut t = (days * 86_400 + n(4)? * 3600 + n(5)? * 60 + n(6)?) as f64;
-    if let Some(f) = c.get(7) {
-        t += f.as_str().parse::<f64>().unwrap_or(0.0);
-    }
-    if let Some(z) = c.get(8).map(|z| z.as_str()).filter(|z| *z != "Z") {
-        let sign = if z.starts_with('-') { -1.0 } else { 1.0 };
-        let h: f64 = z[1..3].parse().ok()?;
-        let mi: f64 = z[4..6].parse().ok()?;
-        t -= sign * (h * 3600.0 + mi * 60.0);
-    }
-    Some(t)
-}
+use crate::pycompat::civil_from_secs as civil;
+pub use crate::pycompat::{fromisoformat as iso8601, utc_isoformat as iso_utc};
 
 /// `datetime.now(timezone.utc).isoformat().replace("+00:00", "Z")` (to the second).
 pub fn now_iso(now: f64) -> String {
-    let t = now.floor() as i64;
-    let z = t.div_euclid(86_400) + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    let s = t.rem_euclid(86_400);
+    let (y, m, d, s) = civil(now.floor() as i64);
     format!(
         "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
         s / 3600,
@@ -211,12 +177,12 @@ pub fn now_iso(now: f64) -> String {
     )
 }
 
-/// The JWT payload, or an empty map (Hermes' `_decode_jwt_claims`).
+/// `_decode_jwt_claims`: the payload of a three-part token, else empty.
 pub fn jwt_claims(token: &str) -> Map<String, Value> {
-    let Some(payload) = token.split('.').nth(1) else {
+    if token.matches('.').count() != 2 {
         return Map::new();
-    };
-    let payload = payload.trim_end_matches('=');
+    }
+    let payload = token.split('.').nth(1).unwrap_or("").trim_end_matches('=');
     base64::engine::general_purpose::URL_SAFE_NO_PAD
         .decode(payload)
         .ok()
@@ -285,21 +251,45 @@ pub fn store_rotated(path: &Path, r: &Rotated<'_>) -> Result<(), AuthStoreError>
     })
 }
 
-/// Read, change and write the store under Hermes' lock (`auth.lock` beside
-/// `auth.json`, hermes_cli/auth.py `_auth_lock_path`).
+/// Hermes' `AUTH_LOCK_TIMEOUT_SECONDS`.
+pub const LOCK_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(15);
+
+/// Hermes' lock on its auth store (`auth.lock` beside `auth.json`,
+/// hermes_cli/auth.py `_auth_lock_path`), waited for up to [`LOCK_TIMEOUT`].
+pub fn lock(path: &Path) -> Result<crate::files::Flock, AuthStoreError> {
+    crate::files::Flock::take_timeout(&path.with_extension("lock"), LOCK_TIMEOUT).map_err(|e| {
+        AuthStoreError::Write {
+            path: path.to_path_buf(),
+            reason: if e.kind() == std::io::ErrorKind::TimedOut {
+                "Timed out waiting for auth store lock".into()
+            } else {
+                e.to_string()
+            },
+        }
+    })
+}
+
+/// Read, change and write the store under Hermes' lock.
 pub fn update(
     path: &Path,
     change: impl FnOnce(&mut Map<String, Value>),
 ) -> Result<(), AuthStoreError> {
+    let _lock = lock(path)?;
+    let mut store = load(path)?;
+    change(&mut store);
+    write_store(path, store)
+}
+
+/// Write the store as Hermes' `_save_auth_store` does (2-space JSON,
+/// `version` and `updated_at` stamped, atomic replace, mode 0600). The
+/// caller holds [`lock`].
+pub fn write_store(path: &Path, mut store: Map<String, Value>) -> Result<(), AuthStoreError> {
     let werr = |reason: String| AuthStoreError::Write {
         path: path.to_path_buf(),
         reason,
     };
-    let _lock =
-        crate::files::Flock::take(&path.with_extension("lock")).map_err(|e| werr(e.to_string()))?;
-    let mut store = load(path)?;
-    change(&mut store);
     store.insert("version".into(), VERSION.into());
+    store.insert("updated_at".into(), iso_utc(now()).into());
     let text = serde_json::to_string_pretty(&Value::Object(store))
         .map_err(|e| werr(e.to_string()))?
         + "\n";
@@ -333,6 +323,23 @@ mod tests {
             Some(1_700_000_000.0)
         );
         assert_eq!(now_iso(1_700_000_000.5), "2023-11-14T22:13:20Z");
+        assert_eq!(iso8601("1970-01-01T01:00:00+01:00"), Some(0.0));
+        assert_eq!(iso8601("2000-03-01T00:00:00.5Z"), Some(951_868_800.5));
+        assert_eq!(iso8601("2000-03-01 00:00:00"), Some(951_868_800.0));
+        assert_eq!(iso8601("soon"), None);
+        assert_eq!(iso8601("2000-13-01T00:00:00Z"), None);
+        assert_eq!(iso_utc(951_868_800.0), "2000-03-01T00:00:00+00:00");
+        assert_eq!(iso_utc(951_868_800.25), "2000-03-01T00:00:00.250000+00:00");
+        assert_eq!(iso8601(&iso_utc(1_800_000_000.5)), Some(1_800_000_000.5));
+    }
+
+    #[test]
+    fn jwt_claims_need_three_parts() {
+        use base64::Engine as _;
+        let p = base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(br#"{"exp":5}"#);
+        assert_eq!(jwt_claims(&format!("h.{p}.s"))["exp"], 5);
+        assert!(jwt_claims("opaque").is_empty());
+        assert!(jwt_claims(&format!("h.{p}.s.x")).is_empty());
     }
 
     #[test]

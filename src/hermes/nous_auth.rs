@@ -15,13 +15,15 @@
 
 use std::path::{Path, PathBuf};
 
-use base64::Engine as _;
 use serde_json::{Map, Value};
 
-use super::HermesHome;
+pub(crate) use super::auth_store::{iso_utc, jwt_claims, now};
+use super::{HermesHome, auth_store};
 
-/// `auth.json` is small; anything bigger is not Hermes' file.
-const CAP: u64 = 4 << 20;
+/// Python's `datetime.fromisoformat` on Hermes' timestamps, as epoch seconds.
+pub(crate) fn iso_ts(s: &str) -> Option<f64> {
+    auth_store::iso8601(s)
+}
 
 pub(crate) fn auth_path(home: &HermesHome) -> PathBuf {
     home.path.join("auth.json")
@@ -29,20 +31,14 @@ pub(crate) fn auth_path(home: &HermesHome) -> PathBuf {
 
 /// The whole store as a JSON object, or `None` when missing or unreadable.
 pub(crate) fn load_store(home: &HermesHome) -> Option<Map<String, Value>> {
-    let text = crate::files::read_capped(&auth_path(home), CAP).ok()?;
-    match serde_json::from_slice(&text).ok()? {
-        Value::Object(m) => Some(m),
-        _ => None,
-    }
+    auth_store::load(&auth_path(home))
+        .ok()
+        .filter(|m| !m.is_empty())
 }
 
 /// `providers.nous` (Hermes' `get_provider_auth_state("nous")`).
 pub(crate) fn provider_state(store: &Map<String, Value>) -> Option<&Map<String, Value>> {
-    store
-        .get("providers")?
-        .as_object()?
-        .get("nous")?
-        .as_object()
+    auth_store::provider_state(store, "nous")
 }
 
 /// `credential_pool.nous` entries (objects only).
@@ -61,66 +57,6 @@ pub(crate) fn text<'a>(m: &'a Map<String, Value>, key: &str) -> Option<&'a str> 
         .and_then(Value::as_str)
         .map(str::trim)
         .filter(|s| !s.is_empty())
-}
-
-pub(crate) fn now() -> f64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_secs_f64())
-        .unwrap_or(0.0)
-}
-
-/// Python's `datetime.fromisoformat` on Hermes' timestamps
-/// (`YYYY-MM-DD[T ]HH:MM:SS[.ffffff][Z|±HH:MM]`, naive = UTC) as epoch seconds.
-pub(crate) fn iso_ts(s: &str) -> Option<f64> {
-    let s = s.trim();
-    let b = s.as_bytes();
-    let num = |r: std::ops::Range<usize>| -> Option<i64> {
-        let t = s.get(r)?;
-        t.bytes()
-            .all(|c| c.is_ascii_digit())
-            .then(|| t.parse().ok())?
-    };
-    if b.len() < 19
-        || b[4] != b'-'
-        || b[7] != b'-'
-        || !matches!(b[10], b'T' | b' ')
-        || b[13] != b':'
-        || b[16] != b':'
-    {
-        return None;
-    }
-    let (y, m, d) = (num(0..4)?, num(5..7)?, num(8..10)?);
-    let (hh, mm, ss) = (num(11..13)?, num(14..16)?, num(17..19)?);
-    if !(1..=12).contains(&m) || !(1..=31).contains(&d) || hh > 23 || mm > 59 || ss > 59 {
-        return None;
-    }
-    // Days from civil (Howard Hinnant's algorithm).
-    let y2 = if m <= 2 { y - 1 } else { y };
-    let era = y2.div_euclid(400);
-    let yoe = y2 - era * 400;
-    let doy = (153 * ((m + 9) % 12) + 2) / 5 + d - 1;
-    let days = era * 146_097 + yoe * 365 + yoe / 4 - yoe / 100 + doy - 719_468;
-    let mut t = (days * 86_400 + hh * 3600 + mm * 60 + ss) as f64;
-    let mut rest = &s[19..];
-    if let Some(frac) = rest.strip_prefix('.') {
-        let n = frac.bytes().take_while(u8::is_ascii_digit).count();
-        if n == 0 {
-            return None;
-        }
-        t += format!("0.{}", &frac[..n]).parse::<f64>().ok()?;
-        rest = &frac[n..];
-    }
-    match rest {
-        "" | "Z" => {}
-        z if (z.starts_with('+') || z.starts_with('-')) && z.len() == 6 && &z[3..4] == ":" => {
-            let (oh, om) = (z[1..3].parse::<f64>().ok()?, z[4..6].parse::<f64>().ok()?);
-            let sign = if z.starts_with('-') { -1.0 } else { 1.0 };
-            t -= sign * (oh * 3600.0 + om * 60.0);
-        }
-        _ => return None,
-    }
-    Some(t)
 }
 
 /// Hermes' `_is_expiring(expires_at, skew)`: an unparseable or missing
@@ -143,55 +79,11 @@ pub(crate) fn expired(exp: Option<&Value>) -> bool {
     }
 }
 
-/// `_decode_jwt_claims`: the payload of a three-part token, else empty.
-pub(crate) fn jwt_claims(token: &str) -> Map<String, Value> {
-    if token.matches('.').count() != 2 {
-        return Map::new();
-    }
-    let payload = token.split('.').nth(1).unwrap_or("").trim_end_matches('=');
-    base64::engine::general_purpose::URL_SAFE_NO_PAD
-        .decode(payload)
-        .ok()
-        .and_then(|b| serde_json::from_slice::<Value>(&b).ok())
-        .and_then(|v| match v {
-            Value::Object(m) => Some(m),
-            _ => None,
-        })
-        .unwrap_or_default()
-}
-
-/// `datetime.now(timezone.utc).isoformat()` for epoch seconds (`+00:00`, microseconds).
-pub(crate) fn iso_utc(t: f64) -> String {
-    let secs = t.floor() as i64;
-    let micros = ((t - t.floor()) * 1e6).round().min(999_999.0) as i64;
-    let z = secs.div_euclid(86_400) + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    let s = secs.rem_euclid(86_400);
-    let frac = if micros > 0 {
-        format!(".{micros:06}")
-    } else {
-        String::new()
-    };
-    format!(
-        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}{frac}+00:00",
-        s / 3600,
-        s % 3600 / 60,
-        s % 60
-    )
-}
-
 /// Hermes' cross-process locks (`flock` on `auth.lock` beside `auth.json`,
 /// then on `nous_auth.lock` beside the shared store), held while a refresh
 /// reads, spends and rewrites the token.
 pub(crate) struct StoreLock {
-    _file: std::fs::File,
+    _lock: crate::files::Flock,
 }
 
 impl StoreLock {
@@ -202,27 +94,15 @@ impl StoreLock {
 
     /// Wait (up to `timeout`) for the exclusive lock on `path`.
     pub(crate) fn acquire_path(path: &Path, timeout: std::time::Duration) -> Result<Self, String> {
-        use std::os::fd::AsRawFd;
         if let Some(dir) = path.parent() {
             let _ = std::fs::create_dir_all(dir);
         }
-        let file = std::fs::OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(path)
-            .map_err(|e| format!("cannot open {}: {e}", path.display()))?;
-        let deadline = std::time::Instant::now() + timeout;
-        loop {
-            // SAFETY: flock on a descriptor we own; no memory is involved.
-            let r = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
-            if r == 0 {
-                return Ok(StoreLock { _file: file });
+        match crate::files::Flock::take_timeout(path, timeout) {
+            Ok(l) => Ok(StoreLock { _lock: l }),
+            Err(e) if e.kind() == std::io::ErrorKind::TimedOut => {
+                Err("Timed out waiting for auth store lock".into())
             }
-            if std::time::Instant::now() >= deadline {
-                return Err("Timed out waiting for auth store lock".into());
-            }
-            std::thread::sleep(std::time::Duration::from_millis(50));
+            Err(e) => Err(format!("cannot open {}: {e}", path.display())),
         }
     }
 }
@@ -254,10 +134,7 @@ pub(crate) fn save_store_with(
     if let Some(p) = providers.as_object_mut() {
         p.insert("nous".into(), Value::Object(state));
     }
-    store.insert("updated_at".into(), Value::String(iso_utc(now())));
-    let text =
-        serde_json::to_string_pretty(&Value::Object(store)).map_err(|e| e.to_string())? + "\n";
-    write(&path, text.as_bytes())
+    auth_store::write_store(&path, store).map_err(|e| e.to_string())
 }
 
 /// `_nous_shared_store_path`: `$HERMES_SHARED_AUTH_DIR` (given) or `<root>/shared`.
@@ -272,7 +149,7 @@ pub(crate) fn shared_path(home: &HermesHome, override_dir: Option<String>) -> Pa
 
 /// `_read_shared_nous_state`: an object with both tokens, else `None`.
 pub(crate) fn read_shared(path: &Path) -> Option<Map<String, Value>> {
-    let text = crate::files::read_capped(path, CAP).ok()?;
+    let text = crate::files::read_capped(path, crate::files::CONFIG_CAP).ok()?;
     let Value::Object(m) = serde_json::from_slice(&text).ok()? else {
         return None;
     };
@@ -443,19 +320,6 @@ mod tests {
     use super::*;
 
     #[test]
-    fn timestamps_parse_like_python_fromisoformat() {
-        assert_eq!(iso_ts("1970-01-02T00:00:00Z"), Some(86_400.0));
-        assert_eq!(iso_ts("1970-01-01T01:00:00+01:00"), Some(0.0));
-        assert_eq!(iso_ts("2000-03-01T00:00:00.5Z"), Some(951_868_800.5));
-        assert_eq!(iso_ts("2000-03-01 00:00:00"), Some(951_868_800.0));
-        assert_eq!(iso_ts("soon"), None);
-        assert_eq!(iso_ts("2000-13-01T00:00:00Z"), None);
-        assert_eq!(iso_utc(951_868_800.0), "2000-03-01T00:00:00+00:00");
-        assert_eq!(iso_utc(951_868_800.25), "2000-03-01T00:00:00.250000+00:00");
-        assert_eq!(iso_ts(&iso_utc(1_800_000_000.5)), Some(1_800_000_000.5));
-    }
-
-    #[test]
     fn expiry_rules() {
         assert!(is_expiring(None, 120.0));
         assert!(is_expiring(Some(&Value::from("garbage")), 120.0));
@@ -465,13 +329,5 @@ mod tests {
         let later = Value::from(iso_utc(now() + 3600.0));
         assert!(!is_expiring(Some(&later), 120.0));
         assert!(expired(Some(&Value::from(1.0))));
-    }
-
-    #[test]
-    fn jwt_claims_need_three_parts() {
-        let p = base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(br#"{"exp":5}"#);
-        assert_eq!(jwt_claims(&format!("h.{p}.s"))["exp"], 5);
-        assert!(jwt_claims("opaque").is_empty());
-        assert!(jwt_claims(&format!("h.{p}.s.x")).is_empty());
     }
 }

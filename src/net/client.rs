@@ -494,17 +494,7 @@ fn httpdate_parse(s: &str) -> Option<std::time::SystemTime> {
     if hms.len() != 3 {
         return None;
     }
-    // days from civil (Howard Hinnant)
-    let (y, m) = if month <= 2 {
-        (year - 1, month + 9)
-    } else {
-        (year, month - 3)
-    };
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let doy = (153 * m as i64 + 2) / 5 + day as i64 - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    let days = era * 146_097 + doe - 719_468;
+    let days = crate::pycompat::days_from_civil(year, month as i64, day as i64);
     let secs = days * 86_400 + (hms[0] * 3600 + hms[1] * 60 + hms[2]) as i64;
     if secs < 0 {
         return None;

@@ -722,28 +722,7 @@ fn unix_now() -> i64 {
 /// Seconds to add to the local clock (edge-tts' `DRM.clock_skew_seconds`).
 static CLOCK_SKEW: AtomicI64 = AtomicI64::new(0);
 
-/// Howard Hinnant's `civil_from_days`.
-fn civil_from_days(z: i64) -> (i64, i64, i64) {
-    let z = z + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    (yoe + era * 400 + i64::from(m <= 2), m, d)
-}
-
-fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
-    let y = if m <= 2 { y - 1 } else { y };
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let mp = (m + 9) % 12;
-    let doy = (153 * mp + 2) / 5 + d - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    era * 146_097 + doe - 719_468
-}
+use crate::pycompat::{civil_from_days, days_from_civil};
 
 /// An RFC 7231 IMF-fixdate (`Tue, 15 Nov 1994 08:12:31 GMT`) as Unix seconds.
 pub fn parse_http_date(s: &str) -> Option<i64> {

@@ -20,29 +20,8 @@ fn now_iso() -> String {
     let d = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .unwrap_or_default();
-    let t = d.as_secs() as i64;
-    let micros = d.subsec_micros();
-    let z = t.div_euclid(86_400) + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    let s = t.rem_euclid(86_400);
-    let frac = if micros == 0 {
-        String::new()
-    } else {
-        format!(".{micros:06}")
-    };
-    format!(
-        "{y:04}-{m:02}-{day:02}T{:02}:{:02}:{:02}{frac}+00:00",
-        s / 3600,
-        s % 3600 / 60,
-        s % 60
-    )
+    // Whole microseconds, as Python's clock reports them.
+    crate::pycompat::utc_isoformat(d.as_secs() as f64 + f64::from(d.subsec_micros()) / 1e6)
 }
 
 /// `_empty_record`.

@@ -142,16 +142,7 @@ fn utc_stamp(sep: &str, tsep: &str) -> String {
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_secs() as i64)
         .unwrap_or(0);
-    let z = t.div_euclid(86_400) + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    let s = t.rem_euclid(86_400);
+    let (y, m, d, s) = crate::pycompat::civil_from_secs(t);
     if sep == "-" && tsep == ":" {
         return format!(
             "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}+00:00",
