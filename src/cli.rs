@@ -226,7 +226,11 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 .build()
                 .context("cannot start the async runtime")?;
             rt.block_on(async {
-                crate::net::gateway::prefetch(server.context(), GATEWAY_PREFETCH).await;
+                // Only tools/list and tools/call wait for the portal; initialize does not.
+                let warm = server.clone();
+                server.start_warmup(async move {
+                    crate::net::gateway::prefetch(warm.context(), GATEWAY_PREFETCH).await;
+                });
                 server::serve_stdio(server).await
             })?;
             // A pending read on tokio's stdin cannot be cancelled; do not wait for it.

@@ -47,6 +47,10 @@ struct Inner {
     index: HashMap<&'static str, (usize, &'static ToolDef)>,
     /// Cancelled when the server shuts down; every call's token is a child of it.
     shutdown: CancellationToken,
+    /// Set once background start-up work that tool availability depends on
+    /// has finished ([`HermesServer::start_warmup`]); `tools/list` and
+    /// `tools/call` wait for it, `initialize` does not.
+    warmup: std::sync::Mutex<Option<tokio::sync::watch::Receiver<bool>>>,
 }
 
 impl HermesServer {
@@ -64,7 +68,35 @@ impl HermesServer {
                 toolsets,
                 index,
                 shutdown: CancellationToken::new(),
+                warmup: std::sync::Mutex::new(None),
             }),
+        }
+    }
+
+    /// Run `work` in the background (e.g. asking the Nous Portal whether the
+    /// tool gateway is included); `initialize` is answered at once, while
+    /// `tools/list` and `tools/call` wait until `work` is done. `work` must
+    /// bound its own time. Needs a tokio runtime.
+    pub fn start_warmup(&self, work: impl std::future::Future<Output = ()> + Send + 'static) {
+        let (tx, rx) = tokio::sync::watch::channel(false);
+        *self.inner.warmup.lock().unwrap_or_else(|p| p.into_inner()) = Some(rx);
+        tokio::spawn(async move {
+            work.await;
+            let _ = tx.send(true);
+        });
+    }
+
+    /// Wait for [`Self::start_warmup`]'s work, if any (a failed or dropped
+    /// task counts as done).
+    async fn warmed(&self) {
+        let rx = self
+            .inner
+            .warmup
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone();
+        if let Some(mut rx) = rx {
+            let _ = rx.wait_for(|done| *done).await;
         }
     }
 
@@ -130,6 +162,7 @@ impl HermesServer {
         cancel: CancellationToken,
         progress: Progress,
     ) -> ToolOutput {
+        self.warmed().await;
         let ctx = &self.inner.ctx;
         let Some(&(i, def)) = self.inner.index.get(name) else {
             return ToolOutput::error(format!("Unknown tool: {name}"));
@@ -206,6 +239,7 @@ impl ServerHandler for HermesServer {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
+        self.warmed().await;
         Ok(ListToolsResult::with_all_items(self.listed_tools()))
     }
 

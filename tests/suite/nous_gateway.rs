@@ -764,3 +764,58 @@ fn a_pool_only_oauth_login_is_entitled_but_needs_a_token_like_hermes() {
         }
     }
 }
+
+/// Asking the portal never holds up `initialize`: Codex gives a server about
+/// a second. `tools/list` waits for the answer, so a gateway-only tool is
+/// offered once the portal says the login is entitled.
+#[test]
+fn initialize_does_not_wait_for_the_portal_but_tools_list_does() {
+    let (release, held) = std::sync::mpsc::channel::<()>();
+    let held = Mutex::new(held);
+    let asked = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let a = asked.clone();
+    let portal = Loopback::start(move |req, _| {
+        if req.path == "/api/oauth/account" {
+            a.store(true, std::sync::atomic::Ordering::SeqCst);
+            // Held until the test has seen `initialize` answered.
+            let _ = held
+                .lock()
+                .unwrap()
+                .recv_timeout(std::time::Duration::from_secs(20));
+            return Resp::json(
+                200,
+                json!({"paid_service_access": {"allowed": true, "paid_access": true}}),
+            );
+        }
+        Resp::json(404, json!({"error": "no route"}))
+    });
+    let env = TestEnv::new();
+    write_login(&env, &portal.base, "opaque-paid", now() + 3600, None);
+    let gw = [(
+        "FAL_QUEUE_GATEWAY_URL".to_string(),
+        format!("{}/fal", portal.base),
+    )];
+    let mut c = env.cmd();
+    for (k, v) in &gw {
+        c.env(k, v);
+    }
+    let mut rc = RawClient::spawn(c);
+    let init = rc.initialize();
+    assert!(
+        init.get("result").is_some() || init.get("serverInfo").is_some(),
+        "{init}"
+    );
+    // `initialize` was answered while the portal still held its answer (or
+    // before it was even asked).
+    release.send(()).unwrap();
+    let listed = rc.request("tools/list", json!({}));
+    let names: Vec<String> = listed["result"]["tools"]
+        .as_array()
+        .or_else(|| listed["tools"].as_array())
+        .unwrap_or_else(|| panic!("{listed}"))
+        .iter()
+        .map(|t| t["name"].as_str().unwrap().to_string())
+        .collect();
+    assert!(asked.load(std::sync::atomic::Ordering::SeqCst));
+    assert!(names.contains(&"image_generate".to_string()), "{names:?}");
+}
