@@ -17,6 +17,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
 
+use super::auth_store::AuthStoreError;
 pub(crate) use super::auth_store::{iso_utc, jwt_claims, now};
 use super::{HermesHome, auth_store};
 
@@ -79,6 +80,30 @@ pub(crate) fn expired(exp: Option<&Value>) -> bool {
     }
 }
 
+/// Why [`StoreLock`] could not be taken.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum LockError {
+    /// Another process held it past the wait (Hermes' own message).
+    #[error("Timed out waiting for auth store lock")]
+    Timeout,
+    #[error("cannot open {path}: {source}")]
+    Open {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+/// Why the shared Nous store could not be rewritten (logged, never returned:
+/// Hermes' write is best effort).
+#[derive(Debug, thiserror::Error)]
+enum SharedWriteError {
+    #[error(transparent)]
+    Encode(#[from] serde_json::Error),
+    #[error(transparent)]
+    Write(#[from] crate::files::FileError),
+}
+
 /// Hermes' cross-process locks (`flock` on `auth.lock` beside `auth.json`,
 /// then on `nous_auth.lock` beside the shared store), held while a refresh
 /// reads, spends and rewrites the token.
@@ -88,21 +113,28 @@ pub(crate) struct StoreLock {
 
 impl StoreLock {
     /// Wait (up to `timeout`) for the auth store's exclusive lock.
-    pub(crate) fn acquire(home: &HermesHome, timeout: std::time::Duration) -> Result<Self, String> {
+    pub(crate) fn acquire(
+        home: &HermesHome,
+        timeout: std::time::Duration,
+    ) -> Result<Self, LockError> {
         Self::acquire_path(&home.path.join("auth.lock"), timeout)
     }
 
     /// Wait (up to `timeout`) for the exclusive lock on `path`.
-    pub(crate) fn acquire_path(path: &Path, timeout: std::time::Duration) -> Result<Self, String> {
+    pub(crate) fn acquire_path(
+        path: &Path,
+        timeout: std::time::Duration,
+    ) -> Result<Self, LockError> {
         if let Some(dir) = path.parent() {
             let _ = std::fs::create_dir_all(dir);
         }
         match crate::files::Flock::take_timeout(path, timeout) {
             Ok(l) => Ok(StoreLock { _lock: l }),
-            Err(e) if e.kind() == std::io::ErrorKind::TimedOut => {
-                Err("Timed out waiting for auth store lock".into())
-            }
-            Err(e) => Err(format!("cannot open {}: {e}", path.display())),
+            Err(e) if e.kind() == std::io::ErrorKind::TimedOut => Err(LockError::Timeout),
+            Err(source) => Err(LockError::Open {
+                path: path.to_path_buf(),
+                source,
+            }),
         }
     }
 }
@@ -112,7 +144,7 @@ impl StoreLock {
 pub(crate) fn save_provider_state(
     home: &HermesHome,
     state: Map<String, Value>,
-) -> Result<(), String> {
+) -> Result<(), AuthStoreError> {
     save_store_with(home, state, |_| {})
 }
 
@@ -121,7 +153,7 @@ pub(crate) fn save_store_with(
     home: &HermesHome,
     state: Map<String, Value>,
     edit: impl FnOnce(&mut Map<String, Value>),
-) -> Result<(), String> {
+) -> Result<(), AuthStoreError> {
     let path = auth_path(home);
     let mut store = load_store(home).unwrap_or_default();
     edit(&mut store);
@@ -134,7 +166,7 @@ pub(crate) fn save_store_with(
     if let Some(p) = providers.as_object_mut() {
         p.insert("nous".into(), Value::Object(state));
     }
-    auth_store::write_store(&path, store).map_err(|e| e.to_string())
+    auth_store::write_store(&path, store)
 }
 
 /// `_nous_shared_store_path`: `$HERMES_SHARED_AUTH_DIR` (given) or `<root>/shared`.
@@ -213,7 +245,7 @@ pub(crate) fn quarantine(
     shared: &Path,
     code: &str,
     message: &str,
-) -> Result<(), String> {
+) -> Result<(), AuthStoreError> {
     tracing::warn!("Nous OAuth state quarantined (terminal auth death): {code}");
     for k in [
         "access_token",
@@ -299,7 +331,7 @@ pub(crate) fn write_shared(path: &Path, state: &Map<String, Value>) {
         let _ = std::fs::create_dir_all(dir);
     }
     let r = serde_json::to_string_pretty(&Value::Object(shared))
-        .map_err(|e| e.to_string())
+        .map_err(SharedWriteError::from)
         .and_then(|text| write(path, text.as_bytes()));
     if let Err(e) = r {
         tracing::warn!(
@@ -309,10 +341,9 @@ pub(crate) fn write_shared(path: &Path, state: &Map<String, Value>) {
     }
 }
 
-fn write(path: &Path, bytes: &[u8]) -> Result<(), String> {
-    crate::files::atomic_write(path, bytes)
-        .map(|_| ())
-        .map_err(|e| e.to_string())
+fn write(path: &Path, bytes: &[u8]) -> Result<(), SharedWriteError> {
+    crate::files::atomic_write(path, bytes)?;
+    Ok(())
 }
 
 #[cfg(test)]

@@ -276,7 +276,7 @@ pub(crate) async fn get(ctx: &Context, http: &HttpClient, force_fresh: bool) -> 
             // `_fresh_account_info`: refresh first, then the cache, then the portal.
             let tok = match token::resolve(ctx, http).await {
                 Ok(t) => t,
-                Err(e) => return AccountInfo::error(e, true, portal),
+                Err(e) => return AccountInfo::error(e.to_string(), true, portal),
             };
             let refreshed = nous_auth::load_store(&ctx.home);
             let portal = refreshed

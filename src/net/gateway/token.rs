@@ -17,9 +17,10 @@ use std::time::Duration;
 
 use serde_json::{Map, Value};
 
-use crate::hermes::nous_auth::{self, text};
+use crate::hermes::auth_store::AuthStoreError;
+use crate::hermes::nous_auth::{self, LockError, text};
 use crate::hermes::{Context, envvars};
-use crate::net::HttpClient;
+use crate::net::{ApiError, HttpClient};
 
 pub(crate) const DEFAULT_PORTAL_URL: &str = "https://portal.nousresearch.com";
 const DEFAULT_CLIENT_ID: &str = "hermes-cli";
@@ -109,9 +110,42 @@ fn refresh_portal(ctx: &Context, state: &Map<String, Value>) -> String {
     }
 }
 
+/// Why [`resolve`] has no token; the texts are Hermes' (hermes_cli/auth.py
+/// `resolve_nous_access_token`, `_refresh_access_token`), shown to the user
+/// as the account's error.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum RefreshError {
+    #[error(transparent)]
+    Lock(#[from] LockError),
+    /// The blocking task that waits for the locks died.
+    #[error(transparent)]
+    LockTask(#[from] tokio::task::JoinError),
+    #[error("Hermes is not logged into Nous Portal.")]
+    NotLoggedIn,
+    #[error("No access token found for Nous Portal login.")]
+    NoAccessToken,
+    #[error("Session expired and no refresh token is available.")]
+    NoRefreshToken,
+    #[error("Nous Portal token refresh failed: {0}")]
+    Request(#[source] ApiError),
+    /// The portal answered without a JSON object.
+    #[error("Refresh token exchange failed")]
+    ExchangeFailed,
+    /// The portal refused the refresh token (`error`, `error_description`).
+    #[error("{message}")]
+    Refused { code: String, message: String },
+    #[error("Refresh response missing access_token")]
+    MissingAccessToken,
+    /// The shared store's fresher pair could not be saved to auth.json.
+    #[error("cannot save the Nous login: {0}")]
+    SaveMerged(#[source] AuthStoreError),
+    #[error("cannot save the refreshed Nous login: {0}")]
+    SaveRefreshed(#[source] AuthStoreError),
+}
+
 /// `resolve_nous_access_token(refresh_skew_seconds=120)`: the stored token
 /// while fresh, else refreshed and saved. Errors carry Hermes' texts.
-pub(crate) async fn resolve(ctx: &Context, http: &HttpClient) -> Result<String, String> {
+pub(crate) async fn resolve(ctx: &Context, http: &HttpClient) -> Result<String, RefreshError> {
     // Hermes' lock order: the auth store, then the shared Nous store.
     let home = ctx.home.clone();
     let shared_path =
@@ -121,13 +155,12 @@ pub(crate) async fn resolve(ctx: &Context, http: &HttpClient) -> Result<String, 
         let wait = REFRESH_TIMEOUT + Duration::from_secs(5);
         let a = nous_auth::StoreLock::acquire(&home, wait)?;
         let b = nous_auth::StoreLock::acquire_path(&shared_lock, wait)?;
-        Ok::<_, String>((a, b))
+        Ok::<_, LockError>((a, b))
     })
-    .await
-    .map_err(|e| e.to_string())??;
+    .await??;
     let store = nous_auth::load_store(&ctx.home).unwrap_or_default();
     let Some(mut state) = nous_auth::provider_state(&store).cloned() else {
-        return Err("Hermes is not logged into Nous Portal.".into());
+        return Err(RefreshError::NotLoggedIn);
     };
     let portal = refresh_portal(ctx, &state);
     let client_id = text(&state, "client_id")
@@ -142,12 +175,11 @@ pub(crate) async fn resolve(ctx: &Context, http: &HttpClient) -> Result<String, 
         .filter(|s| !s.is_empty())
         .map(str::to_string)
     else {
-        return Err("No access token found for Nous Portal login.".into());
+        return Err(RefreshError::NoAccessToken);
     };
     if !nous_auth::is_expiring(state.get("expires_at"), REFRESH_SKEW) {
         if merged {
-            nous_auth::save_provider_state(&ctx.home, state)
-                .map_err(|e| format!("cannot save the Nous login: {e}"))?;
+            nous_auth::save_provider_state(&ctx.home, state).map_err(RefreshError::SaveMerged)?;
         }
         return Ok(access);
     }
@@ -157,7 +189,7 @@ pub(crate) async fn resolve(ctx: &Context, http: &HttpClient) -> Result<String, 
         .filter(|s| !s.is_empty())
         .map(str::to_string)
     else {
-        return Err("Session expired and no refresh token is available.".into());
+        return Err(RefreshError::NoRefreshToken);
     };
     let req = http
         .api()
@@ -175,11 +207,11 @@ pub(crate) async fn resolve(ctx: &Context, http: &HttpClient) -> Result<String, 
     let resp = http
         .send_api("nous-portal", Duration::ZERO, req)
         .await
-        .map_err(|e| format!("Nous Portal token refresh failed: {e}"))?;
+        .map_err(RefreshError::Request)?;
     let body: Option<Value> = serde_json::from_slice(&resp.body).ok();
     if resp.status != 200 {
         let Some(Value::Object(err)) = body else {
-            return Err("Refresh token exchange failed".into());
+            return Err(RefreshError::ExchangeFailed);
         };
         let code = err
             .get("error")
@@ -200,13 +232,16 @@ pub(crate) async fn resolve(ctx: &Context, http: &HttpClient) -> Result<String, 
         {
             tracing::warn!("cannot record the dead Nous login: {e}");
         }
-        return Err(desc);
+        return Err(RefreshError::Refused {
+            code,
+            message: desc,
+        });
     }
     let Some(Value::Object(r)) = body else {
-        return Err("Refresh token exchange failed".into());
+        return Err(RefreshError::ExchangeFailed);
     };
     let Some(new_access) = r.get("access_token").and_then(Value::as_str) else {
-        return Err("Refresh response missing access_token".into());
+        return Err(RefreshError::MissingAccessToken);
     };
     let now = nous_auth::now();
     let ttl = r
@@ -250,8 +285,7 @@ pub(crate) async fn resolve(ctx: &Context, http: &HttpClient) -> Result<String, 
         serde_json::json!({"insecure": false, "ca_bundle": null}),
     );
     let token = new_access.to_string();
-    nous_auth::save_provider_state(&ctx.home, s.clone())
-        .map_err(|e| format!("cannot save the refreshed Nous login: {e}"))?;
+    nous_auth::save_provider_state(&ctx.home, s.clone()).map_err(RefreshError::SaveRefreshed)?;
     nous_auth::write_shared(&shared_path, &s);
     drop(locks);
     Ok(token)

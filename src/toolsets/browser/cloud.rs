@@ -31,7 +31,7 @@ use serde_json::{Value, json};
 use crate::hermes::Context;
 use crate::hermes::envvars;
 use crate::net::gateway;
-use crate::net::{HttpClient, IpClass, classify};
+use crate::net::{ApiError, HttpClient, IpClass, classify};
 
 const BROWSERBASE_URL: &str = "https://api.browserbase.com";
 const BROWSER_USE_URL: &str = "https://api.browser-use.com/api/v3";
@@ -281,6 +281,54 @@ pub(crate) async fn url_is_private(url: &str) -> bool {
     }
 }
 
+/// Why [`create`] has no session; the texts are Hermes' provider errors
+/// (plugins/browser/*/provider.py `create_session`), shown in the fallback
+/// notice.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum CreateError {
+    #[error(
+        "Browserbase requires BROWSERBASE_API_KEY and BROWSERBASE_PROJECT_ID environment variables."
+    )]
+    BrowserbaseKeys,
+    /// No direct key, and the Nous gateway is entitled but not usable.
+    #[error(
+        "Browser Use requires either a direct BROWSER_USE_API_KEY credential or a managed Browser Use gateway configuration."
+    )]
+    BrowserUseKeyOrGateway,
+    #[error("Browser Use requires a direct BROWSER_USE_API_KEY credential.")]
+    BrowserUseKey,
+    #[error(
+        "FIRECRAWL_API_KEY environment variable is required. Get your key at https://firecrawl.dev"
+    )]
+    FirecrawlKey,
+    #[error("{name} API connection failed: {source}")]
+    Connection {
+        name: &'static str,
+        #[source]
+        source: ApiError,
+    },
+    #[error("Failed to create {what} session: {status} {body}")]
+    Refused {
+        what: &'static str,
+        status: u16,
+        body: String,
+    },
+    #[error("{name} session answer is not JSON: {source}")]
+    NotJson {
+        name: &'static str,
+        #[source]
+        source: serde_json::Error,
+    },
+    #[error("{name} session answer has no \"id\"")]
+    NoId { name: &'static str },
+    /// `field`: where the provider puts it.
+    #[error("{name} session answer has no CDP URL ({field})")]
+    NoCdpUrl {
+        name: &'static str,
+        field: &'static str,
+    },
+}
+
 /// A live remote session: what its release call needs.
 pub(crate) struct CloudSession {
     pub(crate) provider: Provider,
@@ -318,7 +366,7 @@ async fn send(
     headers: &[(&'static str, String)],
     body: Option<&Value>,
     timeout: Duration,
-) -> Result<(u16, String), String> {
+) -> Result<(u16, String), ApiError> {
     let mut req = http.api().request(method, url).timeout(timeout);
     for (k, v) in headers {
         req = req.header(*k, v);
@@ -326,10 +374,8 @@ async fn send(
     if let Some(b) = body {
         req = req.json(b);
     }
-    match http.send_api(provider.key(), Duration::ZERO, req).await {
-        Ok(r) => Ok((r.status, r.text())),
-        Err(e) => Err(e.to_string()),
-    }
+    let r = http.send_api(provider.key(), Duration::ZERO, req).await?;
+    Ok((r.status, r.text()))
 }
 
 fn is_ok(status: u16) -> bool {
@@ -341,7 +387,7 @@ pub(crate) async fn create(
     ctx: &Context,
     http: Arc<HttpClient>,
     provider: Provider,
-) -> Result<CloudSession, String> {
+) -> Result<CloudSession, CreateError> {
     let mut base = provider.base_url(ctx);
     let mut idempotency: Option<String> = None;
     let name = provider.display();
@@ -351,7 +397,7 @@ pub(crate) async fn create(
                 env(ctx, envvars::BROWSERBASE_API_KEY),
                 env(ctx, envvars::BROWSERBASE_PROJECT_ID),
             ) else {
-                return Err("Browserbase requires BROWSERBASE_API_KEY and BROWSERBASE_PROJECT_ID environment variables.".into());
+                return Err(CreateError::BrowserbaseKeys);
             };
             let mut body = json!({"projectId": project});
             if flag(ctx, envvars::BROWSERBASE_KEEP_ALIVE, true) {
@@ -395,8 +441,8 @@ pub(crate) async fn create(
             None => {
                 let g = match gateway::resolve(ctx, &http, BU_VENDOR).await {
                     Ok(g) => g,
-                    Err(u) if u.entitled() => return Err("Browser Use requires either a direct BROWSER_USE_API_KEY credential or a managed Browser Use gateway configuration.".into()),
-                    Err(_) => return Err("Browser Use requires a direct BROWSER_USE_API_KEY credential.".into()),
+                    Err(u) if u.entitled() => return Err(CreateError::BrowserUseKeyOrGateway),
+                    Err(_) => return Err(CreateError::BrowserUseKey),
                 };
                 base = g.origin.clone();
                 idempotency = Some(format!(
@@ -416,7 +462,7 @@ pub(crate) async fn create(
         },
         Provider::Firecrawl => {
             let Some(key) = env(ctx, envvars::FIRECRAWL_API_KEY) else {
-                return Err("FIRECRAWL_API_KEY environment variable is required. Get your key at https://firecrawl.dev".into());
+                return Err(CreateError::FirecrawlKey);
             };
             let ttl = env(ctx, envvars::FIRECRAWL_BROWSER_TTL)
                 .and_then(|v| v.parse::<i64>().ok())
@@ -432,7 +478,7 @@ pub(crate) async fn create(
             )
         }
     };
-    let connection = |e: String| format!("{name} API connection failed: {e}");
+    let connection = |source| CreateError::Connection { name, source };
     let mut body = body;
     let mut features = json!({});
     let mut create_headers = headers.clone();
@@ -495,14 +541,18 @@ pub(crate) async fn create(
             Provider::Firecrawl => "Firecrawl browser",
             _ => name,
         };
-        return Err(format!("Failed to create {what} session: {status} {text}"));
+        return Err(CreateError::Refused {
+            what,
+            status,
+            body: text,
+        });
     }
-    let data: Value = serde_json::from_str(&text)
-        .map_err(|e| format!("{name} session answer is not JSON: {e}"))?;
+    let data: Value =
+        serde_json::from_str(&text).map_err(|source| CreateError::NotJson { name, source })?;
     let id = match data.get("id") {
         Some(Value::String(s)) => s.clone(),
         Some(v @ Value::Number(_)) => v.to_string(),
-        _ => return Err(format!("{name} session answer has no \"id\"")),
+        _ => return Err(CreateError::NoId { name }),
     };
     let cdp_field = |k: &str| {
         data.get(k)
@@ -532,14 +582,14 @@ pub(crate) async fn create(
     let Some(cdp) = cdp else {
         // Created but unusable: give it back before reporting.
         session.release().await;
-        return Err(format!(
-            "{name} session answer has no CDP URL ({})",
-            match provider {
+        return Err(CreateError::NoCdpUrl {
+            name,
+            field: match provider {
                 Provider::Browserbase => "connectUrl",
                 Provider::BrowserUse => "cdpUrl/connectUrl",
                 Provider::Firecrawl => "cdpUrl",
-            }
-        ));
+            },
+        });
     };
     session.cdp_url = resolve_cdp_url(&session.http, &cdp).await;
     tracing::info!(

@@ -361,7 +361,7 @@ impl BrowserToolset {
                 Ok(r) => sess.recording = Some(r),
                 Err(e) => {
                     tracing::info!("browser: not recording: {e}");
-                    recording_note = Some(e);
+                    recording_note = Some(e.to_string());
                 }
             }
         }

@@ -22,6 +22,7 @@ use std::time::{Duration, SystemTime};
 use base64::Engine as _;
 use chromiumoxide::Page;
 use chromiumoxide::cdp::browser_protocol::page::EventScreencastFrame;
+use chromiumoxide::error::CdpError;
 use futures::StreamExt;
 use serde_json::json;
 use tokio::io::AsyncWriteExt;
@@ -81,6 +82,32 @@ pub(crate) fn prune(dir: &Path) {
     }
 }
 
+/// Why no recording was started; the text becomes the first navigation's
+/// `recording` note.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum StartError {
+    #[error("{}", NEEDS_FFMPEG)]
+    NoFfmpeg,
+    #[error("cannot create {dir}: {source}")]
+    CreateDir {
+        dir: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("cannot start {exe}: {source}")]
+    Spawn {
+        exe: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("ffmpeg has no stdin")]
+    NoStdin,
+    #[error("cannot listen for screencast frames: {0}")]
+    Listen(#[source] CdpError),
+    #[error("Page.startScreencast failed: {0}")]
+    Screencast(#[source] CdpError),
+}
+
 /// A recording in progress.
 pub(crate) struct Recording {
     pub(crate) path: PathBuf,
@@ -98,10 +125,12 @@ fn task_part(task: &str) -> String {
 
 /// Start recording `page`. `task` is Hermes' session key (`default`, or
 /// `default::local` for the private-URL sidecar).
-pub(crate) async fn start(ctx: &Context, page: &Page, task: &str) -> Result<Recording, String> {
-    let exe = ffmpeg(ctx).ok_or_else(|| NEEDS_FFMPEG.to_string())?;
+pub(crate) async fn start(ctx: &Context, page: &Page, task: &str) -> Result<Recording, StartError> {
+    let exe = ffmpeg(ctx).ok_or(StartError::NoFfmpeg)?;
     let dir = dir(ctx);
-    std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    if let Err(source) = std::fs::create_dir_all(&dir) {
+        return Err(StartError::CreateDir { dir, source });
+    }
     prune(&dir);
     let path = dir.join(format!(
         "session_{}_{}.webm",
@@ -124,15 +153,18 @@ pub(crate) async fn start(ctx: &Context, page: &Page, task: &str) -> Result<Reco
         .stderr(Stdio::inherit())
         .kill_on_drop(true)
         .spawn()
-        .map_err(|e| format!("cannot start {}: {e}", exe.display()))?;
-    let mut stdin = child.stdin.take().ok_or("ffmpeg has no stdin")?;
+        .map_err(|source| StartError::Spawn {
+            exe: exe.clone(),
+            source,
+        })?;
+    let mut stdin = child.stdin.take().ok_or(StartError::NoStdin)?;
 
     let latest: Arc<Mutex<Option<Vec<u8>>>> = Arc::default();
     let mut stream = match page.event_listener::<EventScreencastFrame>().await {
         Ok(s) => s,
         Err(e) => {
             let _ = child.kill().await;
-            return Err(format!("cannot listen for screencast frames: {e}"));
+            return Err(StartError::Listen(e));
         }
     };
     let (l2, pg) = (latest.clone(), page.clone());
@@ -190,7 +222,7 @@ pub(crate) async fn start(ctx: &Context, page: &Page, task: &str) -> Result<Reco
     };
     if let Err(e) = started {
         rec.abandon().await;
-        return Err(format!("Page.startScreencast failed: {e}"));
+        return Err(StartError::Screencast(e));
     }
     tracing::info!(
         "Auto-recording browser session {task} to {}",

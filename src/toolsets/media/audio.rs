@@ -322,6 +322,30 @@ pub(crate) async fn convert(
     }
 }
 
+/// Why [`convert_mp3`] made no file; the TTS result quotes the text in its
+/// "kept the MP3 audio" note.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum Mp3Error {
+    #[error(transparent)]
+    Convert(#[from] ConvertError),
+    #[error("no MP3 decoder for {format} on this machine (install ffmpeg or lame)")]
+    NoDecoder { format: String },
+    #[error("no converter for {format} on this machine (install ffmpeg or sox)")]
+    NoConverter { format: String },
+    #[error("cannot write in {dir}: {source}")]
+    TempFile {
+        dir: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("cannot write {path}: {source}")]
+    Persist {
+        path: PathBuf,
+        #[source]
+        source: tempfile::PersistError,
+    },
+}
+
 /// Convert an MP3 (`input`) to `format` at `output`: ffmpeg directly, else `lame
 /// --decode` to WAV and then (unless WAV was asked for) the WAV converter. The error
 /// says what is missing or what failed.
@@ -330,38 +354,38 @@ pub(crate) async fn convert_mp3(
     input: &Path,
     output: &Path,
     format: &str,
-) -> Result<(), String> {
+) -> Result<(), Mp3Error> {
     if let Some(ff) = super::which(ctx, "ffmpeg") {
-        return convert(&Converter::Ffmpeg(ff), input, output, false)
-            .await
-            .map_err(|e| e.to_string());
+        return Ok(convert(&Converter::Ffmpeg(ff), input, output, false).await?);
     }
     let Some(lame) = super::which(ctx, "lame") else {
-        return Err(format!(
-            "no MP3 decoder for {format} on this machine (install ffmpeg or lame)"
-        ));
+        return Err(Mp3Error::NoDecoder {
+            format: format.to_string(),
+        });
     };
     let dir = output.parent().unwrap_or(Path::new("."));
     let wav = tempfile::Builder::new()
         .prefix(".tts-")
         .suffix(".wav")
         .tempfile_in(dir)
-        .map_err(|e| format!("cannot write in {}: {e}", dir.display()))?;
-    convert(&Converter::Lame(lame), input, wav.path(), false)
-        .await
-        .map_err(|e| e.to_string())?;
+        .map_err(|source| Mp3Error::TempFile {
+            dir: dir.to_path_buf(),
+            source,
+        })?;
+    convert(&Converter::Lame(lame), input, wav.path(), false).await?;
     if format == "wav" {
         return wav
             .persist(output)
             .map(|_| ())
-            .map_err(|e| format!("cannot write {}: {e}", output.display()));
+            .map_err(|source| Mp3Error::Persist {
+                path: output.to_path_buf(),
+                source,
+            });
     }
-    let conv = converter_for(ctx, format).ok_or_else(|| {
-        format!("no converter for {format} on this machine (install ffmpeg or sox)")
+    let conv = converter_for(ctx, format).ok_or_else(|| Mp3Error::NoConverter {
+        format: format.to_string(),
     })?;
-    convert(&conv, wav.path(), output, false)
-        .await
-        .map_err(|e| e.to_string())
+    Ok(convert(&conv, wav.path(), output, false).await?)
 }
 
 #[cfg(test)]

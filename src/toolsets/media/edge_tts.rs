@@ -305,7 +305,9 @@ impl Target {
         if !self.tls {
             return Ok(Box::new(tcp));
         }
-        let connector = tokio_rustls::TlsConnector::from(tls_config().map_err(err)?);
+        let connector = tokio_rustls::TlsConnector::from(
+            tls_config().map_err(|e| err(format!("TLS setup: {e}")))?,
+        );
         let name = rustls::pki_types::ServerName::try_from(self.host.clone())
             .map_err(|e| err(e.to_string()))?;
         let tls = connector
@@ -317,16 +319,15 @@ impl Target {
 }
 
 /// rustls (ring) with the platform's roots, as the reqwest client verifies.
-fn tls_config() -> Result<Arc<rustls::ClientConfig>, String> {
+/// Built once; a failure (no usable root store) is kept and returned again.
+fn tls_config() -> Result<Arc<rustls::ClientConfig>, rustls::Error> {
     use rustls_platform_verifier::ConfigVerifierExt;
-    static CONFIG: std::sync::OnceLock<Result<Arc<rustls::ClientConfig>, String>> =
+    static CONFIG: std::sync::OnceLock<Result<Arc<rustls::ClientConfig>, rustls::Error>> =
         std::sync::OnceLock::new();
     CONFIG
         .get_or_init(|| {
             crate::net::client::install_crypto();
-            rustls::ClientConfig::with_platform_verifier()
-                .map(Arc::new)
-                .map_err(|e| format!("TLS setup: {e}"))
+            rustls::ClientConfig::with_platform_verifier().map(Arc::new)
         })
         .clone()
 }

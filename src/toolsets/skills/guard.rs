@@ -171,6 +171,9 @@ pub(crate) enum ReadError {
     Path(#[from] PathError),
     #[error(transparent)]
     File(#[from] crate::files::FileError),
+    /// Read, but not UTF-8 (Python's `read_text(encoding="utf-8")` refuses it).
+    #[error("'utf-8' codec can't decode the file: {0}")]
+    NotUtf8(#[source] std::string::FromUtf8Error),
 }
 
 /// Read `path` only if the file actually opened lies inside one of `roots`

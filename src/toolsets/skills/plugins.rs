@@ -59,6 +59,28 @@ sys.stdout.flush()
 os._exit(0)
 "#;
 
+/// Why Hermes' plugin registry could not be read (logged; the registry is
+/// then empty).
+#[derive(Debug, thiserror::Error)]
+enum ProbeError {
+    #[error("Hermes' Python not found (set HERMES_PYTHON or put `hermes` on PATH)")]
+    NoPython,
+    #[error("{python}: {source}")]
+    Run {
+        python: PathBuf,
+        #[source]
+        source: crate::process::RunError,
+    },
+    /// The probe printed no registry; `stderr_tail`: its last stderr lines.
+    #[error("{python} could not list plugins: {stderr_tail}")]
+    NoAnswer {
+        python: PathBuf,
+        stderr_tail: String,
+    },
+    #[error("unreadable plugin registry: {0}")]
+    Registry(#[source] serde_json::Error),
+}
+
 static CACHE: Mutex<Option<(PathBuf, Arc<Registry>)>> = Mutex::new(None);
 
 /// The registry for this Hermes home, probed once.
@@ -77,24 +99,31 @@ pub(crate) fn registry(ctx: &Context) -> Arc<Registry> {
     r
 }
 
-fn probe(ctx: &Context) -> Result<Registry, String> {
+fn probe(ctx: &Context) -> Result<Registry, ProbeError> {
     let py = crate::hermes::python::interpreter(ctx)
-        .ok_or("Hermes' Python not found (set HERMES_PYTHON or put `hermes` on PATH)")?
+        .ok_or(ProbeError::NoPython)?
         .path;
     let mut cmd = std::process::Command::new(&py);
     cmd.arg("-c")
         .arg(PROBE.replace("SENTINEL", &format!("{SENTINEL:?}")))
         .env("HERMES_HOME", &ctx.home.path)
         .current_dir(&ctx.home.path);
-    let out = crate::process::output_with_timeout(cmd, PROBE_TIMEOUT)
-        .map_err(|e| format!("{}: {e}", py.display()))?;
+    let out = crate::process::output_with_timeout(cmd, PROBE_TIMEOUT).map_err(|source| {
+        ProbeError::Run {
+            python: py.clone(),
+            source,
+        }
+    })?;
     let stdout = String::from_utf8_lossy(&out.stdout);
     let Some(line) = stdout.lines().find_map(|l| l.strip_prefix(SENTINEL)) else {
         let err = String::from_utf8_lossy(&out.stderr);
-        let tail: String = err.lines().rev().take(3).collect::<Vec<_>>().join(" | ");
-        return Err(format!("{} could not list plugins: {tail}", py.display()));
+        let stderr_tail = err.lines().rev().take(3).collect::<Vec<_>>().join(" | ");
+        return Err(ProbeError::NoAnswer {
+            python: py,
+            stderr_tail,
+        });
     };
-    serde_json::from_str(line).map_err(|e| format!("unreadable plugin registry: {e}"))
+    serde_json::from_str(line).map_err(ProbeError::Registry)
 }
 
 impl Registry {

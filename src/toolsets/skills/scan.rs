@@ -279,10 +279,9 @@ pub(crate) fn is_skill_support_path(path: &Path) -> bool {
 /// Read a text file as Python's `read_text(encoding="utf-8")` does, but only
 /// if the file opened lies inside a skills root (`trusted`), is a regular
 /// file and is at most [`guard::FILE_CAP`] bytes (see [`guard::read_within`]).
-pub(crate) fn read_text(path: &Path, trusted: &[PathBuf]) -> Result<String, String> {
-    let bytes = guard::read_within(path, trusted, guard::FILE_CAP).map_err(|e| e.to_string())?;
-    let text = String::from_utf8(bytes)
-        .map_err(|e| format!("'utf-8' codec can't decode the file: {e}"))?;
+pub(crate) fn read_text(path: &Path, trusted: &[PathBuf]) -> Result<String, guard::ReadError> {
+    let bytes = guard::read_within(path, trusted, guard::FILE_CAP)?;
+    let text = String::from_utf8(bytes).map_err(guard::ReadError::NotUtf8)?;
     Ok(frontmatter::universal_newlines(text))
 }
 

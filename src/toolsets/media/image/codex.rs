@@ -102,35 +102,51 @@ pub(crate) fn payload(prompt: &str, size: &str, quality: &str, images: &[Value])
     })
 }
 
+/// Why a source image cannot be sent (`_to_input_image_part`'s `ValueError`s); the
+/// call fails with `invalid_image_input` quoting this text.
+#[derive(Debug, thiserror::Error)]
+enum ImageInputError {
+    #[error("Blank image input")]
+    Blank,
+    #[error("Image data URL is missing a comma separator")]
+    NoComma,
+    #[error("Only base64 data:image URLs are supported as Codex image inputs")]
+    NotBase64Image,
+    #[error(transparent)]
+    Base64(#[from] base64::DecodeError),
+    #[error("Image data URL exceeds 25MB cap")]
+    TooLarge,
+    #[error("Image data URL does not contain supported image bytes")]
+    NotImage,
+    /// A local file that cannot be read or is not an image.
+    #[error(transparent)]
+    Local(GenError),
+}
+
 /// `_to_input_image_part`: a URL passes through (the endpoint fetches it), a `data:image/…`
 /// URL is checked and re-encoded, a local file must be a PNG, JPEG, GIF or WebP.
-fn input_image_part(value: &str) -> Result<Value, String> {
+fn input_image_part(value: &str) -> Result<Value, ImageInputError> {
     let v = value.trim();
     if v.is_empty() {
-        return Err("Blank image input".into());
+        return Err(ImageInputError::Blank);
     }
     let lower = v.to_ascii_lowercase();
     let url = if lower.starts_with("http://") || lower.starts_with("https://") {
         v.to_string()
     } else if lower.starts_with("data:") {
-        let (header, data) = v
-            .split_once(',')
-            .ok_or("Image data URL is missing a comma separator")?;
+        let (header, data) = v.split_once(',').ok_or(ImageInputError::NoComma)?;
         let h = header.to_ascii_lowercase();
         if !h.starts_with("data:image/") || !h.contains(";base64") {
-            return Err("Only base64 data:image URLs are supported as Codex image inputs".into());
+            return Err(ImageInputError::NotBase64Image);
         }
-        let raw = base64::engine::general_purpose::STANDARD
-            .decode(data.trim())
-            .map_err(|e| e.to_string())?;
+        let raw = base64::engine::general_purpose::STANDARD.decode(data.trim())?;
         if raw.len() > MAX_IMAGE_BYTES {
-            return Err("Image data URL exceeds 25MB cap".into());
+            return Err(ImageInputError::TooLarge);
         }
-        let mime = crate::toolsets::media::sniff_image(&raw)
-            .ok_or("Image data URL does not contain supported image bytes")?;
+        let mime = crate::toolsets::media::sniff_image(&raw).ok_or(ImageInputError::NotImage)?;
         data_url(mime, &raw)
     } else {
-        let (raw, mime) = read_local_image(v).map_err(|e| e.to_string())?;
+        let (raw, mime) = read_local_image(v).map_err(ImageInputError::Local)?;
         data_url(mime, &raw)
     };
     Ok(json!({"type": "input_image", "image_url": url}))
@@ -218,7 +234,7 @@ impl SseParser {
         &mut self,
         bytes: &[u8],
         on_event: &mut dyn FnMut(Value),
-    ) -> Result<(), String> {
+    ) -> Result<(), StreamError> {
         for &b in bytes {
             if b == b'\n' {
                 let mut line = std::mem::take(&mut self.line);
@@ -229,10 +245,7 @@ impl SseParser {
             } else {
                 self.line.push(b);
                 if self.line.len() + self.data_len > MAX_EVENT_BYTES {
-                    return Err(format!(
-                        "an event in the stream is larger than {} MB",
-                        MAX_EVENT_BYTES >> 20
-                    ));
+                    return Err(StreamError::EventTooLarge);
                 }
             }
         }
@@ -240,7 +253,7 @@ impl SseParser {
     }
 
     /// End of stream: a last line and event without a trailing blank line still count.
-    pub(crate) fn finish(&mut self, on_event: &mut dyn FnMut(Value)) -> Result<(), String> {
+    pub(crate) fn finish(&mut self, on_event: &mut dyn FnMut(Value)) -> Result<(), StreamError> {
         if !self.line.is_empty() {
             let line = std::mem::take(&mut self.line);
             self.line_done(&String::from_utf8_lossy(&line), on_event)?;
@@ -248,7 +261,11 @@ impl SseParser {
         self.flush(on_event)
     }
 
-    fn line_done(&mut self, line: &str, on_event: &mut dyn FnMut(Value)) -> Result<(), String> {
+    fn line_done(
+        &mut self,
+        line: &str,
+        on_event: &mut dyn FnMut(Value),
+    ) -> Result<(), StreamError> {
         if line.is_empty() {
             return self.flush(on_event);
         }
@@ -265,7 +282,7 @@ impl SseParser {
         Ok(())
     }
 
-    fn flush(&mut self, on_event: &mut dyn FnMut(Value)) -> Result<(), String> {
+    fn flush(&mut self, on_event: &mut dyn FnMut(Value)) -> Result<(), StreamError> {
         let event = self.event.take();
         if self.data.is_empty() {
             return Ok(());
@@ -276,8 +293,7 @@ impl SseParser {
         if raw.is_empty() || raw == "[DONE]" {
             return Ok(());
         }
-        let mut v: Value = serde_json::from_str(raw)
-            .map_err(|e| format!("the event stream carried invalid JSON: {e}"))?;
+        let mut v: Value = serde_json::from_str(raw).map_err(StreamError::BadJson)?;
         if let (Value::Object(m), Some(e)) = (&mut v, event)
             && !m.contains_key("type")
         {
@@ -324,13 +340,17 @@ impl Seen {
 
 /// How a stream failed before it ended.
 #[derive(Debug, thiserror::Error)]
-enum StreamError {
+pub(crate) enum StreamError {
     #[error("{0}")]
     Blocked(String),
     #[error("{0}")]
     Network(String),
-    #[error("{0}")]
-    Sse(String),
+    /// One event outgrew [`MAX_EVENT_BYTES`] ([`SseParser`]).
+    #[error("an event in the stream is larger than {} MB", MAX_EVENT_BYTES >> 20)]
+    EventTooLarge,
+    /// An event's `data:` is not JSON ([`SseParser`]).
+    #[error("the event stream carried invalid JSON: {0}")]
+    BadJson(#[source] serde_json::Error),
 }
 
 async fn post_stream(
@@ -385,9 +405,7 @@ async fn post_stream(
     let mut seen = Seen::default();
     let mut reported = 0;
     while let Some(c) = resp.chunk().await.map_err(net)? {
-        parser
-            .push(&c, &mut |v| seen.event(&v))
-            .map_err(StreamError::Sse)?;
+        parser.push(&c, &mut |v| seen.event(&v))?;
         if seen.partials > reported {
             reported = seen.partials;
             progress
@@ -395,9 +413,7 @@ async fn post_stream(
                 .await;
         }
     }
-    parser
-        .finish(&mut |v| seen.event(&v))
-        .map_err(StreamError::Sse)?;
+    parser.finish(&mut |v| seen.event(&v))?;
     let Seen { image, error, .. } = seen;
     Ok(Answer::Stream { image, error })
 }
@@ -600,6 +616,7 @@ mod tests {
         assert!(
             input_image_part("data:image/png;base64,aGk=")
                 .unwrap_err()
+                .to_string()
                 .contains("supported image bytes")
         );
         assert_eq!(

@@ -47,8 +47,23 @@ pub(super) fn gateway_reason(ctx: &Context) -> String {
     }
 }
 
-/// `_get_firecrawl_client`'s choice; `Err` is a pre-flight (configuration) error.
-async fn endpoint(http: &HttpClient, ctx: &Context) -> Result<Endpoint, String> {
+/// Why `_get_firecrawl_client` has no client: a configuration error, raised
+/// before any request (Hermes' texts).
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum ClientError {
+    /// `TOOL_GATEWAY_SCHEME` is neither `http` nor `https`.
+    #[error("{}", Unavailable::BadScheme.reason())]
+    BadScheme,
+    /// No direct config and no usable gateway; `hint` says what the Nous
+    /// login would offer or why it cannot.
+    #[error(
+        "Web tools are not configured. Set FIRECRAWL_API_KEY for cloud Firecrawl or set FIRECRAWL_API_URL for a self-hosted Firecrawl instance. {hint}"
+    )]
+    NotConfigured { hint: String },
+}
+
+/// `_get_firecrawl_client`'s choice.
+async fn endpoint(http: &HttpClient, ctx: &Context) -> Result<Endpoint, ClientError> {
     if has_direct(ctx) && !gateway::prefers_gateway(ctx, "web") {
         return Ok(Endpoint {
             base: base_url(ctx, Backend::Firecrawl),
@@ -60,20 +75,17 @@ async fn endpoint(http: &HttpClient, ctx: &Context) -> Result<Endpoint, String> 
             base: g.origin.clone(),
             bearer: Some(g.token().to_string()),
         }),
-        Err(Unavailable::BadScheme) => Err(Unavailable::BadScheme.reason()),
+        Err(Unavailable::BadScheme) => Err(ClientError::BadScheme),
         Err(u) => {
             tracing::error!(
                 "Firecrawl client initialization failed: missing direct config and tool-gateway auth."
             );
-            let mut m = "Web tools are not configured. Set FIRECRAWL_API_KEY for cloud Firecrawl or set FIRECRAWL_API_URL for a self-hosted Firecrawl instance.".to_string();
-            if u.entitled() {
-                m += " With your Nous subscription you can also use the Tool Gateway. run `hermes tools` and select Nous Subscription as the web provider.";
+            let hint = if u.entitled() {
+                "With your Nous subscription you can also use the Tool Gateway. run `hermes tools` and select Nous Subscription as the web provider.".to_string()
             } else {
-                m += " ";
-                m += &gateway::unavailable_message(ctx, http, "managed Firecrawl web tools", false)
-                    .await;
-            }
-            Err(m)
+                gateway::unavailable_message(ctx, http, "managed Firecrawl web tools", false).await
+            };
+            Err(ClientError::NotConfigured { hint })
         }
     }
 }
@@ -189,9 +201,7 @@ pub(super) async fn search(
     query: &str,
     limit: usize,
 ) -> Result<Vec<Hit>, ProviderError> {
-    let ep = endpoint(http, ctx)
-        .await
-        .map_err(ProviderError::Preflight)?;
+    let ep = endpoint(http, ctx).await?;
     let base = ep.base;
     let mut req = http
         .api()
@@ -221,7 +231,7 @@ pub(super) async fn search(
 pub(crate) async fn scrape(http: &HttpClient, ctx: &Context, url: &str) -> Doc {
     let ep = match endpoint(http, ctx).await {
         Ok(ep) => ep,
-        Err(m) => return Doc::err(url, m),
+        Err(e) => return Doc::err(url, e.to_string()),
     };
     let base = ep.base;
     let mut req = http

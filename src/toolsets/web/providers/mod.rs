@@ -380,8 +380,8 @@ pub(crate) enum ProviderError {
     CannotSearch,
     /// Hermes raises before the request (configuration): the tool's top-level
     /// handler words it as `{"error": "Error searching web: …"}`.
-    #[error("{0}")]
-    Preflight(String),
+    #[error(transparent)]
+    Preflight(#[from] firecrawl::ClientError),
 }
 
 impl ProviderError {
