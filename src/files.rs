@@ -305,6 +305,40 @@ pub fn atomic_write(target: &Path, bytes: &[u8]) -> Result<Replaced, FileError> 
     atomic_write_with(target, bytes, (".tmp.", ".hermes-tmp"), || {})
 }
 
+/// Delete the files in `dir` whose name `ours` accepts and whose mtime is
+/// more than `max_age` ago (Hermes' cleanup of its screenshots and
+/// recordings); anything unreadable is left alone. Returns how many went.
+pub fn prune_older_than(
+    dir: &Path,
+    max_age: std::time::Duration,
+    ours: impl Fn(&str) -> bool,
+) -> usize {
+    let Ok(rd) = fs::read_dir(dir) else {
+        return 0;
+    };
+    let now = std::time::SystemTime::now();
+    let mut gone = 0;
+    for e in rd.flatten() {
+        let name = e.file_name().to_string_lossy().to_string();
+        if !ours(&name) {
+            continue;
+        }
+        let old = e
+            .metadata()
+            .and_then(|m| m.modified())
+            .ok()
+            .and_then(|m| now.duration_since(m).ok())
+            .is_some_and(|age| age > max_age);
+        if old {
+            match fs::remove_file(e.path()) {
+                Ok(()) => gone += 1,
+                Err(err) => tracing::debug!("cannot remove old {name}: {err}"),
+            }
+        }
+    }
+    gone
+}
+
 /// An exclusive advisory `flock` on a lock file (created if missing), held
 /// until dropped: how Hermes serialises writers of its shared files
 /// (`skills/.usage.json.lock`, `auth.lock`), so our writes and Hermes' never

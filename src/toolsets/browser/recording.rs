@@ -17,7 +17,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, SystemTime};
+use std::time::Duration;
 
 use base64::Engine as _;
 use chromiumoxide::Page;
@@ -61,25 +61,9 @@ pub(crate) fn dir(ctx: &Context) -> PathBuf {
 
 /// Delete `session_*.webm` older than 72 h.
 pub(crate) fn prune(dir: &Path) {
-    let Ok(rd) = std::fs::read_dir(dir) else {
-        return;
-    };
-    let now = SystemTime::now();
-    for e in rd.flatten() {
-        let name = e.file_name().to_string_lossy().to_string();
-        if !(name.starts_with("session_") && name.ends_with(".webm")) {
-            continue;
-        }
-        let old = e
-            .metadata()
-            .and_then(|m| m.modified())
-            .ok()
-            .and_then(|m| now.duration_since(m).ok())
-            .is_some_and(|age| age > MAX_AGE);
-        if old && let Err(err) = std::fs::remove_file(e.path()) {
-            tracing::debug!("Failed to clean old recording {name}: {err}");
-        }
-    }
+    crate::files::prune_older_than(dir, MAX_AGE, |n| {
+        n.starts_with("session_") && n.ends_with(".webm")
+    });
 }
 
 /// Why no recording was started; the text becomes the first navigation's
@@ -277,6 +261,7 @@ impl Recording {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::time::SystemTime;
 
     #[test]
     fn old_recordings_are_pruned_after_72_hours() {

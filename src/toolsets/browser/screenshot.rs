@@ -4,7 +4,7 @@
 //! model or as an auxiliary vision model's text.
 
 use std::path::{Path, PathBuf};
-use std::time::{Duration, SystemTime};
+use std::time::Duration;
 
 use base64::Engine as _;
 use serde_json::{Value, json};
@@ -30,25 +30,9 @@ const MAX_ANNOTATIONS: usize = 300;
 
 /// Delete `browser_screenshot_*.png` older than 24 h.
 fn prune_screenshots(dir: &Path) {
-    let Ok(rd) = std::fs::read_dir(dir) else {
-        return;
-    };
-    let now = SystemTime::now();
-    for e in rd.flatten() {
-        let name = e.file_name().to_string_lossy().to_string();
-        if !name.starts_with("browser_screenshot_") {
-            continue;
-        }
-        let old = e
-            .metadata()
-            .and_then(|m| m.modified())
-            .ok()
-            .and_then(|m| now.duration_since(m).ok())
-            .is_some_and(|age| age > SCREENSHOT_MAX_AGE);
-        if old {
-            let _ = std::fs::remove_file(e.path());
-        }
-    }
+    crate::files::prune_older_than(dir, SCREENSHOT_MAX_AGE, |n| {
+        n.starts_with("browser_screenshot_")
+    });
 }
 
 /// Draws a labelled box per item (`{n, x, y, w, h}`, document px) in an
@@ -212,6 +196,7 @@ pub(crate) async fn vision(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::time::SystemTime;
 
     #[test]
     fn screenshots_older_than_a_day_are_pruned() {
