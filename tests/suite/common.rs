@@ -234,6 +234,17 @@ impl Drop for RawClient {
 }
 
 /// The text of a tool result's first text block, parsed as JSON.
+/// `hermes-mcp serve` in `env` with `vars` added, initialized.
+pub fn client(env: &TestEnv, vars: &[(&str, &str)]) -> RawClient {
+    let mut c = env.cmd();
+    for (k, v) in vars {
+        c.env(k, v);
+    }
+    let mut rc = RawClient::spawn(c);
+    rc.initialize();
+    rc
+}
+
 pub fn result_json(result: &Value) -> Value {
     let text = result["content"]
         .as_array()

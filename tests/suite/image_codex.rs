@@ -157,16 +157,6 @@ fn config(fake: &Fake, provider: bool) -> String {
     )
 }
 
-fn client(env: &TestEnv, vars: &[(&str, &str)]) -> RawClient {
-    let mut c = env.cmd();
-    for (k, v) in vars {
-        c.env(k, v);
-    }
-    let mut rc = RawClient::spawn(c);
-    rc.initialize();
-    rc
-}
-
 fn hermes_pool(env: &TestEnv, access: &str) {
     env.write_hermes(
         "auth.json",

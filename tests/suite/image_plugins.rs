@@ -15,16 +15,6 @@ fn b64(bytes: &[u8]) -> String {
     base64::engine::general_purpose::STANDARD.encode(bytes)
 }
 
-fn client(env: &TestEnv, vars: &[(&str, &str)]) -> RawClient {
-    let mut c = env.cmd();
-    for (k, v) in vars {
-        c.env(k, v);
-    }
-    let mut rc = RawClient::spawn(c);
-    rc.initialize();
-    rc
-}
-
 fn xai_fake() -> Loopback {
     Loopback::start(|req, base| {
         if req.path.starts_with("/files/") {

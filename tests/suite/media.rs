@@ -14,16 +14,6 @@ use serde_json::{Value, json};
 use super::common::*;
 use super::media_support::*;
 
-fn client(env: &TestEnv, vars: &[(&str, &str)]) -> RawClient {
-    let mut c = env.cmd();
-    for (k, v) in vars {
-        c.env(k, v);
-    }
-    let mut rc = RawClient::spawn(c);
-    rc.initialize();
-    rc
-}
-
 fn listed(rc: &mut RawClient) -> Vec<Value> {
     let r = rc.request("tools/list", json!({}));
     r["result"]["tools"].as_array().cloned().unwrap_or_default()

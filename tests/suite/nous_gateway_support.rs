@@ -264,16 +264,6 @@ pub fn with<'a>(
         .collect()
 }
 
-pub fn client(env: &TestEnv, vars: &[(&str, &str)]) -> RawClient {
-    let mut c = env.cmd();
-    for (k, v) in vars {
-        c.env(k, v);
-    }
-    let mut rc = RawClient::spawn(c);
-    rc.initialize();
-    rc
-}
-
 /// Run Python `script` with Hermes' venv in `env` plus `vars`; its last
 /// stdout line is JSON.
 pub fn hermes_py(env: &TestEnv, vars: &[(&str, &str)], script: &str) -> Value {

@@ -40,16 +40,6 @@ fn store(access: &str, token_endpoint: Option<&str>) -> String {
     json!({"version": 1, "providers": {"xai-oauth": state}}).to_string()
 }
 
-fn client(env: &TestEnv, vars: &[(&str, &str)]) -> RawClient {
-    let mut c = env.cmd();
-    for (k, v) in vars {
-        c.env(k, v);
-    }
-    let mut rc = RawClient::spawn(c);
-    rc.initialize();
-    rc
-}
-
 /// Answers every xAI endpoint the three providers use; records the bearer.
 fn xai_fake() -> Loopback {
     Loopback::start(|req, _| match req.path.as_str() {
