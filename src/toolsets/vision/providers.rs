@@ -21,6 +21,11 @@ pub enum Wire {
     Anthropic(AnthropicAuth),
     /// Gemini's native `POST {base}/models/{model}:generateContent`.
     Gemini,
+    /// The Codex Responses endpoint with the ChatGPT sign-in (`POST
+    /// {base}/responses`, streamed): text tasks when the main provider is
+    /// `openai-codex` (hermes-agent: agent/auxiliary_client.py
+    /// `CodexAuxiliaryClient`). Vision never uses it (Codex's model looks).
+    CodexResponses,
 }
 
 /// How an Anthropic Messages endpoint is authenticated (hermes-agent:
