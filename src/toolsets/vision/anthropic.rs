@@ -146,23 +146,36 @@ pub(crate) fn request(cfg: &AuxConfig, auth: AnthropicAuth, body: &Value) -> Val
         }
         None => {}
     }
+    // Text tasks: system messages become `system`, the turns keep their text
+    // (agent/anthropic_adapter.py `convert_messages_to_anthropic`).
+    let (system, messages) = match post::text_turns(body) {
+        Some((system, turns)) => (
+            system,
+            turns
+                .into_iter()
+                .map(|(role, text)| json!({"role": role, "content": text}))
+                .collect(),
+        ),
+        None => (String::new(), vec![json!({"role": "user", "content": content})]),
+    };
     let mut req = Map::new();
     req.insert("model".into(), json!(model));
-    req.insert(
-        "messages".into(),
-        json!([{"role": "user", "content": content}]),
-    );
+    req.insert("messages".into(), Value::Array(messages));
     req.insert("max_tokens".into(), json!(cfg.max_tokens));
+    let mut blocks = Vec::new();
     if matches!(
         auth,
         AnthropicAuth::OAuth {
             system_prompt: true
         }
     ) {
-        req.insert(
-            "system".into(),
-            json!([{"type": "text", "text": providers::CLAUDE_CODE_SYSTEM_PREFIX}]),
-        );
+        blocks.push(json!({"type": "text", "text": providers::CLAUDE_CODE_SYSTEM_PREFIX}));
+    }
+    if !system.is_empty() {
+        blocks.push(json!({"type": "text", "text": system}));
+    }
+    if !blocks.is_empty() {
+        req.insert("system".into(), Value::Array(blocks));
     }
     // The chat request's temperature (absent when Hermes strips it).
     if let Some(t) = body.get("temperature").filter(|t| !t.is_null())
