@@ -156,7 +156,10 @@ pub(crate) fn request(cfg: &AuxConfig, auth: AnthropicAuth, body: &Value) -> Val
                 .map(|(role, text)| json!({"role": role, "content": text}))
                 .collect(),
         ),
-        None => (String::new(), vec![json!({"role": "user", "content": content})]),
+        None => (
+            String::new(),
+            vec![json!({"role": "user", "content": content})],
+        ),
     };
     let mut req = Map::new();
     req.insert("model".into(), json!(model));

@@ -162,7 +162,12 @@ fn message_of(e: &Value) -> String {
 /// The `output_text` / `text` parts of a response's `message` items.
 fn output_text(r: &Value) -> String {
     let mut out = String::new();
-    for item in r.get("output").and_then(Value::as_array).into_iter().flatten() {
+    for item in r
+        .get("output")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
         if item.get("type").and_then(Value::as_str) != Some("message") {
             continue;
         }
@@ -202,9 +207,7 @@ pub(crate) fn read_answer(text: &str) -> Result<String, String> {
         Some(_) | None if !seen.deltas.is_empty() => seen.deltas,
         Some(t) => t,
         None => {
-            return Err(
-                "Codex auxiliary Responses stream did not return a final response".into(),
-            );
+            return Err("Codex auxiliary Responses stream did not return a final response".into());
         }
     };
     Ok(text.trim().to_string())
@@ -326,7 +329,10 @@ mod tests {
     #[test]
     fn cache_key_matches_hermes() {
         // python: _content_cache_key("You are a helpful assistant.", None)
-        assert_eq!(cache_key(DEFAULT_INSTRUCTIONS), "pck_9c16f6f671531a364e0c9073");
+        assert_eq!(
+            cache_key(DEFAULT_INSTRUCTIONS),
+            "pck_9c16f6f671531a364e0c9073"
+        );
     }
 
     #[test]

@@ -171,7 +171,8 @@ pub(crate) fn resolve(ctx: &Context) -> Resolution {
                 .unwrap_or_else(|e| unavailable(&p, e));
         }
         return match build(
-            ctx, "vision",
+            ctx,
+            "vision",
             &p,
             Some(base),
             t.api_key.clone(),
@@ -188,7 +189,8 @@ pub(crate) fn resolve(ctx: &Context) -> Resolution {
         let why = format!("auxiliary.vision.provider: {provider}");
         let mut reason = missing(&provider);
         let mut try_keyed = |p: &str, base: Option<String>, key: Option<String>| match keyed(
-            ctx, "vision",
+            ctx,
+            "vision",
             p,
             base,
             key,
@@ -206,7 +208,8 @@ pub(crate) fn resolve(ctx: &Context) -> Resolution {
                 return native(format!("{why}: Codex's own model looks at the image"));
             }
             "openrouter" | "nous" | "deepinfra" => build(
-                ctx, "vision",
+                ctx,
+                "vision",
                 &provider,
                 None,
                 t.api_key.clone(),
@@ -298,27 +301,21 @@ pub(super) fn keyed(
     why: &str,
 ) -> Result<Resolution, String> {
     let ep = apikey::endpoint(ctx, provider, model, base_url, api_key)?;
-    let mode = match auxiliary::aux_config(
-        ctx,
-        task,
-        provider,
-        ep.base_url,
-        Some(ep.api_key),
-        ep.model,
-    ) {
-        Ok(mut cfg) => {
-            cfg.wire = ep.wire;
-            // OpenAI wire: the provider's headers after any aux_config adds
-            // by host; the other wires build their own headers.
-            if cfg.wire == Wire::OpenAi {
-                cfg.extra_headers.extend(ep.headers);
-            } else {
-                cfg.extra_headers.clear();
+    let mode =
+        match auxiliary::aux_config(ctx, task, provider, ep.base_url, Some(ep.api_key), ep.model) {
+            Ok(mut cfg) => {
+                cfg.wire = ep.wire;
+                // OpenAI wire: the provider's headers after any aux_config adds
+                // by host; the other wires build their own headers.
+                if cfg.wire == Wire::OpenAi {
+                    cfg.extra_headers.extend(ep.headers);
+                } else {
+                    cfg.extra_headers.clear();
+                }
+                Mode::Auxiliary(cfg)
             }
-            Mode::Auxiliary(cfg)
-        }
-        Err(e) => Mode::Misconfigured(e),
-    };
+            Err(e) => Mode::Misconfigured(e),
+        };
     Ok(Resolution {
         mode,
         provider: provider.to_string(),
@@ -393,13 +390,15 @@ fn auto_chain(ctx: &Context, model: Option<String>) -> (Option<Resolution>, Opti
             }
             "openrouter" => build(ctx, "vision", "openrouter", None, None, m, &why),
             "custom" => main_custom(ctx, "vision", model.clone(), &why),
-            p if is_keyed(p) => match keyed(ctx, "vision", p, None, None, model.clone().or(vm), &why) {
-                Ok(r) => Some(r),
-                Err(e) => {
-                    skipped = Some(format!("main provider {p} cannot run: {e}"));
-                    None
+            p if is_keyed(p) => {
+                match keyed(ctx, "vision", p, None, None, model.clone().or(vm), &why) {
+                    Ok(r) => Some(r),
+                    Err(e) => {
+                        skipped = Some(format!("main provider {p} cannot run: {e}"));
+                        None
+                    }
                 }
-            },
+            }
             // Not a provider Hermes' router knows: on to the aggregators.
             other => {
                 skipped = Some(format!(
@@ -429,7 +428,12 @@ fn auto_chain(ctx: &Context, model: Option<String>) -> (Option<Resolution>, Opti
 }
 
 /// The main custom endpoint (`model.base_url` + `model.api_key`).
-pub(super) fn main_custom(ctx: &Context, task: &str, model: Option<String>, why: &str) -> Option<Resolution> {
+pub(super) fn main_custom(
+    ctx: &Context,
+    task: &str,
+    model: Option<String>,
+    why: &str,
+) -> Option<Resolution> {
     let base = ctx
         .config_str("model.base_url")
         .map(|b| b.trim().trim_end_matches('/').to_string())
@@ -439,7 +443,8 @@ pub(super) fn main_custom(ctx: &Context, task: &str, model: Option<String>, why:
         .map(|k| k.trim().to_string())
         .filter(|k| !k.is_empty());
     build(
-        ctx, task,
+        ctx,
+        task,
         "custom",
         Some(base),
         key,

@@ -115,14 +115,26 @@ pub(crate) fn resolve(ctx: &Context, task: &str, model_var: Option<&'static str>
     // 1. An explicit endpoint.
     if let Some(base) = base_url {
         let keep = !matches!(provider.as_str(), "auto" | "custom") && t.api_key.is_none();
-        let p = if keep { provider.clone() } else { "custom".into() };
+        let p = if keep {
+            provider.clone()
+        } else {
+            "custom".into()
+        };
         let why = format!("auxiliary.{task}.base_url ({base})");
         let r = match p.as_str() {
             "openai-codex" => codex(ctx, task, Some(base), t.model.clone(), &why),
             p if is_keyed(p) || p == "deepinfra" => {
                 keyed(ctx, task, p, Some(base), None, t.model.clone(), &why).ok()
             }
-            p => build(ctx, task, p, Some(base), t.api_key.clone(), t.model.clone(), &why),
+            p => build(
+                ctx,
+                task,
+                p,
+                Some(base),
+                t.api_key.clone(),
+                t.model.clone(),
+                &why,
+            ),
         };
         return r.unwrap_or_else(|| {
             misconfigured(
@@ -244,7 +256,9 @@ fn auto(ctx: &Context, task: &str, task_model: Option<String>) -> Option<Resolut
                 }
             }
             other => {
-                notes.push(format!("main provider {other} is not one of Hermes' providers"));
+                notes.push(format!(
+                    "main provider {other} is not one of Hermes' providers"
+                ));
                 None
             }
         };
@@ -254,7 +268,10 @@ fn auto(ctx: &Context, task: &str, task_model: Option<String>) -> Option<Resolut
             }
             notes.push(format!("main provider {mp}: {}", reason_of(&r)));
         } else if notes.is_empty() {
-            notes.push(format!("main provider {mp} has no credentials ({})", missing(&mp)));
+            notes.push(format!(
+                "main provider {mp} has no credentials ({})",
+                missing(&mp)
+            ));
         }
     }
     // Step 3: OpenRouter → Nous → custom → API-key providers.
@@ -280,8 +297,15 @@ fn auto(ctx: &Context, task: &str, task_model: Option<String>) -> Option<Resolut
             continue;
         }
         let why = format!("auto: {} is set", p.key_vars.join(" / "));
-        if let Ok(r) = keyed(ctx, task, p.name, None, None, Some(p.aux_model.into()), &why)
-            && hit_is_usable(&r)
+        if let Ok(r) = keyed(
+            ctx,
+            task,
+            p.name,
+            None,
+            None,
+            Some(p.aux_model.into()),
+            &why,
+        ) && hit_is_usable(&r)
         {
             return Some(with_task_model(annotate(r, &notes), task_model));
         }

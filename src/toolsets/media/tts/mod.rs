@@ -184,8 +184,11 @@ fn tag_rewrite_for(ctx: &Context, provider: &str) -> Option<&'static str> {
     match provider {
         "xai" => {
             let x = sec("xai");
-            tags::config_bool(x.get("auto_speech_tags").or_else(|| x.get("speech_tags")), false)
-                .then_some("tts.xai.auto_speech_tags")
+            tags::config_bool(
+                x.get("auto_speech_tags").or_else(|| x.get("speech_tags")),
+                false,
+            )
+            .then_some("tts.xai.auto_speech_tags")
         }
         "gemini" => {
             let g = sec("gemini");

@@ -26,9 +26,9 @@ use serde_json::{Map, Value};
 
 use crate::hermes::Context;
 use crate::net::HttpClient;
+use crate::toolsets::vision::Mode;
 use crate::toolsets::vision::resolve::Resolution;
 use crate::toolsets::vision::textaux;
-use crate::toolsets::vision::Mode;
 
 /// Hermes' `GEMINI_AUDIO_TAG_REWRITE_TASK`, which the xAI rewrite uses too.
 pub(crate) const AUDIO_TAGS_TASK: &str = "tts_audio_tags";
@@ -291,6 +291,7 @@ pub(crate) async fn gemini_audio_tags(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     #[test]
     fn xai_local_pass_matches_hermes() {
