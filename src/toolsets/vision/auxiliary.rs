@@ -51,7 +51,7 @@ pub(crate) struct AuxConfig {
     /// The wire the endpoint speaks (resolve.rs sets non-OpenAI ones).
     pub wire: super::providers::Wire,
     /// The ChatGPT sign-in for [`Wire::CodexResponses`](super::providers::Wire).
-    pub codex: Option<super::codexwire::SignIn>,
+    pub codex: Option<super::providers::CodexSignIn>,
 }
 
 // Short-lived (decided per call), so the size difference does not matter.

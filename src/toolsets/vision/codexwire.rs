@@ -16,7 +16,6 @@
 //! An HTTP 401 refreshes the Hermes-held sign-in once and retries, as Hermes'
 //! runtime does.
 
-use std::path::PathBuf;
 use std::time::Duration;
 
 use serde_json::{Map, Value, json};
@@ -29,14 +28,6 @@ use crate::toolsets::media::image::SseParser;
 
 /// Hermes' default `instructions` when the task sends no system message.
 const DEFAULT_INSTRUCTIONS: &str = "You are a helpful assistant.";
-
-/// Where the ChatGPT sign-in is read (and refreshed) for one call.
-#[derive(Debug, Clone, PartialEq)]
-pub(crate) struct SignIn {
-    pub hermes_home: PathBuf,
-    pub codex_home: Option<PathBuf>,
-    pub token_url: String,
-}
 
 /// `_content_cache_key(instructions, None)`: `pck_` + the first 24 hex digits
 /// of SHA-256 over the instructions and a NUL (no tools).

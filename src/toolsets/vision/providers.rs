@@ -28,6 +28,15 @@ pub enum Wire {
     CodexResponses,
 }
 
+/// Where the ChatGPT sign-in for [`Wire::CodexResponses`] is read (and
+/// refreshed) at call time.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CodexSignIn {
+    pub hermes_home: std::path::PathBuf,
+    pub codex_home: Option<std::path::PathBuf>,
+    pub token_url: String,
+}
+
 /// How an Anthropic Messages endpoint is authenticated (hermes-agent:
 /// agent/anthropic_adapter.py `build_anthropic_client`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

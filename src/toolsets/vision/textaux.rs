@@ -31,8 +31,7 @@ use std::path::PathBuf;
 use serde_json::{Value, json};
 
 use super::auxiliary::{self, AuxConfig, CallError, Mode};
-use super::codexwire::SignIn;
-use super::providers::{self, Wire};
+use super::providers::{self, CodexSignIn, Wire};
 use super::resolve::{
     Resolution, build, is_keyed, keyed, main_custom, main_model, main_provider, missing, normalize,
 };
@@ -400,7 +399,7 @@ fn codex(
         Ok(mut c) => {
             c.wire = Wire::CodexResponses;
             c.extra_headers.clear();
-            c.codex = Some(SignIn {
+            c.codex = Some(CodexSignIn {
                 hermes_home: ctx.home.path.clone(),
                 codex_home: codex_home(ctx),
                 token_url: codex_auth::OAUTH_TOKEN_URL.into(),
