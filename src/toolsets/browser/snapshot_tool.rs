@@ -1,8 +1,10 @@
 //! `browser_snapshot`, and the snapshot `browser_navigate` returns: walk the
 //! page once in the page (`walk.rs`), render it (`snapshot.rs`), redact it,
 //! and cut it at Hermes' size limit with the full text stored in a file the
-//! model can page through, or (`browser_snapshot` with an auxiliary model
-//! configured) have that model summarise it.
+//! model can page through, or (`browser_snapshot`, when Hermes' auxiliary
+//! `web_extract` resolves to a model: its own settings, else the main
+//! provider and model, else Hermes' fallback chain; vision/textaux.rs) have
+//! that model summarise it.
 
 use std::time::{Duration, Instant};
 

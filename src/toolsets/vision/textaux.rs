@@ -96,6 +96,17 @@ fn misconfigured(provider: &str, why: String) -> Resolution {
 /// The auxiliary model for text task `task` (see the module doc).
 /// `Mode::Native` means "none": the caller does without.
 pub(crate) fn resolve(ctx: &Context, task: &str, model_var: Option<&'static str>) -> Resolution {
+    // The shared provider code words its hints for vision; name this task.
+    let fix = |s: &str| s.replace("auxiliary.vision.", &format!("auxiliary.{task}."));
+    let mut r = resolve_in(ctx, task, model_var);
+    r.why = fix(&r.why);
+    if let Mode::Misconfigured(m) = &mut r.mode {
+        *m = fix(m);
+    }
+    r
+}
+
+fn resolve_in(ctx: &Context, task: &str, model_var: Option<&'static str>) -> Resolution {
     let t = task_cfg(ctx, task, model_var);
     // `provider: openai` is the direct-API alias: custom at api.openai.com.
     let (provider, base_url) = if t.provider == "openai" {
@@ -480,5 +491,135 @@ pub(crate) fn describe(r: &Resolution) -> (String, String) {
         }
         Mode::Misconfigured(m) => ("none".into(), m.clone()),
         Mode::Native => ("none".into(), r.why.clone()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::hermes::{Env, HermesConfig, HermesHome};
+
+    fn ctx(yaml: &str, env: &[(&str, &str)]) -> Context {
+        let home = HermesHome {
+            path: std::env::temp_dir().join("hermes-textaux-unit-none"),
+            explicit: true,
+        };
+        Context::with_parts(
+            home,
+            Env::from_map(env.iter().map(|(k, v)| (k.to_string(), v.to_string()))),
+            HermesConfig::from_yaml(yaml).unwrap(),
+        )
+    }
+
+    fn aux(r: &Resolution) -> &AuxConfig {
+        match &r.mode {
+            Mode::Auxiliary(c) => c,
+            m => panic!("{m:?} ({})", r.why),
+        }
+    }
+
+    #[test]
+    fn main_provider_and_model_first() {
+        let c = ctx(
+            "model:\n  provider: deepseek\n  default: deepseek-reasoner\n",
+            &[
+                ("DEEPSEEK_API_KEY", "dk-1234"),
+                ("OPENROUTER_API_KEY", "or"),
+            ],
+        );
+        let r = resolve(&c, "web_extract", None);
+        assert_eq!(r.provider, "deepseek");
+        assert_eq!(aux(&r).model, "deepseek-reasoner");
+        assert_eq!(aux(&r).task, "web_extract");
+        // The task's model replaces the main one.
+        let c = ctx(
+            "model:\n  provider: deepseek\n  default: deepseek-reasoner\nauxiliary:\n  web_extract:\n    model: deepseek-chat\n",
+            &[("DEEPSEEK_API_KEY", "dk-1234")],
+        );
+        assert_eq!(
+            aux(&resolve(&c, "web_extract", None)).model,
+            "deepseek-chat"
+        );
+        // ... unless it is an OpenRouter id for a provider without slashes.
+        let c = ctx(
+            "model:\n  provider: deepseek\n  default: deepseek-reasoner\n",
+            &[
+                ("DEEPSEEK_API_KEY", "dk-1234"),
+                (
+                    "AUXILIARY_WEB_EXTRACT_MODEL",
+                    "google/gemini-3-flash-preview",
+                ),
+            ],
+        );
+        let r = resolve(
+            &c,
+            "web_extract",
+            Some(crate::hermes::envvars::AUXILIARY_WEB_EXTRACT_MODEL),
+        );
+        assert_eq!(aux(&r).model, "deepseek-reasoner");
+    }
+
+    #[test]
+    fn main_provider_without_credentials_falls_back_to_the_chain() {
+        let c = ctx(
+            "model:\n  provider: deepseek\n  default: deepseek-reasoner\n",
+            &[("OPENROUTER_API_KEY", "or")],
+        );
+        let r = resolve(&c, "tts_audio_tags", None);
+        assert_eq!(r.provider, "openrouter");
+        assert_eq!(aux(&r).model, auxiliary::DEFAULT_AGGREGATOR_MODEL);
+        assert!(r.why.contains("skipped"), "{}", r.why);
+        // Hermes' default timeout for the tag rewrite.
+        assert_eq!(aux(&r).timeout, std::time::Duration::from_secs(30));
+        // The API-key chain: the first provider with a key and an aux model.
+        let c = ctx("", &[("DEEPSEEK_API_KEY", "dk-1234")]);
+        let r = resolve(&c, "web_extract", None);
+        assert_eq!(
+            (r.provider.as_str(), aux(&r).model.as_str()),
+            ("deepseek", "deepseek-chat")
+        );
+        // Nothing at all.
+        let r = resolve(&ctx("", &[]), "web_extract", None);
+        assert_eq!(r.mode, Mode::Native);
+        assert_eq!(r.provider, "none");
+    }
+
+    #[test]
+    fn explicit_provider_rules() {
+        // An explicit provider without its key is Hermes' error, no fallback.
+        let c = ctx(
+            "auxiliary:\n  web_extract:\n    provider: zai\n",
+            &[("OPENROUTER_API_KEY", "or")],
+        );
+        let r = resolve(&c, "web_extract", None);
+        let Mode::Misconfigured(m) = &r.mode else {
+            panic!("{r:?}")
+        };
+        assert!(m.contains("Provider 'zai' is set in config.yaml"), "{m}");
+        // openrouter unavailable falls back to auto.
+        let c = ctx(
+            "auxiliary:\n  web_extract:\n    provider: openrouter\nmodel:\n  provider: custom\n  default: local-1\n  base_url: http://127.0.0.1:9/v1\n",
+            &[],
+        );
+        let r = resolve(&c, "web_extract", None);
+        assert_eq!(r.provider, "custom");
+        assert_eq!(aux(&r).model, "local-1");
+        assert!(r.why.contains("openrouter unavailable"), "{}", r.why);
+        // A base URL: custom there, with the task's key and model.
+        let c = ctx(
+            "auxiliary:\n  web_extract:\n    base_url: http://127.0.0.1:9/v1/\n    api_key: k\n    model: m\n",
+            &[],
+        );
+        let a = aux(&resolve(&c, "web_extract", None)).clone();
+        assert_eq!(
+            (a.base_url.as_str(), a.api_key.as_deref(), a.model.as_str()),
+            ("http://127.0.0.1:9/v1", Some("k"), "m")
+        );
+        // Codex without a sign-in or model cannot run.
+        let c = ctx("auxiliary:\n  web_extract:\n    provider: codex\n", &[]);
+        assert!(matches!(
+            resolve(&c, "web_extract", None).mode,
+            Mode::Misconfigured(_)
+        ));
     }
 }
