@@ -44,6 +44,25 @@ fn responses_stream(text: &str) -> Vec<u8> {
         .into_bytes()
 }
 
+/// An Anthropic Messages event stream saying `text` (Hermes streams).
+fn messages_stream(text: &str) -> Vec<u8> {
+    let events = [
+        json!({"type": "message_start", "message": {"id": "m1", "type": "message", "role": "assistant",
+               "model": "m", "content": [], "stop_reason": null,
+               "usage": {"input_tokens": 1, "output_tokens": 0}}}),
+        json!({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}),
+        json!({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": text}}),
+        json!({"type": "content_block_stop", "index": 0}),
+        json!({"type": "message_delta", "delta": {"stop_reason": "end_turn"}, "usage": {"output_tokens": 1}}),
+        json!({"type": "message_stop"}),
+    ];
+    events
+        .iter()
+        .map(|e| format!("event: {}\ndata: {e}\n\n", e["type"].as_str().unwrap()))
+        .collect::<String>()
+        .into_bytes()
+}
+
 fn tiny_wav() -> Vec<u8> {
     let pcm = vec![0u8; 4800];
     let mut v = b"RIFF".to_vec();
@@ -68,6 +87,7 @@ fn server(answer: &'static str) -> Loopback {
             Resp::json(200, chat_answer(answer))
         }
         "/codex/responses" => Resp::bytes("text/event-stream", responses_stream(answer)),
+        "/anthropic/v1/messages" => Resp::bytes("text/event-stream", messages_stream(answer)),
         "/v1/tts" => Resp::bytes("audio/wav", tiny_wav()),
         _ => Resp::json(404, json!({"error": "not found"})),
     })
@@ -153,10 +173,11 @@ fn speak_like_hermes(env: &TestEnv, srv: &Loopback, vars: &[(&str, &str)]) -> Ve
     let v = ours(env, vars, text, &env.dir.path().join("ours.wav"));
     assert_eq!(v["success"], true, "{v}");
     assert_eq!(theirs["success"], true, "{theirs}");
+    assert!(v.get("note").is_none_or(Value::is_null), "{v}");
     let reqs = srv.requests()[before..].to_vec();
     assert_eq!(reqs.len(), 2 * n, "{reqs:#?}");
-    assert_same_requests(&reqs[..n], &reqs[n..]);
     let ours = reqs[n..].to_vec();
+    assert_same_requests(&reqs[..n], &reqs[n..]);
     assert_eq!(ours.last().unwrap().path, "/v1/tts");
     assert_eq!(ours.last().unwrap().json()["text"], ANSWER, "{ours:#?}");
     assert!(v.get("note").is_none_or(Value::is_null), "{v}");
@@ -199,6 +220,36 @@ fn aux_text_tts_tags_use_an_api_key_main_provider() {
     assert_eq!(reqs[0].path, "/zai/v4/chat/completions");
     assert_eq!(reqs[0].json()["model"], "glm-5.1");
     assert_eq!(reqs[0].header("authorization"), Some("Bearer zk-1234"));
+}
+
+#[test]
+fn aux_text_tts_tags_use_an_anthropic_wire_main_provider() {
+    let srv = server(ANSWER);
+    let env = TestEnv::new();
+    env.write_hermes(
+        "config.yaml",
+        &xai_tts(
+            "model:\n  provider: minimax\n  default: MiniMax-M2.7\n",
+            &srv.base,
+        ),
+    );
+    let mm = format!("{}/anthropic", srv.base);
+    let vars = [
+        ("XAI_API_KEY", "xai-key"),
+        ("MINIMAX_API_KEY", "mm-1234"),
+        ("MINIMAX_BASE_URL", mm.as_str()),
+    ];
+    let reqs = speak_like_hermes(&env, &srv, &vars);
+    assert_eq!(reqs[0].path, "/anthropic/v1/messages");
+    let body = reqs[0].json();
+    assert_eq!(body["model"], "MiniMax-M2.7");
+    assert!(
+        body["system"]
+            .as_str()
+            .unwrap()
+            .starts_with("You rewrite transcripts")
+    );
+    assert_eq!(body["max_tokens"], 131072);
 }
 
 #[test]

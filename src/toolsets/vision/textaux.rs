@@ -460,6 +460,9 @@ pub(crate) async fn complete(
             body["max_tokens"] = json!(m);
         }
         cfg.max_tokens = m;
+    } else if matches!(cfg.wire, Wire::Anthropic(_)) {
+        // The Messages API needs a limit: Hermes sends the model's output limit.
+        cfg.max_tokens = super::anthropic::max_output(&cfg.model);
     }
     super::fix_temperature(&mut body);
     if cfg.wire == Wire::OpenAi {
