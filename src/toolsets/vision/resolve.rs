@@ -27,6 +27,10 @@
 //!
 //! Every endpoint can be pointed elsewhere with `auxiliary.vision.base_url`
 //! (Hermes ignores it for openrouter; we honour it so tests and proxies work).
+//!
+//! The provider builders here ([`build`], [`keyed`], [`main_custom`]) are
+//! shared with the text tasks' resolution (textaux.rs), which follows
+//! Hermes' `_resolve_auto` without vision's rules.
 
 use serde_json::Value;
 
