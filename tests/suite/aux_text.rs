@@ -385,7 +385,11 @@ fn aux_text_tools_say_which_model_summarises_and_tags() {
     let ps = providers(&env, &[]);
     let b = job(&ps, "browser_snapshot summaries");
     assert_eq!(b["provider"], "none", "{b}");
-    assert!(b["why"].as_str().unwrap().contains("truncated"), "{b}");
+    let why = b["why"].as_str().unwrap();
+    assert!(
+        why.contains("truncated") && why.contains("no ChatGPT sign-in"),
+        "{b}"
+    );
 }
 
 fn snap(v: &Value) -> String {

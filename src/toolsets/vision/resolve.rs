@@ -282,6 +282,9 @@ pub(super) fn missing(provider: &str) -> String {
         "nous" => "no Nous Portal login in ~/.hermes/auth.json (run: hermes auth)".into(),
         "deepinfra" => "DEEPINFRA_API_KEY not set in ~/.hermes/.env".into(),
         "custom" => "no endpoint: set auxiliary.vision.base_url or model.base_url".into(),
+        "openai-codex" => {
+            "no ChatGPT sign-in in auth.json (run: hermes auth codex) or no model.default".into()
+        }
         other => apikey::missing_key(other),
     }
 }
