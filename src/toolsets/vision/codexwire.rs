@@ -188,8 +188,13 @@ pub(crate) fn read_answer(text: &str) -> Result<String, String> {
     }
     let mut parser = SseParser::default();
     let mut seen = Seen::default();
-    parser.push(text.as_bytes(), &mut |v| seen.event(&v))?;
-    parser.finish(&mut |v| seen.event(&v))?;
+    // `to_string`: whatever error type the shared reader reports.
+    parser
+        .push(text.as_bytes(), &mut |v| seen.event(&v))
+        .map_err(|e| e.to_string())?;
+    parser
+        .finish(&mut |v| seen.event(&v))
+        .map_err(|e| e.to_string())?;
     if let Some(e) = seen.error {
         return Err(e);
     }
