@@ -8,6 +8,7 @@
 //!   (rate limits, `Retry-After`).
 
 pub mod client;
+pub mod codex_auth;
 pub mod gateway;
 pub mod guards;
 pub mod policy;

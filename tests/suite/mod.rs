@@ -1,3 +1,4 @@
+mod aux_text;
 pub mod browser;
 mod browser_camofox;
 mod browser_camofox_fake;

@@ -269,18 +269,36 @@ fn gemini_audio_tags_rewrite_with_persona_context_for_tag_models_only() {
         "{v}"
     );
 
-    // No auxiliary model configured: hermes-mcp has no main model to fall back to,
-    // so the text is sent untagged and the note says what to configure.
+    // No auxiliary model configured and no main provider: Hermes' fallback
+    // chain reaches the API-key providers, and GEMINI_API_KEY makes Gemini
+    // (its auxiliary model, native API) the tagger. Its answer here has no
+    // text, so the text is sent untagged.
     env.write_hermes("config.yaml", &config("gemini-3.1-flash-tts-preview", ""));
-    let v = ours(&env, &vars, text, &env.dir.path().join("n.wav"));
+    let gemini_base = format!("{}/v1beta", srv.base);
+    let chain_vars = [
+        ("GEMINI_API_KEY", "g-key"),
+        ("GEMINI_BASE_URL", gemini_base.as_str()),
+    ];
+    let before = srv.requests().len();
+    let v = ours(&env, &chain_vars, text, &env.dir.path().join("n.wav"));
     assert_eq!(v["success"], true, "{v}");
+    let reqs = srv.requests()[before..].to_vec();
+    assert_eq!(
+        paths(&reqs),
+        [
+            "/v1beta/models/gemini-3.5-flash:generateContent",
+            "/v1beta/models/gemini-3.1-flash-tts-preview:generateContent"
+        ]
+    );
+    let tagger = reqs[0].json();
     assert!(
-        v["note"]
+        tagger["systemInstruction"]["parts"][0]["text"]
             .as_str()
             .unwrap()
-            .contains("auxiliary.tts_audio_tags.model"),
-        "{v}"
+            .contains("audio tags"),
+        "{tagger}"
     );
+    assert_eq!(tagger["contents"][0]["role"], "user");
     let last = srv.requests().last().unwrap().clone();
     assert!(last.path.starts_with("/v1beta/"));
     assert!(

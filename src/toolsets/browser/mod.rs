@@ -127,7 +127,18 @@ impl Toolset for BrowserToolset {
     }
 
     fn providers(&self, ctx: &Context) -> Vec<ProviderChoice> {
-        vec![provider_choice(ctx)]
+        let (provider, why) =
+            crate::toolsets::vision::textaux::describe(&snapshot_tool::summary_model(ctx));
+        vec![
+            provider_choice(ctx),
+            ProviderChoice {
+                job: "browser_snapshot summaries",
+                provider,
+                why: format!(
+                    "snapshots over 15,000 characters (auxiliary.web_extract): {why}; without a model they are truncated"
+                ),
+            },
+        ]
     }
 
     fn call<'a>(&'a self, ctx: &'a Context, call: ToolCall) -> BoxFuture<'a, ToolOutput> {

@@ -1,8 +1,10 @@
 //! `browser_snapshot`, and the snapshot `browser_navigate` returns: walk the
 //! page once in the page (`walk.rs`), render it (`snapshot.rs`), redact it,
 //! and cut it at Hermes' size limit with the full text stored in a file the
-//! model can page through, or (`browser_snapshot` with an auxiliary model
-//! configured) have that model summarise it.
+//! model can page through, or (`browser_snapshot`, when Hermes' auxiliary
+//! `web_extract` resolves to a model: its own settings, else the main
+//! provider and model, else Hermes' fallback chain; vision/textaux.rs) have
+//! that model summarise it.
 
 use std::time::{Duration, Instant};
 
@@ -17,7 +19,8 @@ use super::snapshot;
 use super::textsafety;
 use super::walk;
 use crate::hermes::{Context, envvars};
-use crate::toolsets::vision::{Mode, VisionClient, auxiliary};
+use crate::toolsets::vision::resolve::Resolution;
+use crate::toolsets::vision::{Mode, VisionClient, textaux};
 
 /// Hermes' `SNAPSHOT_SUMMARIZE_THRESHOLD` (hermes-agent: tools/browser_tool.py).
 const SNAPSHOT_MAX_CHARS: usize = 15_000;
@@ -185,24 +188,15 @@ fn extraction_prompt(text: &str, task: &str) -> String {
 /// text is stored and pointed to. `None` when no auxiliary model is
 /// configured or the call fails or answers nothing (then it is truncated).
 pub(crate) async fn summarize_snapshot(ctx: &Context, text: &str, task: &str) -> Option<String> {
-    let Mode::Auxiliary(cfg) = auxiliary::mode_for(
-        ctx,
-        "web_extract",
-        Some(envvars::AUXILIARY_WEB_EXTRACT_MODEL),
-    ) else {
+    let Mode::Auxiliary(cfg) = summary_model(ctx).mode else {
         return None;
     };
     let http = VisionClient::new().http(ctx).ok()?;
-    let mut body = json!({
-        "model": cfg.model,
-        "messages": [{"role": "user", "content": textsafety::redact(&extraction_prompt(text, task))}],
-        "max_tokens": 4000,
-        "temperature": 0.1,
-    });
-    for (k, v) in &cfg.extra_body {
-        body[k] = v.clone();
-    }
-    let answer = match auxiliary::chat(&http, &cfg, &body).await {
+    let prompt = textsafety::redact(&extraction_prompt(text, task));
+    // Hermes: `call_llm(task="web_extract", max_tokens=4000, temperature=0.1)`.
+    let answer = match textaux::complete(&http, &cfg, &[("user", &prompt)], Some(0.1), Some(4000))
+        .await
+    {
         Ok(a) if !a.trim().is_empty() => a,
         Ok(_) => return None,
         Err(e) => {
@@ -219,6 +213,17 @@ pub(crate) async fn summarize_snapshot(ctx: &Context, text: &str, task: &str) ->
         })
         .unwrap_or_default();
     Some(textsafety::redact(answer.trim()) + &note)
+}
+
+/// The model that summarises long snapshots: Hermes' auxiliary task
+/// `web_extract` (`auxiliary.web_extract.*`, `AUXILIARY_WEB_EXTRACT_MODEL`,
+/// else the main provider and model, else Hermes' fallback chain).
+pub(crate) fn summary_model(ctx: &Context) -> Resolution {
+    textaux::resolve(
+        ctx,
+        "web_extract",
+        Some(envvars::AUXILIARY_WEB_EXTRACT_MODEL),
+    )
 }
 
 /// `browser_snapshot`.

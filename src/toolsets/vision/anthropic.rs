@@ -47,6 +47,39 @@ pub(crate) fn normalize_model(model: &str) -> String {
     m
 }
 
+/// `_get_anthropic_max_output`: the model's output limit (longest matching
+/// key, dots as hyphens), Hermes' `max_tokens` when the caller sets none.
+pub(crate) fn max_output(model: &str) -> u64 {
+    const LIMITS: [(&str, u64); 20] = [
+        ("claude-fable", 128_000),
+        ("claude-sonnet-5", 128_000),
+        ("claude-opus-4-8", 128_000),
+        ("claude-opus-4-7", 128_000),
+        ("claude-opus-4-6", 128_000),
+        ("claude-sonnet-4-6", 64_000),
+        ("claude-opus-4-5", 64_000),
+        ("claude-sonnet-4-5", 64_000),
+        ("claude-haiku-4-5", 64_000),
+        ("claude-opus-4", 32_000),
+        ("claude-sonnet-4", 64_000),
+        ("claude-3-7-sonnet", 128_000),
+        ("claude-3-5-sonnet", 8_192),
+        ("claude-3-5-haiku", 8_192),
+        ("claude-3-opus", 4_096),
+        ("claude-3-sonnet", 4_096),
+        ("claude-3-haiku", 4_096),
+        ("minimax", 131_072),
+        ("qwen3", 65_536),
+        ("", 128_000),
+    ];
+    let m = model.to_lowercase().replace('.', "-");
+    LIMITS
+        .iter()
+        .filter(|(k, _)| m.contains(k))
+        .max_by_key(|(k, _)| k.len())
+        .map_or(128_000, |(_, v)| *v)
+}
+
 /// `_forbids_sampling_params`: Claude models after the 4.6 family reject
 /// any temperature.
 pub(crate) fn forbids_sampling(model: &str) -> bool {
@@ -146,23 +179,46 @@ pub(crate) fn request(cfg: &AuxConfig, auth: AnthropicAuth, body: &Value) -> Val
         }
         None => {}
     }
+    // Text tasks: system messages become `system`, the turns keep their text
+    // (agent/anthropic_adapter.py `convert_messages_to_anthropic`).
+    let (system, messages) = match post::text_turns(body) {
+        Some((system, turns)) => (
+            system,
+            turns
+                .into_iter()
+                .map(|(role, text)| json!({"role": role, "content": text}))
+                .collect(),
+        ),
+        None => (
+            String::new(),
+            vec![json!({"role": "user", "content": content})],
+        ),
+    };
     let mut req = Map::new();
     req.insert("model".into(), json!(model));
-    req.insert(
-        "messages".into(),
-        json!([{"role": "user", "content": content}]),
-    );
+    req.insert("messages".into(), Value::Array(messages));
     req.insert("max_tokens".into(), json!(cfg.max_tokens));
+    let mut blocks = Vec::new();
     if matches!(
         auth,
         AnthropicAuth::OAuth {
             system_prompt: true
         }
     ) {
-        req.insert(
-            "system".into(),
-            json!([{"type": "text", "text": providers::CLAUDE_CODE_SYSTEM_PREFIX}]),
-        );
+        blocks.push(json!({"type": "text", "text": providers::CLAUDE_CODE_SYSTEM_PREFIX}));
+    }
+    if !system.is_empty() {
+        blocks.push(json!({"type": "text", "text": system}));
+    }
+    match blocks.len() {
+        0 => {}
+        // A text task's system prompt alone goes as a string, as Hermes sends it.
+        1 if !system.is_empty() => {
+            req.insert("system".into(), json!(system));
+        }
+        _ => {
+            req.insert("system".into(), Value::Array(blocks));
+        }
     }
     // The chat request's temperature (absent when Hermes strips it).
     if let Some(t) = body.get("temperature").filter(|t| !t.is_null())

@@ -21,7 +21,6 @@ pub(crate) const NOUS_BASE_URL: &str = "https://inference-api.nousresearch.com/v
 pub(crate) const OPENAI_BASE_URL: &str = "https://api.openai.com/v1";
 /// Hermes' `_OPENROUTER_MODEL` / `_NOUS_MODEL`.
 pub(crate) const DEFAULT_AGGREGATOR_MODEL: &str = "google/gemini-3-flash-preview";
-pub(crate) const DEFAULT_OPENAI_MODEL: &str = "gpt-4o-mini";
 /// The Hermes release whose behaviour we reproduce (Nous Portal client tag).
 const HERMES_VERSION: &str = "0.19.0";
 
@@ -51,6 +50,8 @@ pub(crate) struct AuxConfig {
     pub catalog: Option<String>,
     /// The wire the endpoint speaks (resolve.rs sets non-OpenAI ones).
     pub wire: super::providers::Wire,
+    /// The ChatGPT sign-in for [`Wire::CodexResponses`](super::providers::Wire).
+    pub codex: Option<super::providers::CodexSignIn>,
 }
 
 // Short-lived (decided per call), so the size difference does not matter.
@@ -64,15 +65,6 @@ pub(crate) enum Mode {
     Misconfigured(String),
 }
 
-fn key_var(provider: &str) -> Option<&'static str> {
-    match provider {
-        "openrouter" => Some(envvars::OPENROUTER_API_KEY),
-        "nous" => Some(envvars::NOUS_API_KEY),
-        "openai" | "custom" => Some(envvars::OPENAI_API_KEY),
-        _ => None,
-    }
-}
-
 /// `auxiliary.vision.download_timeout` (Hermes reads `HERMES_VISION_DOWNLOAD_TIMEOUT`
 /// first, then the config key; default 30 s).
 pub(crate) fn download_timeout(ctx: &Context) -> Duration {
@@ -84,118 +76,6 @@ pub(crate) fn download_timeout(ctx: &Context) -> Duration {
         .filter(|s| s.is_finite() && *s > 0.0)
         .unwrap_or(30.0);
     Duration::from_secs_f64(secs.min(3600.0))
-}
-
-/// The auxiliary model for Hermes task `task` (`auxiliary.<task>.*`, the
-/// model override in environment variable `model_var` when the task has one):
-/// the same settings and defaults as vision's (hermes-agent:
-/// agent/auxiliary_client.py resolves every task alike). `browser_snapshot`
-/// summarises long pages with `web_extract`'s; `text_to_speech` tags speech
-/// with `tts_audio_tags`'.
-pub(crate) fn mode_for(ctx: &Context, task: &str, model_var: Option<&'static str>) -> Mode {
-    match mode_in(ctx, task, model_var) {
-        Mode::Misconfigured(why) if task != "vision" => {
-            let why = match model_var {
-                Some(var) => why.replace(envvars::AUXILIARY_VISION_MODEL, var),
-                None => why.replace(&format!(" or {}", envvars::AUXILIARY_VISION_MODEL), ""),
-            };
-            Mode::Misconfigured(why.replace("auxiliary.vision.", &format!("auxiliary.{task}.")))
-        }
-        m => m,
-    }
-}
-
-fn mode_in(ctx: &Context, task: &str, model_var: Option<&'static str>) -> Mode {
-    let key = |k: &str| format!("auxiliary.{task}.{k}");
-    let provider_raw = ctx
-        .config_str(&key("provider"))
-        .map(|s| s.trim().to_ascii_lowercase())
-        .unwrap_or_else(|| "auto".into());
-    let base_url = ctx
-        .config_str(&key("base_url"))
-        .map(|s| s.trim().trim_end_matches('/').to_string());
-    let model = ctx
-        .config_str(&key("model"))
-        .map(|s| s.trim().to_string())
-        .or_else(|| {
-            model_var
-                .and_then(|v| ctx.env.get(v))
-                .map(|s| s.trim().to_string())
-        })
-        .filter(|s| !s.is_empty());
-    let api_key = ctx
-        .config_str(&key("api_key"))
-        .map(|s| s.trim().to_string());
-
-    let provider = match provider_raw.as_str() {
-        "" | "auto" | "main" => {
-            if base_url.is_some() {
-                "custom".to_string()
-            } else if model.is_none() {
-                // Nothing configured: Codex's model looks at the image itself.
-                return Mode::Native;
-            } else if let Some(p) = ["openrouter", "nous", "openai"]
-                .into_iter()
-                .find(|p| api_key.is_some() || key_var(p).is_some_and(|v| ctx.env.is_set(v)))
-            {
-                p.to_string()
-            } else {
-                return Mode::Misconfigured(
-                    "an auxiliary vision model is configured (auxiliary.vision.model or AUXILIARY_VISION_MODEL) but no provider key was found: set OPENROUTER_API_KEY, NOUS_API_KEY or OPENAI_API_KEY in ~/.hermes/.env, or set auxiliary.vision.provider/base_url/api_key; remove the model setting to let Codex's own model look at images".into(),
-                );
-            }
-        }
-        "codex" | "openai-codex" | "native" => return Mode::Native,
-        "openrouter" | "nous" | "openai" | "custom" => provider_raw.clone(),
-        other => {
-            return Mode::Misconfigured(format!(
-                "auxiliary.vision.provider '{other}' is not supported by hermes-mcp: use openrouter, nous, openai, or custom with auxiliary.vision.base_url (or remove auxiliary.vision to let Codex's own model look at images)"
-            ));
-        }
-    };
-    let base_url = match (base_url, provider.as_str()) {
-        (Some(b), _) => b,
-        (None, "openrouter") => OPENROUTER_BASE_URL.into(),
-        (None, "nous") => NOUS_BASE_URL.into(),
-        (None, "openai") => ctx
-            .env
-            .get(envvars::OPENAI_BASE_URL)
-            .map(|s| s.trim().trim_end_matches('/').to_string())
-            .unwrap_or_else(|| OPENAI_BASE_URL.into()),
-        (None, _) => {
-            return Mode::Misconfigured(
-                "auxiliary.vision.provider is custom but auxiliary.vision.base_url is not set: set it to your OpenAI-compatible endpoint (e.g. http://localhost:11434/v1)".into(),
-            );
-        }
-    };
-    if !(base_url.starts_with("http://") || base_url.starts_with("https://")) {
-        return Mode::Misconfigured(format!(
-            "auxiliary.vision.base_url '{base_url}' is not an http(s) URL"
-        ));
-    }
-    let api_key = api_key.or_else(|| key_var(&provider).and_then(|v| ctx.env.get(v)));
-    if api_key.is_none()
-        && provider != "custom"
-        && let Some(var) = key_var(&provider)
-    {
-        return Mode::Misconfigured(format!(
-            "auxiliary.vision.provider is {provider} but {var} is not set: add it to ~/.hermes/.env (or set auxiliary.vision.api_key), or remove auxiliary.vision to let Codex's own model look at images"
-        ));
-    }
-    let model = match (model, provider.as_str()) {
-        (Some(m), _) => m,
-        (None, "openrouter" | "nous") => DEFAULT_AGGREGATOR_MODEL.into(),
-        (None, "openai") => DEFAULT_OPENAI_MODEL.into(),
-        (None, _) => {
-            return Mode::Misconfigured(
-                "auxiliary.vision.base_url is set but auxiliary.vision.model is not: set the vision model your endpoint serves (e.g. qwen2.5vl:7b)".into(),
-            );
-        }
-    };
-    match aux_config(ctx, task, &provider, base_url, api_key, model) {
-        Ok(c) => Mode::Auxiliary(c),
-        Err(why) => Mode::Misconfigured(why),
-    }
 }
 
 /// The client settings for `provider` at `base_url`: `auxiliary.<task>.*`
@@ -279,6 +159,7 @@ pub(crate) fn aux_config(
         extra_headers,
         catalog: None,
         wire: Default::default(),
+        codex: None,
     })
 }
 

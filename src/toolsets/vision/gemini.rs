@@ -88,7 +88,24 @@ pub(crate) fn request(cfg: &AuxConfig, body: &Value) -> Value {
         }
     }
     let mut req = Map::new();
-    let contents = if parts.is_empty() {
+    let contents = if let Some((system, turns)) = post::text_turns(body) {
+        // Text tasks (agent/gemini_native_adapter.py `build_gemini_request`):
+        // system text as `systemInstruction`, assistant turns as `model`.
+        if !system.is_empty() {
+            req.insert(
+                "systemInstruction".into(),
+                json!({"role": "system", "parts": [{"text": system.trim()}]}),
+            );
+        }
+        let turns: Vec<Value> = turns
+            .into_iter()
+            .map(|(role, text)| {
+                let role = if role == "assistant" { "model" } else { "user" };
+                json!({"role": role, "parts": [{"text": text}]})
+            })
+            .collect();
+        Value::Array(turns)
+    } else if parts.is_empty() {
         json!([])
     } else {
         json!([{"role": "user", "parts": parts}])

@@ -15,6 +15,7 @@ pub(crate) mod anthropic;
 pub(crate) mod apikey;
 pub(crate) mod auxiliary;
 pub(crate) mod capability;
+pub(crate) mod codexwire;
 pub(crate) mod gemini;
 pub(crate) mod post;
 pub(crate) mod prep;
@@ -22,6 +23,7 @@ pub(crate) mod prep;
 pub mod providers;
 pub(crate) mod resolve;
 pub(crate) mod source;
+pub(crate) mod textaux;
 
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
@@ -327,7 +329,7 @@ impl VisionClient {
 /// `_build_call_kwargs`): none for Kimi models (the server picks), 0.5 for
 /// Arcee's trinity-large-thinking, none for Claude models that reject
 /// sampling parameters.
-fn fix_temperature(body: &mut serde_json::Value) {
+pub(super) fn fix_temperature(body: &mut serde_json::Value) {
     let model = body
         .get("model")
         .and_then(Value::as_str)
@@ -347,7 +349,7 @@ fn fix_temperature(body: &mut serde_json::Value) {
 
 /// One call on the endpoint's wire (OpenAI chat completions, Anthropic
 /// Messages or Gemini generateContent); the answer text.
-async fn send(
+pub(super) async fn send(
     http: &HttpClient,
     cfg: &AuxConfig,
     body: &Value,
@@ -356,6 +358,7 @@ async fn send(
         providers::Wire::OpenAi => auxiliary::chat(http, cfg, body).await,
         providers::Wire::Anthropic(auth) => anthropic::chat(http, cfg, auth, body).await,
         providers::Wire::Gemini => gemini::chat(http, cfg, body).await,
+        providers::Wire::CodexResponses => codexwire::chat(http, cfg, body).await,
     }
 }
 
@@ -451,6 +454,7 @@ impl Toolset for VisionToolset {
                     providers::Wire::OpenAi => "",
                     providers::Wire::Anthropic(_) => ", Anthropic Messages",
                     providers::Wire::Gemini => ", Gemini generateContent",
+                    providers::Wire::CodexResponses => ", Codex Responses",
                 };
                 format!("{} ({}{wire})", r.provider, c.model)
             }

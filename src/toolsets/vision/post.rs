@@ -97,6 +97,24 @@ pub(crate) fn prompt_and_image(body: &Value) -> (String, String) {
     (text, image)
 }
 
+/// A text task's chat messages (every `content` a string): the system
+/// text (system messages joined by a newline, as Hermes' Gemini adapter
+/// does) and the other turns as (role, text);
+/// `None` for vision's multimodal message.
+pub(crate) fn text_turns(body: &Value) -> Option<(String, Vec<(String, String)>)> {
+    let msgs = body.get("messages")?.as_array()?;
+    let mut system = Vec::new();
+    let mut turns = Vec::new();
+    for m in msgs {
+        let text = m.get("content")?.as_str()?.to_string();
+        match m.get("role").and_then(Value::as_str).unwrap_or("user") {
+            "system" => system.push(text),
+            role => turns.push((role.to_string(), text)),
+        }
+    }
+    Some((system.join("\n"), turns))
+}
+
 /// `data:<mime>;base64,<data>` → (mime, data); `None` for anything else.
 pub(crate) fn split_data_url(url: &str) -> Option<(String, String)> {
     let rest = url.strip_prefix("data:")?;

@@ -21,6 +21,20 @@ pub enum Wire {
     Anthropic(AnthropicAuth),
     /// Gemini's native `POST {base}/models/{model}:generateContent`.
     Gemini,
+    /// The Codex Responses endpoint with the ChatGPT sign-in (`POST
+    /// {base}/responses`, streamed): text tasks when the main provider is
+    /// `openai-codex` (hermes-agent: agent/auxiliary_client.py
+    /// `CodexAuxiliaryClient`). Vision never uses it (Codex's model looks).
+    CodexResponses,
+}
+
+/// Where the ChatGPT sign-in for [`Wire::CodexResponses`] is read (and
+/// refreshed) at call time.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CodexSignIn {
+    pub hermes_home: std::path::PathBuf,
+    pub codex_home: Option<std::path::PathBuf>,
+    pub token_url: String,
 }
 
 /// How an Anthropic Messages endpoint is authenticated (hermes-agent:

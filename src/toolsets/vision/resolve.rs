@@ -27,6 +27,10 @@
 //!
 //! Every endpoint can be pointed elsewhere with `auxiliary.vision.base_url`
 //! (Hermes ignores it for openrouter; we honour it so tests and proxies work).
+//!
+//! The provider builders here ([`build`], [`keyed`], [`main_custom`]) are
+//! shared with the text tasks' resolution (textaux.rs), which follows
+//! Hermes' `_resolve_auto` without vision's rules.
 
 use serde_json::Value;
 
@@ -49,7 +53,7 @@ pub(crate) struct Resolution {
     pub why: String,
 }
 
-fn native(why: impl Into<String>) -> Resolution {
+pub(super) fn native(why: impl Into<String>) -> Resolution {
     Resolution {
         mode: Mode::Native,
         provider: "native".into(),
@@ -90,7 +94,7 @@ fn task_cfg(ctx: &Context) -> TaskCfg {
 }
 
 /// Hermes' `_normalize_aux_provider` (the aliases vision can meet).
-fn normalize(ctx: &Context, p: Option<&str>) -> String {
+pub(super) fn normalize(ctx: &Context, p: Option<&str>) -> String {
     let mut p = p.unwrap_or("auto").trim().to_ascii_lowercase();
     if let Some(rest) = p.strip_prefix("custom:") {
         p = if rest.trim().is_empty() {
@@ -111,14 +115,14 @@ fn normalize(ctx: &Context, p: Option<&str>) -> String {
 }
 
 /// `model.provider` (Hermes' `_read_main_provider`), lower-cased.
-fn main_provider(ctx: &Context) -> Option<String> {
+pub(super) fn main_provider(ctx: &Context) -> Option<String> {
     ctx.config_str("model.provider")
         .map(|p| p.trim().to_ascii_lowercase())
         .filter(|p| !p.is_empty())
 }
 
 /// `model.default` (or `model: <string>`): Hermes' `_read_main_model`.
-fn main_model(ctx: &Context) -> Option<String> {
+pub(super) fn main_model(ctx: &Context) -> Option<String> {
     let v = match ctx.config().get("model") {
         Some(Value::String(s)) => Some(s.clone()),
         Some(Value::Object(m)) => m.get("default").and_then(Value::as_str).map(String::from),
@@ -167,11 +171,12 @@ pub(crate) fn resolve(ctx: &Context) -> Resolution {
         };
         let why = format!("auxiliary.vision.base_url ({base})");
         if is_keyed(&p) {
-            return keyed(ctx, &p, Some(base), None, t.model.clone(), &why)
+            return keyed(ctx, "vision", &p, Some(base), None, t.model.clone(), &why)
                 .unwrap_or_else(|e| unavailable(&p, e));
         }
         return match build(
             ctx,
+            "vision",
             &p,
             Some(base),
             t.api_key.clone(),
@@ -189,6 +194,7 @@ pub(crate) fn resolve(ctx: &Context) -> Resolution {
         let mut reason = missing(&provider);
         let mut try_keyed = |p: &str, base: Option<String>, key: Option<String>| match keyed(
             ctx,
+            "vision",
             p,
             base,
             key,
@@ -207,13 +213,14 @@ pub(crate) fn resolve(ctx: &Context) -> Resolution {
             }
             "openrouter" | "nous" | "deepinfra" => build(
                 ctx,
+                "vision",
                 &provider,
                 None,
                 t.api_key.clone(),
                 t.model.clone(),
                 &why,
             ),
-            "custom" => main_custom(ctx, t.model.clone(), &why),
+            "custom" => main_custom(ctx, "vision", t.model.clone(), &why),
             other if providers::uncallable(other).is_some() => {
                 return native(format!(
                     "{why}: {} — hermes-mcp cannot call it, so Codex's own model looks at the image",
@@ -269,27 +276,31 @@ fn unavailable(provider: &str, reason: String) -> Resolution {
     }
 }
 
-fn missing(provider: &str) -> String {
+pub(super) fn missing(provider: &str) -> String {
     match provider {
         "openrouter" => "OPENROUTER_API_KEY not set in ~/.hermes/.env".into(),
         "nous" => "no Nous Portal login in ~/.hermes/auth.json (run: hermes auth)".into(),
         "deepinfra" => "DEEPINFRA_API_KEY not set in ~/.hermes/.env".into(),
         "custom" => "no endpoint: set auxiliary.vision.base_url or model.base_url".into(),
+        "openai-codex" => {
+            "no ChatGPT sign-in in auth.json (run: hermes auth codex) or no model.default".into()
+        }
         other => apikey::missing_key(other),
     }
 }
 
 /// One of Hermes' API-key providers (the table, or `anthropic`), except
 /// DeepInfra, whose vision model comes from its live catalog ([`build`]).
-fn is_keyed(provider: &str) -> bool {
+pub(super) fn is_keyed(provider: &str) -> bool {
     provider == "anthropic"
         || providers::api_key_provider(provider).is_some_and(|p| p.name != "deepinfra")
 }
 
 /// An API-key provider's client (apikey.rs), as a resolution; `Err` says
 /// why it cannot run.
-fn keyed(
+pub(super) fn keyed(
     ctx: &Context,
+    task: &str,
     provider: &str,
     base_url: Option<String>,
     api_key: Option<String>,
@@ -297,27 +308,21 @@ fn keyed(
     why: &str,
 ) -> Result<Resolution, String> {
     let ep = apikey::endpoint(ctx, provider, model, base_url, api_key)?;
-    let mode = match auxiliary::aux_config(
-        ctx,
-        "vision",
-        provider,
-        ep.base_url,
-        Some(ep.api_key),
-        ep.model,
-    ) {
-        Ok(mut cfg) => {
-            cfg.wire = ep.wire;
-            // OpenAI wire: the provider's headers after any aux_config adds
-            // by host; the other wires build their own headers.
-            if cfg.wire == Wire::OpenAi {
-                cfg.extra_headers.extend(ep.headers);
-            } else {
-                cfg.extra_headers.clear();
+    let mode =
+        match auxiliary::aux_config(ctx, task, provider, ep.base_url, Some(ep.api_key), ep.model) {
+            Ok(mut cfg) => {
+                cfg.wire = ep.wire;
+                // OpenAI wire: the provider's headers after any aux_config adds
+                // by host; the other wires build their own headers.
+                if cfg.wire == Wire::OpenAi {
+                    cfg.extra_headers.extend(ep.headers);
+                } else {
+                    cfg.extra_headers.clear();
+                }
+                Mode::Auxiliary(cfg)
             }
-            Mode::Auxiliary(cfg)
-        }
-        Err(e) => Mode::Misconfigured(e),
-    };
+            Err(e) => Mode::Misconfigured(e),
+        };
     Ok(Resolution {
         mode,
         provider: provider.to_string(),
@@ -359,7 +364,7 @@ fn auto_chain(ctx: &Context, model: Option<String>) -> (Option<Resolution>, Opti
             capability::supports_vision(ctx, &mp, m) == Some(false)
         };
         let hit = match mp.as_str() {
-            "nous" => build(ctx, "nous", None, None, model.clone(), &why),
+            "nous" => build(ctx, "vision", "nous", None, None, model.clone(), &why),
             p if providers::WITHOUT_VISION.contains(&p) => {
                 skipped = Some(format!("main provider {p} has no vision"));
                 None
@@ -382,7 +387,7 @@ fn auto_chain(ctx: &Context, model: Option<String>) -> (Option<Resolution>, Opti
                 );
             }
             // DeepInfra's catalog vision default wins over the chat model.
-            "deepinfra" => build(ctx, "deepinfra", None, None, model.clone(), &why),
+            "deepinfra" => build(ctx, "vision", "deepinfra", None, None, model.clone(), &why),
             _ if text_only(&vm) => {
                 skipped = Some(format!(
                     "main model {} of {mp} is text-only (models.dev / supports_vision)",
@@ -390,15 +395,17 @@ fn auto_chain(ctx: &Context, model: Option<String>) -> (Option<Resolution>, Opti
                 ));
                 None
             }
-            "openrouter" => build(ctx, "openrouter", None, None, m, &why),
-            "custom" => main_custom(ctx, model.clone(), &why),
-            p if is_keyed(p) => match keyed(ctx, p, None, None, model.clone().or(vm), &why) {
-                Ok(r) => Some(r),
-                Err(e) => {
-                    skipped = Some(format!("main provider {p} cannot run: {e}"));
-                    None
+            "openrouter" => build(ctx, "vision", "openrouter", None, None, m, &why),
+            "custom" => main_custom(ctx, "vision", model.clone(), &why),
+            p if is_keyed(p) => {
+                match keyed(ctx, "vision", p, None, None, model.clone().or(vm), &why) {
+                    Ok(r) => Some(r),
+                    Err(e) => {
+                        skipped = Some(format!("main provider {p} cannot run: {e}"));
+                        None
+                    }
                 }
-            },
+            }
             // Not a provider Hermes' router knows: on to the aggregators.
             other => {
                 skipped = Some(format!(
@@ -420,7 +427,7 @@ fn auto_chain(ctx: &Context, model: Option<String>) -> (Option<Resolution>, Opti
             "nous" => "auto: Nous Portal login in auth.json",
             _ => "auto: DEEPINFRA_API_KEY is set",
         };
-        if let Some(r) = build(ctx, p, None, None, model.clone(), why) {
+        if let Some(r) = build(ctx, "vision", p, None, None, model.clone(), why) {
             return (Some(r), skipped);
         }
     }
@@ -428,7 +435,12 @@ fn auto_chain(ctx: &Context, model: Option<String>) -> (Option<Resolution>, Opti
 }
 
 /// The main custom endpoint (`model.base_url` + `model.api_key`).
-fn main_custom(ctx: &Context, model: Option<String>, why: &str) -> Option<Resolution> {
+pub(super) fn main_custom(
+    ctx: &Context,
+    task: &str,
+    model: Option<String>,
+    why: &str,
+) -> Option<Resolution> {
     let base = ctx
         .config_str("model.base_url")
         .map(|b| b.trim().trim_end_matches('/').to_string())
@@ -439,6 +451,7 @@ fn main_custom(ctx: &Context, model: Option<String>, why: &str) -> Option<Resolu
         .filter(|k| !k.is_empty());
     build(
         ctx,
+        task,
         "custom",
         Some(base),
         key,
@@ -448,8 +461,9 @@ fn main_custom(ctx: &Context, model: Option<String>, why: &str) -> Option<Resolu
 }
 
 /// One provider's client, or `None` when its credentials are missing.
-fn build(
+pub(super) fn build(
     ctx: &Context,
+    task: &str,
     provider: &str,
     base_url: Option<String>,
     api_key: Option<String>,
@@ -513,7 +527,7 @@ fn build(
     } else {
         provider
     };
-    let mode = match auxiliary::aux_config(ctx, "vision", provider, base, Some(key), model) {
+    let mode = match auxiliary::aux_config(ctx, task, provider, base, Some(key), model) {
         Ok(mut cfg) => {
             cfg.catalog = catalog;
             Mode::Auxiliary(cfg)

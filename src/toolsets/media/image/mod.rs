@@ -17,6 +17,8 @@
 
 mod catalog;
 mod codex;
+/// Codex's Responses event-stream reader, shared with vision's auxiliary Codex wire.
+pub(crate) use codex::SseParser;
 mod deepinfra;
 mod error;
 mod fal;

@@ -150,15 +150,57 @@ impl Toolset for TtsToolset {
             }
             Err(e) => ("none".to_string(), e.to_string()),
         };
-        vec![ProviderChoice {
+        let tagger = tag_rewrite_for(ctx, &provider);
+        let mut out = vec![ProviderChoice {
             job: "text_to_speech",
             provider,
             why,
-        }]
+        }];
+        if let Some(why_tags) = tagger {
+            let r = tags::rewrite_model(ctx);
+            let (provider, why) = crate::toolsets::vision::textaux::describe(&r);
+            out.push(ProviderChoice {
+                job: "text_to_speech tags",
+                provider,
+                why: format!("{why_tags}; auxiliary.tts_audio_tags: {why}"),
+            });
+        }
+        out
     }
 
     fn call<'a>(&'a self, ctx: &'a Context, call: ToolCall) -> BoxFuture<'a, ToolOutput> {
         Box::pin(async move { self.speak(ctx, &call).await })
+    }
+}
+
+/// Whether the planned provider rewrites the text with the auxiliary model
+/// first (xAI `tts.xai.auto_speech_tags`, Gemini `tts.gemini.audio_tags` on a
+/// model that takes tags), and the setting that says so.
+fn tag_rewrite_for(ctx: &Context, provider: &str) -> Option<&'static str> {
+    let sec = |name: &str| match ctx.config().get(&format!("tts.{name}")) {
+        Some(Value::Object(m)) => m.clone(),
+        _ => Map::new(),
+    };
+    match provider {
+        "xai" => {
+            let x = sec("xai");
+            tags::config_bool(
+                x.get("auto_speech_tags").or_else(|| x.get("speech_tags")),
+                false,
+            )
+            .then_some("tts.xai.auto_speech_tags")
+        }
+        "gemini" => {
+            let g = sec("gemini");
+            let model = g
+                .get("model")
+                .and_then(Value::as_str)
+                .unwrap_or(providers::cloud::DEFAULT_GEMINI_MODEL)
+                .to_string();
+            matches!(tags::gemini_tags_enabled(&g, &model), Ok(true))
+                .then_some("tts.gemini.audio_tags")
+        }
+        _ => None,
     }
 }
 

@@ -14,18 +14,21 @@
 //! Both call Hermes' auxiliary task `tts_audio_tags` (`GEMINI_AUDIO_TAG_REWRITE_TASK`):
 //! `auxiliary.tts_audio_tags.{provider, model, base_url, api_key, timeout, extra_body}`,
 //! through the auxiliary chat client vision and browser snapshots use. Hermes'
-//! `auto` provider falls back to its main chat model; hermes-mcp has none (Codex
-//! is the model), so with nothing configured the rewrite is skipped and the
-//! result's `note` says so.
+//! `auto` provider uses the main provider and model (`model.provider`,
+//! `model.default`; `openai-codex` on the Codex Responses endpoint), then its
+//! fallback chain (vision/textaux.rs); with nothing usable the rewrite is
+//! skipped and the result's `note` says so.
 
 use std::sync::LazyLock;
 
 use regex::Regex;
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 
 use crate::hermes::Context;
 use crate::net::HttpClient;
-use crate::toolsets::vision::auxiliary::{self, Mode};
+use crate::toolsets::vision::Mode;
+use crate::toolsets::vision::resolve::Resolution;
+use crate::toolsets::vision::textaux;
 
 /// Hermes' `GEMINI_AUDIO_TAG_REWRITE_TASK`, which the xAI rewrite uses too.
 pub(crate) const AUDIO_TAGS_TASK: &str = "tts_audio_tags";
@@ -138,30 +141,34 @@ async fn rewrite(
     system: &str,
     user: &str,
 ) -> Result<String, String> {
-    let cfg = match auxiliary::mode_for(ctx, AUDIO_TAGS_TASK, None) {
+    let cfg = match rewrite_model(ctx).mode {
         Mode::Auxiliary(c) => c,
         Mode::Native => {
             return Err(format!(
-                "no auxiliary model is configured for it (auxiliary.{AUDIO_TAGS_TASK}.model or .base_url)"
+                "no auxiliary model for it: {}",
+                rewrite_model(ctx).why
             ));
         }
         Mode::Misconfigured(why) => return Err(why),
     };
-    let mut body = json!({
-        "model": cfg.model,
-        "messages": [
-            {"role": "system", "content": system},
-            {"role": "user", "content": user},
-        ],
-        "temperature": REWRITE_TEMPERATURE,
-    });
-    for (k, v) in &cfg.extra_body {
-        body[k] = v.clone();
-    }
-    auxiliary::chat(http, &cfg, &body)
-        .await
-        .map(|a| unfence(&a))
-        .map_err(|e| e.to_string())
+    // Hermes: `call_llm(task="tts_audio_tags", messages=[system, user], temperature=0.7)`.
+    textaux::complete(
+        http,
+        &cfg,
+        &[("system", system), ("user", user)],
+        Some(REWRITE_TEMPERATURE),
+        None,
+    )
+    .await
+    .map(|a| unfence(&a))
+    .map_err(|e| e.to_string())
+}
+
+/// The model that rewrites speech tags: Hermes' auxiliary task
+/// `tts_audio_tags` (`auxiliary.tts_audio_tags.*`, else the main provider
+/// and model, else Hermes' fallback chain).
+pub(crate) fn rewrite_model(ctx: &Context) -> Resolution {
+    textaux::resolve(ctx, AUDIO_TAGS_TASK, None)
 }
 
 /// Hermes' `_apply_xai_auto_speech_tags`.
@@ -284,6 +291,7 @@ pub(crate) async fn gemini_audio_tags(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     #[test]
     fn xai_local_pass_matches_hermes() {
