@@ -3,7 +3,7 @@
 use std::path::Path;
 
 use base64::Engine as _;
-use hermes_mcp::toolsets::media::codex_auth::{
+use hermes_mcp::net::codex_auth::{
     self, CodexAuthError, TokenSource, read_token, request_headers, resolve_token,
 };
 use serde_json::{Value, json};

@@ -15,8 +15,6 @@
 //! `tts.elevenlabs.base_url` (default `https://api.elevenlabs.io`).
 
 pub mod audio;
-/// Moved to `net` so vision's auxiliary Codex wire shares it; re-exported for image code.
-pub use crate::net::codex_auth;
 pub(crate) mod command;
 pub mod edge_tts;
 pub(crate) mod http;

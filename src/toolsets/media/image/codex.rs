@@ -24,9 +24,9 @@ use super::error::GenError;
 use super::save::Generated;
 use super::source::read_local_image;
 use crate::hermes::Context;
+use crate::net::codex_auth::{self, CodexAuthError, CodexToken, TokenSource};
 use crate::net::{HttpClient, Policy, check_url};
 use crate::server::Progress;
-use crate::toolsets::media::codex_auth::{self, CodexAuthError, CodexToken, TokenSource};
 use crate::toolsets::media::http::MAX_IMAGE_BYTES;
 
 pub(crate) const PROVIDER: &str = "openai-codex";
