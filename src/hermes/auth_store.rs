@@ -112,9 +112,11 @@ impl PoolEntry {
     /// `exhausted` inside its cooldown (`last_error_reset_at`, else
     /// `last_status_at` + 5 min after a 401 / 1 h otherwise).
     pub fn selectable(&self, now: f64) -> bool {
-        if self.token().is_none() {
-            return false;
-        }
+        self.token().is_some() && self.status_ok(now)
+    }
+
+    /// Not `dead`, and not `exhausted` inside its cooldown (whatever the token).
+    pub fn status_ok(&self, now: f64) -> bool {
         match self.last_status.as_deref() {
             Some("dead") => false,
             Some("exhausted") => {

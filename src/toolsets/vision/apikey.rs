@@ -23,7 +23,7 @@ use serde_json::Value;
 use sha2::{Digest, Sha256};
 
 use super::providers::{self, AnthropicAuth, ApiKeyProvider, Wire};
-use crate::hermes::{Context, envvars};
+use crate::hermes::{Context, auth_store, envvars};
 
 /// What a vision call to an API-key provider needs.
 #[derive(Debug, Clone, PartialEq)]
@@ -61,16 +61,28 @@ fn trimmed(v: Option<String>) -> Option<String> {
 }
 
 fn auth_json(ctx: &Context) -> Option<Value> {
-    let text = crate::files::read_capped(&ctx.home.path.join("auth.json"), 4 << 20).ok()?;
-    serde_json::from_slice(&text).ok()
+    auth_store::load(&auth_store::path(&ctx.home.path))
+        .ok()
+        .map(Value::Object)
 }
 
-/// The pool entries of `provider` in auth.json (`credential_pool.<p>`).
+/// The pool entries of `provider` in auth.json (`credential_pool.<p>`) that
+/// Hermes' pool would hand out: by `priority`, without `dead` ones or
+/// `exhausted` ones still cooling down.
 fn pool_entries(ctx: &Context, provider: &str) -> Vec<Value> {
-    auth_json(ctx)
+    let now = auth_store::now();
+    let mut v: Vec<(i64, Value)> = auth_json(ctx)
         .and_then(|v| v.pointer(&format!("/credential_pool/{provider}")).cloned())
         .and_then(|v| v.as_array().cloned())
         .unwrap_or_default()
+        .into_iter()
+        .filter_map(|e| {
+            let p: auth_store::PoolEntry = serde_json::from_value(e.clone()).ok()?;
+            p.status_ok(now).then_some((p.priority, e))
+        })
+        .collect();
+    v.sort_by_key(|(p, _)| *p);
+    v.into_iter().map(|(_, e)| e).collect()
 }
 
 fn entry_str(e: &Value, k: &str) -> Option<String> {
@@ -81,7 +93,7 @@ fn entry_str(e: &Value, k: &str) -> Option<String> {
 }
 
 /// `_resolve_api_key_provider_secret`: the key variables in order, then the
-/// first pool entry's token.
+/// first usable pool entry's token.
 fn secret(ctx: &Context, p: &ApiKeyProvider) -> Option<String> {
     p.key_vars
         .iter()
@@ -583,5 +595,34 @@ mod tests {
             ),
             KimiCoding
         );
+    }
+
+    #[test]
+    fn pool_entries_follow_hermes_pool_rules() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        std::fs::write(
+            dir.path().join("auth.json"),
+            serde_json::json!({"credential_pool": {"zai": [
+                {"id": "c", "priority": 2, "access_token": "third"},
+                {"id": "a", "priority": 0, "access_token": "dead", "last_status": "dead"},
+                {"id": "b", "priority": 1, "access_token": "cooling", "last_status": "exhausted",
+                 "last_status_at": auth_store::now() - 10.0, "last_error_code": 429},
+            ]}})
+            .to_string(),
+        )
+        .expect("write");
+        let c = Context::with_parts(
+            HermesHome {
+                path: dir.path().to_path_buf(),
+                explicit: true,
+            },
+            Env::from_map(std::iter::empty::<(String, String)>()),
+            HermesConfig::default(),
+        );
+        let ids: Vec<String> = pool_entries(&c, "zai")
+            .iter()
+            .filter_map(|e| entry_str(e, "id"))
+            .collect();
+        assert_eq!(ids, ["c"]);
     }
 }
