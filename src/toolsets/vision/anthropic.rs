@@ -245,10 +245,15 @@ struct Block {
     thinking: Option<String>,
 }
 
+/// An `error` event in a streamed answer (its `error` object, as sent).
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub(crate) struct ErrorEvent(Value);
+
 /// A streamed answer (server-sent events) as the final message's content
 /// blocks, as the SDK's `get_final_message` accumulates them; `Err` for an
 /// `error` event.
-pub(crate) fn from_events(text: &str) -> Result<Value, String> {
+pub(crate) fn from_events(text: &str) -> Result<Value, ErrorEvent> {
     let mut blocks: Vec<Value> = Vec::new();
     for line in text.lines() {
         let Some(data) = line.strip_prefix("data:") else {
@@ -260,7 +265,7 @@ pub(crate) fn from_events(text: &str) -> Result<Value, String> {
         let index = ev.get("index").and_then(Value::as_u64).unwrap_or(0) as usize;
         match ev.get("type").and_then(Value::as_str) {
             Some("error") => {
-                return Err(format!("{}", ev.get("error").unwrap_or(&ev)));
+                return Err(ErrorEvent(ev.get("error").unwrap_or(&ev).clone()));
             }
             Some("content_block_start") if index < 1024 => {
                 if blocks.len() <= index {
@@ -407,6 +412,11 @@ mod tests {
             "A cat."
         );
         let err = "data: {\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\"}}\n";
-        assert!(from_events(err).unwrap_err().contains("overloaded_error"));
+        assert!(
+            from_events(err)
+                .unwrap_err()
+                .to_string()
+                .contains("overloaded_error")
+        );
     }
 }

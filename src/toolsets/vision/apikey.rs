@@ -22,6 +22,7 @@
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
+use super::auxiliary::Unusable;
 use super::providers::{self, AnthropicAuth, ApiKeyProvider, Wire};
 use crate::hermes::{Context, auth_store, envvars};
 
@@ -271,7 +272,7 @@ pub(crate) fn endpoint(
     model: Option<String>,
     explicit_base: Option<String>,
     explicit_key: Option<String>,
-) -> Result<Endpoint, String> {
+) -> Result<Endpoint, Unusable> {
     if name == "anthropic" {
         return anthropic(ctx, model, explicit_base, explicit_key);
     }
@@ -368,7 +369,7 @@ fn anthropic(
     model: Option<String>,
     explicit_base: Option<String>,
     explicit_key: Option<String>,
-) -> Result<Endpoint, String> {
+) -> Result<Endpoint, Unusable> {
     let env = |v: &str| trimmed(ctx.env.get(v));
     let pooled = || {
         pool_entries(ctx, "anthropic").iter().find_map(|e| {
@@ -437,7 +438,7 @@ mod tests {
     fn endpoints_at_the_real_hosts() {
         let e = |p: &str, env: &[(&str, &str)]| endpoint(&ctx("", env), p, None, None, None);
         let n = e("nvidia", &[("NVIDIA_API_KEY", "nv-key")]).unwrap_err();
-        assert!(n.contains("auxiliary.vision.model"), "{n}");
+        assert!(n.0.contains("auxiliary.vision.model"), "{n}");
         let n = endpoint(
             &ctx("model:\n  default: m\n", &[("NVIDIA_API_KEY", "nv-key")]),
             "nvidia",
@@ -511,10 +512,11 @@ mod tests {
             })
         );
         let l = e("lmstudio", &[]).unwrap_err();
-        assert!(l.contains("auxiliary.vision.model"), "{l}");
+        assert!(l.0.contains("auxiliary.vision.model"), "{l}");
         assert!(
             e("deepseek", &[("DEEPSEEK_API_KEY", "dummy")])
                 .unwrap_err()
+                .0
                 .contains("DEEPSEEK_API_KEY")
         );
         // model.default_headers over the profile's.

@@ -16,6 +16,18 @@ use crate::hermes::Context;
 use crate::hermes::envvars;
 use crate::net::{ApiError, HttpClient};
 
+/// Why an auxiliary provider cannot be used as configured: the reason shown
+/// in `tools`/`doctor` and in the tool's error (what to set, or what is wrong).
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{0}")]
+pub(crate) struct Unusable(pub String);
+
+impl From<String> for Unusable {
+    fn from(s: String) -> Self {
+        Unusable(s)
+    }
+}
+
 pub(crate) const OPENROUTER_BASE_URL: &str = "https://openrouter.ai/api/v1";
 pub(crate) const NOUS_BASE_URL: &str = "https://inference-api.nousresearch.com/v1";
 pub(crate) const OPENAI_BASE_URL: &str = "https://api.openai.com/v1";
@@ -88,13 +100,13 @@ pub(crate) fn aux_config(
     base_url: String,
     api_key: Option<String>,
     model: String,
-) -> Result<AuxConfig, String> {
+) -> Result<AuxConfig, Unusable> {
     let cfg = ctx.config();
     let key = |k: &str| format!("auxiliary.{task}.{k}");
     if !(base_url.starts_with("http://") || base_url.starts_with("https://")) {
-        return Err(format!(
+        return Err(Unusable(format!(
             "auxiliary.{task}.base_url '{base_url}' is not an http(s) URL"
-        ));
+        )));
     }
     // Hermes' DEFAULT_CONFIG: 30 s for the short tts_audio_tags rewrite, else 120 s.
     let default_timeout = if task == "tts_audio_tags" {

@@ -24,7 +24,7 @@ use sha2::{Digest, Sha256};
 use super::auxiliary::{AuxConfig, CallError};
 use crate::net::codex_auth::{self, CodexAuthError, CodexToken};
 use crate::net::{ApiError, HttpClient};
-use crate::toolsets::media::image::SseParser;
+use crate::toolsets::media::image::{SseParser, StreamError};
 
 /// Hermes' default `instructions` when the task sends no system message.
 const DEFAULT_INSTRUCTIONS: &str = "You are a helpful assistant.";
@@ -179,31 +179,44 @@ fn output_text(r: &Value) -> String {
     out
 }
 
+/// Why a Codex answer has no text.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum AnswerError {
+    #[error("invalid JSON answer from the Codex endpoint: {0}")]
+    Json(#[source] serde_json::Error),
+    /// The shared SSE reader refused the stream.
+    #[error(transparent)]
+    Stream(StreamError),
+    /// An `error` / `response.failed` event's message.
+    #[error("{0}")]
+    Failed(String),
+    #[error("Codex auxiliary Responses stream did not return a final response")]
+    NoFinal,
+}
+
 /// The answer text of a streamed (or, from some proxies, plain JSON) body.
-pub(crate) fn read_answer(text: &str) -> Result<String, String> {
+pub(crate) fn read_answer(text: &str) -> Result<String, AnswerError> {
     if text.trim_start().starts_with('{') {
-        let v: Value = serde_json::from_str(text)
-            .map_err(|e| format!("invalid JSON answer from the Codex endpoint: {e}"))?;
+        let v: Value = serde_json::from_str(text).map_err(AnswerError::Json)?;
         return Ok(output_text(&v).trim().to_string());
     }
     let mut parser = SseParser::default();
     let mut seen = Seen::default();
-    // `to_string`: whatever error type the shared reader reports.
     parser
         .push(text.as_bytes(), &mut |v| seen.event(&v))
-        .map_err(|e| e.to_string())?;
+        .map_err(AnswerError::Stream)?;
     parser
         .finish(&mut |v| seen.event(&v))
-        .map_err(|e| e.to_string())?;
+        .map_err(AnswerError::Stream)?;
     if let Some(e) = seen.error {
-        return Err(e);
+        return Err(AnswerError::Failed(e));
     }
     let text = match seen.final_text {
         Some(t) if !t.trim().is_empty() => t,
         Some(_) | None if !seen.deltas.is_empty() => seen.deltas,
         Some(t) => t,
         None => {
-            return Err("Codex auxiliary Responses stream did not return a final response".into());
+            return Err(AnswerError::NoFinal);
         }
     };
     Ok(text.trim().to_string())
@@ -274,9 +287,9 @@ pub(crate) async fn chat(
                 message: format!("Error code: {status} - {}", text.trim()),
             });
         }
-        return read_answer(&text).map_err(|message| CallError {
+        return read_answer(&text).map_err(|e| CallError {
             status: None,
-            message,
+            message: e.to_string(),
         });
     }
 }
@@ -338,7 +351,7 @@ mod tests {
         let deltas = "data: {\"type\":\"response.output_text.delta\",\"delta\":\"A\"}\n\ndata: {\"type\":\"response.completed\",\"response\":{\"output\":[]}}\n\n";
         assert_eq!(read_answer(deltas).unwrap(), "A");
         let failed = "data: {\"type\":\"response.failed\",\"response\":{\"error\":{\"code\":\"bad\",\"message\":\"no\"}}}\n\n";
-        assert_eq!(read_answer(failed).unwrap_err(), "bad: no");
+        assert_eq!(read_answer(failed).unwrap_err().to_string(), "bad: no");
         assert!(read_answer("").is_err());
     }
 }

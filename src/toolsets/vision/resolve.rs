@@ -34,6 +34,7 @@
 
 use serde_json::Value;
 
+use super::auxiliary::Unusable;
 use super::auxiliary::{
     self, DEFAULT_AGGREGATOR_MODEL, Mode, NOUS_BASE_URL, OPENAI_BASE_URL, OPENROUTER_BASE_URL,
 };
@@ -172,7 +173,7 @@ pub(crate) fn resolve(ctx: &Context) -> Resolution {
         let why = format!("auxiliary.vision.base_url ({base})");
         if is_keyed(&p) {
             return keyed(ctx, "vision", &p, Some(base), None, t.model.clone(), &why)
-                .unwrap_or_else(|e| unavailable(&p, e));
+                .unwrap_or_else(|e| unavailable(&p, e.0));
         }
         return match build(
             ctx,
@@ -203,7 +204,7 @@ pub(crate) fn resolve(ctx: &Context) -> Resolution {
         ) {
             Ok(r) => Some(r),
             Err(e) => {
-                reason = e;
+                reason = e.0;
                 None
             }
         };
@@ -306,7 +307,7 @@ pub(super) fn keyed(
     api_key: Option<String>,
     model: Option<String>,
     why: &str,
-) -> Result<Resolution, String> {
+) -> Result<Resolution, Unusable> {
     let ep = apikey::endpoint(ctx, provider, model, base_url, api_key)?;
     let mode =
         match auxiliary::aux_config(ctx, task, provider, ep.base_url, Some(ep.api_key), ep.model) {
@@ -321,7 +322,7 @@ pub(super) fn keyed(
                 }
                 Mode::Auxiliary(cfg)
             }
-            Err(e) => Mode::Misconfigured(e),
+            Err(e) => Mode::Misconfigured(e.0),
         };
     Ok(Resolution {
         mode,
@@ -532,7 +533,7 @@ pub(super) fn build(
             cfg.catalog = catalog;
             Mode::Auxiliary(cfg)
         }
-        Err(why) => Mode::Misconfigured(why),
+        Err(why) => Mode::Misconfigured(why.0),
     };
     Some(Resolution {
         provider: provider.to_string(),

@@ -194,7 +194,7 @@ fn resolve_in(ctx: &Context, task: &str, model_var: Option<&'static str>) -> Res
                 match keyed(ctx, task, p, None, t.api_key.clone(), model, &why) {
                     Ok(r) => Some(r),
                     Err(e) => {
-                        reason = e;
+                        reason = e.0;
                         None
                     }
                 }
@@ -417,7 +417,7 @@ fn codex(
             });
             Mode::Auxiliary(c)
         }
-        Err(e) => Mode::Misconfigured(e),
+        Err(e) => Mode::Misconfigured(e.0),
     };
     let from = match source {
         codex_auth::TokenSource::CredentialPool { id } => format!("credential pool entry '{id}'"),

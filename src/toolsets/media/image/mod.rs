@@ -18,7 +18,7 @@
 mod catalog;
 mod codex;
 /// Codex's Responses event-stream reader, shared with vision's auxiliary Codex wire.
-pub(crate) use codex::SseParser;
+pub(crate) use codex::{SseParser, StreamError};
 mod deepinfra;
 mod error;
 mod fal;

@@ -27,6 +27,7 @@ use serde_json::{Map, Value};
 use crate::hermes::Context;
 use crate::net::HttpClient;
 use crate::toolsets::vision::Mode;
+use crate::toolsets::vision::auxiliary::CallError;
 use crate::toolsets::vision::resolve::Resolution;
 use crate::toolsets::vision::textaux;
 
@@ -134,22 +135,29 @@ pub(crate) struct Rewritten {
     pub note: Option<String>,
 }
 
+/// Why a rewrite did not run (the result's note says it).
+#[derive(Debug, thiserror::Error)]
+enum RewriteError {
+    #[error("no auxiliary model for it: {0}")]
+    NoModel(String),
+    #[error("{0}")]
+    Misconfigured(String),
+    #[error(transparent)]
+    Call(#[from] CallError),
+}
+
 /// The auxiliary call of both rewrites: the tagged script, or why there is none.
 async fn rewrite(
     ctx: &Context,
     http: &HttpClient,
     system: &str,
     user: &str,
-) -> Result<String, String> {
-    let cfg = match rewrite_model(ctx).mode {
+) -> Result<String, RewriteError> {
+    let resolved = rewrite_model(ctx);
+    let cfg = match resolved.mode {
         Mode::Auxiliary(c) => c,
-        Mode::Native => {
-            return Err(format!(
-                "no auxiliary model for it: {}",
-                rewrite_model(ctx).why
-            ));
-        }
-        Mode::Misconfigured(why) => return Err(why),
+        Mode::Native => return Err(RewriteError::NoModel(resolved.why)),
+        Mode::Misconfigured(why) => return Err(RewriteError::Misconfigured(why)),
     };
     // Hermes: `call_llm(task="tts_audio_tags", messages=[system, user], temperature=0.7)`.
     textaux::complete(
@@ -161,7 +169,7 @@ async fn rewrite(
     )
     .await
     .map(|a| unfence(&a))
-    .map_err(|e| e.to_string())
+    .map_err(RewriteError::from)
 }
 
 /// The model that rewrites speech tags: Hermes' auxiliary task
@@ -226,9 +234,20 @@ pub(crate) fn gemini_model_supports_tags(model: &str) -> bool {
     m.contains("gemini-3.1") && m.contains("tts")
 }
 
-/// Hermes' `_gemini_audio_tags_enabled`: `Err` (the note) when enabled for a model
-/// that does not take tags.
-pub(crate) fn gemini_tags_enabled(g: &Map<String, Value>, model: &str) -> Result<bool, String> {
+/// `audio_tags` is on for a Gemini model that does not take tags (the
+/// result's note; Hermes logs it and skips the rewrite).
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error(
+    "Gemini TTS audio_tags enabled, but model {0} is not known to support Gemini audio tags; skipping hidden tag rewrite"
+)]
+pub(crate) struct TagsUnsupported(String);
+
+/// Hermes' `_gemini_audio_tags_enabled`: `Err` when enabled for a model that
+/// does not take tags.
+pub(crate) fn gemini_tags_enabled(
+    g: &Map<String, Value>,
+    model: &str,
+) -> Result<bool, TagsUnsupported> {
     let raw = match g.get("audio_tags") {
         Some(Value::Object(o)) => o.get("enabled"),
         other => other,
@@ -237,9 +256,7 @@ pub(crate) fn gemini_tags_enabled(g: &Map<String, Value>, model: &str) -> Result
         return Ok(false);
     }
     if !gemini_model_supports_tags(model) {
-        let w = format!(
-            "Gemini TTS audio_tags enabled, but model {model} is not known to support Gemini audio tags; skipping hidden tag rewrite"
-        );
+        let w = TagsUnsupported(model.to_string());
         tracing::warn!("{w}");
         return Err(w);
     }

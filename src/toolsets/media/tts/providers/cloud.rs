@@ -568,7 +568,7 @@ async fn gemini(
             notes.extend(r.note);
         }
         Ok(false) => {}
-        Err(skipped) => notes.push(skipped),
+        Err(skipped) => notes.push(skipped.to_string()),
     }
     let mut prompt = gemini_prompt(persona.as_deref(), &script);
     let cap = crate::toolsets::media::tts::config::positive_int(g.get("max_text_length"))
