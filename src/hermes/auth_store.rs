@@ -35,6 +35,40 @@ pub fn path(hermes_home: &Path) -> PathBuf {
     hermes_home.join("auth.json")
 }
 
+/// The `auth.json` that holds `provider`'s sign-in for this home: its own
+/// when it has a `providers.<id>` record or `credential_pool.<id>` entries,
+/// else — in profile mode (`<root>/profiles/<name>`) — the root's when that
+/// has one (hermes_cli/auth.py `_load_provider_state_with_source`: workers in
+/// a profile see providers signed in at the root). Reads and the write-back
+/// of a refreshed token both go to this file, so a rotated single-use
+/// refresh token lands where it came from.
+pub fn path_for(hermes_home: &Path, provider: &str) -> PathBuf {
+    let own = path(hermes_home);
+    let holds = |p: &Path| {
+        load(p).ok().is_some_and(|s| {
+            provider_state(&s, provider).is_some()
+                || s.get("credential_pool")
+                    .and_then(|c| c.get(provider))
+                    .and_then(Value::as_array)
+                    .is_some_and(|a| !a.is_empty())
+        })
+    };
+    if holds(&own) {
+        return own;
+    }
+    let root = super::HermesHome {
+        path: hermes_home.to_path_buf(),
+        explicit: true,
+    }
+    .root();
+    let canon = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
+    if canon(&root) == canon(hermes_home) {
+        return own;
+    }
+    let global = path(&root);
+    if holds(&global) { global } else { own }
+}
+
 /// The store, or an empty one when missing or not a JSON object (as Hermes).
 pub fn load(path: &Path) -> Result<Map<String, Value>, AuthStoreError> {
     match crate::files::read_to_string_capped(path, crate::files::CONFIG_CAP) {
@@ -342,6 +376,27 @@ mod tests {
         assert_eq!(jwt_claims(&format!("h.{p}.s"))["exp"], 5);
         assert!(jwt_claims("opaque").is_empty());
         assert!(jwt_claims(&format!("h.{p}.s.x")).is_empty());
+    }
+
+    #[test]
+    fn a_profile_falls_back_to_the_root_store() {
+        let d = tempfile::tempdir().expect("tempdir");
+        let root = d.path().join("data");
+        let profile = root.join("profiles/p");
+        std::fs::create_dir_all(&profile).expect("mkdir");
+        let signed_in = r#"{"providers":{"xai-oauth":{"tokens":{"access_token":"a"}}}}"#;
+        std::fs::write(root.join("auth.json"), signed_in).expect("write");
+        assert_eq!(path_for(&profile, "xai-oauth"), root.join("auth.json"));
+        // Another provider, not at the root either: the profile's own file.
+        assert_eq!(path_for(&profile, "nous"), profile.join("auth.json"));
+        std::fs::write(
+            profile.join("auth.json"),
+            r#"{"credential_pool":{"xai-oauth":[{"access_token":"p"}]}}"#,
+        )
+        .expect("write");
+        assert_eq!(path_for(&profile, "xai-oauth"), profile.join("auth.json"));
+        // Not a profile: always its own.
+        assert_eq!(path_for(&root, "nous"), root.join("auth.json"));
     }
 
     #[test]

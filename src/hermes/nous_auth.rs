@@ -26,8 +26,10 @@ pub(crate) fn iso_ts(s: &str) -> Option<f64> {
     auth_store::iso8601(s)
 }
 
+/// The `auth.json` holding the Nous login: the profile's, else the root's
+/// ([`auth_store::path_for`]).
 pub(crate) fn auth_path(home: &HermesHome) -> PathBuf {
-    home.path.join("auth.json")
+    auth_store::path_for(&home.path, "nous")
 }
 
 /// The whole store as a JSON object, or `None` when missing or unreadable.
@@ -117,7 +119,7 @@ impl StoreLock {
         home: &HermesHome,
         timeout: std::time::Duration,
     ) -> Result<Self, LockError> {
-        Self::acquire_path(&home.path.join("auth.lock"), timeout)
+        Self::acquire_path(&auth_path(home).with_extension("lock"), timeout)
     }
 
     /// Wait (up to `timeout`) for the exclusive lock on `path`.

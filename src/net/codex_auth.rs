@@ -194,7 +194,7 @@ pub fn read_token(
     codex_home: Option<&Path>,
     now: f64,
 ) -> Result<CodexToken, CodexAuthError> {
-    let store = load_store(&hermes_home.join("auth.json"))?;
+    let store = load_store(&auth_store::path_for(hermes_home, PROVIDER))?;
     for e in pool_entries(&store) {
         if e.selectable(now) && !e.token().is_some_and(|t| is_expired(t, now)) {
             let id = e.id.clone();
@@ -362,7 +362,7 @@ pub async fn resolve_token(
     codex_home: Option<&Path>,
     now: f64,
 ) -> Result<CodexToken, CodexAuthError> {
-    let path = hermes_home.join("auth.json");
+    let path = auth_store::path_for(hermes_home, PROVIDER);
     let store = load_store(&path)?;
     for e in pool_entries(&store) {
         if !e.selectable(now) {
@@ -411,7 +411,7 @@ pub fn sign_in_source(
     if let Ok(t) = read_token(hermes_home, codex_home, now) {
         return Some(t.source);
     }
-    let store = load_store(&hermes_home.join("auth.json")).ok()?;
+    let store = load_store(&auth_store::path_for(hermes_home, PROVIDER)).ok()?;
     pool_entries(&store)
         .into_iter()
         .find(|e| {
@@ -438,7 +438,7 @@ pub async fn refresh_rejected(
             true,
         ));
     }
-    let path = hermes_home.join("auth.json");
+    let path = auth_store::path_for(hermes_home, PROVIDER);
     let store = load_store(&path)?;
     let old = stale.access_token.as_str();
     let from_pool = pool_entries(&store)

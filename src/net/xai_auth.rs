@@ -68,7 +68,7 @@ pub(crate) fn peek(ctx: &Context) -> Option<&'static str> {
     {
         return Some("XAI_API_KEY");
     }
-    let store = auth_store::load(&auth_store::path(&ctx.home.path)).ok()?;
+    let store = auth_store::load(&auth_store::path_for(&ctx.home.path, PROVIDER)).ok()?;
     (!entries(&store).is_empty()).then_some("Hermes' xAI Grok sign-in (auth.json xai-oauth)")
 }
 
@@ -160,7 +160,7 @@ fn key_creds(ctx: &Context) -> Option<XaiCreds> {
 /// `resolve_xai_http_credentials()`: the sign-in (refreshed when expiring),
 /// else `XAI_API_KEY`; `None` when there is neither.
 pub async fn resolve(ctx: &Context, http: &reqwest::Client) -> Option<XaiCreds> {
-    let path = auth_store::path(&ctx.home.path);
+    let path = auth_store::path_for(&ctx.home.path, PROVIDER);
     let now = auth_store::now();
     if let Ok(store) = auth_store::load(&path) {
         for e in entries(&store) {
@@ -200,7 +200,7 @@ pub(crate) async fn refresh_rejected(
     if !stale.oauth {
         return None;
     }
-    let path = auth_store::path(&ctx.home.path);
+    let path = auth_store::path_for(&ctx.home.path, PROVIDER);
     let store = auth_store::load(&path).ok()?;
     let e = entries(&store)
         .into_iter()
@@ -253,7 +253,7 @@ async fn refresh_entry(
     validate_endpoint(&endpoint, "token_endpoint")?;
     let (access, refresh) = refresh_pure(http, &endpoint, rt).await?;
     auth_store::store_rotated(
-        &auth_store::path(&ctx.home.path),
+        &auth_store::path_for(&ctx.home.path, PROVIDER),
         &auth_store::Rotated {
             provider: PROVIDER,
             old_access,

@@ -228,3 +228,41 @@ fn the_choice_matches_hermes_resolver() {
         );
     }
 }
+
+/// A Hermes profile (`<root>/profiles/<name>`, e.g. a kanban worker's) with
+/// no sign-in of its own uses the one at the root, as Hermes'
+/// `_load_provider_state` does; the profile's own, once it has one, wins.
+#[test]
+fn a_profile_uses_the_root_sign_in_until_it_has_its_own() {
+    let srv = xai_fake();
+    let env = TestEnv::new();
+    let root_token = jwt("root", 6 * 3600);
+    env.write_hermes("auth.json", &store(&root_token, None));
+    let profile = env.hermes_home().join("profiles/worker");
+    std::fs::create_dir_all(&profile).unwrap();
+    std::fs::write(
+        profile.join("config.yaml"),
+        format!(
+            "image_gen:\n  provider: xai\n  xai:\n    base_url: {}/v1\n    storage: {{enabled: false}}\n",
+            srv.base
+        ),
+    )
+    .unwrap();
+    let call = || {
+        let mut c = env.cmd();
+        c.env("HERMES_HOME", &profile);
+        let mut rc = RawClient::spawn(c);
+        rc.initialize();
+        let v = result_json(&rc.call_tool("image_generate", json!({"prompt": "a comet"})));
+        assert_eq!(v["success"], true, "{v}");
+        srv.requests()
+            .last()
+            .unwrap()
+            .header("authorization")
+            .map(str::to_string)
+    };
+    assert_eq!(call(), Some(format!("Bearer {root_token}")));
+    let own = jwt("own", 6 * 3600);
+    std::fs::write(profile.join("auth.json"), store(&own, None)).unwrap();
+    assert_eq!(call(), Some(format!("Bearer {own}")));
+}

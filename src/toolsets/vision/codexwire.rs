@@ -22,6 +22,7 @@ use serde_json::{Map, Value, json};
 use sha2::{Digest, Sha256};
 
 use super::auxiliary::{AuxConfig, CallError};
+use crate::hermes::auth_store::now;
 use crate::net::codex_auth::{self, CodexAuthError, CodexToken};
 use crate::net::{ApiError, HttpClient};
 use crate::toolsets::media::image::{SseParser, StreamError};
@@ -220,13 +221,6 @@ pub(crate) fn read_answer(text: &str) -> Result<String, AnswerError> {
         }
     };
     Ok(text.trim().to_string())
-}
-
-fn now() -> f64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_secs_f64())
-        .unwrap_or(0.0)
 }
 
 fn auth_failure(e: CodexAuthError) -> CallError {

@@ -28,7 +28,7 @@
 
 use std::path::PathBuf;
 
-use serde_json::{Value, json};
+use serde_json::json;
 
 use super::auxiliary::{self, AuxConfig, CallError, Mode};
 use super::providers::{self, CodexSignIn, Wire};
@@ -36,6 +36,7 @@ use super::resolve::{
     Resolution, build, is_keyed, keyed, main_custom, main_model, main_provider, missing, normalize,
 };
 use crate::hermes::Context;
+use crate::hermes::auth_store::{self, now};
 use crate::net::HttpClient;
 use crate::net::codex_auth;
 
@@ -367,29 +368,16 @@ fn codex_home(ctx: &Context) -> Option<PathBuf> {
     codex_auth::codex_home_from_env(|n| ctx.env.get(n))
 }
 
-fn now() -> f64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_secs_f64())
-        .unwrap_or(0.0)
-}
-
 /// The first `credential_pool["openai-codex"]` entry's `base_url` (Hermes'
 /// `_pool_runtime_base_url`), if any.
 fn pool_base_url(ctx: &Context) -> Option<String> {
-    let text = crate::files::read_capped(&ctx.home.path.join("auth.json"), 4 << 20).ok()?;
-    let v: Value = serde_json::from_slice(&text).ok()?;
-    let mut entries = v
-        .pointer("/credential_pool/openai-codex")?
-        .as_array()?
-        .clone();
-    entries.sort_by_key(|e| e.get("priority").and_then(Value::as_i64).unwrap_or(0));
-    entries.iter().find_map(|e| {
-        e.get("base_url")
-            .and_then(Value::as_str)
-            .map(|b| b.trim().trim_end_matches('/').to_string())
-            .filter(|b| !b.is_empty())
-    })
+    let path = auth_store::path_for(&ctx.home.path, codex_auth::PROVIDER);
+    let store = auth_store::load(&path).ok()?;
+    auth_store::pool_entries(&store, codex_auth::PROVIDER)
+        .into_iter()
+        .find_map(|e| {
+            auth_store::nonempty(e.base_url.as_deref()).map(|b| b.trim_end_matches('/').to_string())
+        })
 }
 
 /// `_build_codex_client(model)`: the ChatGPT sign-in on the Codex Responses
