@@ -714,3 +714,58 @@ async fn uncallable_and_unknown_main_providers() {
     );
     assert_eq!(h.choice().0, "zai (glm-4.5-flash)");
 }
+
+/// Claude Code's own sign-in (`~/.claude/.credentials.json`, under the `HOME`
+/// the server sees) in Hermes' token order: a valid, refreshable one beats a
+/// static OAuth token in the environment and is used when nothing else is
+/// set; an expired one is skipped (never refreshed here), so the API key runs.
+#[tokio::test]
+async fn claude_code_sign_in_in_hermes_token_order() {
+    let srv = fake();
+    let home = tempfile::tempdir().unwrap();
+    let now_ms = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as u64;
+    let write = |expires: u64| {
+        std::fs::create_dir_all(home.path().join(".claude")).unwrap();
+        std::fs::write(
+            home.path().join(".claude/.credentials.json"),
+            json!({"claudeAiOauth": {"accessToken": "sk-ant-oat01-claude", "refreshToken": "rt",
+                   "expiresAt": expires}})
+            .to_string(),
+        )
+        .unwrap();
+    };
+    let yaml = format!(
+        "auxiliary:\n  vision:\n    provider: anthropic\n    base_url: {}\n    model: claude-haiku-4-5\n",
+        srv.base()
+    );
+    let h_home = home.path().to_string_lossy().to_string();
+    let bearer = |env: &[(&str, &str)]| {
+        let h = mk(&yaml, env, None);
+        async move {
+            assert_seen(&h.analyze().await);
+        }
+    };
+    write(now_ms + 3_600_000);
+    bearer(&[
+        ("HOME", &h_home),
+        ("ANTHROPIC_TOKEN", "sk-ant-oat01-static"),
+    ])
+    .await;
+    assert_eq!(
+        last(&srv).header("authorization"),
+        Some("Bearer sk-ant-oat01-claude")
+    );
+    bearer(&[("HOME", &h_home)]).await;
+    assert_eq!(
+        last(&srv).header("authorization"),
+        Some("Bearer sk-ant-oat01-claude")
+    );
+    write(now_ms - 1000);
+    bearer(&[("HOME", &h_home), ("ANTHROPIC_API_KEY", "sk-ant-api03-key")]).await;
+    let r = last(&srv);
+    assert_eq!(r.header("x-api-key"), Some("sk-ant-api03-key"));
+    assert_eq!(r.header("authorization"), None);
+}

@@ -15,9 +15,11 @@
 //!   native API, besides Hermes' generativelanguage.googleapis.com rule;
 //! * Z.AI's endpoint is `GLM_BASE_URL`, else the one Hermes detected and
 //!   cached in auth.json, else the default: no probing;
-//! * Anthropic tokens: `ANTHROPIC_TOKEN`, `CLAUDE_CODE_OAUTH_TOKEN`, the
-//!   credential pool in auth.json, `ANTHROPIC_API_KEY` (Claude Code's own
-//!   credential files are not read).
+//! * Anthropic tokens: `ANTHROPIC_TOKEN`, `CLAUDE_CODE_OAUTH_TOKEN` (either
+//!   yielding to a valid, refreshable Claude Code sign-in), Claude Code's
+//!   `~/.claude/.credentials.json` while valid (never refreshed here, and
+//!   not the macOS keychain), the credential pool in auth.json,
+//!   `ANTHROPIC_API_KEY`.
 
 use serde_json::Value;
 use sha2::{Digest, Sha256};
@@ -174,6 +176,43 @@ pub(crate) fn is_native_gemini(base: &str) -> bool {
         return false;
     }
     b.contains("generativelanguage.googleapis.com") || b.ends_with("/v1beta")
+}
+
+/// Claude Code's own sign-in, `~/.claude/.credentials.json`
+/// (`claudeAiOauth`; hermes-agent: agent/anthropic_adapter.py
+/// `_read_claude_code_credentials_from_file`), when its access token is still
+/// valid (`expiresAt` in ms, less 60 s; none = valid). An expired one is not
+/// refreshed here: its refresh token is single-use and belongs to Claude Code
+/// (Hermes refreshes it; we leave that to Claude Code or Hermes).
+struct ClaudeSignIn {
+    token: String,
+    refreshable: bool,
+}
+
+fn claude_code_sign_in(ctx: &Context) -> Option<ClaudeSignIn> {
+    // `Path.home()`: `HOME` as this server sees it.
+    let home = ctx
+        .env
+        .get_unlisted("HOME")
+        .filter(|h| !h.trim().is_empty())?;
+    let path = std::path::Path::new(home.trim()).join(".claude/.credentials.json");
+    let text = crate::files::read_to_string_capped(&path, crate::files::CONFIG_CAP).ok()?;
+    let v: Value = serde_json::from_str(&text).ok()?;
+    let o = v.get("claudeAiOauth")?.as_object()?;
+    let token = o.get("accessToken")?.as_str()?.trim().to_string();
+    if token.is_empty() {
+        return None;
+    }
+    let expires_ms = o.get("expiresAt").and_then(Value::as_f64).unwrap_or(0.0);
+    let now_ms = auth_store::now() * 1000.0;
+    if expires_ms != 0.0 && now_ms >= expires_ms - 60_000.0 {
+        return None;
+    }
+    let refreshable = o
+        .get("refreshToken")
+        .and_then(Value::as_str)
+        .is_some_and(|r| !r.is_empty());
+    Some(ClaudeSignIn { token, refreshable })
 }
 
 /// agent/anthropic_adapter.py `_is_oauth_token`.
@@ -382,10 +421,19 @@ fn anthropic(
             Some((tok, base))
         })
     };
+    // `resolve_anthropic_token`: a static OAuth token in the environment
+    // yields to Claude Code's own sign-in when that is valid and refreshable.
+    let claude = claude_code_sign_in(ctx);
+    let prefer_claude = |t: String| match &claude {
+        Some(c) if is_oauth_token(&t) && c.refreshable && c.token != t => c.token.clone(),
+        _ => t,
+    };
     let (token, pool_base) = match explicit_key.filter(|k| !k.trim().is_empty()) {
         Some(k) => (k, None),
         None => env(envvars::ANTHROPIC_TOKEN)
             .or_else(|| env(envvars::CLAUDE_CODE_OAUTH_TOKEN))
+            .map(prefer_claude)
+            .or_else(|| claude.as_ref().map(|c| c.token.clone()))
             .map(|t| (t, None))
             .or_else(pooled)
             .or_else(|| env(envvars::ANTHROPIC_API_KEY).map(|t| (t, None)))
