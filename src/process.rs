@@ -23,23 +23,37 @@ impl RunError {
     }
 }
 
-fn drain(r: Option<impl Read + Send + 'static>) -> std::thread::JoinHandle<Vec<u8>> {
+/// Read a pipe to its end on a thread; the bytes arrive on the channel.
+fn drain(r: Option<impl Read + Send + 'static>) -> std::sync::mpsc::Receiver<Vec<u8>> {
+    let (tx, rx) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
         let mut buf = Vec::new();
         if let Some(mut r) = r {
             let _ = r.read_to_end(&mut buf);
         }
-        buf
-    })
+        let _ = tx.send(buf);
+    });
+    rx
+}
+
+fn kill_group(pid: u32) {
+    // SAFETY: kill(2) on the process group created for this child.
+    unsafe {
+        libc::kill(-(pid as libc::pid_t), libc::SIGKILL);
+    }
 }
 
 /// Run `cmd` (stdin closed, stdout/stderr captured) in its own process group.
+/// The deadline covers the output too: a background grandchild that keeps
+/// the pipes open after the child exits is killed with the group when the
+/// time is up, rather than holding the caller.
 pub fn output_with_timeout(mut cmd: Command, timeout: Duration) -> Result<Output, RunError> {
     cmd.stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .process_group(0);
     let mut child = cmd.spawn().map_err(RunError::Spawn)?;
+    let pid = child.id();
     let out = drain(child.stdout.take());
     let err = drain(child.stderr.take());
     let deadline = Instant::now() + timeout;
@@ -47,23 +61,46 @@ pub fn output_with_timeout(mut cmd: Command, timeout: Duration) -> Result<Output
         match child.try_wait() {
             Ok(Some(st)) => break st,
             Ok(None) if Instant::now() >= deadline => {
-                // SAFETY: kill(2) on the process group created for this child.
-                unsafe {
-                    libc::kill(-(child.id() as libc::pid_t), libc::SIGKILL);
-                }
+                kill_group(pid);
                 let _ = child.wait();
-                let _ = (out.join(), err.join());
                 return Err(RunError::TimedOut(timeout));
             }
             Ok(None) => std::thread::sleep(Duration::from_millis(5)),
             Err(e) => return Err(RunError::Spawn(e)),
         }
     };
-    Ok(Output {
-        status,
-        stdout: out.join().unwrap_or_default(),
-        stderr: err.join().unwrap_or_default(),
-    })
+    let collect = |rx: std::sync::mpsc::Receiver<Vec<u8>>| {
+        let left = deadline.saturating_duration_since(Instant::now());
+        match rx.recv_timeout(left) {
+            Ok(b) => Some(b),
+            Err(_) => {
+                // Something the child started still holds the pipe.
+                kill_group(pid);
+                rx.recv_timeout(Duration::from_secs(1)).ok()
+            }
+        }
+    };
+    let (stdout, stderr) = (collect(out), collect(err));
+    match (stdout, stderr) {
+        (Some(stdout), Some(stderr)) => Ok(Output {
+            status,
+            stdout,
+            stderr,
+        }),
+        _ => Err(RunError::TimedOut(timeout)),
+    }
+}
+
+/// Run blocking work (a child process, a file lock) from async code without
+/// stalling the runtime's workers: on tokio's multi-thread runtime the worker
+/// hands its other tasks off first (`block_in_place`); elsewhere it just runs.
+pub fn blocking<T>(f: impl FnOnce() -> T) -> T {
+    match tokio::runtime::Handle::try_current() {
+        Ok(h) if h.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread => {
+            tokio::task::block_in_place(f)
+        }
+        _ => f(),
+    }
 }
 
 #[cfg(test)]

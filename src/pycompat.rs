@@ -161,12 +161,28 @@ pub fn py_json_sorted(v: &Value) -> String {
     py_json(&sort(v))
 }
 
+/// A number of seconds from config (a Python float: any size, NaN, infinite)
+/// as a `Duration` that cannot overflow: NaN and negatives are zero, anything
+/// beyond a year is a year. `Duration::from_secs_f64` panics on those.
+pub fn seconds(secs: f64) -> std::time::Duration {
+    const YEAR: f64 = 365.0 * 24.0 * 3600.0;
+    let s = if secs.is_nan() {
+        0.0
+    } else {
+        secs.clamp(0.0, YEAR)
+    };
+    std::time::Duration::from_secs_f64(s)
+}
+
 // ── Dates, as Python's datetime writes and reads them ───────────────────
 
 /// Python's `datetime.fromisoformat` on Hermes' timestamps
 /// (`YYYY-MM-DD[T ]HH:MM:SS[.ffffff][Z|±HH:MM]`, naive = UTC) as epoch seconds.
 pub fn fromisoformat(s: &str) -> Option<f64> {
     let s = s.trim();
+    if !s.is_ascii() {
+        return None;
+    }
     let b = s.as_bytes();
     let num = |r: std::ops::Range<usize>| -> Option<i64> {
         let t = s.get(r)?;
@@ -201,7 +217,11 @@ pub fn fromisoformat(s: &str) -> Option<f64> {
     }
     match rest {
         "" | "Z" => {}
-        z if (z.starts_with('+') || z.starts_with('-')) && z.len() == 6 && &z[3..4] == ":" => {
+        z if (z.starts_with('+') || z.starts_with('-'))
+            && z.is_ascii()
+            && z.len() == 6
+            && &z[3..4] == ":" =>
+        {
             let (oh, om) = (z[1..3].parse::<f64>().ok()?, z[4..6].parse::<f64>().ok()?);
             let sign = if z.starts_with('-') { -1.0 } else { 1.0 };
             t -= sign * (oh * 3600.0 + om * 60.0);

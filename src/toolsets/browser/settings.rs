@@ -84,11 +84,11 @@ impl Settings {
         };
         Settings {
             cdp_url,
-            command_timeout: Duration::from_secs_f64(command),
-            navigation_timeout: Duration::from_secs_f64(navigation.max(1.0)),
-            inactivity_timeout: Duration::from_secs_f64(inactivity),
+            command_timeout: crate::pycompat::seconds(command),
+            navigation_timeout: crate::pycompat::seconds(navigation.max(1.0)),
+            inactivity_timeout: crate::pycompat::seconds(inactivity),
             dialog_policy,
-            dialog_timeout: Duration::from_secs_f64(
+            dialog_timeout: crate::pycompat::seconds(
                 secs(ctx, "browser.dialog_timeout_s").unwrap_or(300.0),
             ),
             restrict_evaluate: cfg.bool("browser.restrict_evaluate").unwrap_or(false),

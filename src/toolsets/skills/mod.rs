@@ -100,15 +100,7 @@ fn read_args<T: DeserializeOwned + Default>(args: Value) -> T {
     serde_json::from_value(args).unwrap_or_default()
 }
 
-/// Run blocking filesystem work without stalling the async workers.
-fn blocking<T>(f: impl FnOnce() -> T) -> T {
-    match tokio::runtime::Handle::try_current() {
-        Ok(h) if h.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread => {
-            tokio::task::block_in_place(f)
-        }
-        _ => f(),
-    }
-}
+use crate::process::blocking;
 
 fn to_output(r: Result<Value, Value>) -> ToolOutput {
     match r {

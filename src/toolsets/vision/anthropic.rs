@@ -28,7 +28,9 @@ const ANTHROPIC_VERSION: &str = "2023-06-01";
 /// Claude ids (not Bedrock ids, whose dots separate namespaces).
 pub(crate) fn normalize_model(model: &str) -> String {
     let mut m = model.to_string();
-    if m.len() >= 10 && m[..10].eq_ignore_ascii_case("anthropic/") {
+    if m.get(..10)
+        .is_some_and(|p| p.eq_ignore_ascii_case("anthropic/"))
+    {
         m = m[10..].to_string();
     }
     let lower = m.to_ascii_lowercase();

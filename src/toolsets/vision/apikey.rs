@@ -358,8 +358,11 @@ pub(crate) fn endpoint(
         let bare = ["google/", "gemini/"]
             .iter()
             .find_map(|pre| {
-                (model.len() > pre.len() && model[..pre.len()].eq_ignore_ascii_case(pre))
-                    .then(|| model[pre.len()..].trim().to_string())
+                (model.len() > pre.len()
+                    && model
+                        .get(..pre.len())
+                        .is_some_and(|p| p.eq_ignore_ascii_case(pre)))
+                .then(|| model[pre.len()..].trim().to_string())
             })
             .unwrap_or(model);
         return Ok(Endpoint {

@@ -102,7 +102,7 @@ fn command_timeout(ctx: &Context) -> Duration {
         Some(Value::Bool(b)) => Some(if b { 1.0 } else { 0.0 }),
         _ => None,
     };
-    Duration::from_secs_f64(secs.map(|s| s.max(5.0)).unwrap_or(30.0))
+    crate::pycompat::seconds(secs.map(|s| s.max(5.0)).unwrap_or(30.0))
 }
 
 impl CamofoxConfig {

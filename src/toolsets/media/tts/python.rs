@@ -57,33 +57,19 @@ pub(crate) fn can_import(py: &Path, module: &str) -> bool {
 }
 
 fn probe(py: &Path) -> Option<Probed> {
-    let mut child = std::process::Command::new(py)
-        .arg("-c")
-        .arg(PROBE)
-        .args(MODULES)
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .ok()?;
-    let started = Instant::now();
-    loop {
-        match child.try_wait() {
-            Ok(Some(_)) => break,
-            Ok(None) if started.elapsed() < PROBE_TIMEOUT => {
-                std::thread::sleep(Duration::from_millis(10))
-            }
-            _ => {
-                let _ = child.kill();
-                let _ = child.wait();
-                tracing::warn!("{} did not answer the import probe", py.display());
-                return None;
-            }
+    let mut cmd = std::process::Command::new(py);
+    // From `/`: `python -c` puts the working directory (Codex's, usually the
+    // user's project) first on `sys.path`, so a project's `json.py` would run.
+    cmd.arg("-c").arg(PROBE).args(MODULES).current_dir("/");
+    let out = crate::process::blocking(|| crate::process::output_with_timeout(cmd, PROBE_TIMEOUT));
+    let out = match out {
+        Ok(o) => o,
+        Err(e) => {
+            tracing::warn!("{} did not answer the import probe: {e}", py.display());
+            return None;
         }
-    }
-    let mut out = String::new();
-    std::io::Read::read_to_string(child.stdout.as_mut()?, &mut out).ok()?;
-    serde_json::from_str(out.lines().last()?).ok()
+    };
+    serde_json::from_str(String::from_utf8_lossy(&out.stdout).lines().last()?).ok()
 }
 
 #[cfg(test)]

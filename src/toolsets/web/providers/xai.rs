@@ -14,8 +14,6 @@
 //! Search only, and never auto-detected: Hermes' `_get_backend` does not list
 //! it, so it is used when `web.backend` / `web.search_backend` names it.
 
-use std::time::Duration;
-
 use serde::Serialize;
 use serde_json::{Value, json};
 
@@ -138,7 +136,7 @@ pub(super) async fn search(
             .post(format!("{base}/responses"))
             .bearer_auth(&creds.api_key)
             .header("User-Agent", USER_AGENT)
-            .timeout(Duration::from_secs_f64(timeout))
+            .timeout(crate::pycompat::seconds(timeout))
             .json(&body);
         let r = http
             .send_api("xai", min_interval(ctx, Backend::Xai), req)

@@ -57,7 +57,10 @@ async fn run_python(
     what: &str,
 ) -> Result<Ran, TtsError> {
     let mut cmd = Command::new(python);
-    cmd.arg("-c")
+    // From `/`: `python -c` puts the working directory (Codex's, usually the
+    // user's project) first on `sys.path`; nothing of the project may run.
+    cmd.current_dir("/")
+        .arg("-c")
         .arg(script)
         .args(args)
         .stdin(if stdin.is_some() {
