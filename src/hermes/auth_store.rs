@@ -245,46 +245,143 @@ pub struct Rotated<'a> {
     pub now: f64,
 }
 
-/// Write a rotated pair into every record holding `old_access` (pool entries
-/// and the `providers.<id>.tokens` singleton), keeping every other field. Under
-/// Hermes' `auth.lock` and re-read inside it, so a concurrent Hermes write is
-/// never lost; replaced atomically with mode 0600 (Hermes' `_save_auth_store`).
-pub fn store_rotated(path: &Path, r: &Rotated<'_>) -> Result<(), AuthStoreError> {
-    update(path, |store| {
-        let stamp = now_iso(r.now);
-        if let Some(entries) = store
-            .get_mut("credential_pool")
-            .and_then(|p| p.get_mut(r.provider))
-            .and_then(Value::as_array_mut)
-        {
-            for e in entries.iter_mut().filter_map(Value::as_object_mut) {
-                if e.get("access_token").and_then(Value::as_str) == Some(r.old_access) {
-                    e.insert("access_token".into(), r.access_token.into());
-                    e.insert("refresh_token".into(), r.refresh_token.into());
-                    e.insert("last_refresh".into(), stamp.clone().into());
-                    e.insert("last_status".into(), "ok".into());
-                }
+/// Put a rotated pair into every record of `store` holding `old_access`
+/// (pool entries and the `providers.<id>.tokens` singleton), keeping every
+/// other field. `false` when no record held it (someone rotated it first).
+pub fn rotate(store: &mut Map<String, Value>, r: &Rotated<'_>) -> bool {
+    let stamp = now_iso(r.now);
+    let mut changed = false;
+    if let Some(entries) = store
+        .get_mut("credential_pool")
+        .and_then(|p| p.get_mut(r.provider))
+        .and_then(Value::as_array_mut)
+    {
+        for e in entries.iter_mut().filter_map(Value::as_object_mut) {
+            if e.get("access_token").and_then(Value::as_str) == Some(r.old_access) {
+                e.insert("access_token".into(), r.access_token.into());
+                e.insert("refresh_token".into(), r.refresh_token.into());
+                e.insert("last_refresh".into(), stamp.clone().into());
+                e.insert("last_status".into(), "ok".into());
+                changed = true;
             }
         }
-        if let Some(state) = store
-            .get_mut("providers")
-            .and_then(|p| p.get_mut(r.provider))
-            .and_then(Value::as_object_mut)
-        {
-            let matches = state
-                .get("tokens")
-                .and_then(|t| t.get("access_token"))
-                .and_then(Value::as_str)
-                == Some(r.old_access);
-            if matches {
-                if let Some(t) = state.get_mut("tokens").and_then(Value::as_object_mut) {
-                    t.insert("access_token".into(), r.access_token.into());
-                    t.insert("refresh_token".into(), r.refresh_token.into());
-                }
-                state.insert("last_refresh".into(), stamp.into());
+    }
+    if let Some(state) = store
+        .get_mut("providers")
+        .and_then(|p| p.get_mut(r.provider))
+        .and_then(Value::as_object_mut)
+    {
+        let matches = state
+            .get("tokens")
+            .and_then(|t| t.get("access_token"))
+            .and_then(Value::as_str)
+            == Some(r.old_access);
+        if matches {
+            if let Some(t) = state.get_mut("tokens").and_then(Value::as_object_mut) {
+                t.insert("access_token".into(), r.access_token.into());
+                t.insert("refresh_token".into(), r.refresh_token.into());
             }
+            state.insert("last_refresh".into(), stamp.into());
+            changed = true;
         }
+    }
+    changed
+}
+
+/// [`rotate`] on the file, under Hermes' `auth.lock` and re-read inside it,
+/// so a concurrent Hermes write is never lost; the file is only rewritten
+/// when a record changed.
+pub fn store_rotated(path: &Path, r: &Rotated<'_>) -> Result<bool, AuthStoreError> {
+    update(path, |store| rotate(store, r))
+}
+
+/// Whether a record (pool entry or singleton) of `provider` holds `access`.
+pub fn holds(store: &Map<String, Value>, provider: &str, access: &str) -> bool {
+    pool_entries(store, provider)
+        .iter()
+        .any(|e| e.token() == Some(access))
+        || provider_state(store, provider)
+            .and_then(|s| s.get("tokens"))
+            .and_then(|t| t.get("access_token"))
+            .and_then(Value::as_str)
+            .is_some_and(|a| a.trim() == access)
+}
+
+/// The refresh token of the record (pool entry, else singleton) of
+/// `provider` whose access token is `access`, if one still holds it.
+pub fn refresh_token_of(
+    store: &Map<String, Value>,
+    provider: &str,
+    access: &str,
+) -> Option<String> {
+    let from_pool = pool_entries(store, provider)
+        .into_iter()
+        .find(|e| e.token() == Some(access))
+        .and_then(|e| e.refresh().map(str::to_string));
+    from_pool.or_else(|| {
+        let t = provider_state(store, provider)?
+            .get("tokens")?
+            .as_object()?;
+        (t.get("access_token")?.as_str()? == access)
+            .then(|| nonempty(t.get("refresh_token")?.as_str()).map(str::to_string))?
     })
+}
+
+/// Spend a refresh token and store what it bought, as one unit that the
+/// caller cannot interrupt halfway: Hermes' `auth.lock` is taken first (off
+/// the async workers), the store re-read inside it, and `refresh` (the token
+/// endpoint call) runs only if a record still holds `old_access` — when
+/// another process rotated it meanwhile, nothing is spent and `Ok(None)` says
+/// "read again". The work runs as its own task: if the caller is cancelled or
+/// times out after the POST, the rotated pair is still written, so a
+/// single-use refresh token is never spent without its successor being kept.
+pub async fn refresh_locked<F, Fut, E>(
+    path: PathBuf,
+    provider: &'static str,
+    old_access: String,
+    refresh: F,
+) -> Result<Option<String>, E>
+where
+    F: FnOnce(String) -> Fut + Send + 'static,
+    Fut: std::future::Future<Output = Result<(String, String), E>> + Send,
+    E: From<AuthStoreError> + Send + 'static,
+{
+    let task = tokio::spawn(async move {
+        let lock_path = path.clone();
+        let lock = tokio::task::spawn_blocking(move || lock(&lock_path))
+            .await
+            .map_err(|e| AuthStoreError::Write {
+                path: path.clone(),
+                reason: e.to_string(),
+            })??;
+        let mut store = load(&path)?;
+        if !holds(&store, provider, &old_access) {
+            return Ok(None);
+        }
+        // An empty one gets the provider's own "missing refresh_token" error.
+        let rt = refresh_token_of(&store, provider, &old_access).unwrap_or_default();
+        let (access, refresh_token) = refresh(rt).await?;
+        rotate(
+            &mut store,
+            &Rotated {
+                provider,
+                old_access: &old_access,
+                access_token: &access,
+                refresh_token: &refresh_token,
+                now: now(),
+            },
+        );
+        write_store(&path, store)?;
+        drop(lock);
+        Ok(Some(access))
+    });
+    match task.await {
+        Ok(r) => r,
+        Err(e) => Err(E::from(AuthStoreError::Write {
+            path: PathBuf::new(),
+            reason: format!("refresh task failed: {e}"),
+        })),
+    }
 }
 
 /// Hermes' `AUTH_LOCK_TIMEOUT_SECONDS`.
@@ -306,14 +403,19 @@ pub fn lock(path: &Path) -> Result<crate::files::Flock, AuthStoreError> {
 }
 
 /// Read, change and write the store under Hermes' lock.
+/// Read, change and write the store under Hermes' lock; `change` says
+/// whether it changed anything (nothing is written when not). `Ok(changed)`.
 pub fn update(
     path: &Path,
-    change: impl FnOnce(&mut Map<String, Value>),
-) -> Result<(), AuthStoreError> {
+    change: impl FnOnce(&mut Map<String, Value>) -> bool,
+) -> Result<bool, AuthStoreError> {
     let _lock = lock(path)?;
     let mut store = load(path)?;
-    change(&mut store);
-    write_store(path, store)
+    if !change(&mut store) {
+        return Ok(false);
+    }
+    write_store(path, store)?;
+    Ok(true)
 }
 
 /// Write the store as Hermes' `_save_auth_store` does (2-space JSON,
@@ -397,6 +499,58 @@ mod tests {
         assert_eq!(path_for(&profile, "xai-oauth"), profile.join("auth.json"));
         // Not a profile: always its own.
         assert_eq!(path_for(&root, "nous"), root.join("auth.json"));
+    }
+
+    #[tokio::test]
+    async fn a_refresh_token_is_spent_only_while_a_record_holds_it() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let p = dir.path().join("auth.json");
+        std::fs::write(
+            &p,
+            r#"{"providers":{"x":{"tokens":{"access_token":"old","refresh_token":"rt-1"}}}}"#,
+        )
+        .expect("write");
+        let spent = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let call = |old: &str| {
+            let spent = spent.clone();
+            refresh_locked(
+                p.clone(),
+                "x",
+                old.to_string(),
+                move |rt: String| async move {
+                    spent.lock().expect("lock").push(rt);
+                    Ok::<_, AuthStoreError>(("new".to_string(), "rt-2".to_string()))
+                },
+            )
+        };
+        assert_eq!(call("old").await.expect("refresh"), Some("new".into()));
+        // The same stale token again (another caller raced us): nothing is spent.
+        assert_eq!(call("old").await.expect("no refresh"), None);
+        assert_eq!(*spent.lock().expect("lock"), ["rt-1"]);
+        let v: Value =
+            serde_json::from_str(&std::fs::read_to_string(&p).expect("read")).expect("json");
+        assert_eq!(v["providers"]["x"]["tokens"]["refresh_token"], "rt-2");
+        // A store that did not change is not rewritten.
+        let before = std::fs::metadata(&p)
+            .expect("meta")
+            .modified()
+            .expect("mtime");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        let r = Rotated {
+            provider: "x",
+            old_access: "gone",
+            access_token: "a",
+            refresh_token: "b",
+            now: 0.0,
+        };
+        assert!(!store_rotated(&p, &r).expect("rotate"));
+        assert_eq!(
+            std::fs::metadata(&p)
+                .expect("meta")
+                .modified()
+                .expect("mtime"),
+            before
+        );
     }
 
     #[test]

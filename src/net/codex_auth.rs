@@ -370,18 +370,19 @@ pub async fn resolve_token(
         }
         let access = e.token().unwrap_or_default().to_string();
         if is_oauth(&e) && is_expiring(&access, REFRESH_SKEW_SECONDS, now) {
-            let Some(rt) = nonempty(e.refresh_token.as_deref()) else {
+            if nonempty(e.refresh_token.as_deref()).is_none() {
                 continue;
-            };
-            match refresh_oauth(http, token_url, rt).await {
-                Ok(r) => {
-                    persist_refresh(&path, &access, &r, now)?;
+            }
+            match refresh_and_store(http, token_url, &path, &access).await {
+                Ok(Some(new)) => {
                     return Ok(token(
-                        &r.access_token,
+                        &new,
                         None,
                         TokenSource::CredentialPool { id: e.id.clone() },
                     ));
                 }
+                // Rotated by another process meanwhile: read what it stored.
+                Ok(None) => return read_token(hermes_home, codex_home, now),
                 Err(err) => {
                     tracing::debug!("codex pool entry {} refresh failed: {err}", e.id);
                     continue;
@@ -439,43 +440,37 @@ pub async fn refresh_rejected(
         ));
     }
     let path = auth_store::path_for(hermes_home, PROVIDER);
-    let store = load_store(&path)?;
-    let old = stale.access_token.as_str();
-    let from_pool = pool_entries(&store)
-        .into_iter()
-        .find(|e| e.token() == Some(old))
-        .and_then(|e| e.refresh_token.clone());
-    let from_singleton = || {
-        let t = singleton_tokens(&store)?;
-        (t.get("access_token")?.as_str()? == old)
-            .then(|| t.get("refresh_token")?.as_str().map(str::to_string))?
-    };
-    let rt = from_pool.or_else(from_singleton).unwrap_or_default();
-    let r = refresh_oauth(http, token_url, &rt).await?;
-    persist_refresh(&path, old, &r, now)?;
-    Ok(token(
-        &r.access_token,
-        stale.account_id.as_deref(),
-        stale.source.clone(),
-    ))
+    match refresh_and_store(http, token_url, &path, &stale.access_token).await? {
+        Some(new) => Ok(token(
+            &new,
+            stale.account_id.as_deref(),
+            stale.source.clone(),
+        )),
+        // Another process rotated it already: its token is the fresh one.
+        None => read_token(hermes_home, None, now),
+    }
 }
 
-/// Store a rotated pair in every Hermes record that held `old_access`.
-fn persist_refresh(
+/// Refresh the record holding `old_access` and store the rotated pair, under
+/// Hermes' lock and detached from the caller ([`auth_store::refresh_locked`]);
+/// `None` when another process rotated it first. A record without a refresh
+/// token gets Hermes' "missing refresh_token" error.
+async fn refresh_and_store(
+    http: &reqwest::Client,
+    token_url: &str,
     path: &Path,
     old_access: &str,
-    r: &Refreshed,
-    now: f64,
-) -> Result<(), CodexAuthError> {
-    auth_store::store_rotated(
-        path,
-        &auth_store::Rotated {
-            provider: PROVIDER,
-            old_access,
-            access_token: &r.access_token,
-            refresh_token: &r.refresh_token,
-            now,
+) -> Result<Option<String>, CodexAuthError> {
+    let (http, url) = (http.clone(), token_url.to_string());
+    auth_store::refresh_locked(
+        path.to_path_buf(),
+        PROVIDER,
+        old_access.to_string(),
+        move |rt| async move {
+            refresh_oauth(&http, &url, &rt)
+                .await
+                .map(|r| (r.access_token, r.refresh_token))
         },
     )
-    .map_err(CodexAuthError::from)
+    .await
 }

@@ -169,8 +169,13 @@ pub async fn resolve(ctx: &Context, http: &reqwest::Client) -> Option<XaiCreds> 
             }
             let access = e.token().unwrap_or_default().to_string();
             let access = if is_expiring(&access, skew(&access, now), now) {
-                match refresh_entry(ctx, http, &store, &access, e.refresh(), now).await {
-                    Ok(t) => t,
+                match refresh_entry(http, &path, &store, &access).await {
+                    Ok(Some(t)) => t,
+                    // Another process rotated it meanwhile: use what it stored.
+                    Ok(None) => match current_token(&path, &e.id, now) {
+                        Some(t) => t,
+                        None => continue,
+                    },
                     Err(err) => {
                         tracing::debug!("xai-oauth entry {} refresh failed: {err}", e.id);
                         continue;
@@ -205,64 +210,68 @@ pub(crate) async fn refresh_rejected(
     let e = entries(&store)
         .into_iter()
         .find(|e| e.token() == Some(stale.api_key.as_str()))?;
-    match refresh_entry(
-        ctx,
-        http,
-        &store,
-        &stale.api_key,
-        e.refresh(),
-        auth_store::now(),
-    )
-    .await
-    {
+    let fresh = match refresh_entry(http, &path, &store, &stale.api_key).await {
+        Ok(Some(t)) => Ok(t),
+        Ok(None) => current_token(&path, &e.id, auth_store::now()).ok_or(()),
+        Err(err) => {
+            tracing::warn!("xAI OAuth refresh after 401 failed: {err}");
+            Err(())
+        }
+    };
+    match fresh {
         Ok(t) if t != stale.api_key => Some(XaiCreds {
             api_key: t,
             ..stale.clone()
         }),
-        Ok(_) => None,
-        Err(err) => {
-            tracing::warn!("xAI OAuth refresh after 401 failed: {err}");
-            None
-        }
+        Ok(_) | Err(()) => None,
     }
 }
 
+/// The token the entry `id` holds now (after another process refreshed it).
+fn current_token(path: &std::path::Path, id: &str, now: f64) -> Option<String> {
+    let store = auth_store::load(path).ok()?;
+    entries(&store)
+        .into_iter()
+        .find(|e| e.id == id && e.selectable(now))
+        .and_then(|e| e.token().map(str::to_string))
+}
+
+/// Refresh the sign-in record holding `old_access`, under Hermes' lock and
+/// detached from the caller ([`auth_store::refresh_locked`]); `None` when
+/// another process rotated it first.
 async fn refresh_entry(
-    ctx: &Context,
     http: &reqwest::Client,
+    path: &std::path::Path,
     store: &serde_json::Map<String, Value>,
     old_access: &str,
-    refresh_token: Option<&str>,
-    now: f64,
-) -> Result<String, XaiAuthError> {
-    let Some(rt) = refresh_token else {
-        return Err(XaiAuthError::Refresh(
-            "xAI OAuth is missing refresh_token. Re-authenticate with `hermes model`.".into(),
-        ));
-    };
+) -> Result<Option<String>, XaiAuthError> {
     let cached = auth_store::provider_state(store, PROVIDER)
         .and_then(|s| s.get("discovery"))
         .and_then(|d| d.get("token_endpoint"))
         .and_then(Value::as_str)
         .and_then(|s| auth_store::nonempty(Some(s)))
         .map(str::to_string);
-    let endpoint = match cached {
-        Some(e) => e,
-        None => discover_token_endpoint(http, DISCOVERY_URL).await?,
-    };
-    validate_endpoint(&endpoint, "token_endpoint")?;
-    let (access, refresh) = refresh_pure(http, &endpoint, rt).await?;
-    auth_store::store_rotated(
-        &auth_store::path_for(&ctx.home.path, PROVIDER),
-        &auth_store::Rotated {
-            provider: PROVIDER,
-            old_access,
-            access_token: &access,
-            refresh_token: &refresh,
-            now,
+    let http = http.clone();
+    auth_store::refresh_locked(
+        path.to_path_buf(),
+        PROVIDER,
+        old_access.to_string(),
+        move |rt: String| async move {
+            if rt.trim().is_empty() {
+                return Err(XaiAuthError::Refresh(
+                    "xAI OAuth is missing refresh_token. Re-authenticate with `hermes model`."
+                        .into(),
+                ));
+            }
+            let endpoint = match cached {
+                Some(e) => e,
+                None => discover_token_endpoint(&http, DISCOVERY_URL).await?,
+            };
+            validate_endpoint(&endpoint, "token_endpoint")?;
+            refresh_pure(&http, &endpoint, &rt).await
         },
-    )?;
-    Ok(access)
+    )
+    .await
 }
 
 /// `_xai_validate_oauth_endpoint`.

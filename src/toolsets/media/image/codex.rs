@@ -12,7 +12,7 @@
 //! ([`codex_auth::refresh_rejected`]), and an `error` / `response.failed` event's message is
 //! added to Hermes' "no image" text. Config: `image_gen.openai-codex.base_url` (default
 //! `https://chatgpt.com/backend-api/codex`), `image_gen.openai-codex.token_url` (default
-//! `https://auth.openai.com/oauth/token`), `image_gen.openai-codex.timeout` (seconds, 300).
+//! `https://auth.openai.com/oauth/token`; loopback addresses only), `image_gen.openai-codex.timeout` (seconds, 300).
 
 use std::time::Duration;
 
@@ -77,11 +77,34 @@ fn base_url(ctx: &Context) -> String {
         .to_string()
 }
 
+/// OpenAI's token endpoint. `image_gen.openai-codex.token_url` may move it
+/// only to a loopback address (tests, a local proxy): anywhere else would
+/// hand Hermes' single-use refresh token to whoever config.yaml names.
 fn token_url(ctx: &Context) -> String {
-    ctx.config_str("image_gen.openai-codex.token_url")
+    let configured = ctx
+        .config_str("image_gen.openai-codex.token_url")
         .map(|s| s.trim().to_string())
-        .filter(|s| !s.is_empty())
-        .unwrap_or_else(|| codex_auth::OAUTH_TOKEN_URL.to_string())
+        .filter(|s| !s.is_empty());
+    match configured {
+        Some(u) if is_loopback_url(&u) => u,
+        Some(u) => {
+            tracing::warn!(
+                "image_gen.openai-codex.token_url {u:?} is not a loopback address; using {}",
+                codex_auth::OAUTH_TOKEN_URL
+            );
+            codex_auth::OAUTH_TOKEN_URL.to_string()
+        }
+        None => codex_auth::OAUTH_TOKEN_URL.to_string(),
+    }
+}
+
+fn is_loopback_url(u: &str) -> bool {
+    url::Url::parse(u).is_ok_and(|u| match u.host() {
+        Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
+        Some(url::Host::Ipv6(ip)) => ip.is_loopback(),
+        Some(url::Host::Domain(d)) => d.eq_ignore_ascii_case("localhost"),
+        None => false,
+    })
 }
 
 /// `_build_responses_payload`.
