@@ -228,8 +228,8 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             rt.block_on(async {
                 // Only tools/list and tools/call wait for the portal; initialize does not.
                 let warm = server.clone();
-                server.start_warmup(async move {
-                    crate::net::gateway::prefetch(warm.context(), GATEWAY_PREFETCH).await;
+                server.start_warmup(GATEWAY_PREFETCH, async move {
+                    crate::net::gateway::prefetch(warm.context()).await;
                 });
                 server::serve_stdio(server).await
             })?;
@@ -268,10 +268,8 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 .enable_all()
                 .build()
             {
-                rt.block_on(crate::net::gateway::prefetch(
-                    server.context(),
-                    GATEWAY_PREFETCH,
-                ));
+                // Not cut short: a token refresh it starts must be stored.
+                rt.block_on(crate::net::gateway::prefetch(server.context()));
             }
             tools_report(&server, args.json, v)?;
             Ok(ExitCode::SUCCESS)

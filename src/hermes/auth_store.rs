@@ -93,7 +93,7 @@ pub fn provider_state<'a>(
 }
 
 /// One `credential_pool.<provider>` entry (fields we do not use are ignored).
-#[derive(Debug, Clone, Deserialize, Default)]
+#[derive(Clone, Deserialize, Default)]
 pub struct PoolEntry {
     #[serde(default)]
     pub id: String,
@@ -115,6 +115,17 @@ pub struct PoolEntry {
     pub last_error_code: Option<i64>,
     #[serde(default)]
     pub last_error_reset_at: Option<Value>,
+}
+
+/// Never prints the tokens.
+impl std::fmt::Debug for PoolEntry {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PoolEntry")
+            .field("id", &self.id)
+            .field("priority", &self.priority)
+            .field("last_status", &self.last_status)
+            .finish_non_exhaustive()
+    }
 }
 
 /// The pool's entries for `provider`, by `priority` (Hermes' `fill_first`).
@@ -236,13 +247,22 @@ pub fn jwt_exp(token: &str) -> Option<f64> {
 }
 
 /// A rotated OAuth pair to store in place of `old_access`.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Clone, PartialEq)]
 pub struct Rotated<'a> {
     pub provider: &'a str,
     pub old_access: &'a str,
     pub access_token: &'a str,
     pub refresh_token: &'a str,
     pub now: f64,
+}
+
+/// Never prints the tokens.
+impl std::fmt::Debug for Rotated<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Rotated")
+            .field("provider", &self.provider)
+            .finish_non_exhaustive()
+    }
 }
 
 /// Put a rotated pair into every record of `store` holding `old_access`
@@ -426,6 +446,14 @@ pub fn write_store(path: &Path, mut store: Map<String, Value>) -> Result<(), Aut
         path: path.to_path_buf(),
         reason,
     };
+    // Hermes keeps a damaged store as `auth.json.corrupt` before replacing
+    // it (`_load_auth_store`); so do we.
+    if let Ok(Some(old)) = crate::files::read_capped_opt(path, crate::files::CONFIG_CAP)
+        && !old.iter().all(u8::is_ascii_whitespace)
+        && !matches!(serde_json::from_slice::<Value>(&old), Ok(Value::Object(_)))
+    {
+        let _ = crate::files::atomic_write(&path.with_extension("json.corrupt"), &old);
+    }
     store.insert("version".into(), VERSION.into());
     store.insert("updated_at".into(), iso_utc(now()).into());
     let text = serde_json::to_string_pretty(&Value::Object(store))

@@ -157,7 +157,9 @@ pub(crate) fn save_store_with(
     edit: impl FnOnce(&mut Map<String, Value>),
 ) -> Result<(), AuthStoreError> {
     let path = auth_path(home);
-    let mut store = load_store(home).unwrap_or_default();
+    // A store that cannot be read is an error, never an empty store to
+    // write over (that would drop every other sign-in).
+    let mut store = auth_store::load(&path)?;
     edit(&mut store);
     let providers = store
         .entry("providers")
@@ -343,8 +345,15 @@ pub(crate) fn write_shared(path: &Path, state: &Map<String, Value>) {
     }
 }
 
+/// Atomically, and 0600 whatever the file was before: it holds a refresh
+/// token (Hermes writes the shared store 0600 too).
 fn write(path: &Path, bytes: &[u8]) -> Result<(), SharedWriteError> {
     crate::files::atomic_write(path, bytes)?;
+    use std::os::unix::fs::PermissionsExt;
+    let _ = std::fs::set_permissions(
+        crate::files::real_target(path),
+        std::fs::Permissions::from_mode(0o600),
+    );
     Ok(())
 }
 

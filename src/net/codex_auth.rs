@@ -66,12 +66,23 @@ pub enum TokenSource {
     CodexCli,
 }
 
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Clone, PartialEq)]
 pub struct CodexToken {
     pub access_token: String,
     /// `ChatGPT-Account-ID`: the JWT claim, else Codex's `tokens.account_id`.
     pub account_id: Option<String>,
     pub source: TokenSource,
+}
+
+/// Never prints the token.
+impl std::fmt::Debug for CodexToken {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CodexToken")
+            .field("access_token", &"<redacted>")
+            .field("account_id", &self.account_id)
+            .field("source", &self.source)
+            .finish()
+    }
 }
 
 #[derive(Debug, Clone, Deserialize, Default)]
@@ -217,10 +228,17 @@ fn hermes_singleton(store: &Map<String, Value>, now: f64) -> Option<CodexToken> 
 }
 
 /// What the token endpoint returned.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Clone, PartialEq)]
 pub struct Refreshed {
     pub access_token: String,
     pub refresh_token: String,
+}
+
+/// Never prints the tokens.
+impl std::fmt::Debug for Refreshed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Refreshed { <redacted> }")
+    }
 }
 
 #[derive(Deserialize)]

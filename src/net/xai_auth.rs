@@ -41,12 +41,23 @@ pub(crate) const CLIENT_ID: &str = "b1a00492-073a-47ea-816f-4c329264a828";
 const MAX_SKEW: f64 = 3600.0;
 
 /// Credentials for one xAI call.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Clone, PartialEq)]
 pub struct XaiCreds {
     pub api_key: String,
     pub base_url: String,
     /// From Hermes' xAI sign-in (refreshable), not `XAI_API_KEY`.
     pub oauth: bool,
+}
+
+/// Never prints the key.
+impl std::fmt::Debug for XaiCreds {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("XaiCreds")
+            .field("api_key", &"<redacted>")
+            .field("base_url", &self.base_url)
+            .field("oauth", &self.oauth)
+            .finish()
+    }
 }
 
 /// Why a sign-in could not be refreshed (Hermes' `AuthError` texts).

@@ -75,14 +75,25 @@ impl HermesServer {
 
     /// Run `work` in the background (e.g. asking the Nous Portal whether the
     /// tool gateway is included); `initialize` is answered at once, while
-    /// `tools/list` and `tools/call` wait until `work` is done. `work` must
-    /// bound its own time. Needs a tokio runtime.
-    pub fn start_warmup(&self, work: impl std::future::Future<Output = ()> + Send + 'static) {
+    /// `tools/list` and `tools/call` wait until `work` is done or `max_wait`
+    /// has passed since it started. `work` itself is never cancelled (it may
+    /// be storing a refreshed token). Needs a tokio runtime.
+    pub fn start_warmup(
+        &self,
+        max_wait: std::time::Duration,
+        work: impl std::future::Future<Output = ()> + Send + 'static,
+    ) {
         let (tx, rx) = tokio::sync::watch::channel(false);
         *self.inner.warmup.lock().unwrap_or_else(|p| p.into_inner()) = Some(rx);
+        let done = std::sync::Arc::new(tx);
+        let on_time = done.clone();
         tokio::spawn(async move {
             work.await;
-            let _ = tx.send(true);
+            let _ = done.send(true);
+        });
+        tokio::spawn(async move {
+            tokio::time::sleep(max_wait).await;
+            let _ = on_time.send(true);
         });
     }
 

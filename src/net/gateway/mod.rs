@@ -215,21 +215,17 @@ pub(crate) async fn unavailable_message(
 }
 
 /// Ask the portal once, when only it can tell, so the cheap probes that
-/// choose providers (`tools/list`, `hermes-mcp tools`) see the answer.
-/// Bounded: a slow portal costs at most `limit` and then counts as unknown.
-pub async fn prefetch(ctx: &Context, limit: std::time::Duration) {
+/// choose providers (`tools/list`, `hermes-mcp tools`) see the answer. Runs
+/// to completion: a token refresh it starts must store the rotated pair even
+/// when nobody waits any longer (callers bound their wait, not this work).
+pub async fn prefetch(ctx: &Context) {
     if account::peek(ctx).is_some() {
         return;
     }
     let Ok(http) = HttpClient::with_policy(crate::net::Policy::from_context(ctx)) else {
         return;
     };
-    if tokio::time::timeout(limit, account::get(ctx, &http, false))
-        .await
-        .is_err()
-    {
-        tracing::warn!("Nous Portal did not answer within {limit:?}; tool gateway unverified");
-    }
+    account::get(ctx, &http, false).await;
 }
 
 #[cfg(test)]
