@@ -17,7 +17,7 @@ use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
 use super::auxiliary::{self, AuxConfig, CallError, ChatAnswer};
-use super::post::{self, Failure};
+use super::post;
 use super::providers::{self, AnthropicAuth};
 use crate::net::HttpClient;
 
@@ -343,9 +343,9 @@ pub(crate) async fn chat(
     hs.push(("Accept".into(), "application/json".into()));
     match post::post_json(http, cfg, &url, &hs, &request(cfg, auth, body)).await? {
         // The SDK's `APIStatusError` text.
-        Err(Failure { status, text }) => Err(CallError {
-            status: Some(status),
-            message: format!("Error code: {status} - {text}"),
+        Err(f) => Err(CallError {
+            status: Some(f.status),
+            message: format!("Error code: {} - {}", f.status, f.shown()),
         }),
         Ok(text) => {
             let v = if text.trim_start().starts_with('{') {

@@ -15,6 +15,17 @@ pub(crate) struct Failure {
     pub text: String,
 }
 
+impl Failure {
+    /// The body as an error message shows it: at most 1,000 characters.
+    pub(crate) fn shown(&self) -> String {
+        if self.text.chars().count() > 1000 {
+            self.text.chars().take(1000).collect::<String>() + "…"
+        } else {
+            self.text.clone()
+        }
+    }
+}
+
 /// POST `body` to `url` with `headers`; the answer's text, or (`Ok(Err)`)
 /// an HTTP error answer.
 pub(crate) async fn post_json(
@@ -51,13 +62,10 @@ pub(crate) async fn post_json(
             },
         })?;
     if !(200..300).contains(&resp.status) {
-        let mut text = resp.text();
-        if text.chars().count() > 1000 {
-            text = text.chars().take(1000).collect::<String>() + "…";
-        }
+        // Whole (within the API body cap): a wire may parse it; shown cut.
         return Ok(Err(Failure {
             status: resp.status,
-            text: text.trim().to_string(),
+            text: resp.text().trim().to_string(),
         }));
     }
     Ok(Ok(resp.text()))

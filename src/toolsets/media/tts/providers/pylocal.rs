@@ -244,6 +244,25 @@ async fn piper_voice(
         dir.display()
     );
     let base = truthy_str(piper, "voices_base_url").unwrap_or_default();
+    // Our extension's URL is fetched by piper in Python, outside crate::net:
+    // check it against the same floor (cloud metadata never; loopback fine).
+    if !base.is_empty() {
+        let url = url::Url::parse(&base).map_err(|e| {
+            TtsError::Failed(format!(
+                "tts.piper.voices_base_url {base:?} is not a URL: {e}"
+            ))
+        })?;
+        // A configured endpoint: private is fine, cloud metadata never (as send_api).
+        let floor = crate::net::Policy {
+            allow_private: true,
+            ..crate::net::Policy::from_context(ctx)
+        };
+        if let Err(b @ crate::net::Blocked::Metadata { .. }) = crate::net::check_url(&url, &floor) {
+            return Err(TtsError::Failed(format!(
+                "tts.piper.voices_base_url is refused: {b}"
+            )));
+        }
+    }
     let dir_s = dir.to_string_lossy().into_owned();
     let ran = run_python(
         python,
