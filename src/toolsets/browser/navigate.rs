@@ -108,12 +108,18 @@ pub(crate) async fn navigate(ctx: &Context, st: &Settings, s: &mut Session, url:
     let nav_timeout = st.navigation_timeout;
     let gen_before = s.tab.state.doc_gen();
     let mut warning: Option<String> = None;
-    let r = match tokio::time::timeout(
-        nav_timeout,
-        s.tab.nav.call("Page.navigate", json!({"url": url})),
-    )
-    .await
-    {
+    // A fresh tab's first navigation gets the one retry (`navigate_fresh_tab`);
+    // later ones are never sent twice (a slow server is not a stuck tab).
+    let attempt = if s.first_nav_done {
+        tokio::time::timeout(
+            nav_timeout,
+            s.tab.nav.call("Page.navigate", json!({"url": url})),
+        )
+        .await
+    } else {
+        super::session::navigate_fresh_tab(&s.tab, url, nav_timeout).await
+    };
+    let r = match attempt {
         Ok(r) => r,
         Err(_) => {
             let _ = cmd(st, s, "Page.stopLoading", json!({})).await;

@@ -373,11 +373,7 @@ impl Session {
         let tab = open_tab(&self.browser, &self.policy, settings).await?;
         let mut loads = tab.state.loads.subscribe();
         loads.borrow_and_update();
-        let nav = tokio::time::timeout(
-            settings.navigation_timeout,
-            tab.nav.call("Page.navigate", json!({"url": url})),
-        )
-        .await;
+        let nav = navigate_fresh_tab(&tab, url, settings.navigation_timeout).await;
         let old = std::mem::replace(&mut self.tab, tab);
         self.background.push(old);
         if self.background.len() > MAX_BACKGROUND_TABS {
@@ -498,6 +494,34 @@ impl TabState {
 }
 
 /// A new tab with its event tasks. Used at start and after a crash.
+/// `Page.navigate` on a tab we just created. Rarely (seen under load, cause
+/// not found) a fresh tab's first navigation never commits and Chromium
+/// never answers; when nothing has committed after a few seconds the
+/// navigation is stopped and sent once more, within the same overall time.
+pub(crate) async fn navigate_fresh_tab(
+    tab: &Tab,
+    url: &str,
+    total: Duration,
+) -> Result<Result<serde_json::Value, NavError>, tokio::time::error::Elapsed> {
+    const FIRST_TRY: Duration = Duration::from_secs(8);
+    let started = std::time::Instant::now();
+    let gen_before = tab.state.doc_gen();
+    let first = tokio::time::timeout(
+        FIRST_TRY.min(total),
+        tab.nav.call("Page.navigate", json!({"url": url})),
+    )
+    .await;
+    match first {
+        Err(_) if tab.state.doc_gen() == gen_before && total > FIRST_TRY => {
+            tracing::debug!("browser: first navigation of a new tab did not commit; retrying");
+            let _ = tab.nav.call("Page.stopLoading", json!({})).await;
+            let left = total.saturating_sub(started.elapsed());
+            tokio::time::timeout(left, tab.nav.call("Page.navigate", json!({"url": url}))).await
+        }
+        other => other,
+    }
+}
+
 async fn open_tab(
     browser: &Browser,
     policy: &BrowserPolicy,
