@@ -249,6 +249,30 @@ pub(crate) struct CallError {
     pub message: String,
 }
 
+impl CallError {
+    /// A request that got no answer, worded as Hermes' OpenAI SDK words it
+    /// (`timed_out`: the text for a timeout, which each wire words its own way).
+    pub(crate) fn from_send(e: ApiError, url: &str, timed_out: String) -> Self {
+        CallError {
+            status: matches!(e, ApiError::RateLimited { .. }).then_some(429),
+            message: match e {
+                ApiError::Timeout => timed_out,
+                ApiError::RateLimited { .. } => format!("Error code: 429 - rate limited by {url}"),
+                other => format!("Connection error calling {url}: {other}"),
+            },
+        }
+    }
+}
+
+/// The timeout text of the chat-completions, Anthropic and Gemini wires.
+pub(crate) fn request_timed_out(cfg: &AuxConfig, url: &str) -> String {
+    format!(
+        "Request timed out after {} s (auxiliary.{}.timeout) calling {url}",
+        cfg.timeout.as_secs(),
+        cfg.task
+    )
+}
+
 /// The parts of a chat-completions answer Hermes reads. Lenient: servers
 /// that call themselves OpenAI-compatible differ, and a field of an
 /// unexpected type reads as absent rather than failing the answer.
@@ -381,21 +405,7 @@ pub(crate) async fn chat(
     let resp = http
         .send_api(&provider, Duration::ZERO, req)
         .await
-        .map_err(|e| CallError {
-            status: match e {
-                ApiError::RateLimited { .. } => Some(429),
-                _ => None,
-            },
-            message: match e {
-                ApiError::Timeout => format!(
-                    "Request timed out after {} s (auxiliary.{}.timeout) calling {url}",
-                    cfg.timeout.as_secs(),
-                    cfg.task
-                ),
-                ApiError::RateLimited { .. } => format!("Error code: 429 - rate limited by {url}"),
-                other => format!("Connection error calling {url}: {other}"),
-            },
-        })?;
+        .map_err(|e| CallError::from_send(e, &url, request_timed_out(cfg, &url)))?;
     if !(200..300).contains(&resp.status) {
         // The OpenAI SDK's `APIStatusError` text, which Hermes' hints match on.
         let mut text = resp.text();

@@ -23,8 +23,8 @@ use sha2::{Digest, Sha256};
 
 use super::auxiliary::{AuxConfig, CallError};
 use crate::hermes::auth_store::now;
+use crate::net::HttpClient;
 use crate::net::codex_auth::{self, CodexAuthError, CodexToken};
-use crate::net::{ApiError, HttpClient};
 use crate::toolsets::media::image::{SseParser, StreamError};
 
 /// Hermes' default `instructions` when the task sends no system message.
@@ -307,20 +307,13 @@ async fn post(
     let resp = http
         .send_api(codex_auth::PROVIDER, Duration::ZERO, req)
         .await
-        .map_err(|e| CallError {
-            status: match e {
-                ApiError::RateLimited { .. } => Some(429),
-                _ => None,
-            },
-            message: match e {
-                ApiError::Timeout => format!(
-                    "Codex auxiliary Responses stream exceeded {:.1}s total timeout (auxiliary.{}.timeout)",
-                    cfg.timeout.as_secs_f64(),
-                    cfg.task
-                ),
-                ApiError::RateLimited { .. } => format!("Error code: 429 - rate limited by {url}"),
-                other => format!("Connection error calling {url}: {other}"),
-            },
+        .map_err(|e| {
+            let timed_out = format!(
+                "Codex auxiliary Responses stream exceeded {:.1}s total timeout (auxiliary.{}.timeout)",
+                cfg.timeout.as_secs_f64(),
+                cfg.task
+            );
+            CallError::from_send(e, url, timed_out)
         })?;
     Ok((resp.status, resp.text()))
 }

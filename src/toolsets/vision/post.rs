@@ -6,8 +6,8 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use super::auxiliary::{AuxConfig, CallError};
-use crate::net::{ApiError, HttpClient};
+use super::auxiliary::{self, AuxConfig, CallError};
+use crate::net::HttpClient;
 
 /// A non-2xx answer: status and body text (capped) for the wire's error text.
 pub(crate) struct Failure {
@@ -47,20 +47,7 @@ pub(crate) async fn post_json(
     let resp = http
         .send_api(&format!("vision:{}", cfg.provider), Duration::ZERO, req)
         .await
-        .map_err(|e| CallError {
-            status: match e {
-                ApiError::RateLimited { .. } => Some(429),
-                _ => None,
-            },
-            message: match e {
-                ApiError::Timeout => format!(
-                    "Request timed out after {} s (auxiliary.vision.timeout) calling {url}",
-                    cfg.timeout.as_secs()
-                ),
-                ApiError::RateLimited { .. } => format!("Error code: 429 - rate limited by {url}"),
-                other => format!("Connection error calling {url}: {other}"),
-            },
-        })?;
+        .map_err(|e| CallError::from_send(e, url, auxiliary::request_timed_out(cfg, url)))?;
     if !(200..300).contains(&resp.status) {
         // Whole (within the API body cap): a wire may parse it; shown cut.
         return Ok(Err(Failure {
