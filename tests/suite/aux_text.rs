@@ -64,21 +64,7 @@ fn messages_stream(text: &str) -> Vec<u8> {
 }
 
 fn tiny_wav() -> Vec<u8> {
-    let pcm = vec![0u8; 4800];
-    let mut v = b"RIFF".to_vec();
-    v.extend((36 + pcm.len() as u32).to_le_bytes());
-    v.extend(b"WAVEfmt ");
-    v.extend(16u32.to_le_bytes());
-    v.extend(1u16.to_le_bytes());
-    v.extend(1u16.to_le_bytes());
-    v.extend(24000u32.to_le_bytes());
-    v.extend(48000u32.to_le_bytes());
-    v.extend(2u16.to_le_bytes());
-    v.extend(16u16.to_le_bytes());
-    v.extend(b"data");
-    v.extend((pcm.len() as u32).to_le_bytes());
-    v.extend(pcm);
-    v
+    wav_24k_mono(vec![0u8; 4800])
 }
 
 fn server(answer: &'static str) -> Loopback {

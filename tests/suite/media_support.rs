@@ -103,6 +103,24 @@ fn media_req(r: &web_support::Req) -> Req {
     }
 }
 
+/// A 24 kHz mono 16-bit PCM WAV around `pcm` (what Gemini-style TTS fakes answer).
+pub fn wav_24k_mono(pcm: Vec<u8>) -> Vec<u8> {
+    let mut v = b"RIFF".to_vec();
+    v.extend((36 + pcm.len() as u32).to_le_bytes());
+    v.extend(b"WAVEfmt ");
+    v.extend(16u32.to_le_bytes());
+    v.extend(1u16.to_le_bytes());
+    v.extend(1u16.to_le_bytes());
+    v.extend(24000u32.to_le_bytes());
+    v.extend(48000u32.to_le_bytes());
+    v.extend(2u16.to_le_bytes());
+    v.extend(16u16.to_le_bytes());
+    v.extend(b"data");
+    v.extend((pcm.len() as u32).to_le_bytes());
+    v.extend(pcm);
+    v
+}
+
 /// A real 2x1 RGB PNG (valid signature, IHDR, IDAT, IEND with correct CRCs).
 pub fn png_bytes() -> Vec<u8> {
     const PNG: &str = "89504e470d0a1a0a0000000d49484452000000020000000108020000007b40e8dd0000000d49444154789c63f8cf0004ff01070001ffe2239e590000000049454e44ae426082";

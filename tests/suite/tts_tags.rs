@@ -24,23 +24,11 @@ fn chat_answer(content: &str) -> Value {
 }
 
 fn tiny_wav() -> Vec<u8> {
-    let pcm: Vec<u8> = (0..2400i32)
-        .flat_map(|i| ((i % 50 * 400) as i16).to_le_bytes())
-        .collect();
-    let mut v = b"RIFF".to_vec();
-    v.extend((36 + pcm.len() as u32).to_le_bytes());
-    v.extend(b"WAVEfmt ");
-    v.extend(16u32.to_le_bytes());
-    v.extend(1u16.to_le_bytes());
-    v.extend(1u16.to_le_bytes());
-    v.extend(24000u32.to_le_bytes());
-    v.extend(48000u32.to_le_bytes());
-    v.extend(2u16.to_le_bytes());
-    v.extend(16u16.to_le_bytes());
-    v.extend(b"data");
-    v.extend((pcm.len() as u32).to_le_bytes());
-    v.extend(pcm);
-    v
+    wav_24k_mono(
+        (0..2400i32)
+            .flat_map(|i| ((i % 50 * 400) as i16).to_le_bytes())
+            .collect(),
+    )
 }
 
 fn server(aux: AuxAnswer) -> Loopback {
