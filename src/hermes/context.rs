@@ -73,3 +73,17 @@ impl Context {
         self.env.get(envvars::HERMES_SESSION_ID)
     }
 }
+
+/// A context from config YAML and environment variables, for unit tests (a
+/// Hermes home that does not exist, so no file of the machine is read).
+#[cfg(test)]
+pub(crate) fn test_ctx(yaml: &str, env: &[(&str, &str)]) -> Context {
+    Context::with_parts(
+        super::HermesHome {
+            path: "/nonexistent-hermes".into(),
+            explicit: true,
+        },
+        Env::from_map(env.iter().map(|(k, v)| (k.to_string(), v.to_string()))),
+        HermesConfig::from_yaml(yaml).expect("test config"),
+    )
+}

@@ -231,18 +231,8 @@ pub async fn prefetch(ctx: &Context) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::hermes::{Env, HermesConfig, HermesHome};
 
-    fn ctx(yaml: &str, env: &[(&str, &str)]) -> Context {
-        Context::with_parts(
-            HermesHome {
-                path: std::env::temp_dir().join("hermes-gateway-unit-none"),
-                explicit: true,
-            },
-            Env::from_map(env.iter().map(|(k, v)| (k.to_string(), v.to_string()))),
-            HermesConfig::from_yaml(yaml).unwrap(),
-        )
-    }
+    use crate::hermes::context::test_ctx as ctx;
 
     #[test]
     fn origins_like_build_vendor_gateway_url() {

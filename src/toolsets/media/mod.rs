@@ -127,19 +127,8 @@ pub(crate) fn image_ext(mime: &str) -> &'static str {
     }
 }
 
-/// A context from config YAML and environment variables, for unit tests.
 #[cfg(test)]
-pub(crate) fn test_ctx(yaml: &str, env: &[(&str, &str)]) -> Context {
-    use crate::hermes::{Env, HermesConfig, HermesHome};
-    Context::with_parts(
-        HermesHome {
-            path: "/nonexistent-hermes".into(),
-            explicit: true,
-        },
-        Env::from_map(env.iter().map(|(k, v)| (k.to_string(), v.to_string()))),
-        HermesConfig::from_yaml(yaml).unwrap(),
-    )
-}
+pub(crate) use crate::hermes::context::test_ctx;
 
 #[cfg(test)]
 mod tests {

@@ -485,19 +485,8 @@ impl Toolset for VisionToolset {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::hermes::{Env, HermesConfig, HermesHome};
 
-    fn ctx(yaml: &str, env: &[(&str, &str)]) -> Context {
-        let home = HermesHome {
-            path: std::env::temp_dir().join("hermes-vision-unit"),
-            explicit: true,
-        };
-        Context::with_parts(
-            home,
-            Env::from_map(env.iter().map(|(k, v)| (k.to_string(), v.to_string()))),
-            HermesConfig::from_yaml(yaml).unwrap(),
-        )
-    }
+    use crate::hermes::context::test_ctx as ctx;
 
     #[test]
     fn max_concurrency_env_then_config_then_cores() {

@@ -584,20 +584,9 @@ fn nous_auth(ctx: &Context) -> Option<(String, String)> {
 mod tests {
     use super::auxiliary::request_body;
     use super::*;
-    use crate::hermes::{Env, HermesConfig, HermesHome};
     use std::time::Duration;
 
-    fn ctx(yaml: &str, env: &[(&str, &str)]) -> Context {
-        let home = HermesHome {
-            path: std::env::temp_dir().join("hermes-vision-unit"),
-            explicit: true,
-        };
-        Context::with_parts(
-            home,
-            Env::from_map(env.iter().map(|(k, v)| (k.to_string(), v.to_string()))),
-            HermesConfig::from_yaml(yaml).unwrap(),
-        )
-    }
+    use crate::hermes::context::test_ctx as ctx;
 
     #[test]
     fn native_by_default() {

@@ -488,19 +488,8 @@ pub(crate) fn describe(r: &Resolution) -> (String, String) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::hermes::{Env, HermesConfig, HermesHome};
 
-    fn ctx(yaml: &str, env: &[(&str, &str)]) -> Context {
-        let home = HermesHome {
-            path: std::env::temp_dir().join("hermes-textaux-unit-none"),
-            explicit: true,
-        };
-        Context::with_parts(
-            home,
-            Env::from_map(env.iter().map(|(k, v)| (k.to_string(), v.to_string()))),
-            HermesConfig::from_yaml(yaml).unwrap(),
-        )
-    }
+    use crate::hermes::context::test_ctx as ctx;
 
     fn aux(r: &Resolution) -> &AuxConfig {
         match &r.mode {
