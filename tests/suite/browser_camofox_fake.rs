@@ -6,7 +6,6 @@ use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
 
 use base64::Engine as _;
 use serde_json::{Value, json};
@@ -130,18 +129,7 @@ impl FakeCamofox {
         self.state.lock().unwrap().typed.clone()
     }
     pub fn wait_for(&self, what: &str, f: impl Fn(&[Seen]) -> bool, secs: u64) -> Vec<Seen> {
-        let start = Instant::now();
-        loop {
-            let s = self.seen();
-            if f(&s) {
-                return s;
-            }
-            assert!(
-                start.elapsed() < Duration::from_secs(secs),
-                "the fake never saw {what}: {s:#?}"
-            );
-            std::thread::sleep(Duration::from_millis(100));
-        }
+        super::common::poll_until(what, secs, || self.seen(), |s| f(s))
     }
 }
 

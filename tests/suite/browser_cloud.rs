@@ -9,7 +9,7 @@ use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::process::Command;
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::{Value, json};
 
@@ -70,18 +70,7 @@ impl FakeApi {
         self.seen.lock().unwrap().clear();
     }
     fn wait_for(&self, what: &str, f: impl Fn(&[Seen]) -> bool, secs: u64) -> Vec<Seen> {
-        let start = Instant::now();
-        loop {
-            let s = self.seen();
-            if f(&s) {
-                return s;
-            }
-            assert!(
-                start.elapsed() < Duration::from_secs(secs),
-                "the fake never saw {what}: {s:#?}"
-            );
-            std::thread::sleep(Duration::from_millis(100));
-        }
+        super::common::poll_until(what, secs, || self.seen(), |s| f(s))
     }
 }
 

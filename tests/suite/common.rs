@@ -234,6 +234,28 @@ impl Drop for RawClient {
 }
 
 /// The text of a tool result's first text block, parsed as JSON.
+/// Poll `get` every 100 ms until `done` holds for its value (returned), failing
+/// after `secs` with what was last seen.
+pub fn poll_until<T: std::fmt::Debug>(
+    what: &str,
+    secs: u64,
+    get: impl Fn() -> T,
+    done: impl Fn(&T) -> bool,
+) -> T {
+    let start = std::time::Instant::now();
+    loop {
+        let v = get();
+        if done(&v) {
+            return v;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(secs),
+            "the fake never saw {what}: {v:#?}"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
 /// `hermes-mcp serve` in `env` with `vars` added, initialized.
 pub fn client(env: &TestEnv, vars: &[(&str, &str)]) -> RawClient {
     let mut c = env.cmd();
