@@ -159,16 +159,18 @@ fn deepinfra_catalog_model_generation_and_errors_like_hermes() {
     assert_eq!(theirs.path, ours.path);
     assert_eq!(theirs.json(), ours.json());
     assert_eq!(theirs.header("authorization"), ours.header("authorization"));
-    for k in [
-        "provider",
-        "model",
-        "size",
-        "modality",
-        "aspect_ratio",
-        "prompt",
-    ] {
-        assert_eq!(v[k], hermes[k], "{k}");
-    }
+    assert_fields_match(
+        &v,
+        &hermes,
+        &[
+            "provider",
+            "model",
+            "size",
+            "modality",
+            "aspect_ratio",
+            "prompt",
+        ],
+    );
 
     // Text-to-image only.
     let v = result_json(&rc.call_tool(
@@ -198,16 +200,18 @@ fn deepinfra_catalog_model_generation_and_errors_like_hermes() {
         v["error"],
         "DeepInfra image generation failed: Error code: 401 - {'error': {'message': 'Invalid API key'}}"
     );
-    for k in [
-        "success",
-        "error",
-        "error_type",
-        "model",
-        "provider",
-        "prompt",
-    ] {
-        assert_eq!(v[k], hermes[k], "{k}");
-    }
+    assert_fields_match(
+        &v,
+        &hermes,
+        &[
+            "success",
+            "error",
+            "error_type",
+            "model",
+            "provider",
+            "prompt",
+        ],
+    );
     drop(rc);
 
     // No key: the tool says so before any call (Hermes' `is_available()`).
@@ -393,20 +397,22 @@ fn krea_submit_poll_save_and_errors_like_hermes() {
     for h in ["authorization", "user-agent"] {
         assert_eq!(theirs[1].header(h), ours_poll.header(h), "{h}");
     }
-    for k in [
-        "provider",
-        "model",
-        "modality",
-        "krea_aspect_ratio",
-        "creativity",
-        "resolution",
-        "job_id",
-        "completed_at",
-        "prompt",
-        "aspect_ratio",
-    ] {
-        assert_eq!(v[k], hermes[k], "{k}");
-    }
+    assert_fields_match(
+        &v,
+        &hermes,
+        &[
+            "provider",
+            "model",
+            "modality",
+            "krea_aspect_ratio",
+            "creativity",
+            "resolution",
+            "job_id",
+            "completed_at",
+            "prompt",
+            "aspect_ratio",
+        ],
+    );
 
     // A failed job.
     let v = result_json(&rc.call_tool("image_generate", json!({"prompt": "boom"})));
@@ -440,16 +446,18 @@ fn krea_submit_poll_save_and_errors_like_hermes() {
         v["error"], "Krea image generation failed (401): Invalid token",
         "{v}"
     );
-    for k in [
-        "success",
-        "error",
-        "error_type",
-        "model",
-        "provider",
-        "prompt",
-    ] {
-        assert_eq!(v[k], hermes[k], "{k}");
-    }
+    assert_fields_match(
+        &v,
+        &hermes,
+        &[
+            "success",
+            "error",
+            "error_type",
+            "model",
+            "provider",
+            "prompt",
+        ],
+    );
     let last = srv.requests().pop().unwrap();
     assert_eq!(last.path, "/generate/image/krea/krea-2/large");
     drop(rc);

@@ -115,17 +115,19 @@ print(json.dumps(m.XAIImageGenProvider().generate("a comet", "portrait")))
     let theirs = srv.requests().pop().unwrap();
     assert_eq!(ours.json(), theirs.json());
     assert_eq!(ours.header("user-agent"), theirs.header("user-agent"));
-    for k in [
-        "provider",
-        "model",
-        "resolution",
-        "storage_enabled",
-        "modality",
-        "aspect_ratio",
-        "prompt",
-    ] {
-        assert_eq!(v[k], hermes[k], "{k}");
-    }
+    assert_fields_match(
+        &v,
+        &hermes,
+        &[
+            "provider",
+            "model",
+            "resolution",
+            "storage_enabled",
+            "modality",
+            "aspect_ratio",
+            "prompt",
+        ],
+    );
 
     // Edit: JSON body with the quality model and the image as a data URI.
     let src = env.dir.path().join("in.png");

@@ -103,6 +103,13 @@ fn media_req(r: &web_support::Req) -> Req {
     }
 }
 
+/// Our result and Hermes' agree on each of `keys`.
+pub fn assert_fields_match(ours: &serde_json::Value, hermes: &serde_json::Value, keys: &[&str]) {
+    for k in keys {
+        assert_eq!(ours[*k], hermes[*k], "{k}");
+    }
+}
+
 /// A 24 kHz mono 16-bit PCM WAV around `pcm` (what Gemini-style TTS fakes answer).
 pub fn wav_24k_mono(pcm: Vec<u8>) -> Vec<u8> {
     let mut v = b"RIFF".to_vec();
