@@ -308,13 +308,6 @@ pub fn rotate(store: &mut Map<String, Value>, r: &Rotated<'_>) -> bool {
     changed
 }
 
-/// [`rotate`] on the file, under Hermes' `auth.lock` and re-read inside it,
-/// so a concurrent Hermes write is never lost; the file is only rewritten
-/// when a record changed.
-pub fn store_rotated(path: &Path, r: &Rotated<'_>) -> Result<bool, AuthStoreError> {
-    update(path, |store| rotate(store, r))
-}
-
 /// Whether a record (pool entry or singleton) of `provider` holds `access`.
 pub fn holds(store: &Map<String, Value>, provider: &str, access: &str) -> bool {
     pool_entries(store, provider)
@@ -420,22 +413,6 @@ pub fn lock(path: &Path) -> Result<crate::files::Flock, AuthStoreError> {
             },
         }
     })
-}
-
-/// Read, change and write the store under Hermes' lock.
-/// Read, change and write the store under Hermes' lock; `change` says
-/// whether it changed anything (nothing is written when not). `Ok(changed)`.
-pub fn update(
-    path: &Path,
-    change: impl FnOnce(&mut Map<String, Value>) -> bool,
-) -> Result<bool, AuthStoreError> {
-    let _lock = lock(path)?;
-    let mut store = load(path)?;
-    if !change(&mut store) {
-        return Ok(false);
-    }
-    write_store(path, store)?;
-    Ok(true)
 }
 
 /// Write the store as Hermes' `_save_auth_store` does (2-space JSON,
@@ -552,26 +529,14 @@ mod tests {
             )
         };
         assert_eq!(call("old").await.expect("refresh"), Some("new".into()));
-        // The same stale token again (another caller raced us): nothing is spent.
-        assert_eq!(call("old").await.expect("no refresh"), None);
-        assert_eq!(*spent.lock().expect("lock"), ["rt-1"]);
-        let v: Value =
-            serde_json::from_str(&std::fs::read_to_string(&p).expect("read")).expect("json");
-        assert_eq!(v["providers"]["x"]["tokens"]["refresh_token"], "rt-2");
-        // A store that did not change is not rewritten.
         let before = std::fs::metadata(&p)
             .expect("meta")
             .modified()
             .expect("mtime");
         std::thread::sleep(std::time::Duration::from_millis(20));
-        let r = Rotated {
-            provider: "x",
-            old_access: "gone",
-            access_token: "a",
-            refresh_token: "b",
-            now: 0.0,
-        };
-        assert!(!store_rotated(&p, &r).expect("rotate"));
+        // The same stale token again (another caller raced us): nothing is
+        // spent, and the store is not rewritten.
+        assert_eq!(call("old").await.expect("no refresh"), None);
         assert_eq!(
             std::fs::metadata(&p)
                 .expect("meta")
@@ -579,6 +544,10 @@ mod tests {
                 .expect("mtime"),
             before
         );
+        assert_eq!(*spent.lock().expect("lock"), ["rt-1"]);
+        let v: Value =
+            serde_json::from_str(&std::fs::read_to_string(&p).expect("read")).expect("json");
+        assert_eq!(v["providers"]["x"]["tokens"]["refresh_token"], "rt-2");
     }
 
     #[test]
@@ -591,8 +560,9 @@ mod tests {
                "credential_pool":{"x":[{"id":"a","access_token":"old","label":"L"},{"id":"b","access_token":"other"}]}}"#,
         )
         .expect("write");
-        store_rotated(
-            &p,
+        let mut store = load(&p).expect("load");
+        assert!(rotate(
+            &mut store,
             &Rotated {
                 provider: "x",
                 old_access: "old",
@@ -600,8 +570,8 @@ mod tests {
                 refresh_token: "r2",
                 now: 1_700_000_000.0,
             },
-        )
-        .expect("rotate");
+        ));
+        write_store(&p, store).expect("write");
         let v: Value =
             serde_json::from_str(&std::fs::read_to_string(&p).expect("read")).expect("json");
         assert_eq!(v["providers"]["x"]["tokens"]["access_token"], "new");
