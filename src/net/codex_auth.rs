@@ -17,14 +17,16 @@
 //! Refresh (`refresh_codex_oauth_pure`): `POST https://auth.openai.com/oauth/token`, form
 //! `grant_type=refresh_token&refresh_token=…&client_id=app_EMoamEEZ73f0CkXaXp7hrann`; the new
 //! pair is written back to every Hermes record that held the old one (pool entry and
-//! singleton), because refresh tokens rotate and the old one is dead afterwards.
+//! singleton), because refresh tokens rotate and the old one is dead afterwards. The
+//! refresh runs under Hermes' `auth.lock` with the store re-read inside it
+//! ([`auth_store::refresh_locked`]). A profile with no sign-in of its own uses the root's
+//! ([`auth_store::path_for`]).
 //!
 //! Requests then carry `Authorization: Bearer <token>`, `originator: codex_cli_rs`,
 //! `User-Agent: codex_cli_rs/0.0.0 (Hermes Agent)` and `ChatGPT-Account-ID` from the JWT's
 //! `https://api.openai.com/auth.chatgpt_account_id` claim ([`request_headers`]).
 //!
-//! Not modelled: profile → global-root `auth.json` fallback, pool strategies other than
-//! `fill_first`, Hermes' auth-store lock file.
+//! Not modelled: pool strategies other than `fill_first`.
 
 use std::path::{Path, PathBuf};
 
@@ -169,6 +171,11 @@ fn token(access: &str, fallback_account: Option<&str>, source: TokenSource) -> C
             .or_else(|| nonempty(fallback_account).map(str::to_string)),
         source,
     }
+}
+
+/// Codex's home as this server sees it (`$CODEX_HOME`, else `~/.codex`).
+pub(crate) fn codex_home(ctx: &crate::hermes::Context) -> Option<PathBuf> {
+    codex_home_from_env(|n| ctx.env.get(n))
 }
 
 /// `$CODEX_HOME`, else `~/.codex`.

@@ -26,8 +26,6 @@
 //! Vision keeps its own rules (resolve.rs): vision model overrides,
 //! text-only main models skipped, Codex as native.
 
-use std::path::PathBuf;
-
 use serde_json::json;
 
 use super::auxiliary::{self, AuxConfig, CallError, Mode};
@@ -38,7 +36,7 @@ use super::resolve::{
 use crate::hermes::Context;
 use crate::hermes::auth_store::{self, now};
 use crate::net::HttpClient;
-use crate::net::codex_auth;
+use crate::net::codex_auth::{self, codex_home};
 
 /// `auxiliary.<task>.*` as Hermes reads it.
 struct TaskCfg {
@@ -362,10 +360,6 @@ fn with_task_model(mut r: Resolution, task_model: Option<String>) -> Resolution 
         c.model = m;
     }
     r
-}
-
-fn codex_home(ctx: &Context) -> Option<PathBuf> {
-    codex_auth::codex_home_from_env(|n| ctx.env.get(n))
 }
 
 /// The first `credential_pool["openai-codex"]` entry's `base_url` (Hermes'

@@ -24,7 +24,7 @@ use super::error::GenError;
 use super::save::Generated;
 use super::source::read_local_image;
 use crate::hermes::Context;
-use crate::net::codex_auth::{self, CodexAuthError, CodexToken, TokenSource};
+use crate::net::codex_auth::{self, CodexAuthError, CodexToken, TokenSource, codex_home};
 use crate::net::{HttpClient, Policy, check_url};
 use crate::server::Progress;
 use crate::toolsets::media::http::MAX_IMAGE_BYTES;
@@ -47,10 +47,6 @@ fn now() -> f64 {
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_secs_f64())
         .unwrap_or(0.0)
-}
-
-fn codex_home(ctx: &Context) -> Option<std::path::PathBuf> {
-    codex_auth::codex_home_from_env(|n| ctx.env.get(n))
 }
 
 /// Where the sign-in comes from, without network (selection, availability, `tools`).
