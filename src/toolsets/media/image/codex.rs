@@ -24,6 +24,7 @@ use super::error::GenError;
 use super::save::Generated;
 use super::source::read_local_image;
 use crate::hermes::Context;
+use crate::hermes::auth_store::now;
 use crate::net::codex_auth::{self, CodexAuthError, CodexToken, TokenSource, codex_home};
 use crate::net::{HttpClient, Policy, check_url};
 use crate::server::Progress;
@@ -41,13 +42,6 @@ const UNAVAILABLE_MESSAGE: &str = "Image generation is not enabled for the curre
 pub(crate) const NO_AUTH_MESSAGE: &str = "No Codex/ChatGPT OAuth credentials available. Run `hermes auth codex` (or `hermes setup` → Codex) to sign in.";
 /// One SSE event larger than this is refused (a final 1536x1024 PNG is a few MB of base64).
 const MAX_EVENT_BYTES: usize = 64 * 1024 * 1024;
-
-fn now() -> f64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_secs_f64())
-        .unwrap_or(0.0)
-}
 
 /// Where the sign-in comes from, without network (selection, availability, `tools`).
 pub(crate) fn sign_in(ctx: &Context) -> Option<TokenSource> {
