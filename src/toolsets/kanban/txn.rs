@@ -73,9 +73,12 @@ pub(crate) fn write_txn<T>(
 static HEADER_FDS: LazyLock<Mutex<std::collections::HashMap<String, std::fs::File>>> =
     LazyLock::new(Default::default);
 
-/// Post-commit check: the header's page count must fit in the file.
+/// Post-commit check: the header's page count must fit in the file. The size
+/// and the header are two reads, and another process's checkpoint can extend
+/// the file between them (Hermes' check has the same window): a mismatch is
+/// read again a few times before it is reported, since a real torn extend
+/// stays while a checkpoint in flight finishes within milliseconds.
 fn check_file_length(conn: &Connection) -> KanbanResult<()> {
-    use std::os::unix::fs::FileExt;
     let Ok(Some(file)) = conn
         .query_row("PRAGMA database_list", [], |r| r.get::<_, String>(2))
         .optional()
@@ -86,38 +89,46 @@ fn check_file_length(conn: &Connection) -> KanbanResult<()> {
         return Ok(());
     }
     let page_size: i64 = conn.query_row("PRAGMA page_size", [], |r| r.get(0))?;
-    let Ok(size) = std::fs::metadata(&file).map(|m| m.len()) else {
+    if page_size <= 0 {
         return Ok(());
-    };
+    }
+    let mut attempt = 0;
+    loop {
+        let Some((count, size)) = header_and_size(&file) else {
+            return Ok(());
+        };
+        let actual = size / page_size as u64;
+        if count == 0 || actual >= count {
+            return Ok(());
+        }
+        attempt += 1;
+        if attempt >= 3 {
+            return Err(KanbanError::TornExtend {
+                file,
+                count,
+                actual,
+                size,
+                page_size,
+            });
+        }
+        std::thread::sleep(Duration::from_millis(25));
+    }
+}
+
+/// The header's page count and the file's size, or `None` when unreadable.
+fn header_and_size(file: &str) -> Option<(u64, u64)> {
+    use std::os::unix::fs::FileExt;
+    let size = std::fs::metadata(file).ok()?.len();
     let mut fds = HEADER_FDS
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner);
-    if !fds.contains_key(&file) {
-        let Ok(f) = std::fs::File::open(&file) else {
-            return Ok(());
-        };
-        fds.insert(file.clone(), f);
+    if !fds.contains_key(file) {
+        let f = std::fs::File::open(file).ok()?;
+        fds.insert(file.to_string(), f);
     }
     let mut hdr = [0u8; 4];
-    if fds[&file].read_exact_at(&mut hdr, 28).is_err() {
-        return Ok(());
-    }
-    drop(fds);
-    let count = u32::from_be_bytes(hdr) as u64;
-    if count == 0 || page_size <= 0 {
-        return Ok(());
-    }
-    let actual = size / page_size as u64;
-    if actual < count {
-        return Err(KanbanError::TornExtend {
-            file,
-            count,
-            actual,
-            size,
-            page_size,
-        });
-    }
-    Ok(())
+    fds[file].read_exact_at(&mut hdr, 28).ok()?;
+    Some((u64::from(u32::from_be_bytes(hdr)), size))
 }
 
 /// Drop the cached header descriptor for `file` (the file was replaced).
@@ -126,4 +137,30 @@ pub(crate) fn forget_header_fd(file: &str) {
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner)
         .remove(file);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_file_shorter_than_its_header_is_a_torn_extend() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("k.db");
+        let conn = Connection::open(&path).expect("open");
+        conn.execute_batch("CREATE TABLE t(x BLOB); INSERT INTO t VALUES (zeroblob(20000));")
+            .expect("fill");
+        check_file_length(&conn).expect("a whole file passes");
+        let len = std::fs::metadata(&path).expect("meta").len();
+        std::fs::OpenOptions::new()
+            .write(true)
+            .open(&path)
+            .expect("open for truncate")
+            .set_len(len - 4096)
+            .expect("truncate");
+        assert!(matches!(
+            check_file_length(&conn),
+            Err(KanbanError::TornExtend { .. })
+        ));
+    }
 }
