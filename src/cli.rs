@@ -229,7 +229,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 // Only tools/list and tools/call wait for the portal; initialize does not.
                 let warm = server.clone();
                 server.start_warmup(GATEWAY_PREFETCH, async move {
-                    crate::net::gateway::prefetch(warm.context()).await;
+                    crate::gateway::prefetch(warm.context()).await;
                 });
                 server::serve_stdio(server).await
             })?;
@@ -269,7 +269,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 .build()
             {
                 // Not cut short: a token refresh it starts must be stored.
-                rt.block_on(crate::net::gateway::prefetch(server.context()));
+                rt.block_on(crate::gateway::prefetch(server.context()));
             }
             tools_report(&server, args.json, v)?;
             Ok(ExitCode::SUCCESS)

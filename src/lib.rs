@@ -2,16 +2,21 @@
 //! CLI (`serve`), and a migrator that registers it and Hermes' MCP servers in
 //! Codex's `config.toml` (`migrate`).
 
+pub mod auth;
 pub mod cli;
 pub mod doctor;
 pub mod error;
 pub mod files;
+pub mod gateway;
 pub mod hermes;
 pub mod lenient;
+pub mod llm;
 pub mod migrate;
 pub mod net;
 pub mod process;
 pub mod pycompat;
 pub mod redact;
 pub mod server;
+pub mod sniff;
+pub mod time;
 pub mod toolsets;

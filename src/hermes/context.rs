@@ -68,6 +68,19 @@ impl Context {
             .filter(|s| !s.trim().is_empty())
     }
 
+    /// An executable on the server's `PATH` (`~` expanded in a path with a `/`).
+    pub(crate) fn which(&self, name: &str) -> Option<std::path::PathBuf> {
+        let name = name.trim();
+        if name.is_empty() {
+            return None;
+        }
+        let name = crate::files::expand_tilde(std::path::Path::new(name));
+        super::env::which(
+            &name.to_string_lossy(),
+            self.env.get(envvars::PATH).as_deref(),
+        )
+    }
+
     /// `HERMES_SESSION_ID`, when the launcher set one.
     pub(crate) fn session_id(&self) -> Option<String> {
         self.env.get(envvars::HERMES_SESSION_ID)

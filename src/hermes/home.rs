@@ -151,15 +151,7 @@ pub(crate) fn log_file(home: &Path) -> PathBuf {
     home.join("logs").join("hermes-mcp.log")
 }
 
-pub(crate) fn expand_tilde(p: &Path) -> PathBuf {
-    let s = p.to_string_lossy();
-    if (s == "~" || s.starts_with("~/"))
-        && let Some(h) = std::env::home_dir()
-    {
-        return h.join(s.trim_start_matches('~').trim_start_matches('/'));
-    }
-    p.to_path_buf()
-}
+pub(crate) use crate::files::expand_tilde;
 
 #[cfg(test)]
 mod tests {

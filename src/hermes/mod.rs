@@ -3,7 +3,6 @@
 //! hermes-mcp reads ([`envvars`]), and the [`Context`] every tool call and
 //! HTTP client shares.
 
-pub mod auth_store;
 pub mod config;
 pub mod context;
 pub mod dotenv;
@@ -11,7 +10,6 @@ pub mod env;
 pub mod envvars;
 pub mod home;
 pub mod logfile;
-pub mod nous_auth;
 pub mod python;
 
 pub use config::{ConfigError, HermesConfig};

@@ -1,4 +1,6 @@
-//! One HTTP client for every toolset, with Hermes' URL guards.
+//! The network layer: one HTTP client for every toolset and provider, with
+//! Hermes' URL guards. Sign-ins live in `crate::auth`, the Nous tool gateway in
+//! `crate::gateway`; this layer knows nothing of either.
 //!
 //! * [`policy`]: address classes, the cloud-metadata floor, `allow_private_urls`,
 //!   the website blocklist, and [`check_url`] (no I/O; the browser uses it alone).
@@ -6,14 +8,16 @@
 //! * [`client`]: [`HttpClient`] — guarded `fetch` for user URLs (every redirect
 //!   hop checked, DNS pinned) and `send_api` for configured provider endpoints
 //!   (rate limits, `Retry-After`).
+//! * [`vendor`]: what calls to vendor APIs share (JSON and multipart requests,
+//!   error texts, data URIs, downloading an image a vendor answered with).
+//! * [`ratelimit`]: per-provider pacing and back-off after a 429.
 
 pub mod client;
-pub mod codex_auth;
-pub mod gateway;
 pub mod guards;
 pub mod policy;
 pub mod ratelimit;
-pub mod xai_auth;
+pub(crate) mod sse;
+pub(crate) mod vendor;
 
 pub use client::{
     ApiError, ApiResponse, BuildError, FetchError, FetchOptions, Fetched, HttpClient, LazyClient,

@@ -2,9 +2,10 @@
 //! in Hermes' `EXPOSED_TOOLS` order.
 
 pub mod browser;
+pub mod image_gen;
 pub mod kanban;
-pub mod media;
 pub mod skills;
+pub mod tts;
 pub mod vision;
 pub mod web;
 
@@ -16,9 +17,9 @@ pub fn all() -> Vec<Box<dyn Toolset>> {
         Box::new(web::WebToolset::default()),
         Box::new(browser::BrowserToolset::new()),
         Box::new(vision::VisionToolset::default()),
-        Box::new(media::ImageGenToolset::default()),
+        Box::new(image_gen::ImageGenToolset::default()),
         Box::new(skills::SkillsToolset),
-        Box::new(media::TtsToolset::default()),
+        Box::new(tts::TtsToolset::default()),
         Box::new(kanban::KanbanToolset::new()),
     ]
 }

@@ -3,8 +3,8 @@
 use std::path::Path;
 
 use base64::Engine as _;
-use hermes_mcp::net::codex_auth::{
-    self, CodexAuthError, TokenSource, read_token, request_headers, resolve_token,
+use hermes_mcp::auth::codex::{
+    self as codex_auth, CodexAuthError, TokenSource, read_token, request_headers, resolve_token,
 };
 use serde_json::{Value, json};
 

@@ -18,7 +18,7 @@ use async_tungstenite::tungstenite::Message;
 use async_tungstenite::tungstenite::handshake::server::{ErrorResponse, Request, Response};
 use async_tungstenite::tungstenite::http::StatusCode;
 use futures::StreamExt;
-use hermes_mcp::toolsets::media::edge_tts::{
+use hermes_mcp::toolsets::tts::edge::{
     OUTPUT_FORMAT, TRUSTED_CLIENT_TOKEN, sec_ms_gec_v1, sec_ms_gec_v2,
 };
 use regex::Regex;

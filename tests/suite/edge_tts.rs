@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 use std::process::Command;
 
-use hermes_mcp::toolsets::media::edge_tts::{self, EdgeTtsError};
+use hermes_mcp::toolsets::tts::edge::{self as edge_tts, EdgeTtsError};
 
 use super::edge_support::{FakeEdge, fake_audio};
 

@@ -21,7 +21,7 @@ fn listed(rc: &mut RawClient) -> Vec<Value> {
 
 fn wav_duration(path: &Path) -> f64 {
     let b = std::fs::read(path).unwrap();
-    hermes_mcp::toolsets::media::audio::parse_wav(&b)
+    hermes_mcp::toolsets::tts::audio::parse_wav(&b)
         .unwrap_or_else(|| panic!("{} is not a WAV file", path.display()))
         .duration_secs()
 }
@@ -126,7 +126,7 @@ fn tts_converts_to_ogg_and_default_path_is_in_the_cache() {
     let bytes = std::fs::read(&p).unwrap();
     match v["format"].as_str().unwrap() {
         "mp3" => {
-            let info = hermes_mcp::toolsets::media::audio::mp3_info(&bytes).expect("not MP3");
+            let info = hermes_mcp::toolsets::tts::audio::mp3_info(&bytes).expect("not MP3");
             assert!(info.frames > 10 && info.duration_secs() > 0.3, "{info:?}");
         }
         "wav" => {

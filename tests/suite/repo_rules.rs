@@ -14,17 +14,27 @@ fn rust_files(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
 }
 
 /// The layers (README, "Layout"): imports point down, never up or sideways.
-/// `cli` sits on top; `error`, `redact`, `pycompat` and `files` are leaves anyone may use
-/// (they import nothing but each other).
-const LEAVES: &[&str] = &["error", "redact", "pycompat", "files", "lenient", "process"];
+/// `cli` sits on top; the leaves (`error`, `redact`, `pycompat`, `files`,
+/// `lenient`, `process`, `sniff`, `time`) import nothing but each other.
+const LEAVES: &[&str] = &[
+    "error", "redact", "pycompat", "files", "lenient", "process", "sniff", "time",
+];
 const LAYERS: &[(&str, &[&str])] = &[
     (
         "cli",
-        &["doctor", "server", "migrate", "toolsets", "hermes", "net"],
+        &[
+            "doctor", "server", "migrate", "toolsets", "gateway", "hermes", "net",
+        ],
     ),
     ("doctor", &["server", "migrate", "hermes"]),
     ("server", &["hermes"]),
-    ("toolsets", &["server", "net", "hermes"]),
+    (
+        "toolsets",
+        &["server", "llm", "gateway", "auth", "net", "hermes"],
+    ),
+    ("llm", &["gateway", "auth", "net", "hermes"]),
+    ("gateway", &["auth", "net", "hermes"]),
+    ("auth", &["net", "hermes"]),
     ("net", &["hermes"]),
     ("migrate", &["hermes"]),
     ("hermes", &[]),
@@ -34,6 +44,8 @@ const LAYERS: &[(&str, &[&str])] = &[
     ("files", &[]),
     ("lenient", &[]),
     ("process", &[]),
+    ("sniff", &[]),
+    ("time", &[]),
 ];
 
 /// The top-level module a `src/` file belongs to (`src/net/client.rs` -> `net`).
@@ -249,4 +261,120 @@ fn toolset_folders_have_no_import_cycles() {
         "import cycles:\n{}",
         problems.join("\n")
     );
+}
+
+/// No toolset imports another: what two toolsets share lives a layer down
+/// (`llm`, `gateway`, `auth`, `net`, a leaf), so each toolset folder can be read,
+/// changed and tested on its own.
+#[test]
+fn no_toolset_imports_another() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/toolsets");
+    let toolsets: Vec<String> = std::fs::read_dir(&root)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.is_dir())
+        .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
+        .collect();
+    assert!(toolsets.len() >= 8, "toolsets found: {toolsets:?}");
+    let mut offenders = Vec::new();
+    for ts in &toolsets {
+        let mut files = Vec::new();
+        rust_files(&root.join(ts), &mut files);
+        for f in files {
+            let text = std::fs::read_to_string(&f).unwrap();
+            for (i, line) in text.lines().enumerate() {
+                if line.trim_start().starts_with("//") {
+                    continue;
+                }
+                for (pos, _) in line.match_indices("toolsets::") {
+                    let used: String = line[pos + 10..]
+                        .chars()
+                        .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                        .collect();
+                    if used != *ts && toolsets.contains(&used) {
+                        let rel = f.strip_prefix(&root).unwrap().display().to_string();
+                        offenders.push(format!("src/toolsets/{rel}:{}: {ts} -> {used}", i + 1));
+                    }
+                }
+            }
+        }
+    }
+    assert!(
+        offenders.is_empty(),
+        "toolsets importing another toolset (move what they share down a layer):\n{}",
+        offenders.join("\n")
+    );
+}
+
+/// Functions stay short enough to read in one screen or two: none in `src/`
+/// (tests aside) is longer than 120 lines. A longer one is split into named steps.
+#[test]
+fn no_function_over_120_lines() {
+    const LIMIT: usize = 120;
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    rust_files(&src, &mut files);
+    let mut long = Vec::new();
+    for f in &files {
+        let text = std::fs::read_to_string(f).unwrap();
+        let ast = syn::parse_file(&text).unwrap_or_else(|e| panic!("{}: {e}", f.display()));
+        let mut v = FnLengths::default();
+        syn::visit::Visit::visit_file(&mut v, &ast);
+        for (name, start, lines) in v.found {
+            if lines > LIMIT {
+                let rel = f.strip_prefix(&src).unwrap().display();
+                long.push(format!("src/{rel}:{start} {name}: {lines} lines"));
+            }
+        }
+    }
+    assert!(
+        long.is_empty(),
+        "functions over {LIMIT} lines (split them into named steps):\n{}",
+        long.join("\n")
+    );
+}
+
+/// Every `fn` (free, in an `impl` or a trait) outside `#[cfg(test)]` modules,
+/// with its first line and length in lines.
+#[derive(Default)]
+struct FnLengths {
+    found: Vec<(String, usize, usize)>,
+}
+
+impl FnLengths {
+    fn record(&mut self, name: &syn::Ident, span: proc_macro2::Span) {
+        let (start, end) = (span.start().line, span.end().line);
+        self.found.push((name.to_string(), start, end + 1 - start));
+    }
+}
+
+fn is_cfg_test(attrs: &[syn::Attribute]) -> bool {
+    attrs.iter().any(|a| {
+        a.path().is_ident("cfg")
+            && a.parse_args::<syn::Meta>()
+                .is_ok_and(|m| m.path().is_ident("test"))
+    })
+}
+
+impl<'ast> syn::visit::Visit<'ast> for FnLengths {
+    fn visit_item_mod(&mut self, m: &'ast syn::ItemMod) {
+        if !is_cfg_test(&m.attrs) {
+            syn::visit::visit_item_mod(self, m);
+        }
+    }
+    fn visit_item_fn(&mut self, f: &'ast syn::ItemFn) {
+        use syn::spanned::Spanned;
+        self.record(&f.sig.ident, f.span());
+        syn::visit::visit_item_fn(self, f);
+    }
+    fn visit_impl_item_fn(&mut self, f: &'ast syn::ImplItemFn) {
+        use syn::spanned::Spanned;
+        self.record(&f.sig.ident, f.span());
+        syn::visit::visit_impl_item_fn(self, f);
+    }
+    fn visit_trait_item_fn(&mut self, f: &'ast syn::TraitItemFn) {
+        use syn::spanned::Spanned;
+        self.record(&f.sig.ident, f.span());
+        syn::visit::visit_trait_item_fn(self, f);
+    }
 }

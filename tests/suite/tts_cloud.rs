@@ -259,7 +259,7 @@ fn gemini_pcm_becomes_wav_and_errors_carry_the_message() {
             .ends_with("Speak warmly: Hello there.")
     );
     let out = std::fs::read(env.dir.path().join("ours.wav")).unwrap();
-    let info = hermes_mcp::toolsets::media::audio::parse_wav(&out).unwrap();
+    let info = hermes_mcp::toolsets::tts::audio::parse_wav(&out).unwrap();
     assert_eq!(
         (info.sample_rate, info.channels, info.bits_per_sample),
         (24000, 1, 16)

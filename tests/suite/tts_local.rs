@@ -111,7 +111,7 @@ fn tiny_voice(py: &Path, dir: &Path) -> (Vec<u8>, Vec<u8>) {
 
 fn wav_secs(path: &Path) -> f64 {
     let b = std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    hermes_mcp::toolsets::media::audio::parse_wav(&b)
+    hermes_mcp::toolsets::tts::audio::parse_wav(&b)
         .unwrap_or_else(|| panic!("{} is not a WAV file", path.display()))
         .duration_secs()
 }

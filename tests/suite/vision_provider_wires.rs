@@ -13,8 +13,8 @@ use serde_json::{Value, json};
 use super::common::hermes_python;
 use super::vision_providers::{assert_seen, mk, text};
 use super::web_support::{Req, Resp, TestServer};
+use hermes_mcp::llm::providers as table;
 use hermes_mcp::server::Availability;
-use hermes_mcp::toolsets::vision::providers as table;
 
 const SSE: &str = concat!(
     "event: message_start\n",

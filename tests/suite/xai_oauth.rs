@@ -10,8 +10,8 @@ use std::process::Command;
 use base64::Engine as _;
 use serde_json::{Value, json};
 
+use hermes_mcp::auth::xai as xai_auth;
 use hermes_mcp::hermes::{Context, Env, HermesConfig, HermesHome};
-use hermes_mcp::net::xai_auth;
 
 use super::common::*;
 use super::media_support::*;

@@ -28,9 +28,9 @@ use std::time::Duration;
 use reqwest::Method;
 use serde_json::{Value, json};
 
+use crate::gateway;
 use crate::hermes::Context;
 use crate::hermes::envvars;
-use crate::net::gateway;
 use crate::net::{ApiError, HttpClient, IpClass, classify};
 
 const BROWSERBASE_URL: &str = "https://api.browserbase.com";

@@ -127,8 +127,7 @@ impl Toolset for BrowserToolset {
     }
 
     fn providers(&self, ctx: &Context) -> Vec<ProviderChoice> {
-        let (provider, why) =
-            crate::toolsets::vision::textaux::describe(&snapshot_tool::summary_model(ctx));
+        let (provider, why) = crate::llm::textaux::describe(&snapshot_tool::summary_model(ctx));
         vec![
             provider_choice(ctx),
             ProviderChoice {

@@ -118,7 +118,7 @@ pub(crate) async fn start(ctx: &Context, page: &Page, task: &str) -> Result<Reco
     prune(&dir);
     let path = dir.join(format!(
         "session_{}_{}.webm",
-        crate::toolsets::media::timestamp(),
+        crate::time::local_stamp(),
         task_part(task)
     ));
     let filter = format!(

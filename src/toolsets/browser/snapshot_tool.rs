@@ -19,8 +19,10 @@ use super::snapshot;
 use super::textsafety;
 use super::walk;
 use crate::hermes::{Context, envvars};
-use crate::toolsets::vision::resolve::Resolution;
-use crate::toolsets::vision::{Mode, VisionClient, textaux};
+use crate::llm::auxiliary::Mode;
+use crate::llm::resolve::Resolution;
+use crate::llm::textaux;
+use crate::llm::vision::VisionClient;
 
 /// Hermes' `SNAPSHOT_SUMMARIZE_THRESHOLD` (hermes-agent: tools/browser_tool.py).
 const SNAPSHOT_MAX_CHARS: usize = 15_000;

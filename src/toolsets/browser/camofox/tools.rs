@@ -17,10 +17,10 @@ use super::client::CfError;
 use super::state::{self, CamofoxConfig};
 use super::{CamofoxSession, Shared};
 use crate::hermes::Context;
+use crate::llm::vision::{Analysis, VisionClient};
 use crate::toolsets::browser::args::{ConsoleArgs, Tool};
 use crate::toolsets::browser::reply::{Fail, R, Reply, ok};
 use crate::toolsets::browser::{snapshot, snapshot_tool, textsafety, urlcheck};
-use crate::toolsets::vision::{Analysis, VisionClient};
 
 const NO_SESSION: &str = "No browser session. Call browser_navigate first.";
 

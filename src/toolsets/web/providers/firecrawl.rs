@@ -13,9 +13,9 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::{Backend, Doc, Hit, ProviderError, base_url, call_json, key, lenient};
+use crate::gateway::{self, Unavailable};
 use crate::hermes::Context;
 use crate::hermes::envvars;
-use crate::net::gateway::{self, Unavailable};
 use crate::net::{ApiError, HttpClient};
 
 /// Where a Firecrawl call goes: base URL and bearer token.

@@ -36,9 +36,9 @@ pub(crate) use firecrawl::scrape as firecrawl_scrape;
 pub(crate) use parallel::extract as parallel_extract;
 pub(crate) use tavily::extract as tavily_extract;
 
+use crate::gateway;
 use crate::hermes::Context;
 use crate::hermes::envvars;
-use crate::net::gateway;
 use crate::net::{ApiError, ApiResponse, HttpClient};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -124,7 +124,7 @@ impl Backend {
             Backend::Searxng => has(envvars::SEARXNG_URL),
             Backend::BraveFree => has(envvars::BRAVE_SEARCH_API_KEY),
             // hermes-agent: tools/xai_http.py `has_xai_credentials`.
-            Backend::Xai => crate::net::xai_auth::peek(ctx).is_some(),
+            Backend::Xai => crate::auth::xai::peek(ctx).is_some(),
             Backend::Ddgs | Backend::Builtin => true,
         }
     }

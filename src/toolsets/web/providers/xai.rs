@@ -18,8 +18,9 @@ use serde::Serialize;
 use serde_json::{Value, json};
 
 use super::{Backend, Hit, ProviderError, base_url, min_interval};
+use crate::auth::xai as xai_auth;
 use crate::hermes::Context;
-use crate::net::{ApiError, HttpClient, xai_auth};
+use crate::net::{ApiError, HttpClient};
 use crate::pycompat::{py_bool, py_str};
 
 const DEFAULT_MODEL: &str = "grok-build-0.1";

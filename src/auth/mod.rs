@@ -1,0 +1,18 @@
+//! Every credential hermes-mcp reads, and every sign-in it refreshes, kept as
+//! Hermes keeps them so Hermes and hermes-mcp can share them safely.
+//!
+//! * [`store`]: Hermes' `$HERMES_HOME/auth.json` (credential pools and their
+//!   rules, `auth.lock`, atomic 0600 writes, profiles reading the root's
+//!   sign-ins), and JWT claims.
+//! * [`codex`]: the ChatGPT ("Codex") sign-in, from Hermes' store or Codex's own
+//!   `$CODEX_HOME/auth.json`, refreshed under Hermes' lock.
+//! * [`xai`]: the xAI Grok sign-in, then `XAI_API_KEY`.
+//! * [`nous`]: the Nous Portal login (vision's `nous` provider and the tool gateway).
+//!
+//! Layer: `auth` imports `net` (token endpoints) and `hermes` (the home, the
+//! config), nothing above.
+
+pub mod codex;
+pub mod nous;
+pub mod store;
+pub mod xai;

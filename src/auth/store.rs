@@ -1,0 +1,587 @@
+//! Hermes' auth store, `$HERMES_HOME/auth.json` (hermes-agent:
+//! hermes_cli/auth.py `_load_auth_store`/`_save_auth_store`,
+//! agent/credential_pool.py): the sign-ins Hermes keeps for OAuth providers
+//! (`openai-codex`, `xai-oauth`, `nous`, …) as a singleton per provider
+//! (`providers.<id>`) and as credential-pool entries (`credential_pool.<id>`).
+//!
+//! One reader for every toolset that uses a Hermes sign-in, so the pool rules
+//! (priority order, `dead`/`exhausted` entries, timestamps in three formats)
+//! and the write rules (Hermes' `auth.lock`, atomic replace, mode 0600) exist
+//! once. Reading never fails on a damaged store: like Hermes, a store that is
+//! not a JSON object reads as empty.
+
+use std::path::{Path, PathBuf};
+
+use base64::Engine as _;
+use serde::Deserialize;
+use serde_json::{Map, Value};
+
+/// Hermes' `AUTH_STORE_VERSION`.
+const VERSION: i64 = 1;
+/// `exhausted` cooldowns (`EXHAUSTED_TTL_401_SECONDS`, `EXHAUSTED_TTL_DEFAULT_SECONDS`).
+const TTL_401: f64 = 5.0 * 60.0;
+const TTL_DEFAULT: f64 = 60.0 * 60.0;
+
+#[derive(Debug, thiserror::Error)]
+pub enum AuthStoreError {
+    #[error("cannot read {path}: {reason}")]
+    Read { path: PathBuf, reason: String },
+    #[error("cannot update {path}: {reason}")]
+    Write { path: PathBuf, reason: String },
+}
+
+/// `$HERMES_HOME/auth.json`.
+pub fn path(hermes_home: &Path) -> PathBuf {
+    hermes_home.join("auth.json")
+}
+
+/// The `auth.json` that holds `provider`'s sign-in for this home: its own
+/// when it has a `providers.<id>` record or `credential_pool.<id>` entries,
+/// else — in profile mode (`<root>/profiles/<name>`) — the root's when that
+/// has one (hermes_cli/auth.py `_load_provider_state_with_source`: workers in
+/// a profile see providers signed in at the root). Reads and the write-back
+/// of a refreshed token both go to this file, so a rotated single-use
+/// refresh token lands where it came from.
+pub fn path_for(hermes_home: &Path, provider: &str) -> PathBuf {
+    let own = path(hermes_home);
+    let holds = |p: &Path| {
+        load(p).ok().is_some_and(|s| {
+            provider_state(&s, provider).is_some()
+                || s.get("credential_pool")
+                    .and_then(|c| c.get(provider))
+                    .and_then(Value::as_array)
+                    .is_some_and(|a| !a.is_empty())
+        })
+    };
+    if holds(&own) {
+        return own;
+    }
+    let root = crate::hermes::HermesHome {
+        path: hermes_home.to_path_buf(),
+        explicit: true,
+    }
+    .root();
+    let canon = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
+    if canon(&root) == canon(hermes_home) {
+        return own;
+    }
+    let global = path(&root);
+    if holds(&global) { global } else { own }
+}
+
+/// The store, or an empty one when missing or not a JSON object (as Hermes).
+pub fn load(path: &Path) -> Result<Map<String, Value>, AuthStoreError> {
+    match crate::files::read_to_string_capped(path, crate::files::CONFIG_CAP) {
+        Ok(s) => Ok(match serde_json::from_str::<Value>(&s) {
+            Ok(Value::Object(m)) => m,
+            _ => Map::new(),
+        }),
+        Err(e) if e.is_not_found() => Ok(Map::new()),
+        Err(e) => Err(AuthStoreError::Read {
+            path: path.to_path_buf(),
+            reason: e.to_string(),
+        }),
+    }
+}
+
+/// `providers.<provider>` when it is an object.
+pub fn provider_state<'a>(
+    store: &'a Map<String, Value>,
+    provider: &str,
+) -> Option<&'a Map<String, Value>> {
+    store.get("providers")?.get(provider)?.as_object()
+}
+
+/// One `credential_pool.<provider>` entry (fields we do not use are ignored).
+#[derive(Clone, Deserialize, Default)]
+pub struct PoolEntry {
+    #[serde(default)]
+    pub id: String,
+    #[serde(default)]
+    pub priority: i64,
+    #[serde(default)]
+    pub auth_type: Option<String>,
+    #[serde(default)]
+    pub access_token: Option<String>,
+    #[serde(default)]
+    pub refresh_token: Option<String>,
+    #[serde(default)]
+    pub base_url: Option<String>,
+    #[serde(default)]
+    pub last_status: Option<String>,
+    #[serde(default)]
+    pub last_status_at: Option<Value>,
+    #[serde(default)]
+    pub last_error_code: Option<i64>,
+    #[serde(default)]
+    pub last_error_reset_at: Option<Value>,
+}
+
+/// Never prints the tokens.
+impl std::fmt::Debug for PoolEntry {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PoolEntry")
+            .field("id", &self.id)
+            .field("priority", &self.priority)
+            .field("last_status", &self.last_status)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The pool's entries for `provider`, by `priority` (Hermes' `fill_first`).
+pub fn pool_entries(store: &Map<String, Value>, provider: &str) -> Vec<PoolEntry> {
+    let mut v: Vec<PoolEntry> = store
+        .get("credential_pool")
+        .and_then(|p| p.get(provider))
+        .and_then(Value::as_array)
+        .map(|a| {
+            a.iter()
+                .filter_map(|e| serde_json::from_value(e.clone()).ok())
+                .collect()
+        })
+        .unwrap_or_default();
+    v.sort_by_key(|e| e.priority);
+    v
+}
+
+impl PoolEntry {
+    pub fn token(&self) -> Option<&str> {
+        nonempty(self.access_token.as_deref())
+    }
+
+    pub fn refresh(&self) -> Option<&str> {
+        nonempty(self.refresh_token.as_deref())
+    }
+
+    /// `_available_entries` before any refresh: a token, not `dead`, and not
+    /// `exhausted` inside its cooldown (`last_error_reset_at`, else
+    /// `last_status_at` + 5 min after a 401 / 1 h otherwise).
+    pub fn selectable(&self, now: f64) -> bool {
+        self.token().is_some() && self.status_ok(now)
+    }
+
+    /// Not `dead`, and not `exhausted` inside its cooldown (whatever the token).
+    pub fn status_ok(&self, now: f64) -> bool {
+        match self.last_status.as_deref() {
+            Some("dead") => false,
+            Some("exhausted") => {
+                let until = self
+                    .last_error_reset_at
+                    .as_ref()
+                    .and_then(timestamp)
+                    .or_else(|| {
+                        let at = self.last_status_at.as_ref().and_then(timestamp)?;
+                        let ttl = if self.last_error_code == Some(401) {
+                            TTL_401
+                        } else {
+                            TTL_DEFAULT
+                        };
+                        Some(at + ttl)
+                    });
+                until.is_none_or(|u| now >= u)
+            }
+            _ => true,
+        }
+    }
+}
+
+pub fn nonempty(s: Option<&str>) -> Option<&str> {
+    s.map(str::trim).filter(|s| !s.is_empty())
+}
+
+/// Seconds since the epoch.
+pub fn now() -> f64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs_f64())
+        .unwrap_or(0.0)
+}
+
+/// A timestamp as Hermes' `_parse_absolute_timestamp` takes it (epoch s/ms or ISO 8601).
+pub fn timestamp(v: &Value) -> Option<f64> {
+    let n = match v {
+        Value::Number(n) => n.as_f64()?,
+        Value::String(s) => match s.trim().parse::<f64>() {
+            Ok(n) => n,
+            Err(_) => return iso8601(s.trim()),
+        },
+        _ => return None,
+    };
+    (n > 0.0).then(|| if n > 1e12 { n / 1000.0 } else { n })
+}
+
+use crate::pycompat::civil_from_secs as civil;
+pub use crate::pycompat::{fromisoformat as iso8601, utc_isoformat as iso_utc};
+
+/// `datetime.now(timezone.utc).isoformat().replace("+00:00", "Z")` (to the second).
+pub fn now_iso(now: f64) -> String {
+    let (y, m, d, s) = civil(now.floor() as i64);
+    format!(
+        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
+        s / 3600,
+        s % 3600 / 60,
+        s % 60
+    )
+}
+
+/// `_decode_jwt_claims`: the payload of a three-part token, else empty.
+pub fn jwt_claims(token: &str) -> Map<String, Value> {
+    if token.matches('.').count() != 2 {
+        return Map::new();
+    }
+    let payload = token.split('.').nth(1).unwrap_or("").trim_end_matches('=');
+    base64::engine::general_purpose::URL_SAFE_NO_PAD
+        .decode(payload)
+        .ok()
+        .and_then(|b| serde_json::from_slice::<Value>(&b).ok())
+        .and_then(|v| match v {
+            Value::Object(m) => Some(m),
+            _ => None,
+        })
+        .unwrap_or_default()
+}
+
+/// The JWT's numeric `exp` claim.
+pub fn jwt_exp(token: &str) -> Option<f64> {
+    jwt_claims(token).get("exp").and_then(Value::as_f64)
+}
+
+/// A rotated OAuth pair to store in place of `old_access`.
+#[derive(Clone, PartialEq)]
+pub struct Rotated<'a> {
+    pub provider: &'a str,
+    pub old_access: &'a str,
+    pub access_token: &'a str,
+    pub refresh_token: &'a str,
+    pub now: f64,
+}
+
+/// Never prints the tokens.
+impl std::fmt::Debug for Rotated<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Rotated")
+            .field("provider", &self.provider)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Put a rotated pair into every record of `store` holding `old_access`
+/// (pool entries and the `providers.<id>.tokens` singleton), keeping every
+/// other field. `false` when no record held it (someone rotated it first).
+pub fn rotate(store: &mut Map<String, Value>, r: &Rotated<'_>) -> bool {
+    let stamp = now_iso(r.now);
+    let mut changed = false;
+    if let Some(entries) = store
+        .get_mut("credential_pool")
+        .and_then(|p| p.get_mut(r.provider))
+        .and_then(Value::as_array_mut)
+    {
+        for e in entries.iter_mut().filter_map(Value::as_object_mut) {
+            if e.get("access_token").and_then(Value::as_str) == Some(r.old_access) {
+                e.insert("access_token".into(), r.access_token.into());
+                e.insert("refresh_token".into(), r.refresh_token.into());
+                e.insert("last_refresh".into(), stamp.clone().into());
+                e.insert("last_status".into(), "ok".into());
+                changed = true;
+            }
+        }
+    }
+    if let Some(state) = store
+        .get_mut("providers")
+        .and_then(|p| p.get_mut(r.provider))
+        .and_then(Value::as_object_mut)
+    {
+        let matches = state
+            .get("tokens")
+            .and_then(|t| t.get("access_token"))
+            .and_then(Value::as_str)
+            == Some(r.old_access);
+        if matches {
+            if let Some(t) = state.get_mut("tokens").and_then(Value::as_object_mut) {
+                t.insert("access_token".into(), r.access_token.into());
+                t.insert("refresh_token".into(), r.refresh_token.into());
+            }
+            state.insert("last_refresh".into(), stamp.into());
+            changed = true;
+        }
+    }
+    changed
+}
+
+/// Whether a record (pool entry or singleton) of `provider` holds `access`.
+pub fn holds(store: &Map<String, Value>, provider: &str, access: &str) -> bool {
+    pool_entries(store, provider)
+        .iter()
+        .any(|e| e.token() == Some(access))
+        || provider_state(store, provider)
+            .and_then(|s| s.get("tokens"))
+            .and_then(|t| t.get("access_token"))
+            .and_then(Value::as_str)
+            .is_some_and(|a| a.trim() == access)
+}
+
+/// The refresh token of the record (pool entry, else singleton) of
+/// `provider` whose access token is `access`, if one still holds it.
+pub fn refresh_token_of(
+    store: &Map<String, Value>,
+    provider: &str,
+    access: &str,
+) -> Option<String> {
+    let from_pool = pool_entries(store, provider)
+        .into_iter()
+        .find(|e| e.token() == Some(access))
+        .and_then(|e| e.refresh().map(str::to_string));
+    from_pool.or_else(|| {
+        let t = provider_state(store, provider)?
+            .get("tokens")?
+            .as_object()?;
+        (t.get("access_token")?.as_str()? == access)
+            .then(|| nonempty(t.get("refresh_token")?.as_str()).map(str::to_string))?
+    })
+}
+
+/// Spend a refresh token and store what it bought, as one unit that the
+/// caller cannot interrupt halfway: Hermes' `auth.lock` is taken first (off
+/// the async workers), the store re-read inside it, and `refresh` (the token
+/// endpoint call) runs only if a record still holds `old_access` — when
+/// another process rotated it meanwhile, nothing is spent and `Ok(None)` says
+/// "read again". The work runs as its own task: if the caller is cancelled or
+/// times out after the POST, the rotated pair is still written, so a
+/// single-use refresh token is never spent without its successor being kept.
+pub async fn refresh_locked<F, Fut, E>(
+    path: PathBuf,
+    provider: &'static str,
+    old_access: String,
+    refresh: F,
+) -> Result<Option<String>, E>
+where
+    F: FnOnce(String) -> Fut + Send + 'static,
+    Fut: std::future::Future<Output = Result<(String, String), E>> + Send,
+    E: From<AuthStoreError> + Send + 'static,
+{
+    let task = tokio::spawn(async move {
+        let lock_path = path.clone();
+        let lock = tokio::task::spawn_blocking(move || lock(&lock_path))
+            .await
+            .map_err(|e| AuthStoreError::Write {
+                path: path.clone(),
+                reason: e.to_string(),
+            })??;
+        let mut store = load(&path)?;
+        if !holds(&store, provider, &old_access) {
+            return Ok(None);
+        }
+        // An empty one gets the provider's own "missing refresh_token" error.
+        let rt = refresh_token_of(&store, provider, &old_access).unwrap_or_default();
+        let (access, refresh_token) = refresh(rt).await?;
+        rotate(
+            &mut store,
+            &Rotated {
+                provider,
+                old_access: &old_access,
+                access_token: &access,
+                refresh_token: &refresh_token,
+                now: now(),
+            },
+        );
+        write_store(&path, store)?;
+        drop(lock);
+        Ok(Some(access))
+    });
+    match task.await {
+        Ok(r) => r,
+        Err(e) => Err(E::from(AuthStoreError::Write {
+            path: PathBuf::new(),
+            reason: format!("refresh task failed: {e}"),
+        })),
+    }
+}
+
+/// Hermes' `AUTH_LOCK_TIMEOUT_SECONDS`.
+pub const LOCK_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(15);
+
+/// Hermes' lock on its auth store (`auth.lock` beside `auth.json`,
+/// hermes_cli/auth.py `_auth_lock_path`), waited for up to [`LOCK_TIMEOUT`].
+pub fn lock(path: &Path) -> Result<crate::files::Flock, AuthStoreError> {
+    crate::files::Flock::take_timeout(&path.with_extension("lock"), LOCK_TIMEOUT).map_err(|e| {
+        AuthStoreError::Write {
+            path: path.to_path_buf(),
+            reason: if e.kind() == std::io::ErrorKind::TimedOut {
+                "Timed out waiting for auth store lock".into()
+            } else {
+                e.to_string()
+            },
+        }
+    })
+}
+
+/// Write the store as Hermes' `_save_auth_store` does (2-space JSON,
+/// `version` and `updated_at` stamped, atomic replace, mode 0600). The
+/// caller holds [`lock`].
+pub fn write_store(path: &Path, mut store: Map<String, Value>) -> Result<(), AuthStoreError> {
+    let werr = |reason: String| AuthStoreError::Write {
+        path: path.to_path_buf(),
+        reason,
+    };
+    // Hermes keeps a damaged store as `auth.json.corrupt` before replacing
+    // it (`_load_auth_store`); so do we.
+    if let Ok(Some(old)) = crate::files::read_capped_opt(path, crate::files::CONFIG_CAP)
+        && !old.iter().all(u8::is_ascii_whitespace)
+        && !matches!(serde_json::from_slice::<Value>(&old), Ok(Value::Object(_)))
+    {
+        let _ = crate::files::atomic_write(&path.with_extension("json.corrupt"), &old);
+    }
+    store.insert("version".into(), VERSION.into());
+    store.insert("updated_at".into(), iso_utc(now()).into());
+    let text = serde_json::to_string_pretty(&Value::Object(store))
+        .map_err(|e| werr(e.to_string()))?
+        + "\n";
+    crate::files::atomic_write(path, text.as_bytes()).map_err(|e| werr(e.to_string()))?;
+    // Hermes writes its store 0600 whatever it was before: it holds tokens.
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(
+        crate::files::real_target(path),
+        std::fs::Permissions::from_mode(0o600),
+    )
+    .map_err(|e| werr(e.to_string()))?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn timestamps_parse_like_hermes() {
+        assert_eq!(
+            timestamp(&Value::from(1_700_000_000_000i64)),
+            Some(1_700_000_000.0)
+        );
+        assert_eq!(
+            timestamp(&Value::from("2023-11-14T22:13:20Z")),
+            Some(1_700_000_000.0)
+        );
+        assert_eq!(
+            timestamp(&Value::from("2023-11-14T23:13:20+01:00")),
+            Some(1_700_000_000.0)
+        );
+        assert_eq!(now_iso(1_700_000_000.5), "2023-11-14T22:13:20Z");
+        assert_eq!(iso8601("1970-01-01T01:00:00+01:00"), Some(0.0));
+        assert_eq!(iso8601("2000-03-01T00:00:00.5Z"), Some(951_868_800.5));
+        assert_eq!(iso8601("2000-03-01 00:00:00"), Some(951_868_800.0));
+        assert_eq!(iso8601("soon"), None);
+        assert_eq!(iso8601("2000-13-01T00:00:00Z"), None);
+        assert_eq!(iso_utc(951_868_800.0), "2000-03-01T00:00:00+00:00");
+        assert_eq!(iso_utc(951_868_800.25), "2000-03-01T00:00:00.250000+00:00");
+        assert_eq!(iso8601(&iso_utc(1_800_000_000.5)), Some(1_800_000_000.5));
+    }
+
+    #[test]
+    fn jwt_claims_need_three_parts() {
+        use base64::Engine as _;
+        let p = base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(br#"{"exp":5}"#);
+        assert_eq!(jwt_claims(&format!("h.{p}.s"))["exp"], 5);
+        assert!(jwt_claims("opaque").is_empty());
+        assert!(jwt_claims(&format!("h.{p}.s.x")).is_empty());
+    }
+
+    #[test]
+    fn a_profile_falls_back_to_the_root_store() {
+        let d = tempfile::tempdir().expect("tempdir");
+        let root = d.path().join("data");
+        let profile = root.join("profiles/p");
+        std::fs::create_dir_all(&profile).expect("mkdir");
+        let signed_in = r#"{"providers":{"xai-oauth":{"tokens":{"access_token":"a"}}}}"#;
+        std::fs::write(root.join("auth.json"), signed_in).expect("write");
+        assert_eq!(path_for(&profile, "xai-oauth"), root.join("auth.json"));
+        // Another provider, not at the root either: the profile's own file.
+        assert_eq!(path_for(&profile, "nous"), profile.join("auth.json"));
+        std::fs::write(
+            profile.join("auth.json"),
+            r#"{"credential_pool":{"xai-oauth":[{"access_token":"p"}]}}"#,
+        )
+        .expect("write");
+        assert_eq!(path_for(&profile, "xai-oauth"), profile.join("auth.json"));
+        // Not a profile: always its own.
+        assert_eq!(path_for(&root, "nous"), root.join("auth.json"));
+    }
+
+    #[tokio::test]
+    async fn a_refresh_token_is_spent_only_while_a_record_holds_it() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let p = dir.path().join("auth.json");
+        std::fs::write(
+            &p,
+            r#"{"providers":{"x":{"tokens":{"access_token":"old","refresh_token":"rt-1"}}}}"#,
+        )
+        .expect("write");
+        let spent = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let call = |old: &str| {
+            let spent = spent.clone();
+            refresh_locked(
+                p.clone(),
+                "x",
+                old.to_string(),
+                move |rt: String| async move {
+                    spent.lock().expect("lock").push(rt);
+                    Ok::<_, AuthStoreError>(("new".to_string(), "rt-2".to_string()))
+                },
+            )
+        };
+        assert_eq!(call("old").await.expect("refresh"), Some("new".into()));
+        let before = std::fs::metadata(&p)
+            .expect("meta")
+            .modified()
+            .expect("mtime");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        // The same stale token again (another caller raced us): nothing is
+        // spent, and the store is not rewritten.
+        assert_eq!(call("old").await.expect("no refresh"), None);
+        assert_eq!(
+            std::fs::metadata(&p)
+                .expect("meta")
+                .modified()
+                .expect("mtime"),
+            before
+        );
+        assert_eq!(*spent.lock().expect("lock"), ["rt-1"]);
+        let v: Value =
+            serde_json::from_str(&std::fs::read_to_string(&p).expect("read")).expect("json");
+        assert_eq!(v["providers"]["x"]["tokens"]["refresh_token"], "rt-2");
+    }
+
+    #[test]
+    fn rotation_keeps_other_fields_and_mode() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let p = dir.path().join("auth.json");
+        std::fs::write(
+            &p,
+            r#"{"providers":{"x":{"tokens":{"access_token":"old","refresh_token":"r","id_token":"i"},"keep":1}},
+               "credential_pool":{"x":[{"id":"a","access_token":"old","label":"L"},{"id":"b","access_token":"other"}]}}"#,
+        )
+        .expect("write");
+        let mut store = load(&p).expect("load");
+        assert!(rotate(
+            &mut store,
+            &Rotated {
+                provider: "x",
+                old_access: "old",
+                access_token: "new",
+                refresh_token: "r2",
+                now: 1_700_000_000.0,
+            },
+        ));
+        write_store(&p, store).expect("write");
+        let v: Value =
+            serde_json::from_str(&std::fs::read_to_string(&p).expect("read")).expect("json");
+        assert_eq!(v["providers"]["x"]["tokens"]["access_token"], "new");
+        assert_eq!(v["providers"]["x"]["tokens"]["id_token"], "i");
+        assert_eq!(v["providers"]["x"]["keep"], 1);
+        assert_eq!(v["credential_pool"]["x"][0]["refresh_token"], "r2");
+        assert_eq!(v["credential_pool"]["x"][0]["label"], "L");
+        assert_eq!(v["credential_pool"]["x"][1]["access_token"], "other");
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(&p).expect("meta").permissions().mode() & 0o777;
+        assert_eq!(mode, 0o600);
+    }
+}

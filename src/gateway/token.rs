@@ -1,0 +1,292 @@
+//! The Nous access token the gateway is called with, refreshed as Hermes
+//! refreshes it.
+//!
+//! hermes-agent: tools/managed_tool_gateway.py (`peek_nous_access_token`,
+//! `read_nous_access_token`, skew 120 s) and hermes_cli/auth.py
+//! (`resolve_nous_access_token`, `_refresh_access_token`): `POST
+//! <portal>/api/oauth/token` with header `x-nous-refresh-token` and form
+//! `grant_type=refresh_token&client_id=…`; the rotated pair is written back to
+//! `providers.nous` in `auth.json` under Hermes' `auth.lock`.
+//!
+//! The portal is `HERMES_PORTAL_BASE_URL` / `NOUS_PORTAL_BASE_URL` (trusted,
+//! wins outright), else auth.json's `portal_base_url` when its host is on
+//! Hermes' allowlist, else `https://portal.nousresearch.com`. Tokens are
+//! never logged.
+
+use std::time::Duration;
+
+use serde_json::{Map, Value};
+
+use crate::auth::nous::{self as nous_auth, LockError, text};
+use crate::auth::store::AuthStoreError;
+use crate::hermes::{Context, envvars};
+use crate::net::{ApiError, HttpClient};
+
+pub(crate) const DEFAULT_PORTAL_URL: &str = "https://portal.nousresearch.com";
+const DEFAULT_CLIENT_ID: &str = "hermes-cli";
+/// `_NOUS_ACCESS_TOKEN_REFRESH_SKEW_SECONDS` / `ACCESS_TOKEN_REFRESH_SKEW_SECONDS`.
+pub(crate) const REFRESH_SKEW: f64 = 120.0;
+/// `_NOUS_PORTAL_ALLOWED_HOSTS`.
+const ALLOWED_PORTAL_HOSTS: [&str; 3] = ["portal.nousresearch.com", "localhost", "127.0.0.1"];
+/// `resolve_nous_access_token(timeout_seconds=15.0)`.
+const REFRESH_TIMEOUT: Duration = Duration::from_secs(15);
+
+/// `TOOL_GATEWAY_USER_TOKEN`, trimmed, when set.
+fn explicit(ctx: &Context) -> Option<String> {
+    ctx.env
+        .get(envvars::TOOL_GATEWAY_USER_TOKEN)
+        .map(|t| t.trim().to_string())
+        .filter(|t| !t.is_empty())
+}
+
+/// `peek_nous_access_token`: the override, else the stored token, with no
+/// expiry check and no network (availability scans).
+pub(crate) fn peek(ctx: &Context) -> Option<String> {
+    explicit(ctx).or_else(|| {
+        let store = nous_auth::load_store(&ctx.home)?;
+        text(nous_auth::provider_state(&store)?, "access_token").map(str::to_string)
+    })
+}
+
+/// `read_nous_access_token`: the override; else the stored token while it has
+/// more than 120 s left; else a refreshed one; else (refresh failed) the stored
+/// token as it is.
+pub(crate) async fn read(ctx: &Context, http: &HttpClient) -> Option<String> {
+    if let Some(t) = explicit(ctx) {
+        return Some(t);
+    }
+    let store = nous_auth::load_store(&ctx.home);
+    let state = store.as_ref().and_then(nous_auth::provider_state);
+    let cached = state
+        .and_then(|s| text(s, "access_token"))
+        .map(str::to_string);
+    if cached.is_some()
+        && !nous_auth::is_expiring(state.and_then(|s| s.get("expires_at")), REFRESH_SKEW)
+    {
+        return cached;
+    }
+    match resolve(ctx, http).await {
+        Ok(t) => Some(t),
+        Err(e) => {
+            tracing::debug!("Nous access token refresh failed: {e}");
+            cached
+        }
+    }
+}
+
+/// `_nous_portal_env_override`.
+fn portal_override(ctx: &Context) -> Option<String> {
+    [
+        envvars::HERMES_PORTAL_BASE_URL,
+        envvars::NOUS_PORTAL_BASE_URL,
+    ]
+    .into_iter()
+    .find_map(|n| ctx.env.get(n))
+    .map(|s| s.trim().trim_end_matches('/').to_string())
+    .filter(|s| !s.is_empty())
+}
+
+/// The portal a refresh goes to (see the module docs).
+fn refresh_portal(ctx: &Context, state: &Map<String, Value>) -> String {
+    if let Some(p) = portal_override(ctx) {
+        return p;
+    }
+    let stored = text(state, "portal_base_url")
+        .map(|s| s.trim_end_matches('/').to_string())
+        .filter(|s| !s.is_empty())
+        .unwrap_or_else(|| DEFAULT_PORTAL_URL.into());
+    match url::Url::parse(&stored) {
+        Ok(u)
+            if u.host_str()
+                .is_some_and(|h| !ALLOWED_PORTAL_HOSTS.contains(&h)) =>
+        {
+            tracing::warn!(
+                "auth: ignoring invalid portal_base_url (host {:?} not in allowlist), using default",
+                u.host_str().unwrap_or("")
+            );
+            DEFAULT_PORTAL_URL.into()
+        }
+        _ => stored,
+    }
+}
+
+/// Why [`resolve`] has no token; the texts are Hermes' (hermes_cli/auth.py
+/// `resolve_nous_access_token`, `_refresh_access_token`), shown to the user
+/// as the account's error.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum RefreshError {
+    #[error(transparent)]
+    Lock(#[from] LockError),
+    /// The blocking task that waits for the locks died.
+    #[error(transparent)]
+    LockTask(#[from] tokio::task::JoinError),
+    #[error("Hermes is not logged into Nous Portal.")]
+    NotLoggedIn,
+    #[error("No access token found for Nous Portal login.")]
+    NoAccessToken,
+    #[error("Session expired and no refresh token is available.")]
+    NoRefreshToken,
+    #[error("Nous Portal token refresh failed: {0}")]
+    Request(#[source] ApiError),
+    /// The portal answered without a JSON object.
+    #[error("Refresh token exchange failed")]
+    ExchangeFailed,
+    /// The portal refused the refresh token (`error`, `error_description`).
+    #[error("{message}")]
+    Refused { code: String, message: String },
+    #[error("Refresh response missing access_token")]
+    MissingAccessToken,
+    /// The shared store's fresher pair could not be saved to auth.json.
+    #[error("cannot save the Nous login: {0}")]
+    SaveMerged(#[source] AuthStoreError),
+    #[error("cannot save the refreshed Nous login: {0}")]
+    SaveRefreshed(#[source] AuthStoreError),
+}
+
+/// `resolve_nous_access_token(refresh_skew_seconds=120)`: the stored token
+/// while fresh, else refreshed and saved. Errors carry Hermes' texts.
+pub(crate) async fn resolve(ctx: &Context, http: &HttpClient) -> Result<String, RefreshError> {
+    // Hermes' lock order: the auth store, then the shared Nous store.
+    let home = ctx.home.clone();
+    let shared_path =
+        nous_auth::shared_path(&ctx.home, ctx.env.get(envvars::HERMES_SHARED_AUTH_DIR));
+    let shared_lock = nous_auth::shared_lock_path(&shared_path);
+    let locks = tokio::task::spawn_blocking(move || {
+        let wait = REFRESH_TIMEOUT + Duration::from_secs(5);
+        let a = nous_auth::StoreLock::acquire(&home, wait)?;
+        let b = nous_auth::StoreLock::acquire_path(&shared_lock, wait)?;
+        Ok::<_, LockError>((a, b))
+    })
+    .await??;
+    let store = nous_auth::load_store(&ctx.home).unwrap_or_default();
+    let Some(mut state) = nous_auth::provider_state(&store).cloned() else {
+        return Err(RefreshError::NotLoggedIn);
+    };
+    let portal = refresh_portal(ctx, &state);
+    let client_id = text(&state, "client_id")
+        .unwrap_or(DEFAULT_CLIENT_ID)
+        .to_string();
+    // Another profile may have rotated the pair: take the shared copy first.
+    let merged = nous_auth::read_shared(&shared_path)
+        .is_some_and(|shared| nous_auth::merge_shared(&mut state, &shared));
+    let Some(access) = state
+        .get("access_token")
+        .and_then(Value::as_str)
+        .filter(|s| !s.is_empty())
+        .map(str::to_string)
+    else {
+        return Err(RefreshError::NoAccessToken);
+    };
+    if !nous_auth::is_expiring(state.get("expires_at"), REFRESH_SKEW) {
+        if merged {
+            nous_auth::save_provider_state(&ctx.home, state).map_err(RefreshError::SaveMerged)?;
+        }
+        return Ok(access);
+    }
+    let Some(refresh) = state
+        .get("refresh_token")
+        .and_then(Value::as_str)
+        .filter(|s| !s.is_empty())
+        .map(str::to_string)
+    else {
+        return Err(RefreshError::NoRefreshToken);
+    };
+    let req = http
+        .api()
+        .post(format!("{portal}/api/oauth/token"))
+        .timeout(REFRESH_TIMEOUT)
+        .header("Accept", "application/json")
+        .header("x-nous-refresh-token", &refresh)
+        .header("Content-Type", "application/x-www-form-urlencoded")
+        .body(
+            url::form_urlencoded::Serializer::new(String::new())
+                .append_pair("grant_type", "refresh_token")
+                .append_pair("client_id", &client_id)
+                .finish(),
+        );
+    let resp = http
+        .send_api("nous-portal", Duration::ZERO, req)
+        .await
+        .map_err(RefreshError::Request)?;
+    let body: Option<Value> = serde_json::from_slice(&resp.body).ok();
+    if resp.status != 200 {
+        let Some(Value::Object(err)) = body else {
+            return Err(RefreshError::ExchangeFailed);
+        };
+        let code = err
+            .get("error")
+            .map(crate::pycompat::py_str)
+            .unwrap_or_else(|| "invalid_grant".into());
+        let mut desc = err
+            .get("error_description")
+            .filter(|v| crate::pycompat::py_bool(v))
+            .map(crate::pycompat::py_str)
+            .unwrap_or_else(|| "Refresh token exchange failed".into());
+        let lowered = desc.to_lowercase();
+        if code == "refresh_token_reused" || lowered.contains("reuse") {
+            desc = "Nous Portal detected refresh-token reuse and revoked this session.\nThis usually means an external process (monitoring script, custom self-heal hook, or another Hermes install sharing ~/.hermes/auth.json) called POST /api/oauth/token with Hermes's refresh token without persisting the rotated token back.\nNous refresh tokens are single-use — only Hermes may call the refresh endpoint. For health checks, use `hermes auth status` instead.\nRe-authenticate with: hermes auth add nous".into();
+        }
+        // `_is_terminal_nous_refresh_error`: this token can never work again.
+        if ["invalid_grant", "invalid_token", "refresh_token_reused"].contains(&code.as_str())
+            && let Err(e) = nous_auth::quarantine(&ctx.home, state, &shared_path, &code, &desc)
+        {
+            tracing::warn!("cannot record the dead Nous login: {e}");
+        }
+        return Err(RefreshError::Refused {
+            code,
+            message: desc,
+        });
+    }
+    let Some(Value::Object(r)) = body else {
+        return Err(RefreshError::ExchangeFailed);
+    };
+    let Some(new_access) = r.get("access_token").and_then(Value::as_str) else {
+        return Err(RefreshError::MissingAccessToken);
+    };
+    let now = nous_auth::now();
+    let ttl = r
+        .get("expires_in")
+        .and_then(|v| {
+            v.as_i64()
+                .or_else(|| v.as_f64().map(|f| f as i64))
+                .or_else(|| v.as_str()?.trim().parse().ok())
+        })
+        .unwrap_or(0)
+        .max(0);
+    let mut s = state;
+    let pick = |k: &str| r.get(k).filter(|v| crate::pycompat::py_bool(v)).cloned();
+    s.insert("access_token".into(), new_access.into());
+    s.insert(
+        "refresh_token".into(),
+        pick("refresh_token").unwrap_or(Value::String(refresh)),
+    );
+    let token_type = pick("token_type")
+        .or_else(|| {
+            s.get("token_type")
+                .filter(|v| crate::pycompat::py_bool(v))
+                .cloned()
+        })
+        .unwrap_or_else(|| "Bearer".into());
+    s.insert("token_type".into(), token_type);
+    let scope = pick("scope")
+        .or_else(|| s.get("scope").cloned())
+        .unwrap_or(Value::Null);
+    s.insert("scope".into(), scope);
+    s.insert("obtained_at".into(), nous_auth::iso_utc(now).into());
+    s.insert("expires_in".into(), ttl.into());
+    s.insert(
+        "expires_at".into(),
+        nous_auth::iso_utc(now + ttl as f64).into(),
+    );
+    s.insert("portal_base_url".into(), portal.into());
+    s.insert("client_id".into(), client_id.into());
+    s.insert(
+        "tls".into(),
+        serde_json::json!({"insecure": false, "ca_bundle": null}),
+    );
+    let token = new_access.to_string();
+    nous_auth::save_provider_state(&ctx.home, s.clone()).map_err(RefreshError::SaveRefreshed)?;
+    nous_auth::write_shared(&shared_path, &s);
+    drop(locks);
+    Ok(token)
+}

@@ -1,0 +1,260 @@
+//! Asking the auxiliary vision model about an image: [`VisionClient`] prepares
+//! the pixels (bounded CPU work) and sends them on the resolved provider's wire,
+//! with Hermes' retries (hermes-agent: tools/vision_tools.py
+//! `_analyze_image_with_retries`). `vision_analyze` and `browser_vision` share it.
+
+use std::sync::{Arc, OnceLock};
+use std::time::Duration;
+
+use serde_json::Value;
+use tokio::sync::Semaphore;
+
+use crate::hermes::{Context, envvars};
+use crate::net::{HttpClient, Limits, Policy, SystemLookup};
+
+pub(crate) use crate::net::BuildError as ClientError;
+
+use super::auxiliary::{self, AuxConfig, Mode};
+use super::prep::{self, Budget, PrepError, Prepared};
+use super::resolve;
+use super::wire::{fix_temperature, send};
+
+/// Why an image could not be loaded or analyzed.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum VisionError {
+    #[error(transparent)]
+    Prep(#[from] PrepError),
+    #[error("{0}")]
+    NotConfigured(String),
+    #[error(transparent)]
+    Http(#[from] ClientError),
+    #[error(transparent)]
+    Call(#[from] auxiliary::CallError),
+}
+
+/// What an analysis produced.
+#[derive(Debug)]
+pub(crate) enum Analysis {
+    /// Native mode: hand these pixels to Codex's model.
+    Native(Prepared),
+    /// Auxiliary mode: the vision model's answer (Hermes' fallback text when
+    /// it answered nothing twice).
+    Text(String),
+}
+
+/// Encode/resize bursts run at most this many at once (Hermes'
+/// `_vision_cpu_executor`, sized to the usable cores).
+/// How many image decode/resize jobs may run at once (hermes-agent:
+/// tools/vision_tools.py `_resolve_vision_cpu_workers`):
+/// `HERMES_VISION_MAX_CONCURRENCY`, else `auxiliary.vision.max_concurrency`,
+/// else the usable cores; a value below 1 (or unparsable) falls through to
+/// the next source. Like Hermes, only the CPU burst is bounded: the model
+/// calls themselves stay fully concurrent.
+pub(crate) fn max_concurrency(ctx: &Context) -> usize {
+    let parse = |s: &str| s.trim().parse::<i64>().ok().filter(|n| *n >= 1);
+    ctx.env
+        .get(envvars::HERMES_VISION_MAX_CONCURRENCY)
+        .and_then(|v| parse(&v))
+        .or_else(
+            || match ctx.config().get("auxiliary.vision.max_concurrency") {
+                Some(Value::Number(n)) => n.as_i64().filter(|n| *n >= 1),
+                Some(Value::String(s)) => parse(s),
+                _ => None,
+            },
+        )
+        .map(|n| n.min(1024) as usize)
+        .unwrap_or_else(|| {
+            std::thread::available_parallelism()
+                .map(|n| n.get())
+                .unwrap_or(1)
+        })
+}
+
+/// Validate/convert/downscale off the async threads, at most `slots` at once.
+pub(crate) async fn prepare(
+    slots: &Semaphore,
+    data: Vec<u8>,
+    budget: Budget,
+) -> Result<Prepared, PrepError> {
+    let _slot = slots.acquire().await.expect("semaphore never closed");
+    tokio::task::spawn_blocking(move || prep::prepare(&data, budget))
+        .await
+        .unwrap_or_else(|e| Err(PrepError::Encode(format!("image worker failed: {e}"))))
+}
+
+async fn shrink(slots: &Semaphore, p: &Prepared) -> Option<Result<Prepared, PrepError>> {
+    let _slot = slots.acquire().await.expect("semaphore never closed");
+    let p = p.clone();
+    tokio::task::spawn_blocking(move || p.shrink())
+        .await
+        .unwrap_or_else(|e| Some(Err(PrepError::Encode(format!("image worker failed: {e}")))))
+}
+
+/// Image loading and analysis shared by `vision_analyze` and `browser_vision`.
+/// Holds the HTTP client (built on first use from the context's URL policy).
+#[derive(Default)]
+pub(crate) struct VisionClient {
+    http: crate::net::LazyClient,
+    /// The decode/resize bound, sized from the first context seen (Hermes
+    /// sizes its executor once at import).
+    slots: OnceLock<Semaphore>,
+}
+
+impl VisionClient {
+    pub(crate) fn new() -> Self {
+        Self::default()
+    }
+
+    pub(crate) fn slots(&self, ctx: &Context) -> &Semaphore {
+        self.slots
+            .get_or_init(|| Semaphore::new(max_concurrency(ctx)))
+    }
+
+    /// The guarded client: image downloads go through `fetch` (SSRF checks on
+    /// every hop); the configured vision endpoint through `send_api`, which
+    /// trusts configured endpoints (a local vLLM/Ollama is fine) except cloud
+    /// metadata.
+    pub(crate) fn http(&self, ctx: &Context) -> Result<Arc<HttpClient>, ClientError> {
+        self.http.get_or_build(|| {
+            let dl = auxiliary::download_timeout(ctx);
+            let api = match resolve::mode(ctx) {
+                Mode::Auxiliary(a) => a.timeout,
+                _ => Duration::from_secs(120),
+            };
+            let longest = dl.max(api) + Duration::from_secs(5);
+            let limits = Limits {
+                connect: Duration::from_secs(10),
+                read: longest,
+                total: longest,
+                max_bytes: prep::MAX_INGEST_BYTES,
+                ..Limits::default()
+            };
+            HttpClient::new(Policy::from_context(ctx), Arc::new(SystemLookup), limits)
+        })
+    }
+
+    /// Analyze raw image bytes (e.g. a browser screenshot) with `prompt`:
+    /// native mode prepares the pixels for Codex's model; auxiliary mode asks
+    /// the configured vision model.
+    pub(crate) async fn analyze_bytes(
+        &self,
+        ctx: &Context,
+        image: Vec<u8>,
+        prompt: &str,
+    ) -> Result<Analysis, VisionError> {
+        let prepared = prepare(self.slots(ctx), image, Budget::default()).await?;
+        self.analyze_prepared(ctx, prepared, prompt).await
+    }
+
+    /// Analyze an already prepared image with `prompt` (see [`Self::analyze_bytes`]).
+    pub(crate) async fn analyze_prepared(
+        &self,
+        ctx: &Context,
+        prepared: Prepared,
+        prompt: &str,
+    ) -> Result<Analysis, VisionError> {
+        match resolve::mode(ctx) {
+            Mode::Native => Ok(Analysis::Native(prepared)),
+            Mode::Misconfigured(why) => Err(VisionError::NotConfigured(why)),
+            Mode::Auxiliary(cfg) => {
+                let http = self.http(ctx)?;
+                self.ask(ctx, &http, &cfg, prepared, prompt)
+                    .await
+                    .map(Analysis::Text)
+            }
+        }
+    }
+
+    /// The auxiliary call with Hermes' retries: on a size rejection, shrink the
+    /// image and retry once; on an empty answer, ask once more.
+    async fn ask(
+        &self,
+        ctx: &Context,
+        http: &HttpClient,
+        cfg: &AuxConfig,
+        prepared: Prepared,
+        prompt: &str,
+    ) -> Result<String, VisionError> {
+        let resolved;
+        let cfg = match (&cfg.catalog, cfg.model.is_empty()) {
+            (Some(base), true) => {
+                let key = cfg.api_key.as_deref().unwrap_or_default();
+                let Some(model) = auxiliary::catalog_vision_model(http, base, key).await else {
+                    // Hermes skips DeepInfra when its catalog names no vision model.
+                    return Err(VisionError::NotConfigured(format!(
+                        "No LLM provider configured for task=vision provider=deepinfra. Run: hermes setup (the DeepInfra catalog at {base}/models returned no vision-capable chat model: set auxiliary.vision.model)"
+                    )));
+                };
+                resolved = AuxConfig {
+                    model,
+                    ..cfg.clone()
+                };
+                &resolved
+            }
+            _ => cfg,
+        };
+        let mut body = auxiliary::request_body(cfg, prompt, &prepared.data_url());
+        fix_temperature(&mut body);
+        let answer = match send(http, cfg, &body).await {
+            Ok(a) => a,
+            Err(e) if auxiliary::is_size_error(&e.message) => {
+                let Some(smaller) = shrink(self.slots(ctx), &prepared).await else {
+                    return Err(e.into());
+                };
+                let smaller = smaller?;
+                tracing::info!(
+                    "vision API rejected a {}x{} image ({}); retrying at {}x{}",
+                    prepared.width,
+                    prepared.height,
+                    e.message,
+                    smaller.width,
+                    smaller.height
+                );
+                body = auxiliary::request_body(cfg, prompt, &smaller.data_url());
+                fix_temperature(&mut body);
+                send(http, cfg, &body).await?
+            }
+            Err(e) => return Err(e.into()),
+        };
+        let answer = if answer.is_empty() {
+            tracing::warn!("vision model returned empty content, retrying once");
+            send(http, cfg, &body).await?
+        } else {
+            answer
+        };
+        Ok(if answer.is_empty() {
+            "There was a problem with the request and the image could not be analyzed.".into()
+        } else {
+            answer
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    use crate::hermes::context::test_ctx as ctx;
+
+    #[test]
+    fn max_concurrency_env_then_config_then_cores() {
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let y = "auxiliary:\n  vision:\n    max_concurrency: 3\n";
+        assert_eq!(
+            max_concurrency(&ctx(y, &[("HERMES_VISION_MAX_CONCURRENCY", "2")])),
+            2
+        );
+        assert_eq!(
+            max_concurrency(&ctx(y, &[("HERMES_VISION_MAX_CONCURRENCY", "0")])),
+            3
+        );
+        assert_eq!(
+            max_concurrency(&ctx(y, &[("HERMES_VISION_MAX_CONCURRENCY", "x")])),
+            3
+        );
+        assert_eq!(max_concurrency(&ctx("", &[])), cores);
+        let c = VisionClient::new();
+        let s = c.slots(&ctx("", &[("HERMES_VISION_MAX_CONCURRENCY", "2")]));
+        assert_eq!(s.available_permits(), 2);
+    }
+}

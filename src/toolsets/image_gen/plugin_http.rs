@@ -1,0 +1,113 @@
+//! What Hermes' `requests`-based image plugins (`xai`, `openrouter`) share: one JSON POST with
+//! their timeout, and their error texts — `<Display> image generation failed (<status>):
+//! <error.message or the body's first 300 characters>`, `... timed out (<n>s)`,
+//! `<Display> connection error: ...`, `<Display> returned invalid JSON: ...`.
+
+use std::time::Duration;
+
+use serde_json::Value;
+
+use super::error::GenError;
+use crate::net::vendor::{self as http, ApiRequest, Body, SendError};
+use crate::net::{ApiError, HttpClient};
+
+/// A plugin endpoint call.
+pub(crate) struct PluginPost<'a> {
+    /// The provider's name for rate limits (`xai`, `openrouter`).
+    pub(crate) provider: &'a str,
+    /// How Hermes names the provider in messages (`xAI`, `OpenRouter`).
+    pub(crate) display: &'a str,
+    pub(crate) url: &'a str,
+    pub(crate) key: String,
+    pub(crate) headers: Vec<(&'static str, String)>,
+    pub(crate) body: Value,
+    pub(crate) timeout: Duration,
+}
+
+/// The error message of a failed answer as Hermes reads it:
+/// `resp.json().get("error", {}).get("message", resp.text[:300])`.
+pub(crate) fn hermes_error_message(body: &[u8]) -> String {
+    let text: String = String::from_utf8_lossy(body).chars().take(300).collect();
+    match serde_json::from_slice::<Value>(body) {
+        Ok(Value::Object(m)) => match m.get("error") {
+            None => text,
+            Some(Value::Object(e)) => match e.get("message") {
+                Some(Value::String(s)) => s.clone(),
+                Some(other) => other.to_string(),
+                None => text,
+            },
+            // `.get` on a non-dict raises in Hermes, which then uses the text.
+            Some(_) => text,
+        },
+        _ => text,
+    }
+}
+
+/// POST the JSON body; the parsed JSON answer, or Hermes' typed error. An HTTP failure
+/// is returned as `(status, message)` through `on_status` so a caller can word it.
+pub(crate) async fn post_json(
+    http: &HttpClient,
+    p: PluginPost<'_>,
+    on_status: impl FnOnce(u16, String) -> GenError,
+) -> Result<Value, GenError> {
+    let mut req = ApiRequest::new(p.provider, reqwest::Method::POST, p.url);
+    req.auth = Some(("Bearer", p.key));
+    req.headers = p.headers;
+    req.body = Body::Json(p.body);
+    req.timeout = p.timeout;
+    let display = p.display;
+    let resp = match http::send(http, req).await {
+        Ok(r) => r,
+        Err(SendError::Api {
+            source: ApiError::Timeout,
+            ..
+        }) => {
+            return Err(GenError::typed(
+                "timeout",
+                format!(
+                    "{display} image generation timed out ({}s)",
+                    p.timeout.as_secs()
+                ),
+            ));
+        }
+        Err(SendError::Api {
+            source: ApiError::RateLimited { .. },
+            ..
+        }) => {
+            return Err(on_status(429, "rate limited (HTTP 429)".into()));
+        }
+        Err(e) => {
+            return Err(GenError::typed(
+                "connection_error",
+                format!("{display} connection error: {e}"),
+            ));
+        }
+    };
+    if !(200..300).contains(&resp.status) {
+        return Err(on_status(resp.status, hermes_error_message(&resp.body)));
+    }
+    resp.json().map_err(|e| {
+        GenError::typed(
+            "invalid_response",
+            format!("{display} returned invalid JSON: {e}"),
+        )
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn error_message_like_hermes() {
+        assert_eq!(
+            hermes_error_message(br#"{"error":{"message":"bad key"}}"#),
+            "bad key"
+        );
+        assert_eq!(
+            hermes_error_message(br#"{"error":"plain"}"#),
+            r#"{"error":"plain"}"#
+        );
+        assert_eq!(hermes_error_message(b"oops"), "oops");
+    }
+}

@@ -1,0 +1,76 @@
+//! Saving a generated image under `$HERMES_HOME/cache/images/`, where Hermes
+//! keeps them (hermes-agent: `tools/image_generation_tool.py`, `save_url_image`),
+//! whether the provider answered with bytes or with a URL to download.
+
+use std::path::PathBuf;
+
+use crate::hermes::Context;
+use serde_json::{Map, Value};
+
+use crate::net::HttpClient;
+use crate::net::vendor as http;
+
+/// A generated image, before saving.
+pub(crate) struct Generated {
+    /// The provider's URL (http(s) or data:), when it gave one.
+    pub(crate) url: Option<String>,
+    /// Bytes when the provider returned them inline (OpenAI b64_json).
+    pub(crate) bytes: Option<Vec<u8>>,
+    pub(crate) extra: Map<String, Value>,
+    /// The model that really ran, when the provider picks another than configured
+    /// (xAI edits always use `grok-imagine-image-quality`).
+    pub(crate) model: Option<String>,
+}
+
+/// Why the image could not be saved (the caller may still return the provider's URL).
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum SaveError {
+    #[error("the provider's image data is not a PNG, JPEG, WebP or GIF")]
+    NotAnImage,
+    #[error(transparent)]
+    Fetch(#[from] http::ImageFetchError),
+    #[error("no image data")]
+    NoData,
+    #[error("cannot create {}: {source}", dir.display())]
+    CreateDir {
+        dir: PathBuf,
+        source: std::io::Error,
+    },
+    /// [`write_atomic`]'s message.
+    #[error("{0}")]
+    Write(String),
+}
+
+/// Save the image under `$HERMES_HOME/cache/images/<prefix>_<ts>_<id>.<ext>`.
+pub(crate) async fn save_generated(
+    ctx: &Context,
+    http: &HttpClient,
+    g: &Generated,
+    prefix: &str,
+) -> Result<(PathBuf, Vec<u8>, &'static str), SaveError> {
+    let (bytes, mime) = match (&g.bytes, &g.url) {
+        (Some(b), _) => {
+            let mime = crate::sniff::saveable_mime(b).ok_or(SaveError::NotAnImage)?;
+            (b.clone(), mime)
+        }
+        (None, Some(url)) => http::fetch_image(http, url).await?,
+        (None, None) => return Err(SaveError::NoData),
+    };
+    let dir = ctx.home.cache_dir("images");
+    if let Err(source) = std::fs::create_dir_all(&dir) {
+        return Err(SaveError::CreateDir { dir, source });
+    }
+    let path = crate::files::unique_path(dir.join(format!(
+        "{prefix}_{}_{}.{}",
+        crate::time::local_stamp(),
+        crate::files::short_id(),
+        crate::sniff::extension(mime)
+    )));
+    write_atomic(&path, &bytes).map_err(|e| SaveError::Write(e.to_string()))?;
+    Ok((path, bytes, mime))
+}
+
+/// The crate's one atomic write (temp file, fsync, rename; 0600 like Hermes' own).
+fn write_atomic(path: &std::path::Path, bytes: &[u8]) -> Result<(), crate::files::FileError> {
+    crate::files::atomic_write(path, bytes).map(|_| ())
+}

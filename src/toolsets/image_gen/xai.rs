@@ -1,0 +1,386 @@
+//! xAI's Grok Imagine (`image_gen.provider: xai`, hermes-agent: `plugins/image_gen/xai`,
+//! `tools/xai_http.py`): `POST <base>/images/generations` with `aspect_ratio` and
+//! `resolution`, or `POST <base>/images/edits` (JSON, `grok-imagine-image-quality`) with up to
+//! three source images; `storage_options` asks xAI to keep the file behind a public URL
+//! (Hermes' default, `image_gen.xai.storage.*`).
+//!
+//! Credentials: Hermes' xAI Grok sign-in, else `XAI_API_KEY` ([`xai_auth`]); base URL
+//! `image_gen.xai.base_url`, else the credentials' own.
+
+use std::time::Duration;
+
+use base64::Engine as _;
+use serde_json::{Map, Value, json};
+
+use super::catalog::aspect_index;
+use super::error::GenError;
+use super::plugin_http::{PluginPost, post_json};
+use super::save::Generated;
+use super::source::read_local_image;
+use crate::auth::xai as xai_auth;
+use crate::hermes::Context;
+use crate::hermes::envvars;
+use crate::net::HttpClient;
+
+pub(crate) const DISPLAY: &str = "xAI (Grok)";
+pub(crate) const DEFAULT_MODEL: &str = "grok-imagine-image";
+const MODELS: [&str; 2] = ["grok-imagine-image", "grok-imagine-image-quality"];
+const EDIT_MODEL: &str = "grok-imagine-image-quality";
+const ASPECTS: [&str; 3] = ["16:9", "1:1", "9:16"];
+const MAX_SOURCES: usize = 3;
+/// `capabilities()["max_reference_images"]`.
+pub(crate) const MAX_REFERENCE_IMAGES: usize = 2;
+const SAFE_EXPIRES_AFTER: i64 = 2 * 24 * 60 * 60;
+const MAX_EXPIRES_AFTER: i64 = 30 * 24 * 60 * 60;
+
+/// `_resolve_model`: `XAI_IMAGE_MODEL`, then `image_gen.xai.model`, when they name a model.
+pub(crate) fn resolve_model(ctx: &Context) -> &'static str {
+    let known = |s: String| MODELS.iter().copied().find(|m| *m == s);
+    ctx.env
+        .get(envvars::XAI_IMAGE_MODEL)
+        .and_then(known)
+        .or_else(|| ctx.config_str("image_gen.xai.model").and_then(known))
+        .unwrap_or(DEFAULT_MODEL)
+}
+
+fn resolution(ctx: &Context) -> &'static str {
+    match ctx.config_str("image_gen.xai.resolution").as_deref() {
+        Some("2k") => "2k",
+        _ => "1k",
+    }
+}
+
+/// `image_gen.xai.base_url`, else the credentials' base URL (the sign-in's
+/// pinned xAI origin, or `XAI_BASE_URL` with a key).
+fn base_url(ctx: &Context, creds: &xai_auth::XaiCreds) -> String {
+    ctx.config_str("image_gen.xai.base_url")
+        .map(|s| s.trim().trim_end_matches('/').to_string())
+        .filter(|s| !s.is_empty())
+        .unwrap_or_else(|| creds.base_url.clone())
+}
+
+/// `_coerce_bool`.
+fn coerce_bool(v: Option<&Value>, default: bool) -> bool {
+    match v {
+        Some(Value::Bool(b)) => *b,
+        Some(Value::String(s)) => match s.trim().to_ascii_lowercase().as_str() {
+            "1" | "true" | "yes" | "on" | "enabled" => true,
+            "0" | "false" | "no" | "off" | "disabled" => false,
+            _ => default,
+        },
+        _ => default,
+    }
+}
+
+/// `_coerce_expires_after`: seconds, or `None` for permanent storage.
+fn coerce_expires(v: Option<&Value>) -> Option<i64> {
+    let n = match v? {
+        Value::Null => return None,
+        Value::String(s) => {
+            let s = s.trim().to_ascii_lowercase();
+            if matches!(
+                s.as_str(),
+                "" | "default" | "none" | "null" | "never" | "permanent" | "forever" | "0"
+            ) {
+                return None;
+            }
+            match s.parse::<i64>() {
+                Ok(n) => n,
+                Err(_) => return Some(SAFE_EXPIRES_AFTER),
+            }
+        }
+        Value::Number(n) => n.as_f64().map(|f| f as i64).unwrap_or(0),
+        Value::Bool(b) => i64::from(*b),
+        _ => return Some(SAFE_EXPIRES_AFTER),
+    };
+    (n > 0).then(|| n.min(MAX_EXPIRES_AFTER))
+}
+
+/// `read_xai_imagine_storage_config("image_gen")`: (enabled, public_url, expires_after).
+fn storage(ctx: &Context) -> (bool, bool, Option<i64>) {
+    let cfg = ctx.config();
+    let s = cfg.get("image_gen.xai.storage").filter(|v| v.is_object());
+    let get = |k: &str| s.and_then(|s| s.get(k));
+    (
+        coerce_bool(get("enabled"), true),
+        coerce_bool(get("public_url"), true),
+        coerce_expires(get("expires_after")),
+    )
+}
+
+fn notice_text(expires: Option<i64>) -> String {
+    let retention = match expires {
+        None => "without an automatic expiry".to_string(),
+        Some(secs) => {
+            let days = secs as f64 / 86_400.0;
+            let shown = crate::toolsets::tts::shell::fmt_secs(days);
+            format!(
+                "for about {shown} day{}",
+                if days != 1.0 { "s" } else { "" }
+            )
+        }
+    };
+    format!(
+        "xAI Imagine storage is enabled so generated media gets a reusable public URL {retention}. xAI may bill for stored files and public URL hosting. Disable this with `image_gen.xai.storage.enabled: false` or set `expires_after` to change the retention."
+    )
+}
+
+/// `maybe_mark_xai_storage_notice_seen`: the notice once per Hermes home.
+fn notice_once(ctx: &Context, expires: Option<i64>) -> Option<String> {
+    let dir = ctx.home.path.join("state");
+    let marker = dir.join("image_gen_xai_storage_notice_seen");
+    if marker.exists() {
+        return None;
+    }
+    let _ = std::fs::create_dir_all(&dir);
+    let _ = crate::files::atomic_write(&marker, format!("{}\n", utc_stamp("-", ":")).as_bytes());
+    Some(notice_text(expires))
+}
+
+/// UTC `YYYYmmdd<sep>HHMMSS` (or ISO-like with `tsep` between time fields).
+fn utc_stamp(sep: &str, tsep: &str) -> String {
+    let t = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs() as i64)
+        .unwrap_or(0);
+    let (y, m, d, s) = crate::pycompat::civil_from_secs(t);
+    if sep == "-" && tsep == ":" {
+        return format!(
+            "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}+00:00",
+            s / 3600,
+            s % 3600 / 60,
+            s % 60
+        );
+    }
+    format!(
+        "{y:04}{m:02}{d:02}{sep}{:02}{tsep}{:02}{tsep}{:02}",
+        s / 3600,
+        s % 3600 / 60,
+        s % 60
+    )
+}
+
+/// `_xai_image_field`: URLs and data URIs pass through; a local image becomes a data URI.
+fn image_field(src: &str) -> Result<Value, GenError> {
+    let lower = src.to_ascii_lowercase();
+    let url = if lower.starts_with("http://")
+        || lower.starts_with("https://")
+        || lower.starts_with("data:")
+    {
+        src.to_string()
+    } else {
+        let (raw, mime) = read_local_image(src)
+            .map_err(|e| GenError::Io(format!("Could not load source image for editing: {e}")))?;
+        format!(
+            "data:{mime};base64,{}",
+            base64::engine::general_purpose::STANDARD.encode(raw)
+        )
+    };
+    Ok(json!({"url": url, "type": "image_url"}))
+}
+
+pub(crate) async fn xai_generate(
+    ctx: &Context,
+    http: &HttpClient,
+    prompt: &str,
+    aspect: &str,
+    sources: &[String],
+) -> Result<(Generated, &'static str), GenError> {
+    let Some(creds) = xai_auth::resolve(ctx, http.api()).await else {
+        return Err(GenError::typed(
+            "missing_api_key",
+            "No xAI credentials found. Configure xAI OAuth in `hermes model` or set XAI_API_KEY.",
+        ));
+    };
+    let mut model = resolve_model(ctx);
+    let res = resolution(ctx);
+    if sources.len() > MAX_SOURCES {
+        return Err(GenError::typed(
+            "too_many_references",
+            "xAI image editing supports at most 3 source images",
+        ));
+    }
+    for (i, s) in sources.iter().enumerate() {
+        let lower = s.to_ascii_lowercase();
+        let remote = ["http://", "https://", "data:"]
+            .iter()
+            .any(|p| lower.starts_with(p));
+        if !remote && !crate::files::absolute(s).is_file() {
+            let field = if i == 0 {
+                "image_url"
+            } else {
+                "reference_image_urls"
+            };
+            return Err(GenError::typed(
+                "invalid_image_url",
+                format!(
+                    "{field} must be a public HTTPS URL or data URI (e.g. the `image`/`public_url` from a prior Imagine result)"
+                ),
+            ));
+        }
+    }
+    let is_edit = !sources.is_empty();
+    let base = base_url(ctx, &creds);
+    let (enabled, public_url, expires) = storage(ctx);
+    let mut body = if is_edit {
+        model = EDIT_MODEL;
+        let fields = sources
+            .iter()
+            .map(|s| image_field(s))
+            .collect::<Result<Vec<_>, _>>()?;
+        let mut b = json!({"model": EDIT_MODEL, "prompt": prompt});
+        if fields.len() == 1 {
+            b["image"] = fields[0].clone();
+        } else {
+            b["images"] = Value::Array(fields);
+        }
+        b
+    } else {
+        json!({"model": model, "prompt": prompt, "aspect_ratio": ASPECTS[aspect_index(aspect)], "resolution": res})
+    };
+    if enabled {
+        let mut so = json!({
+            "filename": format!("hermes-xai-image-{}-{}.png", utc_stamp("-", ""), crate::files::short_id()),
+            "public_url": public_url,
+        });
+        if let Some(e) = expires {
+            so["expires_after"] = json!(e);
+        }
+        body["storage_options"] = so;
+    }
+    let notice = if enabled {
+        notice_once(ctx, expires)
+    } else {
+        None
+    };
+    let url = format!(
+        "{base}/images/{}",
+        if is_edit { "edits" } else { "generations" }
+    );
+    let result = post_json(
+        http,
+        PluginPost {
+            provider: "xai",
+            display: "xAI",
+            url: &url,
+            key: creds.api_key,
+            headers: vec![("User-Agent", "Hermes-Agent/0.19.0".into())],
+            body,
+            timeout: Duration::from_secs(120),
+        },
+        |status, msg| GenError::Api(format!("xAI image generation failed ({status}): {msg}")),
+    )
+    .await
+    .map_err(|e| match e {
+        GenError::Typed {
+            kind: "timeout", ..
+        } => GenError::typed("timeout", "xAI image generation timed out (120s)"),
+        other => other,
+    })?;
+    let Some(first) = result
+        .get("data")
+        .and_then(Value::as_array)
+        .and_then(|d| d.first())
+        .cloned()
+    else {
+        return Err(GenError::EmptyResponse("xAI returned no image data".into()));
+    };
+    let file_output = first
+        .get("file_output")
+        .and_then(Value::as_object)
+        .cloned()
+        .unwrap_or_default();
+    let public = file_output
+        .get("public_url")
+        .and_then(Value::as_str)
+        .map(str::to_string);
+    let mut extra = Map::new();
+    extra.insert("storage_enabled".into(), json!(enabled));
+    if !is_edit {
+        extra.insert("resolution".into(), json!(res));
+    }
+    if let Some(n) = notice {
+        extra.insert("storage_notice".into(), json!(n));
+    }
+    if let Some(p) = &public {
+        extra.insert("public_url".into(), json!(p));
+    }
+    for k in [
+        "filename",
+        "expires_at",
+        "public_url_expires_at",
+        "public_url_error",
+        "storage_error",
+    ] {
+        if let Some(v) = file_output.get(k) {
+            extra.insert(k.into(), v.clone());
+        }
+    }
+    if let Some(u) = result.get("usage").filter(|u| !u.is_null()) {
+        extra.insert("usage".into(), u.clone());
+    }
+    let b64 = first
+        .get("b64_json")
+        .and_then(Value::as_str)
+        .filter(|s| !s.is_empty());
+    let plain_url = first
+        .get("url")
+        .and_then(Value::as_str)
+        .filter(|s| !s.is_empty());
+    // Hermes returns the public URL as is; we also save it under cache/images (so the
+    // image can be shown inline), keeping the URL in `image_url` and `public_url`.
+    let model = Some(model.to_string());
+    let generated = if let Some(u) = public.as_deref() {
+        Generated {
+            url: Some(u.to_string()),
+            bytes: None,
+            extra,
+            model,
+        }
+    } else if let Some(b) = b64 {
+        let bytes = base64::engine::general_purpose::STANDARD
+            .decode(b.trim())
+            .map_err(|e| {
+                GenError::Io(format!(
+                    "Could not save image to cache: invalid base64: {e}"
+                ))
+            })?;
+        Generated {
+            url: None,
+            bytes: Some(bytes),
+            extra,
+            model,
+        }
+    } else if let Some(u) = plain_url {
+        Generated {
+            url: Some(u.to_string()),
+            bytes: None,
+            extra,
+            model,
+        }
+    } else {
+        return Err(GenError::EmptyResponse(
+            "xAI response contained neither b64_json nor URL".into(),
+        ));
+    };
+    Ok((generated, if is_edit { "image" } else { "text" }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn storage_ttl_like_hermes() {
+        assert_eq!(coerce_expires(None), None);
+        assert_eq!(coerce_expires(Some(&json!("never"))), None);
+        assert_eq!(coerce_expires(Some(&json!(3600))), Some(3600));
+        assert_eq!(coerce_expires(Some(&json!(1e9))), Some(MAX_EXPIRES_AFTER));
+        assert_eq!(
+            coerce_expires(Some(&json!("soon"))),
+            Some(SAFE_EXPIRES_AFTER)
+        );
+        assert!(notice_text(Some(86_400)).contains("for about 1 day."));
+        assert!(notice_text(Some(2 * 86_400)).contains("for about 2 days."));
+    }
+}
