@@ -13,7 +13,7 @@ use std::sync::OnceLock;
 use base64::Engine as _;
 use serde_json::{Value, json};
 
-use super::browser::{Browsing, PageServer, require_chromium};
+use super::browser::{Browsing, page_server, require_chromium};
 use super::common::*;
 use super::fake::*;
 use super::media_support::*;
@@ -418,7 +418,7 @@ fn summarised_like_hermes(
     setup: impl FnOnce(&TestEnv, &str),
     path: &str,
 ) -> Req {
-    let pages = PageServer::start();
+    let pages = page_server();
     let srv = server("Item 7 is the link [ref=e9].");
     let main = main.replace("{base}", &srv.base());
     let vars: Vec<(String, String)> = vars
@@ -503,7 +503,7 @@ fn browser_long_snapshot_summary_on_codex_with_the_chatgpt_sign_in() {
 
 #[test]
 fn browser_long_snapshot_without_any_model_is_truncated() {
-    let pages = PageServer::start();
+    let pages = page_server();
     let mut b = Browsing::start("model:\n  provider: openai-codex\n  default: gpt-5.4-mini\n");
     // Codex is the main provider but there is no sign-in: nothing to ask.
     b.ok("browser_navigate", json!({"url": pages.url("/big?n=4000")}));

@@ -13,7 +13,7 @@ use std::sync::{Arc, Mutex};
 
 use serde_json::{Value, json};
 
-use super::browser::{ExternalChrome, PageServer};
+use super::browser::{ExternalChrome, page_server};
 use super::common::*;
 use super::fake::*;
 use super::media_support::*;
@@ -664,7 +664,7 @@ fn an_expiring_token_is_refreshed_against_the_portal_like_hermes() {
 
 #[test]
 fn browser_use_session_through_the_gateway() {
-    let pages = PageServer::start();
+    let pages = page_server();
     let chrome = ExternalChrome::start();
     let cdp = format!("http://127.0.0.1:{}", chrome.port);
     let tok = token("u1", true);
