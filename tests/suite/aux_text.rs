@@ -69,15 +69,22 @@ fn tiny_wav() -> Vec<u8> {
 }
 
 fn server(answer: &'static str) -> TestServer {
-    TestServer::start(move |req| match req.target.as_str() {
-        "/main/v1/chat/completions" | "/zai/v4/chat/completions" => {
-            Resp::json(200, chat_answer(answer))
-        }
-        "/codex/responses" => Resp::bytes("text/event-stream", responses_stream(answer)),
-        "/anthropic/v1/messages" => Resp::bytes("text/event-stream", messages_stream(answer)),
-        "/v1/tts" => Resp::bytes("audio/wav", tiny_wav()),
-        _ => Resp::json(404, json!({"error": "not found"})),
-    })
+    let chat = Resp::json(200, chat_answer(answer));
+    Routes::new()
+        .on("POST", "/main/v1/chat/completions", chat.clone())
+        .on("POST", "/zai/v4/chat/completions", chat)
+        .on(
+            "POST",
+            "/codex/responses",
+            Resp::sse(responses_stream(answer)),
+        )
+        .on(
+            "POST",
+            "/anthropic/v1/messages",
+            Resp::sse(messages_stream(answer)),
+        )
+        .on("POST", "/v1/tts", Resp::bytes("audio/wav", tiny_wav()))
+        .start()
 }
 
 /// An unsigned JWT carrying an expiry an hour ahead and a ChatGPT account id.

@@ -637,23 +637,35 @@ const ARTICLE: &str = r#"<!DOCTYPE html><html><head><title>Fallback title</title
 #[tokio::test]
 async fn builtin_extractor_handles_html_text_pdf_and_errors() {
     let pdf = make_pdf("Hello from a PDF document");
-    let srv = TestServer::start(move |req| match req.path.as_str() {
-        "/article" => Resp::html(ARTICLE),
-        "/notes.txt" => Resp::new(
-            200,
-            "text/plain; charset=windows-1252",
-            b"caf\xe9 notes".to_vec(),
-        ),
-        "/doc.pdf" => Resp::new(200, "application/pdf", pdf.clone()),
-        "/bad.pdf" => Resp::new(
-            200,
-            "application/pdf",
-            b"%PDF-1.4\n1 0 obj garbage %%EOF".to_vec(),
-        ),
-        "/image.png" => Resp::new(200, "image/png", b"\x89PNG\r\n".to_vec()),
-        "/moved" => Resp::redirect("/article"),
-        _ => Resp::new(404, "text/html", "<h1>Not here</h1>"),
-    });
+    let srv = Routes::new()
+        .on("GET", "/article", Resp::html(ARTICLE))
+        .on(
+            "GET",
+            "/notes.txt",
+            Resp::new(
+                200,
+                "text/plain; charset=windows-1252",
+                b"caf\xe9 notes".to_vec(),
+            ),
+        )
+        .on("GET", "/doc.pdf", Resp::new(200, "application/pdf", pdf))
+        .on(
+            "GET",
+            "/bad.pdf",
+            Resp::new(
+                200,
+                "application/pdf",
+                b"%PDF-1.4\n1 0 obj garbage %%EOF".to_vec(),
+            ),
+        )
+        .on(
+            "GET",
+            "/image.png",
+            Resp::new(200, "image/png", b"\x89PNG\r\n".to_vec()),
+        )
+        .on("GET", "/moved", Resp::redirect("/article"))
+        .otherwise(|_| Resp::new(404, "text/html", "<h1>Not here</h1>"))
+        .start();
     let h = harness("", &[("HERMES_ALLOW_PRIVATE_URLS", "1")]);
     let out = h
         .call("web_extract", json!({"urls": [srv.url("/moved"), srv.url("/notes.txt"), srv.url("/doc.pdf"), srv.url("/missing"), srv.url("/image.png")]}))
