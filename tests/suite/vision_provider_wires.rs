@@ -1,4 +1,4 @@
-//! vision_analyze with Hermes' API-key providers (issue #13): the provider
+//! vision_analyze with Hermes' API-key providers: the provider
 //! table agrees with Hermes' own registry; OpenAI-wire providers (zai, xai,
 //! gmi), Anthropic Messages (x-api-key, OAuth Bearer + betas, MiniMax
 //! Bearer) and Gemini's native generateContent against loopback fakes; the
