@@ -13,8 +13,9 @@ use std::sync::OnceLock;
 use base64::Engine as _;
 use serde_json::{Value, json};
 
-use super::browser::{Browsing, PageServer, require_chromium};
+use super::browser::{Browsing, page_server, require_chromium};
 use super::common::*;
+use super::fake::*;
 use super::media_support::*;
 use super::tts_cloud::{hermes_tts, ours};
 
@@ -67,16 +68,23 @@ fn tiny_wav() -> Vec<u8> {
     wav_24k_mono(vec![0u8; 4800])
 }
 
-fn server(answer: &'static str) -> Loopback {
-    Loopback::start(move |req, _| match req.path.as_str() {
-        "/main/v1/chat/completions" | "/zai/v4/chat/completions" => {
-            Resp::json(200, chat_answer(answer))
-        }
-        "/codex/responses" => Resp::bytes("text/event-stream", responses_stream(answer)),
-        "/anthropic/v1/messages" => Resp::bytes("text/event-stream", messages_stream(answer)),
-        "/v1/tts" => Resp::bytes("audio/wav", tiny_wav()),
-        _ => Resp::json(404, json!({"error": "not found"})),
-    })
+fn server(answer: &'static str) -> TestServer {
+    let chat = Resp::json(200, chat_answer(answer));
+    Routes::new()
+        .on("POST", "/main/v1/chat/completions", chat.clone())
+        .on("POST", "/zai/v4/chat/completions", chat)
+        .on(
+            "POST",
+            "/codex/responses",
+            Resp::sse(responses_stream(answer)),
+        )
+        .on(
+            "POST",
+            "/anthropic/v1/messages",
+            Resp::sse(messages_stream(answer)),
+        )
+        .on("POST", "/v1/tts", Resp::bytes("audio/wav", tiny_wav()))
+        .start()
 }
 
 /// An unsigned JWT carrying an expiry an hour ahead and a ChatGPT account id.
@@ -121,21 +129,21 @@ const CODEX_HEADERS: [&str; 4] = [
 /// `max_tokens`; Responses and speech bodies whole) and auth headers.
 fn assert_same_requests(h: &[Req], o: &[Req]) {
     assert_eq!(
-        h.iter().map(|r| &r.path).collect::<Vec<_>>(),
-        o.iter().map(|r| &r.path).collect::<Vec<_>>(),
+        h.iter().map(|r| &r.target).collect::<Vec<_>>(),
+        o.iter().map(|r| &r.target).collect::<Vec<_>>(),
         "hermes {h:#?}\nours {o:#?}"
     );
     for (h, o) in h.iter().zip(o) {
         let (hb, ob) = (h.json(), o.json());
-        if o.path.ends_with("/chat/completions") {
+        if o.target.ends_with("/chat/completions") {
             for k in ["model", "messages", "temperature", "max_tokens"] {
                 assert_eq!(ob.get(k), hb.get(k), "auxiliary request {k}");
             }
             assert_eq!(o.header("authorization"), h.header("authorization"));
         } else {
-            assert_eq!(ob, hb, "{} body", o.path);
+            assert_eq!(ob, hb, "{} body", o.target);
         }
-        if o.path.ends_with("/responses") {
+        if o.target.ends_with("/responses") {
             for k in CODEX_HEADERS {
                 assert_eq!(o.header(k), h.header(k), "header {k}");
             }
@@ -151,20 +159,20 @@ fn xai_tts(main: &str, base: &str) -> String {
 
 /// Hermes' `text_to_speech_tool`, then ours; both succeed, send the same
 /// requests, and speak the rewritten text. Returns our requests.
-fn speak_like_hermes(env: &TestEnv, srv: &Loopback, vars: &[(&str, &str)]) -> Vec<Req> {
+fn speak_like_hermes(env: &TestEnv, srv: &TestServer, vars: &[(&str, &str)]) -> Vec<Req> {
     let text = "Hello there, friend. How are you today?";
-    let before = srv.requests().len();
+    let before = srv.reqs().len();
     let theirs = hermes_tts(env, vars, text, &env.dir.path().join("hermes.wav"));
-    let n = srv.requests().len() - before;
+    let n = srv.reqs().len() - before;
     let v = ours(env, vars, text, &env.dir.path().join("ours.wav"));
     assert_eq!(v["success"], true, "{v}");
     assert_eq!(theirs["success"], true, "{theirs}");
     assert!(v.get("note").is_none_or(Value::is_null), "{v}");
-    let reqs = srv.requests()[before..].to_vec();
+    let reqs = srv.reqs()[before..].to_vec();
     assert_eq!(reqs.len(), 2 * n, "{reqs:#?}");
     let ours = reqs[n..].to_vec();
     assert_same_requests(&reqs[..n], &reqs[n..]);
-    assert_eq!(ours.last().unwrap().path, "/v1/tts");
+    assert_eq!(ours.last().unwrap().target, "/v1/tts");
     assert_eq!(ours.last().unwrap().json()["text"], ANSWER, "{ours:#?}");
     assert!(v.get("note").is_none_or(Value::is_null), "{v}");
     ours
@@ -176,11 +184,11 @@ fn aux_text_tts_tags_use_the_main_custom_endpoint_and_model() {
     let env = TestEnv::new();
     let main = format!(
         "model:\n  provider: custom\n  default: main-model\n  base_url: {}/main/v1\n  api_key: sk-main\n",
-        srv.base
+        srv.base()
     );
-    env.write_hermes("config.yaml", &xai_tts(&main, &srv.base));
+    env.write_hermes("config.yaml", &xai_tts(&main, &srv.base()));
     let reqs = speak_like_hermes(&env, &srv, &[("XAI_API_KEY", "xai-key")]);
-    assert_eq!(reqs[0].path, "/main/v1/chat/completions");
+    assert_eq!(reqs[0].target, "/main/v1/chat/completions");
     let chat = reqs[0].json();
     assert_eq!(chat["model"], "main-model");
     assert_eq!(chat["temperature"], 0.7);
@@ -194,16 +202,16 @@ fn aux_text_tts_tags_use_an_api_key_main_provider() {
     let env = TestEnv::new();
     env.write_hermes(
         "config.yaml",
-        &xai_tts("model:\n  provider: zai\n  default: glm-5.1\n", &srv.base),
+        &xai_tts("model:\n  provider: zai\n  default: glm-5.1\n", &srv.base()),
     );
-    let zai = format!("{}/zai/v4", srv.base);
+    let zai = format!("{}/zai/v4", srv.base());
     let vars = [
         ("XAI_API_KEY", "xai-key"),
         ("GLM_API_KEY", "zk-1234"),
         ("GLM_BASE_URL", zai.as_str()),
     ];
     let reqs = speak_like_hermes(&env, &srv, &vars);
-    assert_eq!(reqs[0].path, "/zai/v4/chat/completions");
+    assert_eq!(reqs[0].target, "/zai/v4/chat/completions");
     assert_eq!(reqs[0].json()["model"], "glm-5.1");
     assert_eq!(reqs[0].header("authorization"), Some("Bearer zk-1234"));
 }
@@ -216,17 +224,17 @@ fn aux_text_tts_tags_use_an_anthropic_wire_main_provider() {
         "config.yaml",
         &xai_tts(
             "model:\n  provider: minimax\n  default: MiniMax-M2.7\n",
-            &srv.base,
+            &srv.base(),
         ),
     );
-    let mm = format!("{}/anthropic", srv.base);
+    let mm = format!("{}/anthropic", srv.base());
     let vars = [
         ("XAI_API_KEY", "xai-key"),
         ("MINIMAX_API_KEY", "mm-1234"),
         ("MINIMAX_BASE_URL", mm.as_str()),
     ];
     let reqs = speak_like_hermes(&env, &srv, &vars);
-    assert_eq!(reqs[0].path, "/anthropic/v1/messages");
+    assert_eq!(reqs[0].target, "/anthropic/v1/messages");
     let body = reqs[0].json();
     assert_eq!(body["model"], "MiniMax-M2.7");
     assert!(
@@ -246,12 +254,12 @@ fn aux_text_tts_tags_run_on_codex_with_the_chatgpt_sign_in() {
         "config.yaml",
         &xai_tts(
             "model:\n  provider: openai-codex\n  default: gpt-5.4-mini\n",
-            &srv.base,
+            &srv.base(),
         ),
     );
-    let tok = codex_sign_in(&env, &srv.base);
+    let tok = codex_sign_in(&env, &srv.base());
     let reqs = speak_like_hermes(&env, &srv, &[("XAI_API_KEY", "xai-key")]);
-    assert_eq!(reqs[0].path, "/codex/responses");
+    assert_eq!(reqs[0].target, "/codex/responses");
     let body = reqs[0].json();
     assert_eq!(body["model"], "gpt-5.4-mini");
     assert_eq!(body["stream"], true);
@@ -276,7 +284,7 @@ fn aux_text_tts_tags_without_any_model_keep_the_local_pass() {
     let srv = server(ANSWER);
     let env = TestEnv::new();
     // xAI has no default auxiliary model, so Hermes' chain finds nothing.
-    env.write_hermes("config.yaml", &xai_tts("", &srv.base));
+    env.write_hermes("config.yaml", &xai_tts("", &srv.base()));
     let text = "Hello there, friend. How are you today?";
     let v = ours(
         &env,
@@ -290,7 +298,7 @@ fn aux_text_tts_tags_without_any_model_keep_the_local_pass() {
         note.contains("auxiliary rewrite did not run") && note.contains("tts_audio_tags"),
         "{v}"
     );
-    let reqs = srv.requests();
+    let reqs = srv.reqs();
     assert_eq!(reqs.len(), 1, "{reqs:#?}");
     assert_eq!(
         reqs[0].json()["text"],
@@ -417,19 +425,19 @@ fn summarised_like_hermes(
     setup: impl FnOnce(&TestEnv, &str),
     path: &str,
 ) -> Req {
-    let pages = PageServer::start();
+    let pages = page_server();
     let srv = server("Item 7 is the link [ref=e9].");
-    let main = main.replace("{base}", &srv.base);
+    let main = main.replace("{base}", &srv.base());
     let vars: Vec<(String, String)> = vars
         .iter()
-        .map(|(k, v)| (k.to_string(), v.replace("{base}", &srv.base)))
+        .map(|(k, v)| (k.to_string(), v.replace("{base}", &srv.base())))
         .collect();
     let vars: Vec<(&str, &str)> = vars.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
     require_chromium();
     let env = TestEnv::new();
     std::fs::create_dir_all(env.dir.path().join("tmp")).unwrap();
     env.write_hermes("config.yaml", &main);
-    setup(&env, &srv.base);
+    setup(&env, &srv.base());
     let mut cmd = env.cmd();
     cmd.env("TMPDIR", env.dir.path().join("tmp"));
     for (k, v) in &vars {
@@ -444,10 +452,10 @@ fn summarised_like_hermes(
         s.starts_with("Item 7 is the link [ref=e9].\n\n[Summarized from a "),
         "{s}"
     );
-    let reqs = srv.requests();
+    let reqs = srv.reqs();
     assert_eq!(reqs.len(), 1, "{reqs:#?}");
     let ours = reqs[0].clone();
-    assert_eq!(ours.path, path);
+    assert_eq!(ours.target, path);
     let prompt = match path {
         "/codex/responses" => ours.json()["input"][0]["content"].clone(),
         _ => ours.json()["messages"][0]["content"].clone(),
@@ -459,7 +467,7 @@ fn summarised_like_hermes(
     );
     let answer = hermes_web_extract(&b.env, &vars, &prompt);
     assert_eq!(answer, "Item 7 is the link [ref=e9].");
-    let reqs = srv.requests();
+    let reqs = srv.reqs();
     assert_eq!(reqs.len(), 2);
     assert_same_requests(&reqs[1..], &reqs[..1]);
     ours
@@ -502,7 +510,7 @@ fn browser_long_snapshot_summary_on_codex_with_the_chatgpt_sign_in() {
 
 #[test]
 fn browser_long_snapshot_without_any_model_is_truncated() {
-    let pages = PageServer::start();
+    let pages = page_server();
     let mut b = Browsing::start("model:\n  provider: openai-codex\n  default: gpt-5.4-mini\n");
     // Codex is the main provider but there is no sign-in: nothing to ask.
     b.ok("browser_navigate", json!({"url": pages.url("/big?n=4000")}));

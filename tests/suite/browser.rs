@@ -1,8 +1,6 @@
 //! The browser toolset against a real Chromium, with pages served on loopback.
 //! These tests fail (not skip) when Chromium is missing: tools/test.sh installs it.
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
@@ -10,6 +8,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 use super::common::{RawClient, TestEnv, is_error, result_json};
+use super::fake::{Req, Resp, TestServer};
 
 fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/browser")
@@ -56,30 +55,11 @@ fn html_escape(s: &str) -> String {
         .replace('>', "&gt;")
 }
 
-/// A tiny HTTP/1.1 server on 127.0.0.1 serving the fixtures and a few
-/// dynamic routes (form result, redirects, a page that never answers, a page
-/// whose body never ends, a large page).
-pub struct PageServer {
-    pub port: u16,
-}
-
-impl PageServer {
-    pub fn start() -> Self {
-        let l = TcpListener::bind("127.0.0.1:0").unwrap();
-        let port = l.local_addr().unwrap().port();
-        std::thread::spawn(move || {
-            for s in l.incoming() {
-                let Ok(s) = s else { continue };
-                std::thread::spawn(move || {
-                    let _ = serve_one(s, port);
-                });
-            }
-        });
-        PageServer { port }
-    }
-    pub fn url(&self, path: &str) -> String {
-        format!("http://127.0.0.1:{}{}", self.port, path)
-    }
+/// The pages Chromium browses, on the suite's loopback [`TestServer`]: the fixtures and a
+/// few dynamic routes (form result, redirects, a page that never answers, a page whose body
+/// never ends, a large page).
+pub fn page_server() -> TestServer {
+    TestServer::start(page)
 }
 
 pub fn big_page(n: usize) -> String {
@@ -93,78 +73,35 @@ pub fn big_page(n: usize) -> String {
     s
 }
 
-fn respond(
-    s: &mut TcpStream,
-    status: &str,
-    ctype: &str,
-    body: &[u8],
-    extra: &str,
-) -> std::io::Result<()> {
-    write!(
-        s,
-        "HTTP/1.1 {status}\r\nContent-Type: {ctype}\r\nContent-Length: {}\r\nConnection: close\r\n{extra}\r\n",
-        body.len()
-    )?;
-    s.write_all(body)
-}
-
-fn serve_one(mut s: TcpStream, port: u16) -> std::io::Result<()> {
-    let mut r = BufReader::new(s.try_clone()?);
-    let mut line = String::new();
-    r.read_line(&mut line)?;
-    loop {
-        let mut h = String::new();
-        if r.read_line(&mut h)? == 0 || h == "\r\n" {
-            break;
-        }
-    }
-    let target = line.split_whitespace().nth(1).unwrap_or("/").to_string();
-    let (path, query) = target.split_once('?').unwrap_or((&target, ""));
-    match path {
-        "/hang" => {
-            std::thread::sleep(Duration::from_secs(120));
-            Ok(())
-        }
+/// The page server's answer to `req`.
+fn page(req: &Req) -> Resp {
+    let html = |status: u16, body: String| Resp::new(status, "text/html; charset=utf-8", body);
+    match req.path.as_str() {
+        "/hang" => Resp::hang(Duration::from_secs(120)),
         "/slow" => {
-            s.write_all(b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: 100000\r\n\r\n<html><head><title>Slow</title></head><body><h1>Partial content</h1>")?;
+            let mut partial = b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: 100000\r\n\r\n<html><head><title>Slow</title></head><body><h1>Partial content</h1>".to_vec();
             // A first chunk large enough for Chromium to commit and render.
-            s.write_all(format!("<!-- {} -->", "x".repeat(8192)).as_bytes())?;
-            s.flush()?;
-            std::thread::sleep(Duration::from_secs(120));
-            Ok(())
+            partial.extend(format!("<!-- {} -->", "x".repeat(8192)).into_bytes());
+            Resp::raw(partial).held(Duration::from_secs(120))
         }
-        "/to-metadata" => respond(
-            &mut s,
-            "302 Found",
-            "text/html",
-            b"",
-            "Location: http://169.254.169.254/latest/meta-data/\r\n",
-        ),
-        "/to-form" => respond(
-            &mut s,
-            "302 Found",
-            "text/html",
-            b"",
-            &format!("Location: http://127.0.0.1:{port}/form.html\r\n"),
-        ),
+        "/to-metadata" => Resp::new(302, "text/html", "")
+            .header("Location", "http://169.254.169.254/latest/meta-data/"),
+        "/to-form" => {
+            Resp::new(302, "text/html", "").header("Location", &format!("{}/form.html", req.base))
+        }
         "/big" => {
-            let n = query
+            let n = req
+                .query
                 .strip_prefix("n=")
                 .and_then(|v| v.parse().ok())
                 .unwrap_or(2000);
-            respond(
-                &mut s,
-                "200 OK",
-                "text/html; charset=utf-8",
-                big_page(n).as_bytes(),
-                "",
-            )
+            html(200, big_page(n))
         }
         "/result" => {
             let mut body = String::from(
                 "<!doctype html><html><head><title>Order received</title></head><body><h1>Order received</h1>",
             );
-            for pair in query.split('&').filter(|p| !p.is_empty()) {
+            for pair in req.query.split('&').filter(|p| !p.is_empty()) {
                 let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
                 body.push_str(&format!(
                     "<p>{}: {}</p>",
@@ -173,34 +110,20 @@ fn serve_one(mut s: TcpStream, port: u16) -> std::io::Result<()> {
                 ));
             }
             body.push_str("<a href=\"/form.html\">Back to the form</a></body></html>");
-            respond(
-                &mut s,
-                "200 OK",
-                "text/html; charset=utf-8",
-                body.as_bytes(),
-                "",
-            )
+            html(200, body)
         }
         p => {
             let name = p.trim_start_matches('/').trim_start_matches("img/");
             let file = fixtures().join(name);
             if name.is_empty() || name.contains("..") || !file.is_file() {
-                return respond(
-                    &mut s,
-                    "404 Not Found",
-                    "text/html",
-                    b"<h1>Not found</h1>",
-                    "",
-                );
+                return Resp::new(404, "text/html", "<h1>Not found</h1>");
             }
-            let mut body = Vec::new();
-            std::fs::File::open(&file)?.read_to_end(&mut body)?;
             let ct = if name.ends_with(".svg") {
                 "image/svg+xml"
             } else {
                 "text/html; charset=utf-8"
             };
-            respond(&mut s, "200 OK", ct, &body, "")
+            Resp::new(200, ct, std::fs::read(&file).unwrap())
         }
     }
 }
@@ -342,7 +265,7 @@ fn line_of<'a>(snapshot: &'a str, needle: &str) -> &'a str {
 
 #[test]
 fn browser_form_flow_images_console_vision() {
-    let pages = PageServer::start();
+    let pages = page_server();
     let mut b = Browsing::start("");
     // Chromium is not started before the first browser call.
     assert!(procs_with(&b.marker()).is_empty());
@@ -591,7 +514,7 @@ fn browser_form_flow_images_console_vision() {
 
 #[test]
 fn browser_blocked_urls_timeouts_and_truncation() {
-    let pages = PageServer::start();
+    let pages = page_server();
     let mut b = Browsing::start(
         "browser:\n  navigation_timeout: 3\nsecurity:\n  website_blocklist:\n    enabled: true\n    domains: [\"blocked.example\"]\n",
     );
@@ -686,7 +609,7 @@ fn browser_blocked_urls_timeouts_and_truncation() {
 
 #[test]
 fn browser_restrict_evaluate_and_dialogs_must_respond() {
-    let pages = PageServer::start();
+    let pages = page_server();
     let mut b = Browsing::start("browser:\n  restrict_evaluate: true\n");
     b.ok("browser_navigate", json!({"url": pages.url("/alert.html")}));
     let v = b.fail(
@@ -742,7 +665,7 @@ fn browser_restrict_evaluate_and_dialogs_must_respond() {
 
 #[test]
 fn browser_dialogs_auto_accept() {
-    let pages = PageServer::start();
+    let pages = page_server();
     let mut b = Browsing::start("browser:\n  dialog_policy: auto_accept\n");
     let nav = b.ok("browser_navigate", json!({"url": pages.url("/alert.html")}));
     let snap = nav["snapshot"].as_str().unwrap().to_string();
@@ -768,7 +691,7 @@ fn browser_dialogs_auto_accept() {
 
 #[test]
 fn browser_crashed_tab_recovers_on_navigate() {
-    let pages = PageServer::start();
+    let pages = page_server();
     let mut b = Browsing::start("");
     b.ok("browser_navigate", json!({"url": pages.url("/form.html")}));
     let (_, pgid) = chromium_main(&b.marker());
@@ -805,7 +728,7 @@ fn browser_crashed_tab_recovers_on_navigate() {
 }
 
 fn no_orphans(sigterm: bool) {
-    let pages = PageServer::start();
+    let pages = page_server();
     let mut b = Browsing::start("");
     b.ok("browser_navigate", json!({"url": pages.url("/form.html")}));
     let marker = b.marker();
@@ -856,7 +779,7 @@ fn browser_no_orphan_chromium_after_sigterm() {
 
 #[test]
 fn browser_idle_session_closes_and_relaunches() {
-    let pages = PageServer::start();
+    let pages = page_server();
     let mut b = Browsing::start("browser:\n  inactivity_timeout: 5\n");
     b.ok("browser_navigate", json!({"url": pages.url("/form.html")}));
     let (_, pgid) = chromium_main(&b.marker());
@@ -1032,7 +955,7 @@ impl Drop for ExternalChrome {
 
 #[test]
 fn browser_attaches_over_cdp_url_with_the_shared_private_address_policy() {
-    let pages = PageServer::start();
+    let pages = page_server();
     let chrome = ExternalChrome::start();
     let cdp = format!("http://127.0.0.1:{}", chrome.port);
     // Attached browsers may live elsewhere: private addresses follow the shared policy (blocked by default).
@@ -1074,7 +997,7 @@ fn browser_attaches_over_cdp_url_with_the_shared_private_address_policy() {
 
 #[test]
 fn browser_killed_browser_is_relaunched_on_navigate() {
-    let pages = PageServer::start();
+    let pages = page_server();
     let mut b = Browsing::start("");
     b.ok("browser_navigate", json!({"url": pages.url("/form.html")}));
     let (_, pgid) = chromium_main(&b.marker());

@@ -5,7 +5,6 @@
 //! against the same fake, and both the requests the fake saw and the
 //! results are compared.
 
-use std::net::TcpListener;
 use std::process::Command;
 use std::time::Duration;
 
@@ -15,6 +14,7 @@ use super::browser_camofox_fake::{FakeCamofox, FakeTab, KEY, Seen};
 
 use super::browser::procs_with;
 use super::common::{RawClient, TestEnv, hermes_python, is_error, provider_for, result_json};
+use super::fake::free_port;
 
 /// `hermes-mcp serve` in Camofox mode.
 struct Served {
@@ -420,11 +420,7 @@ fn browser_camofox_is_selected_as_hermes_selects_it_and_needs_no_chromium() {
 #[test]
 fn browser_camofox_unreachable_server_is_reported_as_hermes_does() {
     // A port nobody listens on.
-    let port = TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    let port = free_port();
     let url = format!("http://127.0.0.1:{port}");
     let calls = vec![(
         "browser_navigate".to_string(),

@@ -1,14 +1,14 @@
 //! A fake Camofox server for `browser_camofox.rs`: camofox-browser's REST
 //! API as Hermes' client (hermes-agent: tools/browser_camofox.py) uses it,
-//! on loopback.
+//! served by the suite's loopback [`TestServer`].
 
 use std::collections::HashMap;
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{TcpListener, TcpStream};
 use std::sync::{Arc, Mutex};
 
 use base64::Engine as _;
 use serde_json::{Value, json};
+
+use super::fake::{Resp, TestServer};
 
 /// A 1×1 PNG, the fake's screenshot.
 const PNG_B64: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==";
@@ -53,7 +53,7 @@ pub struct FakeState {
 /// follow links, history, a PNG screenshot, `evaluate` (switchable off), and
 /// `requests`-style error answers. `/__test/*` are the test's own switches.
 pub struct FakeCamofox {
-    pub port: u16,
+    pub srv: TestServer,
     pub state: Arc<Mutex<FakeState>>,
 }
 
@@ -84,36 +84,25 @@ fn page(base: &str, url: &str) -> (String, String) {
     }
 }
 
-fn reason(status: u16) -> &'static str {
-    match status {
-        200 => "OK",
-        400 => "Bad Request",
-        401 => "Unauthorized",
-        403 => "Forbidden",
-        404 => "Not Found",
-        500 => "Internal Server Error",
-        _ => "Unknown",
-    }
-}
-
 impl FakeCamofox {
+    /// Serve over persistent connections, as camofox-browser's Express server keeps them.
     pub fn start() -> Self {
-        let l = TcpListener::bind("127.0.0.1:0").unwrap();
-        let port = l.local_addr().unwrap().port();
         let state = Arc::new(Mutex::new(FakeState::default()));
         let st = state.clone();
-        std::thread::spawn(move || {
-            for s in l.incoming().flatten() {
-                let st = st.clone();
-                std::thread::spawn(move || {
-                    let _ = serve(s, port, &st);
-                });
-            }
+        let srv = TestServer::keep_alive(move |req| {
+            let seen = Seen {
+                method: req.method.clone(),
+                path: req.target.clone(),
+                auth: req.header("authorization").map(str::to_string),
+                body: req.json_or_null(),
+            };
+            let (status, ctype, out) = answer(&req.base, &st, &seen);
+            Resp::new(status, ctype, out)
         });
-        FakeCamofox { port, state }
+        FakeCamofox { srv, state }
     }
     pub fn url(&self) -> String {
-        format!("http://127.0.0.1:{}", self.port)
+        self.srv.base()
     }
     pub fn page(&self, name: &str) -> String {
         format!("{}/pages/{name}", self.url())
@@ -134,8 +123,7 @@ impl FakeCamofox {
 }
 
 /// The fake's answer: status, content type, body.
-fn answer(port: u16, st: &Mutex<FakeState>, req: &Seen) -> (u16, &'static str, Vec<u8>) {
-    let base = format!("http://127.0.0.1:{port}");
+fn answer(base: &str, st: &Mutex<FakeState>, req: &Seen) -> (u16, &'static str, Vec<u8>) {
     let j = |status: u16, v: Value| (status, "application/json", v.to_string().into_bytes());
     let (path, query) = req.path.split_once('?').unwrap_or((&req.path, ""));
     let q: HashMap<&str, &str> = query.split('&').filter_map(|p| p.split_once('=')).collect();
@@ -218,11 +206,11 @@ fn answer(port: u16, st: &Mutex<FakeState>, req: &Seen) -> (u16, &'static str, V
                     t.idx = t.history.len() - 1;
                     j(
                         200,
-                        json!({"ok": true, "url": url, "title": page(&base, &url).0}),
+                        json!({"ok": true, "url": url, "title": page(base, &url).0}),
                     )
                 }
                 ("GET", "snapshot") => {
-                    let (_, snap) = page(&base, &t.url());
+                    let (_, snap) = page(base, &t.url());
                     let refs = snap.matches("[e").count();
                     j(
                         200,
@@ -231,7 +219,7 @@ fn answer(port: u16, st: &Mutex<FakeState>, req: &Seen) -> (u16, &'static str, V
                 }
                 ("POST", "click") => {
                     let r = req.body["ref"].as_str().unwrap_or("");
-                    let (_, snap) = page(&base, &t.url());
+                    let (_, snap) = page(base, &t.url());
                     if !snap.contains(&format!("[{r}]")) || r.starts_with('@') {
                         return j(500, json!({"error": format!("Unknown ref: {r}")}));
                     }
@@ -261,7 +249,7 @@ fn answer(port: u16, st: &Mutex<FakeState>, req: &Seen) -> (u16, &'static str, V
                 ),
                 ("POST", "evaluate") if no_eval => j(404, json!({"error": "Not found"})),
                 ("POST", "evaluate") => {
-                    let title = page(&base, &t.url()).0;
+                    let title = page(base, &t.url()).0;
                     let result = match req.body["expression"].as_str().unwrap_or("") {
                         "1+1" => json!(2),
                         "document.title" => json!(title),
@@ -274,51 +262,5 @@ fn answer(port: u16, st: &Mutex<FakeState>, req: &Seen) -> (u16, &'static str, V
             }
         }
         _ => j(404, json!({"error": "Not found"})),
-    }
-}
-
-fn serve(s: TcpStream, port: u16, st: &Mutex<FakeState>) -> std::io::Result<()> {
-    let mut w = s.try_clone()?;
-    let mut r = BufReader::new(s);
-    loop {
-        let mut line = String::new();
-        if r.read_line(&mut line)? == 0 {
-            return Ok(());
-        }
-        let mut it = line.split_whitespace();
-        let method = it.next().unwrap_or("").to_string();
-        let path = it.next().unwrap_or("").to_string();
-        let (mut len, mut auth) = (0usize, None);
-        loop {
-            let mut h = String::new();
-            if r.read_line(&mut h)? == 0 || h == "\r\n" {
-                break;
-            }
-            if let Some((k, v)) = h.trim_end().split_once(':') {
-                if k.eq_ignore_ascii_case("content-length") {
-                    len = v.trim().parse().unwrap_or(0);
-                }
-                if k.eq_ignore_ascii_case("authorization") {
-                    auth = Some(v.trim().to_string());
-                }
-            }
-        }
-        let mut body = vec![0u8; len];
-        r.read_exact(&mut body)?;
-        let req = Seen {
-            method,
-            path,
-            auth,
-            body: serde_json::from_slice(&body).unwrap_or(Value::Null),
-        };
-        let (status, ctype, out) = answer(port, st, &req);
-        write!(
-            w,
-            "HTTP/1.1 {status} {}\r\nContent-Type: {ctype}\r\nContent-Length: {}\r\n\r\n",
-            reason(status),
-            out.len()
-        )?;
-        w.write_all(&out)?;
-        w.flush()?;
     }
 }

@@ -6,120 +6,23 @@
 //! to the same fake (hermes-agent: plugins/browser/*/provider.py).
 
 use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{TcpListener, TcpStream};
+use std::net::TcpStream;
 use std::process::Command;
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use super::browser::{ExternalChrome, PageServer, procs_with, ref_of, require_chromium};
+use super::browser::{ExternalChrome, page_server, procs_with, ref_of, require_chromium};
 use super::common::{RawClient, TestEnv, hermes_python, is_error, provider_for, result_json};
+use super::fake::{Req, Resp, TestServer};
 
-/// One request the fake saw.
-#[derive(Debug, Clone)]
-struct Seen {
-    method: String,
-    path: String,
-    headers: Vec<(String, String)>,
-    body: Value,
-}
-
-impl Seen {
-    fn header(&self, name: &str) -> Option<&str> {
-        self.headers
-            .iter()
-            .find(|(k, _)| k.eq_ignore_ascii_case(name))
-            .map(|(_, v)| v.as_str())
-    }
-}
-
-type Answer = dyn Fn(&Seen, usize) -> (u16, String) + Send + Sync;
-
-/// A loopback HTTP/1.1 server answering with `answer(request, index)`.
-struct FakeApi {
-    port: u16,
-    seen: Arc<Mutex<Vec<Seen>>>,
-}
-
-impl FakeApi {
-    fn start(answer: impl Fn(&Seen, usize) -> (u16, String) + Send + Sync + 'static) -> Self {
-        let l = TcpListener::bind("127.0.0.1:0").unwrap();
-        let port = l.local_addr().unwrap().port();
-        let seen = Arc::new(Mutex::new(Vec::new()));
-        let s2 = seen.clone();
-        let answer: Arc<Answer> = Arc::new(answer);
-        std::thread::spawn(move || {
-            for s in l.incoming().flatten() {
-                let seen = s2.clone();
-                let answer = answer.clone();
-                std::thread::spawn(move || {
-                    let _ = serve(s, &seen, &*answer);
-                });
-            }
-        });
-        FakeApi { port, seen }
-    }
-    fn url(&self) -> String {
-        format!("http://127.0.0.1:{}", self.port)
-    }
-    fn seen(&self) -> Vec<Seen> {
-        self.seen.lock().unwrap().clone()
-    }
-    fn clear(&self) {
-        self.seen.lock().unwrap().clear();
-    }
-    fn wait_for(&self, what: &str, f: impl Fn(&[Seen]) -> bool, secs: u64) -> Vec<Seen> {
-        super::common::poll_until(what, secs, || self.seen(), |s| f(s))
-    }
-}
-
-fn serve(s: TcpStream, seen: &Mutex<Vec<Seen>>, answer: &Answer) -> std::io::Result<()> {
-    let mut w = s.try_clone()?;
-    let mut r = BufReader::new(s);
-    loop {
-        let mut line = String::new();
-        if r.read_line(&mut line)? == 0 {
-            return Ok(());
-        }
-        let mut parts = line.split_whitespace();
-        let method = parts.next().unwrap_or("").to_string();
-        let path = parts.next().unwrap_or("").to_string();
-        let mut headers = Vec::new();
-        let mut len = 0usize;
-        loop {
-            let mut h = String::new();
-            if r.read_line(&mut h)? == 0 || h == "\r\n" {
-                break;
-            }
-            if let Some((k, v)) = h.trim_end().split_once(':') {
-                if k.eq_ignore_ascii_case("content-length") {
-                    len = v.trim().parse().unwrap_or(0);
-                }
-                headers.push((k.trim().to_string(), v.trim().to_string()));
-            }
-        }
-        let mut body = vec![0u8; len];
-        r.read_exact(&mut body)?;
-        let req = Seen {
-            method,
-            path,
-            headers,
-            body: serde_json::from_slice(&body).unwrap_or(Value::Null),
-        };
-        let idx = {
-            let mut g = seen.lock().unwrap();
-            g.push(req.clone());
-            g.len() - 1
-        };
-        let (status, text) = answer(&req, idx);
-        write!(
-            w,
-            "HTTP/1.1 {status} X\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{text}",
-            text.len()
-        )?;
-        w.flush()?;
-    }
+/// A loopback fake of a provider's REST API answering `answer(request)` as JSON, over
+/// persistent connections as the real services keep them.
+fn fake_api(answer: impl Fn(&Req) -> (u16, String) + Send + Sync + 'static) -> TestServer {
+    TestServer::keep_alive(move |r| {
+        let (status, text) = answer(r);
+        Resp::new(status, "application/json", text)
+    })
 }
 
 /// The shared test Chromium ([`ExternalChrome`], hermes-mcp's no-phone-home
@@ -221,7 +124,7 @@ fn browser_provider(config: &str, vars: &[(&str, &str)]) -> Value {
 
 /// Run Hermes' own provider class against `fake` (create, then close) so
 /// the requests it sends can be compared with ours.
-fn hermes_provider_roundtrip(provider: &str, fake: &FakeApi, vars: &[(&str, &str)]) {
+fn hermes_provider_roundtrip(provider: &str, fake: &TestServer, vars: &[(&str, &str)]) {
     let (module, class) = match provider {
         "browserbase" => ("browserbase", "BrowserbaseBrowserProvider"),
         "browser-use" => ("browser_use", "BrowserUseBrowserProvider"),
@@ -229,7 +132,7 @@ fn hermes_provider_roundtrip(provider: &str, fake: &FakeApi, vars: &[(&str, &str
     };
     // Browser Use has no base-URL variable in Hermes: point its constant here.
     let patch = if module == "browser_use" {
-        format!("m._BASE_URL = {:?}\n", fake.url())
+        format!("m._BASE_URL = {:?}\n", fake.base())
     } else {
         String::new()
     };
@@ -255,22 +158,22 @@ fn hermes_provider_roundtrip(provider: &str, fake: &FakeApi, vars: &[(&str, &str
 }
 
 /// Method, path, auth headers and body: what must match Hermes.
-fn shape(s: &Seen, auth: &str) -> Value {
+fn shape(s: &Req, auth: &str) -> Value {
     json!({
         "method": s.method,
-        "path": s.path,
+        "path": s.target,
         "auth": s.header(auth),
         "content_type": s.header("content-type"),
-        "body": s.body,
+        "body": s.json_or_null(),
     })
 }
 
 #[test]
 fn browser_cloud_browserbase_session_is_created_driven_over_cdp_and_released_on_exit() {
-    let pages = PageServer::start();
+    let pages = page_server();
     let chrome = ExternalChrome::start();
     let ws = chrome.ws_url();
-    let fake = FakeApi::start(move |r, _| match (r.method.as_str(), r.path.as_str()) {
+    let fake = fake_api(move |r| match (r.method.as_str(), r.target.as_str()) {
         ("POST", "/v1/sessions") => (
             201,
             json!({"id": "bb-sess-1", "connectUrl": ws, "status": "RUNNING"}).to_string(),
@@ -284,7 +187,7 @@ fn browser_cloud_browserbase_session_is_created_driven_over_cdp_and_released_on_
     ];
     let config = format!(
         "browser:\n  cloud_provider: browserbase\n  auto_local_for_private_urls: false\n  allow_private_urls: true\n  browserbase:\n    base_url: \"{}\"\n",
-        fake.url()
+        fake.base()
     );
     let p = browser_provider(&config, &vars);
     assert_eq!(p["provider"], "browserbase", "{p}");
@@ -304,7 +207,7 @@ fn browser_cloud_browserbase_session_is_created_driven_over_cdp_and_released_on_
         chrome.titles()
     );
     assert_eq!(s.local_chromium(), 0);
-    let seen = fake.seen();
+    let seen = fake.reqs();
     assert_eq!(seen.len(), 1, "{seen:#?}");
     assert_eq!(
         shape(&seen[0], "x-bb-api-key"),
@@ -316,7 +219,7 @@ fn browser_cloud_browserbase_session_is_created_driven_over_cdp_and_released_on_
     // Exit releases the session (Hermes' REQUEST_RELEASE) and closes our tab.
     let Served { env: _env, client } = s;
     client.finish(Duration::from_secs(20));
-    let seen = fake.seen();
+    let seen = fake.reqs();
     assert_eq!(seen.len(), 2, "{seen:#?}");
     assert_eq!(
         shape(&seen[1], "x-bb-api-key"),
@@ -333,10 +236,10 @@ fn browser_cloud_browserbase_session_is_created_driven_over_cdp_and_released_on_
     // Hermes' provider sends the same two requests to the same fake.
     fake.clear();
     let mut hv = vars.to_vec();
-    let base = fake.url();
+    let base = fake.base();
     hv.push(("BROWSERBASE_BASE_URL", &base));
     hermes_provider_roundtrip("browserbase", &fake, &hv);
-    let theirs = fake.seen();
+    let theirs = fake.reqs();
     assert_eq!(theirs.len(), 2, "{theirs:#?}");
     assert_eq!(
         shape(&theirs[0], "x-bb-api-key"),
@@ -350,10 +253,10 @@ fn browser_cloud_browserbase_session_is_created_driven_over_cdp_and_released_on_
 
 /// A fake for `provider` whose sessions point at `cdp` (as the provider
 /// would answer), and which accepts the release call.
-fn provider_fake(provider: &'static str, cdp: String) -> FakeApi {
-    FakeApi::start(move |r, _| {
+fn provider_fake(provider: &'static str, cdp: String) -> TestServer {
+    fake_api(move |r| {
         let created = |id: &str, field: &str| (200, json!({"id": id, field: cdp}).to_string());
-        match (provider, r.method.as_str(), r.path.as_str()) {
+        match (provider, r.method.as_str(), r.target.as_str()) {
             ("browser-use", "POST", "/browsers") => created("bu-1", "cdpUrl"),
             ("browser-use", "PATCH", "/browsers/bu-1") => (200, json!({"id": "bu-1"}).to_string()),
             ("firecrawl", "POST", "/v2/browser") => created("fc-1", "cdpUrl"),
@@ -367,7 +270,7 @@ fn provider_fake(provider: &'static str, cdp: String) -> FakeApi {
 
 #[test]
 fn browser_cloud_browser_use_resolves_an_http_cdp_url_and_is_released_when_idle() {
-    let pages = PageServer::start();
+    let pages = page_server();
     let chrome = ExternalChrome::start();
     // Browser Use v3 answers an HTTP discovery URL (Hermes resolves it
     // through /json/version).
@@ -376,7 +279,7 @@ fn browser_cloud_browser_use_resolves_an_http_cdp_url_and_is_released_when_idle(
     // No cloud_provider: Hermes' auto-detect picks Browser Use from its key.
     let config = format!(
         "browser:\n  auto_local_for_private_urls: false\n  allow_private_urls: true\n  inactivity_timeout: 5\n  browser_use:\n    base_url: \"{}\"\n",
-        fake.url()
+        fake.base()
     );
     let p = browser_provider(&config, &vars);
     assert_eq!(p["provider"], "browser-use", "{p}");
@@ -395,26 +298,26 @@ fn browser_cloud_browser_use_resolves_an_http_cdp_url_and_is_released_when_idle(
     // Hermes' provider sends the same requests.
     fake.clear();
     hermes_provider_roundtrip("browser-use", &fake, &vars);
-    let theirs = fake.seen();
+    let theirs = fake.reqs();
     for (ours, theirs) in seen.iter().zip(&theirs) {
         assert_eq!(
             shape(ours, "x-browser-use-api-key"),
             shape(theirs, "x-browser-use-api-key")
         );
     }
-    assert_eq!(seen[0].path, "/browsers");
+    assert_eq!(seen[0].target, "/browsers");
     assert_eq!(seen[1].method, "PATCH");
-    assert_eq!(seen[1].body, json!({"action": "stop"}));
+    assert_eq!(seen[1].json_or_null(), json!({"action": "stop"}));
     // The next call says the session is gone; a navigation starts a new one.
     let (err, v) = s.call("browser_snapshot", json!({}));
     assert!(err, "{v}");
     s.ok("browser_navigate", json!({"url": pages.url("/form.html")}));
-    assert_eq!(fake.seen().iter().filter(|r| r.method == "POST").count(), 2);
+    assert_eq!(fake.reqs().iter().filter(|r| r.method == "POST").count(), 2);
 }
 
 #[test]
 fn browser_cloud_firecrawl_is_used_only_when_named_and_released_on_exit() {
-    let pages = PageServer::start();
+    let pages = page_server();
     let chrome = ExternalChrome::start();
     // A bare ws://host:port, resolved through /json/version as Hermes does.
     let fake = provider_fake("firecrawl", format!("ws://127.0.0.1:{}", chrome.port));
@@ -427,7 +330,7 @@ fn browser_cloud_firecrawl_is_used_only_when_named_and_released_on_exit() {
     assert_eq!(p["provider"], "chromium", "{p}");
     let config = format!(
         "browser:\n  cloud_provider: firecrawl\n  auto_local_for_private_urls: false\n  allow_private_urls: true\n  firecrawl:\n    base_url: \"{}\"\n",
-        fake.url()
+        fake.base()
     );
     assert_eq!(browser_provider(&config, &vars)["provider"], "firecrawl");
     let mut s = Served::start(&config, &vars);
@@ -436,36 +339,36 @@ fn browser_cloud_firecrawl_is_used_only_when_named_and_released_on_exit() {
     assert!(chrome.titles().iter().any(|t| t == "Order form"));
     let Served { env: _env, client } = s;
     client.finish(Duration::from_secs(20));
-    let seen = fake.seen();
+    let seen = fake.reqs();
     assert_eq!(seen.len(), 2, "{seen:#?}");
     fake.clear();
-    let base = fake.url();
+    let base = fake.base();
     let mut hv = vars.to_vec();
     hv.push(("FIRECRAWL_API_URL", &base));
     hermes_provider_roundtrip("firecrawl", &fake, &hv);
-    let theirs = fake.seen();
+    let theirs = fake.reqs();
     assert_eq!(theirs.len(), 2, "{theirs:#?}");
     for (ours, theirs) in seen.iter().zip(&theirs) {
         assert_eq!(shape(ours, "authorization"), shape(theirs, "authorization"));
     }
-    assert_eq!(seen[0].body, json!({"ttl": 120}));
+    assert_eq!(seen[0].json_or_null(), json!({"ttl": 120}));
     assert_eq!(
-        (seen[1].method.as_str(), seen[1].path.as_str()),
+        (seen[1].method.as_str(), seen[1].target.as_str()),
         ("DELETE", "/v2/browser/fc-1")
     );
 }
 
 #[test]
 fn browser_cloud_private_urls_use_a_local_chromium_by_default() {
-    let pages = PageServer::start();
-    let fake = FakeApi::start(|_, _| (500, "{}".into()));
+    let pages = page_server();
+    let fake = fake_api(|_| (500, "{}".into()));
     let vars = [
         ("BROWSERBASE_API_KEY", "bb_test_key"),
         ("BROWSERBASE_PROJECT_ID", "proj-1"),
     ];
     let config = format!(
         "browser:\n  cloud_provider: browserbase\n  browserbase:\n    base_url: \"{}\"\n",
-        fake.url()
+        fake.base()
     );
     let p = browser_provider(&config, &vars);
     let why = p["why"].as_str().unwrap();
@@ -474,7 +377,7 @@ fn browser_cloud_private_urls_use_a_local_chromium_by_default() {
     // Loopback → Hermes' local sidecar: no cloud session is created.
     let v = s.ok("browser_navigate", json!({"url": pages.url("/form.html")}));
     assert_eq!(v["title"], "Order form", "{v}");
-    assert!(fake.seen().is_empty(), "{:#?}", fake.seen());
+    assert!(fake.reqs().is_empty(), "{:#?}", fake.reqs());
     assert!(s.local_chromium() > 0);
     s.ok("browser_snapshot", json!({}));
     drop(s);
@@ -491,16 +394,16 @@ fn browser_cloud_private_urls_use_a_local_chromium_by_default() {
         v["error"].as_str().unwrap().contains("private or internal"),
         "{v}"
     );
-    assert!(fake.seen().is_empty());
+    assert!(fake.reqs().is_empty());
 }
 
 #[test]
 fn browser_cloud_failures_retry_like_hermes_then_fall_back_to_local_chromium() {
-    let pages = PageServer::start();
+    let pages = page_server();
     // Browserbase: 402 for paid features → retried without keepAlive, then
     // without proxies; still refused → local Chromium, and the result says why.
-    let fake = FakeApi::start(|r, _| match r.method.as_str() {
-        "POST" if r.body.get("proxies").is_some() => {
+    let fake = fake_api(|r| match r.method.as_str() {
+        "POST" if r.json_or_null().get("proxies").is_some() => {
             (402, r#"{"error":"payment required"}"#.into())
         }
         _ => (401, r#"{"error":"bad key"}"#.into()),
@@ -512,7 +415,7 @@ fn browser_cloud_failures_retry_like_hermes_then_fall_back_to_local_chromium() {
     ];
     let config = format!(
         "browser:\n  cloud_provider: browserbase\n  auto_local_for_private_urls: false\n  allow_private_urls: true\n  browserbase:\n    base_url: \"{}\"\n",
-        fake.url()
+        fake.base()
     );
     let mut s = Served::start(&config, &vars);
     let v = s.ok("browser_navigate", json!({"url": pages.url("/form.html")}));
@@ -524,7 +427,7 @@ fn browser_cloud_failures_retry_like_hermes_then_fall_back_to_local_chromium() {
     );
     assert!(!fb.contains("bb_test_key"));
     assert!(s.local_chromium() > 0);
-    let bodies: Vec<Value> = fake.seen().into_iter().map(|r| r.body).collect();
+    let bodies: Vec<Value> = fake.reqs().into_iter().map(|r| r.json_or_null()).collect();
     assert_eq!(
         bodies,
         vec![

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use serde_json::json;
 
-use super::browser::{PageServer, require_chromium};
+use super::browser::{page_server, require_chromium};
 use super::common::{RawClient, TestEnv, is_error, result_json};
 
 /// How long Chromium is watched after the page loaded (its background
@@ -132,7 +132,7 @@ fn is_route_probe(c: &Connect) -> bool {
 fn chromium_connects_only_where_the_page_asks() {
     require_chromium();
     require_strace();
-    let pages = PageServer::start();
+    let pages = page_server();
     let env = TestEnv::new();
     let tmp = env.dir.path().join("tmp");
     std::fs::create_dir_all(&tmp).unwrap();
@@ -173,7 +173,7 @@ fn chromium_connects_only_where_the_page_asks() {
             "AF_UNIX" | "AF_NETLINK" | "AF_UNSPEC" => false,
             "AF_INET" | "AF_INET6" => {
                 !(matches!(c.addr.as_str(), "127.0.0.1" | "::1" | "::ffff:127.0.0.1")
-                    && (c.port == pages.port || c.port == devtools))
+                    && (c.port == pages.port() || c.port == devtools))
                     && !is_route_probe(c)
             }
             _ => true,
@@ -183,7 +183,7 @@ fn chromium_connects_only_where_the_page_asks() {
     bad.extend(sends_off_loopback(&text));
     assert!(
         all.iter()
-            .any(|c| c.port == pages.port || c.port == devtools),
+            .any(|c| c.port == pages.port() || c.port == devtools),
         "strace recorded no connection at all (is it tracing?):\n{text}"
     );
     assert!(
@@ -194,7 +194,7 @@ fn chromium_connects_only_where_the_page_asks() {
     assert!(
         bad.is_empty(),
         "Chromium (or the server) connected or sent where the page did not ask (page port {}, DevTools port {devtools}):\n{}",
-        pages.port,
+        pages.port(),
         bad.join("\n")
     );
     let probes = all.iter().filter(|c| is_route_probe(c)).count();

@@ -1,16 +1,15 @@
-//! The parts of the web the in-page snapshot walker has to see (issue 14):
+//! The parts of the web the in-page snapshot walker has to see:
 //! iframes (same-origin, cross-origin from a second loopback port, and a
 //! cross-site one on 127.0.0.2), open shadow roots, `<dialog>`/`aria-modal` content,
 //! pop-ups and `target=_blank` tabs, and long snapshots summarised by an
 //! auxiliary model served on loopback. Real Chromium, loopback only.
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{TcpListener, TcpStream};
 use std::sync::{Arc, Mutex};
 
 use serde_json::{Value, json};
 
 use super::browser::{Browsing, ref_of};
+use super::fake::{Resp, TestServer};
 
 /// The ports of the second server (127.0.0.1) and the third (127.0.0.2).
 pub(super) type Others = Arc<Mutex<(u16, u16)>>;
@@ -18,48 +17,20 @@ pub(super) type Others = Arc<Mutex<(u16, u16)>>;
 /// Pages served on one address; `{B}` and `{C}` in a page are the other
 /// servers' ports and `{who}` the request's `who=` query value.
 pub(super) fn serve(addr: &str, pages: Vec<(&'static str, String)>, other: Others) -> u16 {
-    let l = TcpListener::bind((addr, 0)).unwrap();
-    let port = l.local_addr().unwrap().port();
-    let pages = Arc::new(pages);
-    std::thread::spawn(move || {
-        for s in l.incoming().flatten() {
-            let pages = pages.clone();
-            let other = other.clone();
-            std::thread::spawn(move || {
-                let _ = answer(s, &pages, *other.lock().unwrap());
-            });
+    let srv = TestServer::start_on(addr, move |req| {
+        let (b, c) = *other.lock().unwrap();
+        let who = req.query.strip_prefix("who=").unwrap_or("");
+        match pages.iter().find(|(p, _)| *p == req.path) {
+            Some((_, page)) => Resp::html(
+                &page
+                    .replace("{B}", &b.to_string())
+                    .replace("{C}", &c.to_string())
+                    .replace("{who}", who),
+            ),
+            None => Resp::new(404, "text/html; charset=utf-8", "<h1>Not found</h1>"),
         }
     });
-    port
-}
-
-fn answer(mut s: TcpStream, pages: &[(&str, String)], other: (u16, u16)) -> std::io::Result<()> {
-    let mut r = BufReader::new(s.try_clone()?);
-    let mut line = String::new();
-    r.read_line(&mut line)?;
-    loop {
-        let mut h = String::new();
-        if r.read_line(&mut h)? == 0 || h == "\r\n" {
-            break;
-        }
-    }
-    let target = line.split_whitespace().nth(1).unwrap_or("/");
-    let (path, query) = target.split_once('?').unwrap_or((target, ""));
-    let who = query.strip_prefix("who=").unwrap_or("");
-    let (status, body) = match pages.iter().find(|(p, _)| *p == path) {
-        Some((_, b)) => (
-            "200 OK",
-            b.replace("{B}", &other.0.to_string())
-                .replace("{C}", &other.1.to_string())
-                .replace("{who}", who),
-        ),
-        None => ("404 Not Found", "<h1>Not found</h1>".to_string()),
-    };
-    write!(
-        s,
-        "HTTP/1.1 {status}\r\nContent-Type: text/html; charset=utf-8\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-        body.len()
-    )
+    srv.port()
 }
 
 const INNER: &str = r#"<!doctype html><title>Inner {who}</title>
@@ -232,58 +203,29 @@ fn browser_new_tabs_and_popups_continue_the_session() {
     assert!(s3.contains("New tab from script"), "{s3}");
 }
 
-/// A loopback OpenAI-compatible chat-completions server: records request
-/// bodies, answers `reply`.
-fn chat_server(reply: &'static str) -> (u16, Arc<Mutex<Vec<Value>>>) {
-    let l = TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = l.local_addr().unwrap().port();
-    let seen = Arc::new(Mutex::new(Vec::new()));
-    let seen2 = seen.clone();
-    std::thread::spawn(move || {
-        for mut s in l.incoming().flatten() {
-            let mut r = BufReader::new(s.try_clone().unwrap());
-            let mut len = 0usize;
-            let mut line = String::new();
-            let _ = r.read_line(&mut line);
-            loop {
-                let mut h = String::new();
-                if r.read_line(&mut h).unwrap_or(0) == 0 || h == "\r\n" {
-                    break;
-                }
-                if let Some(v) = h.to_ascii_lowercase().strip_prefix("content-length:") {
-                    len = v.trim().parse().unwrap_or(0);
-                }
-            }
-            let mut body = vec![0; len];
-            let _ = r.read_exact(&mut body);
-            seen2
-                .lock()
-                .unwrap()
-                .push(serde_json::from_slice(&body).unwrap_or(Value::Null));
-            let answer = json!({"id": "x", "object": "chat.completion", "model": "summarizer",
-                "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": reply}}]})
-            .to_string();
-            let _ = write!(
-                s,
-                "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{answer}",
-                answer.len()
-            );
-        }
-    });
-    (port, seen)
+/// A loopback OpenAI-compatible chat-completions server answering `reply`.
+fn chat_server(reply: &'static str) -> TestServer {
+    TestServer::start(move |_| {
+        Resp::json(
+            200,
+            json!({"id": "x", "object": "chat.completion", "model": "summarizer",
+                "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": reply}}]}),
+        )
+    })
 }
 
 #[test]
 fn browser_long_snapshots_are_summarised_by_the_auxiliary_model() {
-    let pages = super::browser::PageServer::start();
-    let (port, seen) = chat_server("Item number 7 is the link [ref=e9].");
+    let pages = super::browser::page_server();
+    let chat = chat_server("Item number 7 is the link [ref=e9].");
+    let port = chat.port();
     let mut b = Browsing::start(&format!(
         "auxiliary:\n  web_extract:\n    provider: custom\n    base_url: http://127.0.0.1:{port}/v1\n    model: summarizer\n"
     ));
     // browser_navigate truncates (as Hermes' does); browser_snapshot summarises.
     let nav = b.ok("browser_navigate", json!({"url": pages.url("/big?n=4000")}));
     assert!(snap(&nav).contains("more lines truncated"), "{nav}");
-    assert!(seen.lock().unwrap().is_empty());
+    assert!(chat.reqs().is_empty());
     let s = snap(&b.ok("browser_snapshot", json!({"task": "open item 7"})));
     assert!(
         s.starts_with("Item number 7 is the link [ref=e9].\n\n[Summarized from a "),
@@ -299,7 +241,7 @@ fn browser_long_snapshots_are_summarised_by_the_auxiliary_model() {
             .unwrap()
             .contains("link \"Item number 1999\"")
     );
-    let req = seen.lock().unwrap()[0].clone();
+    let req = chat.reqs()[0].json_or_null();
     assert_eq!(req["model"], "summarizer");
     let prompt = req["messages"][0]["content"].as_str().unwrap();
     assert!(
@@ -309,7 +251,7 @@ fn browser_long_snapshots_are_summarised_by_the_auxiliary_model() {
     assert!(prompt.contains("Page Snapshot:\n- heading \"Big page\""));
     // Without a task: Hermes' general summary prompt.
     b.ok("browser_snapshot", json!({}));
-    let req = seen.lock().unwrap()[1].clone();
+    let req = chat.reqs()[1].json_or_null();
     assert!(
         req["messages"][0]["content"]
             .as_str()

@@ -10,7 +10,7 @@ use std::time::{Duration, SystemTime};
 
 use serde_json::{Value, json};
 
-use super::browser::{PageServer, require_chromium};
+use super::browser::{page_server, require_chromium};
 use super::common::{RawClient, TestEnv, is_error, provider_for, result_json};
 use super::tts_edge::require_program;
 
@@ -61,7 +61,7 @@ fn browser_recording_writes_a_webm_of_the_session_and_prunes_old_ones() {
     require_chromium();
     require_program("ffmpeg");
     require_program("ffprobe");
-    let pages = PageServer::start();
+    let pages = page_server();
     let env = TestEnv::new();
     env.write_hermes("config.yaml", "browser:\n  record_sessions: true\n");
     let dir = env.hermes_home().join("browser_recordings");
@@ -153,7 +153,7 @@ fn browser_recording_without_ffmpeg_is_reported_and_the_session_runs() {
                 .find(|p| p.is_file())
         })
         .unwrap();
-    let pages = PageServer::start();
+    let pages = page_server();
     let env = TestEnv::new();
     env.write_hermes("config.yaml", "browser:\n  record_sessions: true\n");
     let empty = tempfile::tempdir().unwrap();

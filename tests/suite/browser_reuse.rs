@@ -1,4 +1,4 @@
-//! Issue 14: the `browser_snapshot` that follows `browser_navigate` reuses
+//! The `browser_snapshot` that follows `browser_navigate` reuses
 //! navigate's snapshot when the page provably has not changed, and walks
 //! again whenever it may have (a script's DOM change, an action, a value set
 //! by a script without a DOM mutation). Real Chromium, loopback only.

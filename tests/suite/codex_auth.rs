@@ -8,7 +8,7 @@ use hermes_mcp::auth::codex::{
 };
 use serde_json::{Value, json};
 
-use super::media_support::{Loopback, Resp};
+use super::fake::{Resp, TestServer};
 
 const NOW: f64 = 1_800_000_000.0;
 
@@ -120,7 +120,7 @@ fn rt() -> tokio::runtime::Runtime {
 fn an_expiring_pool_entry_is_refreshed_and_the_rotated_pair_written_back() {
     let fresh = jwt(NOW + 3600.0, "acct-new");
     let f = fresh.clone();
-    let server = Loopback::start(move |req, _| {
+    let server = TestServer::start(move |req| {
         let form: Vec<(String, String)> = url::form_urlencoded::parse(&req.body)
             .into_owned()
             .collect();
@@ -152,7 +152,7 @@ fn an_expiring_pool_entry_is_refreshed_and_the_rotated_pair_written_back() {
     );
     hermes_mcp::net::client::install_crypto();
     let http = reqwest::Client::builder().no_proxy().build().unwrap();
-    let url = format!("{}/oauth/token", server.base);
+    let url = format!("{}/oauth/token", server.base());
     let t = rt()
         .block_on(resolve_token(&http, &url, &hermes, None, NOW))
         .unwrap();

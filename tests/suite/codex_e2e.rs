@@ -173,11 +173,11 @@ fn codex_exec_worker_completes_its_kanban_task() {
 /// explicit (HERMES_ALLOW_PRIVATE_URLS, forwarded by the migrated env_vars).
 #[test]
 fn codex_exec_web_extract_returns_the_page_to_the_model() {
-    use super::web_support::{Resp, TestServer};
+    use super::fake::{Resp, TestServer};
     let page = "<html><head><title>Otter facts</title></head><body><nav>Home | About</nav><article>\
         <h1>Otter facts</h1><p>Sea otters hold hands while they sleep so they do not drift apart.</p>\
         <p>They keep a favourite stone in a pouch of loose skin under the forearm.</p></article></body></html>";
-    let server = TestServer::start(move |_, _| Resp::html(page));
+    let server = TestServer::start(move |_| Resp::html(page));
     let env = TestEnv::new();
     let args = serde_json::json!({ "urls": [server.url("/otters")] }).to_string();
     let s = run_harness(
@@ -205,10 +205,10 @@ fn codex_exec_web_extract_returns_the_page_to_the_model() {
 /// would refuse it under its "never" approval policy.
 #[test]
 fn codex_browser_navigate_then_snapshot_returns_the_outline() {
-    use super::web_support::{Resp, TestServer};
+    use super::fake::{Resp, TestServer};
     let page = "<html><head><title>Signup</title></head><body><h1>Join the otter club</h1>\
         <form><label>Email <input name=email type=email></label><button type=submit>Sign up</button></form></body></html>";
-    let server = TestServer::start(move |_, _| Resp::html(page));
+    let server = TestServer::start(move |_| Resp::html(page));
     let env = TestEnv::new();
     let nav = serde_json::json!({ "url": server.url("/signup") }).to_string();
     let s = run_harness(

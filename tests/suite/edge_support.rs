@@ -23,6 +23,8 @@ use hermes_mcp::toolsets::tts::edge::{
 };
 use regex::Regex;
 
+use super::fake::TestServer;
+
 pub const PATH: &str = "/consumer/speech/synthesize/readaloud/edge/v1";
 
 /// One websocket session as the fake saw it.
@@ -55,29 +57,16 @@ pub struct FakeEdge {
 }
 
 impl FakeEdge {
-    /// Serve on 127.0.0.1 from a thread with its own runtime (usable from sync and async tests).
+    /// Serve on 127.0.0.1 through the suite's [`TestServer::websocket`] (a thread with its own
+    /// runtime, usable from sync and async tests).
     pub fn start() -> Self {
-        let std_listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        std_listener.set_nonblocking(true).unwrap();
-        let addr = std_listener.local_addr().unwrap();
         let state = Arc::new(Mutex::new(State::default()));
         let st = state.clone();
-        std::thread::spawn(move || {
-            let rt = tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()
-                .unwrap();
-            rt.block_on(async move {
-                let listener = tokio::net::TcpListener::from_std(std_listener).unwrap();
-                loop {
-                    let Ok((tcp, _)) = listener.accept().await else {
-                        return;
-                    };
-                    tokio::spawn(serve(tcp, st.clone()));
-                }
-            });
-        });
-        FakeEdge { addr, state }
+        let srv = TestServer::websocket(move |tcp| Box::pin(serve(tcp, st.clone())));
+        FakeEdge {
+            addr: srv.addr,
+            state,
+        }
     }
 
     /// `tts.edge.base_url` for hermes-mcp.

@@ -7,6 +7,7 @@ use std::process::Command;
 use hermes_mcp::toolsets::tts::edge::{self as edge_tts, EdgeTtsError};
 
 use super::edge_support::{FakeEdge, fake_audio};
+use super::fake::free_port;
 
 const ARIA: &str = "Microsoft Server Speech Text to Speech Voice (en-US, AriaNeural)";
 
@@ -97,11 +98,7 @@ fn bad_parameters_and_dead_endpoints_are_reported() {
     assert_eq!(e.to_string(), "Invalid rate 'fast'.");
     assert!(fake.sessions().is_empty());
 
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    let port = free_port();
     let e = rt()
         .block_on(edge_tts::synthesize(
             &format!("ws://127.0.0.1:{port}/x"),

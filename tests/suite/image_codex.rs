@@ -11,6 +11,7 @@ use base64::Engine as _;
 use serde_json::{Value, json};
 
 use super::common::*;
+use super::fake::*;
 use super::media_support::*;
 
 fn jwt(account: &str, tag: &str) -> String {
@@ -71,7 +72,7 @@ enum Mode {
 }
 
 struct Fake {
-    srv: Loopback,
+    srv: TestServer,
     /// Bearer tokens the endpoint accepts.
     valid: Arc<Mutex<Vec<String>>>,
     mode: Arc<Mutex<Mode>>,
@@ -83,8 +84,8 @@ fn fake(valid: &[&str]) -> Fake {
     ));
     let mode = Arc::new(Mutex::new(Mode::Image));
     let (v, m) = (valid.clone(), mode.clone());
-    let srv = Loopback::start(
-        move |req, _| match (req.method.as_str(), req.path.as_str()) {
+    let srv = TestServer::start(
+        move |req| match (req.method.as_str(), req.target.as_str()) {
             ("POST", "/backend-api/codex/responses") => {
                 let bearer = req
                     .header("authorization")
@@ -152,8 +153,8 @@ fn config(fake: &Fake, provider: bool) -> String {
         } else {
             ""
         },
-        fake.srv.base,
-        fake.srv.base
+        fake.srv.base(),
+        fake.srv.base()
     )
 }
 
@@ -246,7 +247,7 @@ fn openai_codex_streams_an_image_like_hermes_plugin() {
     drop(rc);
 
     // Hermes' own plugin against the same fake: same request, same image.
-    let ours = f.srv.requests().pop().unwrap();
+    let ours = f.srv.reqs().pop().unwrap();
     let py = hermes_python("httpx");
     let script = r#"
 import importlib.util, json, sys
@@ -260,7 +261,7 @@ print(m._collect_image_b64(sys.argv[2], prompt="a lighthouse at dusk", size="102
 "#;
     let out = Command::new(py)
         .args(["-c", script])
-        .arg(format!("{}/backend-api/codex", f.srv.base))
+        .arg(format!("{}/backend-api/codex", f.srv.base()))
         .arg(&token)
         .arg(&src)
         .env("HERMES_HOME", env.hermes_home())
@@ -276,7 +277,7 @@ print(m._collect_image_b64(sys.argv[2], prompt="a lighthouse at dusk", size="102
         b64(&png_bytes()),
         "Hermes' plugin reads the same image from the fake's stream"
     );
-    let theirs = f.srv.requests().pop().unwrap();
+    let theirs = f.srv.reqs().pop().unwrap();
     assert_eq!(
         ours.json(),
         theirs.json(),
@@ -326,7 +327,7 @@ fn openai_codex_is_chosen_without_config_when_codex_is_signed_in() {
     assert_eq!(v["provider"], "openai-codex");
     assert_eq!(v["model"], "gpt-image-2-low");
     assert_eq!(v["modality"], "text");
-    let req = f.srv.requests().pop().unwrap();
+    let req = f.srv.reqs().pop().unwrap();
     assert_eq!(req.header("chatgpt-account-id"), Some("acct-cli"));
     let body = req.json();
     assert_eq!(body["tools"][0]["quality"], "low");
@@ -382,7 +383,7 @@ fn openai_codex_errors_come_back_in_hermes_shape() {
     *f.mode.lock().unwrap() = Mode::Image;
     let secret = env.dir.path().join("id_rsa");
     std::fs::write(&secret, "-----BEGIN OPENSSH PRIVATE KEY-----").unwrap();
-    let before = f.srv.requests().len();
+    let before = f.srv.reqs().len();
     let v = result_json(&rc.call_tool(
         "image_generate",
         json!({"prompt": "x", "image_url": secret}),
@@ -394,7 +395,7 @@ fn openai_codex_errors_come_back_in_hermes_shape() {
             .unwrap()
             .starts_with("Invalid image input for Codex image editing:")
     );
-    assert_eq!(f.srv.requests().len(), before);
+    assert_eq!(f.srv.reqs().len(), before);
 }
 
 #[test]
@@ -407,7 +408,7 @@ fn openai_codex_refreshes_a_rejected_hermes_token_once() {
     let mut rc = client(&env, &[]);
     let v = result_json(&rc.call_tool("image_generate", json!({"prompt": "x"})));
     assert_eq!(v["success"], true, "{v}");
-    let paths: Vec<String> = f.srv.requests().iter().map(|r| r.path.clone()).collect();
+    let paths: Vec<String> = f.srv.reqs().iter().map(|r| r.target.clone()).collect();
     assert_eq!(
         paths,
         [
@@ -417,7 +418,7 @@ fn openai_codex_refreshes_a_rejected_hermes_token_once() {
         ]
     );
     let fresh = f.valid.lock().unwrap()[0].clone();
-    let last = f.srv.requests().pop().unwrap();
+    let last = f.srv.reqs().pop().unwrap();
     assert_eq!(
         last.header("authorization"),
         Some(format!("Bearer {fresh}").as_str())
@@ -447,7 +448,7 @@ fn openai_codex_refreshes_a_rejected_hermes_token_once() {
             && v["error"].as_str().unwrap().contains("codex login"),
         "{v}"
     );
-    assert!(f.srv.requests().iter().all(|r| r.path != "/oauth/token"));
+    assert!(f.srv.reqs().iter().all(|r| r.target != "/oauth/token"));
     assert_eq!(
         std::fs::read(env.codex_home().join("auth.json")).unwrap(),
         before

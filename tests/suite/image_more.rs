@@ -12,6 +12,7 @@ use base64::Engine as _;
 use serde_json::{Value, json};
 
 use super::common::*;
+use super::fake::*;
 use super::media_support::*;
 
 /// Run Hermes' plugin `<name>` in Hermes' Python; `setup` is Python run on module `m` first.
@@ -55,12 +56,13 @@ fn provider_row(env: &TestEnv, vars: &[(&str, &str)]) -> Value {
     provider_for(env, vars, "image_generate")
 }
 
-fn deepinfra_fake() -> Loopback {
-    Loopback::start(|req, base| {
-        if req.path.starts_with("/files/") {
+fn deepinfra_fake() -> TestServer {
+    TestServer::start(|req| {
+        let base = req.base.as_str();
+        if req.target.starts_with("/files/") {
             return Resp::bytes("image/png", png_bytes());
         }
-        let path = req.path.strip_prefix("/alt").unwrap_or(&req.path);
+        let path = req.target.strip_prefix("/alt").unwrap_or(&req.target);
         if path == "/v1/openai/models?filter=true&sort_by=hermes" {
             return Resp::json(
                 200,
@@ -97,7 +99,7 @@ fn deepinfra_catalog_model_generation_and_errors_like_hermes() {
     let srv = deepinfra_fake();
     let env = TestEnv::new();
     env.write_hermes("config.yaml", "image_gen:\n  provider: deepinfra\n");
-    let base_env = format!("{}/v1/openai", srv.base);
+    let base_env = format!("{}/v1/openai", srv.base());
     let vars = [
         ("DEEPINFRA_API_KEY", "di-key"),
         ("DEEPINFRA_BASE_URL", base_env.as_str()),
@@ -134,12 +136,12 @@ fn deepinfra_catalog_model_generation_and_errors_like_hermes() {
             .starts_with("deepinfra_FLUX-1-schnell_")
     );
     assert_eq!(std::fs::read(&p).unwrap(), png_bytes());
-    let reqs = srv.requests();
-    let cat = reqs.iter().find(|r| r.path.contains("/models?")).unwrap();
+    let reqs = srv.reqs();
+    let cat = reqs.iter().find(|r| r.target.contains("/models?")).unwrap();
     assert_eq!(cat.header("authorization"), Some("Bearer di-key"));
     assert_eq!(cat.header("user-agent"), Some("hermes-cli/0.19.0"));
     let ours = reqs.last().unwrap().clone();
-    assert_eq!(ours.path, "/v1/openai/images/generations");
+    assert_eq!(ours.target, "/v1/openai/images/generations");
     assert_eq!(
         ours.json(),
         json!({"model": "black-forest-labs/FLUX-1-schnell", "prompt": "a lighthouse", "size": "1536x1024", "n": 1})
@@ -155,8 +157,8 @@ fn deepinfra_catalog_model_generation_and_errors_like_hermes() {
         &vars,
     );
     assert_eq!(hermes["success"], true, "{hermes}");
-    let theirs = srv.requests().pop().unwrap();
-    assert_eq!(theirs.path, ours.path);
+    let theirs = srv.reqs().pop().unwrap();
+    assert_eq!(theirs.target, ours.target);
     assert_eq!(theirs.json(), ours.json());
     assert_eq!(theirs.header("authorization"), ours.header("authorization"));
     assert_fields_match(
@@ -229,7 +231,7 @@ fn deepinfra_catalog_model_generation_and_errors_like_hermes() {
         "config.yaml",
         &format!(
             "image_gen:\n  provider: deepinfra\n  deepinfra:\n    base_url: {}/alt/v1/openai/\n",
-            srv.base
+            srv.base()
         ),
     );
     let mut rc = client(
@@ -248,7 +250,7 @@ fn deepinfra_catalog_model_generation_and_errors_like_hermes() {
     assert_eq!(v["success"], true, "{v}");
     assert_eq!(v["model"], "url/model:v2");
     assert_eq!(v["size"], "1024x1536");
-    assert_eq!(v["image_url"], format!("{}/files/di.png", srv.base));
+    assert_eq!(v["image_url"], format!("{}/files/di.png", srv.base()));
     let p = std::path::PathBuf::from(v["image"].as_str().unwrap());
     assert!(
         p.file_name()
@@ -258,12 +260,12 @@ fn deepinfra_catalog_model_generation_and_errors_like_hermes() {
         "{p:?}"
     );
     let gen_req = srv
-        .requests()
+        .reqs()
         .into_iter()
         .rev()
-        .find(|r| r.path.contains("images/generations"))
+        .find(|r| r.target.contains("images/generations"))
         .unwrap();
-    assert_eq!(gen_req.path, "/alt/v1/openai/images/generations");
+    assert_eq!(gen_req.target, "/alt/v1/openai/images/generations");
     drop(rc);
     let mut rc = client(
         &env,
@@ -279,16 +281,17 @@ fn deepinfra_catalog_model_generation_and_errors_like_hermes() {
     assert_eq!(v["model"], "empty/model");
 }
 
-fn krea_fake() -> Loopback {
+fn krea_fake() -> TestServer {
     let polls = Arc::new(AtomicUsize::new(0));
-    Loopback::start(move |req, base| {
-        if req.path.starts_with("/files/") {
+    TestServer::start(move |req| {
+        let base = req.base.as_str();
+        if req.target.starts_with("/files/") {
             return Resp::bytes("image/png", png_bytes());
         }
         if req.header("authorization") != Some("Bearer krea-key") {
             return Resp::json(401, json!({"message": "Invalid token"}));
         }
-        match req.path.as_str() {
+        match req.target.as_str() {
             p if p.starts_with("/generate/image/krea/krea-2/") => {
                 let job = match req.json()["prompt"].as_str() {
                     Some("boom") => "job-fail",
@@ -323,7 +326,7 @@ fn krea_submit_poll_save_and_errors_like_hermes() {
         "config.yaml",
         &format!(
             "image_gen:\n  provider: krea\n  krea:\n    base_url: {}\n    creativity: High\n",
-            srv.base
+            srv.base()
         ),
     );
     let vars = [
@@ -354,9 +357,9 @@ fn krea_submit_poll_save_and_errors_like_hermes() {
             .starts_with("krea_krea-2-medium_")
     );
     assert_eq!(std::fs::read(&p).unwrap(), png_bytes());
-    let reqs = srv.requests();
+    let reqs = srv.reqs();
     let submit = reqs[0].clone();
-    assert_eq!(submit.path, "/generate/image/krea/krea-2/medium");
+    assert_eq!(submit.target, "/generate/image/krea/krea-2/medium");
     assert_eq!(
         submit.json(),
         json!({"prompt": "slow", "aspect_ratio": "9:16", "resolution": "1K", "creativity": "high",
@@ -368,32 +371,35 @@ fn krea_submit_poll_save_and_errors_like_hermes() {
         Some("Hermes-Agent/1.0 (krea-image-gen)")
     );
     // Polled until completed: processing first, then completed.
-    let polls: Vec<_> = reqs.iter().filter(|r| r.path == "/jobs/job-slow").collect();
+    let polls: Vec<_> = reqs
+        .iter()
+        .filter(|r| r.target == "/jobs/job-slow")
+        .collect();
     assert_eq!(polls.len(), 2, "{reqs:?}");
     assert_eq!(polls[0].method, "GET");
     let ours_poll = polls[0].clone();
 
     // Hermes' plugin sends the same submit and poll (its base URL is a constant: patched).
-    let n = srv.requests().len();
+    let n = srv.reqs().len();
     let hermes = hermes_plugin(
         &env,
         "krea",
         "KreaImageGenProvider",
         &format!(
             "m.BASE_URL = {:?}\nm._POLL_INITIAL_INTERVAL = 0.05",
-            srv.base
+            srv.base()
         ),
         "\"slow\", \"portrait\", image_url=\"https://example.com/a.png\", reference_image_urls=[\"https://example.com/b.png\", \"https://example.com/a.png\"]",
         &vars,
     );
     assert_eq!(hermes["success"], true, "{hermes}");
-    let theirs = srv.requests()[n..].to_vec();
-    assert_eq!(theirs[0].path, submit.path);
+    let theirs = srv.reqs()[n..].to_vec();
+    assert_eq!(theirs[0].target, submit.target);
     assert_eq!(theirs[0].json(), submit.json());
     for h in ["authorization", "user-agent", "content-type"] {
         assert_eq!(theirs[0].header(h), submit.header(h), "{h}");
     }
-    assert_eq!(theirs[1].path, ours_poll.path);
+    assert_eq!(theirs[1].target, ours_poll.target);
     for h in ["authorization", "user-agent"] {
         assert_eq!(theirs[1].header(h), ours_poll.header(h), "{h}");
     }
@@ -438,7 +444,7 @@ fn krea_submit_poll_save_and_errors_like_hermes() {
         &env,
         "krea",
         "KreaImageGenProvider",
-        &format!("m.BASE_URL = {:?}", srv.base),
+        &format!("m.BASE_URL = {:?}", srv.base()),
         "\"x\"",
         &bad,
     );
@@ -458,8 +464,8 @@ fn krea_submit_poll_save_and_errors_like_hermes() {
             "prompt",
         ],
     );
-    let last = srv.requests().pop().unwrap();
-    assert_eq!(last.path, "/generate/image/krea/krea-2/large");
+    let last = srv.reqs().pop().unwrap();
+    assert_eq!(last.target, "/generate/image/krea/krea-2/large");
     drop(rc);
 
     // No key: the tool says so before any call (Hermes' `is_available()`).

@@ -9,15 +9,17 @@ use base64::Engine as _;
 use serde_json::{Value, json};
 
 use super::common::*;
+use super::fake::*;
 use super::media_support::*;
 
 fn b64(bytes: &[u8]) -> String {
     base64::engine::general_purpose::STANDARD.encode(bytes)
 }
 
-fn xai_fake() -> Loopback {
-    Loopback::start(|req, base| {
-        if req.path.starts_with("/files/") {
+fn xai_fake() -> TestServer {
+    TestServer::start(|req| {
+        let base = req.base.as_str();
+        if req.target.starts_with("/files/") {
             return Resp::bytes("image/png", png_bytes());
         }
         if req.header("authorization") != Some("Bearer xai-key") {
@@ -28,7 +30,7 @@ fn xai_fake() -> Loopback {
             );
         }
         let body = req.json();
-        match req.path.as_str() {
+        match req.target.as_str() {
             "/v1/images/generations" | "/v1/images/edits"
                 if body.get("storage_options").is_some() =>
             {
@@ -55,7 +57,7 @@ fn xai_generates_edits_and_reports_errors_like_hermes() {
         "config.yaml",
         &format!(
             "image_gen:\n  provider: xai\n  xai:\n    base_url: {}/v1\n    resolution: 2k\n    storage:\n      enabled: false\n",
-            srv.base
+            srv.base()
         ),
     );
     let row = provider_for(&env, &[("XAI_API_KEY", "xai-key")], "image_generate");
@@ -79,7 +81,7 @@ fn xai_generates_edits_and_reports_errors_like_hermes() {
             .starts_with("xai_grok-imagine-image_")
     );
     assert_eq!(std::fs::read(&p).unwrap(), png_bytes());
-    let ours = srv.requests().pop().unwrap();
+    let ours = srv.reqs().pop().unwrap();
     assert_eq!(
         ours.json(),
         json!({"model": "grok-imagine-image", "prompt": "a comet", "aspect_ratio": "9:16", "resolution": "2k"})
@@ -102,7 +104,7 @@ print(json.dumps(m.XAIImageGenProvider().generate("a comet", "portrait")))
         .env("HOME", env.home())
         .env("XAI_API_KEY", "xai-key")
         // Hermes reads the base URL from XAI_BASE_URL only.
-        .env("XAI_BASE_URL", format!("{}/v1", srv.base))
+        .env("XAI_BASE_URL", format!("{}/v1", srv.base()))
         .output()
         .unwrap();
     assert!(
@@ -112,7 +114,7 @@ print(json.dumps(m.XAIImageGenProvider().generate("a comet", "portrait")))
     );
     let hermes: Value = serde_json::from_slice(out.stdout.trim_ascii()).unwrap();
     assert_eq!(hermes["success"], true, "{hermes}");
-    let theirs = srv.requests().pop().unwrap();
+    let theirs = srv.reqs().pop().unwrap();
     assert_eq!(ours.json(), theirs.json());
     assert_eq!(ours.header("user-agent"), theirs.header("user-agent"));
     assert_fields_match(
@@ -138,7 +140,7 @@ print(json.dumps(m.XAIImageGenProvider().generate("a comet", "portrait")))
     ));
     assert_eq!(v["model"], "grok-imagine-image-quality", "{v}");
     assert_eq!(v["modality"], "image");
-    let body = srv.requests().pop().unwrap().json();
+    let body = srv.reqs().pop().unwrap().json();
     assert_eq!(body["model"], "grok-imagine-image-quality");
     assert_eq!(body["image"]["type"], "image_url");
     assert!(
@@ -179,7 +181,7 @@ print(json.dumps(m.XAIImageGenProvider().generate("a comet", "portrait")))
         "config.yaml",
         &format!(
             "image_gen:\n  provider: xai\n  xai:\n    base_url: {}/v1\n",
-            srv.base
+            srv.base()
         ),
     );
     let mut rc = client(
@@ -191,14 +193,14 @@ print(json.dumps(m.XAIImageGenProvider().generate("a comet", "portrait")))
     );
     let v = result_json(&rc.call_tool("image_generate", json!({"prompt": "a comet"})));
     assert_eq!(v["success"], true, "{v}");
-    assert_eq!(v["public_url"], format!("{}/files/pub.png", srv.base));
-    assert_eq!(v["image_url"], format!("{}/files/pub.png", srv.base));
+    assert_eq!(v["public_url"], format!("{}/files/pub.png", srv.base()));
+    assert_eq!(v["image_url"], format!("{}/files/pub.png", srv.base()));
     assert_eq!(v["usage"], json!({"cost_in_usd_ticks": 7}));
     let so = &srv
-        .requests()
+        .reqs()
         .iter()
         .rev()
-        .find(|r| r.path.starts_with("/v1/"))
+        .find(|r| r.target.starts_with("/v1/"))
         .unwrap()
         .json()["storage_options"];
     assert_eq!(so["public_url"], true);
@@ -227,7 +229,7 @@ print(json.dumps(m.XAIImageGenProvider().generate("a comet", "portrait")))
 
 #[test]
 fn openrouter_chat_images_fallback_and_errors() {
-    let srv = Loopback::start(|req, _| {
+    let srv = TestServer::start(|req| {
         if req.header("authorization") != Some("Bearer or-key") {
             return Resp::json(
                 401,
@@ -257,7 +259,7 @@ fn openrouter_chat_images_fallback_and_errors() {
         "config.yaml",
         &format!(
             "image_gen:\n  provider: openrouter\n  openrouter:\n    base_url: {}/api/v1\n",
-            srv.base
+            srv.base()
         ),
     );
     let mut rc = client(&env, &[("OPENROUTER_API_KEY", "or-key")]);
@@ -277,7 +279,7 @@ fn openrouter_chat_images_fallback_and_errors() {
             .to_string_lossy()
             .starts_with("openrouter_gen_")
     );
-    let reqs = srv.requests();
+    let reqs = srv.reqs();
     assert_eq!(reqs.len(), 2);
     let body = reqs[1].json();
     assert_eq!(body["modalities"], json!(["image", "text"]));

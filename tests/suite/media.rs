@@ -12,6 +12,7 @@ use base64::Engine as _;
 use serde_json::{Value, json};
 
 use super::common::*;
+use super::fake::*;
 use super::media_support::*;
 
 fn listed(rc: &mut RawClient) -> Vec<Value> {
@@ -316,7 +317,7 @@ tts:
 
 #[test]
 fn tts_openai_speech_over_loopback() {
-    let srv = Loopback::start(|req, _| {
+    let srv = TestServer::start(|req| {
         if req.header("authorization") != Some("Bearer sk-test") {
             return Resp::json(
                 401,
@@ -328,7 +329,7 @@ fn tts_openai_speech_over_loopback() {
     let env = TestEnv::new();
     env.write_hermes(
         "config.yaml",
-        &format!("tts:\n  provider: openai\n  openai:\n    voice: nova\n    speed: 1.25\n    base_url: {}/v1\n", srv.base),
+        &format!("tts:\n  provider: openai\n  openai:\n    voice: nova\n    speed: 1.25\n    base_url: {}/v1\n", srv.base()),
     );
     let out = env.dir.path().join("a.wav");
     let mut rc = client(&env, &[("OPENAI_API_KEY", "sk-test")]);
@@ -344,10 +345,10 @@ fn tts_openai_speech_over_loopback() {
     assert_eq!(v["success"], true, "{v}");
     assert_eq!(v["provider"], "openai");
     assert_eq!(std::fs::read(&out).unwrap(), b"RIFF-pretend-wav-bytes");
-    let reqs = srv.requests();
+    let reqs = srv.reqs();
     assert_eq!(reqs.len(), 1);
     assert_eq!(reqs[0].method, "POST");
-    assert_eq!(reqs[0].path, "/v1/audio/speech");
+    assert_eq!(reqs[0].target, "/v1/audio/speech");
     let body = reqs[0].json();
     assert_eq!(
         body,
@@ -374,7 +375,7 @@ fn tts_openai_speech_over_loopback() {
 
 #[test]
 fn tts_elevenlabs_over_loopback() {
-    let srv = Loopback::start(|req, _| {
+    let srv = TestServer::start(|req| {
         if req.header("xi-api-key") != Some("el-key") {
             return Resp::json(
                 401,
@@ -386,7 +387,7 @@ fn tts_elevenlabs_over_loopback() {
     let env = TestEnv::new();
     env.write_hermes(
         "config.yaml",
-        &format!("tts:\n  provider: elevenlabs\n  elevenlabs:\n    voice_id: voice123\n    base_url: {}\n", srv.base),
+        &format!("tts:\n  provider: elevenlabs\n  elevenlabs:\n    voice_id: voice123\n    base_url: {}\n", srv.base()),
     );
     let mut rc = client(&env, &[("ELEVENLABS_API_KEY", "el-key")]);
     let v = result_json(&rc.call_tool("text_to_speech", json!({"text": "Bonjour"})));
@@ -397,9 +398,9 @@ fn tts_elevenlabs_over_loopback() {
         p.starts_with(env.hermes_home().join("cache/audio")) && p.extension().unwrap() == "mp3"
     );
     assert_eq!(std::fs::read(&p).unwrap(), b"ID3-fake-mp3");
-    let reqs = srv.requests();
+    let reqs = srv.reqs();
     assert_eq!(
-        reqs[0].path,
+        reqs[0].target,
         "/v1/text-to-speech/voice123?output_format=mp3_44100_128"
     );
     assert_eq!(
@@ -410,8 +411,8 @@ fn tts_elevenlabs_over_loopback() {
     let ogg = env.dir.path().join("x.ogg");
     result_json(&rc.call_tool("text_to_speech", json!({"text": "x", "output_path": ogg})));
     assert!(
-        srv.requests()[1]
-            .path
+        srv.reqs()[1]
+            .target
             .ends_with("output_format=opus_48000_64")
     );
     drop(rc);
@@ -430,16 +431,18 @@ fn tts_elevenlabs_over_loopback() {
 
 /// A FAL queue on loopback: submit, `polls` IN_QUEUE/IN_PROGRESS answers, then
 /// COMPLETED; the result points at an image served by the same server.
-fn fal_server(polls: usize, result: Arc<dyn Fn(&str) -> Resp + Send + Sync>) -> Loopback {
+fn fal_server(polls: usize, result: Arc<dyn Fn(&str) -> Resp + Send + Sync>) -> TestServer {
     let count = Arc::new(AtomicUsize::new(0));
-    Loopback::start(move |req, base| {
-        if req.header("authorization") != Some("Key fal-test") && !req.path.starts_with("/files/") {
+    TestServer::start(move |req| {
+        let base = req.base.as_str();
+        if req.header("authorization") != Some("Key fal-test") && !req.target.starts_with("/files/")
+        {
             return Resp::json(
                 401,
                 json!({"detail": "No user found for Key ID and Secret"}),
             );
         }
-        let path = req.path.as_str();
+        let path = req.target.as_str();
         match (req.method.as_str(), path) {
             ("POST", p) if p.starts_with("/fal-ai/") || p.starts_with("/openai/") => {
                 let app: Vec<&str> = p.trim_start_matches('/').splitn(3, '/').collect();
@@ -488,13 +491,13 @@ fn fal_ok() -> Arc<dyn Fn(&str) -> Resp + Send + Sync> {
     })
 }
 
-fn fal_env(srv: &Loopback, extra_yaml: &str) -> TestEnv {
+fn fal_env(srv: &TestServer, extra_yaml: &str) -> TestEnv {
     let env = TestEnv::new();
     env.write_hermes(
         "config.yaml",
         &format!(
             "image_gen:\n  fal:\n    base_url: {}\n{extra_yaml}",
-            srv.base
+            srv.base()
         ),
     );
     env
@@ -555,7 +558,7 @@ fn image_generate_fal_queue_submit_poll_result() {
         "{v}"
     );
     assert_eq!(std::fs::read(&saved).unwrap(), png_bytes());
-    assert_eq!(v["image_url"], format!("{}/files/img.png", srv.base));
+    assert_eq!(v["image_url"], format!("{}/files/img.png", srv.base()));
     // Also returned as MCP image content.
     let img = r["content"]
         .as_array()
@@ -571,10 +574,10 @@ fn image_generate_fal_queue_submit_poll_result() {
         png_bytes()
     );
 
-    let reqs = srv.requests();
+    let reqs = srv.reqs();
     let submit = &reqs[0];
     assert_eq!(
-        (submit.method.as_str(), submit.path.as_str()),
+        (submit.method.as_str(), submit.target.as_str()),
         ("POST", "/fal-ai/flux-2/klein/9b")
     );
     assert_eq!(
@@ -582,11 +585,14 @@ fn image_generate_fal_queue_submit_poll_result() {
         json!({"num_inference_steps": 4, "output_format": "png", "enable_safety_checker": false, "prompt": "a red pixel", "image_size": "portrait_16_9"})
     );
     assert!(submit.header("x-idempotency-key").is_some());
-    let statuses = reqs.iter().filter(|r| r.path.ends_with("/status")).count();
+    let statuses = reqs
+        .iter()
+        .filter(|r| r.target.ends_with("/status"))
+        .count();
     assert_eq!(statuses, 3, "two pending polls then COMPLETED");
     assert!(
         reqs.iter()
-            .any(|r| r.method == "GET" && r.path == "/fal-ai/flux-2/requests/req-1")
+            .any(|r| r.method == "GET" && r.target == "/fal-ai/flux-2/requests/req-1")
     );
 }
 
@@ -628,9 +634,9 @@ fn image_generate_fal_failure_timeout_and_rejection() {
     assert_eq!(v["error_type"], "TimeoutError");
     assert!(t.elapsed() < Duration::from_secs(10));
     assert!(
-        srv.requests()
+        srv.reqs()
             .iter()
-            .any(|r| r.method == "PUT" && r.path.ends_with("/requests/req-1/cancel"))
+            .any(|r| r.method == "PUT" && r.target.ends_with("/requests/req-1/cancel"))
     );
     drop(rc);
 
@@ -646,7 +652,7 @@ fn image_generate_fal_failure_timeout_and_rejection() {
             .contains("HTTP 401: No user found"),
         "{v}"
     );
-    assert_eq!(srv.requests().len(), 1);
+    assert_eq!(srv.reqs().len(), 1);
 }
 
 #[test]
@@ -659,13 +665,13 @@ fn image_generate_fal_guards_the_image_download_and_edits_local_files() {
     let r = rc.call_tool("image_generate", json!({"prompt": "x"}));
     let v = result_json(&r);
     assert_eq!(v["success"], true, "{v}");
-    assert_eq!(v["image"], format!("{}/files/img.png", srv.base));
+    assert_eq!(v["image"], format!("{}/files/img.png", srv.base()));
     assert!(
         v["warning"].as_str().unwrap().contains("could not save"),
         "{v}"
     );
     assert!(
-        !srv.requests().iter().any(|r| r.path == "/files/img.png"),
+        !srv.reqs().iter().any(|r| r.target == "/files/img.png"),
         "the guard let a private fetch through"
     );
 
@@ -675,12 +681,12 @@ fn image_generate_fal_guards_the_image_download_and_edits_local_files() {
     let v = result_json(&rc.call_tool("image_generate", json!({"prompt": "make it blue", "image_url": src, "reference_image_urls": ["https://example.invalid/ref.png"]})));
     assert_eq!(v["modality"], "image", "{v}");
     let edit = srv
-        .requests()
+        .reqs()
         .into_iter()
         .rev()
         .find(|r| r.method == "POST")
         .unwrap();
-    assert_eq!(edit.path, "/fal-ai/flux-2/klein/9b/edit");
+    assert_eq!(edit.target, "/fal-ai/flux-2/klein/9b/edit");
     let body = edit.json();
     let urls = body["image_urls"].as_array().unwrap();
     assert!(
@@ -694,7 +700,7 @@ fn image_generate_fal_guards_the_image_download_and_edits_local_files() {
     // A non-image local file is never sent.
     let secret = env.dir.path().join("id_rsa");
     std::fs::write(&secret, "-----BEGIN OPENSSH PRIVATE KEY-----").unwrap();
-    let n = srv.requests().len();
+    let n = srv.reqs().len();
     let v = result_json(&rc.call_tool(
         "image_generate",
         json!({"prompt": "x", "image_url": secret}),
@@ -706,7 +712,7 @@ fn image_generate_fal_guards_the_image_download_and_edits_local_files() {
             .contains("not a PNG, JPEG, WebP or GIF"),
         "{v}"
     );
-    assert_eq!(srv.requests().len(), n);
+    assert_eq!(srv.reqs().len(), n);
     drop(rc);
 
     // A text-only model refuses image_url, as Hermes does.
@@ -715,7 +721,7 @@ fn image_generate_fal_guards_the_image_download_and_edits_local_files() {
         env.hermes_home().join("config.yaml"),
         format!(
             "image_gen:\n  model: fal-ai/z-image/turbo\n  fal:\n    base_url: {}\n",
-            srv.base
+            srv.base()
         ),
     )
     .unwrap();
@@ -771,14 +777,14 @@ fn image_generate_unavailable_without_a_backend() {
 #[test]
 fn image_generate_openai_images_api_over_loopback() {
     let b64 = base64::engine::general_purpose::STANDARD.encode(png_bytes());
-    let srv = Loopback::start(move |req, _| {
+    let srv = TestServer::start(move |req| {
         if req.header("authorization") != Some("Bearer sk-img") {
             return Resp::json(
                 401,
                 json!({"error": {"message": "Incorrect API key provided"}}),
             );
         }
-        match req.path.as_str() {
+        match req.target.as_str() {
             "/v1/images/generations" | "/v1/images/edits" => Resp::json(
                 200,
                 json!({
@@ -793,7 +799,7 @@ fn image_generate_openai_images_api_over_loopback() {
         "config.yaml",
         "image_gen:\n  provider: openai\n  model: gpt-image-2-high\n",
     );
-    let base = format!("{}/v1", srv.base);
+    let base = format!("{}/v1", srv.base());
     let mut rc = client(
         &env,
         &[("OPENAI_API_KEY", "sk-img"), ("OPENAI_BASE_URL", &base)],
@@ -833,7 +839,7 @@ fn image_generate_openai_images_api_over_loopback() {
             .iter()
             .any(|c| c["type"] == "image")
     );
-    let req = &srv.requests()[0];
+    let req = &srv.reqs()[0];
     assert_eq!(
         req.json(),
         json!({"model": "gpt-image-2", "prompt": "a lighthouse", "size": "1024x1024", "n": 1, "quality": "high"})
@@ -848,9 +854,9 @@ fn image_generate_openai_images_api_over_loopback() {
     ));
     assert_eq!(v["modality"], "image", "{v}");
     let edit = srv
-        .requests()
+        .reqs()
         .into_iter()
-        .find(|r| r.path == "/v1/images/edits")
+        .find(|r| r.target == "/v1/images/edits")
         .unwrap();
     assert!(
         edit.header("content-type")
@@ -960,17 +966,17 @@ fn tts_piper_provider_runs_the_piper_cli_with_a_local_voice() {
 /// image is downloaded with the guarded fetch (loopback only when allowed).
 #[test]
 fn image_generate_openai_url_answers_are_fetched_through_the_guard() {
-    let srv = Loopback::start(|req, base| match req.path.as_str() {
+    let srv = TestServer::start(|req| match req.target.as_str() {
         "/v1/images/generations" => Resp::json(
             200,
-            json!({"created": 1, "data": [{"url": format!("{base}/files/x.png")}]}),
+            json!({"created": 1, "data": [{"url": format!("{}/files/x.png", req.base)}]}),
         ),
         "/files/x.png" => Resp::bytes("image/png", png_bytes()),
         _ => Resp::json(404, json!({})),
     });
     let env = TestEnv::new();
     env.write_hermes("config.yaml", "image_gen: {provider: openai}\n");
-    let base = format!("{}/v1", srv.base);
+    let base = format!("{}/v1", srv.base());
     let mut rc = client(
         &env,
         &[
@@ -987,12 +993,12 @@ fn image_generate_openai_url_answers_are_fetched_through_the_guard() {
     );
     drop(rc);
     let mut rc = client(&env, &[("OPENAI_API_KEY", "k"), ("OPENAI_BASE_URL", &base)]);
-    let n = srv.requests().len();
+    let n = srv.reqs().len();
     let v = result_json(&rc.call_tool("image_generate", json!({"prompt": "x"})));
-    assert_eq!(v["image"], format!("{}/files/x.png", srv.base), "{v}");
+    assert_eq!(v["image"], format!("{}/files/x.png", srv.base()), "{v}");
     assert!(v["warning"].as_str().unwrap().contains("could not save"));
     assert_eq!(
-        srv.requests().len(),
+        srv.reqs().len(),
         n + 1,
         "only the API call, no private fetch"
     );
@@ -1008,7 +1014,7 @@ fn image_generate_cancelled_call_cancels_the_fal_request() {
         "tools/call",
         json!({"name": "image_generate", "arguments": {"prompt": "x"}}),
     );
-    let polled = |srv: &Loopback| srv.requests().iter().any(|r| r.path.ends_with("/status"));
+    let polled = |srv: &TestServer| srv.reqs().iter().any(|r| r.target.ends_with("/status"));
     let start = std::time::Instant::now();
     while !polled(&srv) && start.elapsed() < Duration::from_secs(10) {
         std::thread::sleep(Duration::from_millis(20));
@@ -1018,10 +1024,10 @@ fn image_generate_cancelled_call_cancels_the_fal_request() {
         "notifications/cancelled",
         json!({"requestId": id, "reason": "user"}),
     );
-    let cancelled = |srv: &Loopback| {
-        srv.requests()
+    let cancelled = |srv: &TestServer| {
+        srv.reqs()
             .iter()
-            .any(|r| r.method == "PUT" && r.path.ends_with("/requests/req-1/cancel"))
+            .any(|r| r.method == "PUT" && r.target.ends_with("/requests/req-1/cancel"))
     };
     let start = std::time::Instant::now();
     while !cancelled(&srv) && start.elapsed() < Duration::from_secs(10) {

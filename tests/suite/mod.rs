@@ -14,6 +14,7 @@ pub mod common;
 mod doctor;
 pub mod edge_support;
 mod edge_tts;
+pub mod fake;
 mod hermes_runtime;
 mod image_codex;
 mod image_more;

@@ -11,6 +11,7 @@ use hermes_mcp::net::{
 };
 use url::Url;
 
+use super::fake::*;
 use super::web_support::*;
 
 fn client(policy: Policy, lookup: &ScriptedLookup) -> HttpClient {
@@ -46,8 +47,8 @@ async fn fetch(c: &HttpClient, u: &str) -> Result<hermes_mcp::net::Fetched, Fetc
 
 #[tokio::test]
 async fn every_private_literal_form_is_refused_without_connecting() {
-    let srv = TestServer::start(|_, _| Resp::html("<p>secret</p>"));
-    let p = srv.port;
+    let srv = TestServer::start(|_| Resp::html("<p>secret</p>"));
+    let p = srv.port();
     let lookup = ScriptedLookup::new().with("localhost", &[&["127.0.0.1", "::1"]]);
     let c = client(strict(), &lookup);
     for u in [
@@ -163,7 +164,7 @@ async fn non_http_schemes_and_dns_failures_are_refused() {
 
 #[tokio::test]
 async fn redirects_to_private_and_metadata_targets_are_refused_on_every_hop() {
-    let srv = TestServer::start(move |req, _| {
+    let srv = TestServer::start(move |req| {
         let port = req
             .header("host")
             .unwrap()
@@ -189,7 +190,7 @@ async fn redirects_to_private_and_metadata_targets_are_refused_on_every_hop() {
             _ => Resp::new(404, "text/plain", "nope"),
         }
     });
-    let p = srv.port;
+    let p = srv.port();
     let lookup = ScriptedLookup::new()
         .with("public.test", &[&["127.0.0.1"]])
         .with("localhost", &[&["127.0.0.1"]])
@@ -258,8 +259,8 @@ async fn redirects_to_private_and_metadata_targets_are_refused_on_every_hop() {
 
 #[tokio::test]
 async fn dns_answers_that_change_between_calls_cannot_slip_through() {
-    let srv = TestServer::start(|_, _| Resp::html("<p>served</p>"));
-    let p = srv.port;
+    let srv = TestServer::start(|_| Resp::html("<p>served</p>"));
+    let p = srv.port();
     // First answer loopback (allowed here), every later answer cloud metadata.
     let lookup = ScriptedLookup::new().with("rebind.test", &[&["127.0.0.1"], &["169.254.169.254"]]);
     let c = client(allow_private(), &lookup);
@@ -301,7 +302,7 @@ async fn dns_answers_that_change_between_calls_cannot_slip_through() {
 
 #[tokio::test]
 async fn size_cap_and_timeouts_are_enforced() {
-    let srv = TestServer::start(|req, _| match req.path.as_str() {
+    let srv = TestServer::start(|req| match req.path.as_str() {
         "/big" => Resp::new(200, "text/plain", vec![b'x'; 3 * 1024 * 1024]),
         "/slow" => Resp::html("late").delayed(Duration::from_secs(5)),
         _ => Resp::html("ok"),
@@ -328,8 +329,8 @@ async fn size_cap_and_timeouts_are_enforced() {
 
 #[tokio::test]
 async fn api_429_honours_retry_after_then_gives_up_with_a_clear_error() {
-    let srv = TestServer::start(|req, n| match req.path.as_str() {
-        "/flaky" if n == 1 => {
+    let srv = TestServer::start(|req| match req.path.as_str() {
+        "/flaky" if req.n == 1 => {
             Resp::json(429, serde_json::json!({"error":"slow down"})).header("Retry-After", "1")
         }
         "/flaky" => Resp::json(200, serde_json::json!({"ok": true})),

@@ -13,8 +13,9 @@ use std::sync::{Arc, Mutex};
 
 use serde_json::{Value, json};
 
-use super::browser::{ExternalChrome, PageServer};
+use super::browser::{ExternalChrome, page_server};
 use super::common::*;
+use super::fake::*;
 use super::media_support::*;
 use super::nous_gateway_support::*;
 
@@ -24,7 +25,7 @@ type Case<'a> = (&'a str, &'a str, &'a str, Vec<(&'a str, &'a str)>, bool);
 #[test]
 fn selection_and_precedence_match_hermes() {
     let fake = Fake::start(Vec::new());
-    let portal = fake.srv.base.clone();
+    let portal = fake.srv.base();
     let paid = token("u-paid", true);
     let unpaid = token("u-free", false);
     let pool = jwt(
@@ -120,7 +121,7 @@ fn selection_and_precedence_match_hermes() {
 #[test]
 fn opaque_tokens_ask_the_portal_and_fail_closed() {
     let fake = Fake::start(Vec::new());
-    let portal = fake.srv.base.clone();
+    let portal = fake.srv.base();
     fake.paid("opaque-paid");
     fake.account(
         "opaque-broke",
@@ -190,7 +191,7 @@ fn firecrawl_search_and_extract_through_the_gateway() {
     let tok = token("u1", true);
     fake.paid(&tok);
     let env = TestEnv::new();
-    write_login(&env, &fake.srv.base, &tok, now() + 3600, None);
+    write_login(&env, &fake.srv.base(), &tok, now() + 3600, None);
     let gw = fake.vars();
     let vars = with(&gw, &[("HERMES_MCP_LOG", "debug")]);
     let mut rc = client(&env, &vars);
@@ -217,7 +218,7 @@ fn firecrawl_search_and_extract_through_the_gateway() {
         "{v}"
     );
     let reqs = fake.requests_to("/firecrawl/");
-    assert_eq!(reqs[0].path, "/firecrawl/v2/search");
+    assert_eq!(reqs[0].target, "/firecrawl/v2/search");
     assert_eq!(reqs[0].json(), json!({"query": "rust", "limit": 3}));
     for r in &reqs {
         assert_eq!(
@@ -225,7 +226,7 @@ fn firecrawl_search_and_extract_through_the_gateway() {
             Some(format!("Bearer {tok}").as_str())
         );
     }
-    assert_eq!(reqs.last().unwrap().path, "/firecrawl/v2/scrape");
+    assert_eq!(reqs.last().unwrap().target, "/firecrawl/v2/scrape");
     assert_eq!(
         reqs.last().unwrap().json(),
         json!({"url": "https://93.184.215.14/page", "formats": ["markdown"]})
@@ -259,7 +260,7 @@ fn firecrawl_search_and_extract_through_the_gateway() {
     env.write_hermes("config.yaml", "web: {backend: firecrawl}\n");
     write_login(
         &env,
-        &fake.srv.base,
+        &fake.srv.base(),
         &token("u2", false),
         now() + 3600,
         None,
@@ -291,7 +292,7 @@ fn fal_queue_and_krea_through_the_gateway() {
     let tok = token("u1", true);
     fake.paid(&tok);
     let env = TestEnv::new();
-    write_login(&env, &fake.srv.base, &tok, now() + 3600, None);
+    write_login(&env, &fake.srv.base(), &tok, now() + 3600, None);
     let gw = fake.vars();
     let vars = with(&gw, &[("HERMES_ALLOW_PRIVATE_URLS", "true")]);
     let mut rc = client(&env, &vars);
@@ -300,7 +301,7 @@ fn fal_queue_and_krea_through_the_gateway() {
     assert_eq!(v["provider"], "fal");
     let reqs = fake.requests_to("/fal/");
     assert_eq!(reqs[0].method, "POST");
-    assert_eq!(reqs[0].path, "/fal/fal-ai/flux-2/klein/9b");
+    assert_eq!(reqs[0].target, "/fal/fal-ai/flux-2/klein/9b");
     assert!(reqs[0].header("x-idempotency-key").is_some());
     for r in &reqs {
         assert_eq!(
@@ -344,9 +345,9 @@ fn fal_queue_and_krea_through_the_gateway() {
         assert_eq!(v["provider"], "krea");
         assert_eq!(v["model"], "krea-2-large");
         let reqs = fake.requests_to("/krea/")[n..].to_vec();
-        assert_eq!(reqs[0].path, "/krea/generate/image/krea/krea-2/large");
+        assert_eq!(reqs[0].target, "/krea/generate/image/krea/krea-2/large");
         assert!(reqs[0].header("x-idempotency-key").is_some());
-        assert_eq!(reqs[1].path, "/krea/jobs/k1");
+        assert_eq!(reqs[1].target, "/krea/jobs/k1");
         for r in &reqs {
             assert_eq!(
                 r.header("authorization"),
@@ -383,7 +384,7 @@ print(json.dumps(m.KreaImageGenProvider().generate("a cat", model="krea-2-large"
     assert_eq!(theirs["success"], true, "{theirs}");
     let reqs = fake.requests_to("/krea/");
     let (h, o) = (&reqs[n], &reqs[n - 3]);
-    assert_eq!(h.path, o.path);
+    assert_eq!(h.target, o.target);
     assert_eq!(h.json(), o.json());
     for k in ["authorization", "user-agent", "content-type"] {
         assert_eq!(h.header(k), o.header(k), "{k}");
@@ -404,7 +405,7 @@ fn openai_tts_through_the_gateway_like_hermes() {
         "config.yaml",
         "tts:\n  provider: openai\n  openai: {model: tts-1-hd, voice: nova}\n",
     );
-    write_login(&env, &fake.srv.base, &tok, now() + 3600, None);
+    write_login(&env, &fake.srv.base(), &tok, now() + 3600, None);
     let gw = fake.vars();
     let vars = with(&gw, &[]);
     let out = env.dir.path().join("ours.mp3");
@@ -430,8 +431,8 @@ fn openai_tts_through_the_gateway_like_hermes() {
     assert_eq!(theirs["success"], true, "{theirs}");
     let reqs = fake.requests_to("/audio/");
     let (o, h) = (&reqs[0], &reqs[1]);
-    assert_eq!((&o.method, &o.path), (&h.method, &h.path));
-    assert_eq!(o.path, "/audio/v1/audio/speech");
+    assert_eq!((&o.method, &o.target), (&h.method, &h.target));
+    assert_eq!(o.target, "/audio/v1/audio/speech");
     assert_eq!(o.json(), h.json());
     assert_eq!(o.json()["model"], "gpt-4o-mini-tts");
     assert_eq!(o.header("authorization"), h.header("authorization"));
@@ -439,7 +440,7 @@ fn openai_tts_through_the_gateway_like_hermes() {
 
     // A key wins without use_gateway; with it and no entitlement: Hermes' text.
     let free = token("u2", false);
-    write_login(&env, &fake.srv.base, &free, now() + 3600, None);
+    write_login(&env, &fake.srv.base(), &free, now() + 3600, None);
     env.write_hermes(
         "config.yaml",
         "tts:\n  provider: openai\n  use_gateway: true\n",
@@ -486,7 +487,7 @@ fn an_expiring_token_is_refreshed_against_the_portal_like_hermes() {
 
     // Ours: the tool call refreshes, asks the portal, then uses the new token.
     let env = TestEnv::new();
-    write_login(&env, &fake.srv.base, &stale, now() - 10, Some("rt-ours"));
+    write_login(&env, &fake.srv.base(), &stale, now() - 10, Some("rt-ours"));
     let mut rc = client(&env, &vars);
     let v = result_json(&rc.call_tool("web_search", json!({"query": "rust"})));
     assert_eq!(v["success"], true, "{v}");
@@ -505,7 +506,7 @@ fn an_expiring_token_is_refreshed_against_the_portal_like_hermes() {
     assert_eq!(nous["expires_in"], 3600);
     assert_eq!(
         nous["inference_base_url"],
-        format!("{}/v1", fake.srv.base),
+        format!("{}/v1", fake.srv.base()),
         "other fields kept"
     );
     assert_eq!(auth["active_provider"], "nous");
@@ -513,14 +514,20 @@ fn an_expiring_token_is_refreshed_against_the_portal_like_hermes() {
 
     // Hermes: the same refresh request.
     let env2 = TestEnv::new();
-    write_login(&env2, &fake.srv.base, &stale, now() - 10, Some("rt-theirs"));
+    write_login(
+        &env2,
+        &fake.srv.base(),
+        &stale,
+        now() - 10,
+        Some("rt-theirs"),
+    );
     let theirs = hermes_py(
         &env2,
         &vars,
         "import json\nfrom tools.managed_tool_gateway import resolve_managed_tool_gateway\ng = resolve_managed_tool_gateway('firecrawl')\nprint(json.dumps({'origin': g.gateway_origin, 'token': g.nous_user_token}))\n",
     );
     assert_eq!(theirs["token"], fresh_theirs);
-    assert_eq!(theirs["origin"], format!("{}/firecrawl", fake.srv.base));
+    assert_eq!(theirs["origin"], format!("{}/firecrawl", fake.srv.base()));
     let refreshes = fake.requests_to("/api/oauth/token");
     assert_eq!(refreshes.len(), 2, "{refreshes:?}");
     let (o, h) = (&refreshes[0], &refreshes[1]);
@@ -578,7 +585,7 @@ fn an_expiring_token_is_refreshed_against_the_portal_like_hermes() {
     // Another profile already rotated the pair into the shared store: it is
     // taken (no refresh, no spent token) and written into this profile.
     let env4 = TestEnv::new();
-    write_login(&env4, &fake.srv.base, &stale, now() - 10, Some("rt-ours"));
+    write_login(&env4, &fake.srv.base(), &stale, now() - 10, Some("rt-ours"));
     std::fs::create_dir_all(env4.hermes_home().join("shared")).unwrap();
     let mut newer = so.clone();
     newer["access_token"] = json!(fresh_ours);
@@ -608,7 +615,7 @@ fn an_expiring_token_is_refreshed_against_the_portal_like_hermes() {
     let env3 = TestEnv::new();
     write_login(
         &env3,
-        &fake.srv.base,
+        &fake.srv.base(),
         &stale,
         now() - 10,
         Some("rt-unknown"),
@@ -619,7 +626,7 @@ fn an_expiring_token_is_refreshed_against_the_portal_like_hermes() {
     let env5 = TestEnv::new();
     write_login(
         &env5,
-        &fake.srv.base,
+        &fake.srv.base(),
         &stale,
         now() - 10,
         Some("rt-unknown"),
@@ -657,19 +664,19 @@ fn an_expiring_token_is_refreshed_against_the_portal_like_hermes() {
 
 #[test]
 fn browser_use_session_through_the_gateway() {
-    let pages = PageServer::start();
+    let pages = page_server();
     let chrome = ExternalChrome::start();
     let cdp = format!("http://127.0.0.1:{}", chrome.port);
     let tok = token("u1", true);
     let seen: Arc<Mutex<Vec<Req>>> = Arc::default();
     let s2 = seen.clone();
     let t2 = tok.clone();
-    let bu = Loopback::start(move |req, _| {
+    let bu = TestServer::start(move |req| {
         s2.lock().unwrap().push(req.clone());
         if req.header("x-browser-use-api-key") != Some(t2.as_str()) {
             return Resp::json(401, json!({"error": {"message": "bad token"}}));
         }
-        match (req.method.as_str(), req.path.as_str()) {
+        match (req.method.as_str(), req.target.as_str()) {
             ("POST", "/bu/browsers") => Resp::json(200, json!({"id": "bu-1", "cdpUrl": cdp})),
             ("PATCH", "/bu/browsers/bu-1") => Resp::json(200, json!({"id": "bu-1"})),
             _ => Resp::json(404, json!({})),
@@ -678,12 +685,12 @@ fn browser_use_session_through_the_gateway() {
     let fake = Fake::start(Vec::new());
     fake.paid(&tok);
     let env = TestEnv::new();
-    write_login(&env, &fake.srv.base, &tok, now() + 3600, None);
+    write_login(&env, &fake.srv.base(), &tok, now() + 3600, None);
     env.write_hermes(
         "config.yaml",
         "browser:\n  auto_local_for_private_urls: false\n  allow_private_urls: true\n",
     );
-    let url = format!("{}/bu", bu.base);
+    let url = format!("{}/bu", bu.base());
     let vars = [("BROWSER_USE_GATEWAY_URL", url.as_str())];
     let p = provider_for(&env, &vars, "browser");
     assert_eq!(p["provider"], "browser-use (nous gateway)", "{p}");
@@ -693,7 +700,7 @@ fn browser_use_session_through_the_gateway() {
     rc.close_stdin();
     rc.finish(std::time::Duration::from_secs(20));
     let ours = seen.lock().unwrap().clone();
-    assert_eq!(ours[0].path, "/bu/browsers");
+    assert_eq!(ours[0].target, "/bu/browsers");
     assert_eq!(
         ours[0].json(),
         json!({"timeout": 5, "proxyCountryCode": "us"})
@@ -718,14 +725,14 @@ fn browser_use_session_through_the_gateway() {
     assert_eq!(theirs, json!({"id": "bu-1", "closed": true}));
     let theirs = seen.lock().unwrap()[n..].to_vec();
     for (o, h) in [(&ours[0], &theirs[0])] {
-        assert_eq!((&o.method, &o.path), (&h.method, &h.path));
+        assert_eq!((&o.method, &o.target), (&h.method, &h.target));
         assert_eq!(o.json(), h.json());
         for k in ["x-browser-use-api-key", "content-type"] {
             assert_eq!(o.header(k), h.header(k), "{k}");
         }
     }
     let stop = ours.iter().find(|r| r.method == "PATCH").unwrap();
-    assert_eq!(stop.path, theirs[1].path);
+    assert_eq!(stop.target, theirs[1].target);
     assert_eq!(stop.json(), theirs[1].json());
 }
 
@@ -740,7 +747,7 @@ fn a_pool_only_oauth_login_is_entitled_but_needs_a_token_like_hermes() {
         "auth.json",
         &json!({"version": 1, "credential_pool": {"nous": [
             {"id": "p1", "label": "device", "auth_type": "oauth", "priority": 0, "source": "manual:device_code",
-             "access_token": paid, "refresh_token": "rt-pool", "portal_base_url": fake.srv.base,
+             "access_token": paid, "refresh_token": "rt-pool", "portal_base_url": fake.srv.base(),
              "expires_at": iso(now() + 3600)}
         ]}})
         .to_string(),
@@ -774,8 +781,8 @@ fn initialize_does_not_wait_for_the_portal_but_tools_list_does() {
     let held = Mutex::new(held);
     let asked = Arc::new(std::sync::atomic::AtomicBool::new(false));
     let a = asked.clone();
-    let portal = Loopback::start(move |req, _| {
-        if req.path == "/api/oauth/account" {
+    let portal = TestServer::start(move |req| {
+        if req.target == "/api/oauth/account" {
             a.store(true, std::sync::atomic::Ordering::SeqCst);
             // Held until the test has seen `initialize` answered.
             let _ = held
@@ -790,10 +797,10 @@ fn initialize_does_not_wait_for_the_portal_but_tools_list_does() {
         Resp::json(404, json!({"error": "no route"}))
     });
     let env = TestEnv::new();
-    write_login(&env, &portal.base, "opaque-paid", now() + 3600, None);
+    write_login(&env, &portal.base(), "opaque-paid", now() + 3600, None);
     let gw = [(
         "FAL_QUEUE_GATEWAY_URL".to_string(),
-        format!("{}/fal", portal.base),
+        format!("{}/fal", portal.base()),
     )];
     let mut c = env.cmd();
     for (k, v) in &gw {

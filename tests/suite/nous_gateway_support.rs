@@ -12,6 +12,7 @@ use base64::Engine as _;
 use serde_json::{Value, json};
 
 use super::common::*;
+use super::fake::*;
 use super::media_support::*;
 
 pub fn now() -> u64 {
@@ -96,7 +97,7 @@ pub struct Accounts {
 
 /// The portal and every vendor gateway on one loopback server.
 pub struct Fake {
-    pub srv: Loopback,
+    pub srv: TestServer,
     pub accounts: Arc<Mutex<Accounts>>,
 }
 
@@ -105,9 +106,10 @@ impl Fake {
         let accounts: Arc<Mutex<Accounts>> = Arc::default();
         let a = accounts.clone();
         let polls = Arc::new(AtomicUsize::new(0));
-        let srv = Loopback::start(move |req, base| {
+        let srv = TestServer::start(move |req| {
+            let base = req.base.as_str();
             let acc = a.lock().unwrap();
-            let path = req.path.as_str();
+            let path = req.target.as_str();
             if path.starts_with("/files/") {
                 return Resp::bytes("image/png", png_bytes());
             }
@@ -241,15 +243,15 @@ impl Fake {
             ("BROWSER_USE_GATEWAY_URL", "bu"),
         ]
         .into_iter()
-        .map(|(k, p)| (k.to_string(), format!("{}/{p}", self.srv.base)))
+        .map(|(k, p)| (k.to_string(), format!("{}/{p}", self.srv.base())))
         .collect()
     }
 
     pub fn requests_to(&self, prefix: &str) -> Vec<Req> {
         self.srv
-            .requests()
+            .reqs()
             .into_iter()
-            .filter(|r| r.path.starts_with(prefix))
+            .filter(|r| r.target.starts_with(prefix))
             .collect()
     }
 }

@@ -11,7 +11,7 @@ use base64::Engine as _;
 use serde_json::{Value, json};
 
 use super::common::*;
-use super::media_support::*;
+use super::fake::*;
 use super::tts_edge::{client, real_mp3, require_program, tts_choice};
 
 /// Hermes' own `text_to_speech_tool` with this env's `$HERMES_HOME` and `vars`.
@@ -61,24 +61,24 @@ fn core(v: &Value) -> Value {
 /// and the listed headers), and both must succeed alike.
 fn same_as_hermes(
     env: &TestEnv,
-    srv: &Loopback,
+    srv: &TestServer,
     vars: &[(&str, &str)],
     ext: &str,
     headers: &[&str],
 ) -> (Value, Vec<Req>) {
-    let before = srv.requests().len();
+    let before = srv.reqs().len();
     let theirs_out = env.dir.path().join(format!("hermes.{ext}"));
     let theirs = hermes_tts(env, vars, "Hello there.", &theirs_out);
-    let n = srv.requests().len() - before;
+    let n = srv.reqs().len() - before;
     let ours_out = env.dir.path().join(format!("ours.{ext}"));
     let v = ours(env, vars, "Hello there.", &ours_out);
     assert_eq!(core(&v), core(&theirs), "ours {v}\nhermes {theirs}");
-    let reqs = srv.requests()[before..].to_vec();
+    let reqs = srv.reqs()[before..].to_vec();
     assert_eq!(reqs.len(), 2 * n, "{reqs:?}");
     for (h, o) in reqs[..n].iter().zip(&reqs[n..]) {
         // Hermes sends Gemini's key as `?key=`; we send it in a header.
-        let hp = h.path.replace("?key=g-key", "");
-        assert_eq!((&o.method, &o.path), (&h.method, &hp));
+        let hp = h.target.replace("?key=g-key", "");
+        assert_eq!((&o.method, &o.target), (&h.method, &hp));
         assert_eq!(o.json(), h.json(), "request body");
         for name in headers {
             assert_eq!(o.header(name), h.header(name), "header {name}");
@@ -93,7 +93,7 @@ fn minimax_t2a_v2_hex_audio_and_api_errors() {
     require_program("sox");
     let mp3 = real_mp3(tempfile::tempdir().unwrap().path());
     let hex: String = mp3.iter().map(|b| format!("{b:02x}")).collect();
-    let srv = Loopback::start(move |req, _| {
+    let srv = TestServer::start(move |req| {
         if req.header("authorization") != Some("Bearer mm-key") {
             return Resp::json(
                 200,
@@ -108,12 +108,12 @@ fn minimax_t2a_v2_hex_audio_and_api_errors() {
     let env = TestEnv::new();
     env.write_hermes(
         "config.yaml",
-        &format!("tts:\n  provider: minimax\n  minimax:\n    voice_id: Wise_Woman\n    speed: 1.2\n    base_url: {}/v1/t2a_v2\n", srv.base),
+        &format!("tts:\n  provider: minimax\n  minimax:\n    voice_id: Wise_Woman\n    speed: 1.2\n    base_url: {}/v1/t2a_v2\n", srv.base()),
     );
     let vars = [("MINIMAX_API_KEY", "mm-key"), ("MINIMAX_GROUP_ID", "g42")];
     let (v, reqs) = same_as_hermes(&env, &srv, &vars, "mp3", &["authorization", "content-type"]);
     assert_eq!(v["provider"], "minimax");
-    assert_eq!(reqs[0].path, "/v1/t2a_v2?GroupId=g42");
+    assert_eq!(reqs[0].target, "/v1/t2a_v2?GroupId=g42");
     assert_eq!(reqs[0].json()["voice_setting"]["voice_id"], "Wise_Woman");
     assert_eq!(std::fs::read(env.dir.path().join("ours.mp3")).unwrap(), mp3);
     assert!(
@@ -150,7 +150,7 @@ fn minimax_t2a_v2_hex_audio_and_api_errors() {
 
 #[test]
 fn xai_tts_endpoint_formats_and_errors() {
-    let srv = Loopback::start(|req, _| {
+    let srv = TestServer::start(|req| {
         if req.header("authorization") != Some("Bearer xai-key") {
             return Resp::json(
                 401,
@@ -172,13 +172,13 @@ fn xai_tts_endpoint_formats_and_errors() {
         "config.yaml",
         &format!(
             "tts:\n  provider: xai\n  speed: 0.5\n  xai:\n    voice_id: rex\n    speed: 2\n    base_url: {}/v1\n",
-            srv.base
+            srv.base()
         ),
     );
     let vars = [("XAI_API_KEY", "xai-key")];
     let (v, reqs) = same_as_hermes(&env, &srv, &vars, "wav", &["authorization"]);
     assert_eq!(v["provider"], "xai");
-    assert_eq!(reqs[0].path, "/v1/tts");
+    assert_eq!(reqs[0].target, "/v1/tts");
     assert_eq!(
         reqs[0].json(),
         json!({"text": "Hello there.", "voice_id": "rex", "language": "en", "speed": 1.5,
@@ -215,8 +215,8 @@ fn gemini_pcm_becomes_wav_and_errors_carry_the_message() {
         .flat_map(|i| ((i % 100 * 300) as i16).to_le_bytes())
         .collect();
     let b64 = base64::engine::general_purpose::STANDARD.encode(&pcm);
-    let srv = Loopback::start(move |req, _| {
-        if req.header("x-goog-api-key") != Some("g-key") && !req.path.contains("key=g-key") {
+    let srv = TestServer::start(move |req| {
+        if req.header("x-goog-api-key") != Some("g-key") && !req.target.contains("key=g-key") {
             return Resp::json(
                 400,
                 json!({"error": {"code": 400, "message": "API key not valid. Please pass a valid API key.", "status": "INVALID_ARGUMENT"}}),
@@ -232,7 +232,7 @@ fn gemini_pcm_becomes_wav_and_errors_carry_the_message() {
     env.write_hermes("persona.md", "Speak warmly: {{transcript}}");
     env.write_hermes(
         "config.yaml",
-        &format!("tts:\n  provider: gemini\n  gemini:\n    voice: Puck\n    persona_prompt_file: persona.md\n    base_url: {}/v1beta\n", srv.base),
+        &format!("tts:\n  provider: gemini\n  gemini:\n    voice: Puck\n    persona_prompt_file: persona.md\n    base_url: {}/v1beta\n", srv.base()),
     );
     let vars = [("GEMINI_API_KEY", "g-key")];
     let (v, reqs) = same_as_hermes(&env, &srv, &vars, "wav", &["content-type"]);
@@ -240,12 +240,12 @@ fn gemini_pcm_becomes_wav_and_errors_carry_the_message() {
     // Hermes puts the key in the query; we send it as x-goog-api-key (never in a URL).
     assert!(
         reqs[0]
-            .path
+            .target
             .starts_with("/v1beta/models/gemini-2.5-flash-preview-tts:generateContent"),
         "{}",
-        reqs[0].path
+        reqs[0].target
     );
-    assert!(!reqs[0].path.contains("g-key"));
+    assert!(!reqs[0].target.contains("g-key"));
     assert_eq!(reqs[0].header("x-goog-api-key"), Some("g-key"));
     let body = reqs[0].json();
     assert_eq!(
@@ -283,7 +283,7 @@ fn gemini_pcm_becomes_wav_and_errors_carry_the_message() {
 
 #[test]
 fn deepinfra_openai_compatible_with_catalog_model_and_errors() {
-    let srv = Loopback::start(|req, _| {
+    let srv = TestServer::start(|req| {
         if req.header("authorization") != Some("Bearer di-key") {
             return Resp::json(401, json!({"detail": {"error": "Invalid API key"}}));
         }
@@ -304,7 +304,7 @@ fn deepinfra_openai_compatible_with_catalog_model_and_errors() {
         "config.yaml",
         "tts:\n  provider: deepinfra\n  deepinfra:\n    voice: af_bella\n",
     );
-    let base = format!("{}/v1/openai", srv.base);
+    let base = format!("{}/v1/openai", srv.base());
     let vars = [
         ("DEEPINFRA_API_KEY", "di-key"),
         ("DEEPINFRA_BASE_URL", base.as_str()),
@@ -312,16 +312,17 @@ fn deepinfra_openai_compatible_with_catalog_model_and_errors() {
     let theirs = hermes_tts(&env, &vars, "Hello there.", &env.dir.path().join("h.mp3"));
     let v = ours(&env, &vars, "Hello there.", &env.dir.path().join("o.mp3"));
     assert_eq!(core(&v), core(&theirs), "{v} {theirs}");
-    let reqs = srv.requests();
+    let reqs = srv.reqs();
     let posts: Vec<_> = reqs.iter().filter(|r| r.method == "POST").collect();
     assert_eq!(posts.len(), 2);
-    assert_eq!(posts[0].path, "/v1/openai/audio/speech");
-    assert_eq!(posts[1].path, posts[0].path);
+    assert_eq!(posts[0].target, "/v1/openai/audio/speech");
+    assert_eq!(posts[1].target, posts[0].target);
     assert_eq!(posts[1].json(), posts[0].json());
     assert_eq!(posts[1].json()["model"], "hexgrad/Kokoro-82M");
     assert!(
-        reqs.iter()
-            .any(|r| r.method == "GET" && r.path == "/v1/openai/models?filter=true&sort_by=hermes")
+        reqs.iter().any(
+            |r| r.method == "GET" && r.target == "/v1/openai/models?filter=true&sort_by=hermes"
+        )
     );
     assert_eq!(
         std::fs::read(env.dir.path().join("o.mp3")).unwrap(),
@@ -352,7 +353,7 @@ fn deepinfra_openai_compatible_with_catalog_model_and_errors() {
 
 #[test]
 fn mistral_speech_base64_audio_and_errors() {
-    let srv = Loopback::start(|req, _| {
+    let srv = TestServer::start(|req| {
         if req.header("authorization") != Some("Bearer mi-key") {
             return Resp::json(401, json!({"message": "Unauthorized", "request_id": "r1"}));
         }
@@ -370,7 +371,7 @@ fn mistral_speech_base64_audio_and_errors() {
         "config.yaml",
         &format!(
             "tts:\n  provider: mistral\n  mistral:\n    base_url: {}\n",
-            srv.base
+            srv.base()
         ),
     );
     let out = env.dir.path().join("m.ogg");
@@ -378,9 +379,9 @@ fn mistral_speech_base64_audio_and_errors() {
     assert_eq!(v["success"], true, "{v}");
     assert_eq!(v["provider"], "mistral");
     assert_eq!(std::fs::read(&out).unwrap(), b"OggS-mistral-opus");
-    let r = &srv.requests()[0];
+    let r = &srv.reqs()[0];
     assert_eq!(
-        (r.method.as_str(), r.path.as_str()),
+        (r.method.as_str(), r.target.as_str()),
         ("POST", "/v1/audio/speech")
     );
     assert_eq!(
@@ -402,7 +403,7 @@ fn mistral_speech_base64_audio_and_errors() {
         "config.yaml",
         &format!(
             "tts:\n  provider: mistral\n  mistral:\n    voice_id: nobody\n    base_url: {}\n",
-            srv.base
+            srv.base()
         ),
     );
     let v = ours(

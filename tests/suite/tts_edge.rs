@@ -10,6 +10,7 @@ use serde_json::{Value, json};
 
 use super::common::*;
 use super::edge_support::{FakeEdge, fake_audio};
+use super::fake::free_port;
 
 const ARIA: &str = "Microsoft Server Speech Text to Speech Voice (en-US, AriaNeural)";
 const SONIA: &str = "Microsoft Server Speech Text to Speech Voice (en-GB, SoniaNeural)";
@@ -214,11 +215,7 @@ fn edge_settings_and_fallthrough_match_hermes_itself() {
 fn edge_errors_are_worded_like_hermes() {
     let env = TestEnv::new();
     // Nothing listens on the port.
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    let port = free_port();
     env.write_hermes(
         "config.yaml",
         &format!("tts:\n  edge:\n    base_url: ws://127.0.0.1:{port}/x\n"),

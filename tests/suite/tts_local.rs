@@ -25,7 +25,7 @@ use std::process::Command;
 use serde_json::{Value, json};
 
 use super::common::*;
-use super::media_support::*;
+use super::fake::*;
 use super::tts_cloud::{hermes_tts, ours};
 use super::tts_edge::tts_choice;
 
@@ -121,7 +121,7 @@ fn piper_package_downloads_the_voice_from_the_mirror_and_honours_the_synthesis_k
     let py = piper_python();
     let env = TestEnv::new();
     let (onnx, json_cfg) = tiny_voice(&py, env.dir.path());
-    let srv = Loopback::start(move |req, _| match req.path.as_str() {
+    let srv = TestServer::start(move |req| match req.target.as_str() {
         "/en/en_US/tiny/medium/en_US-tiny-medium.onnx?download=true" => {
             Resp::bytes("application/octet-stream", onnx.clone())
         }
@@ -135,7 +135,7 @@ fn piper_package_downloads_the_voice_from_the_mirror_and_honours_the_synthesis_k
     let config = |extra: &str| {
         format!(
             "tts:\n  provider: piper\n  piper:\n    voice: en_US-tiny-medium\n    voices_base_url: {}\n{extra}",
-            srv.base
+            srv.base()
         )
     };
     env.write_hermes("config.yaml", &config(""));
@@ -153,7 +153,7 @@ fn piper_package_downloads_the_voice_from_the_mirror_and_honours_the_synthesis_k
     assert_eq!(v["success"], true, "{v}");
     assert_eq!(v["provider"], "piper");
     assert_eq!(v["format"], "wav");
-    let paths: Vec<String> = srv.requests().iter().map(|r| r.path.clone()).collect();
+    let paths: Vec<String> = srv.reqs().iter().map(|r| r.target.clone()).collect();
     assert_eq!(
         paths,
         [
@@ -173,7 +173,7 @@ fn piper_package_downloads_the_voice_from_the_mirror_and_honours_the_synthesis_k
     let v = ours(&env, &vars, "Hello there. Piper speaks.", &wav2);
     assert_eq!(v["success"], true, "{v}");
     assert!((wav_secs(&wav2) / one - 2.0).abs() < 0.05, "{one} {v}");
-    assert_eq!(srv.requests().len(), 2);
+    assert_eq!(srv.reqs().len(), 2);
 
     // A bad knob is Hermes' ValueError: a configuration error.
     env.write_hermes("config.yaml", &config("    noise_scale: loud\n"));
@@ -188,7 +188,7 @@ fn piper_package_downloads_the_voice_from_the_mirror_and_honours_the_synthesis_k
         "config.yaml",
         &format!(
             "tts:\n  provider: piper\n  piper:\n    voice: en_US-nobody-low\n    voices_base_url: {}\n",
-            srv.base
+            srv.base()
         ),
     );
     let v = ours(&env, &vars, "Hi.", &env.dir.path().join("x.wav"));

@@ -11,6 +11,7 @@ use base64::Engine as _;
 use serde_json::{Value, json};
 
 use super::common::*;
+use super::fake::*;
 use super::media_support::*;
 use super::tts_cloud::{hermes_tts, ours};
 
@@ -31,17 +32,17 @@ fn tiny_wav() -> Vec<u8> {
     )
 }
 
-fn server(aux: AuxAnswer) -> Loopback {
+fn server(aux: AuxAnswer) -> TestServer {
     let pcm_b64 = base64::engine::general_purpose::STANDARD.encode(vec![0u8; 4800]);
-    Loopback::start(move |req, _| {
-        if req.path == "/aux/v1/chat/completions" {
+    TestServer::start(move |req| {
+        if req.target == "/aux/v1/chat/completions" {
             let (status, body) = aux.lock().unwrap().clone();
             return Resp::json(status, body);
         }
-        if req.path == "/v1/tts" {
+        if req.target == "/v1/tts" {
             return Resp::bytes("audio/wav", tiny_wav());
         }
-        if req.path.starts_with("/v1beta/models/") {
+        if req.target.starts_with("/v1beta/models/") {
             return Resp::json(
                 200,
                 json!({"candidates": [{"content": {"parts": [{"inlineData": {"mimeType": "audio/L16;codec=pcm;rate=24000", "data": pcm_b64}}]}}]}),
@@ -61,25 +62,25 @@ fn aux_config(base: &str) -> String {
 /// requests (paths and bodies). Returns our result and our requests.
 fn same_as_hermes(
     env: &TestEnv,
-    srv: &Loopback,
+    srv: &TestServer,
     vars: &[(&str, &str)],
     text: &str,
 ) -> (Value, Vec<Req>) {
-    let before = srv.requests().len();
+    let before = srv.reqs().len();
     let theirs = hermes_tts(env, vars, text, &env.dir.path().join("hermes.wav"));
-    let n = srv.requests().len() - before;
+    let n = srv.reqs().len() - before;
     let v = ours(env, vars, text, &env.dir.path().join("ours.wav"));
     assert_eq!(
         (&v["success"], &v["provider"]),
         (&theirs["success"], &theirs["provider"]),
         "ours {v}\nhermes {theirs}"
     );
-    let reqs = srv.requests()[before..].to_vec();
+    let reqs = srv.reqs()[before..].to_vec();
     assert_eq!(reqs.len(), 2 * n, "{reqs:#?}");
     for (h, o) in reqs[..n].iter().zip(&reqs[n..]) {
-        assert_eq!(o.path, h.path.replace("?key=g-key", ""));
+        assert_eq!(o.target, h.target.replace("?key=g-key", ""));
         let (hb, ob) = (h.json(), o.json());
-        if o.path.ends_with("/chat/completions") {
+        if o.target.ends_with("/chat/completions") {
             for k in ["model", "messages", "temperature"] {
                 assert_eq!(ob[k], hb[k], "auxiliary request {k}");
             }
@@ -92,7 +93,7 @@ fn same_as_hermes(
 }
 
 fn paths(reqs: &[Req]) -> Vec<&str> {
-    reqs.iter().map(|r| r.path.as_str()).collect()
+    reqs.iter().map(|r| r.target.as_str()).collect()
 }
 
 #[test]
@@ -109,8 +110,8 @@ fn xai_auto_speech_tags_rewrite_with_the_auxiliary_model_and_fall_back_to_local_
         "config.yaml",
         &format!(
             "{}tts:\n  provider: xai\n  xai:\n    auto_speech_tags: true\n    base_url: {}/v1\n",
-            aux_config(&srv.base),
-            srv.base
+            aux_config(&srv.base()),
+            srv.base()
         ),
     );
     let vars = [("XAI_API_KEY", "xai-key")];
@@ -168,8 +169,8 @@ fn xai_auto_speech_tags_rewrite_with_the_auxiliary_model_and_fall_back_to_local_
         "config.yaml",
         &format!(
             "{}tts:\n  provider: xai\n  xai:\n    base_url: {}/v1\n",
-            aux_config(&srv.base),
-            srv.base
+            aux_config(&srv.base()),
+            srv.base()
         ),
     );
     let (_, reqs) = same_as_hermes(&env, &srv, &vars, text);
@@ -193,12 +194,12 @@ fn gemini_audio_tags_rewrite_with_persona_context_for_tag_models_only() {
     let config = |model: &str, aux: &str| {
         format!(
             "{aux}tts:\n  provider: gemini\n  gemini:\n    model: {model}\n    audio_tags:\n      enabled: true\n    persona_prompt_file: persona.md\n    base_url: {}/v1beta\n",
-            srv.base
+            srv.base()
         )
     };
     env.write_hermes(
         "config.yaml",
-        &config("gemini-3.1-flash-tts-preview", &aux_config(&srv.base)),
+        &config("gemini-3.1-flash-tts-preview", &aux_config(&srv.base())),
     );
     let vars = [("GEMINI_API_KEY", "g-key")];
     let text = "Hello there. Nice to meet you.";
@@ -245,7 +246,7 @@ fn gemini_audio_tags_rewrite_with_persona_context_for_tag_models_only() {
     // A model that does not take audio tags: no rewrite, and the note says why.
     env.write_hermes(
         "config.yaml",
-        &config("gemini-2.5-flash-preview-tts", &aux_config(&srv.base)),
+        &config("gemini-2.5-flash-preview-tts", &aux_config(&srv.base())),
     );
     let (v, reqs) = same_as_hermes(&env, &srv, &vars, text);
     assert_eq!(paths(&reqs).len(), 1);
@@ -262,15 +263,15 @@ fn gemini_audio_tags_rewrite_with_persona_context_for_tag_models_only() {
     // (its auxiliary model, native API) the tagger. Its answer here has no
     // text, so the text is sent untagged.
     env.write_hermes("config.yaml", &config("gemini-3.1-flash-tts-preview", ""));
-    let gemini_base = format!("{}/v1beta", srv.base);
+    let gemini_base = format!("{}/v1beta", srv.base());
     let chain_vars = [
         ("GEMINI_API_KEY", "g-key"),
         ("GEMINI_BASE_URL", gemini_base.as_str()),
     ];
-    let before = srv.requests().len();
+    let before = srv.reqs().len();
     let v = ours(&env, &chain_vars, text, &env.dir.path().join("n.wav"));
     assert_eq!(v["success"], true, "{v}");
-    let reqs = srv.requests()[before..].to_vec();
+    let reqs = srv.reqs()[before..].to_vec();
     assert_eq!(
         paths(&reqs),
         [
@@ -287,8 +288,8 @@ fn gemini_audio_tags_rewrite_with_persona_context_for_tag_models_only() {
         "{tagger}"
     );
     assert_eq!(tagger["contents"][0]["role"], "user");
-    let last = srv.requests().last().unwrap().clone();
-    assert!(last.path.starts_with("/v1beta/"));
+    let last = srv.reqs().last().unwrap().clone();
+    assert!(last.target.starts_with("/v1beta/"));
     assert!(
         last.json()["contents"][0]["parts"][0]["text"]
             .as_str()

@@ -16,7 +16,7 @@ use serde_json::{Map, json};
 use tokio_util::sync::CancellationToken;
 
 use super::common::*;
-use super::web_support::{Req, Resp, TestServer};
+use super::fake::{Req, Resp, TestServer};
 
 const B64: base64::engine::GeneralPurpose = base64::engine::general_purpose::STANDARD;
 
@@ -353,7 +353,7 @@ fn allow_private() -> [(&'static str, &'static str); 1] {
 async fn http_image_downloads_through_the_guarded_client() {
     let data = png(64, 48);
     let served = data.clone();
-    let srv = TestServer::start(move |r: &Req, _| match r.path.as_str() {
+    let srv = TestServer::start(move |r: &Req| match r.path.as_str() {
         "/img" => Resp::new(200, "image/png", served.clone()),
         "/hop" => Resp::redirect("/img"),
         _ => Resp::new(404, "text/plain", "no"),
@@ -373,7 +373,7 @@ async fn http_image_downloads_through_the_guarded_client() {
 
 #[tokio::test]
 async fn loopback_urls_need_the_explicit_private_allowance() {
-    let srv = TestServer::start(|_, _| Resp::new(200, "image/png", png(4, 4)));
+    let srv = TestServer::start(|_| Resp::new(200, "image/png", png(4, 4)));
     let h = harness("", &[]);
     let e = native_err(&h.analyze(&srv.url("/img"), "q").await);
     assert!(
@@ -388,7 +388,7 @@ async fn loopback_urls_need_the_explicit_private_allowance() {
 
 #[tokio::test]
 async fn redirect_to_cloud_metadata_is_blocked() {
-    let srv = TestServer::start(|r: &Req, _| match r.path.as_str() {
+    let srv = TestServer::start(|r: &Req| match r.path.as_str() {
         "/a" => Resp::redirect("http://169.254.169.254/latest/meta-data/"),
         "/b" => Resp::redirect("http://[::ffff:169.254.169.254]/"),
         _ => Resp::new(404, "text/plain", ""),
@@ -406,7 +406,7 @@ async fn redirect_to_cloud_metadata_is_blocked() {
 
 #[tokio::test]
 async fn oversize_non_image_and_slow_downloads() {
-    let srv = TestServer::start(|r: &Req, _| match r.path.as_str() {
+    let srv = TestServer::start(|r: &Req| match r.path.as_str() {
         "/huge" => Resp::new(200, "image/png", vec![0u8; 50 * 1024 * 1024 + 10]),
         "/page" => Resp::html("<html><body>Not an image</body></html>"),
         "/slow" => Resp::new(200, "image/png", png(4, 4)).delayed(Duration::from_secs(4)),
@@ -436,7 +436,7 @@ fn chat_server(script: Vec<Resp>) -> (TestServer, Arc<AtomicUsize>) {
     let script = Arc::new(std::sync::Mutex::new(script.into_iter()));
     let n = Arc::new(AtomicUsize::new(0));
     let n2 = n.clone();
-    let srv = TestServer::start(move |_, _| {
+    let srv = TestServer::start(move |_| {
         n2.fetch_add(1, Ordering::SeqCst);
         script
             .lock()
@@ -463,7 +463,7 @@ fn aux_yaml(srv: &TestServer) -> String {
 }
 
 fn image_in(req: &Req) -> Vec<u8> {
-    let url = req.json()["messages"][0]["content"][1]["image_url"]["url"]
+    let url = req.json_or_null()["messages"][0]["content"][1]["image_url"]["url"]
         .as_str()
         .unwrap()
         .to_string();
@@ -491,7 +491,7 @@ async fn auxiliary_request_and_answer() {
         ("POST", "/v1/chat/completions")
     );
     assert_eq!(r.header("authorization"), Some("Bearer sk-test-123"));
-    let body = r.json();
+    let body = r.json_or_null();
     assert_eq!(body["model"], "acme/vision-1");
     assert_eq!(body["temperature"], 0.2);
     assert_eq!(body["max_tokens"], 2000);
@@ -532,7 +532,7 @@ async fn auxiliary_openrouter_headers_key_and_model_from_env() {
     let r = &srv.reqs()[0];
     assert_eq!(r.path, "/api/v1/chat/completions");
     assert_eq!(r.header("authorization"), Some("Bearer sk-or-env"));
-    assert_eq!(r.json()["model"], "env/model");
+    assert_eq!(r.json_or_null()["model"], "env/model");
 }
 
 #[tokio::test]

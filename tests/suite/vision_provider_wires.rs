@@ -1,4 +1,4 @@
-//! vision_analyze with Hermes' API-key providers (issue #13): the provider
+//! vision_analyze with Hermes' API-key providers: the provider
 //! table agrees with Hermes' own registry; OpenAI-wire providers (zai, xai,
 //! gmi), Anthropic Messages (x-api-key, OAuth Bearer + betas, MiniMax
 //! Bearer) and Gemini's native generateContent against loopback fakes; the
@@ -11,8 +11,8 @@ use std::process::Command;
 use serde_json::{Value, json};
 
 use super::common::hermes_python;
+use super::fake::{Req, Resp, TestServer};
 use super::vision_providers::{assert_seen, mk, text};
-use super::web_support::{Req, Resp, TestServer};
 use hermes_mcp::llm::providers as table;
 use hermes_mcp::server::Availability;
 
@@ -37,7 +37,7 @@ const SSE: &str = concat!(
 /// (streamed when asked, as the documented SSE events), Gemini
 /// generateContent; the key `bad` gets each API's documented error shape.
 fn fake() -> TestServer {
-    TestServer::start(|req, _| {
+    TestServer::start(|req| {
         let bad = [req.header("x-api-key"), req.header("x-goog-api-key")]
             .contains(&Some("bad-key"))
             || req.header("authorization") == Some("Bearer bad-key");
@@ -54,7 +54,7 @@ fn fake() -> TestServer {
                     json!({"type": "error", "error": {"type": "authentication_error", "message": "invalid x-api-key"}}),
                 );
             }
-            if req.json()["stream"] == json!(true) {
+            if req.json_or_null()["stream"] == json!(true) {
                 return Resp::new(200, "text/event-stream", SSE);
             }
             return Resp::json(
@@ -266,7 +266,7 @@ async fn openai_wire_providers_zai_vision_model_xai_main_model_gmi_headers() {
     let r = last(&srv);
     assert_eq!(r.path, "/api/paas/v4/chat/completions");
     assert_eq!(r.header("authorization"), Some("Bearer zai-key"));
-    let b = r.json();
+    let b = r.json_or_null();
     assert_eq!(b["model"], "glm-5v-turbo");
     assert!(
         b["messages"][0]["content"][1]["image_url"]["url"]
@@ -287,7 +287,7 @@ async fn openai_wire_providers_zai_vision_model_xai_main_model_gmi_headers() {
     assert_seen(&h.analyze().await);
     let r = last(&srv);
     assert_eq!(r.header("authorization"), Some("Bearer xai-key"));
-    assert_eq!(r.json()["model"], "grok-4");
+    assert_eq!(r.json_or_null()["model"], "grok-4");
     // Explicit gmi: its default aux model and its profile's User-Agent.
     let h = mk(
         "auxiliary:\n  vision:\n    provider: gmi-cloud\n",
@@ -314,7 +314,11 @@ async fn openai_wire_providers_zai_vision_model_xai_main_model_gmi_headers() {
     assert_seen(&h.analyze().await);
     let r = last(&srv);
     assert_eq!(r.header("user-agent"), Some("hermes-agent/1.0"));
-    assert!(r.json().get("temperature").is_none(), "{}", r.json());
+    assert!(
+        r.json_or_null().get("temperature").is_none(),
+        "{}",
+        r.json_or_null()
+    );
     // Explicit xai with no model anywhere: xAI has no default aux model.
     let h = mk(
         "auxiliary:\n  vision:\n    provider: grok\n",
@@ -365,7 +369,7 @@ async fn anthropic_api_key_matches_hermes_sdk_client() {
         ours.header("anthropic-beta"),
         Some("interleaved-thinking-2025-05-14,fine-grained-tool-streaming-2025-05-14")
     );
-    let b = ours.json();
+    let b = ours.json_or_null();
     assert_eq!(b["model"], "claude-haiku-4-5-20251001");
     assert_eq!(b["max_tokens"], 2000);
     assert_eq!(b["temperature"], 0.1);
@@ -388,7 +392,7 @@ async fn anthropic_api_key_matches_hermes_sdk_client() {
         "temperature": 0.1, "max_tokens": 2000}));
     assert_eq!(got, json!({"content": "seen"}));
     let theirs = last(&srv);
-    assert_eq!(theirs.json(), b, "Hermes' request body");
+    assert_eq!(theirs.json_or_null(), b, "Hermes' request body");
     same_headers(
         &ours,
         &theirs,
@@ -455,7 +459,7 @@ async fn anthropic_oauth_from_the_credential_pool_matches_hermes() {
         Some("claude-code/2.1.74 (external, cli)")
     );
     assert_eq!(ours.header("x-app"), Some("cli"));
-    let b = ours.json();
+    let b = ours.json_or_null();
     assert_eq!(b["model"], "claude-opus-4-7");
     assert!(b.get("temperature").is_none(), "{b}");
     assert_eq!(
@@ -473,7 +477,7 @@ async fn anthropic_oauth_from_the_credential_pool_matches_hermes() {
         "temperature": 0.1, "max_tokens": 2000}));
     assert_eq!(got, json!({"content": "seen"}));
     let theirs = last(&srv);
-    assert_eq!(theirs.json(), b, "Hermes' request body");
+    assert_eq!(theirs.json_or_null(), b, "Hermes' request body");
     same_headers(
         &ours,
         &theirs,
@@ -508,7 +512,7 @@ async fn minimax_anthropic_endpoint_uses_bearer_and_its_betas() {
         ours.header("anthropic-beta"),
         Some("interleaved-thinking-2025-05-14")
     );
-    let b = ours.json();
+    let b = ours.json_or_null();
     assert_eq!(
         (b["model"].as_str(), b["temperature"].as_f64()),
         (Some("MiniMax-M2.7"), Some(0.1))
@@ -525,7 +529,7 @@ async fn minimax_anthropic_endpoint_uses_bearer_and_its_betas() {
         "temperature": 0.1, "max_tokens": 2000}));
     assert_eq!(got, json!({"content": "seen"}));
     let theirs = last(&srv);
-    assert_eq!(theirs.json(), b, "Hermes' request body");
+    assert_eq!(theirs.json_or_null(), b, "Hermes' request body");
     same_headers(
         &ours,
         &theirs,
@@ -564,7 +568,7 @@ async fn gemini_native_matches_hermes_gemini_client() {
     );
     assert_eq!(ours.header("x-goog-api-key"), Some("g-key"));
     assert_eq!(ours.header("authorization"), None);
-    let b = ours.json();
+    let b = ours.json_or_null();
     let parts = &b["contents"][0]["parts"];
     assert_eq!(parts[1]["inlineData"]["mimeType"], "image/png");
     assert_eq!(
@@ -580,7 +584,7 @@ async fn gemini_native_matches_hermes_gemini_client() {
         "temperature": 0.1, "max_tokens": 2000});
     assert_eq!(hermes_client(args.clone()), json!({"content": "seen"}));
     let theirs = last(&srv);
-    assert_eq!(theirs.json(), b, "Hermes' request body");
+    assert_eq!(theirs.json_or_null(), b, "Hermes' request body");
     same_headers(
         &ours,
         &theirs,

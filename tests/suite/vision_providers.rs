@@ -15,7 +15,7 @@ use hermes_mcp::toolsets::vision::VisionToolset;
 use serde_json::{Map, Value, json};
 use tokio_util::sync::CancellationToken;
 
-use super::web_support::{Resp, TestServer};
+use super::fake::{Resp, TestServer};
 
 pub(super) struct H {
     pub(super) dir: tempfile::TempDir,
@@ -93,7 +93,7 @@ pub(super) fn text(out: &ToolOutput) -> String {
 /// A chat-completions fake that answers "seen" (and serves a DeepInfra-style
 /// catalog on GET /models).
 fn fake() -> TestServer {
-    TestServer::start(|req, _| {
+    TestServer::start(|req| {
         if req.method == "GET" && req.path.ends_with("/models") {
             return Resp::json(
                 200,
@@ -112,7 +112,7 @@ fn fake() -> TestServer {
     })
 }
 
-fn chat_req(srv: &TestServer) -> super::web_support::Req {
+fn chat_req(srv: &TestServer) -> super::fake::Req {
     srv.reqs()
         .into_iter()
         .find(|r| r.path.ends_with("/chat/completions"))
@@ -181,7 +181,7 @@ async fn explicit_openrouter_sends_its_headers_key_and_default_model() {
         Some("https://hermes-agent.nousresearch.com")
     );
     assert_eq!(r.header("x-title"), Some("Hermes Agent"));
-    assert_eq!(r.json()["model"], "google/gemini-3-flash-preview");
+    assert_eq!(r.json_or_null()["model"], "google/gemini-3-flash-preview");
 }
 
 #[tokio::test]
@@ -196,7 +196,7 @@ async fn nous_from_auth_json_in_auto_mode() {
     let r = chat_req(&srv);
     assert_eq!(r.path, "/v1/chat/completions");
     assert_eq!(r.header("authorization"), Some("Bearer nous-agent-jwt"));
-    let b = r.json();
+    let b = r.json_or_null();
     assert_eq!(b["model"], "google/gemini-3-flash-preview");
     assert_eq!(
         b["tags"],
@@ -233,7 +233,7 @@ async fn deepinfra_takes_the_first_vision_chat_model_of_its_catalog() {
     assert_eq!(cat.header("user-agent"), Some("hermes-cli/0.19.0"));
     let r = chat_req(&srv);
     assert_eq!(r.path, "/v1/openai/chat/completions");
-    assert_eq!(r.json()["model"], "qwen/Qwen3-VL");
+    assert_eq!(r.json_or_null()["model"], "qwen/Qwen3-VL");
 }
 
 #[tokio::test]
@@ -250,7 +250,7 @@ async fn main_custom_provider_comes_before_the_aggregators() {
     assert_seen(&h.analyze().await);
     let r = chat_req(&srv);
     assert_eq!(r.header("authorization"), Some("Bearer main-key"));
-    assert_eq!(r.json()["model"], "local/vlm");
+    assert_eq!(r.json_or_null()["model"], "local/vlm");
 }
 
 #[tokio::test]
@@ -313,7 +313,7 @@ async fn bare_endpoint_is_custom_with_hermes_defaults() {
     assert_seen(&h.analyze().await);
     let r = chat_req(&srv);
     assert_eq!(r.header("authorization"), Some("Bearer no-key-required"));
-    assert_eq!(r.json()["model"], "gpt-4o-mini");
+    assert_eq!(r.json_or_null()["model"], "gpt-4o-mini");
     // A named provider with base_url AND api_key is custom too (Hermes).
     let yaml = format!(
         "auxiliary:\n  vision:\n    provider: openrouter\n    base_url: {}/v1\n    api_key: own\n    model: m\n",
@@ -349,7 +349,7 @@ async fn max_concurrency_bounds_only_the_image_work_not_the_model_calls() {
     let in_flight = Arc::new(AtomicUsize::new(0));
     let max = Arc::new(Mutex::new(0usize));
     let (f, m) = (in_flight.clone(), max.clone());
-    let srv = TestServer::start(move |_, _| {
+    let srv = TestServer::start(move |_| {
         let now = f.fetch_add(1, Ordering::SeqCst) + 1;
         {
             let mut g = m.lock().unwrap();

@@ -9,6 +9,7 @@ use hermes_mcp::toolsets::web::providers::{Backend, extract_backend, search_back
 use serde_json::{Value, json};
 
 use super::common::{RawClient, TestEnv, is_error, result_json};
+use super::fake::*;
 use super::web_support::*;
 
 fn web(v: &Value) -> Vec<Value> {
@@ -19,7 +20,8 @@ fn web(v: &Value) -> Vec<Value> {
 
 #[tokio::test]
 async fn firecrawl_search_speaks_v2_and_reports_errors() {
-    let srv = TestServer::start(|req, n| {
+    let srv = TestServer::start(|req| {
+        let n = req.n;
         assert_eq!(req.path, "/v2/search");
         match n {
             1 => Resp::json(
@@ -62,7 +64,7 @@ async fn firecrawl_search_speaks_v2_and_reports_errors() {
     let r = &srv.reqs()[0];
     assert_eq!(r.method, "POST");
     assert_eq!(r.header("authorization"), Some("Bearer fc-testkey123456"));
-    assert_eq!(r.json(), json!({"query": "rust lang", "limit": 2}));
+    assert_eq!(r.json_or_null(), json!({"query": "rust lang", "limit": 2}));
     let out = h.call("web_search", json!({"query": "x"})).await;
     assert!(out.is_error);
     let v = out_json(&out);
@@ -79,8 +81,7 @@ async fn firecrawl_search_speaks_v2_and_reports_errors() {
 
 #[tokio::test]
 async fn self_hosted_firecrawl_needs_no_key() {
-    let srv =
-        TestServer::start(|_, _| Resp::json(200, json!({"success": true, "data": {"web": []}})));
+    let srv = TestServer::start(|_| Resp::json(200, json!({"success": true, "data": {"web": []}})));
     let h = harness("", &[("FIRECRAWL_API_URL", &format!("{}/", srv.base()))]);
     let out = h.call("web_search", json!({"query": "q"})).await;
     assert!(!out.is_error);
@@ -91,7 +92,8 @@ async fn self_hosted_firecrawl_needs_no_key() {
 
 #[tokio::test]
 async fn tavily_search_wire_format() {
-    let srv = TestServer::start(|req, n| {
+    let srv = TestServer::start(|req| {
+        let n = req.n;
         assert_eq!(req.path, "/search");
         if n == 1 {
             Resp::json(
@@ -121,7 +123,7 @@ async fn tavily_search_wire_format() {
     );
     let r = &srv.reqs()[0];
     assert_eq!(r.header("authorization"), Some("Bearer tvly-testkey0000"));
-    let body = r.json();
+    let body = r.json_or_null();
     assert_eq!(body["query"], "q");
     assert_eq!(body["max_results"], 20, "Tavily caps max_results at 20");
     assert_eq!(body["include_raw_content"], false);
@@ -135,7 +137,7 @@ async fn tavily_search_wire_format() {
 
 #[tokio::test]
 async fn exa_search_wire_format() {
-    let srv = TestServer::start(|req, _| {
+    let srv = TestServer::start(|req| {
         assert_eq!(req.path, "/search");
         Resp::json(
             200,
@@ -160,14 +162,14 @@ async fn exa_search_wire_format() {
     let r = &srv.reqs()[0];
     assert_eq!(r.header("x-api-key"), Some("exa-key"));
     assert_eq!(
-        r.json(),
+        r.json_or_null(),
         json!({"query": "neural", "numResults": 3, "contents": {"highlights": true}})
     );
 }
 
 #[tokio::test]
 async fn parallel_search_wire_format() {
-    let srv = TestServer::start(|req, _| {
+    let srv = TestServer::start(|req| {
         assert_eq!(req.path, "/v1beta/search");
         Resp::json(
             200,
@@ -194,14 +196,15 @@ async fn parallel_search_wire_format() {
     assert_eq!(r.header("x-api-key"), Some("par-key"));
     assert_eq!(r.header("parallel-beta"), Some("search-extract-2025-10-10"));
     assert_eq!(
-        r.json(),
+        r.json_or_null(),
         json!({"objective": "q", "search_queries": ["q"], "mode": "fast", "max_results": 20})
     );
 }
 
 #[tokio::test]
 async fn searxng_search_sorts_by_score_and_limits() {
-    let srv = TestServer::start(|req, n| {
+    let srv = TestServer::start(|req| {
+        let n = req.n;
         assert_eq!(req.path, "/search");
         if n > 1 {
             return Resp::new(503, "text/plain", "down");
@@ -231,7 +234,8 @@ async fn searxng_search_sorts_by_score_and_limits() {
 
 #[tokio::test]
 async fn brave_search_is_paced_and_reports_rate_limits() {
-    let srv = TestServer::start(|req, n| {
+    let srv = TestServer::start(|req| {
+        let n = req.n;
         assert_eq!(req.path, "/res/v1/web/search");
         if n <= 2 {
             Resp::json(
@@ -286,7 +290,8 @@ const DDG_PAGE: &str = r#"<!DOCTYPE html><html><body><div id="links" class="resu
 
 #[tokio::test]
 async fn keyless_default_is_duckduckgo_html() {
-    let srv = TestServer::start(|req, n| {
+    let srv = TestServer::start(|req| {
+        let n = req.n;
         assert_eq!(req.path, "/html/");
         if n == 1 {
             Resp::html(DDG_PAGE)
@@ -416,9 +421,9 @@ fn results(o: &hermes_mcp::server::ToolOutput) -> Vec<Value> {
 
 #[tokio::test]
 async fn firecrawl_extract_scrapes_each_url_and_rechecks_the_landing_url() {
-    let srv = TestServer::start(|req, _| {
+    let srv = TestServer::start(|req| {
         assert_eq!(req.path, "/v2/scrape");
-        let url = req.json()["url"].as_str().unwrap().to_string();
+        let url = req.json_or_null()["url"].as_str().unwrap().to_string();
         if url.contains("redirects") {
             return Resp::json(
                 200,
@@ -482,17 +487,17 @@ async fn firecrawl_extract_scrapes_each_url_and_rechecks_the_landing_url() {
     let sent: Vec<String> = srv
         .reqs()
         .iter()
-        .map(|r| r.json()["url"].as_str().unwrap().to_string())
+        .map(|r| r.json_or_null()["url"].as_str().unwrap().to_string())
         .collect();
     assert_eq!(sent.len(), 3);
     assert!(!sent.iter().any(|u| u.contains("blocked")));
-    assert_eq!(srv.reqs()[0].json()["formats"], json!(["markdown"]));
+    assert_eq!(srv.reqs()[0].json_or_null()["formats"], json!(["markdown"]));
     assert_eq!(srv.reqs()[0].header("authorization"), Some("Bearer fc-k"));
 }
 
 #[tokio::test]
 async fn tavily_extract_restores_input_order_and_reports_failures() {
-    let srv = TestServer::start(|req, _| {
+    let srv = TestServer::start(|req| {
         assert_eq!(req.path, "/extract");
         Resp::json(
             200,
@@ -534,7 +539,7 @@ async fn tavily_extract_restores_input_order_and_reports_failures() {
             .unwrap()
             .starts_with("Invalid URL item at index 4")
     );
-    let body = srv.reqs()[0].json();
+    let body = srv.reqs()[0].json_or_null();
     assert_eq!(
         body["urls"],
         json!([
@@ -548,7 +553,7 @@ async fn tavily_extract_restores_input_order_and_reports_failures() {
 
 #[tokio::test]
 async fn exa_and_parallel_extract_wire_formats() {
-    let srv = TestServer::start(|req, _| match req.path.as_str() {
+    let srv = TestServer::start(|req| match req.path.as_str() {
         "/contents" => Resp::json(
             200,
             json!({
@@ -592,7 +597,7 @@ async fn exa_and_parallel_extract_wire_formats() {
     let req = &srv.reqs()[0];
     assert_eq!(req.header("x-api-key"), Some("exa-k"));
     assert_eq!(
-        req.json(),
+        req.json_or_null(),
         json!({"urls": ["https://gone.example/", "https://ok.example/"], "text": true})
     );
 
@@ -618,7 +623,7 @@ async fn exa_and_parallel_extract_wire_formats() {
         req.header("parallel-beta"),
         Some("search-extract-2025-10-10")
     );
-    assert_eq!(req.json()["full_content"], true);
+    assert_eq!(req.json_or_null()["full_content"], true);
 }
 
 const ARTICLE: &str = r#"<!DOCTYPE html><html><head><title>Fallback title</title></head><body>
@@ -632,23 +637,35 @@ const ARTICLE: &str = r#"<!DOCTYPE html><html><head><title>Fallback title</title
 #[tokio::test]
 async fn builtin_extractor_handles_html_text_pdf_and_errors() {
     let pdf = make_pdf("Hello from a PDF document");
-    let srv = TestServer::start(move |req, _| match req.path.as_str() {
-        "/article" => Resp::html(ARTICLE),
-        "/notes.txt" => Resp::new(
-            200,
-            "text/plain; charset=windows-1252",
-            b"caf\xe9 notes".to_vec(),
-        ),
-        "/doc.pdf" => Resp::new(200, "application/pdf", pdf.clone()),
-        "/bad.pdf" => Resp::new(
-            200,
-            "application/pdf",
-            b"%PDF-1.4\n1 0 obj garbage %%EOF".to_vec(),
-        ),
-        "/image.png" => Resp::new(200, "image/png", b"\x89PNG\r\n".to_vec()),
-        "/moved" => Resp::redirect("/article"),
-        _ => Resp::new(404, "text/html", "<h1>Not here</h1>"),
-    });
+    let srv = Routes::new()
+        .on("GET", "/article", Resp::html(ARTICLE))
+        .on(
+            "GET",
+            "/notes.txt",
+            Resp::new(
+                200,
+                "text/plain; charset=windows-1252",
+                b"caf\xe9 notes".to_vec(),
+            ),
+        )
+        .on("GET", "/doc.pdf", Resp::new(200, "application/pdf", pdf))
+        .on(
+            "GET",
+            "/bad.pdf",
+            Resp::new(
+                200,
+                "application/pdf",
+                b"%PDF-1.4\n1 0 obj garbage %%EOF".to_vec(),
+            ),
+        )
+        .on(
+            "GET",
+            "/image.png",
+            Resp::new(200, "image/png", b"\x89PNG\r\n".to_vec()),
+        )
+        .on("GET", "/moved", Resp::redirect("/article"))
+        .otherwise(|_| Resp::new(404, "text/html", "<h1>Not here</h1>"))
+        .start();
     let h = harness("", &[("HERMES_ALLOW_PRIVATE_URLS", "1")]);
     let out = h
         .call("web_extract", json!({"urls": [srv.url("/moved"), srv.url("/notes.txt"), srv.url("/doc.pdf"), srv.url("/missing"), srv.url("/image.png")]}))
@@ -705,7 +722,7 @@ async fn builtin_extractor_handles_html_text_pdf_and_errors() {
 
 #[tokio::test]
 async fn builtin_extractor_applies_every_guard() {
-    let srv = TestServer::start(|req, _| match req.path.as_str() {
+    let srv = TestServer::start(|req| match req.path.as_str() {
         "/to-metadata" => Resp::redirect("http://169.254.169.254/latest/meta-data/"),
         _ => Resp::html("<p>internal</p>"),
     });
@@ -775,7 +792,7 @@ async fn builtin_extractor_applies_every_guard() {
 async fn long_pages_are_truncated_with_the_footer_and_saved() {
     let body: String = (0..3000).map(|i| format!("line number {i}\n")).collect();
     let b2 = body.clone();
-    let srv = TestServer::start(move |_, _| Resp::new(200, "text/plain", b2.clone()));
+    let srv = TestServer::start(move |_| Resp::new(200, "text/plain", b2.clone()));
     let h = harness(
         "web: {extract_char_limit: 100}",
         &[("HERMES_ALLOW_PRIVATE_URLS", "yes")],
@@ -829,7 +846,7 @@ async fn readability_fixture_pages_score_well() {
         .collect();
     assert!(pages.len() >= 5, "fixtures missing in {}", dir.display());
     let root = dir.clone();
-    let srv = TestServer::start(move |req, _| {
+    let srv = TestServer::start(move |req| {
         let name = req.path.trim_matches('/');
         match std::fs::read(root.join(name).join("source.html")) {
             Ok(b) => Resp::new(200, "text/html; charset=utf-8", b),
@@ -881,7 +898,7 @@ fn tools_list_has_both_web_tools_with_hermes_schemas() {
 
 #[test]
 fn extract_reports_progress_and_stops_fetching_when_cancelled() {
-    let srv = TestServer::start(|req, _| match req.path.as_str() {
+    let srv = TestServer::start(|req| match req.path.as_str() {
         "/slow" => Resp::html("<p>slow</p>").delayed(Duration::from_secs(20)),
         p => Resp::new(200, "text/plain", format!("page {p}")),
     });
@@ -938,7 +955,7 @@ fn extract_reports_progress_and_stops_fetching_when_cancelled() {
 
 #[test]
 fn provider_keys_are_read_from_the_hermes_dotenv() {
-    let srv = TestServer::start(|_, _| {
+    let srv = TestServer::start(|_| {
         Resp::json(
             200,
             json!({"results": [{"title": "S", "url": "https://s/", "content": "c", "score": 1}]}),

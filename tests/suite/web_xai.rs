@@ -10,6 +10,7 @@ use hermes_mcp::toolsets::web::providers::{Backend, extract_backend, search_back
 use serde_json::{Value, json};
 
 use super::common::{TestEnv, hermes_python};
+use super::fake::*;
 use super::web_support::*;
 
 fn web(v: &Value) -> Vec<Value> {
@@ -45,7 +46,7 @@ fn xai_config(base: &str, extra: &str) -> String {
 
 #[tokio::test]
 async fn xai_search_speaks_the_responses_api_and_maps_results() {
-    let srv = TestServer::start(|_, _| Resp::json(200, answer(RESULTS)));
+    let srv = TestServer::start(|_| Resp::json(200, answer(RESULTS)));
     let h = harness(
         &xai_config(
             &srv.base(),
@@ -71,7 +72,7 @@ async fn xai_search_speaks_the_responses_api_and_maps_results() {
     );
     assert_eq!(r.header("authorization"), Some("Bearer xai-test"));
     assert_eq!(r.header("user-agent"), Some("Hermes-Agent/0.19.0"));
-    let body = r.json();
+    let body = r.json_or_null();
     assert_eq!(body["model"], "grok-4-fast");
     assert_eq!(
         body["tools"],
@@ -85,7 +86,7 @@ async fn xai_search_speaks_the_responses_api_and_maps_results() {
 
 #[tokio::test]
 async fn xai_errors_read_as_hermes_words_them() {
-    let srv = TestServer::start(|_, n| match n {
+    let srv = TestServer::start(|req| match req.n {
         1 => Resp::json(
             401,
             json!({"code": "unauthorized", "error": "Incorrect API key"}),
@@ -145,10 +146,7 @@ async fn xai_errors_read_as_hermes_words_them() {
 
 #[tokio::test]
 async fn xai_unreachable_says_so() {
-    let port = {
-        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        l.local_addr().unwrap().port()
-    };
+    let port = free_port();
     let h = harness(
         &xai_config(&format!("http://127.0.0.1:{port}"), ""),
         &[("XAI_API_KEY", "k")],
@@ -193,7 +191,7 @@ fn xai_is_chosen_only_when_named() {
 /// (path, auth, content type, user agent, body) and the same results.
 #[tokio::test]
 async fn xai_request_matches_hermes_python_provider() {
-    let srv = TestServer::start(|_, _| Resp::json(200, answer(RESULTS)));
+    let srv = TestServer::start(|_| Resp::json(200, answer(RESULTS)));
     let env = TestEnv::new();
     let extra = "    excluded_domains: [spam.example]\n    timeout: 30\n";
     // Hermes reads the base URL from XAI_BASE_URL; ours from web.xai.base_url.
@@ -242,7 +240,7 @@ async fn xai_request_matches_hermes_python_provider() {
             "auth": r.header("authorization"),
             "content_type": r.header("content-type"),
             "user_agent": r.header("user-agent"),
-            "body": r.json(),
+            "body": r.json_or_null(),
         })
     };
     assert_eq!(shape(&reqs[1]), shape(&reqs[0]));
@@ -266,7 +264,7 @@ fn ddg_page(urls: &[&str]) -> String {
 
 /// Page 1 (no `s`), page 2 (`s=10`, one repeat), page 3 (`s=25`, only repeats).
 fn ddg_server() -> TestServer {
-    TestServer::start(|req, _| {
+    TestServer::start(|req| {
         let s = req.form().get("s").cloned();
         Resp::html(&match s.as_deref() {
             None => ddg_page(&["https://a.example/", "https://b.example/"]),

@@ -14,6 +14,7 @@ use hermes_mcp::auth::xai as xai_auth;
 use hermes_mcp::hermes::{Context, Env, HermesConfig, HermesHome};
 
 use super::common::*;
+use super::fake::*;
 use super::media_support::*;
 
 /// A JWT-shaped token whose `exp` is `secs` from now (the signature is not checked).
@@ -41,8 +42,8 @@ fn store(access: &str, token_endpoint: Option<&str>) -> String {
 }
 
 /// Answers every xAI endpoint the three providers use; records the bearer.
-fn xai_fake() -> Loopback {
-    Loopback::start(|req, _| match req.path.as_str() {
+fn xai_fake() -> TestServer {
+    TestServer::start(|req| match req.target.as_str() {
         "/v1/images/generations" => Resp::json(
             200,
             json!({"data": [{"b64_json": base64::engine::general_purpose::STANDARD.encode(png_bytes())}]}),
@@ -72,7 +73,7 @@ fn image_tts_and_web_search_use_the_sign_in_without_a_key() {
             "image_gen:\n  provider: xai\n  xai:\n    base_url: {b}/v1\n    storage: {{enabled: false}}\n\
              tts:\n  provider: xai\n  xai:\n    base_url: {b}/v1\n\
              web:\n  search_backend: xai\n  xai:\n    base_url: {b}/v1\n",
-            b = srv.base
+            b = srv.base()
         ),
     );
     // `tools` sees the sign-in: every xAI provider is available with no key.
@@ -89,14 +90,14 @@ fn image_tts_and_web_search_use_the_sign_in_without_a_key() {
     assert_eq!(std::fs::read(&out).unwrap(), b"RIFF-oauth");
     let v = result_json(&rc.call_tool("web_search", json!({"query": "q"})));
     assert_eq!(v["data"]["web"][0]["url"], "https://c.example/", "{v}");
-    let reqs = srv.requests();
+    let reqs = srv.reqs();
     assert_eq!(reqs.len(), 3);
     for r in &reqs {
         assert_eq!(
             r.header("authorization"),
             Some(format!("Bearer {token}").as_str()),
             "{}",
-            r.path
+            r.target
         );
     }
 }
@@ -105,15 +106,15 @@ fn image_tts_and_web_search_use_the_sign_in_without_a_key() {
 fn a_rejected_or_expired_sign_in_never_sends_the_refresh_token_off_the_xai_origin() {
     let srv = xai_fake();
     // A token endpoint that is not https on *.x.ai (an old or tampered cache).
-    let token_srv = Loopback::start(|_, _| Resp::json(200, json!({"access_token": "stolen"})));
+    let token_srv = TestServer::start(|_| Resp::json(200, json!({"access_token": "stolen"})));
     let env = TestEnv::new();
-    let endpoint = format!("{}/token", token_srv.base);
+    let endpoint = format!("{}/token", token_srv.base());
     env.write_hermes("auth.json", &store("stale", Some(&endpoint)));
     env.write_hermes(
         "config.yaml",
         &format!(
             "web:\n  search_backend: xai\n  xai:\n    base_url: {}/v1\n",
-            srv.base
+            srv.base()
         ),
     );
     let mut rc = client(&env, &[]);
@@ -124,8 +125,8 @@ fn a_rejected_or_expired_sign_in_never_sends_the_refresh_token_off_the_xai_origi
         r#"xAI web search returned HTTP 401: {"code":"unauthorized","error":"token expired"}"#,
         "{v}"
     );
-    assert_eq!(srv.requests().len(), 1);
-    assert!(token_srv.requests().is_empty(), "refresh token was sent");
+    assert_eq!(srv.reqs().len(), 1);
+    assert!(token_srv.reqs().is_empty(), "refresh token was sent");
 
     // An expired sign-in whose refresh is refused is skipped (as Hermes' pool
     // skips it): XAI_API_KEY is used instead.
@@ -134,10 +135,10 @@ fn a_rejected_or_expired_sign_in_never_sends_the_refresh_token_off_the_xai_origi
     let v = result_json(&rc.call_tool("web_search", json!({"query": "q"})));
     assert_eq!(v["success"], true, "{v}");
     assert_eq!(
-        srv.requests().last().unwrap().header("authorization"),
+        srv.reqs().last().unwrap().header("authorization"),
         Some("Bearer key-1")
     );
-    assert!(token_srv.requests().is_empty(), "refresh token was sent");
+    assert!(token_srv.reqs().is_empty(), "refresh token was sent");
     // The store is left as it was.
     let kept: Value = serde_json::from_str(
         &std::fs::read_to_string(env.hermes_home().join("auth.json")).unwrap(),
@@ -244,7 +245,7 @@ fn a_profile_uses_the_root_sign_in_until_it_has_its_own() {
         profile.join("config.yaml"),
         format!(
             "image_gen:\n  provider: xai\n  xai:\n    base_url: {}/v1\n    storage: {{enabled: false}}\n",
-            srv.base
+            srv.base()
         ),
     )
     .unwrap();
@@ -255,7 +256,7 @@ fn a_profile_uses_the_root_sign_in_until_it_has_its_own() {
         rc.initialize();
         let v = result_json(&rc.call_tool("image_generate", json!({"prompt": "a comet"})));
         assert_eq!(v["success"], true, "{v}");
-        srv.requests()
+        srv.reqs()
             .last()
             .unwrap()
             .header("authorization")
