@@ -28,7 +28,6 @@ use crate::lenient;
 use crate::net::HttpClient;
 use crate::net::vendor::{self as http, ApiRequest, Body};
 use crate::server::ToolCall;
-use crate::toolsets::tts::shell as command;
 
 pub(crate) const DEFAULT_FAL_BASE_URL: &str = "https://queue.fal.run";
 
@@ -261,7 +260,7 @@ impl FalQueue<'_> {
                 }
                 return Err(GenError::Timeout(format!(
                     "FAL request {request_id} did not finish within {}s (last status: {last_status}); it was cancelled. Raise image_gen.fal.timeout to wait longer.",
-                    command::fmt_secs(self.timeout.as_secs_f64())
+                    crate::time::fmt_secs(self.timeout.as_secs_f64())
                 )));
             }
             let resp = http::send(self.http, self.request(reqwest::Method::GET, &status_url))

@@ -113,7 +113,7 @@ fn notice_text(expires: Option<i64>) -> String {
         None => "without an automatic expiry".to_string(),
         Some(secs) => {
             let days = secs as f64 / 86_400.0;
-            let shown = crate::toolsets::tts::shell::fmt_secs(days);
+            let shown = crate::time::fmt_secs(days);
             format!(
                 "for about {shown} day{}",
                 if days != 1.0 { "s" } else { "" }
@@ -133,31 +133,9 @@ fn notice_once(ctx: &Context, expires: Option<i64>) -> Option<String> {
         return None;
     }
     let _ = std::fs::create_dir_all(&dir);
-    let _ = crate::files::atomic_write(&marker, format!("{}\n", utc_stamp("-", ":")).as_bytes());
+    let stamp = crate::time::utc_isoformat(crate::time::unix_now() as f64);
+    let _ = crate::files::atomic_write(&marker, format!("{stamp}\n").as_bytes());
     Some(notice_text(expires))
-}
-
-/// UTC `YYYYmmdd<sep>HHMMSS` (or ISO-like with `tsep` between time fields).
-fn utc_stamp(sep: &str, tsep: &str) -> String {
-    let t = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_secs() as i64)
-        .unwrap_or(0);
-    let (y, m, d, s) = crate::pycompat::civil_from_secs(t);
-    if sep == "-" && tsep == ":" {
-        return format!(
-            "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}+00:00",
-            s / 3600,
-            s % 3600 / 60,
-            s % 60
-        );
-    }
-    format!(
-        "{y:04}{m:02}{d:02}{sep}{:02}{tsep}{:02}{tsep}{:02}",
-        s / 3600,
-        s % 3600 / 60,
-        s % 60
-    )
 }
 
 /// `_xai_image_field`: URLs and data URIs pass through; a local image becomes a data URI.
@@ -240,7 +218,7 @@ pub(crate) async fn xai_generate(
     };
     if enabled {
         let mut so = json!({
-            "filename": format!("hermes-xai-image-{}-{}.png", utc_stamp("-", ""), crate::files::short_id()),
+            "filename": format!("hermes-xai-image-{}-{}.png", crate::time::utc_stamp(crate::time::unix_now()), crate::files::short_id()),
             "public_url": public_url,
         });
         if let Some(e) = expires {
