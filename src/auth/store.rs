@@ -189,13 +189,7 @@ pub fn nonempty(s: Option<&str>) -> Option<&str> {
     s.map(str::trim).filter(|s| !s.is_empty())
 }
 
-/// Seconds since the epoch.
-pub fn now() -> f64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_secs_f64())
-        .unwrap_or(0.0)
-}
+pub use crate::time::now;
 
 /// A timestamp as Hermes' `_parse_absolute_timestamp` takes it (epoch s/ms or ISO 8601).
 pub fn timestamp(v: &Value) -> Option<f64> {
@@ -210,18 +204,11 @@ pub fn timestamp(v: &Value) -> Option<f64> {
     (n > 0.0).then(|| if n > 1e12 { n / 1000.0 } else { n })
 }
 
-use crate::pycompat::civil_from_secs as civil;
-pub use crate::pycompat::{fromisoformat as iso8601, utc_isoformat as iso_utc};
+pub use crate::time::{fromisoformat as iso8601, utc_isoformat as iso_utc};
 
 /// `datetime.now(timezone.utc).isoformat().replace("+00:00", "Z")` (to the second).
 pub fn now_iso(now: f64) -> String {
-    let (y, m, d, s) = civil(now.floor() as i64);
-    format!(
-        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
-        s / 3600,
-        s % 3600 / 60,
-        s % 60
-    )
+    crate::time::utc_iso_z(now)
 }
 
 /// `_decode_jwt_claims`: the payload of a three-part token, else empty.

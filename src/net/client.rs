@@ -473,33 +473,10 @@ pub(crate) fn retry_after(headers: &HeaderMap) -> Option<Duration> {
     Some(when.duration_since(now).unwrap_or(Duration::ZERO))
 }
 
-/// RFC 7231 IMF-fixdate (`Sun, 06 Nov 1994 08:49:37 GMT`).
+/// An RFC 7231 IMF-fixdate (`Sun, 06 Nov 1994 08:49:37 GMT`) as a time.
 fn httpdate_parse(s: &str) -> Option<std::time::SystemTime> {
-    let parts: Vec<&str> = s.split_whitespace().collect();
-    if parts.len() != 6 || parts[5] != "GMT" {
-        return None;
-    }
-    let day: u64 = parts[1].parse().ok()?;
-    let month = [
-        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
-    ]
-    .iter()
-    .position(|m| *m == parts[2])? as u64
-        + 1;
-    let year: i64 = parts[3].parse().ok()?;
-    let hms: Vec<u64> = parts[4]
-        .split(':')
-        .map(|x| x.parse().ok())
-        .collect::<Option<_>>()?;
-    if hms.len() != 3 {
-        return None;
-    }
-    let days = crate::pycompat::days_from_civil(year, month as i64, day as i64);
-    let secs = days * 86_400 + (hms[0] * 3600 + hms[1] * 60 + hms[2]) as i64;
-    if secs < 0 {
-        return None;
-    }
-    Some(std::time::UNIX_EPOCH + Duration::from_secs(secs as u64))
+    let secs = u64::try_from(crate::time::parse_http_date(s)?).ok()?;
+    Some(std::time::UNIX_EPOCH + Duration::from_secs(secs))
 }
 
 /// Read a body, refusing early on a Content-Length above the cap and stopping

@@ -1,8 +1,9 @@
-//! The media providers' view of `crate::net`: provider API calls go through
+//! The image and speech providers' view of `crate::net`: provider API calls go through
 //! `HttpClient::send_api` (configured, trusted endpoints; rate-limited), and
 //! image URLs a provider hands back, or a user passes as an edit source, go
 //! through the guarded `HttpClient::fetch` (SSRF guard on every hop, size cap).
-//! Only thin glue lives here: building a request, and reading `data:` URIs.
+//! Only thin glue lives here: building a request, sending it and sorting what went
+//! wrong ([`Failure`], for each provider to word), error texts, and reading `data:` URIs.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -16,6 +17,7 @@ use crate::lenient;
 
 use crate::hermes::Context;
 use crate::net::BuildError;
+use crate::net::client::NotJson;
 use crate::net::{ApiError, ApiResponse, FetchError, FetchOptions, HttpClient, LazyClient, Policy};
 
 /// The largest image we download or read (Hermes' `save_url_image` cap).
@@ -63,6 +65,28 @@ impl<'a> ApiRequest<'a> {
             body: Body::None,
             timeout: Duration::from_secs(120),
         }
+    }
+
+    /// `Authorization: Bearer <key>`.
+    pub(crate) fn bearer(mut self, key: impl Into<String>) -> Self {
+        self.auth = Some(("Bearer", key.into()));
+        self
+    }
+
+    pub(crate) fn header(mut self, name: &'static str, value: impl Into<String>) -> Self {
+        self.headers.push((name, value.into()));
+        self
+    }
+
+    /// A JSON body.
+    pub(crate) fn json(mut self, body: Value) -> Self {
+        self.body = Body::Json(body);
+        self
+    }
+
+    pub(crate) fn timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = timeout;
+        self
     }
 }
 
@@ -121,6 +145,62 @@ pub(crate) async fn send(http: &HttpClient, req: ApiRequest<'_>) -> Result<ApiRe
             url: req.url.to_string(),
             source,
         })
+}
+
+/// Why a provider request gave no usable answer, sorted so that each provider can
+/// word it as Hermes does (each has its own texts for a timeout, a 429, no answer, an
+/// HTTP error, a body that is not JSON). `Display` is the plain text: the send error
+/// (naming the endpoint), `HTTP <status>: <detail>`, or the JSON error.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum Failure {
+    /// The request outlived its timeout.
+    #[error(transparent)]
+    Timeout(SendError),
+    /// The provider kept answering 429, past `send_api`'s own retries.
+    #[error(transparent)]
+    RateLimited(SendError),
+    /// No HTTP answer: a bad URL, a blocked address, DNS, connect, TLS, a cut-off body.
+    #[error(transparent)]
+    Connection(SendError),
+    /// An HTTP answer outside 2xx.
+    #[error("{}", status_error(.0))]
+    Status(ApiResponse),
+    /// A 2xx answer that is not JSON.
+    #[error(transparent)]
+    NotJson(NotJson),
+}
+
+impl From<SendError> for Failure {
+    fn from(e: SendError) -> Self {
+        match &e {
+            SendError::Api {
+                source: ApiError::Timeout,
+                ..
+            } => Failure::Timeout(e),
+            SendError::Api {
+                source: ApiError::RateLimited { .. },
+                ..
+            } => Failure::RateLimited(e),
+            _ => Failure::Connection(e),
+        }
+    }
+}
+
+/// Send a provider request: its 2xx answer, or why there is none.
+pub(crate) async fn send_ok(
+    http: &HttpClient,
+    req: ApiRequest<'_>,
+) -> Result<ApiResponse, Failure> {
+    let resp = send(http, req).await?;
+    if !(200..300).contains(&resp.status) {
+        return Err(Failure::Status(resp));
+    }
+    Ok(resp)
+}
+
+/// [`send_ok`], then the answer's JSON.
+pub(crate) async fn exchange(http: &HttpClient, req: ApiRequest<'_>) -> Result<Value, Failure> {
+    send_ok(http, req).await?.json().map_err(Failure::NotJson)
 }
 
 /// A provider's JSON error body: FastAPI's `detail` (FAL; a string or a list of

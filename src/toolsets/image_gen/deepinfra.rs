@@ -14,16 +14,16 @@ use std::collections::HashMap;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use base64::Engine as _;
 use serde_json::{Map, Value, json};
 
+use super::answer::ImageItem;
 use super::catalog::aspect_index;
 use super::error::GenError;
 use super::save::Generated;
 use crate::hermes::Context;
 use crate::hermes::envvars;
-use crate::net::vendor::{self as http, ApiRequest, Body, SendError};
-use crate::net::{ApiError, HttpClient};
+use crate::net::HttpClient;
+use crate::net::vendor::{self as http, ApiRequest, Failure};
 
 pub(crate) const DISPLAY: &str = "DeepInfra";
 const DEFAULT_BASE_URL: &str = "https://api.deepinfra.com/v1/openai";
@@ -87,18 +87,14 @@ async fn catalog(ctx: &Context, http: &HttpClient, key: &str) -> Option<Vec<Valu
         }
     }
     let url = format!("{base}/models?filter=true&sort_by=hermes");
-    let mut req = ApiRequest::new("deepinfra", reqwest::Method::GET, &url);
-    req.auth = Some(("Bearer", key.to_string()));
-    req.headers
-        .push(("User-Agent", format!("hermes-cli/{HERMES_VERSION}")));
-    req.timeout = Duration::from_secs(5);
-    let data = match http::send(http, req).await {
-        Ok(r) if (200..300).contains(&r.status) => r
-            .json()
-            .ok()
-            .and_then(|v| v.get("data").and_then(Value::as_array).cloned()),
-        _ => None,
-    };
+    let req = ApiRequest::new("deepinfra", reqwest::Method::GET, &url)
+        .bearer(key)
+        .header("User-Agent", format!("hermes-cli/{HERMES_VERSION}"))
+        .timeout(Duration::from_secs(5));
+    let data = http::exchange(http, req)
+        .await
+        .ok()
+        .and_then(|v| v.get("data").and_then(Value::as_array).cloned());
     if let Ok(mut g) = CATALOG.lock() {
         let entry = match &data {
             Some(d) => Cached::Data(d.clone()),
@@ -192,76 +188,56 @@ pub(crate) async fn deepinfra_generate(
     };
     let size = SIZES[aspect_index(aspect)];
     let url = format!("{}/images/generations", base_url(ctx));
-    let failed = |m: String| {
-        GenError::Api(format!("DeepInfra image generation failed: {m}")).with_model(&model)
-    };
-    let mut req = ApiRequest::new("deepinfra", reqwest::Method::POST, &url);
-    req.auth = Some(("Bearer", key));
-    req.body = Body::Json(json!({"model": model, "prompt": prompt, "size": size, "n": 1}));
-    req.timeout = SDK_TIMEOUT;
-    let resp = match http::send(http, req).await {
-        Ok(r) => r,
-        Err(SendError::Api {
-            source: ApiError::Timeout,
-            ..
-        }) => return Err(failed("Request timed out.".into())),
-        Err(SendError::Api {
-            source: ApiError::RateLimited { .. },
-            ..
-        }) => return Err(failed("Error code: 429".into())),
-        Err(e) => {
-            tracing::debug!("DeepInfra image request failed: {e}");
-            return Err(failed("Connection error.".into()));
-        }
-    };
-    if !(200..300).contains(&resp.status) {
-        return Err(failed(sdk_status_error(resp.status, &resp.body)));
-    }
-    let body = resp.json().map_err(|e| failed(e.to_string()))?;
-    let Some(first) = body
-        .get("data")
-        .and_then(Value::as_array)
-        .and_then(|d| d.first())
-    else {
-        return Err(
-            GenError::EmptyResponse("DeepInfra returned no image data".into()).with_model(&model),
-        );
-    };
-    let pick = |k: &str| {
-        first
-            .get(k)
-            .and_then(Value::as_str)
-            .filter(|s| !s.is_empty())
-            .map(str::to_string)
-    };
+    let req = ApiRequest::new("deepinfra", reqwest::Method::POST, &url)
+        .bearer(key)
+        .json(json!({"model": model, "prompt": prompt, "size": size, "n": 1}))
+        .timeout(SDK_TIMEOUT);
+    let answer = http::exchange(http, req).await.map_err(|f| {
+        GenError::Api(format!(
+            "DeepInfra image generation failed: {}",
+            sdk_error(f)
+        ))
+        .with_model(&model)
+    })?;
     let mut extra = Map::new();
     extra.insert("size".into(), json!(size));
-    let generated = if let Some(b) = pick("b64_json") {
-        let bytes = base64::engine::general_purpose::STANDARD
-            .decode(b.trim())
-            .map_err(|e| {
-                GenError::Io(format!("Could not save image to cache: {e}")).with_model(&model)
-            })?;
-        Generated {
-            url: None,
-            bytes: Some(bytes),
-            extra,
-            model: Some(model),
+    let generated = read_answer(&answer, extra, &model).map_err(|e| e.with_model(&model))?;
+    Ok((generated, "text"))
+}
+
+/// A failed call as the OpenAI SDK's `str(exc)` words it.
+fn sdk_error(f: Failure) -> String {
+    match f {
+        Failure::Timeout(_) => "Request timed out.".into(),
+        Failure::RateLimited(_) => "Error code: 429".into(),
+        Failure::Connection(e) => {
+            tracing::debug!("DeepInfra image request failed: {e}");
+            "Connection error.".into()
         }
-    } else if let Some(u) = pick("url") {
-        Generated {
-            url: Some(u),
-            bytes: None,
-            extra,
-            model: Some(model),
-        }
-    } else {
+        Failure::Status(r) => sdk_status_error(r.status, &r.body),
+        Failure::NotJson(e) => e.to_string(),
+    }
+}
+
+/// The image in DeepInfra's Images answer: `data[0]`'s `b64_json`, else its `url`.
+fn read_answer(
+    answer: &Value,
+    extra: Map<String, Value>,
+    model: &str,
+) -> Result<Generated, GenError> {
+    let Some(item) = ImageItem::first(answer) else {
+        return Err(GenError::EmptyResponse(
+            "DeepInfra returned no image data".into(),
+        ));
+    };
+    let Some(found) = item.image() else {
         return Err(GenError::EmptyResponse(
             "DeepInfra response contained neither b64_json nor URL".into(),
-        )
-        .with_model(&model));
+        ));
     };
-    Ok((generated, "text"))
+    found.into_generated(extra, Some(model.to_string()), |e| {
+        GenError::Io(format!("Could not save image to cache: {e}"))
+    })
 }
 
 /// The saved file's prefix: `deepinfra_<model without vendor/, ':' as '_'>`.

@@ -26,9 +26,8 @@ use crate::hermes::Context;
 use crate::hermes::envvars;
 use crate::lenient;
 use crate::net::HttpClient;
-use crate::net::vendor::{self as http, ApiRequest, Body};
+use crate::net::vendor::{self as http, ApiRequest, Failure};
 use crate::server::ToolCall;
-use crate::toolsets::tts::shell as command;
 
 pub(crate) const DEFAULT_FAL_BASE_URL: &str = "https://queue.fal.run";
 
@@ -171,11 +170,30 @@ async fn no_backend_message(ctx: &Context, http: &HttpClient, entitled: bool) ->
     lines.join("\n")
 }
 
+/// A submitted request's queue URLs (all on the base URL's host).
+struct Queued {
+    request_id: String,
+    status_url: String,
+    response_url: String,
+    cancel_url: Option<String>,
+}
+
+/// FAL's texts for a failed queue call: `<no_answer>: <send error>`,
+/// `<refused>: HTTP <status>: <detail>`, `<unreadable>: <JSON error>`.
+fn queue_failure(f: Failure, no_answer: &str, refused: &str, unreadable: &str) -> GenError {
+    GenError::Http(match f {
+        Failure::Timeout(e) | Failure::RateLimited(e) | Failure::Connection(e) => {
+            format!("{no_answer}: {e}")
+        }
+        Failure::Status(r) => format!("{refused}: {}", http::status_error(&r)),
+        Failure::NotJson(e) => format!("{unreadable}: {e}"),
+    })
+}
+
 impl FalQueue<'_> {
     fn request<'u>(&self, method: reqwest::Method, url: &'u str) -> ApiRequest<'u> {
-        let mut r = ApiRequest::new("fal", method, url);
+        let mut r = ApiRequest::new("fal", method, url).timeout(Duration::from_secs(60));
         r.auth = Some(("Key", self.key.clone()));
-        r.timeout = Duration::from_secs(60);
         r
     }
 
@@ -188,53 +206,56 @@ impl FalQueue<'_> {
         progress: &crate::server::Progress,
     ) -> Result<T, GenError> {
         let started = Instant::now();
+        let queued = self.submit(endpoint, arguments).await?;
+        self.wait(&queued, started, progress).await?;
+        let req = self.request(reqwest::Method::GET, &queued.response_url);
+        let answer = http::exchange(self.http, req).await.map_err(|f| {
+            let refused = format!("FAL request {} failed", queued.request_id);
+            queue_failure(f, "FAL result fetch failed", &refused, "FAL result")
+        })?;
+        Ok(lenient::object(&answer))
+    }
+
+    /// `POST <base>/<endpoint>`: the queue URLs FAL answers with, which must stay on
+    /// the base URL's host.
+    async fn submit(&self, endpoint: &str, arguments: &Value) -> Result<Queued, GenError> {
         let submit_url = format!("{}/{}", self.base, endpoint.trim_matches('/'));
-        let mut req = self.request(reqwest::Method::POST, &submit_url);
-        req.body = Body::Json(arguments.clone());
-        req.headers
-            .push(("x-idempotency-key", format!("{:032x}", fastrand::u128(..))));
-        let resp = http::send(self.http, req)
-            .await
-            .map_err(|e| GenError::Http(format!("FAL submit failed: {e}")))?;
-        if self.managed && (400..500).contains(&resp.status) {
-            let mut m = format!(
-                "Nous Subscription gateway rejected model '{endpoint}' (HTTP {}). This model may not yet be enabled on the Nous Portal's FAL proxy. Either:\n  • Set FAL_KEY in your environment to use FAL.ai directly, or\n  • Pick a different model via `hermes tools` → Image Generation.",
-                resp.status
-            );
-            if matches!(resp.status, 401..=403) {
-                m += "\n\n";
-                m += &gateway::unavailable_message(
-                    self.ctx,
-                    self.http,
-                    "managed FAL image generation",
-                    true,
-                )
-                .await;
+        let req = self
+            .request(reqwest::Method::POST, &submit_url)
+            .json(arguments.clone())
+            .header("x-idempotency-key", format!("{:032x}", fastrand::u128(..)));
+        let raw = match http::exchange(self.http, req).await {
+            Ok(v) => v,
+            Err(Failure::Status(r)) if self.managed && (400..500).contains(&r.status) => {
+                return Err(self.gateway_rejected(endpoint, r.status).await);
             }
-            return Err(GenError::Value(m));
-        }
-        if !(200..300).contains(&resp.status) {
-            return Err(GenError::Http(format!(
-                "FAL rejected the request to {endpoint}: {}",
-                http::status_error(&resp)
-            )));
-        }
-        let raw = resp
-            .json()
-            .map_err(|e| GenError::Http(format!("FAL submit: {e}")))?;
+            Err(f) => {
+                let refused = format!("FAL rejected the request to {endpoint}");
+                return Err(queue_failure(
+                    f,
+                    "FAL submit failed",
+                    &refused,
+                    "FAL submit",
+                ));
+            }
+        };
         let handle: QueueHandle = lenient::object(&raw);
         let field = |k: &str, v: Option<String>| -> Result<String, GenError> {
             v.ok_or_else(|| GenError::Http(format!("FAL submit response has no {k}: {raw}")))
         };
-        let request_id = field("request_id", handle.request_id)?;
-        let status_url = field("status_url", handle.status_url)?;
-        let response_url = field("response_url", handle.response_url)?;
-        let cancel_url = handle.cancel_url;
+        let queued = Queued {
+            request_id: field("request_id", handle.request_id)?,
+            status_url: field("status_url", handle.status_url)?,
+            response_url: field("response_url", handle.response_url)?,
+            cancel_url: handle.cancel_url,
+        };
         let base_origin = origin(&self.base);
-        for u in [Some(&status_url), Some(&response_url), cancel_url.as_ref()]
-            .into_iter()
-            .flatten()
-        {
+        let urls = [
+            Some(&queued.status_url),
+            Some(&queued.response_url),
+            queued.cancel_url.as_ref(),
+        ];
+        for u in urls.into_iter().flatten() {
             if origin(u) != base_origin {
                 return Err(GenError::Http(format!(
                     "FAL returned a queue URL on another host ({u}); expected {}",
@@ -242,53 +263,84 @@ impl FalQueue<'_> {
                 )));
             }
         }
+        Ok(queued)
+    }
 
-        // If the MCP call is cancelled while we wait, the future is dropped:
-        // tell FAL to cancel the queued request too.
+    /// Hermes' text when the Nous gateway refuses a model (a 4xx on submit).
+    async fn gateway_rejected(&self, endpoint: &str, status: u16) -> GenError {
+        let mut m = format!(
+            "Nous Subscription gateway rejected model '{endpoint}' (HTTP {status}). This model may not yet be enabled on the Nous Portal's FAL proxy. Either:\n  • Set FAL_KEY in your environment to use FAL.ai directly, or\n  • Pick a different model via `hermes tools` → Image Generation."
+        );
+        if matches!(status, 401..=403) {
+            m += "\n\n";
+            m += &gateway::unavailable_message(
+                self.ctx,
+                self.http,
+                "managed FAL image generation",
+                true,
+            )
+            .await;
+        }
+        GenError::Value(m)
+    }
+
+    /// Poll `status_url` until COMPLETED, reporting the queue position; past the
+    /// timeout the request is cancelled. If the MCP call is cancelled while we wait,
+    /// the future is dropped: FAL is told to cancel the queued request too (so it is
+    /// on every error here).
+    async fn wait(
+        &self,
+        q: &Queued,
+        started: Instant,
+        progress: &crate::server::Progress,
+    ) -> Result<(), GenError> {
         let mut on_drop = CancelOnDrop {
-            client: cancel_url.as_ref().map(|_| self.http.api().clone()),
-            url: cancel_url.clone().unwrap_or_default(),
+            client: q.cancel_url.as_ref().map(|_| self.http.api().clone()),
+            url: q.cancel_url.clone().unwrap_or_default(),
             key: self.key.clone(),
         };
+        let request_id = &q.request_id;
         let mut delay = Duration::from_millis(200);
         let mut last_status = "IN_QUEUE".to_string();
         let mut polls = 0u64;
         loop {
             if started.elapsed() >= self.timeout {
                 on_drop.client = None;
-                if let Some(c) = &cancel_url {
+                if let Some(c) = &q.cancel_url {
                     let _ = http::send(self.http, self.request(reqwest::Method::PUT, c)).await;
                 }
                 return Err(GenError::Timeout(format!(
                     "FAL request {request_id} did not finish within {}s (last status: {last_status}); it was cancelled. Raise image_gen.fal.timeout to wait longer.",
-                    command::fmt_secs(self.timeout.as_secs_f64())
+                    crate::time::fmt_secs(self.timeout.as_secs_f64())
                 )));
             }
-            let resp = http::send(self.http, self.request(reqwest::Method::GET, &status_url))
-                .await
-                .map_err(|e| GenError::Http(format!("FAL status check failed: {e}")))?;
-            if !(200..300).contains(&resp.status) {
-                return Err(GenError::Http(format!(
-                    "FAL status check for {request_id} failed: {}",
-                    http::status_error(&resp)
-                )));
-            }
-            let st: QueueStatus = lenient::object(
-                &resp
-                    .json()
-                    .map_err(|e| GenError::Http(format!("FAL status: {e}")))?,
-            );
-            let status = st.status.unwrap_or_default();
+            let req = self.request(reqwest::Method::GET, &q.status_url);
+            let st: QueueStatus = match http::exchange(self.http, req).await {
+                Ok(v) => lenient::object(&v),
+                Err(f) => {
+                    let refused = format!("FAL status check for {request_id} failed");
+                    return Err(queue_failure(
+                        f,
+                        "FAL status check failed",
+                        &refused,
+                        "FAL status",
+                    ));
+                }
+            };
+            let status = st.status.clone().unwrap_or_default();
             match status.as_str() {
-                "COMPLETED" => {
-                    if let Some(err) = st.error.as_ref().filter(|e| !e.is_null()) {
+                "COMPLETED" => match st.error.as_ref().filter(|e| !e.is_null()) {
+                    Some(err) => {
                         let msg = error_text(err);
                         return Err(GenError::Http(format!(
                             "FAL request {request_id} failed: {msg}"
                         )));
                     }
-                    break;
-                }
+                    None => {
+                        on_drop.client = None;
+                        return Ok(());
+                    }
+                },
                 "IN_QUEUE" | "IN_PROGRESS" => {
                     polls += 1;
                     let msg = match st.queue_position {
@@ -297,44 +349,33 @@ impl FalQueue<'_> {
                     };
                     progress.report(polls, None, msg).await;
                 }
-                "FAILED" | "CANCELED" | "CANCELLED" | "ERROR" => {
-                    let detail = st.error.as_ref().map(error_text).unwrap_or_default();
-                    return Err(GenError::Http(format!(
-                        "FAL request {request_id} {}{}",
-                        status.to_ascii_lowercase(),
-                        if detail.is_empty() {
-                            String::new()
-                        } else {
-                            format!(": {detail}")
-                        }
-                    )));
-                }
-                other => {
-                    return Err(GenError::Http(format!(
-                        "FAL status for {request_id} is not understood: {other:?}"
-                    )));
-                }
+                other => return Err(stopped(&st, other, request_id)),
             }
             last_status = status;
             let left = self.timeout.saturating_sub(started.elapsed());
             tokio::time::sleep(delay.min(left)).await;
             delay = (delay * 3 / 2).min(Duration::from_secs(2));
         }
-
-        on_drop.client = None;
-        let resp = http::send(self.http, self.request(reqwest::Method::GET, &response_url))
-            .await
-            .map_err(|e| GenError::Http(format!("FAL result fetch failed: {e}")))?;
-        if !(200..300).contains(&resp.status) {
-            return Err(GenError::Http(format!(
-                "FAL request {request_id} failed: {}",
-                http::status_error(&resp)
-            )));
-        }
-        resp.json()
-            .map(|v| lenient::object(&v))
-            .map_err(|e| GenError::Http(format!("FAL result: {e}")))
     }
+}
+
+/// A status that ends the wait without a result: FAILED and its kin, or one not understood.
+fn stopped(st: &QueueStatus, status: &str, request_id: &str) -> GenError {
+    if !matches!(status, "FAILED" | "CANCELED" | "CANCELLED" | "ERROR") {
+        return GenError::Http(format!(
+            "FAL status for {request_id} is not understood: {status:?}"
+        ));
+    }
+    let detail = st.error.as_ref().map(error_text).unwrap_or_default();
+    GenError::Http(format!(
+        "FAL request {request_id} {}{}",
+        status.to_ascii_lowercase(),
+        if detail.is_empty() {
+            String::new()
+        } else {
+            format!(": {detail}")
+        }
+    ))
 }
 
 /// Sends FAL's cancel request when dropped while armed (the call was cancelled).
@@ -375,26 +416,24 @@ pub(crate) async fn fal_generate(
         tracing::warn!("{w}");
     }
     let (base, key, managed) = route(ctx, http).await?;
-    if !sources.is_empty() && model.edit_endpoint.is_none() {
-        return Err(GenError::Value(format!(
-            "Model '{}' ({}) is not capable of image-to-image / editing. Provide a text-only prompt (omit image_url), or switch to an edit-capable model via `hermes tools` → Image Generation.",
-            model.display, model.id
-        )));
-    }
     let use_edit = !sources.is_empty();
-    let (endpoint, arguments) = if use_edit {
-        let max = model.max_reference_images.max(1);
-        let clamped = sources
-            .iter()
-            .take(max)
-            .map(|s| fal_source(s))
-            .collect::<Result<Vec<_>, _>>()?;
-        (
-            model.edit_endpoint.expect("edit capability checked above"),
-            model.edit_payload(prompt, &clamped, aspect),
-        )
-    } else {
-        (model.id, model.payload(prompt, aspect))
+    let (endpoint, arguments) = match model.edit_endpoint {
+        None if use_edit => {
+            return Err(GenError::Value(format!(
+                "Model '{}' ({}) is not capable of image-to-image / editing. Provide a text-only prompt (omit image_url), or switch to an edit-capable model via `hermes tools` → Image Generation.",
+                model.display, model.id
+            )));
+        }
+        Some(edit_endpoint) if use_edit => {
+            let max = model.max_reference_images.max(1);
+            let clamped = sources
+                .iter()
+                .take(max)
+                .map(|s| fal_source(s))
+                .collect::<Result<Vec<_>, _>>()?;
+            (edit_endpoint, model.edit_payload(prompt, &clamped, aspect))
+        }
+        _ => (model.id, model.payload(prompt, aspect)),
     };
     let queue = FalQueue {
         ctx,
@@ -405,19 +444,7 @@ pub(crate) async fn fal_generate(
         managed,
     };
     let result: GenerateResult = queue.run(endpoint, &arguments, &call.progress).await?;
-    let Some(images) = result.images else {
-        return Err(GenError::Value(
-            "Invalid response from FAL.ai API — no images returned".into(),
-        ));
-    };
-    if images.is_empty() {
-        return Err(GenError::Value("No images were generated".into()));
-    }
-    let Some((mut url, first)) = images.into_iter().find_map(|i| Some((i.url.clone()?, i))) else {
-        return Err(GenError::Value(
-            "No valid image URLs returned from API".into(),
-        ));
-    };
+    let (mut url, first) = first_image(result)?;
     let mut extra = Map::new();
     extra.insert("upscaled".into(), json!(false));
     if let Some(w) = first.width {
@@ -427,54 +454,79 @@ pub(crate) async fn fal_generate(
         extra.insert("height".into(), json!(h));
     }
     if model.upscale && !use_edit {
-        let args = json!({
-            "image_url": url,
-            "prompt": format!("masterpiece, best quality, highres, {}", prompt.trim()),
-            "upscale_factor": UPSCALER_FACTOR,
-            "negative_prompt": "(worst quality, low quality, normal quality:2)",
-            "creativity": 0.35,
-            "resemblance": 0.6,
-            "guidance_scale": 4,
-            "num_inference_steps": 18,
-            "enable_safety_checker": false,
-        });
-        match queue
-            .run::<UpscaleResult>(UPSCALER_MODEL, &args, &call.progress)
-            .await
-        {
-            Ok(r) => match r.image.and_then(|i| Some((i.url.clone()?, i))) {
-                Some((u, image)) => {
-                    url = u;
-                    extra.insert("upscaled".into(), json!(true));
-                    extra.insert("upscale_factor".into(), json!(UPSCALER_FACTOR));
-                    for (k, v) in [("width", image.width), ("height", image.height)] {
-                        match v {
-                            Some(n) => {
-                                extra.insert(k.into(), json!(n));
-                            }
-                            None => {
-                                extra.remove(k);
-                            }
-                        }
-                    }
-                }
-                None => tracing::warn!("Upscaler returned invalid response; using the original"),
-            },
-            Err(e) => tracing::warn!("upscale failed, using the original image: {}", e),
-        }
+        url = upscale(&queue, url, prompt, &mut extra, &call.progress).await;
     }
     if let Some(w) = model_warning {
         extra.insert("warning".into(), json!(w));
     }
-    Ok((
-        Generated {
-            url: Some(url),
-            bytes: None,
-            extra,
-            model: None,
-        },
-        if use_edit { "image" } else { "text" },
-    ))
+    let modality = if use_edit { "image" } else { "text" };
+    Ok((Generated::from_url(url, extra, None), modality))
+}
+
+/// The first image with a URL in a model's result, as Hermes checks it.
+fn first_image(result: GenerateResult) -> Result<(String, FalImage), GenError> {
+    let Some(images) = result.images else {
+        return Err(GenError::Value(
+            "Invalid response from FAL.ai API — no images returned".into(),
+        ));
+    };
+    if images.is_empty() {
+        return Err(GenError::Value("No images were generated".into()));
+    }
+    images
+        .into_iter()
+        .find_map(|i| Some((i.url.clone()?, i)))
+        .ok_or_else(|| GenError::Value("No valid image URLs returned from API".into()))
+}
+
+/// Chain the Clarity upscaler after the image (Hermes' `_upscale_image`): the upscaled
+/// image's URL, with its size in `extra`; on any failure the original, with a warning
+/// in the log.
+async fn upscale(
+    queue: &FalQueue<'_>,
+    url: String,
+    prompt: &str,
+    extra: &mut Map<String, Value>,
+    progress: &crate::server::Progress,
+) -> String {
+    let args = json!({
+        "image_url": url,
+        "prompt": format!("masterpiece, best quality, highres, {}", prompt.trim()),
+        "upscale_factor": UPSCALER_FACTOR,
+        "negative_prompt": "(worst quality, low quality, normal quality:2)",
+        "creativity": 0.35,
+        "resemblance": 0.6,
+        "guidance_scale": 4,
+        "num_inference_steps": 18,
+        "enable_safety_checker": false,
+    });
+    let image = match queue
+        .run::<UpscaleResult>(UPSCALER_MODEL, &args, progress)
+        .await
+    {
+        Ok(r) => r.image.and_then(|i| Some((i.url.clone()?, i))),
+        Err(e) => {
+            tracing::warn!("upscale failed, using the original image: {}", e);
+            return url;
+        }
+    };
+    let Some((upscaled, image)) = image else {
+        tracing::warn!("Upscaler returned invalid response; using the original");
+        return url;
+    };
+    extra.insert("upscaled".into(), json!(true));
+    extra.insert("upscale_factor".into(), json!(UPSCALER_FACTOR));
+    for (k, v) in [("width", image.width), ("height", image.height)] {
+        match v {
+            Some(n) => {
+                extra.insert(k.into(), json!(n));
+            }
+            None => {
+                extra.remove(k);
+            }
+        }
+    }
+    upscaled
 }
 
 /// A source image for an edit: a URL passes through (FAL fetches it), a local

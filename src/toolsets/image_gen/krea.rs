@@ -25,8 +25,8 @@ use super::save::Generated;
 use crate::gateway;
 use crate::hermes::Context;
 use crate::hermes::envvars;
-use crate::net::vendor::{self as http, ApiRequest, Body, SendError};
-use crate::net::{ApiError, HttpClient};
+use crate::net::HttpClient;
+use crate::net::vendor::{self as http, ApiRequest, Failure, SendError};
 
 pub(crate) const DISPLAY: &str = "Krea";
 pub(crate) const DEFAULT_MODEL: &str = "krea-2-medium";
@@ -140,12 +140,13 @@ pub(crate) async fn krea_generate(
             (base_url(ctx), key)
         }
     };
-    // `_resolve_model(explicit)`: the routed model wins.
-    let model = routed_model.unwrap_or_else(|| resolve_model(ctx));
-    let path = MODELS
-        .iter()
-        .find(|m| m.0 == model)
-        .map_or("medium", |m| m.1);
+    let job = Job {
+        base,
+        key,
+        managed: managed.is_some(),
+        // `_resolve_model(explicit)`: the routed model wins.
+        model: routed_model.unwrap_or_else(|| resolve_model(ctx)),
+    };
     let krea_ar = ASPECTS[aspect_index(aspect)];
     let creativity = creativity(ctx);
     // Deduplicated, at most 10, each as Krea's `{url, strength}` object.
@@ -156,7 +157,6 @@ pub(crate) async fn krea_generate(
         }
     }
     refs.truncate(MAX_REFERENCE_IMAGES);
-    let modality = if refs.is_empty() { "text" } else { "image" };
     let mut body = json!({
         "prompt": prompt, "aspect_ratio": krea_ar, "resolution": RESOLUTION, "creativity": creativity,
     });
@@ -166,81 +166,184 @@ pub(crate) async fn krea_generate(
             .map(|u| json!({"url": u, "strength": STYLE_STRENGTH}))
             .collect();
     }
-    let submit_url = format!("{base}/generate/image/krea/krea-2/{path}");
-    let mut req = ApiRequest::new("krea", reqwest::Method::POST, &submit_url);
-    req.auth = Some(("Bearer", key.clone()));
-    req.headers.push(("User-Agent", USER_AGENT.into()));
-    if managed.is_some() {
-        req.headers
-            .push(("x-idempotency-key", uuid::Uuid::new_v4().to_string()));
+    let job_id = job.submit(http, body).await?;
+    let done = job.poll(http, &job_id).await?;
+    let url = finished_image(&done, &job_id)?;
+    let mut extra = Map::new();
+    extra.insert("krea_aspect_ratio".into(), json!(krea_ar));
+    extra.insert("resolution".into(), json!(RESOLUTION));
+    extra.insert("creativity".into(), json!(creativity));
+    extra.insert("job_id".into(), json!(job_id));
+    if let Some(c) = done.get("completed_at").filter(|c| c.is_string()) {
+        extra.insert("completed_at".into(), c.clone());
     }
-    req.body = Body::Json(body);
-    req.timeout = Duration::from_secs(30);
-    let resp = match http::send(http, req).await {
-        Ok(r) => r,
-        Err(SendError::Api {
-            source: ApiError::Timeout,
-            ..
-        }) => return Err(GenError::typed("timeout", "Krea submit timed out (30s)")),
-        Err(SendError::Api {
-            source: e @ ApiError::RateLimited { .. },
-            ..
-        }) => {
-            if managed.is_some() {
-                return Err(GenError::Api(format!(
-                    "Nous Subscription Krea gateway rejected '{model}' (HTTP 429): {e}. Krea's shared-key concurrency cap was hit — retry shortly."
-                )));
-            }
-            return Err(GenError::Api(format!(
-                "Krea image generation failed (429): {e}"
-            )));
+    let modality = if refs.is_empty() { "text" } else { "image" };
+    let model = Some(job.model.to_string());
+    Ok((Generated::from_url(url, extra, model), modality))
+}
+
+/// One Krea job: where it runs and for which model.
+struct Job {
+    base: String,
+    key: String,
+    /// Through the Nous tool gateway (submit errors are worded for it).
+    managed: bool,
+    model: &'static str,
+}
+
+impl Job {
+    fn request<'u>(&self, method: reqwest::Method, url: &'u str) -> ApiRequest<'u> {
+        ApiRequest::new("krea", method, url)
+            .bearer(self.key.clone())
+            .header("User-Agent", USER_AGENT)
+            .timeout(Duration::from_secs(30))
+    }
+
+    /// `POST <base>/generate/image/krea/krea-2/<path>`: the job's id.
+    async fn submit(&self, http: &HttpClient, body: Value) -> Result<String, GenError> {
+        let path = MODELS
+            .iter()
+            .find(|m| m.0 == self.model)
+            .map_or("medium", |m| m.1);
+        let url = format!("{}/generate/image/krea/krea-2/{path}", self.base);
+        let mut req = self.request(reqwest::Method::POST, &url).json(body);
+        if self.managed {
+            req = req.header("x-idempotency-key", uuid::Uuid::new_v4().to_string());
         }
-        Err(e) => {
-            return Err(GenError::typed(
-                "connection_error",
-                format!("Krea connection error: {e}"),
-            ));
+        let submitted = http::exchange(http, req)
+            .await
+            .map_err(|f| self.submit_failure(f))?;
+        match submitted.get("job_id").and_then(Value::as_str) {
+            Some(id) if !id.is_empty() => Ok(id.to_string()),
+            _ => Err(GenError::typed(
+                "invalid_response",
+                "Krea submit response missing job_id",
+            )),
         }
-    };
-    if managed.is_some() && (400..500).contains(&resp.status) {
-        let hint = if resp.status == 429 {
-            "Krea's shared-key concurrency cap was hit — retry shortly.".to_string()
-        } else {
-            format!(
-                "Model '{model}' may not be enabled/priced on the Nous Portal's Krea gateway. Set KREA_API_KEY to use Krea directly, or pick a different model via `hermes tools` → Image Generation."
-            )
+    }
+
+    /// Hermes' texts for a failed submit; through the gateway a 4xx (or a 429) says
+    /// which model the gateway rejected.
+    fn submit_failure(&self, f: Failure) -> GenError {
+        let model = self.model;
+        let gateway_rejected = |status: u16, detail: String, hint: String| {
+            GenError::Api(format!(
+                "Nous Subscription Krea gateway rejected '{model}' (HTTP {status}): {detail}. {hint}"
+            ))
         };
-        return Err(GenError::Api(format!(
-            "Nous Subscription Krea gateway rejected '{model}' (HTTP {}): {}. {hint}",
-            resp.status,
-            submit_error_message(&resp.body)
-        )));
+        const CAP_HIT: &str = "Krea's shared-key concurrency cap was hit — retry shortly.";
+        match f {
+            Failure::Timeout(_) => GenError::typed("timeout", "Krea submit timed out (30s)"),
+            Failure::RateLimited(e) => {
+                let cause = match e {
+                    SendError::Api { source, .. } => source.to_string(),
+                    other => other.to_string(),
+                };
+                if self.managed {
+                    gateway_rejected(429, cause, CAP_HIT.into())
+                } else {
+                    GenError::Api(format!("Krea image generation failed (429): {cause}"))
+                }
+            }
+            Failure::Connection(e) => {
+                GenError::typed("connection_error", format!("Krea connection error: {e}"))
+            }
+            Failure::Status(r) if self.managed && (400..500).contains(&r.status) => {
+                let hint = if r.status == 429 {
+                    CAP_HIT.to_string()
+                } else {
+                    format!(
+                        "Model '{model}' may not be enabled/priced on the Nous Portal's Krea gateway. Set KREA_API_KEY to use Krea directly, or pick a different model via `hermes tools` → Image Generation."
+                    )
+                };
+                gateway_rejected(r.status, submit_error_message(&r.body), hint)
+            }
+            Failure::Status(r) => GenError::Api(format!(
+                "Krea image generation failed ({}): {}",
+                r.status,
+                submit_error_message(&r.body)
+            )),
+            Failure::NotJson(e) => GenError::typed(
+                "invalid_response",
+                format!("Krea returned invalid JSON on submit: {e}"),
+            ),
+        }
     }
-    if !(200..300).contains(&resp.status) {
-        return Err(GenError::Api(format!(
-            "Krea image generation failed ({}): {}",
-            resp.status,
-            submit_error_message(&resp.body)
-        )));
+
+    /// Poll `GET <base>/jobs/<id>` until the job is terminal; the job body.
+    async fn poll(&self, http: &HttpClient, job_id: &str) -> Result<Value, GenError> {
+        let url = format!("{}/jobs/{job_id}", self.base);
+        let deadline = Instant::now() + POLL_TIMEOUT;
+        let mut interval = POLL_INITIAL;
+        let mut last_status: Option<String> = None;
+        loop {
+            tokio::time::sleep(Duration::from_secs_f64(interval)).await;
+            interval = (interval * POLL_BACKOFF).min(POLL_MAX);
+            let answer = http::exchange(http, self.request(reqwest::Method::GET, &url)).await;
+            let expired = Instant::now() >= deadline;
+            let job = match answer {
+                Ok(job) => job,
+                Err(f) => match poll_failure(f, expired, job_id) {
+                    Some(e) => return Err(e),
+                    None => continue,
+                },
+            };
+            if let Some(s) = job.get("status").and_then(Value::as_str) {
+                last_status = Some(s.to_string());
+                if ["completed", "failed", "cancelled"].contains(&s) {
+                    return Ok(job);
+                }
+            }
+            if job
+                .get("completed_at")
+                .is_some_and(crate::pycompat::py_bool)
+            {
+                return Ok(job);
+            }
+            if expired {
+                return Err(GenError::typed(
+                    "timeout",
+                    format!(
+                        "Krea job {job_id} did not complete within {}s (last status: {})",
+                        POLL_TIMEOUT.as_secs(),
+                        last_status.as_deref().unwrap_or("unknown")
+                    ),
+                ));
+            }
+        }
     }
-    let submitted = resp.json().map_err(|e| {
-        GenError::typed(
-            "invalid_response",
-            format!("Krea returned invalid JSON on submit: {e}"),
-        )
-    })?;
-    let Some(job_id) = submitted
-        .get("job_id")
-        .and_then(Value::as_str)
-        .filter(|s| !s.is_empty())
-        .map(str::to_string)
-    else {
-        return Err(GenError::typed(
-            "invalid_response",
-            "Krea submit response missing job_id",
-        ));
-    };
-    let job = poll(http, &base, &key, &job_id).await?;
+}
+
+/// A failed poll: the error to stop with, or `None` to poll again (a transient failure
+/// before the deadline).
+fn poll_failure(f: Failure, expired: bool, job_id: &str) -> Option<GenError> {
+    match f {
+        Failure::RateLimited(_) => {
+            expired.then(|| GenError::Api(format!("Krea poll failed (429) for job {job_id}")))
+        }
+        Failure::Timeout(e) | Failure::Connection(e) => {
+            tracing::warn!("Krea poll transient error for job {job_id}: {e}");
+            expired.then(|| {
+                GenError::typed(
+                    "timeout",
+                    format!("Krea poll timed out for job {job_id}: {e}"),
+                )
+            })
+        }
+        Failure::Status(r) => (!RETRYABLE.contains(&r.status) || expired)
+            .then(|| GenError::Api(format!("Krea poll failed ({}) for job {job_id}", r.status))),
+        Failure::NotJson(e) => expired.then(|| {
+            GenError::typed(
+                "invalid_response",
+                format!("Krea poll returned invalid JSON: {e}"),
+            )
+        }),
+    }
+}
+
+/// The image URL of a terminal job (`result.urls[0]`, else `result.url`), or why there
+/// is none: the job failed or was cancelled, or its result holds no URL.
+fn finished_image(job: &Value, job_id: &str) -> Result<String, GenError> {
     let status = job.get("status").and_then(Value::as_str).unwrap_or("");
     let result = job.get("result").and_then(Value::as_object);
     if status == "failed" {
@@ -268,117 +371,12 @@ pub(crate) async fn krea_generate(
             .filter(|s| !s.is_empty())
             .map(str::to_string)
     };
-    let url = result
+    result
         .get("urls")
         .and_then(Value::as_array)
         .and_then(|a| a.iter().find_map(nonblank))
-        .or_else(|| result.get("url").and_then(nonblank));
-    let Some(url) = url else {
-        return Err(GenError::EmptyResponse(
-            "Krea result contained no image URL".into(),
-        ));
-    };
-    let mut extra = Map::new();
-    extra.insert("krea_aspect_ratio".into(), json!(krea_ar));
-    extra.insert("resolution".into(), json!(RESOLUTION));
-    extra.insert("creativity".into(), json!(creativity));
-    extra.insert("job_id".into(), json!(job_id));
-    if let Some(c) = job.get("completed_at").filter(|c| c.is_string()) {
-        extra.insert("completed_at".into(), c.clone());
-    }
-    Ok((
-        Generated {
-            url: Some(url),
-            bytes: None,
-            extra,
-            model: Some(model.to_string()),
-        },
-        modality,
-    ))
-}
-
-/// Poll `GET <base>/jobs/<id>` until the job is terminal; the job body.
-async fn poll(http: &HttpClient, base: &str, key: &str, job_id: &str) -> Result<Value, GenError> {
-    let url = format!("{base}/jobs/{job_id}");
-    let deadline = Instant::now() + POLL_TIMEOUT;
-    let mut interval = POLL_INITIAL;
-    let mut last_status: Option<String> = None;
-    loop {
-        tokio::time::sleep(Duration::from_secs_f64(interval)).await;
-        interval = (interval * POLL_BACKOFF).min(POLL_MAX);
-        let mut req = ApiRequest::new("krea", reqwest::Method::GET, &url);
-        req.auth = Some(("Bearer", key.to_string()));
-        req.headers.push(("User-Agent", USER_AGENT.into()));
-        req.timeout = Duration::from_secs(30);
-        let expired = || Instant::now() >= deadline;
-        let resp = match http::send(http, req).await {
-            Ok(r) => r,
-            Err(SendError::Api {
-                source: ApiError::RateLimited { .. },
-                ..
-            }) => {
-                if expired() {
-                    return Err(GenError::Api(format!(
-                        "Krea poll failed (429) for job {job_id}"
-                    )));
-                }
-                continue;
-            }
-            Err(e) => {
-                tracing::warn!("Krea poll transient error for job {job_id}: {e}");
-                if expired() {
-                    return Err(GenError::typed(
-                        "timeout",
-                        format!("Krea poll timed out for job {job_id}: {e}"),
-                    ));
-                }
-                continue;
-            }
-        };
-        if !(200..300).contains(&resp.status) {
-            if !RETRYABLE.contains(&resp.status) || expired() {
-                return Err(GenError::Api(format!(
-                    "Krea poll failed ({}) for job {job_id}",
-                    resp.status
-                )));
-            }
-            continue;
-        }
-        let job = match resp.json() {
-            Ok(j) => j,
-            Err(e) => {
-                if expired() {
-                    return Err(GenError::typed(
-                        "invalid_response",
-                        format!("Krea poll returned invalid JSON: {e}"),
-                    ));
-                }
-                continue;
-            }
-        };
-        if let Some(s) = job.get("status").and_then(Value::as_str) {
-            last_status = Some(s.to_string());
-            if ["completed", "failed", "cancelled"].contains(&s) {
-                return Ok(job);
-            }
-        }
-        if job
-            .get("completed_at")
-            .is_some_and(crate::pycompat::py_bool)
-        {
-            return Ok(job);
-        }
-        if expired() {
-            return Err(GenError::typed(
-                "timeout",
-                format!(
-                    "Krea job {job_id} did not complete within {}s (last status: {})",
-                    POLL_TIMEOUT.as_secs(),
-                    last_status.as_deref().unwrap_or("unknown")
-                ),
-            ));
-        }
-    }
+        .or_else(|| result.get("url").and_then(nonblank))
+        .ok_or_else(|| GenError::EmptyResponse("Krea result contained no image URL".into()))
 }
 
 #[cfg(test)]

@@ -12,12 +12,21 @@
 //! `image_gen.openai.timeout` (default 300); OpenAI's base URL is
 //! `OPENAI_BASE_URL` (default `https://api.openai.com/v1`), as the OpenAI SDK reads it.
 //!
-//! Layout: [`catalog`] (models, tiers, config), [`fal`] and [`openai`] (the two
-//! clients), [`source`] (local edit sources), [`save`] (the cache file), [`error`].
+//! Every backend goes through one request skeleton and states only what differs: it
+//! builds an `ApiRequest` (`net::vendor`), sends it with `vendor::exchange` (which sorts
+//! what went wrong into a `vendor::Failure`), words each failure in the texts Hermes'
+//! plugin gives ([`error::GenError`]; [`plugin_http`] for the plugins that share theirs),
+//! and reads the image out of the answer ([`answer`]). [`ImageGenToolset::generate`] then
+//! saves it ([`save`]) and answers in Hermes' result shape.
+//!
+//! Layout: [`catalog`] (models, tiers, config), one module per backend ([`fal`],
+//! [`openai`], [`codex`], [`xai`], [`openrouter`], [`deepinfra`], [`krea`]; [`managed`]
+//! for the Nous tool gateway's routes), [`answer`] (images in answers), [`source`] (local
+//! edit sources), [`save`] (the cache file), [`error`].
 
+mod answer;
 mod catalog;
 mod codex;
-/// Codex's Responses event-stream reader, shared with vision's auxiliary Codex wire.
 mod deepinfra;
 mod error;
 mod fal;
@@ -35,6 +44,7 @@ use serde_json::{Map, Value, json};
 
 use crate::hermes::Context;
 use crate::hermes::envvars;
+use crate::net::HttpClient;
 use crate::net::vendor::LazyHttp;
 use crate::server::args::ArgsExt;
 use crate::server::toolset::BoxFuture;
@@ -49,7 +59,7 @@ use codex::codex_generate;
 use error::GenError;
 use fal::fal_generate;
 use openai::openai_generate;
-use save::save_generated;
+use save::{Generated, save_generated};
 
 /// Images larger than this are saved but not inlined as MCP image content.
 const MAX_INLINE_BYTES: usize = 8 * 1024 * 1024;
@@ -457,6 +467,8 @@ impl ImageArgs {
 }
 
 impl ImageGenToolset {
+    /// `image_generate`: check the arguments, run the backend, save its image and answer
+    /// in Hermes' result shape.
     async fn generate(&self, ctx: &Context, call: ToolCall) -> ToolOutput {
         let ImageArgs {
             prompt,
@@ -481,118 +493,186 @@ impl ImageGenToolset {
             Backend::Krea => managed::krea_routed_model(ctx),
             _ => None,
         };
-        let model_id = match &backend {
-            Backend::OpenAi => resolve_openai_tier(ctx).0.to_string(),
-            Backend::OpenAiCodex => resolve_gpt_tier(ctx, codex::PROVIDER).0.to_string(),
-            Backend::Xai => xai::resolve_model(ctx).to_string(),
-            Backend::OpenRouter => openrouter::model_chain(ctx).remove(0),
-            // Hermes resolves DeepInfra's model after its checks (errors before name none).
-            Backend::DeepInfra => String::new(),
-            Backend::Krea => routed_krea
-                .unwrap_or_else(|| krea::resolve_model(ctx))
-                .to_string(),
-            _ => resolve_fal_model(ctx).0.id.to_string(),
-        };
-        let provider = match &backend {
-            Backend::Unsupported(_) => "fal",
-            b => b.name(),
-        };
-        // Hermes' plugin providers (`error_response`/`success_response`) echo the prompt.
-        let plugin = !matches!(backend, Backend::Fal | Backend::Unsupported(_));
-        let fail = |e: GenError| {
-            let model_id = match &e {
-                GenError::WithModel { model, .. } => model.as_str(),
-                _ => model_id.as_str(),
-            };
-            let mut v = json!({
-                "success": false, "image": null, "error": e.to_string(), "error_type": e.error_type(),
-                "model": model_id, "aspect_ratio": aspect, "provider": provider,
-            });
-            if plugin {
-                v["prompt"] = json!(prompt);
-            }
-            ToolOutput::error_json(v)
+        let reply = Reply {
+            model_id: model_id(ctx, &backend, routed_krea),
+            backend: &backend,
+            aspect: &aspect,
+            prompt: &prompt,
         };
         if prompt.trim().is_empty() {
-            return fail(GenError::Value(
+            return reply.fail(GenError::Value(
                 "Prompt is required and must be a non-empty string".into(),
             ));
         }
-        let result = match &backend {
-            Backend::Fal => fal_generate(ctx, &http, &call, &prompt, &aspect, &sources).await,
-            Backend::OpenAi => openai_generate(ctx, &http, &prompt, &aspect, &sources).await,
-            Backend::OpenAiCodex => {
-                codex_generate(ctx, &http, &call.progress, prompt.trim(), &aspect, &sources).await
+        let job = Job {
+            ctx,
+            http: &http,
+            call: &call,
+            prompt: &prompt,
+            aspect: &aspect,
+            sources: &sources,
+        };
+        match job.run(&backend, routed_krea).await {
+            Ok((generated, modality)) => {
+                let warnings = aspect_warning.into_iter().collect();
+                reply
+                    .success(ctx, &http, generated, modality, warnings)
+                    .await
             }
-            Backend::Xai => xai::xai_generate(ctx, &http, prompt.trim(), &aspect, &sources).await,
+            Err(e) => reply.fail(e),
+        }
+    }
+}
+
+/// The model a result names before the backend runs (a backend may report another).
+fn model_id(ctx: &Context, backend: &Backend, routed_krea: Option<&'static str>) -> String {
+    match backend {
+        Backend::OpenAi => resolve_openai_tier(ctx).0.to_string(),
+        Backend::OpenAiCodex => resolve_gpt_tier(ctx, codex::PROVIDER).0.to_string(),
+        Backend::Xai => xai::resolve_model(ctx).to_string(),
+        Backend::OpenRouter => openrouter::model_chain(ctx).remove(0),
+        // Hermes resolves DeepInfra's model after its checks (errors before name none).
+        Backend::DeepInfra => String::new(),
+        Backend::Krea => routed_krea
+            .unwrap_or_else(|| krea::resolve_model(ctx))
+            .to_string(),
+        _ => resolve_fal_model(ctx).0.id.to_string(),
+    }
+}
+
+/// One `image_generate` call, as every backend takes it.
+struct Job<'a> {
+    ctx: &'a Context,
+    http: &'a HttpClient,
+    call: &'a ToolCall,
+    prompt: &'a str,
+    aspect: &'a str,
+    sources: &'a [String],
+}
+
+impl Job<'_> {
+    /// Run the backend: its image (not yet saved) and the modality it reports. FAL and
+    /// OpenAI get the prompt as given, Hermes' other plugins get it trimmed.
+    async fn run(
+        &self,
+        backend: &Backend,
+        routed_krea: Option<&'static str>,
+    ) -> Result<(Generated, &'static str), GenError> {
+        let Job {
+            ctx,
+            http,
+            call,
+            prompt,
+            aspect,
+            sources,
+        } = *self;
+        match backend {
+            Backend::Fal => fal_generate(ctx, http, call, prompt, aspect, sources).await,
+            Backend::OpenAi => openai_generate(ctx, http, prompt, aspect, sources).await,
+            Backend::OpenAiCodex => {
+                codex_generate(ctx, http, &call.progress, prompt.trim(), aspect, sources).await
+            }
+            Backend::Xai => xai::xai_generate(ctx, http, prompt.trim(), aspect, sources).await,
             Backend::OpenRouter => {
-                openrouter::openrouter_generate(ctx, &http, prompt.trim(), &aspect, &sources).await
+                openrouter::openrouter_generate(ctx, http, prompt.trim(), aspect, sources).await
             }
             Backend::DeepInfra => {
-                deepinfra::deepinfra_generate(ctx, &http, prompt.trim(), &aspect, &sources).await
+                deepinfra::deepinfra_generate(ctx, http, prompt.trim(), aspect, sources).await
             }
             Backend::Krea => {
-                krea::krea_generate(ctx, &http, prompt.trim(), &aspect, &sources, routed_krea).await
+                krea::krea_generate(ctx, http, prompt.trim(), aspect, sources, routed_krea).await
             }
             Backend::Unsupported(p) => Err(GenError::ProviderNotRegistered(format!(
                 "image_gen.provider='{p}' is set but hermes-mcp has no such backend (supported: {SUPPORTED})."
             ))),
+        }
+    }
+}
+
+/// What every result names, success or failure (Hermes' `success_response` and
+/// `error_response` fields).
+struct Reply<'a> {
+    backend: &'a Backend,
+    model_id: String,
+    aspect: &'a str,
+    prompt: &'a str,
+}
+
+impl Reply<'_> {
+    fn provider(&self) -> &str {
+        match self.backend {
+            Backend::Unsupported(_) => "fal",
+            b => b.name(),
+        }
+    }
+
+    /// Hermes' plugin providers (`error_response`/`success_response`) echo the prompt.
+    fn plugin(&self) -> bool {
+        !matches!(self.backend, Backend::Fal | Backend::Unsupported(_))
+    }
+
+    fn fail(&self, e: GenError) -> ToolOutput {
+        let model_id = match &e {
+            GenError::WithModel { model, .. } => model.as_str(),
+            _ => self.model_id.as_str(),
         };
-        let (generated, modality) = match result {
-            Ok(g) => g,
-            Err(e) => return fail(e),
-        };
-        let model_id = generated.model.clone().unwrap_or_else(|| model_id.clone());
-        let prefix = match &backend {
+        let mut v = json!({
+            "success": false, "image": null, "error": e.to_string(), "error_type": e.error_type(),
+            "model": model_id, "aspect_ratio": self.aspect, "provider": self.provider(),
+        });
+        if self.plugin() {
+            v["prompt"] = json!(self.prompt);
+        }
+        ToolOutput::error_json(v)
+    }
+
+    /// The saved file's name prefix (Hermes' per-provider `save_*_image` prefixes).
+    fn file_prefix(&self, model_id: &str) -> String {
+        match self.backend {
             Backend::Xai => format!("xai_{model_id}"),
             Backend::OpenRouter => "openrouter_gen".to_string(),
-            Backend::DeepInfra => deepinfra::file_prefix(&model_id),
+            Backend::DeepInfra => deepinfra::file_prefix(model_id),
             Backend::Krea => format!("krea_{model_id}"),
             Backend::OpenAi => format!("openai_{model_id}"),
             Backend::OpenAiCodex => format!("openai_codex_{model_id}"),
             _ => format!("fal_{}", model_id.replace(['/', '.'], "-")),
-        };
+        }
+    }
+
+    /// Save the image under cache/images and answer with its path (and the image
+    /// itself inline when small enough), the provider's URL, the common fields and
+    /// the backend's own.
+    async fn success(
+        &self,
+        ctx: &Context,
+        http: &HttpClient,
+        generated: Generated,
+        modality: &str,
+        mut warnings: Vec<String>,
+    ) -> ToolOutput {
+        let model_id = generated
+            .model
+            .clone()
+            .unwrap_or_else(|| self.model_id.clone());
+        let prefix = self.file_prefix(&model_id);
         let mut out = Map::new();
         out.insert("success".into(), json!(true));
-        let mut warnings: Vec<String> = aspect_warning.into_iter().collect();
-        let saved = save_generated(ctx, &http, &generated, &prefix).await;
-        let mut inline = None;
-        match saved {
-            Ok((path, bytes, mime)) => {
-                out.insert("image".into(), json!(path.display().to_string()));
-                if bytes.len() <= MAX_INLINE_BYTES {
-                    inline = Some((
-                        base64::engine::general_purpose::STANDARD.encode(&bytes),
-                        mime,
-                    ));
-                } else {
-                    warnings.push(format!(
-                        "image is {} MB, too large to attach inline; open the file instead",
-                        bytes.len() / (1024 * 1024)
-                    ));
-                }
-            }
-            Err(e) => match generated.url.as_deref().filter(|u| !u.starts_with("data:")) {
-                // Hermes returns the provider URL; we do too when the download fails.
-                Some(u) => {
-                    out.insert("image".into(), json!(u));
-                    warnings.push(format!("could not save the image under cache/images: {e}"));
-                }
-                None => {
-                    return fail(GenError::Io(format!("Could not save image to cache: {e}")));
-                }
-            },
-        }
+        let (image, inline) = match saved_image(ctx, http, &generated, &prefix, &mut warnings).await
+        {
+            Ok(saved) => saved,
+            Err(e) => return self.fail(e),
+        };
+        out.insert("image".into(), json!(image));
         out.insert("modality".into(), json!(modality));
         if let Some(u) = generated.url.as_deref().filter(|u| !u.starts_with("data:")) {
             out.insert("image_url".into(), json!(u));
         }
         out.insert("model".into(), json!(model_id));
-        if plugin {
-            out.insert("prompt".into(), json!(prompt.trim()));
+        if self.plugin() {
+            out.insert("prompt".into(), json!(self.prompt.trim()));
         }
-        out.insert("aspect_ratio".into(), json!(aspect));
-        out.insert("provider".into(), json!(provider));
+        out.insert("aspect_ratio".into(), json!(self.aspect));
+        out.insert("provider".into(), json!(self.provider()));
         for (k, v) in generated.extra {
             out.entry(k).or_insert(v);
         }
@@ -604,6 +684,38 @@ impl ImageGenToolset {
             output = output.with_image(b64, mime);
         }
         output
+    }
+}
+
+/// Save the image: the result's `image` (the saved path, or the provider's URL when
+/// the download fails, as Hermes returns it) and the image as base64 for inline MCP
+/// content when it is small enough.
+async fn saved_image(
+    ctx: &Context,
+    http: &HttpClient,
+    generated: &Generated,
+    prefix: &str,
+    warnings: &mut Vec<String>,
+) -> Result<(String, Option<(String, &'static str)>), GenError> {
+    match save_generated(ctx, http, generated, prefix).await {
+        Ok((path, bytes, mime)) => {
+            if bytes.len() <= MAX_INLINE_BYTES {
+                let b64 = base64::engine::general_purpose::STANDARD.encode(&bytes);
+                return Ok((path.display().to_string(), Some((b64, mime))));
+            }
+            warnings.push(format!(
+                "image is {} MB, too large to attach inline; open the file instead",
+                bytes.len() / (1024 * 1024)
+            ));
+            Ok((path.display().to_string(), None))
+        }
+        Err(e) => match generated.url.as_deref().filter(|u| !u.starts_with("data:")) {
+            Some(u) => {
+                warnings.push(format!("could not save the image under cache/images: {e}"));
+                Ok((u.to_string(), None))
+            }
+            None => Err(GenError::Io(format!("Could not save image to cache: {e}"))),
+        },
     }
 }
 

@@ -2,10 +2,9 @@
 //! `plugins/image_gen/openai`): `POST /images/generations`, or `/images/edits`
 //! with the source images as multipart files.
 
-use base64::Engine as _;
-use serde::Deserialize;
-use serde_json::{Map, json};
+use serde_json::{Map, Value, json};
 
+use super::answer::ImageItem;
 use super::catalog::{
     OPENAI_API_MODEL, OPENAI_MAX_SOURCES, OPENAI_SIZES, aspect_index, resolve_openai_tier,
     timeout_cfg,
@@ -15,28 +14,8 @@ use super::save::Generated;
 use super::source::read_local_image;
 use crate::hermes::Context;
 use crate::hermes::envvars;
-use crate::lenient;
 use crate::net::HttpClient;
 use crate::net::vendor::{self as http, ApiRequest, Body};
-
-/// The Images API answer (`data[0]` is read).
-#[derive(Deserialize, Default)]
-#[serde(default)]
-struct ImagesResponse {
-    #[serde(deserialize_with = "lenient::objects")]
-    data: Option<Vec<ImageData>>,
-}
-
-#[derive(Deserialize, Default)]
-#[serde(default)]
-struct ImageData {
-    #[serde(deserialize_with = "lenient::opt")]
-    b64_json: Option<String>,
-    #[serde(deserialize_with = "lenient::opt")]
-    url: Option<String>,
-    #[serde(deserialize_with = "lenient::opt")]
-    revised_prompt: Option<String>,
-}
 
 pub(crate) const DEFAULT_OPENAI_BASE_URL: &str = "https://api.openai.com/v1";
 
@@ -110,112 +89,107 @@ pub(crate) async fn openai_generate(
     };
     let (_tier, quality) = resolve_openai_tier(ctx);
     let size = OPENAI_SIZES[aspect_index(aspect)];
-    let base = openai_base(ctx);
-    let sources: Vec<&String> = sources.iter().take(OPENAI_MAX_SOURCES).collect();
+    let sources = &sources[..sources.len().min(OPENAI_MAX_SOURCES)];
     let is_edit = !sources.is_empty();
-    let url;
-    let mut req = if is_edit {
-        let mut files = Vec::new();
-        for s in &sources {
-            let loaded = if s.to_ascii_lowercase().starts_with("http://")
-                || s.to_ascii_lowercase().starts_with("https://")
-                || s.starts_with("data:")
-            {
-                http::fetch_image(http, s)
-                    .await
-                    .map_err(|e| GenError::Value(e.to_string()))
-            } else {
-                read_local_image(s)
-            };
-            let (bytes, mime) = loaded.map_err(|e| {
-                GenError::Io(format!("Could not load source image for editing: {e}"))
-            })?;
-            let name = s
-                .split('?')
-                .next()
-                .and_then(|p| p.rsplit('/').next())
-                .filter(|n| !n.is_empty() && !s.starts_with("data:"))
-                .map(str::to_string)
-                .unwrap_or_else(|| format!("image.{}", crate::sniff::extension(mime)));
-            files.push((name, mime, bytes));
-        }
+    let body = if is_edit {
         let mut form = Multipart::new();
-        form.text("model", OPENAI_API_MODEL);
-        form.text("prompt", prompt);
-        form.text("size", size);
-        form.text("quality", quality);
-        form.text("n", "1");
-        let field = if files.len() > 1 { "image[]" } else { "image" };
-        for (name, mime, bytes) in &files {
-            form.file(field, name, mime, bytes);
+        let fields = [
+            ("model", OPENAI_API_MODEL),
+            ("prompt", prompt),
+            ("size", size),
+            ("quality", quality),
+            ("n", "1"),
+        ];
+        for (name, value) in fields {
+            form.text(name, value);
+        }
+        let field = if sources.len() > 1 {
+            "image[]"
+        } else {
+            "image"
+        };
+        for (name, mime, bytes) in load_sources(http, sources).await? {
+            form.file(field, &name, mime, &bytes);
         }
         let (content_type, bytes) = form.finish();
-        url = format!("{base}/images/edits");
-        let mut r = ApiRequest::new("openai", reqwest::Method::POST, &url);
-        r.body = Body::Raw {
+        Body::Raw {
             content_type,
             bytes,
-        };
-        r
+        }
     } else {
-        url = format!("{base}/images/generations");
-        let mut r = ApiRequest::new("openai", reqwest::Method::POST, &url);
         // gpt-image-2 always answers with b64_json and rejects response_format.
-        r.body = Body::Json(json!({
+        Body::Json(json!({
             "model": OPENAI_API_MODEL, "prompt": prompt, "size": size, "n": 1, "quality": quality,
-        }));
-        r
+        }))
     };
-    req.auth = Some(("Bearer", key));
-    req.timeout = timeout_cfg(ctx, "image_gen.openai.timeout");
-    let what = if is_edit { "editing" } else { "generation" };
-    let api_err = |m: String| GenError::Api(format!("OpenAI image {what} failed: {m}"));
-    let resp = http::send(http, req)
+    let (path, what) = if is_edit {
+        ("edits", "editing")
+    } else {
+        ("generations", "generation")
+    };
+    let url = format!("{}/images/{path}", openai_base(ctx));
+    let mut req = ApiRequest::new("openai", reqwest::Method::POST, &url)
+        .bearer(key)
+        .timeout(timeout_cfg(ctx, "image_gen.openai.timeout"));
+    req.body = body;
+    let answer = http::exchange(http, req)
         .await
-        .map_err(|e| api_err(e.to_string()))?;
-    if !(200..300).contains(&resp.status) {
-        return Err(api_err(http::status_error(&resp)));
+        .map_err(|f| GenError::Api(format!("OpenAI image {what} failed: {f}")))?;
+    let generated = read_answer(&answer, size, quality)?;
+    Ok((generated, if is_edit { "image" } else { "text" }))
+}
+
+/// The edit's source images as multipart files: (file name, MIME type, bytes).
+async fn load_sources(
+    http: &HttpClient,
+    sources: &[String],
+) -> Result<Vec<(String, &'static str, Vec<u8>)>, GenError> {
+    let mut files = Vec::new();
+    for s in sources {
+        let lower = s.to_ascii_lowercase();
+        let loaded = if lower.starts_with("http://")
+            || lower.starts_with("https://")
+            || s.starts_with("data:")
+        {
+            http::fetch_image(http, s)
+                .await
+                .map_err(|e| GenError::Value(e.to_string()))
+        } else {
+            read_local_image(s)
+        };
+        let (bytes, mime) = loaded
+            .map_err(|e| GenError::Io(format!("Could not load source image for editing: {e}")))?;
+        let name = s
+            .split('?')
+            .next()
+            .and_then(|p| p.rsplit('/').next())
+            .filter(|n| !n.is_empty() && !s.starts_with("data:"))
+            .map(str::to_string)
+            .unwrap_or_else(|| format!("image.{}", crate::sniff::extension(mime)));
+        files.push((name, mime, bytes));
     }
-    let body: ImagesResponse = lenient::object(&resp.json().map_err(|e| api_err(e.to_string()))?);
+    Ok(files)
+}
+
+/// The image in OpenAI's Images answer (`data[0]`: `b64_json`, else `url`), with
+/// `size`, `quality` and the model's `revised_prompt` in `extra`.
+fn read_answer(answer: &Value, size: &str, quality: &str) -> Result<Generated, GenError> {
     let empty = |m: &str| GenError::EmptyResponse(m.into());
-    let Some(first) = body.data.and_then(|d| d.into_iter().next()) else {
+    let Some(mut item) = ImageItem::first(answer) else {
         return Err(empty("OpenAI returned no image data"));
     };
     let mut extra = Map::new();
     extra.insert("size".into(), json!(size));
     extra.insert("quality".into(), json!(quality));
-    if let Some(rp) = first.revised_prompt {
+    if let Some(rp) = item.revised_prompt.take() {
         extra.insert("revised_prompt".into(), json!(rp));
     }
-    let modality = if is_edit { "image" } else { "text" };
-    if let Some(b64) = first.b64_json {
-        let bytes = base64::engine::general_purpose::STANDARD
-            .decode(b64.trim())
-            .map_err(|e| {
-                GenError::Io(format!(
-                    "Could not save image to cache: invalid base64: {e}"
-                ))
-            })?;
-        return Ok((
-            Generated {
-                url: None,
-                bytes: Some(bytes),
-                extra,
-                model: None,
-            },
-            modality,
-        ));
-    }
-    if let Some(u) = first.url {
-        return Ok((
-            Generated {
-                url: Some(u),
-                bytes: None,
-                extra,
-                model: None,
-            },
-            modality,
-        ));
-    }
-    Err(empty("OpenAI response contained neither b64_json nor URL"))
+    let Some(found) = item.image() else {
+        return Err(empty("OpenAI response contained neither b64_json nor URL"));
+    };
+    found.into_generated(extra, None, |e| {
+        GenError::Io(format!(
+            "Could not save image to cache: invalid base64: {e}"
+        ))
+    })
 }

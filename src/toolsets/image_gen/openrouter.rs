@@ -15,6 +15,7 @@ use std::time::Duration;
 use base64::Engine as _;
 use serde_json::{Map, Value, json};
 
+use super::answer::Found;
 use super::error::GenError;
 use super::plugin_http::{PluginPost, post_json};
 use super::save::Generated;
@@ -144,85 +145,98 @@ pub(crate) async fn openrouter_generate(
             content.push(json!({"type": "image_url", "image_url": {"url": u}}));
         }
     }
-    let url = format!("{}/chat/completions", base_url(ctx));
-    let or_aspect = ASPECTS[super::catalog::aspect_index(aspect)];
+    let ask = Ask {
+        url: format!("{}/chat/completions", base_url(ctx)),
+        key,
+        content,
+        aspect: ASPECTS[super::catalog::aspect_index(aspect)],
+    };
     for (i, model) in chain.iter().enumerate() {
-        let last = i + 1 == chain.len();
-        let mut hint_error = None;
-        let answer = post_json(
-            http,
-            PluginPost {
-                provider: "openrouter",
-                display: DISPLAY,
-                url: &url,
-                key: key.clone(),
-                headers: vec![
-                    (
-                        "HTTP-Referer",
-                        "https://github.com/NousResearch/hermes-agent".into(),
-                    ),
-                    ("X-Title", "Hermes Agent".into()),
-                ],
-                body: json!({
-                    "model": model, "modalities": ["image", "text"],
-                    "messages": [{"role": "user", "content": content}],
-                    "image_config": {"aspect_ratio": or_aspect},
-                }),
-                timeout: Duration::from_secs(TIMEOUT_SECS),
-            },
-            |status, msg| match access_hint(model, status, &msg) {
+        match ask.model(http, model).await {
+            // Hermes' `success_response` default: this plugin never passes a modality.
+            Ok(generated) => return Ok((generated, "text")),
+            Err((_, true)) if i + 1 < chain.len() => continue,
+            Err((e, _)) => return Err(e),
+        }
+    }
+    Err(GenError::Api(format!(
+        "{DISPLAY} image generation failed after trying all candidate models."
+    )))
+}
+
+/// What every model of the chain is asked.
+struct Ask {
+    url: String,
+    key: String,
+    /// The user message: the prompt, then the reference images.
+    content: Vec<Value>,
+    aspect: &'static str,
+}
+
+impl Ask {
+    /// One model's image, or its error and whether the next model may be tried (the model
+    /// is access-gated, timed out, or returned no image).
+    async fn model(&self, http: &HttpClient, model: &str) -> Result<Generated, (GenError, bool)> {
+        let post = PluginPost {
+            provider: "openrouter",
+            display: DISPLAY,
+            url: &self.url,
+            key: self.key.clone(),
+            headers: vec![
+                (
+                    "HTTP-Referer",
+                    "https://github.com/NousResearch/hermes-agent".into(),
+                ),
+                ("X-Title", "Hermes Agent".into()),
+            ],
+            body: json!({
+                "model": model, "modalities": ["image", "text"],
+                "messages": [{"role": "user", "content": self.content}],
+                "image_config": {"aspect_ratio": self.aspect},
+            }),
+            timeout: Duration::from_secs(TIMEOUT_SECS),
+        };
+        let mut gated = false;
+        let answer = post_json(http, post, |status, msg| {
+            match access_hint(model, status, &msg) {
                 Some(h) => {
-                    hint_error = Some(());
+                    gated = true;
                     GenError::typed("model_access", h)
                 }
                 None => GenError::Api(format!(
                     "{DISPLAY} image generation failed ({status}): {msg}"
                 )),
-            },
-        )
-        .await;
-        let result = match answer {
-            Ok(v) => v,
-            Err(GenError::Typed {
-                kind: "timeout", ..
-            }) if !last => continue,
-            Err(_) if hint_error.is_some() && !last => continue,
-            Err(e) => return Err(e),
-        };
-        let images = extract_images(&result);
-        let Some(first) = images.into_iter().next() else {
-            if !last {
-                continue;
             }
-            return Err(GenError::EmptyResponse(format!(
-                "{DISPLAY} returned no image. Ensure the model '{model}' supports image output."
-            )));
+        })
+        .await
+        .map_err(|e| {
+            let timed_out = matches!(
+                e,
+                GenError::Typed {
+                    kind: "timeout",
+                    ..
+                }
+            );
+            (e, timed_out || gated)
+        })?;
+        let Some(first) = extract_images(&answer).into_iter().next() else {
+            return Err((
+                GenError::EmptyResponse(format!(
+                    "{DISPLAY} returned no image. Ensure the model '{model}' supports image output."
+                )),
+                true,
+            ));
         };
-        let generated = if let Some(rest) = first.strip_prefix("data:") {
-            let b64 = rest.split_once(',').map(|(_, d)| d).unwrap_or("");
-            let bytes = base64::engine::general_purpose::STANDARD
-                .decode(b64.trim())
-                .map_err(|e| GenError::Io(format!("Could not save generated image: {e}")))?;
-            Generated {
-                url: None,
-                bytes: Some(bytes),
-                extra: Map::new(),
-                model: Some(model.clone()),
-            }
-        } else {
-            Generated {
-                url: Some(first),
-                bytes: None,
-                extra: Map::new(),
-                model: Some(model.clone()),
-            }
+        let found = match first.strip_prefix("data:") {
+            Some(rest) => Found::Base64(rest.split_once(',').map(|(_, d)| d).unwrap_or("").into()),
+            None => Found::Url(first),
         };
-        // Hermes' `success_response` default: this plugin never passes a modality.
-        return Ok((generated, "text"));
+        found
+            .into_generated(Map::new(), Some(model.to_string()), |e| {
+                GenError::Io(format!("Could not save generated image: {e}"))
+            })
+            .map_err(|e| (e, false))
     }
-    Err(GenError::Api(format!(
-        "{DISPLAY} image generation failed after trying all candidate models."
-    )))
 }
 
 #[cfg(test)]

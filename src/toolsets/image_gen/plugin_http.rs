@@ -8,8 +8,8 @@ use std::time::Duration;
 use serde_json::Value;
 
 use super::error::GenError;
-use crate::net::vendor::{self as http, ApiRequest, Body, SendError};
-use crate::net::{ApiError, HttpClient};
+use crate::net::HttpClient;
+use crate::net::vendor::{self as http, ApiRequest, Failure};
 
 /// A plugin endpoint call.
 pub(crate) struct PluginPost<'a> {
@@ -50,47 +50,30 @@ pub(crate) async fn post_json(
     p: PluginPost<'_>,
     on_status: impl FnOnce(u16, String) -> GenError,
 ) -> Result<Value, GenError> {
-    let mut req = ApiRequest::new(p.provider, reqwest::Method::POST, p.url);
-    req.auth = Some(("Bearer", p.key));
+    let mut req = ApiRequest::new(p.provider, reqwest::Method::POST, p.url)
+        .bearer(p.key)
+        .json(p.body)
+        .timeout(p.timeout);
     req.headers = p.headers;
-    req.body = Body::Json(p.body);
-    req.timeout = p.timeout;
-    let display = p.display;
-    let resp = match http::send(http, req).await {
-        Ok(r) => r,
-        Err(SendError::Api {
-            source: ApiError::Timeout,
-            ..
-        }) => {
-            return Err(GenError::typed(
-                "timeout",
-                format!(
-                    "{display} image generation timed out ({}s)",
-                    p.timeout.as_secs()
-                ),
-            ));
-        }
-        Err(SendError::Api {
-            source: ApiError::RateLimited { .. },
-            ..
-        }) => {
-            return Err(on_status(429, "rate limited (HTTP 429)".into()));
-        }
-        Err(e) => {
-            return Err(GenError::typed(
-                "connection_error",
-                format!("{display} connection error: {e}"),
-            ));
-        }
-    };
-    if !(200..300).contains(&resp.status) {
-        return Err(on_status(resp.status, hermes_error_message(&resp.body)));
-    }
-    resp.json().map_err(|e| {
-        GenError::typed(
+    let (display, timeout) = (p.display, p.timeout);
+    http::exchange(http, req).await.map_err(|f| match f {
+        Failure::Timeout(_) => GenError::typed(
+            "timeout",
+            format!(
+                "{display} image generation timed out ({}s)",
+                timeout.as_secs()
+            ),
+        ),
+        Failure::RateLimited(_) => on_status(429, "rate limited (HTTP 429)".into()),
+        Failure::Connection(e) => GenError::typed(
+            "connection_error",
+            format!("{display} connection error: {e}"),
+        ),
+        Failure::Status(r) => on_status(r.status, hermes_error_message(&r.body)),
+        Failure::NotJson(e) => GenError::typed(
             "invalid_response",
             format!("{display} returned invalid JSON: {e}"),
-        )
+        ),
     })
 }
 

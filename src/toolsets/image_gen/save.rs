@@ -22,6 +22,32 @@ pub(crate) struct Generated {
     pub(crate) model: Option<String>,
 }
 
+impl Generated {
+    /// An image to download from the provider's URL (http(s) or data:).
+    pub(crate) fn from_url(url: String, extra: Map<String, Value>, model: Option<String>) -> Self {
+        Generated {
+            url: Some(url),
+            bytes: None,
+            extra,
+            model,
+        }
+    }
+
+    /// An image the provider answered with inline.
+    pub(crate) fn from_bytes(
+        bytes: Vec<u8>,
+        extra: Map<String, Value>,
+        model: Option<String>,
+    ) -> Self {
+        Generated {
+            url: None,
+            bytes: Some(bytes),
+            extra,
+            model,
+        }
+    }
+}
+
 /// Why the image could not be saved (the caller may still return the provider's URL).
 #[derive(Debug, thiserror::Error)]
 pub(crate) enum SaveError {

@@ -12,6 +12,7 @@ use std::time::Duration;
 use base64::Engine as _;
 use serde_json::{Map, Value, json};
 
+use super::answer::{Found, ImageItem};
 use super::catalog::aspect_index;
 use super::error::GenError;
 use super::plugin_http::{PluginPost, post_json};
@@ -96,16 +97,39 @@ fn coerce_expires(v: Option<&Value>) -> Option<i64> {
     (n > 0).then(|| n.min(MAX_EXPIRES_AFTER))
 }
 
-/// `read_xai_imagine_storage_config("image_gen")`: (enabled, public_url, expires_after).
-fn storage(ctx: &Context) -> (bool, bool, Option<i64>) {
-    let cfg = ctx.config();
-    let s = cfg.get("image_gen.xai.storage").filter(|v| v.is_object());
-    let get = |k: &str| s.and_then(|s| s.get(k));
-    (
-        coerce_bool(get("enabled"), true),
-        coerce_bool(get("public_url"), true),
-        coerce_expires(get("expires_after")),
-    )
+/// `read_xai_imagine_storage_config("image_gen")`: whether xAI keeps the file behind a URL.
+struct Storage {
+    enabled: bool,
+    public_url: bool,
+    /// Seconds, or `None` for permanent storage.
+    expires_after: Option<i64>,
+}
+
+impl Storage {
+    fn from_config(ctx: &Context) -> Self {
+        let cfg = ctx.config();
+        let s = cfg.get("image_gen.xai.storage").filter(|v| v.is_object());
+        let get = |k: &str| s.and_then(|s| s.get(k));
+        Storage {
+            enabled: coerce_bool(get("enabled"), true),
+            public_url: coerce_bool(get("public_url"), true),
+            expires_after: coerce_expires(get("expires_after")),
+        }
+    }
+
+    /// The request body's `storage_options`.
+    fn options(&self) -> Value {
+        let filename = format!(
+            "hermes-xai-image-{}-{}.png",
+            crate::time::utc_stamp(crate::time::unix_now()),
+            crate::files::short_id()
+        );
+        let mut so = json!({"filename": filename, "public_url": self.public_url});
+        if let Some(e) = self.expires_after {
+            so["expires_after"] = json!(e);
+        }
+        so
+    }
 }
 
 fn notice_text(expires: Option<i64>) -> String {
@@ -113,7 +137,7 @@ fn notice_text(expires: Option<i64>) -> String {
         None => "without an automatic expiry".to_string(),
         Some(secs) => {
             let days = secs as f64 / 86_400.0;
-            let shown = crate::toolsets::tts::shell::fmt_secs(days);
+            let shown = crate::time::fmt_secs(days);
             format!(
                 "for about {shown} day{}",
                 if days != 1.0 { "s" } else { "" }
@@ -133,31 +157,9 @@ fn notice_once(ctx: &Context, expires: Option<i64>) -> Option<String> {
         return None;
     }
     let _ = std::fs::create_dir_all(&dir);
-    let _ = crate::files::atomic_write(&marker, format!("{}\n", utc_stamp("-", ":")).as_bytes());
+    let stamp = crate::time::utc_isoformat(crate::time::unix_now() as f64);
+    let _ = crate::files::atomic_write(&marker, format!("{stamp}\n").as_bytes());
     Some(notice_text(expires))
-}
-
-/// UTC `YYYYmmdd<sep>HHMMSS` (or ISO-like with `tsep` between time fields).
-fn utc_stamp(sep: &str, tsep: &str) -> String {
-    let t = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_secs() as i64)
-        .unwrap_or(0);
-    let (y, m, d, s) = crate::pycompat::civil_from_secs(t);
-    if sep == "-" && tsep == ":" {
-        return format!(
-            "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}+00:00",
-            s / 3600,
-            s % 3600 / 60,
-            s % 60
-        );
-    }
-    format!(
-        "{y:04}{m:02}{d:02}{sep}{:02}{tsep}{:02}{tsep}{:02}",
-        s / 3600,
-        s % 3600 / 60,
-        s % 60
-    )
 }
 
 /// `_xai_image_field`: URLs and data URIs pass through; a local image becomes a data URI.
@@ -192,8 +194,53 @@ pub(crate) async fn xai_generate(
             "No xAI credentials found. Configure xAI OAuth in `hermes model` or set XAI_API_KEY.",
         ));
     };
-    let mut model = resolve_model(ctx);
-    let res = resolution(ctx);
+    check_sources(sources)?;
+    let is_edit = !sources.is_empty();
+    let (model, res) = (resolve_model(ctx), resolution(ctx));
+    let storage = Storage::from_config(ctx);
+    let mut body = if is_edit {
+        edit_body(prompt, sources)?
+    } else {
+        json!({"model": model, "prompt": prompt, "aspect_ratio": ASPECTS[aspect_index(aspect)], "resolution": res})
+    };
+    let mut notice = None;
+    if storage.enabled {
+        body["storage_options"] = storage.options();
+        notice = notice_once(ctx, storage.expires_after);
+    }
+    let url = format!(
+        "{}/images/{}",
+        base_url(ctx, &creds),
+        if is_edit { "edits" } else { "generations" }
+    );
+    let post = PluginPost {
+        provider: "xai",
+        display: "xAI",
+        url: &url,
+        key: creds.api_key,
+        headers: vec![("User-Agent", "Hermes-Agent/0.19.0".into())],
+        body,
+        timeout: Duration::from_secs(120),
+    };
+    let answer = post_json(http, post, |status, msg| {
+        GenError::Api(format!("xAI image generation failed ({status}): {msg}"))
+    })
+    .await?;
+    let mut extra = Map::new();
+    extra.insert("storage_enabled".into(), json!(storage.enabled));
+    if !is_edit {
+        extra.insert("resolution".into(), json!(res));
+    }
+    if let Some(n) = notice {
+        extra.insert("storage_notice".into(), json!(n));
+    }
+    let model = if is_edit { EDIT_MODEL } else { model };
+    let generated = read_answer(&answer, extra, model)?;
+    Ok((generated, if is_edit { "image" } else { "text" }))
+}
+
+/// At most three sources, each a URL, a data URI or a local file.
+fn check_sources(sources: &[String]) -> Result<(), GenError> {
     if sources.len() > MAX_SOURCES {
         return Err(GenError::typed(
             "too_many_references",
@@ -219,89 +266,40 @@ pub(crate) async fn xai_generate(
             ));
         }
     }
-    let is_edit = !sources.is_empty();
-    let base = base_url(ctx, &creds);
-    let (enabled, public_url, expires) = storage(ctx);
-    let mut body = if is_edit {
-        model = EDIT_MODEL;
-        let fields = sources
-            .iter()
-            .map(|s| image_field(s))
-            .collect::<Result<Vec<_>, _>>()?;
-        let mut b = json!({"model": EDIT_MODEL, "prompt": prompt});
-        if fields.len() == 1 {
-            b["image"] = fields[0].clone();
-        } else {
-            b["images"] = Value::Array(fields);
-        }
-        b
+    Ok(())
+}
+
+/// An edit's body: `grok-imagine-image-quality` with `image` (one source) or `images`.
+fn edit_body(prompt: &str, sources: &[String]) -> Result<Value, GenError> {
+    let mut fields = sources
+        .iter()
+        .map(|s| image_field(s))
+        .collect::<Result<Vec<_>, _>>()?;
+    let mut b = json!({"model": EDIT_MODEL, "prompt": prompt});
+    if fields.len() == 1 {
+        b["image"] = fields.remove(0);
     } else {
-        json!({"model": model, "prompt": prompt, "aspect_ratio": ASPECTS[aspect_index(aspect)], "resolution": res})
-    };
-    if enabled {
-        let mut so = json!({
-            "filename": format!("hermes-xai-image-{}-{}.png", utc_stamp("-", ""), crate::files::short_id()),
-            "public_url": public_url,
-        });
-        if let Some(e) = expires {
-            so["expires_after"] = json!(e);
-        }
-        body["storage_options"] = so;
+        b["images"] = Value::Array(fields);
     }
-    let notice = if enabled {
-        notice_once(ctx, expires)
-    } else {
-        None
-    };
-    let url = format!(
-        "{base}/images/{}",
-        if is_edit { "edits" } else { "generations" }
-    );
-    let result = post_json(
-        http,
-        PluginPost {
-            provider: "xai",
-            display: "xAI",
-            url: &url,
-            key: creds.api_key,
-            headers: vec![("User-Agent", "Hermes-Agent/0.19.0".into())],
-            body,
-            timeout: Duration::from_secs(120),
-        },
-        |status, msg| GenError::Api(format!("xAI image generation failed ({status}): {msg}")),
-    )
-    .await
-    .map_err(|e| match e {
-        GenError::Typed {
-            kind: "timeout", ..
-        } => GenError::typed("timeout", "xAI image generation timed out (120s)"),
-        other => other,
-    })?;
-    let Some(first) = result
-        .get("data")
-        .and_then(Value::as_array)
-        .and_then(|d| d.first())
-        .cloned()
-    else {
+    Ok(b)
+}
+
+/// The image in xAI's answer, and its facts in `extra`: the stored file's public URL
+/// first (Hermes returns it as is; we also save it under cache/images so it can be shown
+/// inline, keeping the URL in `image_url` and `public_url`), else `b64_json`, else `url`.
+fn read_answer(
+    answer: &Value,
+    mut extra: Map<String, Value>,
+    model: &str,
+) -> Result<Generated, GenError> {
+    let Some(mut item) = ImageItem::first(answer) else {
         return Err(GenError::EmptyResponse("xAI returned no image data".into()));
     };
-    let file_output = first
-        .get("file_output")
-        .and_then(Value::as_object)
-        .cloned()
-        .unwrap_or_default();
+    let file_output = item.file_output.take().unwrap_or_default();
     let public = file_output
         .get("public_url")
         .and_then(Value::as_str)
         .map(str::to_string);
-    let mut extra = Map::new();
-    extra.insert("storage_enabled".into(), json!(enabled));
-    if !is_edit {
-        extra.insert("resolution".into(), json!(res));
-    }
-    if let Some(n) = notice {
-        extra.insert("storage_notice".into(), json!(n));
-    }
     if let Some(p) = &public {
         extra.insert("public_url".into(), json!(p));
     }
@@ -316,54 +314,19 @@ pub(crate) async fn xai_generate(
             extra.insert(k.into(), v.clone());
         }
     }
-    if let Some(u) = result.get("usage").filter(|u| !u.is_null()) {
+    if let Some(u) = answer.get("usage").filter(|u| !u.is_null()) {
         extra.insert("usage".into(), u.clone());
     }
-    let b64 = first
-        .get("b64_json")
-        .and_then(Value::as_str)
-        .filter(|s| !s.is_empty());
-    let plain_url = first
-        .get("url")
-        .and_then(Value::as_str)
-        .filter(|s| !s.is_empty());
-    // Hermes returns the public URL as is; we also save it under cache/images (so the
-    // image can be shown inline), keeping the URL in `image_url` and `public_url`.
-    let model = Some(model.to_string());
-    let generated = if let Some(u) = public.as_deref() {
-        Generated {
-            url: Some(u.to_string()),
-            bytes: None,
-            extra,
-            model,
-        }
-    } else if let Some(b) = b64 {
-        let bytes = base64::engine::general_purpose::STANDARD
-            .decode(b.trim())
-            .map_err(|e| {
-                GenError::Io(format!(
-                    "Could not save image to cache: invalid base64: {e}"
-                ))
-            })?;
-        Generated {
-            url: None,
-            bytes: Some(bytes),
-            extra,
-            model,
-        }
-    } else if let Some(u) = plain_url {
-        Generated {
-            url: Some(u.to_string()),
-            bytes: None,
-            extra,
-            model,
-        }
-    } else {
+    let Some(found) = public.map(Found::Url).or_else(|| item.image()) else {
         return Err(GenError::EmptyResponse(
             "xAI response contained neither b64_json nor URL".into(),
         ));
     };
-    Ok((generated, if is_edit { "image" } else { "text" }))
+    found.into_generated(extra, Some(model.to_string()), |e| {
+        GenError::Io(format!(
+            "Could not save image to cache: invalid base64: {e}"
+        ))
+    })
 }
 
 #[cfg(test)]

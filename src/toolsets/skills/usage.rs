@@ -21,7 +21,7 @@ fn now_iso() -> String {
         .duration_since(std::time::UNIX_EPOCH)
         .unwrap_or_default();
     // Whole microseconds, as Python's clock reports them.
-    crate::pycompat::utc_isoformat(d.as_secs() as f64 + f64::from(d.subsec_micros()) / 1e6)
+    crate::time::utc_isoformat(d.as_secs() as f64 + f64::from(d.subsec_micros()) / 1e6)
 }
 
 /// `_empty_record`.

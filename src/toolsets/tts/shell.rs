@@ -137,11 +137,7 @@ impl Drop for GroupGuard {
     }
 }
 
-/// Seconds as Python's `f"{timeout:g}"` prints them (120.0 -> "120", 0.5 -> "0.5").
-pub(crate) fn fmt_secs(secs: f64) -> String {
-    let s = format!("{secs}");
-    s.strip_suffix(".0").map(str::to_string).unwrap_or(s)
-}
+pub(crate) use crate::time::fmt_secs;
 
 /// Run `command` with `sh -c` in a new process group, stdin closed.
 pub(crate) async fn run_shell(command: &str, timeout: Duration) -> Result<(), RunError> {

@@ -24,7 +24,7 @@
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicI64, Ordering};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use async_tungstenite::tungstenite::client::IntoClientRequest;
 use async_tungstenite::tungstenite::http::HeaderValue;
@@ -693,54 +693,21 @@ fn random_hex(bytes: usize) -> String {
         .collect()
 }
 
-const WEEKDAYS: [&str; 7] = ["Thu", "Fri", "Sat", "Sun", "Mon", "Tue", "Wed"];
-const MONTHS: [&str; 12] = [
-    "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
-];
-
 /// JavaScript-style UTC date: `Mon Jan 05 2026 10:00:00 GMT+0000 (Coordinated Universal Time)`.
 pub fn date_to_string() -> String {
-    let t = unix_now();
-    let (y, m, d) = civil_from_days(t.div_euclid(86_400));
-    let s = t.rem_euclid(86_400);
-    format!(
-        "{} {} {d:02} {y:04} {:02}:{:02}:{:02} GMT+0000 (Coordinated Universal Time)",
-        WEEKDAYS[t.div_euclid(86_400).rem_euclid(7) as usize],
-        MONTHS[(m - 1) as usize],
-        s / 3600,
-        s % 3600 / 60,
-        s % 60
-    )
+    crate::time::js_date_string(unix_now())
 }
 
 fn unix_now() -> i64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_secs() as i64)
-        .unwrap_or(0)
+    crate::time::unix_now()
 }
 
 /// Seconds to add to the local clock (edge-tts' `DRM.clock_skew_seconds`).
 static CLOCK_SKEW: AtomicI64 = AtomicI64::new(0);
 
-use crate::pycompat::{civil_from_days, days_from_civil};
-
 /// An RFC 7231 IMF-fixdate (`Tue, 15 Nov 1994 08:12:31 GMT`) as Unix seconds.
 pub fn parse_http_date(s: &str) -> Option<i64> {
-    let parts: Vec<&str> = s.split_whitespace().collect();
-    let [_, day, mon, year, time, ..] = parts.as_slice() else {
-        return None;
-    };
-    let m = MONTHS.iter().position(|x| x.eq_ignore_ascii_case(mon))? as i64 + 1;
-    let hms: Vec<i64> = time
-        .split(':')
-        .map(|x| x.parse().ok())
-        .collect::<Option<_>>()?;
-    let [h, mi, se] = hms.as_slice() else {
-        return None;
-    };
-    let days = days_from_civil(year.parse().ok()?, m, day.parse().ok()?);
-    Some(days * 86_400 + h * 3600 + mi * 60 + se)
+    crate::time::parse_http_date(s)
 }
 
 /// Which `Sec-MS-GEC` scheme to send.
@@ -1078,6 +1045,6 @@ mod tests {
             parse_http_date("Tue, 15 Nov 1994 08:12:31 GMT"),
             Some(784_887_151)
         );
-        assert_eq!(civil_from_days(0), (1970, 1, 1));
+        assert_eq!(crate::time::civil_from_days(0), (1970, 1, 1));
     }
 }
