@@ -142,11 +142,9 @@ fn is_expired(token: &str, now: f64) -> bool {
 /// `https://api.openai.com/auth` → `chatgpt_account_id`.
 pub fn account_id_from_jwt(token: &str) -> Option<String> {
     jwt_claims(token)
-        .get("https://api.openai.com/auth")?
-        .get("chatgpt_account_id")?
-        .as_str()
+        .openai_auth?
+        .chatgpt_account_id
         .filter(|s| !s.is_empty())
-        .map(str::to_string)
 }
 
 /// Headers Hermes sends to `chatgpt.com/backend-api/codex` (`_codex_cloudflare_headers` plus
