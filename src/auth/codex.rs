@@ -142,11 +142,9 @@ fn is_expired(token: &str, now: f64) -> bool {
 /// `https://api.openai.com/auth` → `chatgpt_account_id`.
 pub fn account_id_from_jwt(token: &str) -> Option<String> {
     jwt_claims(token)
-        .get("https://api.openai.com/auth")?
-        .get("chatgpt_account_id")?
-        .as_str()
+        .openai_auth?
+        .chatgpt_account_id
         .filter(|s| !s.is_empty())
-        .map(str::to_string)
 }
 
 /// Headers Hermes sends to `chatgpt.com/backend-api/codex` (`_codex_cloudflare_headers` plus
@@ -309,53 +307,8 @@ pub async fn refresh_oauth(
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.trim().parse::<u64>().ok());
     let body = resp.bytes().await.unwrap_or_default();
-    if status == 429 {
-        let message = match retry_after {
-            Some(s) => format!(
-                "Codex provider quota exhausted (429); retry after {s}s. Credentials are still valid."
-            ),
-            None => "Codex provider quota exhausted (429). Credentials are still valid; retry after the usage limit resets.".into(),
-        };
-        return Err(refresh_error(message, "codex_rate_limited", false));
-    }
     if status != 200 {
-        let mut code = "codex_refresh_failed".to_string();
-        let mut message = format!("Codex token refresh failed with status {status}.");
-        if let Ok(Value::Object(err)) = serde_json::from_slice::<Value>(&body) {
-            match err.get("error") {
-                Some(Value::Object(o)) => {
-                    if let Some(c) =
-                        nonempty(o.get("code").or(o.get("type")).and_then(Value::as_str))
-                    {
-                        code = c.to_string();
-                    }
-                    if let Some(m) = nonempty(o.get("message").and_then(Value::as_str)) {
-                        message = format!("Codex token refresh failed: {m}");
-                    }
-                }
-                Some(Value::String(c)) if !c.trim().is_empty() => {
-                    code = c.trim().to_string();
-                    let desc = err
-                        .get("error_description")
-                        .or(err.get("message"))
-                        .and_then(Value::as_str);
-                    if let Some(d) = nonempty(desc) {
-                        message = format!("Codex token refresh failed: {d}");
-                    }
-                }
-                _ => {}
-            }
-        }
-        let mut relogin = matches!(
-            code.as_str(),
-            "invalid_grant" | "invalid_token" | "invalid_request"
-        );
-        if code == "refresh_token_reused" {
-            message = "Codex refresh token was already consumed by another client (e.g. Codex CLI or VS Code extension). Run `codex` in your terminal to generate fresh tokens, then run `hermes auth` to re-authenticate.".into();
-            relogin = true;
-        }
-        relogin |= status == 401 || status == 403;
-        return Err(refresh_error(message, &code, relogin));
+        return Err(refresh_failure(status, retry_after, &body));
     }
     let parsed: RefreshResponse = serde_json::from_slice(&body).map_err(|_| {
         refresh_error(
@@ -377,6 +330,56 @@ pub async fn refresh_oauth(
             .unwrap_or(refresh_token)
             .to_string(),
     })
+}
+
+/// `refresh_codex_oauth_pure`'s error for a non-200 answer: a 429 keeps the
+/// sign-in (quota, not credentials); otherwise the OAuth error's code and
+/// text, and whether only a new sign-in can help.
+fn refresh_failure(status: u16, retry_after: Option<u64>, body: &[u8]) -> CodexAuthError {
+    if status == 429 {
+        let message = match retry_after {
+            Some(s) => format!(
+                "Codex provider quota exhausted (429); retry after {s}s. Credentials are still valid."
+            ),
+            None => "Codex provider quota exhausted (429). Credentials are still valid; retry after the usage limit resets.".into(),
+        };
+        return refresh_error(message, "codex_rate_limited", false);
+    }
+    let mut code = "codex_refresh_failed".to_string();
+    let mut message = format!("Codex token refresh failed with status {status}.");
+    if let Ok(Value::Object(err)) = serde_json::from_slice::<Value>(body) {
+        match err.get("error") {
+            Some(Value::Object(o)) => {
+                if let Some(c) = nonempty(o.get("code").or(o.get("type")).and_then(Value::as_str)) {
+                    code = c.to_string();
+                }
+                if let Some(m) = nonempty(o.get("message").and_then(Value::as_str)) {
+                    message = format!("Codex token refresh failed: {m}");
+                }
+            }
+            Some(Value::String(c)) if !c.trim().is_empty() => {
+                code = c.trim().to_string();
+                let desc = err
+                    .get("error_description")
+                    .or(err.get("message"))
+                    .and_then(Value::as_str);
+                if let Some(d) = nonempty(desc) {
+                    message = format!("Codex token refresh failed: {d}");
+                }
+            }
+            _ => {}
+        }
+    }
+    let mut relogin = matches!(
+        code.as_str(),
+        "invalid_grant" | "invalid_token" | "invalid_request"
+    );
+    if code == "refresh_token_reused" {
+        message = "Codex refresh token was already consumed by another client (e.g. Codex CLI or VS Code extension). Run `codex` in your terminal to generate fresh tokens, then run `hermes auth` to re-authenticate.".into();
+        relogin = true;
+    }
+    relogin |= status == 401 || status == 403;
+    refresh_error(message, &code, relogin)
 }
 
 /// Like [`read_token`], but a pool entry inside the 120 s window is refreshed first (and

@@ -3,15 +3,19 @@
 //!
 //! * [`store`]: Hermes' `$HERMES_HOME/auth.json` (credential pools and their
 //!   rules, `auth.lock`, atomic 0600 writes, profiles reading the root's
-//!   sign-ins), and JWT claims.
+//!   sign-ins), and JWT claims as typed, tolerant structs.
 //! * [`codex`]: the ChatGPT ("Codex") sign-in, from Hermes' store or Codex's own
 //!   `$CODEX_HOME/auth.json`, refreshed under Hermes' lock.
 //! * [`xai`]: the xAI Grok sign-in, then `XAI_API_KEY`.
-//! * [`nous`]: the Nous Portal login (vision's `nous` provider and the tool gateway).
+//! * [`nous`]: the Nous Portal login (the auxiliary model's `nous` provider and
+//!   the tool gateway, [`crate::gateway`], which refreshes it).
+//! * [`claude`]: Claude Code's own sign-in (`~/.claude/.credentials.json`),
+//!   read only, for the `anthropic` provider.
 //!
 //! Layer: `auth` imports `net` (token endpoints) and `hermes` (the home, the
 //! config), nothing above.
 
+pub mod claude;
 pub mod codex;
 pub mod nous;
 pub mod store;

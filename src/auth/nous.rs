@@ -1,6 +1,6 @@
 //! Hermes' Nous Portal login as `$HERMES_HOME/auth.json` stores it: one reader
-//! for everything that uses it (vision's `nous` provider, the Nous tool
-//! gateway in `net::gateway`), and the write-back after a token refresh.
+//! for everything that uses it (the auxiliary model's `nous` provider, the Nous
+//! tool gateway in [`crate::gateway`]), and the write-back after a token refresh.
 //!
 //! hermes-agent: hermes_cli/auth.py (`_load_auth_store`, `providers.nous`,
 //! `credential_pool.nous`, `_parse_iso_timestamp`, `_decode_jwt_claims`,
@@ -11,7 +11,8 @@
 //! `_merge_shared_nous_oauth_state`, `_write_shared_nous_state`) is merged
 //! before a refresh and rewritten after one: Nous refresh tokens are
 //! single-use, and a profile that merged a stale shared token would spend a
-//! dead one. Not modelled: the profile → global-root `auth.json` fallback.
+//! dead one. A profile with no Nous login of its own reads the root's
+//! `auth.json` ([`auth_store::path_for`]).
 
 use std::path::{Path, PathBuf};
 

@@ -211,26 +211,88 @@ pub fn now_iso(now: f64) -> String {
     crate::time::utc_iso_z(now)
 }
 
-/// `_decode_jwt_claims`: the payload of a three-part token, else empty.
-pub fn jwt_claims(token: &str) -> Map<String, Value> {
+/// The JWT claims hermes-mcp reads, each as tolerant as Hermes' `claims.get(...)`:
+/// a claim of another type reads as absent (hermes_cli/auth.py
+/// `_decode_jwt_claims` and its callers).
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(default)]
+pub struct JwtClaims {
+    /// `exp`, as sent: Hermes' readers disagree on numeric text (see [`Numeric`]).
+    #[serde(deserialize_with = "crate::lenient::opt")]
+    pub exp: Option<Numeric>,
+    /// ChatGPT's `https://api.openai.com/auth` object (Codex sign-ins).
+    #[serde(
+        rename = "https://api.openai.com/auth",
+        deserialize_with = "crate::lenient::obj"
+    )]
+    pub openai_auth: Option<OpenAiAuth>,
+    /// The Nous Portal's `paid_access` (a JSON bool only, as the gate reads it).
+    #[serde(deserialize_with = "crate::lenient::opt")]
+    pub paid_access: Option<bool>,
+    /// The Nous Portal's `tool_access` object.
+    #[serde(deserialize_with = "crate::lenient::obj")]
+    pub tool_access: Option<ToolAccess>,
+}
+
+/// A numeric field as sent: a JSON number, or text (anything else reads as
+/// absent); Hermes reads numeric text in some places, not in others.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(untagged)]
+pub enum Numeric {
+    Number(f64),
+    Text(String),
+}
+
+impl Numeric {
+    /// A JSON number only (the Codex and xAI expiry checks).
+    pub fn number(&self) -> Option<f64> {
+        match self {
+            Numeric::Number(n) => Some(*n),
+            Numeric::Text(_) => None,
+        }
+    }
+
+    /// A number, or text that reads as one (Hermes' `_coerce_float`).
+    pub fn coerce(&self) -> Option<f64> {
+        match self {
+            Numeric::Number(n) => Some(*n),
+            Numeric::Text(s) => s.trim().parse().ok(),
+        }
+    }
+}
+
+/// `https://api.openai.com/auth` in a ChatGPT token.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(default)]
+pub struct OpenAiAuth {
+    #[serde(deserialize_with = "crate::lenient::string")]
+    pub chatgpt_account_id: Option<String>,
+}
+
+/// `tool_access` in a Nous Portal token (and in the portal's account answer).
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(default)]
+pub struct ToolAccess {
+    #[serde(deserialize_with = "crate::lenient::opt")]
+    pub enabled: Option<bool>,
+}
+
+/// `_decode_jwt_claims`: the payload of a three-part token, else no claims.
+pub fn jwt_claims(token: &str) -> JwtClaims {
     if token.matches('.').count() != 2 {
-        return Map::new();
+        return JwtClaims::default();
     }
     let payload = token.split('.').nth(1).unwrap_or("").trim_end_matches('=');
     base64::engine::general_purpose::URL_SAFE_NO_PAD
         .decode(payload)
         .ok()
-        .and_then(|b| serde_json::from_slice::<Value>(&b).ok())
-        .and_then(|v| match v {
-            Value::Object(m) => Some(m),
-            _ => None,
-        })
+        .and_then(|b| crate::lenient::from_slice(&b))
         .unwrap_or_default()
 }
 
 /// The JWT's numeric `exp` claim.
 pub fn jwt_exp(token: &str) -> Option<f64> {
-    jwt_claims(token).get("exp").and_then(Value::as_f64)
+    jwt_claims(token).exp?.number()
 }
 
 /// A rotated OAuth pair to store in place of `old_access`.
@@ -467,9 +529,39 @@ mod tests {
     fn jwt_claims_need_three_parts() {
         use base64::Engine as _;
         let p = base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(br#"{"exp":5}"#);
-        assert_eq!(jwt_claims(&format!("h.{p}.s"))["exp"], 5);
-        assert!(jwt_claims("opaque").is_empty());
-        assert!(jwt_claims(&format!("h.{p}.s.x")).is_empty());
+        assert_eq!(
+            jwt_claims(&format!("h.{p}.s")).exp,
+            Some(Numeric::Number(5.0))
+        );
+        assert_eq!(jwt_claims("opaque"), JwtClaims::default());
+        assert_eq!(jwt_claims(&format!("h.{p}.s.x")), JwtClaims::default());
+    }
+
+    #[test]
+    fn jwt_claims_of_another_type_read_as_absent() {
+        use base64::Engine as _;
+        let jwt = |claims: &str| {
+            let p = base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(claims);
+            format!("h.{p}.s")
+        };
+        let c = jwt_claims(&jwt(
+            r#"{"exp":" 7 ","paid_access":"yes","tool_access":{"enabled":true},
+                "https://api.openai.com/auth":{"chatgpt_account_id":7}}"#,
+        ));
+        let exp = c.exp.expect("exp");
+        assert_eq!((exp.number(), exp.coerce()), (None, Some(7.0)));
+        assert_eq!(c.paid_access, None);
+        assert_eq!(c.tool_access.and_then(|t| t.enabled), Some(true));
+        assert_eq!(c.openai_auth, Some(OpenAiAuth::default()));
+        let c = jwt_claims(&jwt(
+            r#"{"exp":true,"tool_access":[true],"paid_access":false}"#,
+        ));
+        assert_eq!(
+            (c.exp, c.tool_access, c.paid_access),
+            (None, None, Some(false))
+        );
+        assert_eq!(jwt_claims(&jwt("[1,2]")), JwtClaims::default());
+        assert_eq!(jwt_exp(&jwt(r#"{"exp":1.5e9}"#)), Some(1.5e9));
     }
 
     #[test]

@@ -24,12 +24,15 @@
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
+use serde::Deserialize;
 use serde_json::{Map, Value};
 use sha2::Digest as _;
 
 use super::token;
 use crate::auth::nous::{self as nous_auth, text};
+use crate::auth::store::{Numeric, ToolAccess};
 use crate::hermes::Context;
+use crate::lenient;
 use crate::net::HttpClient;
 
 /// `_ACCOUNT_INFO_CACHE_TTL`.
@@ -87,7 +90,7 @@ impl AccountInfo {
     /// `_info_from_valid_jwt`: `None` unless a JWT with more than 60 s left.
     fn from_jwt(token: &str, portal: Option<String>) -> Option<Self> {
         let claims = nous_auth::jwt_claims(token);
-        let exp = claims.get("exp").and_then(num)?;
+        let exp = claims.exp?.coerce()?;
         if exp <= nous_auth::now() + MIN_JWT_TTL {
             return None;
         }
@@ -96,61 +99,88 @@ impl AccountInfo {
             source: "jwt",
             portal_base_url: portal,
             inference_credential_present: true,
-            paid_service_access: claims.get("paid_access").and_then(Value::as_bool),
-            tool_access_enabled: tool_access(claims.get("tool_access")),
+            paid_service_access: claims.paid_access,
+            tool_access_enabled: claims.tool_access.and_then(|t| t.enabled) == Some(true),
             ..Default::default()
         })
     }
 
     /// `_info_from_account_payload`.
-    fn from_account(p: &Map<String, Value>, portal: Option<String>) -> Self {
-        let access = p.get("paid_service_access").and_then(Value::as_object);
-        let b = |k: &str| access.and_then(|a| a.get(k)).and_then(Value::as_bool);
-        let f = |k: &str| access.and_then(|a| a.get(k)).and_then(num);
+    fn from_account(p: AccountPayload, portal: Option<String>) -> Self {
+        let access = p.paid_service_access;
+        let a = access.clone().unwrap_or_default();
         AccountInfo {
             logged_in: true,
             source: "account_api",
             fresh: true,
             portal_base_url: portal,
             org_slug: p
-                .get("organisation")
-                .and_then(|o| o.get("slug"))
-                .and_then(Value::as_str)
-                .filter(|s| !s.is_empty())
-                .map(str::to_string),
+                .organisation
+                .and_then(|o| o.slug)
+                .filter(|s| !s.is_empty()),
             inference_credential_present: true,
-            paid_service_access: access.and(b("allowed").or_else(|| b("paid_access"))),
-            reason: access
-                .and_then(|a| a.get("reason"))
-                .and_then(Value::as_str)
-                .filter(|s| !s.is_empty())
-                .map(str::to_string),
-            has_active_subscription: b("has_active_subscription"),
-            active_subscription_is_paid: b("active_subscription_is_paid"),
-            total_usable_credits: f("total_usable_credits"),
-            subscription_credits_remaining: f("subscription_credits_remaining"),
-            purchased_credits_remaining: f("purchased_credits_remaining"),
-            tool_access_enabled: tool_access(p.get("tool_access")),
+            paid_service_access: access.and(a.allowed.or(a.paid_access)),
+            reason: a.reason.filter(|s| !s.is_empty()),
+            has_active_subscription: a.has_active_subscription,
+            active_subscription_is_paid: a.active_subscription_is_paid,
+            total_usable_credits: a.total_usable_credits,
+            subscription_credits_remaining: a.subscription_credits_remaining,
+            purchased_credits_remaining: a.purchased_credits_remaining,
+            tool_access_enabled: p.tool_access.and_then(|t| t.enabled) == Some(true),
             error: None,
         }
     }
 }
 
-/// `_coerce_float` (bools are not numbers; numeric strings are).
-fn num(v: &Value) -> Option<f64> {
-    match v {
-        Value::Number(n) => n.as_f64(),
-        Value::String(s) => s.trim().parse().ok(),
-        _ => None,
-    }
+/// The parts of `/api/oauth/account`'s answer the gate reads, each as
+/// tolerant as Hermes' `payload.get(...)`: a field of another type reads as
+/// absent.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct AccountPayload {
+    #[serde(deserialize_with = "lenient::obj")]
+    organisation: Option<Organisation>,
+    #[serde(deserialize_with = "lenient::obj")]
+    paid_service_access: Option<PaidServiceAccess>,
+    /// `_tool_access_from_value(...).enabled`: only a literal `true` counts.
+    #[serde(deserialize_with = "lenient::obj")]
+    tool_access: Option<ToolAccess>,
+    #[serde(deserialize_with = "lenient::string")]
+    error: Option<String>,
 }
 
-/// `_tool_access_from_value(...).enabled`: only a literal `true`.
-fn tool_access(v: Option<&Value>) -> bool {
-    v.and_then(Value::as_object)
-        .and_then(|o| o.get("enabled"))
-        .and_then(Value::as_bool)
-        == Some(true)
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct Organisation {
+    #[serde(deserialize_with = "lenient::string")]
+    slug: Option<String>,
+}
+
+/// `paid_service_access` (bools are JSON bools; credits as `_coerce_float` reads them).
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
+struct PaidServiceAccess {
+    #[serde(deserialize_with = "lenient::opt")]
+    allowed: Option<bool>,
+    #[serde(deserialize_with = "lenient::opt")]
+    paid_access: Option<bool>,
+    #[serde(deserialize_with = "lenient::string")]
+    reason: Option<String>,
+    #[serde(deserialize_with = "lenient::opt")]
+    has_active_subscription: Option<bool>,
+    #[serde(deserialize_with = "lenient::opt")]
+    active_subscription_is_paid: Option<bool>,
+    #[serde(deserialize_with = "coerce_float")]
+    total_usable_credits: Option<f64>,
+    #[serde(deserialize_with = "coerce_float")]
+    subscription_credits_remaining: Option<f64>,
+    #[serde(deserialize_with = "coerce_float")]
+    purchased_credits_remaining: Option<f64>,
+}
+
+/// `_coerce_float` (bools are not numbers; numeric strings are).
+fn coerce_float<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<f64>, D::Error> {
+    Ok(lenient::opt::<D, Numeric>(d)?.and_then(|n| n.coerce()))
 }
 
 /// `_portal_base_url(state)`.
@@ -317,14 +347,14 @@ async fn fetch(http: &HttpClient, tok: &str, portal: Option<String>) -> AccountI
         return AccountInfo::error(format!("HTTP Error {}", resp.status), true, portal);
     }
     let payload = match serde_json::from_slice::<Value>(&resp.body) {
-        Ok(Value::Object(m)) => m,
-        Ok(_) => Map::new(),
+        Ok(v) => v,
         Err(e) => return AccountInfo::error(e.to_string(), true, portal),
     };
-    if payload.is_empty() {
+    if payload.as_object().is_none_or(Map::is_empty) {
         return AccountInfo::error("empty_account_response", true, portal);
     }
-    if let Some(e) = payload.get("error").and_then(Value::as_str) {
+    let payload: AccountPayload = lenient::object(&payload);
+    if let Some(e) = &payload.error {
         let e = if e.is_empty() {
             "account_response_error"
         } else {
@@ -332,7 +362,7 @@ async fn fetch(http: &HttpClient, tok: &str, portal: Option<String>) -> AccountI
         };
         return AccountInfo::error(e, true, portal);
     }
-    AccountInfo::from_account(&payload, portal)
+    AccountInfo::from_account(payload, portal)
 }
 
 /// `nous_portal_billing_url`.

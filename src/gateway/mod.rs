@@ -1,7 +1,14 @@
 //! The Nous tool gateway: Nous subscribers reach Firecrawl (web), FAL and
 //! Krea (images), OpenAI audio (TTS) and Browser Use (cloud browser) through
 //! Nous-hosted passthroughs that speak each vendor's own API, authenticated
-//! with the Nous Portal access token instead of a vendor key.
+//! with the Nous Portal access token instead of a vendor key. This module
+//! answers "may this login use the gateway, at which origin, with which
+//! token"; each toolset then calls its vendor there as it would directly.
+//!
+//! A layer of its own, below the toolsets that use it (web, image_gen, tts,
+//! browser) and the CLI's start-up [`prefetch`]: `gateway` imports `auth`
+//! (the Nous login in `auth.json`), `net` (the portal calls) and `hermes`
+//! (env, config), nothing above.
 //!
 //! hermes-agent: tools/managed_tool_gateway.py (`resolve_managed_tool_gateway`,
 //! `build_vendor_gateway_url`, `is_managed_tool_gateway_ready`) and

@@ -13,13 +13,14 @@
 //! Hermes' allowlist, else `https://portal.nousresearch.com`. Tokens are
 //! never logged.
 
+use std::path::Path;
 use std::time::Duration;
 
 use serde_json::{Map, Value};
 
 use crate::auth::nous::{self as nous_auth, LockError, text};
 use crate::auth::store::AuthStoreError;
-use crate::hermes::{Context, envvars};
+use crate::hermes::{Context, HermesHome, envvars};
 use crate::net::{ApiError, HttpClient};
 
 pub(crate) const DEFAULT_PORTAL_URL: &str = "https://portal.nousresearch.com";
@@ -146,11 +147,57 @@ pub(crate) enum RefreshError {
 /// `resolve_nous_access_token(refresh_skew_seconds=120)`: the stored token
 /// while fresh, else refreshed and saved. Errors carry Hermes' texts.
 pub(crate) async fn resolve(ctx: &Context, http: &HttpClient) -> Result<String, RefreshError> {
-    // Hermes' lock order: the auth store, then the shared Nous store.
-    let home = ctx.home.clone();
     let shared_path =
         nous_auth::shared_path(&ctx.home, ctx.env.get(envvars::HERMES_SHARED_AUTH_DIR));
-    let shared_lock = nous_auth::shared_lock_path(&shared_path);
+    let locks = take_locks(&ctx.home, &shared_path).await?;
+    let Login {
+        state,
+        portal,
+        client_id,
+        merged,
+    } = login(ctx, &shared_path)?;
+    let access = stored(&state, "access_token").ok_or(RefreshError::NoAccessToken)?;
+    if !nous_auth::is_expiring(state.get("expires_at"), REFRESH_SKEW) {
+        if merged {
+            nous_auth::save_provider_state(&ctx.home, state).map_err(RefreshError::SaveMerged)?;
+        }
+        return Ok(access);
+    }
+    let refresh = stored(&state, "refresh_token").ok_or(RefreshError::NoRefreshToken)?;
+    let (status, body) = exchange(http, &portal, &refresh, &client_id).await?;
+    if status != 200 {
+        return Err(refused(ctx, state, &shared_path, body));
+    }
+    let Some(Value::Object(answer)) = body else {
+        return Err(RefreshError::ExchangeFailed);
+    };
+    let Some(token) = answer.get("access_token").and_then(Value::as_str) else {
+        return Err(RefreshError::MissingAccessToken);
+    };
+    let token = token.to_string();
+    let rotated = Rotation {
+        answer: &answer,
+        access: &token,
+        old_refresh: refresh,
+        portal,
+        client_id,
+    }
+    .apply(state, nous_auth::now());
+    nous_auth::save_provider_state(&ctx.home, rotated.clone())
+        .map_err(RefreshError::SaveRefreshed)?;
+    nous_auth::write_shared(&shared_path, &rotated);
+    drop(locks);
+    Ok(token)
+}
+
+/// Both locks a refresh holds, in Hermes' order: the auth store, then the
+/// shared Nous store (waited for off the async workers).
+async fn take_locks(
+    home: &HermesHome,
+    shared_path: &Path,
+) -> Result<(nous_auth::StoreLock, nous_auth::StoreLock), RefreshError> {
+    let home = home.clone();
+    let shared_lock = nous_auth::shared_lock_path(shared_path);
     let locks = tokio::task::spawn_blocking(move || {
         let wait = REFRESH_TIMEOUT + Duration::from_secs(5);
         let a = nous_auth::StoreLock::acquire(&home, wait)?;
@@ -158,6 +205,23 @@ pub(crate) async fn resolve(ctx: &Context, http: &HttpClient) -> Result<String, 
         Ok::<_, LockError>((a, b))
     })
     .await??;
+    Ok(locks)
+}
+
+/// The stored login a refresh starts from, read under the locks.
+struct Login {
+    /// `providers.nous`, with the shared store's fresher pair merged in.
+    state: Map<String, Value>,
+    /// Where a refresh goes ([`refresh_portal`]).
+    portal: String,
+    client_id: String,
+    /// The shared store had a fresher pair (to be saved even without a refresh).
+    merged: bool,
+}
+
+/// Read `providers.nous` and merge the shared store's pair into it: another
+/// profile may have rotated the pair.
+fn login(ctx: &Context, shared_path: &Path) -> Result<Login, RefreshError> {
     let store = nous_auth::load_store(&ctx.home).unwrap_or_default();
     let Some(mut state) = nous_auth::provider_state(&store).cloned() else {
         return Err(RefreshError::NotLoggedIn);
@@ -166,127 +230,144 @@ pub(crate) async fn resolve(ctx: &Context, http: &HttpClient) -> Result<String, 
     let client_id = text(&state, "client_id")
         .unwrap_or(DEFAULT_CLIENT_ID)
         .to_string();
-    // Another profile may have rotated the pair: take the shared copy first.
-    let merged = nous_auth::read_shared(&shared_path)
+    let merged = nous_auth::read_shared(shared_path)
         .is_some_and(|shared| nous_auth::merge_shared(&mut state, &shared));
-    let Some(access) = state
-        .get("access_token")
+    Ok(Login {
+        state,
+        portal,
+        client_id,
+        merged,
+    })
+}
+
+/// A non-empty string field as stored (not trimmed, as Hermes reads tokens).
+fn stored(state: &Map<String, Value>, key: &str) -> Option<String> {
+    state
+        .get(key)
         .and_then(Value::as_str)
         .filter(|s| !s.is_empty())
         .map(str::to_string)
-    else {
-        return Err(RefreshError::NoAccessToken);
-    };
-    if !nous_auth::is_expiring(state.get("expires_at"), REFRESH_SKEW) {
-        if merged {
-            nous_auth::save_provider_state(&ctx.home, state).map_err(RefreshError::SaveMerged)?;
-        }
-        return Ok(access);
-    }
-    let Some(refresh) = state
-        .get("refresh_token")
-        .and_then(Value::as_str)
-        .filter(|s| !s.is_empty())
-        .map(str::to_string)
-    else {
-        return Err(RefreshError::NoRefreshToken);
-    };
+}
+
+/// `_refresh_access_token`'s POST: the status and the body when it is JSON.
+async fn exchange(
+    http: &HttpClient,
+    portal: &str,
+    refresh: &str,
+    client_id: &str,
+) -> Result<(u16, Option<Value>), RefreshError> {
     let req = http
         .api()
         .post(format!("{portal}/api/oauth/token"))
         .timeout(REFRESH_TIMEOUT)
         .header("Accept", "application/json")
-        .header("x-nous-refresh-token", &refresh)
+        .header("x-nous-refresh-token", refresh)
         .header("Content-Type", "application/x-www-form-urlencoded")
         .body(
             url::form_urlencoded::Serializer::new(String::new())
                 .append_pair("grant_type", "refresh_token")
-                .append_pair("client_id", &client_id)
+                .append_pair("client_id", client_id)
                 .finish(),
         );
     let resp = http
         .send_api("nous-portal", Duration::ZERO, req)
         .await
         .map_err(RefreshError::Request)?;
-    let body: Option<Value> = serde_json::from_slice(&resp.body).ok();
-    if resp.status != 200 {
-        let Some(Value::Object(err)) = body else {
-            return Err(RefreshError::ExchangeFailed);
-        };
-        let code = err
-            .get("error")
-            .map(crate::pycompat::py_str)
-            .unwrap_or_else(|| "invalid_grant".into());
-        let mut desc = err
-            .get("error_description")
-            .filter(|v| crate::pycompat::py_bool(v))
-            .map(crate::pycompat::py_str)
-            .unwrap_or_else(|| "Refresh token exchange failed".into());
-        let lowered = desc.to_lowercase();
-        if code == "refresh_token_reused" || lowered.contains("reuse") {
-            desc = "Nous Portal detected refresh-token reuse and revoked this session.\nThis usually means an external process (monitoring script, custom self-heal hook, or another Hermes install sharing ~/.hermes/auth.json) called POST /api/oauth/token with Hermes's refresh token without persisting the rotated token back.\nNous refresh tokens are single-use — only Hermes may call the refresh endpoint. For health checks, use `hermes auth status` instead.\nRe-authenticate with: hermes auth add nous".into();
-        }
-        // `_is_terminal_nous_refresh_error`: this token can never work again.
-        if ["invalid_grant", "invalid_token", "refresh_token_reused"].contains(&code.as_str())
-            && let Err(e) = nous_auth::quarantine(&ctx.home, state, &shared_path, &code, &desc)
-        {
-            tracing::warn!("cannot record the dead Nous login: {e}");
-        }
-        return Err(RefreshError::Refused {
-            code,
-            message: desc,
-        });
+    Ok((resp.status, serde_json::from_slice(&resp.body).ok()))
+}
+
+/// The portal refused the refresh: Hermes' error (its reuse text when the
+/// token was replayed), after quarantining a login that can never work again
+/// (`_is_terminal_nous_refresh_error`).
+fn refused(
+    ctx: &Context,
+    state: Map<String, Value>,
+    shared_path: &Path,
+    body: Option<Value>,
+) -> RefreshError {
+    let Some(Value::Object(err)) = body else {
+        return RefreshError::ExchangeFailed;
+    };
+    let code = err
+        .get("error")
+        .map(crate::pycompat::py_str)
+        .unwrap_or_else(|| "invalid_grant".into());
+    let mut desc = err
+        .get("error_description")
+        .filter(|v| crate::pycompat::py_bool(v))
+        .map(crate::pycompat::py_str)
+        .unwrap_or_else(|| "Refresh token exchange failed".into());
+    let lowered = desc.to_lowercase();
+    if code == "refresh_token_reused" || lowered.contains("reuse") {
+        desc = "Nous Portal detected refresh-token reuse and revoked this session.\nThis usually means an external process (monitoring script, custom self-heal hook, or another Hermes install sharing ~/.hermes/auth.json) called POST /api/oauth/token with Hermes's refresh token without persisting the rotated token back.\nNous refresh tokens are single-use — only Hermes may call the refresh endpoint. For health checks, use `hermes auth status` instead.\nRe-authenticate with: hermes auth add nous".into();
     }
-    let Some(Value::Object(r)) = body else {
-        return Err(RefreshError::ExchangeFailed);
-    };
-    let Some(new_access) = r.get("access_token").and_then(Value::as_str) else {
-        return Err(RefreshError::MissingAccessToken);
-    };
-    let now = nous_auth::now();
-    let ttl = r
-        .get("expires_in")
-        .and_then(|v| {
-            v.as_i64()
-                .or_else(|| v.as_f64().map(|f| f as i64))
-                .or_else(|| v.as_str()?.trim().parse().ok())
-        })
-        .unwrap_or(0)
-        .max(0);
-    let mut s = state;
-    let pick = |k: &str| r.get(k).filter(|v| crate::pycompat::py_bool(v)).cloned();
-    s.insert("access_token".into(), new_access.into());
-    s.insert(
-        "refresh_token".into(),
-        pick("refresh_token").unwrap_or(Value::String(refresh)),
-    );
-    let token_type = pick("token_type")
-        .or_else(|| {
-            s.get("token_type")
-                .filter(|v| crate::pycompat::py_bool(v))
-                .cloned()
-        })
-        .unwrap_or_else(|| "Bearer".into());
-    s.insert("token_type".into(), token_type);
-    let scope = pick("scope")
-        .or_else(|| s.get("scope").cloned())
-        .unwrap_or(Value::Null);
-    s.insert("scope".into(), scope);
-    s.insert("obtained_at".into(), nous_auth::iso_utc(now).into());
-    s.insert("expires_in".into(), ttl.into());
-    s.insert(
-        "expires_at".into(),
-        nous_auth::iso_utc(now + ttl as f64).into(),
-    );
-    s.insert("portal_base_url".into(), portal.into());
-    s.insert("client_id".into(), client_id.into());
-    s.insert(
-        "tls".into(),
-        serde_json::json!({"insecure": false, "ca_bundle": null}),
-    );
-    let token = new_access.to_string();
-    nous_auth::save_provider_state(&ctx.home, s.clone()).map_err(RefreshError::SaveRefreshed)?;
-    nous_auth::write_shared(&shared_path, &s);
-    drop(locks);
-    Ok(token)
+    if ["invalid_grant", "invalid_token", "refresh_token_reused"].contains(&code.as_str())
+        && let Err(e) = nous_auth::quarantine(&ctx.home, state, shared_path, &code, &desc)
+    {
+        tracing::warn!("cannot record the dead Nous login: {e}");
+    }
+    RefreshError::Refused {
+        code,
+        message: desc,
+    }
+}
+
+/// What a successful refresh changes in `providers.nous`.
+struct Rotation<'a> {
+    /// The token endpoint's JSON answer.
+    answer: &'a Map<String, Value>,
+    /// Its `access_token`.
+    access: &'a str,
+    /// Kept when the answer brings no new refresh token.
+    old_refresh: String,
+    portal: String,
+    client_id: String,
+}
+
+impl Rotation<'_> {
+    /// `_refresh_access_token`'s state update: the new pair, its type, scope
+    /// and expiry (`expires_in` from now), the portal and client it came from.
+    fn apply(self, mut s: Map<String, Value>, now: f64) -> Map<String, Value> {
+        let r = self.answer;
+        let ttl = r
+            .get("expires_in")
+            .and_then(|v| {
+                v.as_i64()
+                    .or_else(|| v.as_f64().map(|f| f as i64))
+                    .or_else(|| v.as_str()?.trim().parse().ok())
+            })
+            .unwrap_or(0)
+            .max(0);
+        let pick = |k: &str| r.get(k).filter(|v| crate::pycompat::py_bool(v)).cloned();
+        s.insert("access_token".into(), self.access.into());
+        s.insert(
+            "refresh_token".into(),
+            pick("refresh_token").unwrap_or(Value::String(self.old_refresh)),
+        );
+        let token_type = pick("token_type")
+            .or_else(|| {
+                s.get("token_type")
+                    .filter(|v| crate::pycompat::py_bool(v))
+                    .cloned()
+            })
+            .unwrap_or_else(|| "Bearer".into());
+        s.insert("token_type".into(), token_type);
+        let scope = pick("scope")
+            .or_else(|| s.get("scope").cloned())
+            .unwrap_or(Value::Null);
+        s.insert("scope".into(), scope);
+        s.insert("obtained_at".into(), nous_auth::iso_utc(now).into());
+        s.insert("expires_in".into(), ttl.into());
+        s.insert(
+            "expires_at".into(),
+            nous_auth::iso_utc(now + ttl as f64).into(),
+        );
+        s.insert("portal_base_url".into(), self.portal.into());
+        s.insert("client_id".into(), self.client_id.into());
+        s.insert(
+            "tls".into(),
+            serde_json::json!({"insecure": false, "ca_bundle": null}),
+        );
+        s
+    }
 }

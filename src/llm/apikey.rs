@@ -179,43 +179,6 @@ pub(crate) fn is_native_gemini(base: &str) -> bool {
     b.contains("generativelanguage.googleapis.com") || b.ends_with("/v1beta")
 }
 
-/// Claude Code's own sign-in, `~/.claude/.credentials.json`
-/// (`claudeAiOauth`; hermes-agent: agent/anthropic_adapter.py
-/// `_read_claude_code_credentials_from_file`), when its access token is still
-/// valid (`expiresAt` in ms, less 60 s; none = valid). An expired one is not
-/// refreshed here: its refresh token is single-use and belongs to Claude Code
-/// (Hermes refreshes it; we leave that to Claude Code or Hermes).
-struct ClaudeSignIn {
-    token: String,
-    refreshable: bool,
-}
-
-fn claude_code_sign_in(ctx: &Context) -> Option<ClaudeSignIn> {
-    // `Path.home()`: `HOME` as this server sees it.
-    let home = ctx
-        .env
-        .get_unlisted("HOME")
-        .filter(|h| !h.trim().is_empty())?;
-    let path = std::path::Path::new(home.trim()).join(".claude/.credentials.json");
-    let text = crate::files::read_to_string_capped(&path, crate::files::CONFIG_CAP).ok()?;
-    let v: Value = serde_json::from_str(&text).ok()?;
-    let o = v.get("claudeAiOauth")?.as_object()?;
-    let token = o.get("accessToken")?.as_str()?.trim().to_string();
-    if token.is_empty() {
-        return None;
-    }
-    let expires_ms = o.get("expiresAt").and_then(Value::as_f64).unwrap_or(0.0);
-    let now_ms = auth_store::now() * 1000.0;
-    if expires_ms != 0.0 && now_ms >= expires_ms - 60_000.0 {
-        return None;
-    }
-    let refreshable = o
-        .get("refreshToken")
-        .and_then(Value::as_str)
-        .is_some_and(|r| !r.is_empty());
-    Some(ClaudeSignIn { token, refreshable })
-}
-
 /// agent/anthropic_adapter.py `_is_oauth_token`.
 pub(crate) fn is_oauth_token(key: &str) -> bool {
     !key.starts_with("sk-ant-api")
@@ -427,7 +390,7 @@ fn anthropic(
     };
     // `resolve_anthropic_token`: a static OAuth token in the environment
     // yields to Claude Code's own sign-in when that is valid and refreshable.
-    let claude = claude_code_sign_in(ctx);
+    let claude = crate::auth::claude::sign_in(ctx);
     let prefer_claude = |t: String| match &claude {
         Some(c) if is_oauth_token(&t) && c.refreshable && c.token != t => c.token.clone(),
         _ => t,
