@@ -1,5 +1,6 @@
 //! `skill_view(name, file_path?)`, after `tools/skills_tool.py::skill_view`.
 
+use std::ops::ControlFlow;
 use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value, json};
@@ -565,39 +566,77 @@ fn is_credential_store(p: &Path, home: &Path) -> bool {
 
 // ── The tool ─────────────────────────────────────────────────────────────
 
+/// `skill_view`: find the skill (a plugin's `ns:skill`, or on disk), check it may be
+/// shown here, then answer with one of its files or the SKILL.md and its readiness.
 pub(crate) fn skill_view(ctx: &Context, name: &str, file_path: Option<&str>) -> Outcome {
     if let Some(e) = guard::skill_name_error(name) {
         return Err(fail_hint(e, NAME_HINT));
     }
-    // `ns:skill`: a plugin's skill when Hermes' plugin loader registered it,
-    // else the on-disk `ns/skill` form, as Hermes falls through.
-    let mut category_form = None;
-    if let Some((ns, bare)) = name.split_once(':') {
-        if !is_valid_namespace(ns) {
-            return Err(fail(format!(
-                "Invalid namespace '{ns}' in '{name}'. Namespaces must match [a-zA-Z0-9_-]+."
-            )));
-        }
-        if let Some(answer) = super::plugins::view(ctx, name, ns, bare) {
-            return answer;
-        }
-        if !bare.is_empty() {
-            let cat = format!("{ns}/{bare}");
-            if let Some(e) = guard::skill_name_error(&cat) {
-                return Err(fail_hint(e, NAME_HINT));
-            }
-            category_form = Some(cat);
-        }
-    }
-
+    let category_form = match namespaced(ctx, name) {
+        ControlFlow::Break(answer) => return answer,
+        ControlFlow::Continue(form) => form,
+    };
     let roots = Roots::load(ctx);
+    let Candidate {
+        dir: skill_dir,
+        md: skill_md,
+    } = locate(ctx, &roots, name, category_form.as_deref())?;
+    let content = read_skill(name, &roots, &skill_md)?;
+    let (fm, _) = frontmatter::parse(&content);
+    let fallback_name = check_usable(ctx, name, &fm, skill_dir.as_deref(), &skill_md)?;
+
+    if let (Some(fp), Some(dir)) = (file_path.filter(|f| !f.is_empty()), &skill_dir) {
+        return view_file(name, dir, fp);
+    }
+    let skill = Viewed {
+        content: &content,
+        fm: &fm,
+        dir: skill_dir.as_deref(),
+        md: &skill_md,
+        fallback_name: &fallback_name,
+    };
+    Ok(Value::Object(skill.result(ctx, &roots)))
+}
+
+/// `ns:skill`: a plugin's skill when Hermes' plugin loader registered it (`Break` with
+/// its answer), else the on-disk `ns/skill` form to look for, as Hermes falls through.
+fn namespaced(ctx: &Context, name: &str) -> ControlFlow<Outcome, Option<String>> {
+    let Some((ns, bare)) = name.split_once(':') else {
+        return ControlFlow::Continue(None);
+    };
+    if !is_valid_namespace(ns) {
+        return ControlFlow::Break(Err(fail(format!(
+            "Invalid namespace '{ns}' in '{name}'. Namespaces must match [a-zA-Z0-9_-]+."
+        ))));
+    }
+    if let Some(answer) = super::plugins::view(ctx, name, ns, bare) {
+        return ControlFlow::Break(answer);
+    }
+    if bare.is_empty() {
+        return ControlFlow::Continue(None);
+    }
+    let cat = format!("{ns}/{bare}");
+    if let Some(e) = guard::skill_name_error(&cat) {
+        return ControlFlow::Break(Err(fail_hint(e, NAME_HINT)));
+    }
+    ControlFlow::Continue(Some(cat))
+}
+
+/// The one skill `name` names in the skills directories; an error when none exists,
+/// several match (Hermes refuses to guess) or the match lies outside them.
+fn locate(
+    ctx: &Context,
+    roots: &Roots,
+    name: &str,
+    category_form: Option<&str>,
+) -> Result<Candidate, Value> {
     let search_dirs = roots.search_dirs();
     if search_dirs.is_empty() {
         return Err(fail(
             "Skills directory does not exist yet. It will be created on first install.",
         ));
     }
-    let candidates = find_candidates(&roots, &search_dirs, name, category_form.as_deref())?;
+    let candidates = find_candidates(roots, &search_dirs, name, category_form)?;
     if candidates.len() > 1 {
         let paths: Vec<String> = candidates
             .iter()
@@ -618,12 +657,8 @@ pub(crate) fn skill_view(ctx: &Context, name: &str, file_path: Option<&str>) -> 
             "hint": "Pass the full relative path instead of the bare name (e.g., 'category/skill-name'), or rename one of the colliding skills so each name is unique.",
         }));
     }
-    let Some(Candidate {
-        dir: skill_dir,
-        md: skill_md,
-    }) = candidates.into_iter().next()
-    else {
-        let available: Vec<String> = scan::find_all_skills(ctx, &roots)
+    let Some(found) = candidates.into_iter().next() else {
+        let available: Vec<String> = scan::find_all_skills(ctx, roots)
             .into_iter()
             .take(20)
             .map(|s| s.name)
@@ -635,10 +670,15 @@ pub(crate) fn skill_view(ctx: &Context, name: &str, file_path: Option<&str>) -> 
             "hint": "Use skills_list to see all available skills",
         }));
     };
-    if !roots.contains(&skill_md) {
-        return Err(escape_error(name, &skill_md));
+    if !roots.contains(&found.md) {
+        return Err(escape_error(name, &found.md));
     }
-    let content = match scan::read_text(&skill_md, &roots.trusted) {
+    Ok(found)
+}
+
+/// The skill's SKILL.md text; a warning is logged when it looks like prompt injection.
+fn read_skill(name: &str, roots: &Roots, skill_md: &Path) -> Result<String, Value> {
+    let content = match scan::read_text(skill_md, &roots.trusted) {
         Ok(c) => c,
         Err(e) => return Err(fail(format!("Failed to read skill '{name}': {e}"))),
     };
@@ -647,150 +687,232 @@ pub(crate) fn skill_view(ctx: &Context, name: &str, file_path: Option<&str>) -> 
             "Skill security warning for '{name}': skill content contains patterns that may indicate prompt injection"
         );
     }
-    let (fm, _) = frontmatter::parse(&content);
-    if !scan::matches_platform(ctx, &fm) {
+    Ok(content)
+}
+
+/// The skill runs on this platform and is not disabled. Returns the name its folder
+/// (or legacy file) gives it, used when the frontmatter has none.
+fn check_usable(
+    ctx: &Context,
+    name: &str,
+    fm: &Frontmatter,
+    skill_dir: Option<&Path>,
+    skill_md: &Path,
+) -> Result<String, Value> {
+    if !scan::matches_platform(ctx, fm) {
         return Err(json!({
             "success": false,
             "error": format!("Skill '{name}' is not supported on this platform."),
             "readiness_status": "unsupported",
         }));
     }
-    let fallback_name = match &skill_dir {
+    let fallback_name = match skill_dir {
         Some(d) => d.file_name(),
         None => skill_md.file_stem(),
     }
     .map(|n| n.to_string_lossy().into_owned())
     .unwrap_or_default();
-    let resolved_name = scan::skill_name(&fm, &fallback_name);
+    let resolved_name = scan::skill_name(fm, &fallback_name);
     if scan::disabled_names(ctx).contains(&resolved_name) {
         return Err(fail(format!(
             "Skill '{resolved_name}' is disabled. Enable it with `hermes skills` or inspect the files directly on disk."
         )));
     }
+    Ok(fallback_name)
+}
 
-    if let (Some(fp), Some(dir)) = (file_path.filter(|f| !f.is_empty()), &skill_dir) {
-        return view_file(name, dir, fp);
-    }
+/// A skill found, read and allowed, about to be answered with its SKILL.md.
+struct Viewed<'a> {
+    content: &'a str,
+    fm: &'a Frontmatter,
+    /// `None` for a legacy `<name>.md`.
+    dir: Option<&'a Path>,
+    md: &'a Path,
+    fallback_name: &'a str,
+}
 
-    let linked = skill_dir.as_deref().map(linked_files).unwrap_or_default();
-    let (tags, related) = frontmatter::tags_and_related(&fm);
-    let rel_path = match skill_md.strip_prefix(&roots.local) {
-        Ok(r) => r.display().to_string(),
-        Err(_) => {
-            let base = skill_md.parent().and_then(Path::parent);
-            base.and_then(|b| skill_md.strip_prefix(b).ok())
-                .map(|r| r.display().to_string())
-                .unwrap_or_else(|| skill_md.display().to_string())
+impl Viewed<'_> {
+    /// Hermes' answer: the skill's metadata, its rendered content, its linked files and
+    /// what it still needs ([`Readiness`]), in Hermes' key order.
+    fn result(&self, ctx: &Context, roots: &Roots) -> Map<String, Value> {
+        let fm = self.fm;
+        let linked = self.dir.map(linked_files).unwrap_or_default();
+        let (tags, related) = frontmatter::tags_and_related(fm);
+        let rel_path = self.relative_path(roots);
+        let skill_name_value = match fm.get("name") {
+            Some(v) => v.clone(),
+            None => json!(self.fallback_name),
+        };
+        let readiness = Readiness::check(ctx, fm);
+        let rendered = preprocess(ctx, self.content, self.dir);
+
+        let has_linked = !linked.is_empty();
+        let mut result = Map::new();
+        result.insert("success".into(), json!(true));
+        result.insert("name".into(), skill_name_value);
+        result.insert(
+            "description".into(),
+            fm.get("description").cloned().unwrap_or(json!("")),
+        );
+        result.insert("tags".into(), json!(tags));
+        result.insert("related_skills".into(), json!(related));
+        result.insert("content".into(), json!(rendered));
+        result.insert("path".into(), json!(rel_path));
+        result.insert(
+            "skill_dir".into(),
+            json!(self.dir.map(|d| d.display().to_string())),
+        );
+        result.insert(
+            "linked_files".into(),
+            if has_linked {
+                Value::Object(linked)
+            } else {
+                Value::Null
+            },
+        );
+        result.insert(
+            "usage_hint".into(),
+            if has_linked {
+                json!("To view linked files, call skill_view(name, file_path) where file_path is e.g. 'references/api.md' or 'assets/config.yaml'")
+            } else {
+                Value::Null
+            },
+        );
+        readiness.insert_into(ctx, &mut result);
+        if let Some(c) = fm.get("compatibility").filter(|v| truthy(v)) {
+            result.insert("compatibility".into(), c.clone());
         }
-    };
-    let skill_name_value = match fm.get("name") {
-        Some(v) => v.clone(),
-        None => json!(fallback_name),
-    };
-
-    let (legacy_env, commands) = prerequisites(&fm);
-    let required_env = required_env_vars(&fm, &legacy_env);
-    let missing_env: Vec<String> = required_env
-        .iter()
-        .filter(|e| !e.contains_key("optional"))
-        .filter_map(|e| e["name"].as_str())
-        .filter(|n| ctx.env.get_unlisted(n).is_none_or(|v| v.is_empty()))
-        .map(String::from)
-        .collect();
-    let path_var = ctx.env.get_unlisted("PATH");
-    let missing_commands: Vec<&String> = commands
-        .iter()
-        .filter(|c| !which(c.trim(), path_var.as_deref()))
-        .collect();
-    let missing_creds = missing_credential_files(ctx, &fm);
-    let setup_needed = !missing_env.is_empty() || !missing_creds.is_empty();
-
-    let rendered = preprocess(ctx, &content, skill_dir.as_deref());
-
-    let has_linked = !linked.is_empty();
-    let mut result = Map::new();
-    result.insert("success".into(), json!(true));
-    result.insert("name".into(), skill_name_value);
-    result.insert(
-        "description".into(),
-        fm.get("description").cloned().unwrap_or(json!("")),
-    );
-    result.insert("tags".into(), json!(tags));
-    result.insert("related_skills".into(), json!(related));
-    result.insert("content".into(), json!(rendered));
-    result.insert("path".into(), json!(rel_path));
-    result.insert(
-        "skill_dir".into(),
-        json!(skill_dir.as_ref().map(|d| d.display().to_string())),
-    );
-    result.insert(
-        "linked_files".into(),
-        if has_linked {
-            Value::Object(linked)
-        } else {
-            Value::Null
-        },
-    );
-    result.insert(
-        "usage_hint".into(),
-        if has_linked {
-            json!("To view linked files, call skill_view(name, file_path) where file_path is e.g. 'references/api.md' or 'assets/config.yaml'")
-        } else {
-            Value::Null
-        },
-    );
-    result.insert("required_environment_variables".into(), json!(required_env));
-    result.insert("required_commands".into(), json!(commands));
-    result.insert(
-        "missing_required_environment_variables".into(),
-        json!(missing_env),
-    );
-    result.insert("missing_credential_files".into(), json!(missing_creds));
-    result.insert("missing_required_commands".into(), json!(missing_commands));
-    result.insert("setup_needed".into(), json!(setup_needed));
-    result.insert("setup_skipped".into(), json!(false));
-    result.insert(
-        "readiness_status".into(),
-        json!(if setup_needed {
-            "setup_needed"
-        } else {
-            "available"
-        }),
-    );
-    let setup_help = required_env
-        .iter()
-        .find_map(|e| e.get("help").and_then(Value::as_str).map(String::from));
-    if let Some(h) = &setup_help {
-        result.insert("setup_help".into(), json!(h));
+        if let Some(m @ Value::Object(_)) = fm.get("metadata") {
+            result.insert("metadata".into(), m.clone());
+        }
+        result
     }
-    if setup_needed {
-        let items: Vec<String> = missing_env
+
+    /// SKILL.md relative to the local skills directory, else to the folder above the
+    /// skill's own (an external directory's category level).
+    fn relative_path(&self, roots: &Roots) -> String {
+        let skill_md = self.md;
+        match skill_md.strip_prefix(&roots.local) {
+            Ok(r) => r.display().to_string(),
+            Err(_) => {
+                let base = skill_md.parent().and_then(Path::parent);
+                base.and_then(|b| skill_md.strip_prefix(b).ok())
+                    .map(|r| r.display().to_string())
+                    .unwrap_or_else(|| skill_md.display().to_string())
+            }
+        }
+    }
+}
+
+/// What a skill needs before it can be used (environment variables, commands,
+/// credential files under HERMES_HOME), and which of them are missing here.
+struct Readiness {
+    required_env: Vec<Map<String, Value>>,
+    commands: Vec<String>,
+    /// Required (not optional) variables unset or empty.
+    missing_env: Vec<String>,
+    missing_commands: Vec<String>,
+    missing_creds: Vec<String>,
+}
+
+impl Readiness {
+    fn check(ctx: &Context, fm: &Frontmatter) -> Readiness {
+        let (legacy_env, commands) = prerequisites(fm);
+        let required_env = required_env_vars(fm, &legacy_env);
+        let missing_env: Vec<String> = required_env
+            .iter()
+            .filter(|e| !e.contains_key("optional"))
+            .filter_map(|e| e["name"].as_str())
+            .filter(|n| ctx.env.get_unlisted(n).is_none_or(|v| v.is_empty()))
+            .map(String::from)
+            .collect();
+        let path_var = ctx.env.get_unlisted("PATH");
+        let missing_commands: Vec<String> = commands
+            .iter()
+            .filter(|c| !which(c.trim(), path_var.as_deref()))
+            .cloned()
+            .collect();
+        let missing_creds = missing_credential_files(ctx, fm);
+        Readiness {
+            required_env,
+            commands,
+            missing_env,
+            missing_commands,
+            missing_creds,
+        }
+    }
+
+    /// Hermes' `setup_needed`: a missing variable or credential file (not a command).
+    fn setup_needed(&self) -> bool {
+        !self.missing_env.is_empty() || !self.missing_creds.is_empty()
+    }
+
+    /// The readiness keys of the answer, from `required_environment_variables` to
+    /// `setup_note`.
+    fn insert_into(&self, ctx: &Context, result: &mut Map<String, Value>) {
+        let setup_needed = self.setup_needed();
+        result.insert(
+            "required_environment_variables".into(),
+            json!(self.required_env),
+        );
+        result.insert("required_commands".into(), json!(self.commands));
+        result.insert(
+            "missing_required_environment_variables".into(),
+            json!(self.missing_env),
+        );
+        result.insert("missing_credential_files".into(), json!(self.missing_creds));
+        result.insert(
+            "missing_required_commands".into(),
+            json!(self.missing_commands),
+        );
+        result.insert("setup_needed".into(), json!(setup_needed));
+        result.insert("setup_skipped".into(), json!(false));
+        result.insert(
+            "readiness_status".into(),
+            json!(if setup_needed {
+                "setup_needed"
+            } else {
+                "available"
+            }),
+        );
+        let setup_help = self
+            .required_env
+            .iter()
+            .find_map(|e| e.get("help").and_then(Value::as_str).map(String::from));
+        if let Some(h) = &setup_help {
+            result.insert("setup_help".into(), json!(h));
+        }
+        if setup_needed {
+            result.insert(
+                "setup_note".into(),
+                json!(self.setup_note(ctx, setup_help.as_deref())),
+            );
+        }
+    }
+
+    /// What is missing, the skill's own help, and how to pass variables through Codex.
+    fn setup_note(&self, ctx: &Context, setup_help: Option<&str>) -> String {
+        let items: Vec<String> = self
+            .missing_env
             .iter()
             .map(|n| format!("env ${n}"))
-            .chain(missing_creds.iter().map(|f| format!("file {f}")))
+            .chain(self.missing_creds.iter().map(|f| format!("file {f}")))
             .collect();
         let mut note = format!(
             "Setup needed before using this skill: missing {}.",
             items.join(", ")
         );
-        if let Some(h) = &setup_help {
+        if let Some(h) = setup_help {
             note = format!("{note} {h}");
         }
-        if !missing_env.is_empty() {
+        if !self.missing_env.is_empty() {
             note.push_str(&format!(
                 " hermes-mcp runs under Codex, which passes it only the variables listed in env_vars of [mcp_servers.hermes-tools] in config.toml: set them in {}/.env or add them to env_vars.",
                 scan::display_hermes_home(&ctx.home.path)
             ));
         }
-        result.insert("setup_note".into(), json!(note));
+        note
     }
-    if let Some(c) = fm.get("compatibility").filter(|v| truthy(v)) {
-        result.insert("compatibility".into(), c.clone());
-    }
-    if let Some(m @ Value::Object(_)) = fm.get("metadata") {
-        result.insert("metadata".into(), m.clone());
-    }
-    Ok(Value::Object(result))
 }
 
 #[cfg(test)]

@@ -1,4 +1,4 @@
-//! Audio helpers: WAV and MP3 header parsing (duration, and proof that a file
+//! The audio side of `text_to_speech`: WAV and MP3 header parsing (duration, and proof that a file
 //! is what its extension says), WAV → mp3/ogg/flac conversion through `ffmpeg`,
 //! `lame` (MP3, when this sox has no MP3 encoder) or `sox`, and MP3 → other
 //! formats (Edge answers MP3) through ffmpeg or `lame --decode` then sox. When

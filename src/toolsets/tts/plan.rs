@@ -110,7 +110,6 @@ fn command_config(cfg: &Map<String, Value>, provider: &str) -> Option<Map<String
         .cloned()
 }
 
-/// Hermes' `_get_command_tts_output_format` (path suffix first, then config).
 /// The engine that will run.
 #[derive(Debug, Clone)]
 pub(crate) enum Engine {
@@ -272,6 +271,42 @@ fn python_model(ctx: &Context, model: LocalModel) -> Result<(PathBuf, String), P
     }
 }
 
+/// `tts.provider` as configured, and the reason every plan built from it starts with.
+struct Configured {
+    /// Lower-cased, `edge` when unset.
+    name: String,
+    /// `tts.provider: <name>`, or that it is unset.
+    why: String,
+}
+
+impl Configured {
+    fn read(cfg: &Map<String, Value>) -> Configured {
+        let raw = cfg
+            .get("provider")
+            .and_then(Value::as_str)
+            .map(|s| s.trim().to_ascii_lowercase())
+            .filter(|s| !s.is_empty());
+        let why = match &raw {
+            Some(p) => format!("tts.provider: {p}"),
+            None => "tts.provider unset: Hermes' default (edge)".to_string(),
+        };
+        Configured {
+            name: raw.unwrap_or_else(|| DEFAULT_PROVIDER.to_string()),
+            why,
+        }
+    }
+
+    /// The plan that runs `engine`, reported as `provider`.
+    fn plan(&self, provider: &str, engine: Engine, why: String) -> Plan {
+        Plan {
+            configured: self.name.clone(),
+            provider: provider.to_string(),
+            engine,
+            why,
+        }
+    }
+}
+
 /// Resolve `tts.provider` to an engine, or say what is missing. Cheap (a few stats).
 ///
 /// Hermes' order (`text_to_speech_tool`, `check_tts_requirements`): a command provider
@@ -280,102 +315,32 @@ fn python_model(ctx: &Context, model: LocalModel) -> Result<(PathBuf, String), P
 /// `tts.provider` is `edge`: API keys in the environment never select a paid provider.
 pub(crate) fn plan(ctx: &Context) -> Result<Plan, PlanError> {
     let cfg = tts_config(ctx);
-    let raw = cfg
-        .get("provider")
-        .and_then(Value::as_str)
-        .map(|s| s.trim().to_ascii_lowercase())
-        .filter(|s| !s.is_empty());
-    let configured = raw.clone().unwrap_or_else(|| DEFAULT_PROVIDER.to_string());
-    let why = match &raw {
-        Some(p) => format!("tts.provider: {p}"),
-        None => "tts.provider unset: Hermes' default (edge)".to_string(),
-    };
-    let mk = |provider: &str, engine: Engine, why: String| Plan {
-        configured: configured.clone(),
-        provider: provider.to_string(),
-        engine,
-        why,
-    };
-    if let Some(c) = command_config(&cfg, &configured) {
-        return Ok(mk(
-            &configured,
-            Engine::Command {
-                name: configured.clone(),
-                config: c,
-            },
-            format!("{why} (a command provider)"),
-        ));
+    let c = Configured::read(&cfg);
+    let why = c.why.clone();
+    if let Some(config) = command_config(&cfg, &c.name) {
+        let engine = Engine::Command {
+            name: c.name.clone(),
+            config,
+        };
+        return Ok(c.plan(&c.name, engine, format!("{why} (a command provider)")));
     }
-    match configured.as_str() {
-        "edge" => Ok(mk("edge", Engine::Edge, why)),
+    match c.name.as_str() {
+        "edge" => Ok(c.plan("edge", Engine::Edge, why)),
         // A hermes-mcp extension: Hermes itself would send these names to Edge.
         "espeak-ng" | "espeak" => match espeak_bin(ctx) {
-            Some(bin) => Ok(mk(
+            Some(bin) => Ok(c.plan(
                 "espeak-ng",
                 Engine::Espeak { bin },
                 format!("{why} (offline, a hermes-mcp extension)"),
             )),
             None => Err(PlanError::NoEspeak),
         },
-        // `_resolve_openai_audio_client_config` / `_has_openai_audio_backend`: a direct
-        // key wins unless `tts.use_gateway`; else the Nous tool gateway.
-        "openai" => {
-            let key = ctx
-                .env
-                .get(envvars::VOICE_TOOLS_OPENAI_KEY)
-                .or_else(|| ctx.env.get(envvars::OPENAI_API_KEY))
-                .map(|k| k.trim().to_string())
-                .filter(|k| !k.is_empty());
-            let prefers = gateway::prefers_gateway(ctx, "tts");
-            let ready = gateway::peek(ctx, "openai-audio");
-            match key {
-                Some(key) if !prefers => Ok(mk("openai", Engine::OpenAi { key: Some(key) }, why)),
-                key if key.is_some() || ready.is_ok() => {
-                    let route = if key.is_some() {
-                        "tts.use_gateway is set, so the Nous tool gateway (openai-audio) wins over the OpenAI key"
-                    } else {
-                        "no VOICE_TOOLS_OPENAI_KEY/OPENAI_API_KEY: Nous tool gateway (openai-audio)"
-                    };
-                    let state = match &ready {
-                        Ok(g) => format!(" at {}, Nous login entitled", g.origin),
-                        Err(u) => format!(", not usable: {}", u.reason()),
-                    };
-                    Ok(mk(
-                        "openai",
-                        Engine::OpenAi { key: None },
-                        format!("{why}; {route}{state}"),
-                    ))
-                }
-                _ => Err(PlanError::NoOpenAiKey),
-            }
-        }
+        "openai" => plan_openai(ctx, &c),
         "elevenlabs" => match ctx.env.get(envvars::ELEVENLABS_API_KEY) {
-            Some(key) => Ok(mk("elevenlabs", Engine::ElevenLabs { key }, why)),
+            Some(key) => Ok(c.plan("elevenlabs", Engine::ElevenLabs { key }, why)),
             None => Err(PlanError::NoElevenLabsKey),
         },
-        // Hermes imports piper-tts; the `piper` command (with a voice already on
-        // disk) is our fallback when the package is not importable.
-        "piper" => match python_model(ctx, LocalModel::Piper) {
-            Ok((python, how)) => Ok(mk(
-                "piper",
-                Engine::Python {
-                    model: LocalModel::Piper,
-                    python,
-                },
-                format!("{why}: {how}"),
-            )),
-            Err(not_installed) => {
-                let Some(bin) = ctx.which("piper") else {
-                    return Err(not_installed);
-                };
-                let model = piper_model(ctx, &cfg)?;
-                let why = format!(
-                    "{why}: the `piper` command at {} (the piper-tts package is not importable: {not_installed})",
-                    bin.display()
-                );
-                Ok(mk("piper", Engine::Piper { bin, model }, why))
-            }
-        },
+        "piper" => plan_piper(ctx, &cfg, &c),
         p @ ("minimax" | "xai" | "mistral" | "gemini" | "deepinfra") => {
             let api = match p {
                 "minimax" => Api::Minimax,
@@ -385,7 +350,7 @@ pub(crate) fn plan(ctx: &Context) -> Result<Plan, PlanError> {
                 _ => Api::DeepInfra,
             };
             match api_key(ctx, api) {
-                Ok(key) => Ok(mk(p, Engine::Cloud { api, key }, why)),
+                Ok(key) => Ok(c.plan(p, Engine::Cloud { api, key }, why)),
                 Err(msg) => Err(PlanError::NoKey {
                     provider: p.to_string(),
                     msg,
@@ -399,7 +364,7 @@ pub(crate) fn plan(ctx: &Context) -> Result<Plan, PlanError> {
                 LocalModel::KittenTts
             };
             let (python, how) = python_model(ctx, model)?;
-            Ok(mk(
+            Ok(c.plan(
                 p,
                 Engine::Python { model, python },
                 format!("{why}: {how}"),
@@ -408,13 +373,76 @@ pub(crate) fn plan(ctx: &Context) -> Result<Plan, PlanError> {
         p if BUILTIN_PROVIDERS.contains(&p) => Err(PlanError::Unsupported(p.to_string())),
         // Hermes: no command provider and no plugin of that name → the Edge default,
         // still reported (and its errors worded) under the configured name.
-        p => Ok(mk(
+        p => Ok(c.plan(
             p,
             Engine::Edge,
             format!(
                 "{why} is neither a built-in nor a tts.providers.{p} command (Hermes plugins are not loaded), so Hermes falls through to edge"
             ),
         )),
+    }
+}
+
+/// OpenAI speech (`_resolve_openai_audio_client_config` / `_has_openai_audio_backend`):
+/// a direct key wins unless `tts.use_gateway`; else the Nous tool gateway.
+fn plan_openai(ctx: &Context, c: &Configured) -> Result<Plan, PlanError> {
+    let why = &c.why;
+    let key = ctx
+        .env
+        .get(envvars::VOICE_TOOLS_OPENAI_KEY)
+        .or_else(|| ctx.env.get(envvars::OPENAI_API_KEY))
+        .map(|k| k.trim().to_string())
+        .filter(|k| !k.is_empty());
+    let prefers = gateway::prefers_gateway(ctx, "tts");
+    let ready = gateway::peek(ctx, "openai-audio");
+    match key {
+        Some(key) if !prefers => {
+            Ok(c.plan("openai", Engine::OpenAi { key: Some(key) }, why.clone()))
+        }
+        key if key.is_some() || ready.is_ok() => {
+            let route = if key.is_some() {
+                "tts.use_gateway is set, so the Nous tool gateway (openai-audio) wins over the OpenAI key"
+            } else {
+                "no VOICE_TOOLS_OPENAI_KEY/OPENAI_API_KEY: Nous tool gateway (openai-audio)"
+            };
+            let state = match &ready {
+                Ok(g) => format!(" at {}, Nous login entitled", g.origin),
+                Err(u) => format!(", not usable: {}", u.reason()),
+            };
+            Ok(c.plan(
+                "openai",
+                Engine::OpenAi { key: None },
+                format!("{why}; {route}{state}"),
+            ))
+        }
+        _ => Err(PlanError::NoOpenAiKey),
+    }
+}
+
+/// Piper: Hermes imports piper-tts; the `piper` command (with a voice already on
+/// disk) is our fallback when the package is not importable.
+fn plan_piper(ctx: &Context, cfg: &Map<String, Value>, c: &Configured) -> Result<Plan, PlanError> {
+    let why = &c.why;
+    match python_model(ctx, LocalModel::Piper) {
+        Ok((python, how)) => Ok(c.plan(
+            "piper",
+            Engine::Python {
+                model: LocalModel::Piper,
+                python,
+            },
+            format!("{why}: {how}"),
+        )),
+        Err(not_installed) => {
+            let Some(bin) = ctx.which("piper") else {
+                return Err(not_installed);
+            };
+            let model = piper_model(ctx, cfg)?;
+            let why = format!(
+                "{why}: the `piper` command at {} (the piper-tts package is not importable: {not_installed})",
+                bin.display()
+            );
+            Ok(c.plan("piper", Engine::Piper { bin, model }, why))
+        }
     }
 }
 

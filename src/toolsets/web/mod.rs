@@ -245,12 +245,16 @@ fn configured_char_limit(ctx: &Context) -> i64 {
     }
 }
 
+/// One requested URL on its way through `web_extract`: the document once fetched (or
+/// the error that stands in for it), and the policy rule that blocked it, if one did.
 struct Slot {
     url: String,
     doc: Option<Doc>,
     policy: Option<net::PolicyBlock>,
 }
 
+/// `web_extract` in Hermes' steps: read the URLs (refusing secrets), apply the URL
+/// policy, fetch through the extract backend, re-check where redirects landed, answer.
 async fn web_extract(
     ctx: &Context,
     http: &Arc<HttpClient>,
@@ -259,8 +263,29 @@ async fn web_extract(
     progress: &Progress,
 ) -> ToolOutput {
     let raw_urls: Vec<String> = args.urls.into_iter().take(5).collect();
+    let mut slots = match read_urls(&raw_urls) {
+        Ok(s) => s,
+        Err(out) => return out,
+    };
+    let backend = providers::extract_backend(ctx);
+    tracing::info!(backend = backend.name(), "web_extract");
+    check_policy(http, backend, &mut slots).await;
+    if let Err(out) = fetch(ctx, http, opts, backend, &mut slots, progress).await {
+        return out;
+    }
+    recheck_redirects(http, &mut slots);
+    let char_limit = extract::clamp_char_limit(
+        args.char_limit
+            .and_then(|n| n.as_i64())
+            .unwrap_or_else(|| configured_char_limit(ctx)),
+    );
+    answer(ctx, slots, char_limit).await
+}
+
+/// Hermes' steps 1-4: item validation, normalisation, secrets, credential parameters.
+/// A URL carrying a secret refuses the whole call (`Err`, the tool's answer).
+fn read_urls(raw_urls: &[String]) -> Result<Vec<Slot>, ToolOutput> {
     let mut slots: Vec<Slot> = Vec::with_capacity(raw_urls.len());
-    // 1-4: item validation, normalisation, secrets, credential parameters.
     for (i, raw) in raw_urls.iter().enumerate() {
         let trimmed = raw.trim();
         if trimmed.is_empty() {
@@ -273,14 +298,14 @@ async fn web_extract(
         }
         let normalized = guards::normalize_url(trimmed);
         if guards::url_has_secret(trimmed, &normalized) {
-            return ToolOutput::error_json(providers::failure(
+            return Err(ToolOutput::error_json(providers::failure(
                 "Blocked: URL contains what appears to be an API key or token. Secrets must not be sent in URLs.",
-            ));
+            )));
         }
         if let Some(k) = guards::sensitive_query_param(&normalized) {
-            return ToolOutput::error_json(providers::failure(format!(
+            return Err(ToolOutput::error_json(providers::failure(format!(
                 "Blocked: URL contains a credential-like query parameter ({k}). Web extract backends are third-party readers; remove the sensitive query parameter or use a local browser session when this access is explicitly required."
-            )));
+            ))));
         }
         slots.push(Slot {
             url: normalized,
@@ -288,9 +313,12 @@ async fn web_extract(
             policy: None,
         });
     }
-    let backend = providers::extract_backend(ctx);
-    tracing::info!(backend = backend.name(), "web_extract");
-    // 5: URL policy per URL, for every backend (the website blocklist too).
+    Ok(slots)
+}
+
+/// Hermes' step 5: the URL policy per URL, for every backend (the website blocklist
+/// too). A blocked or unparsable URL gets its error as its document.
+async fn check_policy(http: &HttpClient, backend: Backend, slots: &mut [Slot]) {
     for slot in slots.iter_mut().filter(|s| s.doc.is_none()) {
         let parsed = match url::Url::parse(&slot.url) {
             Ok(u) => u,
@@ -311,7 +339,18 @@ async fn web_extract(
             slot.doc = Some(Doc::err(&slot.url, b.to_string()));
         }
     }
-    // 6: dispatch the safe URLs.
+}
+
+/// Hermes' step 6: fetch the URLs that passed, one request per URL (built-in,
+/// Firecrawl) or one batch (Tavily, Exa, Parallel), reporting progress.
+async fn fetch(
+    ctx: &Context,
+    http: &Arc<HttpClient>,
+    opts: &WebOptions,
+    backend: Backend,
+    slots: &mut [Slot],
+    progress: &Progress,
+) -> Result<(), ToolOutput> {
     let pending: Vec<usize> = (0..slots.len())
         .filter(|i| slots[*i].doc.is_none())
         .collect();
@@ -371,13 +410,17 @@ async fn web_extract(
         }
         other => {
             // Cannot happen: extract_backend never returns a search-only backend.
-            return ToolOutput::error_json(providers::failure(format!(
+            return Err(ToolOutput::error_json(providers::failure(format!(
                 "{} is a search-only backend and cannot extract URL content. Set web.extract_backend to firecrawl, tavily, exa, or parallel.",
                 other.display()
-            )));
+            ))));
         }
     }
-    // A provider that followed redirects: re-check where it landed.
+    Ok(())
+}
+
+/// A provider that followed redirects: re-check where it landed.
+fn recheck_redirects(http: &HttpClient, slots: &mut [Slot]) {
     for slot in slots.iter_mut() {
         let Some(doc) = slot.doc.as_mut() else {
             continue;
@@ -392,12 +435,11 @@ async fn web_extract(
             *doc = Doc::err(&slot.url, format!("{b} (after redirect to {fu})"));
         }
     }
-    // 7-9: output.
-    let char_limit = extract::clamp_char_limit(
-        args.char_limit
-            .and_then(|n| n.as_i64())
-            .unwrap_or_else(|| configured_char_limit(ctx)),
-    );
+}
+
+/// Hermes' steps 7-9: one result per URL, content within `char_limit` (the full text
+/// saved under `$HERMES_HOME/cache/web/` when cut); an error when every URL failed.
+async fn answer(ctx: &Context, slots: Vec<Slot>, char_limit: usize) -> ToolOutput {
     let cache_dir = ctx.home.cache_dir("web");
     let mut results = Vec::new();
     let mut all_failed = true;

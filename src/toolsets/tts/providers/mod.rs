@@ -1,12 +1,14 @@
 //! The engines behind `text_to_speech`, one module per family: [`edge`] (Hermes'
-//! default, MP3 over a websocket), [`local`] (espeak-ng and the `piper` command write WAV, then it
-//! is converted), [`pylocal`] (Hermes' Python models: piper-tts, NeuTTS, KittenTTS), [`command`] (`tts.providers.<name>` shell commands), [`openai`] and
+//! default, MP3 over a websocket), [`local`] (espeak-ng and the `piper` command write
+//! WAV, then it is converted), [`pylocal`] (Hermes' Python models: piper-tts, NeuTTS,
+//! KittenTTS), [`command`] (`tts.providers.<name>` shell commands), [`openai`] and
 //! [`elevenlabs`] (HTTP APIs that answer with audio bytes), [`cloud`] (MiniMax, xAI,
 //! Mistral, Gemini, DeepInfra).
 //!
-//! Every engine hands its audio to [`deliver_mp3`] or [`deliver_wav`], which put it at
-//! the requested path in the requested format (the path's extension), or keep what
-//! the engine made and say why in the result's `note`.
+//! An engine that got its audio in the requested format writes it with [`write_audio`];
+//! the others hand it to [`deliver_mp3`] or [`deliver_wav`], which put it at the
+//! requested path in the requested format (the path's extension), or keep what the
+//! engine made and say why in the result's `note`.
 
 pub(crate) mod cloud;
 pub(crate) mod command;
@@ -29,6 +31,7 @@ pub(crate) struct Produced {
     pub(crate) duration: Option<f64>,
 }
 
+/// Write `bytes` at `path` through a temporary file in its directory, renamed into place.
 pub(crate) fn write_audio(path: &Path, bytes: &[u8]) -> Result<(), TtsError> {
     let dir = path.parent().unwrap_or(Path::new("."));
     let mut tmp = tempfile::NamedTempFile::new_in(dir)
