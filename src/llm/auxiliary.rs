@@ -66,7 +66,7 @@ pub(crate) struct AuxConfig {
     /// The wire the endpoint speaks (clients.rs sets non-OpenAI ones).
     pub wire: super::providers::Wire,
     /// The ChatGPT sign-in for [`Wire::CodexResponses`](super::providers::Wire).
-    pub codex: Option<super::providers::CodexSignIn>,
+    pub codex: Option<super::codex::CodexSignIn>,
 }
 
 // Short-lived (decided per call), so the size difference does not matter.

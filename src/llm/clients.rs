@@ -12,7 +12,8 @@ use super::apikey;
 use super::auxiliary::{
     self, DEFAULT_AGGREGATOR_MODEL, Mode, NOUS_BASE_URL, OPENROUTER_BASE_URL, Unusable,
 };
-use super::providers::{self, CodexSignIn, Wire};
+use super::codex::CodexSignIn;
+use super::providers::{self, Wire};
 use super::resolve::{Resolution, Task, main_model};
 use crate::auth::codex::{self as codex_auth, codex_home};
 use crate::auth::nous as nous_auth;
@@ -249,11 +250,7 @@ pub(super) fn codex(
         Ok(mut c) => {
             c.wire = Wire::CodexResponses;
             c.extra_headers.clear();
-            c.codex = Some(CodexSignIn {
-                hermes_home: ctx.home.path.clone(),
-                codex_home: codex_home(ctx),
-                token_url: codex_auth::OAUTH_TOKEN_URL.into(),
-            });
+            c.codex = Some(CodexSignIn::new(ctx, codex_auth::OAUTH_TOKEN_URL.into()));
             Mode::Auxiliary(c)
         }
         Err(e) => Mode::Misconfigured(e.0),

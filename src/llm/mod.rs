@@ -15,8 +15,9 @@
 //!   [`auxiliary::Mode`]) and the OpenAI chat-completions client.
 //! * Wires: [`wire`] (one call on whichever wire the endpoint speaks),
 //!   [`auxiliary`] (OpenAI chat completions), [`anthropic`] (Messages),
-//!   [`gemini`] (native generateContent), [`codex`] (Codex Responses, with the
-//!   ChatGPT sign-in), and [`post`] (one JSON POST with Hermes' error texts).
+//!   [`gemini`] (native generateContent), [`codex`] (Codex Responses with the
+//!   ChatGPT sign-in: the one client for text tasks and `image_generate`),
+//!   and [`post`] (one JSON POST with Hermes' error texts).
 //! * [`textaux`]: one text-task call (`web_extract`, `tts_audio_tags`) and
 //!   how `tools` shows its model.
 //! * [`prep`]: turning image bytes into something every vision API accepts;

@@ -33,15 +33,6 @@ pub enum Wire {
     CodexResponses,
 }
 
-/// Where the ChatGPT sign-in for [`Wire::CodexResponses`] is read (and
-/// refreshed) at call time.
-#[derive(Debug, Clone, PartialEq)]
-pub struct CodexSignIn {
-    pub hermes_home: std::path::PathBuf,
-    pub codex_home: Option<std::path::PathBuf>,
-    pub token_url: String,
-}
-
 impl Wire {
     /// How `hermes-mcp tools` names the wire after the model (nothing for
     /// OpenAI chat completions).
