@@ -1,10 +1,12 @@
-//! `auxiliary.vision`: which mode vision runs in, and the OpenAI-compatible
-//! chat-completions client for auxiliary mode (Hermes' `call_llm(task="vision")`).
+//! The resolved auxiliary endpoint ([`AuxConfig`]: provider, URL, key,
+//! model, wire and `auxiliary.<task>.*` tuning, built by [`aux_config`]),
+//! the [`Mode`] a task runs in, and the OpenAI-compatible chat-completions
+//! client (hermes-agent: agent/auxiliary_client.py `call_llm`), with
+//! vision's request body, Hermes' error hints and DeepInfra's catalog
+//! lookup. Which endpoint a task gets is decided in resolve.rs.
 //!
-//! Native mode (the default) needs no configuration: Codex's model sees the
-//! image itself. Auxiliary mode is chosen by configuring a vision model or
-//! endpoint: `auxiliary.vision.{provider, model, base_url}` or
-//! `AUXILIARY_VISION_MODEL`.
+//! Native mode (vision's default): no auxiliary model; Codex's model sees
+//! the image itself, and a text task does without.
 
 use std::sync::LazyLock;
 use std::time::Duration;
@@ -47,7 +49,8 @@ pub(crate) fn analysis_prompt(question: &str) -> String {
 pub(crate) struct AuxConfig {
     /// Hermes' task (`vision`, `web_extract`, `tts_audio_tags`): `auxiliary.<task>.*`.
     pub task: String,
-    /// `openrouter`, `nous`, `openai` or `custom`.
+    /// Hermes' provider name (`openrouter`, `nous`, `custom`, `openai-codex`,
+    /// an API-key provider).
     pub provider: String,
     pub base_url: String,
     pub api_key: Option<String>,
@@ -60,17 +63,18 @@ pub(crate) struct AuxConfig {
     /// DeepInfra with no model set: the catalog base URL whose first
     /// vision-tagged chat model is used (looked up at call time).
     pub catalog: Option<String>,
-    /// The wire the endpoint speaks (resolve.rs sets non-OpenAI ones).
+    /// The wire the endpoint speaks (clients.rs sets non-OpenAI ones).
     pub wire: super::providers::Wire,
     /// The ChatGPT sign-in for [`Wire::CodexResponses`](super::providers::Wire).
-    pub codex: Option<super::providers::CodexSignIn>,
+    pub codex: Option<super::codex::CodexSignIn>,
 }
 
 // Short-lived (decided per call), so the size difference does not matter.
 #[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) enum Mode {
-    /// Return the image to Codex's own model.
+    /// No auxiliary model: vision returns the image to Codex's own model; a
+    /// text task does without.
     Native,
     Auxiliary(AuxConfig),
     /// Auxiliary mode is configured but cannot work; the reason says what to set.
@@ -175,7 +179,8 @@ pub(crate) fn aux_config(
     })
 }
 
-fn is_host(base_url: &str, host: &str) -> bool {
+/// Whether `base_url`'s host is `host` (any case).
+pub(crate) fn is_host(base_url: &str, host: &str) -> bool {
     url::Url::parse(base_url)
         .ok()
         .and_then(|u| u.host_str().map(|h| h.eq_ignore_ascii_case(host)))

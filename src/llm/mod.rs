@@ -3,12 +3,23 @@
 //! TTS speech tags, and whatever task comes next), and the clients that speak
 //! each provider's wire.
 //!
-//! * [`resolve`] / [`textaux`]: the task resolver, as Hermes' `call_llm(task=…)`.
-//! * [`providers`], [`apikey`], [`capability`]: Hermes' provider table, its
+//! * [`resolve`]: the one task resolver, as Hermes' `call_llm(task=…)`
+//!   decides (`auxiliary.<task>.*`, then the task's endpoint or provider);
+//!   [`auto`]: its auto-detection chains (vision's, and `_resolve_auto` for
+//!   text tasks); [`clients`]: one provider's client as the resolver hands it
+//!   out (OpenRouter, Nous Portal, DeepInfra, custom, API-key providers, the
+//!   ChatGPT sign-in).
+//! * [`providers`], [`apikey`], [`capability`]: Hermes' provider tables, its
 //!   API-key rules, and which models accept images.
-//! * Wires: [`auxiliary`] (OpenAI chat completions), [`anthropic`] (Messages),
-//!   [`gemini`] (native generateContent), [`codex`] (Codex Responses, with the
-//!   ChatGPT sign-in), and [`post`] (one JSON POST with Hermes' error texts).
+//! * [`auxiliary`]: the resolved endpoint ([`auxiliary::AuxConfig`],
+//!   [`auxiliary::Mode`]) and the OpenAI chat-completions client.
+//! * Wires: [`wire`] (one call on whichever wire the endpoint speaks),
+//!   [`auxiliary`] (OpenAI chat completions), [`anthropic`] (Messages),
+//!   [`gemini`] (native generateContent), [`codex`] (Codex Responses with the
+//!   ChatGPT sign-in: the one client for text tasks and `image_generate`),
+//!   and [`post`] (one JSON POST with Hermes' error texts).
+//! * [`textaux`]: one text-task call (`web_extract`, `tts_audio_tags`) and
+//!   how `tools` shows its model.
 //! * [`prep`]: turning image bytes into something every vision API accepts;
 //!   [`vision`]: asking the vision model about an image, with Hermes' retries.
 //!
@@ -16,8 +27,10 @@
 
 pub(crate) mod anthropic;
 pub(crate) mod apikey;
+pub(crate) mod auto;
 pub(crate) mod auxiliary;
 pub(crate) mod capability;
+pub(crate) mod clients;
 pub(crate) mod codex;
 pub(crate) mod gemini;
 pub(crate) mod post;

@@ -1,4 +1,9 @@
-//! Hermes' API-key providers as data: what vision needs to call each one
+//! Hermes' provider tables as data, for the auxiliary model: the wire an
+//! endpoint speaks ([`Wire`]); the API-key providers, with what it takes to
+//! call each one (key variables, base URL, default auxiliary model, headers);
+//! provider aliases; dedicated vision models and providers without vision;
+//! providers hermes-mcp cannot call; models.dev ids; Anthropic's betas and
+//! Claude Code identity
 //! (hermes-agent: hermes_cli/auth.py `PROVIDER_REGISTRY`, plugins'
 //! `ProviderProfile.default_aux_model` / `default_headers`,
 //! agent/auxiliary_client.py `_API_KEY_PROVIDER_AUX_MODELS_FALLBACK`,
@@ -11,7 +16,7 @@
 
 use crate::hermes::envvars;
 
-/// The wire format a vision endpoint speaks.
+/// The wire format an auxiliary endpoint speaks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Wire {
     /// OpenAI chat completions (`POST {base}/chat/completions`).
@@ -28,13 +33,17 @@ pub enum Wire {
     CodexResponses,
 }
 
-/// Where the ChatGPT sign-in for [`Wire::CodexResponses`] is read (and
-/// refreshed) at call time.
-#[derive(Debug, Clone, PartialEq)]
-pub struct CodexSignIn {
-    pub hermes_home: std::path::PathBuf,
-    pub codex_home: Option<std::path::PathBuf>,
-    pub token_url: String,
+impl Wire {
+    /// How `hermes-mcp tools` names the wire after the model (nothing for
+    /// OpenAI chat completions).
+    pub fn shown(self) -> &'static str {
+        match self {
+            Wire::OpenAi => "",
+            Wire::Anthropic(_) => ", Anthropic Messages",
+            Wire::Gemini => ", Gemini generateContent",
+            Wire::CodexResponses => ", Codex Responses",
+        }
+    }
 }
 
 /// How an Anthropic Messages endpoint is authenticated (hermes-agent:
@@ -91,10 +100,10 @@ const fn p(
 
 use envvars as e;
 
-/// Every `auth_type: api_key` provider vision can call. `anthropic` is
+/// Every `auth_type: api_key` provider the auxiliary model can call. `anthropic` is
 /// resolved by `_try_anthropic` (its token order, not this key list, and
 /// no `ANTHROPIC_BASE_URL`: Hermes' auxiliary path ignores it); `deepinfra`
-/// by its catalog-backed path in resolve.rs.
+/// by its catalog-backed path in clients.rs.
 #[rustfmt::skip]
 pub static API_KEY_PROVIDERS: &[ApiKeyProvider] = &[
     p("openai-api", &[e::OPENAI_API_KEY], Some(e::OPENAI_BASE_URL), "https://api.openai.com/v1", "", &[]),
@@ -179,7 +188,8 @@ pub static VISION_MODELS: &[(&str, &str)] = &[("xiaomi", "mimo-v2.5"), ("zai", "
 pub static WITHOUT_VISION: &[&str] = &["kimi-coding", "kimi-coding-cn"];
 
 /// Providers Hermes can reach that hermes-mcp cannot, and why: vision goes
-/// native (Codex's own model looks) when one of them is the main provider.
+/// native (Codex's own model looks) when one of them is the main provider;
+/// a text task skips it.
 #[rustfmt::skip]
 pub static UNCALLABLE: &[(&str, &str)] = &[
     ("copilot", "GitHub Copilot needs Hermes' GitHub token exchange (hermes_cli/copilot_auth.py)"),

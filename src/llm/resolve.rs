@@ -1,51 +1,68 @@
-//! Which provider `vision_analyze` uses, decided as Hermes 0.19 decides it
-//! (hermes-agent: agent/auxiliary_client.py `call_llm(task="vision")` →
-//! `_resolve_task_provider_model` → `resolve_vision_provider_client`).
+//! The task resolver: which provider and model an auxiliary task runs on —
+//! `vision` (`vision_analyze`, `browser_vision`), `web_extract` (long browser
+//! snapshots), `tts_audio_tags` (speech tags), and whatever task comes next —
+//! decided as Hermes 0.19 decides it (hermes-agent: agent/auxiliary_client.py
+//! `call_llm(task=…)` → `_resolve_task_provider_model`, then
+//! `resolve_vision_provider_client` for vision, `resolve_provider_client` /
+//! `_resolve_auto` for the others). One [`resolve`] serves every [`Task`].
 //!
-//! Order:
-//! 0. `agent.image_input_mode: native` → native (Hermes' fast path).
-//! 1. `auxiliary.vision.base_url`: with `api_key` → `custom`; else a named
-//!    first-class provider keeps its identity (its key, headers, model);
-//!    else `custom`. (`provider: openai` is `custom` at api.openai.com/v1.)
-//! 2. `auxiliary.vision.provider` (not `auto`): `openrouter`, `nous`,
-//!    `deepinfra` strictly; `openai-codex` → native (Codex is the model);
-//!    `custom` → the main `model.base_url`; `main` → the main provider;
-//!    any of Hermes' API-key providers (providers.rs, apikey.rs: Hermes'
-//!    generic router), `zai` at its pinned OpenAI-wire endpoint.
-//!    When it cannot run, Hermes falls back to the auto chain (3–4).
-//! 3. auto: the main provider (`model.provider`) with the main model
-//!    (`model.default`), or the provider's dedicated vision model (zai,
-//!    xiaomi): `nous` strictly; `kimi-coding*` skipped (no vision); a main
-//!    model known to be text-only (capability.rs) skipped; `openrouter`,
-//!    `deepinfra`, `custom` and the API-key providers served;
-//!    `openai-codex` and providers hermes-mcp cannot call (Bedrock, Vertex,
-//!    Copilot, OAuth-only logins) → native, saying why.
-//! 4. then OpenRouter (`OPENROUTER_API_KEY`), Nous Portal (`auth.json`),
-//!    DeepInfra (`DEEPINFRA_API_KEY`, model from the live catalog).
-//! 5. nothing: native (Codex's own model looks at the image) when nothing was
-//!    asked for; Hermes' "No LLM provider configured" when a provider was.
+//! Every task reads `auxiliary.<task>.{provider, model, base_url, api_key,
+//! key_env}` the same way ([`TaskCfg`]); then:
+//! 0. vision only: `agent.image_input_mode: native` → native (Hermes' fast
+//!    path).
+//! 1. `auxiliary.<task>.base_url`: with `api_key` (or no named provider) →
+//!    `custom` at that URL; a named first-class provider keeps its identity
+//!    there (its key, headers, model). `provider: openai` is `custom` at
+//!    api.openai.com/v1. Hermes ignores the URL for openrouter; we honour it
+//!    so tests and proxies work.
+//! 2. `auxiliary.<task>.provider` (not `auto`): that provider's client
+//!    ([`named_client`]). When it cannot run, vision falls back to the auto
+//!    chain (Hermes: "Vision provider %s unavailable, falling back to auto");
+//!    a text task only from `openrouter` and `custom` (`call_llm`), else
+//!    Hermes' "is set in config.yaml" error.
+//! 3. auto (auto.rs): vision's chain (the main provider with vision's rules,
+//!    then OpenRouter, Nous Portal, DeepInfra) or Hermes' `_resolve_auto` for
+//!    text tasks (the main provider and model, then OpenRouter, Nous, the main
+//!    custom endpoint, the API-key providers).
+//! 4. nothing: vision goes native (Codex's own model looks at the image) when
+//!    nothing was asked for; a text task does without (the caller truncates
+//!    or speaks untagged). A provider that was asked for and cannot run is
+//!    Hermes' "No LLM provider configured" error, with what to set.
 //!
-//! Every endpoint can be pointed elsewhere with `auxiliary.vision.base_url`
-//! (Hermes ignores it for openrouter; we honour it so tests and proxies work).
-//!
-//! The provider builders here ([`build`], [`keyed`], [`main_custom`]) are
-//! shared with the text tasks' resolution (textaux.rs), which follows
-//! Hermes' `_resolve_auto` without vision's rules.
+//! The provider clients themselves (OpenRouter, Nous, DeepInfra, custom, the
+//! API-key providers, the ChatGPT sign-in) are built in clients.rs.
 
 use serde_json::Value;
 
-use super::auxiliary::Unusable;
-use super::auxiliary::{
-    self, DEFAULT_AGGREGATOR_MODEL, Mode, NOUS_BASE_URL, OPENAI_BASE_URL, OPENROUTER_BASE_URL,
-};
-use super::providers::{self, Wire};
-use super::{apikey, capability};
-use crate::auth::nous as nous_auth;
+use super::auxiliary::{Mode, OPENAI_BASE_URL};
+use super::clients::{build, codex, is_keyed, keyed, main_custom};
+use super::{apikey, auto, providers};
 use crate::hermes::{Context, envvars};
 
-pub(crate) const DEEPINFRA_BASE_URL: &str = "https://api.deepinfra.com/v1/openai";
-/// Hermes' default model for `custom` endpoints with no model anywhere.
-const CUSTOM_DEFAULT_MODEL: &str = "gpt-4o-mini";
+/// An auxiliary task: its `auxiliary.<name>` config section and the legacy
+/// environment variable that names its model when the config does not.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Task {
+    pub name: &'static str,
+    pub model_var: Option<&'static str>,
+}
+
+impl Task {
+    /// `vision_analyze` / `browser_vision` (`AUXILIARY_VISION_MODEL` is the
+    /// override hermes-agent's tools/vision_tools.py reads).
+    pub(crate) const VISION: Task = Task::new("vision", Some(envvars::AUXILIARY_VISION_MODEL));
+
+    pub(crate) const fn new(name: &'static str, model_var: Option<&'static str>) -> Task {
+        Task { name, model_var }
+    }
+
+    /// Vision has its own client rules (Hermes' `resolve_vision_provider_client`):
+    /// Codex's own model instead of the Codex wire, dedicated vision models,
+    /// text-only main models skipped.
+    pub(crate) fn is_vision(self) -> bool {
+        self.name == "vision"
+    }
+}
 
 /// The mode plus what `tools`/`doctor` show: the provider and why.
 #[derive(Debug, Clone, PartialEq)]
@@ -55,15 +72,7 @@ pub(crate) struct Resolution {
     pub why: String,
 }
 
-pub(super) fn native(why: impl Into<String>) -> Resolution {
-    Resolution {
-        mode: Mode::Native,
-        provider: "native".into(),
-        why: why.into(),
-    }
-}
-
-/// `auxiliary.vision.*` as Hermes reads it.
+/// `auxiliary.<task>.*` as Hermes reads it (`_resolve_task_provider_model`).
 struct TaskCfg {
     provider: String,
     model: Option<String>,
@@ -71,31 +80,183 @@ struct TaskCfg {
     api_key: Option<String>,
 }
 
-fn task_cfg(ctx: &Context) -> TaskCfg {
-    let s = |k: &str| {
-        ctx.config_str(&format!("auxiliary.vision.{k}"))
-            .map(|v| v.trim().to_string())
-            .filter(|v| !v.is_empty())
-    };
-    // `model: auto` means "inherit", not a model id; the env var is the
-    // legacy override vision_tools.py reads when the key is unset.
-    let model = s("model")
-        .filter(|m| !m.eq_ignore_ascii_case("auto"))
-        .or_else(|| {
+impl TaskCfg {
+    fn read(ctx: &Context, task: Task) -> TaskCfg {
+        let s = |k: &str| {
+            ctx.config_str(&format!("auxiliary.{}.{k}", task.name))
+                .map(|v| v.trim().to_string())
+                .filter(|v| !v.is_empty())
+        };
+        let env = |var: &str| {
             ctx.env
-                .get(envvars::AUXILIARY_VISION_MODEL)
-                .map(|m| m.trim().to_string())
-                .filter(|m| !m.is_empty())
-        });
-    TaskCfg {
-        provider: normalize(ctx, s("provider").as_deref()),
-        model,
-        base_url: s("base_url").map(|b| b.trim_end_matches('/').to_string()),
-        api_key: s("api_key"),
+                .get(var)
+                .map(|v| v.trim().to_string())
+                .filter(|v| !v.is_empty())
+        };
+        // `model: auto` means "inherit", not a model id; the task's legacy
+        // variable names the model when the key is unset.
+        let model = s("model")
+            .filter(|m| !m.eq_ignore_ascii_case("auto"))
+            .or_else(|| task.model_var.and_then(env));
+        // `key_env` / `api_key_env`: the variable holding the key.
+        let api_key = s("api_key").or_else(|| env(&s("key_env").or_else(|| s("api_key_env"))?));
+        TaskCfg {
+            provider: normalize(ctx, s("provider").as_deref()),
+            model,
+            base_url: s("base_url").map(|b| b.trim_end_matches('/').to_string()),
+            api_key,
+        }
     }
 }
 
-/// Hermes' `_normalize_aux_provider` (the aliases vision can meet).
+/// The auxiliary model for `task` (see the module doc). Cheap: config,
+/// environment and `auth.json` only. `Mode::Native` means none: vision hands
+/// the image to Codex's own model, a text task does without.
+pub(crate) fn resolve(ctx: &Context, task: Task) -> Resolution {
+    if task.is_vision()
+        && ctx
+            .config_str("agent.image_input_mode")
+            .is_some_and(|m| m.trim().eq_ignore_ascii_case("native"))
+    {
+        return native("agent.image_input_mode: native (Hermes' native fast path)");
+    }
+    let t = TaskCfg::read(ctx, task);
+    // `provider: openai` is a direct-API alias: custom at api.openai.com/v1.
+    let (provider, base_url) = if t.provider == "openai" {
+        (
+            "custom".to_string(),
+            Some(t.base_url.clone().unwrap_or_else(|| OPENAI_BASE_URL.into())),
+        )
+    } else {
+        (t.provider.clone(), t.base_url.clone())
+    };
+    match base_url {
+        Some(base) => explicit_endpoint(ctx, task, &t, &provider, base),
+        None if provider != "auto" => explicit_provider(ctx, task, &t, &provider),
+        None => auto::resolve(ctx, task, t.model),
+    }
+}
+
+/// The mode vision runs in (see [`resolve`]).
+pub(crate) fn vision_mode(ctx: &Context) -> Mode {
+    resolve(ctx, Task::VISION).mode
+}
+
+/// Step 1, `auxiliary.<task>.base_url`: `custom` there when the task gives
+/// a key or names no provider; else the named provider at that URL.
+fn explicit_endpoint(
+    ctx: &Context,
+    task: Task,
+    t: &TaskCfg,
+    provider: &str,
+    base: String,
+) -> Resolution {
+    let keep = !matches!(provider, "auto" | "custom") && t.api_key.is_none();
+    let p = if keep { provider } else { "custom" };
+    let why = format!("auxiliary.{}.base_url ({base})", task.name);
+    let model = t.model.clone();
+    let hit = match p {
+        // Text tasks speak Codex Responses with the ChatGPT sign-in; vision
+        // never does (Codex's own model looks instead).
+        "openai-codex" if !task.is_vision() => {
+            codex(ctx, task, Some(base), model, &why).ok_or_else(|| missing(task, p))
+        }
+        // Vision takes DeepInfra's model from its live catalog (`build`).
+        _ if is_keyed(p) || (p == "deepinfra" && !task.is_vision()) => {
+            keyed(ctx, task, p, Some(base), None, model, &why).map_err(|e| e.0)
+        }
+        _ => build(ctx, task, p, Some(base), t.api_key.clone(), model, &why)
+            .ok_or_else(|| missing(task, p)),
+    };
+    hit.unwrap_or_else(|reason| no_client(task, p, reason))
+}
+
+/// Step 2, `auxiliary.<task>.provider` (not `auto`): the provider's client,
+/// else the fallback its task allows, else Hermes' error.
+fn explicit_provider(ctx: &Context, task: Task, t: &TaskCfg, provider: &str) -> Resolution {
+    let why = format!("auxiliary.{}.provider: {provider}", task.name);
+    let reason = match named_client(ctx, task, t, provider, &why) {
+        Ok(r) => return r,
+        Err(reason) => reason,
+    };
+    // Vision: "Vision provider %s unavailable, falling back to auto"; text
+    // tasks (call_llm): only openrouter and custom fall back to auto detection.
+    if (task.is_vision() || matches!(provider, "openrouter" | "custom"))
+        && let Some(mut r) = auto::auto(ctx, task, t.model.clone())
+    {
+        r.why = format!("{} ({provider} unavailable: {reason})", r.why);
+        return r;
+    }
+    cannot_run(task, provider, reason)
+}
+
+/// The client for provider `p` named by `auxiliary.<task>.provider`: `Ok` is
+/// the answer (a client, native, or "not a provider Hermes knows"), `Err`
+/// why the provider cannot run.
+///
+/// Vision: `openrouter`, `nous`, `deepinfra` strictly; `openai-codex` →
+/// native (Codex is the model); `custom` → the main `model.base_url`; any of
+/// Hermes' API-key providers (providers.rs, apikey.rs: Hermes' generic
+/// router), `zai` at its pinned OpenAI-wire endpoint; providers hermes-mcp
+/// cannot call → native, saying why. Text tasks: the same providers with the
+/// task's model, else the provider's auxiliary model, else the main model
+/// (`resolve_provider_client`); `openai-codex` on the Codex Responses wire.
+fn named_client(
+    ctx: &Context,
+    task: Task,
+    t: &TaskCfg,
+    p: &str,
+    why: &str,
+) -> Result<Resolution, String> {
+    let vision = task.is_vision();
+    let model = if vision {
+        t.model.clone()
+    } else {
+        t.model.clone().or_else(|| {
+            providers::api_key_provider(p)
+                .map(|p| p.aux_model)
+                .filter(|m| !m.is_empty())
+                .map(String::from)
+                .or_else(|| main_model(ctx))
+        })
+    };
+    let found = |r: Option<Resolution>| r.ok_or_else(|| missing(task, p));
+    match p {
+        "openai-codex" | "native" if vision => Ok(native(format!(
+            "{why}: Codex's own model looks at the image"
+        ))),
+        "openai-codex" => codex(ctx, task, None, model, why).ok_or_else(|| {
+            "no ChatGPT sign-in (run: hermes auth codex) or no model (auxiliary.<task>.model / model.default)".into()
+        }),
+        "openrouter" | "nous" => found(build(ctx, task, p, None, t.api_key.clone(), t.model.clone(), why)),
+        "deepinfra" if vision => found(build(ctx, task, p, None, t.api_key.clone(), t.model.clone(), why)),
+        "custom" => found(main_custom(ctx, task, t.model.clone(), why)),
+        p if providers::uncallable(p).is_some() => {
+            let u = providers::uncallable(p).unwrap_or_default();
+            if vision {
+                Ok(native(format!(
+                    "{why}: {u} — hermes-mcp cannot call it, so Codex's own model looks at the image"
+                )))
+            } else {
+                Err(format!("{u}: hermes-mcp cannot call it"))
+            }
+        }
+        // Hermes pins Z.AI's OpenAI-wire endpoint for explicit vision, and
+        // passes the task's api_key to it (no other provider reads
+        // auxiliary.vision.api_key without a base_url).
+        "zai" if vision => {
+            let base = Some(providers::ZAI_OPENAI_URLS[0].to_string());
+            keyed(ctx, task, p, base, t.api_key.clone(), model, why).map_err(|e| e.0)
+        }
+        p if is_keyed(p) || p == "deepinfra" => {
+            let key = if vision { None } else { t.api_key.clone() };
+            keyed(ctx, task, p, None, key, model, why).map_err(|e| e.0)
+        }
+        other => Ok(unknown_provider(task, other, why)),
+    }
+}
+
+/// Hermes' `_normalize_aux_provider` (the aliases a task can meet).
 pub(super) fn normalize(ctx: &Context, p: Option<&str>) -> String {
     let mut p = p.unwrap_or("auto").trim().to_ascii_lowercase();
     if let Some(rest) = p.strip_prefix("custom:") {
@@ -133,141 +294,53 @@ pub(super) fn main_model(ctx: &Context) -> Option<String> {
     v.map(|s| s.trim().to_string()).filter(|s| !s.is_empty())
 }
 
-fn host_of(url: &str) -> Option<String> {
-    url::Url::parse(url)
-        .ok()
-        .and_then(|u| u.host_str().map(str::to_ascii_lowercase))
-}
-
-/// The mode `vision_analyze` runs in (see [`resolve`]).
-pub(crate) fn mode(ctx: &Context) -> Mode {
-    resolve(ctx).mode
-}
-
-/// Decide the provider. Cheap: config, environment and `auth.json` only.
-pub(crate) fn resolve(ctx: &Context) -> Resolution {
-    if ctx
-        .config_str("agent.image_input_mode")
-        .is_some_and(|m| m.trim().eq_ignore_ascii_case("native"))
-    {
-        return native("agent.image_input_mode: native (Hermes' native fast path)");
-    }
-    let t = task_cfg(ctx);
-    // `provider: openai` is a direct-API alias: custom at api.openai.com/v1.
-    let (provider, base_url) = if t.provider == "openai" {
-        (
-            "custom".to_string(),
-            Some(t.base_url.clone().unwrap_or_else(|| OPENAI_BASE_URL.into())),
-        )
-    } else {
-        (t.provider.clone(), t.base_url.clone())
-    };
-
-    // 1. An explicit endpoint.
-    if let Some(base) = base_url {
-        let keep = !matches!(provider.as_str(), "auto" | "custom") && t.api_key.is_none();
-        let p = if keep {
-            provider.clone()
-        } else {
-            "custom".into()
-        };
-        let why = format!("auxiliary.vision.base_url ({base})");
-        if is_keyed(&p) {
-            return keyed(ctx, "vision", &p, Some(base), None, t.model.clone(), &why)
-                .unwrap_or_else(|e| unavailable(&p, e.0));
+/// What `provider` needs and does not have, for the "why" texts.
+pub(super) fn missing(task: Task, provider: &str) -> String {
+    match provider {
+        "openrouter" => "OPENROUTER_API_KEY not set in ~/.hermes/.env".into(),
+        "nous" => "no Nous Portal login in ~/.hermes/auth.json (run: hermes auth)".into(),
+        "deepinfra" => "DEEPINFRA_API_KEY not set in ~/.hermes/.env".into(),
+        "custom" => format!(
+            "no endpoint: set auxiliary.{}.base_url or model.base_url",
+            task.name
+        ),
+        "openai-codex" => {
+            "no ChatGPT sign-in in auth.json (run: hermes auth codex) or no model.default".into()
         }
-        return match build(
-            ctx,
-            "vision",
-            &p,
-            Some(base),
-            t.api_key.clone(),
-            t.model.clone(),
-            &why,
-        ) {
-            Some(r) => r,
-            None => unavailable(&p, missing(&p)),
-        };
+        other => apikey::missing_key(other),
     }
-
-    // 2. An explicit provider.
-    if provider != "auto" {
-        let why = format!("auxiliary.vision.provider: {provider}");
-        let mut reason = missing(&provider);
-        let mut try_keyed = |p: &str, base: Option<String>, key: Option<String>| match keyed(
-            ctx,
-            "vision",
-            p,
-            base,
-            key,
-            t.model.clone(),
-            &why,
-        ) {
-            Ok(r) => Some(r),
-            Err(e) => {
-                reason = e.0;
-                None
-            }
-        };
-        let first = match provider.as_str() {
-            "openai-codex" | "native" => {
-                return native(format!("{why}: Codex's own model looks at the image"));
-            }
-            "openrouter" | "nous" | "deepinfra" => build(
-                ctx,
-                "vision",
-                &provider,
-                None,
-                t.api_key.clone(),
-                t.model.clone(),
-                &why,
-            ),
-            "custom" => main_custom(ctx, "vision", t.model.clone(), &why),
-            other if providers::uncallable(other).is_some() => {
-                return native(format!(
-                    "{why}: {} — hermes-mcp cannot call it, so Codex's own model looks at the image",
-                    providers::uncallable(other).unwrap_or_default()
-                ));
-            }
-            // Hermes pins Z.AI's OpenAI-wire endpoint for explicit vision.
-            // ... and passes the task's api_key to it (no other provider
-            // reads auxiliary.vision.api_key without a base_url).
-            "zai" => try_keyed(
-                "zai",
-                Some(providers::ZAI_OPENAI_URLS[0].to_string()),
-                t.api_key.clone(),
-            ),
-            other if is_keyed(other) => try_keyed(other, None, None),
-            other => {
-                return Resolution {
-                    mode: Mode::Misconfigured(format!(
-                        "auxiliary.vision.provider '{other}' is not a provider Hermes knows: use one of Hermes' providers (openrouter, nous, deepinfra, openai, anthropic, gemini, zai, xai, minimax, ...), or custom with auxiliary.vision.base_url (or remove auxiliary.vision to let Codex's own model look at images)"
-                    )),
-                    provider: other.to_string(),
-                    why: why.clone(),
-                };
-            }
-        };
-        if let Some(r) = first {
-            return r;
-        }
-        // Hermes: "Vision provider %s unavailable, falling back to auto".
-        return match auto(ctx, t.model.clone()) {
-            Some(mut r) => {
-                r.why = format!("{} ({provider} unavailable: {reason})", r.why);
-                r
-            }
-            None => unavailable(&provider, reason),
-        };
-    }
-
-    // 3–4. auto.
-    auto(ctx, t.model).unwrap_or_else(|| {
-        native("no auxiliary vision provider configured or available (auxiliary.vision, model.provider, OPENROUTER_API_KEY, Nous Portal login, DEEPINFRA_API_KEY): Codex's own model looks at the image")
-    })
 }
 
-/// Hermes' error when a requested provider has no client, with what to set.
+// Hermes' answers when a task has no model, worded per task: vision's texts
+// say Codex's own model looks instead; a text task's that it does without.
+
+/// Mode native: vision hands the image to Codex's own model.
+pub(super) fn native(why: impl Into<String>) -> Resolution {
+    Resolution {
+        mode: Mode::Native,
+        provider: "native".into(),
+        why: why.into(),
+    }
+}
+
+/// Mode native for a text task: no model, the caller does without.
+pub(super) fn skipped(provider: &str, why: String) -> Resolution {
+    Resolution {
+        mode: Mode::Native,
+        provider: provider.to_string(),
+        why,
+    }
+}
+
+fn misconfigured(provider: &str, why: String) -> Resolution {
+    Resolution {
+        mode: Mode::Misconfigured(why.clone()),
+        provider: provider.to_string(),
+        why,
+    }
+}
+
+/// Vision's error when a requested provider has no client, with what to set.
 fn unavailable(provider: &str, reason: String) -> Resolution {
     Resolution {
         mode: Mode::Misconfigured(format!(
@@ -278,316 +351,76 @@ fn unavailable(provider: &str, reason: String) -> Resolution {
     }
 }
 
-pub(super) fn missing(provider: &str) -> String {
-    match provider {
-        "openrouter" => "OPENROUTER_API_KEY not set in ~/.hermes/.env".into(),
-        "nous" => "no Nous Portal login in ~/.hermes/auth.json (run: hermes auth)".into(),
-        "deepinfra" => "DEEPINFRA_API_KEY not set in ~/.hermes/.env".into(),
-        "custom" => "no endpoint: set auxiliary.vision.base_url or model.base_url".into(),
-        "openai-codex" => {
-            "no ChatGPT sign-in in auth.json (run: hermes auth codex) or no model.default".into()
-        }
-        other => apikey::missing_key(other),
+/// Hermes' "No LLM provider configured" when the task's endpoint (step 1)
+/// has no client. Text tasks name what the provider needs (`missing`),
+/// whatever stopped it.
+fn no_client(task: Task, provider: &str, reason: String) -> Resolution {
+    if task.is_vision() {
+        return unavailable(provider, reason);
     }
-}
-
-/// One of Hermes' API-key providers (the table, or `anthropic`), except
-/// DeepInfra, whose vision model comes from its live catalog ([`build`]).
-pub(super) fn is_keyed(provider: &str) -> bool {
-    provider == "anthropic"
-        || providers::api_key_provider(provider).is_some_and(|p| p.name != "deepinfra")
-}
-
-/// An API-key provider's client (apikey.rs), as a resolution; `Err` says
-/// why it cannot run.
-pub(super) fn keyed(
-    ctx: &Context,
-    task: &str,
-    provider: &str,
-    base_url: Option<String>,
-    api_key: Option<String>,
-    model: Option<String>,
-    why: &str,
-) -> Result<Resolution, Unusable> {
-    let ep = apikey::endpoint(ctx, provider, model, base_url, api_key)?;
-    let mode =
-        match auxiliary::aux_config(ctx, task, provider, ep.base_url, Some(ep.api_key), ep.model) {
-            Ok(mut cfg) => {
-                cfg.wire = ep.wire;
-                // OpenAI wire: the provider's headers after any aux_config adds
-                // by host; the other wires build their own headers.
-                if cfg.wire == Wire::OpenAi {
-                    cfg.extra_headers.extend(ep.headers);
-                } else {
-                    cfg.extra_headers.clear();
-                }
-                Mode::Auxiliary(cfg)
-            }
-            Err(e) => Mode::Misconfigured(e.0),
-        };
-    Ok(Resolution {
-        mode,
-        provider: provider.to_string(),
-        why: why.to_string(),
-    })
-}
-
-/// Steps 3–4: the main provider, then OpenRouter, Nous, DeepInfra.
-fn auto(ctx: &Context, model: Option<String>) -> Option<Resolution> {
-    let (r, skipped) = auto_chain(ctx, model);
-    match (r, skipped) {
-        (Some(mut r), Some(s)) => {
-            r.why = format!("{} ({s}: skipped)", r.why);
-            Some(r)
-        }
-        (None, Some(s)) => Some(native(format!(
-            "{s}, and no auxiliary vision provider is available (OPENROUTER_API_KEY, Nous Portal login, DEEPINFRA_API_KEY): Codex's own model looks at the image"
-        ))),
-        (r, None) => r,
-    }
-}
-
-/// The auto chain, and why the main provider was skipped (if it was).
-fn auto_chain(ctx: &Context, model: Option<String>) -> (Option<Resolution>, Option<String>) {
-    let mut skipped: Option<String> = None;
-    let main = main_provider(ctx).filter(|p| p != "auto");
-    if let Some(mp) = main.as_deref() {
-        let mp = normalize(ctx, Some(mp));
-        let why = format!("main provider (model.provider: {mp})");
-        // The main model, unless the task names one (Hermes' `_finalize`).
-        let m = model.clone().or_else(|| main_model(ctx));
-        // A dedicated vision model beats the chat model (Hermes'
-        // `_resolve_provider_vision_default`); the task's model beats both.
-        let vm = providers::vision_model(&mp)
-            .map(String::from)
-            .or_else(|| main_model(ctx));
-        let text_only = |m: &Option<String>| {
-            let m = m.as_deref().unwrap_or("");
-            capability::supports_vision(ctx, &mp, m) == Some(false)
-        };
-        let hit = match mp.as_str() {
-            "nous" => build(ctx, "vision", "nous", None, None, model.clone(), &why),
-            p if providers::WITHOUT_VISION.contains(&p) => {
-                skipped = Some(format!("main provider {p} has no vision"));
-                None
-            }
-            "openai-codex" => {
-                return (
-                    Some(native(format!(
-                        "{why}: Codex's own model looks at the image"
-                    ))),
-                    None,
-                );
-            }
-            p if providers::uncallable(p).is_some() => {
-                return (
-                    Some(native(format!(
-                        "main provider {p} (model.provider): {} — hermes-mcp cannot call it, so Codex's own model looks at the image",
-                        providers::uncallable(p).unwrap_or_default()
-                    ))),
-                    None,
-                );
-            }
-            // DeepInfra's catalog vision default wins over the chat model.
-            "deepinfra" => build(ctx, "vision", "deepinfra", None, None, model.clone(), &why),
-            _ if text_only(&vm) => {
-                skipped = Some(format!(
-                    "main model {} of {mp} is text-only (models.dev / supports_vision)",
-                    vm.as_deref().unwrap_or_default()
-                ));
-                None
-            }
-            "openrouter" => build(ctx, "vision", "openrouter", None, None, m, &why),
-            "custom" => main_custom(ctx, "vision", model.clone(), &why),
-            p if is_keyed(p) => {
-                match keyed(ctx, "vision", p, None, None, model.clone().or(vm), &why) {
-                    Ok(r) => Some(r),
-                    Err(e) => {
-                        skipped = Some(format!("main provider {p} cannot run: {e}"));
-                        None
-                    }
-                }
-            }
-            // Not a provider Hermes' router knows: on to the aggregators.
-            other => {
-                skipped = Some(format!(
-                    "main provider {other} is not one of Hermes' providers"
-                ));
-                None
-            }
-        };
-        if hit.is_some() {
-            return (hit, None);
-        }
-    }
-    for p in ["openrouter", "nous", "deepinfra"] {
-        if main.as_deref() == Some(p) {
-            continue;
-        }
-        let why = match p {
-            "openrouter" => "auto: OPENROUTER_API_KEY is set",
-            "nous" => "auto: Nous Portal login in auth.json",
-            _ => "auto: DEEPINFRA_API_KEY is set",
-        };
-        if let Some(r) = build(ctx, "vision", p, None, None, model.clone(), why) {
-            return (Some(r), skipped);
-        }
-    }
-    (None, skipped)
-}
-
-/// The main custom endpoint (`model.base_url` + `model.api_key`).
-pub(super) fn main_custom(
-    ctx: &Context,
-    task: &str,
-    model: Option<String>,
-    why: &str,
-) -> Option<Resolution> {
-    let base = ctx
-        .config_str("model.base_url")
-        .map(|b| b.trim().trim_end_matches('/').to_string())
-        .filter(|b| !b.is_empty())?;
-    let key = ctx
-        .config_str("model.api_key")
-        .map(|k| k.trim().to_string())
-        .filter(|k| !k.is_empty());
-    build(
-        ctx,
-        task,
-        "custom",
-        Some(base),
-        key,
-        model,
-        &format!("{why} → model.base_url"),
+    misconfigured(
+        provider,
+        format!(
+            "No LLM provider configured for task={} provider={provider} ({}). Run: hermes setup",
+            task.name,
+            missing(task, provider)
+        ),
     )
 }
 
-/// One provider's client, or `None` when its credentials are missing.
-pub(super) fn build(
-    ctx: &Context,
-    task: &str,
-    provider: &str,
-    base_url: Option<String>,
-    api_key: Option<String>,
-    model: Option<String>,
-    why: &str,
-) -> Option<Resolution> {
-    let (base, key, model, catalog) = match provider {
-        "openrouter" => (
-            base_url.unwrap_or_else(|| OPENROUTER_BASE_URL.into()),
-            api_key.or_else(|| ctx.env.get(envvars::OPENROUTER_API_KEY))?,
-            model.unwrap_or_else(|| DEFAULT_AGGREGATOR_MODEL.into()),
-            None,
+/// Hermes' error when the task's provider (step 2) cannot run and no
+/// fallback serves.
+fn cannot_run(task: Task, provider: &str, reason: String) -> Resolution {
+    if task.is_vision() {
+        return unavailable(provider, reason);
+    }
+    misconfigured(
+        provider,
+        format!(
+            "Provider '{provider}' is set in config.yaml (auxiliary.{}.provider) but cannot be used: {reason}",
+            task.name
         ),
-        "nous" => {
-            let (k, b) = nous_auth(ctx)?;
-            (
-                base_url.unwrap_or(b),
-                api_key.unwrap_or(k),
-                model.unwrap_or_else(|| DEFAULT_AGGREGATOR_MODEL.into()),
-                None,
-            )
-        }
-        "deepinfra" => {
-            let key = api_key.or_else(|| ctx.env.get(envvars::DEEPINFRA_API_KEY))?;
-            let env_base = ctx
-                .env
-                .get(envvars::DEEPINFRA_BASE_URL)
-                .map(|b| b.trim().trim_end_matches('/').to_string())
-                .filter(|b| !b.is_empty());
-            let base = base_url
-                .or(env_base)
-                .unwrap_or_else(|| DEEPINFRA_BASE_URL.into());
-            match model {
-                Some(m) => (base, key, m, None),
-                // Model chosen from the live catalog at call time.
-                None => (base.clone(), key, String::new(), Some(base)),
-            }
-        }
-        _ => {
-            // custom: explicit key, OPENAI_API_KEY, the main key on the same
-            // host, else Hermes' placeholder for keyless local servers.
-            let base = base_url?;
-            let same_host_main_key = || {
-                let main = ctx.config_str("model.base_url")?;
-                (host_of(&main)? == host_of(&base)?)
-                    .then(|| ctx.config_str("model.api_key"))
-                    .flatten()
-            };
-            let key = api_key
-                .or_else(|| ctx.env.get(envvars::OPENAI_API_KEY))
-                .or_else(same_host_main_key)
-                .unwrap_or_else(|| "no-key-required".into());
-            let model = model
-                .or_else(|| main_model(ctx))
-                .unwrap_or_else(|| CUSTOM_DEFAULT_MODEL.into());
-            (base, key, model, None)
-        }
-    };
-    let provider = if provider == "custom" {
-        "custom"
-    } else {
-        provider
-    };
-    let mode = match auxiliary::aux_config(ctx, task, provider, base, Some(key), model) {
-        Ok(mut cfg) => {
-            cfg.catalog = catalog;
-            Mode::Auxiliary(cfg)
-        }
-        Err(why) => Mode::Misconfigured(why.0),
-    };
-    Some(Resolution {
-        provider: provider.to_string(),
-        why: why.to_string(),
-        mode,
-    })
+    )
 }
 
-/// A usable Nous Portal token and base URL from `$HERMES_HOME/auth.json`
-/// (hermes-agent: agent/auxiliary_client.py `_read_nous_auth`): the
-/// credential pool's `nous` entries first, else `providers.nous` when Nous is
-/// the active provider; `agent_key` before `access_token`, skipping expired.
-fn nous_auth(ctx: &Context) -> Option<(String, String)> {
-    let store = nous_auth::load_store(&ctx.home)?;
-    let env_base = ctx
-        .env
-        .get(envvars::NOUS_INFERENCE_BASE_URL)
-        .unwrap_or_else(|| NOUS_BASE_URL.into());
-    let usable = |e: &serde_json::Map<String, Value>| -> Option<(String, String)> {
-        let tok = [
-            ("agent_key", "agent_key_expires_at"),
-            ("access_token", "expires_at"),
-        ]
-        .into_iter()
-        .find_map(|(k, exp)| {
-            let t = e.get(k)?.as_str()?.trim();
-            (!t.is_empty() && !nous_auth::expired(e.get(exp))).then(|| t.to_string())
-        })?;
-        let base = e
-            .get("inference_base_url")
-            .and_then(Value::as_str)
-            .map(|b| b.trim().trim_end_matches('/').to_string())
-            .filter(|b| !b.is_empty())
-            .unwrap_or_else(|| env_base.trim_end_matches('/').to_string());
-        Some((tok, base))
-    };
-    let pool = nous_auth::pool_entries(&store);
-    if !pool.is_empty() {
-        return pool.into_iter().find_map(&usable);
+/// `auxiliary.<task>.provider` names no provider Hermes knows.
+fn unknown_provider(task: Task, other: &str, why: &str) -> Resolution {
+    if task.is_vision() {
+        return Resolution {
+            mode: Mode::Misconfigured(format!(
+                "auxiliary.vision.provider '{other}' is not a provider Hermes knows: use one of Hermes' providers (openrouter, nous, deepinfra, openai, anthropic, gemini, zai, xai, minimax, ...), or custom with auxiliary.vision.base_url (or remove auxiliary.vision to let Codex's own model look at images)"
+            )),
+            provider: other.to_string(),
+            why: why.to_string(),
+        };
     }
-    if store.get("active_provider").and_then(Value::as_str) != Some("nous") {
-        return None;
-    }
-    usable(nous_auth::provider_state(&store)?)
+    let task = task.name;
+    misconfigured(
+        other,
+        format!(
+            "auxiliary.{task}.provider '{other}' is not a provider Hermes knows: use one of Hermes' providers (openrouter, nous, openai-codex, anthropic, gemini, zai, ...), custom with auxiliary.{task}.base_url, or auto"
+        ),
+    )
 }
 
 #[cfg(test)]
 mod tests {
-    use super::auxiliary::request_body;
     use super::*;
     use std::time::Duration;
 
     use crate::hermes::context::test_ctx as ctx;
+    use crate::llm::auxiliary::{
+        self, AuxConfig, DEFAULT_AGGREGATOR_MODEL, OPENROUTER_BASE_URL, request_body,
+    };
+
+    fn mode(c: &Context) -> Mode {
+        vision_mode(c)
+    }
+
+    /// Text task `name` (with its legacy model variable `var`).
+    fn text_task(c: &Context, name: &'static str, var: Option<&'static str>) -> Resolution {
+        resolve(c, Task::new(name, var))
+    }
 
     #[test]
     fn native_by_default() {
@@ -678,6 +511,118 @@ mod tests {
                 "auxiliary:\n  vision:\n    provider: gemini-cli\n",
                 &[]
             )),
+            Mode::Misconfigured(_)
+        ));
+    }
+
+    fn aux(r: &Resolution) -> &AuxConfig {
+        match &r.mode {
+            Mode::Auxiliary(c) => c,
+            m => panic!("{m:?} ({})", r.why),
+        }
+    }
+
+    #[test]
+    fn main_provider_and_model_first() {
+        let c = ctx(
+            "model:\n  provider: deepseek\n  default: deepseek-reasoner\n",
+            &[
+                ("DEEPSEEK_API_KEY", "dk-1234"),
+                ("OPENROUTER_API_KEY", "or"),
+            ],
+        );
+        let r = text_task(&c, "web_extract", None);
+        assert_eq!(r.provider, "deepseek");
+        assert_eq!(aux(&r).model, "deepseek-reasoner");
+        assert_eq!(aux(&r).task, "web_extract");
+        // The task's model replaces the main one.
+        let c = ctx(
+            "model:\n  provider: deepseek\n  default: deepseek-reasoner\nauxiliary:\n  web_extract:\n    model: deepseek-chat\n",
+            &[("DEEPSEEK_API_KEY", "dk-1234")],
+        );
+        assert_eq!(
+            aux(&text_task(&c, "web_extract", None)).model,
+            "deepseek-chat"
+        );
+        // ... unless it is an OpenRouter id for a provider without slashes.
+        let c = ctx(
+            "model:\n  provider: deepseek\n  default: deepseek-reasoner\n",
+            &[
+                ("DEEPSEEK_API_KEY", "dk-1234"),
+                (
+                    "AUXILIARY_WEB_EXTRACT_MODEL",
+                    "google/gemini-3-flash-preview",
+                ),
+            ],
+        );
+        let r = text_task(
+            &c,
+            "web_extract",
+            Some(crate::hermes::envvars::AUXILIARY_WEB_EXTRACT_MODEL),
+        );
+        assert_eq!(aux(&r).model, "deepseek-reasoner");
+    }
+
+    #[test]
+    fn main_provider_without_credentials_falls_back_to_the_chain() {
+        let c = ctx(
+            "model:\n  provider: deepseek\n  default: deepseek-reasoner\n",
+            &[("OPENROUTER_API_KEY", "or")],
+        );
+        let r = text_task(&c, "tts_audio_tags", None);
+        assert_eq!(r.provider, "openrouter");
+        assert_eq!(aux(&r).model, auxiliary::DEFAULT_AGGREGATOR_MODEL);
+        assert!(r.why.contains("skipped"), "{}", r.why);
+        // Hermes' default timeout for the tag rewrite.
+        assert_eq!(aux(&r).timeout, std::time::Duration::from_secs(30));
+        // The API-key chain: the first provider with a key and an aux model.
+        let c = ctx("", &[("DEEPSEEK_API_KEY", "dk-1234")]);
+        let r = text_task(&c, "web_extract", None);
+        assert_eq!(
+            (r.provider.as_str(), aux(&r).model.as_str()),
+            ("deepseek", "deepseek-chat")
+        );
+        // Nothing at all.
+        let r = text_task(&ctx("", &[]), "web_extract", None);
+        assert_eq!(r.mode, Mode::Native);
+        assert_eq!(r.provider, "none");
+    }
+
+    #[test]
+    fn explicit_provider_rules() {
+        // An explicit provider without its key is Hermes' error, no fallback.
+        let c = ctx(
+            "auxiliary:\n  web_extract:\n    provider: zai\n",
+            &[("OPENROUTER_API_KEY", "or")],
+        );
+        let r = text_task(&c, "web_extract", None);
+        let Mode::Misconfigured(m) = &r.mode else {
+            panic!("{r:?}")
+        };
+        assert!(m.contains("Provider 'zai' is set in config.yaml"), "{m}");
+        // openrouter unavailable falls back to auto.
+        let c = ctx(
+            "auxiliary:\n  web_extract:\n    provider: openrouter\nmodel:\n  provider: custom\n  default: local-1\n  base_url: http://127.0.0.1:9/v1\n",
+            &[],
+        );
+        let r = text_task(&c, "web_extract", None);
+        assert_eq!(r.provider, "custom");
+        assert_eq!(aux(&r).model, "local-1");
+        assert!(r.why.contains("openrouter unavailable"), "{}", r.why);
+        // A base URL: custom there, with the task's key and model.
+        let c = ctx(
+            "auxiliary:\n  web_extract:\n    base_url: http://127.0.0.1:9/v1/\n    api_key: k\n    model: m\n",
+            &[],
+        );
+        let a = aux(&text_task(&c, "web_extract", None)).clone();
+        assert_eq!(
+            (a.base_url.as_str(), a.api_key.as_deref(), a.model.as_str()),
+            ("http://127.0.0.1:9/v1", Some("k"), "m")
+        );
+        // Codex without a sign-in or model cannot run.
+        let c = ctx("auxiliary:\n  web_extract:\n    provider: codex\n", &[]);
+        assert!(matches!(
+            text_task(&c, "web_extract", None).mode,
             Mode::Misconfigured(_)
         ));
     }

@@ -117,7 +117,7 @@ impl VisionClient {
     pub(crate) fn http(&self, ctx: &Context) -> Result<Arc<HttpClient>, ClientError> {
         self.http.get_or_build(|| {
             let dl = auxiliary::download_timeout(ctx);
-            let api = match resolve::mode(ctx) {
+            let api = match resolve::vision_mode(ctx) {
                 Mode::Auxiliary(a) => a.timeout,
                 _ => Duration::from_secs(120),
             };
@@ -153,7 +153,7 @@ impl VisionClient {
         prepared: Prepared,
         prompt: &str,
     ) -> Result<Analysis, VisionError> {
-        match resolve::mode(ctx) {
+        match resolve::vision_mode(ctx) {
             Mode::Native => Ok(Analysis::Native(prepared)),
             Mode::Misconfigured(why) => Err(VisionError::NotConfigured(why)),
             Mode::Auxiliary(cfg) => {

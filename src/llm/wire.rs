@@ -32,7 +32,7 @@ pub(crate) fn fix_temperature(body: &mut serde_json::Value) {
 }
 
 /// One call on the endpoint's wire (OpenAI chat completions, Anthropic
-/// Messages or Gemini generateContent); the answer text.
+/// Messages, Gemini generateContent or Codex Responses); the answer text.
 pub(crate) async fn send(
     http: &HttpClient,
     cfg: &AuxConfig,

@@ -213,6 +213,16 @@ fn map_reqwest(e: reqwest::Error, url: &Url) -> FetchError {
     }
 }
 
+/// A provider API request that got no (complete) answer, as [`HttpClient::send_api`]
+/// reports it (the Codex client, which streams, reports the same).
+pub(crate) fn api_error(e: reqwest::Error, url: &Url) -> ApiError {
+    match map_reqwest(e, url) {
+        FetchError::Blocked(b) => ApiError::Blocked(b),
+        FetchError::Timeout(_) => ApiError::Timeout,
+        other => ApiError::Network(other.to_string()),
+    }
+}
+
 pub(crate) const USER_AGENT: &str = concat!(
     "Mozilla/5.0 (compatible; hermes-mcp/",
     env!("CARGO_PKG_VERSION"),
@@ -402,11 +412,7 @@ impl HttpClient {
                 .api
                 .execute(built)
                 .await
-                .map_err(|e| match map_reqwest(e, &url) {
-                    FetchError::Blocked(b) => ApiError::Blocked(b),
-                    FetchError::Timeout(_) => ApiError::Timeout,
-                    other => ApiError::Network(other.to_string()),
-                })?;
+                .map_err(|e| api_error(e, &url))?;
             let status = resp.status().as_u16();
             if status == 429 {
                 let wait = retry_after(resp.headers());

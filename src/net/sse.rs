@@ -7,13 +7,9 @@ use serde_json::Value;
 /// One SSE event larger than this is refused (a final 1536x1024 PNG is a few MB of base64).
 pub(crate) const MAX_EVENT_BYTES: usize = 64 * 1024 * 1024;
 
-/// How a stream failed before it ended.
+/// Why an event stream could not be read.
 #[derive(Debug, thiserror::Error)]
 pub(crate) enum StreamError {
-    #[error("{0}")]
-    Blocked(String),
-    #[error("{0}")]
-    Network(String),
     /// One event outgrew [`MAX_EVENT_BYTES`] ([`SseParser`]).
     #[error("an event in the stream is larger than {} MB", MAX_EVENT_BYTES >> 20)]
     EventTooLarge,

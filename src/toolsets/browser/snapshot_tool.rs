@@ -3,7 +3,7 @@
 //! and cut it at Hermes' size limit with the full text stored in a file the
 //! model can page through, or (`browser_snapshot`, when Hermes' auxiliary
 //! `web_extract` resolves to a model: its own settings, else the main
-//! provider and model, else Hermes' fallback chain; vision/textaux.rs) have
+//! provider and model, else Hermes' fallback chain; llm/resolve.rs) have
 //! that model summarise it.
 
 use std::time::{Duration, Instant};
@@ -20,7 +20,7 @@ use super::textsafety;
 use super::walk;
 use crate::hermes::{Context, envvars};
 use crate::llm::auxiliary::Mode;
-use crate::llm::resolve::Resolution;
+use crate::llm::resolve::{self, Resolution, Task};
 use crate::llm::textaux;
 use crate::llm::vision::VisionClient;
 
@@ -221,12 +221,11 @@ pub(crate) async fn summarize_snapshot(ctx: &Context, text: &str, task: &str) ->
 /// `web_extract` (`auxiliary.web_extract.*`, `AUXILIARY_WEB_EXTRACT_MODEL`,
 /// else the main provider and model, else Hermes' fallback chain).
 pub(crate) fn summary_model(ctx: &Context) -> Resolution {
-    textaux::resolve(
-        ctx,
-        "web_extract",
-        Some(envvars::AUXILIARY_WEB_EXTRACT_MODEL),
-    )
+    resolve::resolve(ctx, WEB_EXTRACT)
 }
+
+/// Hermes' auxiliary task for page summaries.
+const WEB_EXTRACT: Task = Task::new("web_extract", Some(envvars::AUXILIARY_WEB_EXTRACT_MODEL));
 
 /// `browser_snapshot`.
 pub(crate) async fn snapshot_tool(

@@ -2,21 +2,19 @@
 //! `plugins/image_gen/openai-codex`): one streamed `POST <base>/responses` to the Codex
 //! Responses endpoint with the hosted `image_generation` tool, no API key.
 //!
-//! The token is found by [`codex_auth`] (Hermes' credential pool, Hermes' auth store, then
-//! Codex's own `$CODEX_HOME/auth.json`). The answer is Server-Sent Events; as in Hermes the raw
-//! events are parsed (not an SDK's typed ones) and the newest image found anywhere in an event
-//! wins: an `image_generation_call` item's `result`, or a `partial_image_b64`. The stream is
-//! read chunk by chunk so only the newest image is held, not the whole body.
-//!
-//! Beyond Hermes: an HTTP 401 refreshes the Hermes-held token once and retries
-//! ([`codex_auth::refresh_rejected`]), and an `error` / `response.failed` event's message is
-//! added to Hermes' "no image" text. Config: `image_gen.openai-codex.base_url` (default
+//! The request goes through the one Codex client ([`crate::llm::codex`]: the sign-in from
+//! Hermes' credential pool, Hermes' auth store, then Codex's own `$CODEX_HOME/auth.json`; an
+//! HTTP 401 refreshes the Hermes-held token once and retries — beyond Hermes). The answer is
+//! Server-Sent Events; as in Hermes the raw events are parsed (not an SDK's typed ones) and the
+//! newest image found anywhere in an event wins: an `image_generation_call` item's `result`,
+//! or a `partial_image_b64`. The stream is read chunk by chunk so only the newest image is
+//! held, not the whole body; an `error` / `response.failed` event's message is added to
+//! Hermes' "no image" text (beyond Hermes). Config: `image_gen.openai-codex.base_url` (default
 //! `https://chatgpt.com/backend-api/codex`), `image_gen.openai-codex.token_url` (default
 //! `https://auth.openai.com/oauth/token`; loopback addresses only), `image_gen.openai-codex.timeout` (seconds, 300).
 
 use std::time::Duration;
 
-use crate::net::sse::{SseParser, StreamError};
 use base64::Engine as _;
 use serde_json::{Map, Value, json};
 
@@ -24,11 +22,12 @@ use super::catalog::{OPENAI_API_MODEL, OPENAI_SIZES, aspect_index, resolve_gpt_t
 use super::error::GenError;
 use super::save::Generated;
 use super::source::read_local_image;
-use crate::auth::codex::{self as codex_auth, CodexAuthError, CodexToken, TokenSource, codex_home};
+use crate::auth::codex::{self as codex_auth, CodexAuthError, TokenSource, codex_home};
 use crate::auth::store::now;
 use crate::hermes::Context;
+use crate::llm::codex::{Answer, CodexClient, CodexError, CodexSignIn, error_text};
+use crate::net::HttpClient;
 use crate::net::vendor::MAX_IMAGE_BYTES;
-use crate::net::{HttpClient, Policy, check_url};
 use crate::server::Progress;
 
 pub(crate) const PROVIDER: &str = "openai-codex";
@@ -219,28 +218,7 @@ fn event_error(v: &Value) -> Option<String> {
             .and_then(|r| r.get("error").or(r.get("incomplete_details")))?,
         _ => return None,
     };
-    let msg = err
-        .get("message")
-        .or(err.get("reason"))
-        .and_then(Value::as_str)
-        .map(str::to_string)
-        .unwrap_or_else(|| err.to_string());
-    Some(match err.get("code").and_then(Value::as_str) {
-        Some(c) if !c.is_empty() => format!("{c}: {msg}"),
-        _ => msg,
-    })
-}
-
-/// What one request gave.
-enum Answer {
-    Status {
-        status: u16,
-        body: String,
-    },
-    Stream {
-        image: Option<String>,
-        error: Option<String>,
-    },
+    Some(error_text(err))
 }
 
 /// What the events so far carried.
@@ -265,71 +243,6 @@ impl Seen {
     }
 }
 
-async fn post_stream(
-    http: &HttpClient,
-    url: &reqwest::Url,
-    token: &CodexToken,
-    body: &Value,
-    timeout: Duration,
-    progress: &Progress,
-) -> Result<Answer, StreamError> {
-    // A configured endpoint may be private (a proxy, a test), never cloud metadata.
-    let floor = Policy {
-        allow_private: true,
-        ..http.policy().clone()
-    };
-    check_url(url, &floor).map_err(|b| StreamError::Blocked(b.to_string()))?;
-    crate::net::ratelimit::acquire(PROVIDER, Duration::ZERO).await;
-    let mut req = http
-        .api()
-        .post(url.clone())
-        .timeout(timeout)
-        .header("Accept", "text/event-stream")
-        .header("Content-Type", "application/json")
-        .body(serde_json::to_vec(body).unwrap_or_default());
-    for (k, v) in codex_auth::request_headers(token) {
-        req = req.header(k, v);
-    }
-    let net = |e: reqwest::Error| {
-        StreamError::Network(if e.is_timeout() {
-            format!("no complete answer within {}s", timeout.as_secs())
-        } else {
-            // reqwest's text never includes headers, so the token cannot leak here.
-            crate::redact::redact_sensitive_text(&e.to_string())
-        })
-    };
-    let mut resp = req.send().await.map_err(net)?;
-    let status = resp.status().as_u16();
-    if !(200..300).contains(&status) {
-        let mut body = Vec::new();
-        while let Some(c) = resp.chunk().await.map_err(net)? {
-            body.extend_from_slice(&c);
-            if body.len() > 64 * 1024 {
-                break;
-            }
-        }
-        return Ok(Answer::Status {
-            status,
-            body: String::from_utf8_lossy(&body).into_owned(),
-        });
-    }
-    let mut parser = SseParser::default();
-    let mut seen = Seen::default();
-    let mut reported = 0;
-    while let Some(c) = resp.chunk().await.map_err(net)? {
-        parser.push(&c, &mut |v| seen.event(&v))?;
-        if seen.partials > reported {
-            reported = seen.partials;
-            progress
-                .report(reported, None, "Codex: partial image received")
-                .await;
-        }
-    }
-    parser.finish(&mut |v| seen.event(&v))?;
-    let Seen { image, error, .. } = seen;
-    Ok(Answer::Stream { image, error })
-}
-
 fn is_unsupported(status: u16, body: &str) -> bool {
     if status != 400 {
         return false;
@@ -352,6 +265,73 @@ fn auth_error(e: CodexAuthError) -> GenError {
     }
 }
 
+/// Why the call failed, in the words of `codex_generate`'s errors.
+fn failure_text(e: CodexError, timeout: Duration) -> String {
+    match e {
+        CodexError::Refresh(e) => format!(
+            "Codex Responses API returned HTTP 401 and the token could not be refreshed: {e}"
+        ),
+        CodexError::Blocked(b) => b.to_string(),
+        CodexError::Network(e) if e.is_timeout() => {
+            format!("no complete answer within {}s", timeout.as_secs())
+        }
+        // reqwest's text never includes headers, so the token cannot leak here.
+        CodexError::Network(e) => crate::redact::redact_sensitive_text(&e.to_string()),
+        CodexError::Stream(e) => e.to_string(),
+    }
+}
+
+fn failed(m: String) -> GenError {
+    GenError::Api(format!(
+        "OpenAI image generation via Codex auth failed: {m}"
+    ))
+}
+
+/// One streamed request: the newest image and the stream's error, if any;
+/// progress is reported per partial image.
+async fn stream_image(
+    client: &mut CodexClient<'_>,
+    url: &reqwest::Url,
+    body: &Value,
+    timeout: Duration,
+    progress: &Progress,
+) -> Result<(Option<String>, Option<String>), GenError> {
+    let answer = client
+        .send(url, body, timeout)
+        .await
+        .map_err(|e| failed(failure_text(e, timeout)))?;
+    let mut events = match answer {
+        Answer::Events(events) => events,
+        // A plain JSON body carries no events, so no image.
+        Answer::Json(_) => return Ok((None, None)),
+        Answer::Status { status, body } => {
+            if is_unsupported(status, &body) {
+                return Err(GenError::CapabilityUnsupported(UNAVAILABLE_MESSAGE.into()));
+            }
+            let short: String = body.chars().take(500).collect();
+            return Err(failed(format!(
+                "Codex Responses API returned HTTP {status}: {}",
+                crate::redact::redact_sensitive_text(&short)
+            )));
+        }
+    };
+    let mut seen = Seen::default();
+    let mut reported = 0;
+    while events
+        .next(&mut |v| seen.event(&v))
+        .await
+        .map_err(|e| failed(failure_text(e, timeout)))?
+    {
+        if seen.partials > reported {
+            reported = seen.partials;
+            progress
+                .report(reported, None, "Codex: partial image received")
+                .await;
+        }
+    }
+    Ok((seen.image, seen.error))
+}
+
 pub(crate) async fn codex_generate(
     ctx: &Context,
     http: &HttpClient,
@@ -362,16 +342,10 @@ pub(crate) async fn codex_generate(
 ) -> Result<(Generated, &'static str), GenError> {
     let (_tier, quality) = resolve_gpt_tier(ctx, PROVIDER);
     let size = OPENAI_SIZES[aspect_index(aspect)];
-    let token_url = token_url(ctx);
-    let mut token = codex_auth::resolve_token(
-        http.api(),
-        &token_url,
-        &ctx.home.path,
-        codex_home(ctx).as_deref(),
-        now(),
-    )
-    .await
-    .map_err(auth_error)?;
+    let sign_in = CodexSignIn::new(ctx, token_url(ctx));
+    let mut client = CodexClient::open(http, &sign_in)
+        .await
+        .map_err(auth_error)?;
     let images = sources
         .iter()
         .take(MAX_INPUT_IMAGES)
@@ -382,48 +356,10 @@ pub(crate) async fn codex_generate(
         })?;
     let body = payload(prompt, size, quality, &images);
     let endpoint = format!("{}/responses", base_url(ctx));
-    let url = reqwest::Url::parse(&endpoint).map_err(|e| {
-        GenError::Api(format!(
-            "OpenAI image generation via Codex auth failed: invalid URL {endpoint:?}: {e}"
-        ))
-    })?;
+    let url = reqwest::Url::parse(&endpoint)
+        .map_err(|e| failed(format!("invalid URL {endpoint:?}: {e}")))?;
     let timeout = timeout_cfg(ctx, "image_gen.openai-codex.timeout");
-    let failed = |m: String| {
-        GenError::Api(format!(
-            "OpenAI image generation via Codex auth failed: {m}"
-        ))
-    };
-    let mut retried = false;
-    let (image, error) = loop {
-        let answer = post_stream(http, &url, &token, &body, timeout, progress)
-            .await
-            .map_err(|e| failed(e.to_string()))?;
-        match answer {
-            Answer::Stream { image, error } => break (image, error),
-            Answer::Status { status: 401, .. } if !retried => {
-                retried = true;
-                token = codex_auth::refresh_rejected(
-                    http.api(),
-                    &token_url,
-                    &ctx.home.path,
-                    &token,
-                    now(),
-                )
-                .await
-                .map_err(|e| failed(format!("Codex Responses API returned HTTP 401 and the token could not be refreshed: {e}")))?;
-            }
-            Answer::Status { status, body } => {
-                if is_unsupported(status, &body) {
-                    return Err(GenError::CapabilityUnsupported(UNAVAILABLE_MESSAGE.into()));
-                }
-                let short: String = body.chars().take(500).collect();
-                return Err(failed(format!(
-                    "Codex Responses API returned HTTP {status}: {}",
-                    crate::redact::redact_sensitive_text(&short)
-                )));
-            }
-        }
-    };
+    let (image, error) = stream_image(&mut client, &url, &body, timeout, progress).await?;
     let Some(b64) = image else {
         let base = "Codex response contained no image_generation_call result";
         return Err(GenError::EmptyResponse(match error {

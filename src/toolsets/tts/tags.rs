@@ -16,7 +16,7 @@
 //! through the auxiliary chat client vision and browser snapshots use. Hermes'
 //! `auto` provider uses the main provider and model (`model.provider`,
 //! `model.default`; `openai-codex` on the Codex Responses endpoint), then its
-//! fallback chain (vision/textaux.rs); with nothing usable the rewrite is
+//! fallback chain (llm/resolve.rs); with nothing usable the rewrite is
 //! skipped and the result's `note` says so.
 
 use std::sync::LazyLock;
@@ -25,14 +25,13 @@ use regex::Regex;
 use serde_json::{Map, Value};
 
 use crate::hermes::Context;
-use crate::llm::auxiliary::CallError;
-use crate::llm::resolve::Resolution;
+use crate::llm::auxiliary::{CallError, Mode};
+use crate::llm::resolve::{self, Resolution, Task};
 use crate::llm::textaux;
 use crate::net::HttpClient;
-use crate::toolsets::vision::Mode;
 
 /// Hermes' `GEMINI_AUDIO_TAG_REWRITE_TASK`, which the xAI rewrite uses too.
-pub(crate) const AUDIO_TAGS_TASK: &str = "tts_audio_tags";
+pub(crate) const AUDIO_TAGS_TASK: Task = Task::new("tts_audio_tags", None);
 /// Hermes passes `temperature=0.7` to both rewrites.
 const REWRITE_TEMPERATURE: f64 = 0.7;
 
@@ -176,7 +175,7 @@ async fn rewrite(
 /// `tts_audio_tags` (`auxiliary.tts_audio_tags.*`, else the main provider
 /// and model, else Hermes' fallback chain).
 pub(crate) fn rewrite_model(ctx: &Context) -> Resolution {
-    textaux::resolve(ctx, AUDIO_TAGS_TASK, None)
+    resolve::resolve(ctx, AUDIO_TAGS_TASK)
 }
 
 /// Hermes' `_apply_xai_auto_speech_tags`.

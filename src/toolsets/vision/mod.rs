@@ -1,5 +1,9 @@
-//! The `vision` toolset: `vision_analyze` (Hermes' `tools/vision_tools.py`),
-//! and [`VisionClient`], the image pipeline `browser_vision` uses too.
+//! The `vision` toolset: `vision_analyze` (hermes-agent: `tools/vision_tools.py`)
+//! and loading its image source ([`source`]: http(s) with SSRF checks and
+//! retries, `file://`, local paths, `data:` URLs). The image work itself —
+//! preparing pixels, choosing the vision model, asking it with Hermes'
+//! retries — is the auxiliary model's ([`crate::llm::vision`],
+//! [`crate::llm::resolve`]), which `browser_vision` shares.
 //!
 //! * Native mode (default, no auxiliary vision model configured): the image is
 //!   returned as MCP image content with a short text naming the question;
@@ -24,12 +28,11 @@ use crate::server::{
     Availability, Hints, ProviderChoice, ToolCall, ToolDef, ToolEntry, ToolOutput, Toolset,
 };
 
-pub(crate) use crate::llm::auxiliary::{self, Mode};
-use crate::llm::prep::Budget;
-pub(crate) use crate::llm::prep::{PrepError, Prepared};
-pub(crate) use crate::llm::vision::{Analysis, VisionClient, VisionError};
-use crate::llm::{providers, resolve};
-pub(crate) use source::SourceError;
+use crate::llm::auxiliary::{self, Mode};
+use crate::llm::prep::{Budget, PrepError, Prepared};
+use crate::llm::resolve::{self, Task};
+use crate::llm::vision::{Analysis, VisionClient, VisionError};
+use source::SourceError;
 
 const VISION_ANALYZE_DESCRIPTION: &str = "Load an image into the conversation so you can see it. Accepts a URL, local file path, or data URL. When your active model has native vision, the image is attached to your context directly and you read the pixels yourself on the next turn — call this any time the user references an image (filepath in their message, URL in tool output, screenshot from the browser, etc.). For non-vision models, falls back to an auxiliary vision model that returns a text description.";
 
@@ -125,7 +128,7 @@ pub(crate) async fn vision_analyze(
     image_url: &str,
     question: &str,
 ) -> ToolOutput {
-    match resolve::mode(ctx) {
+    match resolve::vision_mode(ctx) {
         Mode::Native => match load_prepared(client, ctx, image_url).await {
             Ok(p) => native_output(&p, question),
             // Hermes' `tool_error(str(exc), success=False)`.
@@ -189,27 +192,19 @@ impl Toolset for VisionToolset {
     }
 
     fn resolve(&self, ctx: &Context, def: &'static ToolDef) -> ToolEntry {
-        def.entry(match resolve::mode(ctx) {
+        def.entry(match resolve::vision_mode(ctx) {
             Mode::Misconfigured(why) => Availability::Unavailable(why),
             _ => Availability::Available,
         })
     }
 
     fn providers(&self, ctx: &Context) -> Vec<ProviderChoice> {
-        let r = resolve::resolve(ctx);
+        let r = resolve::resolve(ctx, Task::VISION);
         let provider = match &r.mode {
             Mode::Auxiliary(c) if c.model.is_empty() => {
                 format!("{} (model from the DeepInfra catalog)", r.provider)
             }
-            Mode::Auxiliary(c) => {
-                let wire = match c.wire {
-                    providers::Wire::OpenAi => "",
-                    providers::Wire::Anthropic(_) => ", Anthropic Messages",
-                    providers::Wire::Gemini => ", Gemini generateContent",
-                    providers::Wire::CodexResponses => ", Codex Responses",
-                };
-                format!("{} ({}{wire})", r.provider, c.model)
-            }
+            Mode::Auxiliary(c) => format!("{} ({}{})", r.provider, c.model, c.wire.shown()),
             Mode::Misconfigured(_) => "none".into(),
             Mode::Native => r.provider.clone(),
         };
