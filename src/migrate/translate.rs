@@ -14,6 +14,7 @@
 use serde_json::{Map, Value};
 
 use crate::hermes::config::{json_type, parse_bool, whole_var_ref};
+use crate::pycompat::py_bool;
 
 /// One value of a Codex server entry, in the order it is written.
 #[derive(Debug, Clone, PartialEq)]
@@ -383,17 +384,11 @@ impl<'a> Work<'a> {
         self.notes.push(n.into());
     }
 
-    /// Whether `key` is set: absent, null, false, "" and empty lists or
-    /// mappings are not; any number is.
+    /// Whether `key` is set, as Hermes' migrator tests it (`if cfg.get(key):`,
+    /// Python's truthiness: absent, null, false, 0, "" and empty lists or
+    /// mappings are not set).
     fn is_set(&self, key: &str) -> bool {
-        match self.map.get(key) {
-            None | Some(Value::Null) => false,
-            Some(Value::String(s)) => !s.is_empty(),
-            Some(Value::Bool(b)) => *b,
-            Some(Value::Array(a)) => !a.is_empty(),
-            Some(Value::Object(o)) => !o.is_empty(),
-            Some(Value::Number(_)) => true,
-        }
+        self.map.get(key).is_some_and(py_bool)
     }
 
     /// stdio when `command` is set, else streamable HTTP when `url` is set
@@ -973,6 +968,29 @@ mod tests {
     }
 
     #[test]
+    fn unset_keys_follow_python_truthiness() {
+        // Hermes' migrator tests `if cfg.get("command"):`: 0 is not a command.
+        match translate("n", &json!({"command": 0, "url": "http://x/mcp"})) {
+            Translation::Ok {
+                server, transport, ..
+            } => {
+                assert_eq!(transport, "streamable_http");
+                assert_eq!(server.get("url"), Some(TomlVal::Str("http://x/mcp".into())));
+                assert_eq!(server.get("command"), None);
+            }
+            other => panic!("{other:?}"),
+        }
+        assert!(matches!(
+            translate("n", &json!({"command": 0})),
+            Translation::Skipped { .. }
+        ));
+        let (_, notes) = ok("n", json!({"url": "http://x/mcp", "args": 0, "cwd": 0.0}));
+        assert!(notes.is_empty(), "{notes:?}");
+        let (_, notes) = ok("n", json!({"command": "c", "headers": 0}));
+        assert!(notes.is_empty(), "{notes:?}");
+    }
+
+    #[test]
     fn tool_filters_keep_the_order_of_hermes_tools_mapping() {
         let (s, _) = ok(
             "n",
@@ -981,6 +999,15 @@ mod tests {
         let keys: Vec<&str> = s.pairs().into_iter().map(|(k, _)| k).collect();
         assert_eq!(keys, ["command", "disabled_tools", "enabled_tools"]);
         assert_eq!(s.get("enabled_tools"), Some(TomlVal::List(vec![])));
+    }
+
+    #[test]
+    fn enabled_zero_is_disabled_as_python_bool() {
+        let (s, notes) = ok("n", json!({"command": "c", "enabled": 0}));
+        assert_eq!(s.get("enabled"), Some(TomlVal::Bool(false)));
+        assert!(notes.is_empty(), "{notes:?}");
+        let (s, _) = ok("n", json!({"command": "c", "enabled": 1}));
+        assert_eq!(s.get("enabled"), None);
     }
 
     #[test]
