@@ -117,60 +117,18 @@ pub fn run(opts: &Options) -> anyhow::Result<Report> {
         codex_config: path.display().to_string(),
         ..Default::default()
     };
-    let text = match crate::files::read_to_string_capped_opt(&path, crate::files::CONFIG_CAP) {
-        Ok(Some(t)) => t,
-        Ok(None) => {
-            r.codex_check = "not asked (no config.toml)".into();
-            r.find(
-                "config_toml_missing",
-                format!("{} does not exist", path.display()),
-                "run `hermes-mcp migrate` to register hermes-tools with codex",
-            );
-            return Ok(finish(r));
-        }
-        Err(e) => {
-            r.codex_check = "not asked (config.toml unreadable)".into();
-            r.find(
-                "config_toml_unreadable",
-                e.to_string(),
-                "make config.toml readable",
-            );
-            return Ok(finish(r));
-        }
+    examine(opts, &codex_home, &path, &mut r);
+    Ok(finish(r))
+}
+
+/// The checks in order; each stops here when what follows cannot be examined.
+fn examine(opts: &Options, codex_home: &Path, path: &Path, r: &mut Report) {
+    let Some(text) = read_config_toml(path, r) else {
+        return;
     };
-    r.codex_check = codex_check(opts, &codex_home, &mut r);
-    let table = match block::parse_toml(&text) {
-        Ok(t) => t,
-        Err(e) => {
-            r.find(
-                "config_toml_invalid",
-                format!("{} is not valid TOML: {e}", path.display()),
-                "fix the file (codex cannot load it either), or delete the managed block and run `hermes-mcp migrate`",
-            );
-            return Ok(finish(r));
-        }
-    };
-    if let Some(w) = hermes_hook::replaced_by_hermes(&text) {
-        r.find(
-            "hermes_python_server",
-            w,
-            "run `hermes-mcp migrate` (its Hermes plugin does this by itself at the next Hermes session unless you passed --no-hermes-hook)",
-        );
-    }
-    let Some(entry) = table
-        .get("mcp_servers")
-        .and_then(|s| s.get(SERVER_NAME))
-        .and_then(toml::Value::as_table)
-    else {
-        r.find(
-            "hermes_tools_missing",
-            format!(
-                "{} has no [mcp_servers.{SERVER_NAME}] entry",
-                path.display()
-            ),
-            "run `hermes-mcp migrate`",
-        );
-        return Ok(finish(r));
+    r.codex_check = codex_check(opts, codex_home, r);
+    let Some(entry) = hermes_tools_entry(path, &text, r) else {
+        return;
     };
     if entry.get("enabled").and_then(toml::Value::as_bool) == Some(false) {
         r.find(
@@ -185,8 +143,78 @@ pub fn run(opts: &Options) -> anyhow::Result<Report> {
             format!("[mcp_servers.{SERVER_NAME}] has no command: it is not a stdio server"),
             "run `hermes-mcp migrate`",
         );
-        return Ok(finish(r));
+        return;
     };
+    server_checks(&entry, command, r);
+}
+
+/// config.toml's text; a missing or unreadable file is a finding.
+fn read_config_toml(path: &Path, r: &mut Report) -> Option<String> {
+    match crate::files::read_to_string_capped_opt(path, crate::files::CONFIG_CAP) {
+        Ok(Some(t)) => Some(t),
+        Ok(None) => {
+            r.codex_check = "not asked (no config.toml)".into();
+            r.find(
+                "config_toml_missing",
+                format!("{} does not exist", path.display()),
+                "run `hermes-mcp migrate` to register hermes-tools with codex",
+            );
+            None
+        }
+        Err(e) => {
+            r.codex_check = "not asked (config.toml unreadable)".into();
+            r.find(
+                "config_toml_unreadable",
+                e.to_string(),
+                "make config.toml readable",
+            );
+            None
+        }
+    }
+}
+
+/// The `[mcp_servers.hermes-tools]` table of config.toml; invalid TOML, a
+/// block Hermes put its own server back into, or no entry are findings.
+fn hermes_tools_entry(path: &Path, text: &str, r: &mut Report) -> Option<toml::Table> {
+    let table = match block::parse_toml(text) {
+        Ok(t) => t,
+        Err(e) => {
+            r.find(
+                "config_toml_invalid",
+                format!("{} is not valid TOML: {e}", path.display()),
+                "fix the file (codex cannot load it either), or delete the managed block and run `hermes-mcp migrate`",
+            );
+            return None;
+        }
+    };
+    if let Some(w) = hermes_hook::replaced_by_hermes(text) {
+        r.find(
+            "hermes_python_server",
+            w,
+            "run `hermes-mcp migrate` (its Hermes plugin does this by itself at the next Hermes session unless you passed --no-hermes-hook)",
+        );
+    }
+    let entry = table
+        .get("mcp_servers")
+        .and_then(|s| s.get(SERVER_NAME))
+        .and_then(toml::Value::as_table)
+        .cloned();
+    if entry.is_none() {
+        r.find(
+            "hermes_tools_missing",
+            format!(
+                "{} has no [mcp_servers.{SERVER_NAME}] entry",
+                path.display()
+            ),
+            "run `hermes-mcp migrate`",
+        );
+    }
+    entry
+}
+
+/// Start the entry as codex would: find its program, check the Hermes home
+/// it gets, probe `initialize` and `tools/list`, then ask which tools work.
+fn server_checks(entry: &toml::Table, command: &str, r: &mut Report) {
     let launch = launch_of(entry, command);
     let mut info = ServerInfo {
         command: command.to_string(),
@@ -206,7 +234,7 @@ pub fn run(opts: &Options) -> anyhow::Result<Report> {
         .unwrap_or_else(|| PathBuf::from("/"));
     let resolved = probe::resolve(command, path_var.as_deref(), &cwd);
     info.resolved = resolved.as_ref().map(|p| p.display().to_string());
-    hermes_home_checks(&launch, &mut r);
+    hermes_home_checks(&launch, r);
     let Some(program) = resolved else {
         let stale = command.contains('/');
         r.find(
@@ -219,10 +247,22 @@ pub fn run(opts: &Options) -> anyhow::Result<Report> {
             "run `hermes-mcp migrate` with the hermes-mcp you want codex to start",
         );
         r.server = Some(info);
-        return Ok(finish(r));
+        return;
     };
     let launch = probe::Launch { program, ..launch };
-    match probe::probe(&launch) {
+    probe_server(&launch, &mut info, r);
+    let is_ours = info.server_name.as_deref() == Some(env!("CARGO_PKG_NAME"))
+        || launch.args.first().map(String::as_str) == Some("serve");
+    if is_ours {
+        tools_checks(&launch, r);
+    }
+    r.server = Some(info);
+}
+
+/// `initialize` and `tools/list` against the started server, timed; a
+/// failure is a finding with the end of its stderr.
+fn probe_server(launch: &probe::Launch, info: &mut ServerInfo, r: &mut Report) {
+    match probe::probe(launch) {
         Ok(p) => {
             info.server_name = p.server_name;
             info.server_version = p.server_version;
@@ -259,13 +299,6 @@ pub fn run(opts: &Options) -> anyhow::Result<Report> {
             );
         }
     }
-    let is_ours = info.server_name.as_deref() == Some(env!("CARGO_PKG_NAME"))
-        || launch.args.first().map(String::as_str) == Some("serve");
-    if is_ours {
-        tools_checks(&launch, &mut r);
-    }
-    r.server = Some(info);
-    Ok(finish(r))
 }
 
 fn finish(mut r: Report) -> Report {

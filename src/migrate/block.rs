@@ -578,11 +578,11 @@ pub(crate) fn key(k: &str) -> String {
     toml_edit::Key::new(k).display_repr().into_owned()
 }
 
-fn kv_lines(out: &mut Vec<String>, pairs: &[(String, TomlVal)]) {
+fn kv_lines<K: AsRef<str>>(out: &mut Vec<String>, pairs: &[(K, TomlVal)]) {
     for (k, v) in pairs {
         let mut val = to_value(v);
         val.decor_mut().clear();
-        out.push(format!("{} = {}", key(k), val));
+        out.push(format!("{} = {}", key(k.as_ref()), val));
     }
 }
 
@@ -611,11 +611,11 @@ pub fn render(c: &BlockContent) -> String {
     for (name, s) in &c.servers {
         lines.push(String::new());
         lines.push(format!("[mcp_servers.{}]", key(name)));
-        kv_lines(&mut lines, &s.keys);
-        for (tool, pairs) in &s.tools {
+        kv_lines(&mut lines, &s.pairs());
+        for (tool, pairs) in s.tool_tables() {
             lines.push(String::new());
             lines.push(format!("[mcp_servers.{}.tools.{}]", key(name), key(tool)));
-            kv_lines(&mut lines, pairs);
+            kv_lines(&mut lines, &pairs);
         }
     }
     for (id, enabled) in &c.plugins {
@@ -735,23 +735,16 @@ pub fn validate(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::migrate::translate::Timeout;
 
     fn content() -> BlockContent {
-        let mut s = CodexServer::default();
-        s.keys.push(("command".into(), TomlVal::Str("npx".into())));
-        s.keys.push((
-            "args".into(),
-            TomlVal::List(vec!["-y".into(), "line\nbreak \"q\" \\".into()]),
-        ));
-        s.keys.push((
-            "env".into(),
-            TomlVal::Map(vec![
-                ("K".into(), "v".into()),
-                ("a b".into(), "\u{1}".into()),
-            ]),
-        ));
-        s.keys
-            .push(("tool_timeout_sec".into(), TomlVal::Float(120.0)));
+        let s = CodexServer {
+            command: Some("npx".into()),
+            args: vec!["-y".into(), "line\nbreak \"q\" \\".into()],
+            env: vec![("K".into(), "v".into()), ("a b".into(), "\u{1}".into())],
+            timeouts: vec![(Timeout::Tool, 120.0)],
+            ..Default::default()
+        };
         BlockContent {
             root: vec![(
                 "default_permissions".into(),
@@ -762,8 +755,8 @@ mod tests {
                 (
                     "café".into(),
                     CodexServer {
-                        keys: vec![("url".into(), TomlVal::Str("http://x".into()))],
-                        tools: vec![],
+                        url: Some("http://x".into()),
+                        ..Default::default()
                     },
                 ),
             ],
@@ -1043,14 +1036,16 @@ mod tests {
                 plugins in prop::collection::btree_map("[a-z]{1,5}@[a-z]{1,5}", prop::bool::ANY, 0..3),
             ) -> BlockContent {
                 let servers = servers.into_iter().filter(|(n, _)| n != "user_srv").map(|(n, (cmd, args, env, dis))| {
-                    let mut s = CodexServer::default();
-                    s.keys.push(("command".into(), TomlVal::Str(cmd)));
-                    s.keys.push(("args".into(), TomlVal::List(args)));
                     let mut env: Vec<(String, String)> = env;
                     env.sort(); env.dedup_by(|a, b| a.0 == b.0);
-                    s.keys.push(("env".into(), TomlVal::Map(env)));
-                    if dis { s.keys.push(("enabled".into(), TomlVal::Bool(false))); }
-                    s.keys.push(("tool_timeout_sec".into(), TomlVal::Float(1.5)));
+                    let s = CodexServer {
+                        command: Some(cmd),
+                        args,
+                        env,
+                        enabled: dis.then_some(false),
+                        timeouts: vec![(Timeout::Tool, 1.5)],
+                        ..Default::default()
+                    };
                     (n, s)
                 }).collect();
                 BlockContent {

@@ -383,6 +383,42 @@ fn compute(
         check_existing(&p.real, old_text)?;
     }
     let parsed = block::take_apart(old_text);
+    report_old_blocks(p, &parsed, report);
+    if args.remove {
+        return remove_block(p, &parsed, old_text, report);
+    }
+    let user = UserFile::parse(p, &parsed)?;
+    let mut content = BlockContent::default();
+    add_servers(p, &user, report, &mut content);
+    add_hermes_tools(p, &user, report, &mut content);
+    content.servers.sort_by(|a, b| a.0.cmp(&b.0));
+    if !content.servers.is_empty() && !user.extensible("mcp_servers") {
+        return Err(user_error(
+            format!(
+                "{} sets `mcp_servers` as a single value (`mcp_servers = {{ ... }}`), which cannot be extended with [mcp_servers.NAME] tables",
+                p.real.display()
+            ),
+            "rewrite it as one [mcp_servers.NAME] table per server, then run migrate again (nothing was written)",
+        ));
+    }
+    add_plugins(discovery, &parsed, &user, report, &mut content);
+    if !content.plugins.is_empty() && !user.extensible("plugins") {
+        return Err(user_error(
+            format!(
+                "{} sets `plugins` as a single value, which cannot be extended with [plugins.\"ID\"] tables",
+                p.real.display()
+            ),
+            "rewrite it as [plugins.\"ID\"] tables or pass --no-plugins (nothing was written)",
+        ));
+    }
+    add_permissions(p, &user, report, &mut content)?;
+    report.migrated = content.servers.iter().map(|(n, _)| n.clone()).collect();
+    splice(p, &parsed, &content)
+}
+
+/// What the old file held besides the user's text: blocks, orphan end
+/// markers, entries someone added inside the block.
+fn report_old_blocks(p: &Plan, parsed: &block::Parsed, report: &mut Report) {
     if parsed.blocks > 1 {
         report.notes.push(format!(
             "found {} managed blocks in {}; merged them into one",
@@ -393,79 +429,109 @@ fn compute(
     report.replaced_blocks = parsed.blocks;
     report.removed_orphan_end_markers = parsed.orphan_ends;
     report.kept_from_old_block = parsed.kept_from_block.clone();
-    if args.remove {
-        if parsed.blocks + parsed.orphan_ends == 0 {
-            return Ok(old_text.to_string());
-        }
-        let mut new = block::removed(&parsed);
-        let user = block::parse_toml(&new).map_err(|e| {
-            user_error(
-                format!("removing the managed block would leave invalid TOML: {e}"),
-                format!("nothing was written; edit {} by hand", p.real.display()),
-            )
-        })?;
-        // Plugins installed through the block stay installed: their entries
-        // move out of it (Codex counts a plugin as installed only with one).
-        let plugins_is_table = user.get("plugins").is_none_or(toml::Value::is_table);
-        let kept: Vec<plugins::Plugin> = previous_plugins(&parsed.old_block)
-            .into_iter()
-            .filter(|pl| {
-                !user
-                    .get("plugins")
-                    .and_then(toml::Value::as_table)
-                    .is_some_and(|t| t.contains_key(&pl.id))
-            })
-            .collect();
-        if !kept.is_empty() && plugins_is_table {
-            let nl = if parsed.framing.crlf { "\r\n" } else { "\n" };
-            if !new.is_empty() {
-                if !new.ends_with('\n') {
-                    new.push_str(nl);
-                }
-                new.push_str(nl);
-            }
-            for (i, pl) in kept.iter().enumerate() {
-                if i > 0 {
-                    new.push_str(nl);
-                }
-                new.push_str(&format!(
-                    "[plugins.{}]{nl}enabled = {}{nl}",
-                    block::key(&pl.id),
-                    pl.enabled
-                ));
-                report.plugins.kept_from_previous_block.push(pl.id.clone());
-            }
-            block::parse_toml(&new).map_err(|e| {
-                user_error(
-                    format!("keeping the block's plugins outside it would leave invalid TOML: {e}"),
-                    format!("nothing was written; edit {} by hand", p.real.display()),
-                )
-            })?;
-        }
-        return Ok(new);
-    }
+}
 
-    let user = block::parse_toml(&parsed.user).map_err(|e| {
+/// `--remove`: the user's text alone, with the block's plugin entries kept
+/// outside it (Codex counts a plugin as installed only with one).
+fn remove_block(
+    p: &Plan,
+    parsed: &block::Parsed,
+    old_text: &str,
+    report: &mut Report,
+) -> anyhow::Result<String> {
+    if parsed.blocks + parsed.orphan_ends == 0 {
+        return Ok(old_text.to_string());
+    }
+    let mut new = block::removed(parsed);
+    let user = block::parse_toml(&new).map_err(|e| {
         user_error(
-            format!(
-                "{} without its managed block is not valid TOML: {e}",
-                p.real.display()
-            ),
-            "a marker line may have been moved or deleted; fix the file by hand (nothing was written)",
+            format!("removing the managed block would leave invalid TOML: {e}"),
+            format!("nothing was written; edit {} by hand", p.real.display()),
         )
     })?;
-    let user_doc: toml_edit::DocumentMut = parsed
-        .user
-        .parse()
-        .map_err(|e| anyhow::anyhow!("config.toml does not parse: {e}"))?;
-    let user_has = |parent: &str, k: &str| -> bool {
-        user.get(parent)
+    let user_plugins = user.get("plugins");
+    let plugins_is_table = user_plugins.is_none_or(toml::Value::is_table);
+    let kept: Vec<plugins::Plugin> = previous_plugins(&parsed.old_block)
+        .into_iter()
+        .filter(|pl| {
+            !user_plugins
+                .and_then(toml::Value::as_table)
+                .is_some_and(|t| t.contains_key(&pl.id))
+        })
+        .collect();
+    if kept.is_empty() || !plugins_is_table {
+        return Ok(new);
+    }
+    let nl = if parsed.framing.crlf { "\r\n" } else { "\n" };
+    if !new.is_empty() {
+        if !new.ends_with('\n') {
+            new.push_str(nl);
+        }
+        new.push_str(nl);
+    }
+    for (i, pl) in kept.iter().enumerate() {
+        if i > 0 {
+            new.push_str(nl);
+        }
+        new.push_str(&format!(
+            "[plugins.{}]{nl}enabled = {}{nl}",
+            block::key(&pl.id),
+            pl.enabled
+        ));
+        report.plugins.kept_from_previous_block.push(pl.id.clone());
+    }
+    block::parse_toml(&new).map_err(|e| {
+        user_error(
+            format!("keeping the block's plugins outside it would leave invalid TOML: {e}"),
+            format!("nothing was written; edit {} by hand", p.real.display()),
+        )
+    })?;
+    Ok(new)
+}
+
+/// The user's part of config.toml (everything outside the managed block),
+/// as data and as a document.
+struct UserFile {
+    table: toml::Table,
+    doc: toml_edit::DocumentMut,
+}
+
+impl UserFile {
+    fn parse(p: &Plan, parsed: &block::Parsed) -> anyhow::Result<UserFile> {
+        let table = block::parse_toml(&parsed.user).map_err(|e| {
+            user_error(
+                format!(
+                    "{} without its managed block is not valid TOML: {e}",
+                    p.real.display()
+                ),
+                "a marker line may have been moved or deleted; fix the file by hand (nothing was written)",
+            )
+        })?;
+        let doc = parsed
+            .user
+            .parse()
+            .map_err(|e| anyhow::anyhow!("config.toml does not parse: {e}"))?;
+        Ok(UserFile { table, doc })
+    }
+
+    /// The user defines `[parent.k]` (or `parent.k = ...`) themselves.
+    fn has(&self, parent: &str, k: &str) -> bool {
+        self.table
+            .get(parent)
             .and_then(toml::Value::as_table)
             .is_some_and(|t| t.contains_key(k))
-    };
+    }
 
-    let mut content = BlockContent::default();
-    // Servers.
+    /// `[parent.NAME]` tables can be added: `parent` is absent or a table
+    /// (not `parent = { ... }`).
+    fn extensible(&self, parent: &str) -> bool {
+        self.doc.get(parent).is_none_or(toml_edit::Item::is_table)
+    }
+}
+
+/// Hermes' servers: into the block, unless the user defines one of the same
+/// name outside it; skipped ones are reported as errors.
+fn add_servers(p: &Plan, user: &UserFile, report: &mut Report, content: &mut BlockContent) {
     for (name, t) in &p.translations {
         match t {
             Translation::Ok {
@@ -478,7 +544,7 @@ fn compute(
                         .skipped_keys_per_server
                         .insert(name.clone(), notes.clone());
                 }
-                let status = if user_has("mcp_servers", name) {
+                let status = if user.has("mcp_servers", name) {
                     report.preserved_user_servers.push(name.clone());
                     report
                         .preserved_user_entries
@@ -511,49 +577,49 @@ fn compute(
             }
         }
     }
-    if let Some((exe, entry)) = &p.hermes_tools {
-        if user_has("mcp_servers", SERVER_NAME) {
-            report.preserved_user_servers.push(SERVER_NAME.into());
-            report
-                .preserved_user_entries
-                .push(format!("[mcp_servers.{SERVER_NAME}]"));
-            report.servers.push(ServerReport {
-                name: SERVER_NAME.into(),
-                status: "preserved",
-                transport: Some("stdio"),
-                reason: Some(
-                    "config.toml defines hermes-tools outside the managed block; yours is kept"
-                        .into(),
-                ),
-                ..Default::default()
-            });
-        } else {
-            content.servers.push((SERVER_NAME.into(), entry.clone()));
-            report.hermes_tools = Some(exe.clone());
-            report.hermes_tools_env_vars = Some(report::EnvVarsReport::from(&p.passthrough));
-            report.servers.push(ServerReport {
-                name: SERVER_NAME.into(),
-                status: "migrated",
-                transport: Some("stdio"),
-                ..Default::default()
-            });
-        }
-    }
-    content.servers.sort_by(|a, b| a.0.cmp(&b.0));
-    if !content.servers.is_empty()
-        && let Some(item) = user_doc.get("mcp_servers")
-        && !item.is_table()
-    {
-        return Err(user_error(
-            format!(
-                "{} sets `mcp_servers` as a single value (`mcp_servers = {{ ... }}`), which cannot be extended with [mcp_servers.NAME] tables",
-                p.real.display()
-            ),
-            "rewrite it as one [mcp_servers.NAME] table per server, then run migrate again (nothing was written)",
-        ));
-    }
+}
 
-    // Plugins.
+/// `hermes-tools` itself, unless `--no-hermes-tools` or the user defines it.
+fn add_hermes_tools(p: &Plan, user: &UserFile, report: &mut Report, content: &mut BlockContent) {
+    let Some((exe, entry)) = &p.hermes_tools else {
+        return;
+    };
+    if user.has("mcp_servers", SERVER_NAME) {
+        report.preserved_user_servers.push(SERVER_NAME.into());
+        report
+            .preserved_user_entries
+            .push(format!("[mcp_servers.{SERVER_NAME}]"));
+        report.servers.push(ServerReport {
+            name: SERVER_NAME.into(),
+            status: "preserved",
+            transport: Some("stdio"),
+            reason: Some(
+                "config.toml defines hermes-tools outside the managed block; yours is kept".into(),
+            ),
+            ..Default::default()
+        });
+    } else {
+        content.servers.push((SERVER_NAME.into(), entry.clone()));
+        report.hermes_tools = Some(exe.clone());
+        report.hermes_tools_env_vars = Some(report::EnvVarsReport::from(&p.passthrough));
+        report.servers.push(ServerReport {
+            name: SERVER_NAME.into(),
+            status: "migrated",
+            transport: Some("stdio"),
+            ..Default::default()
+        });
+    }
+}
+
+/// Installed plugins (or, when discovery did not run, the previous block's),
+/// except those the user configures outside the block.
+fn add_plugins(
+    discovery: &Discovery,
+    parsed: &block::Parsed,
+    user: &UserFile,
+    report: &mut Report,
+    content: &mut BlockContent,
+) {
     let candidates: Vec<plugins::Plugin> = match discovery {
         Discovery::Found(list) => {
             report.plugins.discovery = "discovered";
@@ -578,7 +644,7 @@ fn compute(
         }
     };
     for pl in candidates {
-        if user_has("plugins", &pl.id) {
+        if user.has("plugins", &pl.id) {
             report.plugins.preserved.push(pl.id.clone());
             report
                 .preserved_user_entries
@@ -593,55 +659,58 @@ fn compute(
         .kept_from_previous_block
         .retain(|id| report.plugins.migrated.contains(id));
     report.migrated_plugins = report.plugins.migrated.clone();
-    if !content.plugins.is_empty()
-        && let Some(item) = user_doc.get("plugins")
-        && !item.is_table()
-    {
-        return Err(user_error(
-            format!(
-                "{} sets `plugins` as a single value, which cannot be extended with [plugins.\"ID\"] tables",
-                p.real.display()
-            ),
-            "rewrite it as [plugins.\"ID\"] tables or pass --no-plugins (nothing was written)",
-        ));
-    }
+}
 
-    // Permissions.
+/// `default_permissions`, unless the user sets it (or `sandbox_mode`)
+/// themselves; a named profile must exist in config.toml.
+fn add_permissions(
+    p: &Plan,
+    user: &UserFile,
+    report: &mut Report,
+    content: &mut BlockContent,
+) -> anyhow::Result<()> {
     report.permissions.requested = p.permissions.clone();
     let user_setting = ["default_permissions", "sandbox_mode"]
         .into_iter()
-        .find_map(|k| user.get(k).map(|v| format!("{k} = {v}")));
+        .find_map(|k| user.table.get(k).map(|v| format!("{k} = {v}")));
     if let Some(s) = user_setting {
         report.permissions.preserved = Some(s.clone());
         report.preserved_user_entries.push(s);
-    } else if let Some(perm) = &p.permissions {
-        if !perm.starts_with(':') && !user_has("permissions", perm) {
-            let builtin = format!(":{perm}");
-            let hint = if BUILTIN_PERMISSIONS.contains(&builtin.as_str()) {
-                format!("did you mean the built-in `--permissions {builtin}`?")
-            } else {
-                format!(
-                    "define [permissions.{perm}] in {} or use a built-in: {}",
-                    p.real.display(),
-                    BUILTIN_PERMISSIONS.join(", ")
-                )
-            };
-            return Err(user_error(
-                format!("there is no permission profile [permissions.{perm}] in config.toml"),
-                hint,
-            ));
-        }
-        content
-            .root
-            .push(("default_permissions".into(), TomlVal::Str(perm.clone())));
-        report.permissions.written = Some(perm.clone());
-        report.wrote_permissions_default = Some(perm.clone());
+        return Ok(());
     }
-    report.migrated = content.servers.iter().map(|(n, _)| n.clone()).collect();
+    let Some(perm) = &p.permissions else {
+        return Ok(());
+    };
+    if !perm.starts_with(':') && !user.has("permissions", perm) {
+        let builtin = format!(":{perm}");
+        let hint = if BUILTIN_PERMISSIONS.contains(&builtin.as_str()) {
+            format!("did you mean the built-in `--permissions {builtin}`?")
+        } else {
+            format!(
+                "define [permissions.{perm}] in {} or use a built-in: {}",
+                p.real.display(),
+                BUILTIN_PERMISSIONS.join(", ")
+            )
+        };
+        return Err(user_error(
+            format!("there is no permission profile [permissions.{perm}] in config.toml"),
+            hint,
+        ));
+    }
+    content
+        .root
+        .push(("default_permissions".into(), TomlVal::Str(perm.clone())));
+    report.permissions.written = Some(perm.clone());
+    report.wrote_permissions_default = Some(perm.clone());
+    Ok(())
+}
 
-    let rendered = block::render(&content);
+/// Render the block, splice it into the user's text, and prove the result
+/// (valid, outside data unchanged, entries read back, splicing is stable).
+fn splice(p: &Plan, parsed: &block::Parsed, content: &BlockContent) -> anyhow::Result<String> {
+    let rendered = block::render(content);
     let new = block::insert(&parsed.user, &rendered, parsed.framing);
-    block::validate(&new, &parsed.user, &rendered, &content).map_err(|e| {
+    block::validate(&new, &parsed.user, &rendered, content).map_err(|e| {
         user_error(
             format!("refusing to write {}: {e}", p.real.display()),
             "nothing was written; move the settings that follow the managed block above it or into their own table, then run migrate again",
@@ -684,6 +753,60 @@ fn previous_plugins(old_block: &str) -> Vec<plugins::Plugin> {
 
 fn execute(args: &Options) -> anyhow::Result<Report> {
     let p = plan(args)?;
+    let mut report = start_report(args, &p);
+    // Refuse a broken file before spawning codex on it.
+    let first = write::read(&p.real).map_err(|e| user_error(e.to_string(), e.hint()))?;
+    if let Some(t) = &first {
+        check_existing(&p.real, t)?;
+        if let Some(w) = hermes_hook::replaced_by_hermes(t) {
+            report
+                .warnings
+                .push(format!("{w}; migrate puts hermes-mcp back"));
+        }
+    }
+    let discovery = if args.remove {
+        Discovery::Skipped("--remove".into())
+    } else {
+        discover(args, &p)
+    };
+    if args.remove {
+        match hermes_hook::remove(&p.home.path, !args.writes()) {
+            Ok(r) => report.hermes_hook = r.summary(),
+            Err(e) => report
+                .errors
+                .push(format!("could not remove the Hermes plugin: {e:#}")),
+        }
+    }
+    let hook = plan_hook(&p, &mut report);
+    if !args.writes() {
+        preview(
+            args,
+            &p,
+            first.as_deref(),
+            &discovery,
+            hook.as_ref(),
+            &mut report,
+        )?;
+        return Ok(report);
+    }
+    if first.is_none() && args.remove {
+        return Ok(report);
+    }
+    write_locked(args, &p, &discovery, &mut report)?;
+    if let Some(hp) = &hook {
+        match hp.apply() {
+            Ok(()) => report.hermes_hook = Some(hp.summary()),
+            Err(e) => report
+                .errors
+                .push(format!("could not set up the Hermes plugin: {e:#}")),
+        }
+    }
+    Ok(report)
+}
+
+/// The report's paths and mode, and what config.yaml says before anything
+/// is computed (no config.yaml; Hermes not running codex).
+fn start_report(args: &Options, p: &Plan) -> Report {
     let mut report = Report {
         target_path: p.target.display().to_string(),
         hermes_home: p.home.path.display().to_string(),
@@ -710,74 +833,67 @@ fn execute(args: &Options) -> anyhow::Result<Report> {
             p.config_path.display()
         ));
     }
-    let read_only = !args.writes();
-    // Refuse a broken file before spawning codex on it.
-    let first = write::read(&p.real).map_err(|e| user_error(e.to_string(), e.hint()))?;
-    if let Some(t) = &first {
-        check_existing(&p.real, t)?;
-        if let Some(w) = hermes_hook::replaced_by_hermes(t) {
+    report
+}
+
+/// The Hermes plugin to install or update, if wanted (a failure is reported,
+/// not fatal).
+fn plan_hook(p: &Plan, report: &mut Report) -> Option<hermes_hook::HookPlan> {
+    match hermes_hook::plan(p.hook.as_ref()?) {
+        Ok(hp) => Some(hp),
+        Err(e) => {
             report
-                .warnings
-                .push(format!("{w}; migrate puts hermes-mcp back"));
-        }
-    }
-    let discovery = if args.remove {
-        Discovery::Skipped("--remove".into())
-    } else {
-        discover(args, &p)
-    };
-
-    if args.remove {
-        match hermes_hook::remove(&p.home.path, read_only) {
-            Ok(r) => report.hermes_hook = r.summary(),
-            Err(e) => report
                 .errors
-                .push(format!("could not remove the Hermes plugin: {e:#}")),
+                .push(format!("could not set up the Hermes plugin: {e:#}"));
+            None
         }
     }
-    let hook = match &p.hook {
-        Some(h) => match hermes_hook::plan(h) {
-            Ok(hp) => Some(hp),
-            Err(e) => {
-                report
-                    .errors
-                    .push(format!("could not set up the Hermes plugin: {e:#}"));
-                None
-            }
-        },
-        None => None,
-    };
-    if read_only {
-        let new = compute(args, &p, first.as_deref(), &discovery, &mut report)?;
-        if let Some(hp) = &hook {
-            report.hermes_hook = Some(if hp.up_to_date() {
-                hp.summary()
-            } else {
-                format!(
-                    "Would install or update the Hermes plugin that restores hermes-tools after Hermes' /codex-runtime ({})",
-                    hp.plugin_dir.display()
-                )
-            });
-            report.changed |= !hp.up_to_date();
-        }
-        let old = first.as_deref().unwrap_or("");
-        report.changed = new != old && !(first.is_none() && args.remove);
-        if report.changed && is_read_only(&p.real) {
-            report.replaced_read_only = true;
-            report.notes.push(format!(
-                "{} is read-only; migrate would replace it anyway, as Hermes does, and keep its mode",
-                p.real.display()
-            ));
-        }
-        if let Mode::DryRun { color } = args.mode {
-            report.diff = Some(diff::unified(old, &new, &report.target_path, color));
-        }
-        return Ok(report);
-    }
+}
 
-    if first.is_none() && args.remove {
-        return Ok(report);
+/// `--dry-run` / `--check`: what would change (and the diff), nothing written.
+fn preview(
+    args: &Options,
+    p: &Plan,
+    first: Option<&str>,
+    discovery: &Discovery,
+    hook: Option<&hermes_hook::HookPlan>,
+    report: &mut Report,
+) -> anyhow::Result<()> {
+    let new = compute(args, p, first, discovery, report)?;
+    if let Some(hp) = hook {
+        report.hermes_hook = Some(if hp.up_to_date() {
+            hp.summary()
+        } else {
+            format!(
+                "Would install or update the Hermes plugin that restores hermes-tools after Hermes' /codex-runtime ({})",
+                hp.plugin_dir.display()
+            )
+        });
+        report.changed |= !hp.up_to_date();
     }
+    let old = first.unwrap_or("");
+    report.changed = new != old && !(first.is_none() && args.remove);
+    if report.changed && is_read_only(&p.real) {
+        report.replaced_read_only = true;
+        report.notes.push(format!(
+            "{} is read-only; migrate would replace it anyway, as Hermes does, and keep its mode",
+            p.real.display()
+        ));
+    }
+    if let Mode::DryRun { color } = args.mode {
+        report.diff = Some(diff::unified(old, &new, &report.target_path, color));
+    }
+    Ok(())
+}
+
+/// Under `$CODEX_HOME/.hermes-mcp.lock`: read config.toml again, compute,
+/// and replace it atomically when it changes.
+fn write_locked(
+    args: &Options,
+    p: &Plan,
+    discovery: &Discovery,
+    report: &mut Report,
+) -> anyhow::Result<()> {
     write::ensure_dir(&p.codex_home).map_err(|e| user_error(e.to_string(), e.hint()))?;
     let _lock =
         write::lock(&p.codex_home, LOCK_WAIT).map_err(|e| user_error(e.to_string(), e.hint()))?;
@@ -786,44 +902,37 @@ fn execute(args: &Options) -> anyhow::Result<Report> {
     }
     // Re-read under the lock: another migrate may have written meanwhile.
     let current = write::read(&p.real).map_err(|e| user_error(e.to_string(), e.hint()))?;
-    let new = compute(args, &p, current.as_deref(), &discovery, &mut report)?;
+    let new = compute(args, p, current.as_deref(), discovery, report)?;
     report.changed = current.as_deref() != Some(new.as_str());
-    if report.changed {
-        if let Some(dir) = p.real.parent() {
-            write::ensure_dir(dir).map_err(|e| {
-                user_error(
-                    e.to_string(),
-                    "create the directory the config.toml symlink points into",
-                )
-            })?;
-        }
-        let replaced = write::atomic_write(&p.real, &new).map_err(|e| {
-            let hint = match &e {
-                write::WriteError::File(crate::files::FileError::Write { .. }) => format!(
-                    "nothing was changed; make {} writable and run migrate again",
-                    p.real.display()
-                ),
-                _ => e.hint(),
-            };
-            user_error(e.to_string(), hint)
+    if !report.changed {
+        return Ok(());
+    }
+    if let Some(dir) = p.real.parent() {
+        write::ensure_dir(dir).map_err(|e| {
+            user_error(
+                e.to_string(),
+                "create the directory the config.toml symlink points into",
+            )
         })?;
-        if replaced.was_read_only {
-            report.replaced_read_only = true;
-            report.notes.push(format!(
-                "{} was read-only (mode {:04o}); replaced it anyway, as Hermes does, and kept the mode",
-                p.real.display(),
-                replaced.mode
-            ));
-        }
-        report.written = true;
     }
-    if let Some(hp) = &hook {
-        match hp.apply() {
-            Ok(()) => report.hermes_hook = Some(hp.summary()),
-            Err(e) => report
-                .errors
-                .push(format!("could not set up the Hermes plugin: {e:#}")),
-        }
+    let replaced = write::atomic_write(&p.real, &new).map_err(|e| {
+        let hint = match &e {
+            write::WriteError::File(crate::files::FileError::Write { .. }) => format!(
+                "nothing was changed; make {} writable and run migrate again",
+                p.real.display()
+            ),
+            _ => e.hint(),
+        };
+        user_error(e.to_string(), hint)
+    })?;
+    if replaced.was_read_only {
+        report.replaced_read_only = true;
+        report.notes.push(format!(
+            "{} was read-only (mode {:04o}); replaced it anyway, as Hermes does, and kept the mode",
+            p.real.display(),
+            replaced.mode
+        ));
     }
-    Ok(report)
+    report.written = true;
+    Ok(())
 }

@@ -166,40 +166,8 @@ impl Report {
     /// The human summary (no trailing newline).
     pub(crate) fn text(&self) -> String {
         let mut l: Vec<String> = Vec::new();
-        let verb = if self.remove {
-            "remove the managed block from"
-        } else {
-            "write"
-        };
-        if self.check {
-            l.push(if self.changed {
-                format!(
-                    "{} is out of date: `hermes-mcp migrate` would change it",
-                    self.target_path
-                )
-            } else {
-                format!("{} is up to date", self.target_path)
-            });
-        } else if self.dry_run {
-            l.push(if self.changed {
-                format!("(dry run) Would {verb} {}", self.target_path)
-            } else {
-                format!(
-                    "(dry run) {} is already up to date; nothing would change",
-                    self.target_path
-                )
-            });
-        } else if self.written {
-            l.push(if self.remove {
-                format!("Removed the managed block from {}", self.target_path)
-            } else {
-                format!("Wrote {}", self.target_path)
-            });
-        } else if !self.changed {
-            l.push(format!(
-                "{} is already up to date; nothing written",
-                self.target_path
-            ));
+        if let Some(h) = self.headline() {
+            l.push(h);
         }
         for w in &self.warnings {
             l.push(format!("⚠ {w}"));
@@ -208,20 +176,74 @@ impl Report {
             l.push(format!("note: {n}"));
         }
         if self.remove {
+            self.removal_lines(&mut l);
+        } else {
+            self.server_lines(&mut l);
+            self.kept_lines(&mut l);
+            self.plugin_lines(&mut l);
+            if let Some(e) = &self.hermes_tools_env_vars {
+                l.push(e.line());
+            }
+            l.extend(self.permissions_line());
             if let Some(h) = &self.hermes_hook {
                 l.push(h.clone());
             }
-            if !self.plugins.kept_from_previous_block.is_empty() {
-                l.push(format!(
-                    "Kept the block's plugin entries as your own (so they stay installed): {}",
-                    self.plugins.kept_from_previous_block.join(", ")
-                ));
-            }
-            for e in &self.errors {
-                l.push(format!("⚠ {e}"));
-            }
-            return l.join("\n");
         }
+        for e in &self.errors {
+            l.push(format!("⚠ {e}"));
+        }
+        l.join("\n")
+    }
+
+    /// What happened to the file, in the run's mode (none for a plain run
+    /// that would change it but did not write).
+    fn headline(&self) -> Option<String> {
+        let verb = if self.remove {
+            "remove the managed block from"
+        } else {
+            "write"
+        };
+        let t = &self.target_path;
+        if self.check {
+            Some(if self.changed {
+                format!("{t} is out of date: `hermes-mcp migrate` would change it")
+            } else {
+                format!("{t} is up to date")
+            })
+        } else if self.dry_run {
+            Some(if self.changed {
+                format!("(dry run) Would {verb} {t}")
+            } else {
+                format!("(dry run) {t} is already up to date; nothing would change")
+            })
+        } else if self.written {
+            Some(if self.remove {
+                format!("Removed the managed block from {t}")
+            } else {
+                format!("Wrote {t}")
+            })
+        } else if !self.changed {
+            Some(format!("{t} is already up to date; nothing written"))
+        } else {
+            None
+        }
+    }
+
+    /// `--remove`: the Hermes plugin, and plugin entries kept as the user's.
+    fn removal_lines(&self, l: &mut Vec<String>) {
+        if let Some(h) = &self.hermes_hook {
+            l.push(h.clone());
+        }
+        if !self.plugins.kept_from_previous_block.is_empty() {
+            l.push(format!(
+                "Kept the block's plugin entries as your own (so they stay installed): {}",
+                self.plugins.kept_from_previous_block.join(", ")
+            ));
+        }
+    }
+
+    /// The servers written, each with the keys not carried over as written.
+    fn server_lines(&self, l: &mut Vec<String>) {
         let migrated: Vec<&ServerReport> = self
             .servers
             .iter()
@@ -229,20 +251,24 @@ impl Report {
             .collect();
         if migrated.is_empty() {
             l.push("No MCP servers migrated.".into());
-        } else {
-            l.push(format!("{} {} MCP server(s):", self.verb(), migrated.len()));
-            for s in migrated {
-                let note = if s.skipped_keys.is_empty() {
-                    String::new()
-                } else {
-                    format!(
-                        " (not carried over as written: {})",
-                        s.skipped_keys.join("; ")
-                    )
-                };
-                l.push(format!("  - {}{note}", s.name));
-            }
+            return;
         }
+        l.push(format!("{} {} MCP server(s):", self.verb(), migrated.len()));
+        for s in migrated {
+            let note = if s.skipped_keys.is_empty() {
+                String::new()
+            } else {
+                format!(
+                    " (not carried over as written: {})",
+                    s.skipped_keys.join("; ")
+                )
+            };
+            l.push(format!("  - {}{note}", s.name));
+        }
+    }
+
+    /// Entries moved out of the old block, and the user's own settings kept.
+    fn kept_lines(&self, l: &mut Vec<String>) {
         if !self.kept_from_old_block.is_empty() {
             l.push(format!(
                 "Moved {} entr{} that were added inside the old managed block out of it (kept as yours):",
@@ -259,70 +285,62 @@ impl Report {
                 l.push(format!("  - {p}"));
             }
         }
-        match self.plugins.discovery {
-            "discovered" => {
-                if self.plugins.migrated.is_empty() {
-                    l.push("No installed Codex plugins to migrate.".into());
-                } else {
-                    l.push(format!(
-                        "{} {} Codex plugin(s):",
-                        self.verb(),
-                        self.plugins.migrated.len()
-                    ));
-                    for p in &self.plugins.migrated {
-                        l.push(format!("  - {p}"));
-                    }
-                }
-                if !self.plugins.removed.is_empty() {
-                    let verb = if self.written {
-                        "Removed"
-                    } else {
-                        "Would remove"
-                    };
-                    l.push(format!(
-                        "{verb} {} plugin entr{} no longer installed in codex: {}",
-                        self.plugins.removed.len(),
-                        if self.plugins.removed.len() == 1 {
-                            "y"
-                        } else {
-                            "ies"
-                        },
-                        self.plugins.removed.join(", ")
-                    ));
-                }
+    }
+
+    /// Plugins written or removed, or why discovery was skipped.
+    fn plugin_lines(&self, l: &mut Vec<String>) {
+        let pl = &self.plugins;
+        if pl.discovery != "discovered" {
+            let why = pl.error.as_deref().unwrap_or("--no-plugins");
+            l.push(format!("Codex plugin discovery skipped: {why}"));
+            if !pl.kept_from_previous_block.is_empty() {
+                l.push(format!(
+                    "Kept {} plugin(s) from the previous block: {}",
+                    pl.kept_from_previous_block.len(),
+                    pl.kept_from_previous_block.join(", ")
+                ));
             }
-            _ => {
-                let why = self.plugins.error.as_deref().unwrap_or("--no-plugins");
-                l.push(format!("Codex plugin discovery skipped: {why}"));
-                if !self.plugins.kept_from_previous_block.is_empty() {
-                    l.push(format!(
-                        "Kept {} plugin(s) from the previous block: {}",
-                        self.plugins.kept_from_previous_block.len(),
-                        self.plugins.kept_from_previous_block.join(", ")
-                    ));
-                }
+            return;
+        }
+        if pl.migrated.is_empty() {
+            l.push("No installed Codex plugins to migrate.".into());
+        } else {
+            l.push(format!(
+                "{} {} Codex plugin(s):",
+                self.verb(),
+                pl.migrated.len()
+            ));
+            for p in &pl.migrated {
+                l.push(format!("  - {p}"));
             }
         }
-        if let Some(e) = &self.hermes_tools_env_vars {
-            l.push(e.line());
+        if !pl.removed.is_empty() {
+            let verb = if self.written {
+                "Removed"
+            } else {
+                "Would remove"
+            };
+            l.push(format!(
+                "{verb} {} plugin entr{} no longer installed in codex: {}",
+                pl.removed.len(),
+                if pl.removed.len() == 1 { "y" } else { "ies" },
+                pl.removed.join(", ")
+            ));
         }
+    }
+
+    /// `default_permissions` written (or would be, or unchanged), or the user's own kept.
+    fn permissions_line(&self) -> Option<String> {
         match (&self.permissions.written, &self.permissions.preserved) {
-            (Some(w), _) => l.push(if self.written {
+            (Some(w), _) => Some(if self.written {
                 format!("Wrote default_permissions = \"{w}\"")
             } else if self.changed {
                 format!("Would write default_permissions = \"{w}\"")
             } else {
                 format!("default_permissions = \"{w}\" (unchanged)")
             }),
-            (None, Some(p)) => l.push(format!("Kept your own {p}")),
-            (None, None) => {}
+            (None, Some(p)) => Some(format!("Kept your own {p}")),
+            (None, None) => None,
         }
-        if let Some(h) = &self.hermes_hook {
-            l.push(h.clone());
-        }
-        for e in &self.errors {
-            l.push(format!("⚠ {e}"));
-        }
-        l.join("\n")
     }
 }

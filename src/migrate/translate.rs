@@ -6,10 +6,15 @@
 //! --strict-config --print-startup-config`). Every key that
 //! cannot be expressed is reported per server; nothing is dropped silently.
 //! `${VAR}` references are never expanded: secrets stay in the environment.
+//!
+//! A translation fills a [`CodexServer`], the typed form of one
+//! `[mcp_servers.<name>]` table; [`CodexServer::pairs`] is the one place that
+//! names its keys and fixes their order, and `block` renders them.
 
-use serde_json::Value;
+use serde_json::{Map, Value};
 
-use crate::hermes::config::{parse_bool, whole_var_ref};
+use crate::hermes::config::{json_type, parse_bool, whole_var_ref};
+use crate::pycompat::py_bool;
 
 /// One value of a Codex server entry, in the order it is written.
 #[derive(Debug, Clone, PartialEq)]
@@ -22,26 +27,158 @@ pub enum TomlVal {
     Map(Vec<(String, String)>),
 }
 
-/// A translated Codex server entry: ordered keys, plus per-tool tables.
+/// A codex timeout key, in seconds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Timeout {
+    /// `tool_timeout_sec` (Hermes' `timeout`): one tool call.
+    Tool,
+    /// `startup_timeout_sec` (Hermes' `connect_timeout`): `initialize` and `tools/list`.
+    Startup,
+}
+
+impl Timeout {
+    fn key(self) -> &'static str {
+        match self {
+            Timeout::Tool => "tool_timeout_sec",
+            Timeout::Startup => "startup_timeout_sec",
+        }
+    }
+}
+
+/// A codex tool filter.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ToolFilter {
+    /// `enabled_tools` (Hermes' `tools.include`): only these tools.
+    Enabled,
+    /// `disabled_tools` (Hermes' `tools.exclude`): all but these tools.
+    Disabled,
+}
+
+impl ToolFilter {
+    fn key(self) -> &'static str {
+        match self {
+            ToolFilter::Enabled => "enabled_tools",
+            ToolFilter::Disabled => "disabled_tools",
+        }
+    }
+}
+
+/// `[mcp_servers.<n>.tools.<tool>]`: codex's settings for one tool.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub(crate) struct ToolSettings {
+    /// `approval_mode` (`approve`: run without asking).
+    pub(crate) approval_mode: Option<String>,
+}
+
+impl ToolSettings {
+    /// The table's keys and values, in the order they are written.
+    pub(crate) fn pairs(&self) -> Vec<(&'static str, TomlVal)> {
+        let mut p = Vec::new();
+        if let Some(mode) = &self.approval_mode {
+            p.push(("approval_mode", TomlVal::Str(mode.clone())));
+        }
+        p
+    }
+}
+
+/// One `[mcp_servers.<name>]` entry as codex 0.169 reads it (stdio or
+/// streamable HTTP). Empty lists and maps and `None` are not written.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct CodexServer {
-    pub keys: Vec<(String, TomlVal)>,
-    /// `[mcp_servers.<n>.tools.<tool>]` tables: (tool, [(key, value)]).
-    pub(crate) tools: Vec<(String, Vec<(String, TomlVal)>)>,
+    /// stdio: the program codex starts.
+    pub command: Option<String>,
+    /// stdio: its arguments.
+    pub args: Vec<String>,
+    /// stdio: variables set to these literal values.
+    pub env: Vec<(String, String)>,
+    /// stdio: variables codex copies, by name, from its own environment.
+    pub env_vars: Vec<String>,
+    /// stdio: the working directory.
+    pub cwd: Option<String>,
+    /// HTTP: the server's address.
+    pub url: Option<String>,
+    /// HTTP: the variable whose value codex sends as `Authorization: Bearer ...`.
+    pub bearer_token_env_var: Option<String>,
+    /// HTTP: headers sent with these literal values.
+    pub http_headers: Vec<(String, String)>,
+    /// HTTP: headers whose value codex reads from a variable (header, variable).
+    pub env_http_headers: Vec<(String, String)>,
+    /// Timeouts, written in this order.
+    pub timeouts: Vec<(Timeout, f64)>,
+    /// Tool filters, written in this order (the order of Hermes' `tools` mapping);
+    /// an empty list is written too.
+    pub tool_filters: Vec<(ToolFilter, Vec<String>)>,
+    pub supports_parallel_tool_calls: Option<bool>,
+    /// `Some(false)` turns the server off (codex's default is on).
+    pub enabled: Option<bool>,
+    /// `[mcp_servers.<n>.tools.<tool>]` tables.
+    pub(crate) tools: Vec<(String, ToolSettings)>,
 }
 
 impl CodexServer {
-    #[cfg(test)]
-    pub(crate) fn get(&self, key: &str) -> Option<&TomlVal> {
-        self.keys.iter().find(|(k, _)| k == key).map(|(_, v)| v)
+    /// The entry's keys and values, in the order they are written (its
+    /// per-tool tables follow, from [`CodexServer::tool_tables`]).
+    pub fn pairs(&self) -> Vec<(&'static str, TomlVal)> {
+        let mut p = Vec::new();
+        let str_key = |p: &mut Vec<_>, k, v: &Option<String>| {
+            if let Some(v) = v {
+                p.push((k, TomlVal::Str(v.clone())));
+            }
+        };
+        let list_key = |p: &mut Vec<_>, k, v: &[String]| {
+            if !v.is_empty() {
+                p.push((k, TomlVal::List(v.to_vec())));
+            }
+        };
+        let map_key = |p: &mut Vec<_>, k, v: &[(String, String)]| {
+            if !v.is_empty() {
+                p.push((k, TomlVal::Map(v.to_vec())));
+            }
+        };
+        str_key(&mut p, "command", &self.command);
+        list_key(&mut p, "args", &self.args);
+        map_key(&mut p, "env", &self.env);
+        list_key(&mut p, "env_vars", &self.env_vars);
+        str_key(&mut p, "cwd", &self.cwd);
+        str_key(&mut p, "url", &self.url);
+        str_key(&mut p, "bearer_token_env_var", &self.bearer_token_env_var);
+        map_key(&mut p, "http_headers", &self.http_headers);
+        map_key(&mut p, "env_http_headers", &self.env_http_headers);
+        for (t, secs) in &self.timeouts {
+            p.push((t.key(), TomlVal::Float(*secs)));
+        }
+        for (f, names) in &self.tool_filters {
+            p.push((f.key(), TomlVal::List(names.clone())));
+        }
+        if let Some(b) = self.supports_parallel_tool_calls {
+            p.push(("supports_parallel_tool_calls", TomlVal::Bool(b)));
+        }
+        if let Some(b) = self.enabled {
+            p.push(("enabled", TomlVal::Bool(b)));
+        }
+        p
     }
-    fn push(&mut self, key: &str, v: TomlVal) {
-        self.keys.push((key.to_string(), v));
+
+    /// The per-tool tables: (tool, its keys and values).
+    pub(crate) fn tool_tables(&self) -> Vec<(&str, Vec<(&'static str, TomlVal)>)> {
+        self.tools
+            .iter()
+            .map(|(tool, settings)| (tool.as_str(), settings.pairs()))
+            .collect()
+    }
+
+    #[cfg(test)]
+    pub(crate) fn get(&self, key: &str) -> Option<TomlVal> {
+        self.pairs()
+            .into_iter()
+            .find(|(k, _)| *k == key)
+            .map(|(_, v)| v)
     }
 }
 
 /// The outcome of translating one Hermes server.
 #[derive(Debug, Clone, PartialEq)]
+#[allow(clippy::large_enum_variant)] // one per configured server, moved once into the block
 pub enum Translation {
     /// Written to the block; `notes` are the keys (or values) that were not carried over, and why.
     Ok {
@@ -75,6 +212,22 @@ const NO_EQUIVALENT: &[&str] = &[
     "elicitation",
 ];
 
+/// Keys a translation step reads (everything else is reported by [`Work::unhandled_keys`]).
+const HANDLED: &[&str] = &[
+    "command",
+    "args",
+    "env",
+    "cwd",
+    "url",
+    "headers",
+    "transport",
+    "timeout",
+    "connect_timeout",
+    "tools",
+    "supports_parallel_tool_calls",
+    "enabled",
+];
+
 /// A scalar as Python's `str()` renders it (what Hermes would pass on).
 fn scalar_str(v: &Value) -> Option<String> {
     match v {
@@ -94,6 +247,18 @@ fn number(v: &Value) -> Option<f64> {
     match v {
         Value::Number(n) => n.as_f64(),
         Value::String(s) => s.trim().parse::<f64>().ok(),
+        _ => None,
+    }
+}
+
+/// A boolean value, read as `HermesConfig::bool` reads one: YAML booleans,
+/// the YAML 1.1 spellings that reach us as strings, numbers as Python's
+/// `bool()` (0 is false); anything else is not a boolean.
+fn bool_value(v: &Value) -> Option<bool> {
+    match v {
+        Value::Bool(b) => Some(*b),
+        Value::String(s) => parse_bool(s),
+        Value::Number(n) => n.as_f64().map(|f| f != 0.0),
         _ => None,
     }
 }
@@ -160,362 +325,382 @@ fn bearer_var(value: &str) -> Option<&str> {
     whole_var_ref(token.trim())
 }
 
+/// Why a server is not written at all (the report shows it).
+type Skip = String;
+
 /// Translate one Hermes server definition.
 pub fn translate(name: &str, cfg: &Value) -> Translation {
-    if !is_valid_codex_server_name(name) {
-        return Translation::Skipped {
-            reason: format!(
+    Work::run(name, cfg).unwrap_or_else(|reason| Translation::Skipped { reason })
+}
+
+/// One server being translated: its Hermes mapping, the entry filled so far
+/// and the notes for the report. Each step reads its own keys, in the order
+/// the notes are reported.
+struct Work<'a> {
+    name: &'a str,
+    map: &'a Map<String, Value>,
+    out: CodexServer,
+    notes: Vec<String>,
+}
+
+impl<'a> Work<'a> {
+    fn run(name: &'a str, cfg: &'a Value) -> Result<Translation, Skip> {
+        if !is_valid_codex_server_name(name) {
+            return Err(format!(
                 "codex cannot start a server named {name:?} (names may use only letters, digits, '-', '_', ':', '@', '/', '.'); rename it in config.yaml"
-            ),
-        };
-    }
-    let Some(map) = cfg.as_object() else {
-        return Translation::Skipped {
-            reason: format!(
+            ));
+        }
+        let Some(map) = cfg.as_object() else {
+            return Err(format!(
                 "its definition is {} instead of a mapping of keys",
-                crate::hermes::config::json_type(cfg)
-            ),
+                json_type(cfg)
+            ));
         };
-    };
-    let mut notes = Vec::new();
-    let mut out = CodexServer::default();
-    let truthy = |k: &str| match map.get(k) {
-        None | Some(Value::Null) => false,
-        Some(Value::String(s)) => !s.is_empty(),
-        Some(Value::Bool(b)) => *b,
-        Some(Value::Array(a)) => !a.is_empty(),
-        Some(Value::Object(o)) => !o.is_empty(),
-        Some(Value::Number(_)) => true,
-    };
-    let has_command = truthy("command");
-    let has_url = truthy("url");
-    let transport = if has_command {
-        "stdio"
-    } else if has_url {
-        "streamable_http"
-    } else {
-        return Translation::Skipped {
-            reason: "no `command` (stdio) or `url` (HTTP) is set".into(),
+        let mut w = Work {
+            name,
+            map,
+            out: CodexServer::default(),
+            notes: Vec::new(),
         };
-    };
-    if has_command && has_url {
-        notes.push("url (both command and url are set; codex runs the stdio command)".into());
+        let transport = w.transport()?;
+        if transport == "stdio" {
+            w.stdio()?;
+        } else {
+            w.http()?;
+        }
+        w.transport_hint();
+        w.timeouts();
+        w.tool_filters();
+        w.flags();
+        w.unhandled_keys();
+        Ok(Translation::Ok {
+            server: w.out,
+            transport,
+            notes: w.notes,
+        })
     }
 
-    let mut env_vars: Vec<String> = Vec::new();
-    if transport == "stdio" {
-        let Some(command) = scalar_str(&map["command"]) else {
-            return Translation::Skipped {
-                reason: "`command` must be a string".into(),
-            };
+    fn note(&mut self, n: impl Into<String>) {
+        self.notes.push(n.into());
+    }
+
+    /// Whether `key` is set, as Hermes' migrator tests it (`if cfg.get(key):`,
+    /// Python's truthiness: absent, null, false, 0, "" and empty lists or
+    /// mappings are not set).
+    fn is_set(&self, key: &str) -> bool {
+        self.map.get(key).is_some_and(py_bool)
+    }
+
+    /// stdio when `command` is set, else streamable HTTP when `url` is set
+    /// (Hermes' migrator prefers the command when both are).
+    fn transport(&mut self) -> Result<&'static str, Skip> {
+        let (has_command, has_url) = (self.is_set("command"), self.is_set("url"));
+        if has_command && has_url {
+            self.note("url (both command and url are set; codex runs the stdio command)");
+        }
+        match (has_command, has_url) {
+            (true, _) => Ok("stdio"),
+            (false, true) => Ok("streamable_http"),
+            (false, false) => Err("no `command` (stdio) or `url` (HTTP) is set".into()),
+        }
+    }
+
+    /// A stdio server: command, args, env (and pass-through env_vars), cwd.
+    fn stdio(&mut self) -> Result<(), Skip> {
+        self.command()?;
+        self.args()?;
+        self.env();
+        self.cwd();
+        if self.is_set("headers") {
+            self.note("headers (HTTP only; this is a stdio server)");
+        }
+        Ok(())
+    }
+
+    fn command(&mut self) -> Result<(), Skip> {
+        let Some(command) = scalar_str(&self.map["command"]) else {
+            return Err("`command` must be a string".into());
         };
         if has_nul(&command) {
-            return Translation::Skipped {
-                reason: "`command` contains a NUL character; no process can be started with it"
-                    .into(),
-            };
+            return Err(
+                "`command` contains a NUL character; no process can be started with it".into(),
+            );
         }
         if has_var_ref(&command) {
-            notes.push(format!(
+            self.note(format!(
                 "command {command:?} contains a ${{VAR}} reference, which codex does not expand (copied as written)"
             ));
         }
-        out.push("command", TomlVal::Str(command));
-        match map.get("args") {
-            None | Some(Value::Null) => {}
-            Some(Value::Array(items)) => {
-                let mut args = Vec::new();
-                for (i, a) in items.iter().enumerate() {
-                    match scalar_str(a) {
-                        Some(s) if has_nul(&s) => {
-                            return Translation::Skipped {
-                                reason: format!(
-                                    "args[{i}] contains a NUL character; no process can be started with it"
-                                ),
-                            };
-                        }
-                        Some(s) => {
-                            if has_var_ref(&s) {
-                                notes.push(format!(
-                                    "args[{i}] {s:?} contains a ${{VAR}} reference, which codex does not expand (copied as written)"
-                                ));
-                            }
-                            args.push(s)
-                        }
-                        None => {
-                            return Translation::Skipped {
-                                reason: format!("args[{i}] is not a string"),
-                            };
-                        }
-                    }
-                }
-                if !args.is_empty() {
-                    out.push("args", TomlVal::List(args));
-                }
-            }
+        self.out.command = Some(command);
+        Ok(())
+    }
+
+    /// `args`: a list of scalars; a NUL in one, or a non-scalar, skips the server.
+    fn args(&mut self) -> Result<(), Skip> {
+        let items = match self.map.get("args") {
+            None | Some(Value::Null) => return Ok(()),
+            Some(Value::Array(items)) => items,
             Some(other) => {
-                return Translation::Skipped {
-                    reason: format!(
-                        "`args` must be a list of strings, found {}",
-                        crate::hermes::config::json_type(other)
-                    ),
-                };
+                return Err(format!(
+                    "`args` must be a list of strings, found {}",
+                    json_type(other)
+                ));
             }
-        }
-        match map.get("env") {
-            None | Some(Value::Null) => {}
-            Some(Value::Object(env)) => {
-                let mut literal = Vec::new();
-                for (k, v) in env {
-                    let Some(s) = scalar_str(v) else {
-                        notes.push(format!("env.{k} (value is not a string)"));
-                        continue;
-                    };
-                    if !is_env_key(k) {
-                        notes.push(format!(
-                            "env.{k:?} (a variable name cannot be empty or contain '=' or NUL)"
-                        ));
-                        continue;
-                    }
-                    if has_nul(&s) {
-                        notes.push(format!("env.{k} (the value contains a NUL character)"));
-                        continue;
-                    }
-                    // codex passes a variable only under its own name (`env_vars`
-                    // copies NAME from codex's environment): a renamed or composed
-                    // value becomes a pass-through of K, which the user exports.
-                    if let Some(var) = whole_var_ref(&s) {
-                        env_vars.push(k.clone());
-                        if var != k {
-                            notes.push(format!(
-                                "env.{k} = {s:?}: passed through as env_vars = [\"{k}\"] (codex cannot rename a variable); export {k}=\"${var}\" before starting codex"
-                            ));
-                        }
-                    } else if has_var_ref(&s) {
-                        env_vars.push(k.clone());
-                        notes.push(format!(
-                            "env.{k} = {s:?}: passed through as env_vars = [\"{k}\"] (a value that mixes text and ${{VAR}} would put the secret into config.toml); export {k} with that value before starting codex"
-                        ));
-                    } else {
-                        literal.push((k.clone(), s));
-                    }
-                }
-                if !literal.is_empty() {
-                    out.push("env", TomlVal::Map(literal));
-                }
-            }
-            Some(_) => notes.push("env (not a mapping)".into()),
-        }
-        if !env_vars.is_empty() {
-            out.push("env_vars", TomlVal::List(env_vars.clone()));
-        }
-        match map.get("cwd") {
-            None | Some(Value::Null) => {}
-            Some(v) => match scalar_str(v) {
-                Some(s) if has_nul(&s) => notes.push("cwd (contains a NUL character)".into()),
-                Some(s) if !s.is_empty() => out.push("cwd", TomlVal::Str(s)),
-                Some(_) => {}
-                None => notes.push("cwd (not a string)".into()),
-            },
-        }
-        if truthy("headers") {
-            notes.push("headers (HTTP only; this is a stdio server)".into());
-        }
-    } else {
-        let Some(url) = scalar_str(&map["url"]) else {
-            return Translation::Skipped {
-                reason: "`url` must be a string".into(),
+        };
+        for (i, a) in items.iter().enumerate() {
+            let Some(s) = scalar_str(a) else {
+                return Err(format!("args[{i}] is not a string"));
             };
+            if has_nul(&s) {
+                return Err(format!(
+                    "args[{i}] contains a NUL character; no process can be started with it"
+                ));
+            }
+            if has_var_ref(&s) {
+                self.note(format!(
+                    "args[{i}] {s:?} contains a ${{VAR}} reference, which codex does not expand (copied as written)"
+                ));
+            }
+            self.out.args.push(s);
+        }
+        Ok(())
+    }
+
+    /// `env`: literal values stay in `env`; a `${VAR}` value becomes a
+    /// pass-through of its key in `env_vars`, so no secret is written.
+    fn env(&mut self) {
+        let env = match self.map.get("env") {
+            None | Some(Value::Null) => return,
+            Some(Value::Object(env)) => env,
+            Some(_) => return self.note("env (not a mapping)"),
+        };
+        for (k, v) in env {
+            let Some(s) = scalar_str(v) else {
+                self.note(format!("env.{k} (value is not a string)"));
+                continue;
+            };
+            if !is_env_key(k) {
+                self.note(format!(
+                    "env.{k:?} (a variable name cannot be empty or contain '=' or NUL)"
+                ));
+                continue;
+            }
+            if has_nul(&s) {
+                self.note(format!("env.{k} (the value contains a NUL character)"));
+                continue;
+            }
+            // codex passes a variable only under its own name (`env_vars`
+            // copies NAME from codex's environment): a renamed or composed
+            // value becomes a pass-through of K, which the user exports.
+            if let Some(var) = whole_var_ref(&s) {
+                self.out.env_vars.push(k.clone());
+                if var != k {
+                    self.note(format!(
+                        "env.{k} = {s:?}: passed through as env_vars = [\"{k}\"] (codex cannot rename a variable); export {k}=\"${var}\" before starting codex"
+                    ));
+                }
+            } else if has_var_ref(&s) {
+                self.out.env_vars.push(k.clone());
+                self.note(format!(
+                    "env.{k} = {s:?}: passed through as env_vars = [\"{k}\"] (a value that mixes text and ${{VAR}} would put the secret into config.toml); export {k} with that value before starting codex"
+                ));
+            } else {
+                self.out.env.push((k.clone(), s));
+            }
+        }
+    }
+
+    fn cwd(&mut self) {
+        let Some(v) = self.map.get("cwd").filter(|v| !v.is_null()) else {
+            return;
+        };
+        match scalar_str(v) {
+            Some(s) if has_nul(&s) => self.note("cwd (contains a NUL character)"),
+            Some(s) if !s.is_empty() => self.out.cwd = Some(s),
+            Some(_) => {}
+            None => self.note("cwd (not a string)"),
+        }
+    }
+
+    /// A streamable HTTP server: url and headers.
+    fn http(&mut self) -> Result<(), Skip> {
+        self.url()?;
+        self.headers();
+        for k in ["args", "env", "cwd"] {
+            if self.is_set(k) {
+                self.note(format!("{k} (stdio only; this is an HTTP server)"));
+            }
+        }
+        Ok(())
+    }
+
+    fn url(&mut self) -> Result<(), Skip> {
+        let Some(url) = scalar_str(&self.map["url"]) else {
+            return Err("`url` must be a string".into());
         };
         if url.chars().any(char::is_control) {
-            return Translation::Skipped {
-                reason: format!("`url` {url:?} contains a control character"),
-            };
+            return Err(format!("`url` {url:?} contains a control character"));
         }
         if has_var_ref(&url) {
-            notes.push(format!(
+            self.note(format!(
                 "url {url:?} contains a ${{VAR}} reference, which codex does not expand (copied as written)"
             ));
         }
-        out.push("url", TomlVal::Str(url));
-        match map.get("headers") {
-            None | Some(Value::Null) => {}
-            Some(Value::Object(headers)) => {
-                let mut literal = Vec::new();
-                let mut from_env = Vec::new();
-                let mut bearer: Option<String> = None;
-                for (h, v) in headers {
-                    let Some(s) = scalar_str(v) else {
-                        notes.push(format!("headers.{h} (value is not a string)"));
-                        continue;
-                    };
-                    if !is_header_name(h) {
-                        notes.push(format!("headers.{h:?} (not a valid HTTP header name)"));
-                        continue;
-                    }
-                    if !is_header_value(&s) {
-                        notes.push(format!(
-                            "headers.{h} (the value contains a control character, which HTTP forbids)"
-                        ));
-                        continue;
-                    }
-                    if h.eq_ignore_ascii_case("authorization")
-                        && bearer.is_none()
-                        && let Some(var) = bearer_var(&s)
-                    {
-                        bearer = Some(var.to_string());
-                    } else if let Some(var) = whole_var_ref(&s) {
-                        from_env.push((h.clone(), var.to_string()));
-                    } else if has_var_ref(&s) {
-                        notes.push(format!(
-                            "headers.{h} = {s:?}: a header that mixes text and ${{VAR}} cannot be expressed without writing the secret into config.toml (only `Bearer ${{VAR}}` and a whole `${{VAR}}` can)"
-                        ));
-                    } else {
-                        literal.push((h.clone(), s));
-                    }
-                }
-                if let Some(var) = bearer {
-                    out.push("bearer_token_env_var", TomlVal::Str(var));
-                }
-                if !literal.is_empty() {
-                    out.push("http_headers", TomlVal::Map(literal));
-                }
-                if !from_env.is_empty() {
-                    out.push("env_http_headers", TomlVal::Map(from_env));
-                }
+        self.out.url = Some(url);
+        Ok(())
+    }
+
+    /// `headers`: the first `Authorization: Bearer ${VAR}` becomes
+    /// `bearer_token_env_var`, a whole `${VAR}` value `env_http_headers`, a
+    /// literal `http_headers`; a value mixing text and `${VAR}` is reported.
+    fn headers(&mut self) {
+        let headers = match self.map.get("headers") {
+            None | Some(Value::Null) => return,
+            Some(Value::Object(headers)) => headers,
+            Some(_) => return self.note("headers (not a mapping)"),
+        };
+        for (h, v) in headers {
+            let Some(s) = scalar_str(v) else {
+                self.note(format!("headers.{h} (value is not a string)"));
+                continue;
+            };
+            if !is_header_name(h) {
+                self.note(format!("headers.{h:?} (not a valid HTTP header name)"));
+                continue;
             }
-            Some(_) => notes.push("headers (not a mapping)".into()),
-        }
-        for k in ["args", "env", "cwd"] {
-            if truthy(k) {
-                notes.push(format!("{k} (stdio only; this is an HTTP server)"));
+            if !is_header_value(&s) {
+                self.note(format!(
+                    "headers.{h} (the value contains a control character, which HTTP forbids)"
+                ));
+                continue;
+            }
+            if h.eq_ignore_ascii_case("authorization")
+                && self.out.bearer_token_env_var.is_none()
+                && let Some(var) = bearer_var(&s)
+            {
+                self.out.bearer_token_env_var = Some(var.to_string());
+            } else if let Some(var) = whole_var_ref(&s) {
+                self.out.env_http_headers.push((h.clone(), var.to_string()));
+            } else if has_var_ref(&s) {
+                self.note(format!(
+                    "headers.{h} = {s:?}: a header that mixes text and ${{VAR}} cannot be expressed without writing the secret into config.toml (only `Bearer ${{VAR}}` and a whole `${{VAR}}` can)"
+                ));
+            } else {
+                self.out.http_headers.push((h.clone(), s));
             }
         }
     }
 
-    match map.get("transport").and_then(Value::as_str) {
-        Some("sse") => notes.push(
-            "transport=sse (codex speaks only streamable HTTP; the server must support it at this url)"
-                .into(),
-        ),
-        None | Some("stdio" | "http" | "streamable_http" | "streamable-http") => {}
-        Some(other) => notes.push(format!("transport={other} (unknown; codex picks the transport from command/url)")),
+    /// Hermes' `transport` hint: codex picks the transport itself.
+    fn transport_hint(&mut self) {
+        match self.map.get("transport").and_then(Value::as_str) {
+            Some("sse") => self.note(
+                "transport=sse (codex speaks only streamable HTTP; the server must support it at this url)",
+            ),
+            None | Some("stdio" | "http" | "streamable_http" | "streamable-http") => {}
+            Some(other) => self.note(format!(
+                "transport={other} (unknown; codex picks the transport from command/url)"
+            )),
+        }
     }
 
-    for (hermes_key, codex_key) in [
-        ("timeout", "tool_timeout_sec"),
-        ("connect_timeout", "startup_timeout_sec"),
-    ] {
-        if let Some(v) = map.get(hermes_key).filter(|v| !v.is_null()) {
+    /// `timeout` / `connect_timeout` → `tool_timeout_sec` / `startup_timeout_sec`.
+    fn timeouts(&mut self) {
+        for (hermes_key, which) in [
+            ("timeout", Timeout::Tool),
+            ("connect_timeout", Timeout::Startup),
+        ] {
+            let Some(v) = self.map.get(hermes_key).filter(|v| !v.is_null()) else {
+                continue;
+            };
             match number(v).map(codex_timeout) {
-                Some(Ok(f)) => out.push(codex_key, TomlVal::Float(f)),
-                Some(Err(why)) => notes.push(format!("{hermes_key} ({why})")),
-                None => notes.push(format!("{hermes_key} (not numeric)")),
+                Some(Ok(f)) => self.out.timeouts.push((which, f)),
+                Some(Err(why)) => self.note(format!("{hermes_key} ({why})")),
+                None => self.note(format!("{hermes_key} (not numeric)")),
             }
         }
     }
 
-    if let Some(tools) = map.get("tools").filter(|v| !v.is_null()) {
-        match tools.as_object() {
-            Some(t) => {
-                for (k, v) in t {
-                    let codex_key = match k.as_str() {
-                        "include" => "enabled_tools",
-                        "exclude" => "disabled_tools",
-                        other => {
-                            notes.push(format!("tools.{other} (no codex equivalent)"));
-                            continue;
-                        }
-                    };
-                    let list: Option<Vec<String>> = match v {
-                        Value::Array(a) => a.iter().map(scalar_str).collect(),
-                        Value::String(s) => Some(vec![s.clone()]),
-                        Value::Null => Some(vec![]),
-                        _ => None,
-                    };
-                    let list = list.map(|l| {
-                        let (bad, good): (Vec<String>, Vec<String>) =
-                            l.into_iter().partition(|t| has_nul(t));
-                        if !bad.is_empty() {
-                            notes.push(format!(
-                                "tools.{k}: {} name(s) with a NUL character",
-                                bad.len()
-                            ));
-                        }
-                        good
-                    });
-                    match list {
-                        Some(l) => out.push(codex_key, TomlVal::List(l)),
-                        None => notes.push(format!("tools.{k} (not a list of tool names)")),
-                    }
+    /// `tools.include` / `tools.exclude` → `enabled_tools` / `disabled_tools`.
+    fn tool_filters(&mut self) {
+        let Some(tools) = self.map.get("tools").filter(|v| !v.is_null()) else {
+            return;
+        };
+        let Some(t) = tools.as_object() else {
+            return self.note("tools (not a mapping)");
+        };
+        for (k, v) in t {
+            let filter = match k.as_str() {
+                "include" => ToolFilter::Enabled,
+                "exclude" => ToolFilter::Disabled,
+                other => {
+                    self.note(format!("tools.{other} (no codex equivalent)"));
+                    continue;
                 }
+            };
+            let list: Option<Vec<String>> = match v {
+                Value::Array(a) => a.iter().map(scalar_str).collect(),
+                Value::String(s) => Some(vec![s.clone()]),
+                Value::Null => Some(vec![]),
+                _ => None,
+            };
+            let Some(list) = list else {
+                self.note(format!("tools.{k} (not a list of tool names)"));
+                continue;
+            };
+            let (bad, good): (Vec<String>, Vec<String>) =
+                list.into_iter().partition(|t| has_nul(t));
+            if !bad.is_empty() {
+                self.note(format!(
+                    "tools.{k}: {} name(s) with a NUL character",
+                    bad.len()
+                ));
             }
-            None => notes.push("tools (not a mapping)".into()),
+            self.out.tool_filters.push((filter, good));
         }
     }
 
-    if let Some(v) = map
-        .get("supports_parallel_tool_calls")
-        .filter(|v| !v.is_null())
-    {
-        match as_bool(v) {
-            Some(b) => out.push("supports_parallel_tool_calls", TomlVal::Bool(b)),
-            None => notes.push("supports_parallel_tool_calls (not a boolean)".into()),
+    /// `supports_parallel_tool_calls`, and `enabled` (written only when false).
+    fn flags(&mut self) {
+        if let Some(v) = self
+            .map
+            .get("supports_parallel_tool_calls")
+            .filter(|v| !v.is_null())
+        {
+            match bool_value(v) {
+                Some(b) => self.out.supports_parallel_tool_calls = Some(b),
+                None => self.note("supports_parallel_tool_calls (not a boolean)"),
+            }
+        }
+        if let Some(v) = self.map.get("enabled").filter(|v| !v.is_null()) {
+            match bool_value(v) {
+                Some(false) => self.out.enabled = Some(false),
+                Some(true) => {}
+                None => self.note("enabled (not a boolean)"),
+            }
         }
     }
 
-    if let Some(v) = map.get("enabled").filter(|v| !v.is_null()) {
-        match as_bool(v) {
-            Some(false) => out.push("enabled", TomlVal::Bool(false)),
-            Some(true) => {}
-            None => notes.push("enabled (not a boolean)".into()),
+    /// Every other key, reported with why it is not carried over.
+    fn unhandled_keys(&mut self) {
+        let name = self.name;
+        for key in self.map.keys() {
+            if HANDLED.contains(&key.as_str()) {
+                continue;
+            }
+            let note = if NO_EQUIVALENT.contains(&key.as_str()) {
+                format!("{key} (no codex equivalent)")
+            } else if key == "auth" || key == "oauth" {
+                format!(
+                    "{key} (not translated; codex negotiates OAuth itself: run `codex mcp login {name}`)"
+                )
+            } else if key == "description" {
+                "description (codex has no description field)".into()
+            } else {
+                format!("{key} (unknown Hermes key)")
+            };
+            self.notes.push(note);
         }
-    }
-
-    const HANDLED: &[&str] = &[
-        "command",
-        "args",
-        "env",
-        "cwd",
-        "url",
-        "headers",
-        "transport",
-        "timeout",
-        "connect_timeout",
-        "tools",
-        "supports_parallel_tool_calls",
-        "enabled",
-    ];
-    for key in map.keys() {
-        if HANDLED.contains(&key.as_str()) {
-            continue;
-        }
-        if NO_EQUIVALENT.contains(&key.as_str()) {
-            notes.push(format!("{key} (no codex equivalent)"));
-        } else if key == "auth" || key == "oauth" {
-            notes.push(format!(
-                "{key} (not translated; codex negotiates OAuth itself: run `codex mcp login {name}`)"
-            ));
-        } else if key == "description" {
-            notes.push("description (codex has no description field)".into());
-        } else {
-            notes.push(format!("{key} (unknown Hermes key)"));
-        }
-    }
-
-    Translation::Ok {
-        server: out,
-        transport,
-        notes,
-    }
-}
-
-fn as_bool(v: &Value) -> Option<bool> {
-    match v {
-        Value::Bool(b) => Some(*b),
-        Value::String(s) => parse_bool(s),
-        Value::Number(n) => n.as_f64().map(|f| f != 0.0),
-        _ => None,
     }
 }
 
@@ -535,33 +720,30 @@ pub(crate) fn hermes_tools_entry(
     hermes_home: Option<&str>,
     env_vars: &[String],
 ) -> CodexServer {
-    let mut s = CodexServer::default();
-    s.push("command", TomlVal::Str(exe.to_string()));
-    s.push("args", TomlVal::List(vec!["serve".into()]));
-    if let Some(home) = hermes_home {
-        s.push(
-            "env",
-            TomlVal::Map(vec![(
-                crate::hermes::envvars::HERMES_HOME.to_string(),
-                home.to_string(),
-            )]),
-        );
+    CodexServer {
+        command: Some(exe.to_string()),
+        args: vec!["serve".into()],
+        env: hermes_home
+            .map(|home| {
+                vec![(
+                    crate::hermes::envvars::HERMES_HOME.to_string(),
+                    home.to_string(),
+                )]
+            })
+            .unwrap_or_default(),
+        env_vars: env_vars.to_vec(),
+        timeouts: vec![(Timeout::Startup, 30.0), (Timeout::Tool, 600.0)],
+        tools: AUTO_APPROVED_TOOLS
+            .iter()
+            .map(|t| {
+                let approve = ToolSettings {
+                    approval_mode: Some("approve".into()),
+                };
+                (t.to_string(), approve)
+            })
+            .collect(),
+        ..Default::default()
     }
-    if !env_vars.is_empty() {
-        s.push("env_vars", TomlVal::List(env_vars.to_vec()));
-    }
-    s.push("startup_timeout_sec", TomlVal::Float(30.0));
-    s.push("tool_timeout_sec", TomlVal::Float(600.0));
-    s.tools = AUTO_APPROVED_TOOLS
-        .iter()
-        .map(|t| {
-            (
-                t.to_string(),
-                vec![("approval_mode".to_string(), TomlVal::Str("approve".into()))],
-            )
-        })
-        .collect();
-    s
 }
 
 #[cfg(test)]
@@ -584,20 +766,17 @@ mod tests {
         );
         assert!(notes.is_empty(), "{notes:?}");
         assert_eq!(
-            s.keys,
+            s.pairs(),
             vec![
-                ("command".into(), TomlVal::Str("npx".into())),
+                ("command", TomlVal::Str("npx".into())),
                 (
-                    "args".into(),
+                    "args",
                     TomlVal::List(vec!["-y".into(), "pkg".into(), "3".into()])
                 ),
-                (
-                    "env".into(),
-                    TomlVal::Map(vec![("DEBUG".into(), "1".into())])
-                ),
-                ("cwd".into(), TomlVal::Str("/tmp".into())),
-                ("tool_timeout_sec".into(), TomlVal::Float(120.0)),
-                ("startup_timeout_sec".into(), TomlVal::Float(15.0)),
+                ("env", TomlVal::Map(vec![("DEBUG".into(), "1".into())])),
+                ("cwd", TomlVal::Str("/tmp".into())),
+                ("tool_timeout_sec", TomlVal::Float(120.0)),
+                ("startup_timeout_sec", TomlVal::Float(15.0)),
             ]
         );
     }
@@ -610,7 +789,7 @@ mod tests {
         );
         assert_eq!(
             s.get("env_vars"),
-            Some(&TomlVal::List(vec![
+            Some(TomlVal::List(vec![
                 "GITHUB_TOKEN".into(),
                 "OTHER".into(),
                 "ALIAS".into(),
@@ -619,7 +798,7 @@ mod tests {
         );
         assert_eq!(
             s.get("env"),
-            Some(&TomlVal::Map(vec![("LIT".into(), "plain".into())]))
+            Some(TomlVal::Map(vec![("LIT".into(), "plain".into())]))
         );
         // The report's advice ("export ALIAS") is true: ALIAS is passed through.
         assert!(
@@ -641,15 +820,15 @@ mod tests {
         );
         assert_eq!(
             s.get("bearer_token_env_var"),
-            Some(&TomlVal::Str("API_TOKEN".into()))
+            Some(TomlVal::Str("API_TOKEN".into()))
         );
         assert_eq!(
             s.get("env_http_headers"),
-            Some(&TomlVal::Map(vec![("X-Api-Key".into(), "XKEY".into())]))
+            Some(TomlVal::Map(vec![("X-Api-Key".into(), "XKEY".into())]))
         );
         assert_eq!(
             s.get("http_headers"),
-            Some(&TomlVal::Map(vec![("X-Team".into(), "core".into())]))
+            Some(TomlVal::Map(vec![("X-Team".into(), "core".into())]))
         );
         assert!(notes.iter().any(|n| n.starts_with("headers.X-Mixed")));
         assert!(notes.iter().any(|n| n.starts_with("transport=sse")));
@@ -663,7 +842,7 @@ mod tests {
         );
         assert_eq!(
             s.get("http_headers"),
-            Some(&TomlVal::Map(vec![(
+            Some(TomlVal::Map(vec![(
                 "Authorization".into(),
                 "Bearer abc".into()
             )]))
@@ -677,18 +856,18 @@ mod tests {
             "x",
             json!({"command":"c","enabled":false,"tools":{"include":["a","b"],"exclude":["c"],"resources":false},"supports_parallel_tool_calls":"yes","sampling":{"enabled":true},"keepalive_interval":30,"description":"d","weird":1}),
         );
-        assert_eq!(s.get("enabled"), Some(&TomlVal::Bool(false)));
+        assert_eq!(s.get("enabled"), Some(TomlVal::Bool(false)));
         assert_eq!(
             s.get("enabled_tools"),
-            Some(&TomlVal::List(vec!["a".into(), "b".into()]))
+            Some(TomlVal::List(vec!["a".into(), "b".into()]))
         );
         assert_eq!(
             s.get("disabled_tools"),
-            Some(&TomlVal::List(vec!["c".into()]))
+            Some(TomlVal::List(vec!["c".into()]))
         );
         assert_eq!(
             s.get("supports_parallel_tool_calls"),
-            Some(&TomlVal::Bool(true))
+            Some(TomlVal::Bool(true))
         );
         for want in [
             "tools.resources (no codex equivalent)",
@@ -738,15 +917,15 @@ mod tests {
             "x",
             json!({"command":"c","timeout":1.8e19,"connect_timeout":-0.0}),
         );
-        assert_eq!(s.get("tool_timeout_sec"), Some(&TomlVal::Float(1.8e19)));
-        assert_eq!(s.get("startup_timeout_sec"), Some(&TomlVal::Float(0.0)));
+        assert_eq!(s.get("tool_timeout_sec"), Some(TomlVal::Float(1.8e19)));
+        assert_eq!(s.get("startup_timeout_sec"), Some(TomlVal::Float(0.0)));
         let (s, notes) = ok(
             "x",
             json!({"command":"c","env":{"A=B":"1","":"2","N":"a\u{0}b","OK":"tab\there"},"cwd":"/x\u{0}"}),
         );
         assert_eq!(
             s.get("env"),
-            Some(&TomlVal::Map(vec![("OK".into(), "tab\there".into())]))
+            Some(TomlVal::Map(vec![("OK".into(), "tab\there".into())]))
         );
         assert_eq!(s.get("cwd"), None);
         assert_eq!(notes.len(), 4, "{notes:?}");
@@ -756,7 +935,7 @@ mod tests {
         );
         assert_eq!(
             s.get("http_headers"),
-            Some(&TomlVal::Map(vec![("X-B".into(), "ok".into())]))
+            Some(TomlVal::Map(vec![("X-B".into(), "ok".into())]))
         );
         assert_eq!(notes.len(), 2, "{notes:?}");
         for v in [
@@ -789,19 +968,73 @@ mod tests {
     }
 
     #[test]
+    fn unset_keys_follow_python_truthiness() {
+        // Hermes' migrator tests `if cfg.get("command"):`: 0 is not a command.
+        match translate("n", &json!({"command": 0, "url": "http://x/mcp"})) {
+            Translation::Ok {
+                server, transport, ..
+            } => {
+                assert_eq!(transport, "streamable_http");
+                assert_eq!(server.get("url"), Some(TomlVal::Str("http://x/mcp".into())));
+                assert_eq!(server.get("command"), None);
+            }
+            other => panic!("{other:?}"),
+        }
+        assert!(matches!(
+            translate("n", &json!({"command": 0})),
+            Translation::Skipped { .. }
+        ));
+        let (_, notes) = ok("n", json!({"url": "http://x/mcp", "args": 0, "cwd": 0.0}));
+        assert!(notes.is_empty(), "{notes:?}");
+        let (_, notes) = ok("n", json!({"command": "c", "headers": 0}));
+        assert!(notes.is_empty(), "{notes:?}");
+    }
+
+    #[test]
+    fn tool_filters_keep_the_order_of_hermes_tools_mapping() {
+        let (s, _) = ok(
+            "n",
+            json!({"command": "c", "tools": {"exclude": ["a"], "include": null}}),
+        );
+        let keys: Vec<&str> = s.pairs().into_iter().map(|(k, _)| k).collect();
+        assert_eq!(keys, ["command", "disabled_tools", "enabled_tools"]);
+        assert_eq!(s.get("enabled_tools"), Some(TomlVal::List(vec![])));
+    }
+
+    #[test]
+    fn enabled_zero_is_disabled_as_python_bool() {
+        let (s, notes) = ok("n", json!({"command": "c", "enabled": 0}));
+        assert_eq!(s.get("enabled"), Some(TomlVal::Bool(false)));
+        assert!(notes.is_empty(), "{notes:?}");
+        let (s, _) = ok("n", json!({"command": "c", "enabled": 1}));
+        assert_eq!(s.get("enabled"), None);
+    }
+
+    #[test]
     fn hermes_tools_entry_lists_the_chosen_vars() {
         let s = hermes_tools_entry("/usr/bin/hermes-mcp", None, &["EXA_API_KEY".into()]);
         assert_eq!(
             s.get("env_vars"),
-            Some(&TomlVal::List(vec!["EXA_API_KEY".into()]))
+            Some(TomlVal::List(vec!["EXA_API_KEY".into()]))
         );
         assert_eq!(s.get("env"), None);
         let s = hermes_tools_entry("/x", Some("/h"), &[]);
         assert_eq!(s.get("env_vars"), None);
         assert_eq!(
             s.get("env"),
-            Some(&TomlVal::Map(vec![("HERMES_HOME".into(), "/h".into())]))
+            Some(TomlVal::Map(vec![("HERMES_HOME".into(), "/h".into())]))
         );
         assert_eq!(s.tools.len(), 4);
+        let keys: Vec<&str> = s.pairs().into_iter().map(|(k, _)| k).collect();
+        assert_eq!(
+            keys,
+            [
+                "command",
+                "args",
+                "env",
+                "startup_timeout_sec",
+                "tool_timeout_sec"
+            ]
+        );
     }
 }

@@ -113,44 +113,46 @@ pub(crate) fn judge(line: &[u8]) -> Verdict {
         return forward_or_skip(msg, "notification");
     };
     // A request: every error from here on carries its id.
+    let method = match check_request(obj, method, &id) {
+        Ok(m) => m.to_string(),
+        Err(v) => return v,
+    };
+    hand_to_rmcp(msg, &method, id)
+}
+
+/// A request's envelope and params, as far as they can be checked without
+/// rmcp: the method name, the id, `"jsonrpc": "2.0"`, params (and `_meta`)
+/// as objects, and what `tools/call` needs. Gives the method name, or the reply.
+fn check_request<'a>(
+    obj: &'a serde_json::Map<String, Value>,
+    method: &'a Value,
+    id: &Value,
+) -> Result<&'a str, Verdict> {
+    let fail = |code, message: String| Err(error(id.clone(), code, message));
     let Some(method) = method.as_str() else {
-        return error(
-            id,
-            -32600,
-            "Invalid request: method must be a string".into(),
-        );
+        return fail(-32600, "Invalid request: method must be a string".into());
     };
     if serde_json::from_value::<RequestId>(id.clone()).is_err() {
-        return error(
-            id,
+        return fail(
             -32600,
             "Invalid request: id must be a string or an integer from -2^63 to 2^63-1".into(),
         );
     }
     if obj.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
-        return error(
-            id,
-            -32600,
-            r#"Invalid request: "jsonrpc" must be "2.0""#.into(),
-        );
+        return fail(-32600, r#"Invalid request: "jsonrpc" must be "2.0""#.into());
     }
     let params = obj.get("params");
-    match params {
-        None | Some(Value::Object(_)) => {}
-        Some(_) => {
-            return error(
-                id,
-                -32602,
-                format!("Invalid params for {method}: params must be an object"),
-            );
-        }
+    if params.is_some_and(|p| !p.is_object()) {
+        return fail(
+            -32602,
+            format!("Invalid params for {method}: params must be an object"),
+        );
     }
     if params
         .and_then(|p| p.get("_meta"))
         .is_some_and(|m| !m.is_object())
     {
-        return error(
-            id,
+        return fail(
             -32602,
             format!("Invalid params for {method}: params._meta must be an object"),
         );
@@ -160,8 +162,7 @@ pub(crate) fn judge(line: &[u8]) -> Verdict {
             .and_then(|p| p.get("name"))
             .is_some_and(Value::is_string)
         {
-            return error(
-                id,
+            return fail(
                 -32602,
                 "Invalid params for tools/call: params.name (the tool name) is required".into(),
             );
@@ -170,19 +171,23 @@ pub(crate) fn judge(line: &[u8]) -> Verdict {
             .and_then(|p| p.get("arguments"))
             .is_some_and(|a| !a.is_object() && !a.is_null())
         {
-            return error(
-                id,
+            return fail(
                 -32602,
                 "Invalid params for tools/call: arguments must be an object".into(),
             );
         }
     }
-    let method = method.to_string();
+    Ok(method)
+}
+
+/// A checked request, parsed as rmcp will: forwarded, or answered with
+/// `-32602` (a known method whose params do not fit) or `-32600`.
+fn hand_to_rmcp(msg: Value, method: &str, id: Value) -> Verdict {
     match serde_json::from_value::<ClientJsonRpcMessage>(msg) {
         // rmcp takes a known method whose params do not fit for a custom one
         // and answers "method not found".
         Ok(ClientJsonRpcMessage::Request(r))
-            if known_request(&method) && matches!(r.request, ClientRequest::CustomRequest(_)) =>
+            if known_request(method) && matches!(r.request, ClientRequest::CustomRequest(_)) =>
         {
             error(
                 id,
@@ -191,7 +196,7 @@ pub(crate) fn judge(line: &[u8]) -> Verdict {
             )
         }
         Ok(m) => Verdict::Forward(Box::new(m)),
-        Err(e) if known_request(&method) => {
+        Err(e) if known_request(method) => {
             error(id, -32602, format!("Invalid params for {method}: {e}"))
         }
         Err(e) => error(id, -32600, format!("Invalid request: {e}")),

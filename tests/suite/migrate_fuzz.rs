@@ -10,7 +10,7 @@
 
 use hermes_mcp::migrate::block::{self, BlockContent, END, START};
 
-use hermes_mcp::migrate::translate::{CodexServer, TomlVal};
+use hermes_mcp::migrate::translate::{CodexServer, Timeout, TomlVal};
 
 /// xorshift64*: deterministic, no dependency (also used by serve_fuzz).
 pub struct Rng(pub u64);
@@ -112,10 +112,8 @@ fn random_content(rng: &mut Rng) -> BlockContent {
     for name in ["a", "user", "z.z", "café"] {
         if rng.chance(40) {
             let mut s = CodexServer::default();
-            s.keys
-                .push(("command".into(), TomlVal::Str("c \"q\"\n\u{1}".into())));
-            s.keys
-                .push(("tool_timeout_sec".into(), TomlVal::Float(1.5)));
+            s.command = Some("c \"q\"\n\u{1}".into());
+            s.timeouts.push((Timeout::Tool, 1.5));
             c.servers.push((name.into(), s));
         }
     }

@@ -158,7 +158,7 @@ fn codex_problem(name: &str, s: &translate::CodexServer) -> Option<String> {
     if !translate::is_valid_codex_server_name(name) {
         return Some(format!("server name {name:?}"));
     }
-    for (k, v) in &s.keys {
+    for (k, v) in &s.pairs() {
         match v {
             TomlVal::Float(f) if Duration::try_from_secs_f64(*f).is_err() => {
                 return Some(format!("{name}.{k} = {f} is not a Duration"));

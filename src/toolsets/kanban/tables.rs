@@ -160,10 +160,38 @@ fn add_column(conn: &Connection, table: &str, ddl: &str) -> KanbanResult<bool> {
 /// `_migrate_add_optional_columns`: add only the columns an older DB lacks,
 /// never drop or rename; unknown extra columns are left alone.
 pub(crate) fn migrate_add_optional_columns(conn: &Connection) -> KanbanResult<()> {
-    let names = |conn: &Connection, t: &str| -> KanbanResult<HashSet<String>> {
-        Ok(table_columns(conn, t)?.into_iter().map(|c| c.0).collect())
-    };
-    let cols = names(conn, "tasks")?;
+    add_task_columns(conn)?;
+    conn.execute_batch(
+        "CREATE INDEX IF NOT EXISTS idx_tasks_tenant ON tasks(tenant);
+         CREATE INDEX IF NOT EXISTS idx_tasks_idempotency ON tasks(idempotency_key);
+         CREATE INDEX IF NOT EXISTS idx_tasks_session_id ON tasks(session_id);",
+    )?;
+    if !column_names(conn, "task_events")?.contains("run_id") {
+        add_column(conn, "task_events", "run_id INTEGER")?;
+    }
+    conn.execute_batch("CREATE INDEX IF NOT EXISTS idx_events_run ON task_events(run_id, id)")?;
+    let notify = column_names(conn, "kanban_notify_subs")?;
+    if !notify.is_empty() && !notify.contains("notifier_profile") {
+        add_column(conn, "kanban_notify_subs", "notifier_profile TEXT")?;
+    }
+    synthesize_runs(conn)?;
+    rename_event_kinds(conn)?;
+    rebuild_drifted_tables(conn)
+}
+
+/// The names of `table`'s columns (empty when the table does not exist).
+fn column_names(conn: &Connection, table: &str) -> KanbanResult<HashSet<String>> {
+    Ok(table_columns(conn, table)?
+        .into_iter()
+        .map(|c| c.0)
+        .collect())
+}
+
+/// The `tasks` columns added over time, in Hermes' order; the two renamed
+/// counters (`spawn_failures`, `last_spawn_error`) are copied into their new
+/// columns when those are added.
+fn add_task_columns(conn: &Connection) -> KanbanResult<()> {
+    let cols = column_names(conn, "tasks")?;
     for (c, ddl) in [
         ("tenant", "tenant TEXT"),
         ("result", "result TEXT"),
@@ -175,7 +203,7 @@ pub(crate) fn migrate_add_optional_columns(conn: &Connection) -> KanbanResult<()
             add_column(conn, "tasks", ddl)?;
         }
     }
-    let cols = names(conn, "tasks")?;
+    let cols = column_names(conn, "tasks")?;
     if !cols.contains("consecutive_failures")
         && add_column(
             conn,
@@ -217,20 +245,12 @@ pub(crate) fn migrate_add_optional_columns(conn: &Connection) -> KanbanResult<()
             add_column(conn, "tasks", ddl)?;
         }
     }
-    conn.execute_batch(
-        "CREATE INDEX IF NOT EXISTS idx_tasks_tenant ON tasks(tenant);
-         CREATE INDEX IF NOT EXISTS idx_tasks_idempotency ON tasks(idempotency_key);
-         CREATE INDEX IF NOT EXISTS idx_tasks_session_id ON tasks(session_id);",
-    )?;
-    if !names(conn, "task_events")?.contains("run_id") {
-        add_column(conn, "task_events", "run_id INTEGER")?;
-    }
-    conn.execute_batch("CREATE INDEX IF NOT EXISTS idx_events_run ON task_events(run_id, id)")?;
-    let notify = names(conn, "kanban_notify_subs")?;
-    if !notify.is_empty() && !notify.contains("notifier_profile") {
-        add_column(conn, "kanban_notify_subs", "notifier_profile TEXT")?;
-    }
-    // Running tasks from before runs existed get a synthesized run row.
+    Ok(())
+}
+
+/// Running tasks from before runs existed get a synthesized run row (marked
+/// reclaimed when another process gave the task a run meanwhile).
+fn synthesize_runs(conn: &Connection) -> KanbanResult<()> {
     write_txn(conn, |c| {
         let mut st = c.prepare(
             "SELECT id, assignee, claim_lock, claim_expires, worker_pid, max_runtime_seconds, \
@@ -280,7 +300,11 @@ pub(crate) fn migrate_add_optional_columns(conn: &Connection) -> KanbanResult<()
             }
         }
         Ok(())
-    })?;
+    })
+}
+
+/// Event kinds Hermes renamed: old rows get the current names.
+fn rename_event_kinds(conn: &Connection) -> KanbanResult<()> {
     for (old, new) in [
         ("ready", "promoted"),
         ("priority", "reprioritized"),
@@ -291,7 +315,7 @@ pub(crate) fn migrate_add_optional_columns(conn: &Connection) -> KanbanResult<()
             params![new, old],
         )?;
     }
-    rebuild_drifted_tables(conn)
+    Ok(())
 }
 
 const REBUILD_SPECS: &[(&str, &str, &[&str])] = &[

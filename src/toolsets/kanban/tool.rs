@@ -164,6 +164,37 @@ fn required<'a>(args: &'a Map<String, Value>, key: &str, msg: &str) -> Result<&'
         .ok_or_else(|| ToolOutput::error(msg))
 }
 
+/// `kanban_create`'s arguments: a title and an assignee are required.
+fn create_args(args: &Map<String, Value>) -> Result<CreateArgs, ToolOutput> {
+    let title = args.str_arg("title").filter(|t| !py_strip(t).is_empty());
+    let Some(title) = title else {
+        return Err(ToolOutput::error("title is required"));
+    };
+    let assignee = required(
+        args,
+        "assignee",
+        "assignee is required — name the profile that should execute this task (the dispatcher will only spawn tasks with an assignee)",
+    )?;
+    Ok(CreateArgs {
+        title: title.to_string(),
+        assignee: assignee.to_string(),
+        body: string(args, "body"),
+        parents: args.str_list_arg("parents"),
+        tenant: string(args, "tenant"),
+        priority: args.i64_arg("priority"),
+        workspace_kind: string(args, "workspace_kind"),
+        workspace_path: string(args, "workspace_path"),
+        triage: args.bool_arg("triage").unwrap_or(false),
+        idempotency_key: string(args, "idempotency_key"),
+        max_runtime_seconds: args.i64_arg("max_runtime_seconds"),
+        initial_status: string(args, "initial_status"),
+        skills: list(args, "skills"),
+        goal_mode: args.bool_arg("goal_mode").unwrap_or(false),
+        goal_max_turns: args.i64_arg("goal_max_turns"),
+        board: string(args, "board"),
+    })
+}
+
 /// Hermes' handler checks that need no database, in Hermes' order.
 pub(crate) fn parse(
     tool: KanbanTool,
@@ -245,35 +276,7 @@ pub(crate) fn parse(
                 task_id: task_id.to_string(),
             }
         }
-        KanbanTool::Create => {
-            let title = args.str_arg("title").filter(|t| !py_strip(t).is_empty());
-            let Some(title) = title else {
-                return Err(ToolOutput::error("title is required"));
-            };
-            let assignee = required(
-                args,
-                "assignee",
-                "assignee is required — name the profile that should execute this task (the dispatcher will only spawn tasks with an assignee)",
-            )?;
-            Call::Create(CreateArgs {
-                title: title.to_string(),
-                assignee: assignee.to_string(),
-                body: string(args, "body"),
-                parents: args.str_list_arg("parents"),
-                tenant: string(args, "tenant"),
-                priority: args.i64_arg("priority"),
-                workspace_kind: string(args, "workspace_kind"),
-                workspace_path: string(args, "workspace_path"),
-                triage: args.bool_arg("triage").unwrap_or(false),
-                idempotency_key: string(args, "idempotency_key"),
-                max_runtime_seconds: args.i64_arg("max_runtime_seconds"),
-                initial_status: string(args, "initial_status"),
-                skills: list(args, "skills"),
-                goal_mode: args.bool_arg("goal_mode").unwrap_or(false),
-                goal_max_turns: args.i64_arg("goal_max_turns"),
-                board: string(args, "board"),
-            })
-        }
+        KanbanTool::Create => Call::Create(create_args(args)?),
         KanbanTool::Link => {
             let both = "both parent_id and child_id are required";
             let parent_id = required(args, "parent_id", both)?;
