@@ -170,7 +170,7 @@ vars! {
     UPSTAGE_BASE_URL = Serve, "vision", "Upstage base URL";
     LM_API_KEY = Serve, "vision", "LM Studio key (vision provider lmstudio; default: none needed)";
     LM_BASE_URL = Serve, "vision", "LM Studio base URL (default http://127.0.0.1:1234/v1)";
-    // media
+    // image_gen and tts (and keys several toolsets share)
     FAL_KEY = Serve, "image_gen", "FAL image generation";
     FAL_IMAGE_MODEL = Serve, "image_gen", "FAL model id";
     CODEX_HOME = Serve, "core", "Codex home: config.toml for migrate; auth.json (ChatGPT sign-in) for image provider openai-codex; default ~/.codex";
