@@ -3,7 +3,8 @@
 //! hermes-agent: tools/browser_tool.py).
 //!
 //! * [`settings`]: `browser.*` config, executable lookup (cheap, for `tools/list`);
-//! * [`launch`]: Chromium in its own process group with a fresh profile;
+//! * [`launch`]: Chromium in its own process group with a fresh profile, and
+//!   the flags it runs with;
 //! * [`session`]: the CDP connection, the tab and its event tasks;
 //! * [`navigator`]: `Page.navigate` on a connection of our own;
 //! * [`cdp`], [`protocol`], [`page`]: raw commands, their typed results, and
@@ -41,7 +42,7 @@ mod cdp;
 mod cloud;
 mod domsnap;
 mod frames;
-mod launch;
+pub mod launch;
 mod navigate;
 mod navigator;
 mod page;
