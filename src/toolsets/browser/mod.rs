@@ -377,7 +377,7 @@ impl BrowserToolset {
             }
         }
         // Anything but a snapshot or reading the console log may change the
-        // page: the cached snapshot goes (issue 14, `snapshot_tool.rs`).
+        // page: the cached snapshot goes (see `snapshot_tool.rs`).
         if !matches!(
             tool,
             Tool::Snapshot(_)

@@ -129,7 +129,7 @@ pub(crate) struct Tab {
 }
 
 /// The last snapshot's text, kept so that the `browser_snapshot` that
-/// follows `browser_navigate` need not walk the page again (issue 14).
+/// follows `browser_navigate` need not walk the page again.
 /// Every tool but `browser_snapshot` (and reading the console log) drops it
 /// before acting (`mod.rs`); `snapshot_tool.rs` fills and reads it.
 pub(crate) struct SnapCache {
