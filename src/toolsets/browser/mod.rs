@@ -16,7 +16,7 @@
 //! * [`textsafety`]: redaction of page text and the evaluate policy;
 //! * [`schemas`]: the tool definitions; [`args`]: a call parsed into [`args::Tool`];
 //! * the tools: [`navigate`] (navigate, back), [`snapshot_tool`],
-//!   [`actions`] (click, type, press, scroll), [`pageinfo`] (images,
+//!   [`actions`] (click, type, press, scroll; keys from [`keys`]), [`pageinfo`] (images,
 //!   console, evaluate), [`screenshot`] (vision);
 //! * this file: the toolset, the session's lifetime, and dispatch.
 //!
@@ -42,6 +42,7 @@ mod cdp;
 mod cloud;
 mod domsnap;
 mod frames;
+mod keys;
 pub mod launch;
 mod navigate;
 mod navigator;
