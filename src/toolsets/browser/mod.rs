@@ -5,10 +5,12 @@
 //! * [`settings`]: `browser.*` config, executable lookup (cheap, for `tools/list`);
 //! * [`launch`]: Chromium in its own process group with a fresh profile, and
 //!   the flags it runs with;
-//! * [`session`]: the CDP connection, the tab and its event tasks;
-//! * [`navigator`]: `Page.navigate` on a connection of our own;
-//! * [`cdp`], [`protocol`], [`page`]: raw commands, their typed results, and
-//!   the bounded, dialog-aware way every tool sends them;
+//! * [`cdp`]: the DevTools protocol client (one WebSocket, flat sessions);
+//! * [`session`]: the browser's connection, the tab and its event tasks;
+//! * [`navigator`]: a session of our own for `Page.navigate` and for
+//!   out-of-process frames;
+//! * [`protocol`], [`page`]: typed results and events, and the bounded,
+//!   dialog-aware way every tool sends commands;
 //! * [`snapshot`]: the snapshot outline and `eN` refs; [`domsnap`] reads the
 //!   in-page walker's tree (`snapshot.js`), [`walk`] runs it over CDP (frames
 //!   included) and finds the element behind a ref;

@@ -269,8 +269,8 @@ impl RefTable {
 
 /// One node of `Accessibility.getFullAXTree` (CDP's `Accessibility.AXNode`),
 /// read leniently: our own structs with string names, so that a role or
-/// property Chromium adds later is just another string (chromiumoxide's
-/// typed enums reject unknown values).
+/// property Chromium adds later is just another string (typed enums
+/// generated from the protocol would reject unknown values).
 #[derive(Debug, Default, Deserialize)]
 #[serde(default, rename_all = "camelCase")]
 pub(crate) struct AxNode {

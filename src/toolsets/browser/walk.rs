@@ -95,7 +95,7 @@ async fn child_walk(
                     // Not in this renderer: an out-of-process frame target.
                     let nav = tokio::time::timeout(
                         st.command_timeout,
-                        Navigator::connect(s.ws_url(), &frame_id),
+                        Navigator::attach(s.connection(), &frame_id),
                     )
                     .await
                     .map_err(|_| CmdError::Frame("timed out attaching to a frame".into()))?
