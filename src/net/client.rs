@@ -230,7 +230,7 @@ pub(crate) const USER_AGENT: &str = concat!(
 );
 
 /// Install the process-wide rustls provider (ring) once. Anything that builds
-/// a reqwest client (ours, or chromiumoxide's for an http `cdp_url`) needs it.
+/// a reqwest client (ours, or the browser's `/json/version` lookup) needs it.
 pub fn install_crypto() {
     static ONCE: Once = Once::new();
     ONCE.call_once(|| {

@@ -10,6 +10,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::args::Direction;
+use super::keys;
 use super::page::{CmdError, cmd, cmd_as, current_url_title, dialog_block, eval_value, settle};
 use super::protocol::{LayoutMetrics, decode};
 use super::reply::{Fail, R, ok};
@@ -300,10 +301,7 @@ pub(crate) async fn press(st: &Settings, s: &mut Session, key: &str) -> R {
     }
     let (mods, k) = parse_key(key);
     let k = key_alias(&k);
-    let def = chromiumoxide::keys::USKEYBOARD_LAYOUT
-        .iter()
-        .find(|d| d.key == k);
-    let Some(def) = def else {
+    let Some(def) = keys::find(&k) else {
         return Err(Fail::msg(format!(
             "Failed to press {key}: unknown key. Use a key name like Enter, Tab, Escape, Backspace, ArrowDown, PageDown, a single character, or a combination like Control+a."
         )));
@@ -311,11 +309,7 @@ pub(crate) async fn press(st: &Settings, s: &mut Session, key: &str) -> R {
     let text = if mods & (1 | 2 | 4) != 0 {
         None
     } else {
-        def.text.or(if def.key.chars().count() == 1 {
-            Some(def.key)
-        } else {
-            None
-        })
+        def.text()
     };
     let down_type = if text.is_some() {
         "keyDown"
@@ -430,11 +424,7 @@ mod tests {
         assert_eq!(parse_key("Control+a"), (2, "a".into()));
         assert_eq!(parse_key("Enter"), (0, "Enter".into()));
         assert_eq!(key_alias("esc"), "Escape");
-        assert!(
-            chromiumoxide::keys::USKEYBOARD_LAYOUT
-                .iter()
-                .any(|d| d.key == "Enter")
-        );
+        assert!(keys::find("Enter").is_some());
     }
 
     #[test]

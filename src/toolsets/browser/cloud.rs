@@ -382,173 +382,219 @@ fn is_ok(status: u16) -> bool {
     (200..400).contains(&status)
 }
 
-/// `provider.create_session(task_id)`: the REST call and its answer.
-pub(crate) async fn create(
-    ctx: &Context,
-    http: Arc<HttpClient>,
-    provider: Provider,
-) -> Result<CloudSession, CreateError> {
-    let mut base = provider.base_url(ctx);
-    let mut idempotency: Option<String> = None;
-    let name = provider.display();
-    let (url, headers, body, project_id) = match provider {
-        Provider::Browserbase => {
-            let (Some(key), Some(project)) = (
-                env(ctx, envvars::BROWSERBASE_API_KEY),
-                env(ctx, envvars::BROWSERBASE_PROJECT_ID),
-            ) else {
-                return Err(CreateError::BrowserbaseKeys);
-            };
-            let mut body = json!({"projectId": project});
-            if flag(ctx, envvars::BROWSERBASE_KEEP_ALIVE, true) {
-                body["keepAlive"] = json!(true);
-            }
-            if let Some(t) = env(ctx, envvars::BROWSERBASE_SESSION_TIMEOUT) {
-                match t.parse::<i64>() {
-                    Ok(v) if v > 0 => body["timeout"] = json!(v),
-                    Ok(_) => {}
-                    Err(_) => tracing::warn!("Invalid BROWSERBASE_SESSION_TIMEOUT value: {t}"),
-                }
-            }
-            if flag(ctx, envvars::BROWSERBASE_PROXIES, true) {
-                body["proxies"] = json!(true);
-            }
-            if flag(ctx, envvars::BROWSERBASE_ADVANCED_STEALTH, false) {
-                body["browserSettings"] = json!({"advancedStealth": true});
-            }
-            (
-                format!("{base}/v1/sessions"),
-                vec![
-                    ("Content-Type", "application/json".to_string()),
-                    ("X-BB-API-Key", key),
-                ],
-                body,
-                Some(project),
-            )
-        }
-        Provider::BrowserUse => match env(ctx, envvars::BROWSER_USE_API_KEY)
-            .filter(|_| !gateway::prefers_gateway(ctx, "browser"))
-        {
-            Some(key) => (
-                format!("{base}/browsers"),
-                vec![
-                    ("Content-Type", "application/json".to_string()),
-                    ("X-Browser-Use-API-Key", key),
-                ],
-                json!({}),
-                None,
-            ),
-            None => {
-                let g = match gateway::resolve(ctx, &http, BU_VENDOR).await {
-                    Ok(g) => g,
-                    Err(u) if u.entitled() => return Err(CreateError::BrowserUseKeyOrGateway),
-                    Err(_) => return Err(CreateError::BrowserUseKey),
-                };
-                base = g.origin.clone();
-                idempotency = Some(format!(
-                    "browser-use-session-create:{}",
-                    uuid::Uuid::new_v4().simple()
-                ));
-                (
-                    format!("{base}/browsers"),
-                    vec![
-                        ("Content-Type", "application/json".to_string()),
-                        ("X-Browser-Use-API-Key", g.token().to_string()),
-                    ],
-                    json!({"timeout": 5, "proxyCountryCode": "us"}),
-                    None,
-                )
-            }
-        },
-        Provider::Firecrawl => {
-            let Some(key) = env(ctx, envvars::FIRECRAWL_API_KEY) else {
-                return Err(CreateError::FirecrawlKey);
-            };
-            let ttl = env(ctx, envvars::FIRECRAWL_BROWSER_TTL)
-                .and_then(|v| v.parse::<i64>().ok())
-                .unwrap_or(300);
-            (
-                format!("{base}/v2/browser"),
-                vec![
-                    ("Content-Type", "application/json".to_string()),
-                    ("Authorization", format!("Bearer {key}")),
-                ],
-                json!({"ttl": ttl}),
-                None,
-            )
-        }
+/// The create call a provider wants.
+struct CreateRequest {
+    /// The API base the release goes to (the gateway's origin for a gateway
+    /// session).
+    base: String,
+    url: String,
+    headers: Vec<(&'static str, String)>,
+    body: Value,
+    project_id: Option<String>,
+    /// The `X-Idempotency-Key` of a create through the gateway.
+    idempotency: Option<String>,
+}
+
+/// Browserbase's create (hermes-agent: plugins/browser/browserbase/provider.py):
+/// keep-alive and proxies unless turned off, the session timeout and
+/// advanced stealth when set.
+fn browserbase_request(ctx: &Context, base: String) -> Result<CreateRequest, CreateError> {
+    let (Some(key), Some(project)) = (
+        env(ctx, envvars::BROWSERBASE_API_KEY),
+        env(ctx, envvars::BROWSERBASE_PROJECT_ID),
+    ) else {
+        return Err(CreateError::BrowserbaseKeys);
     };
-    let connection = |source| CreateError::Connection { name, source };
-    let mut body = body;
-    let mut features = json!({});
-    let mut create_headers = headers.clone();
-    if let Some(k) = &idempotency {
-        create_headers.push(("X-Idempotency-Key", k.clone()));
+    let mut body = json!({"projectId": project});
+    if flag(ctx, envvars::BROWSERBASE_KEEP_ALIVE, true) {
+        body["keepAlive"] = json!(true);
     }
-    let (mut status, mut text) = send(
-        &http,
+    if let Some(t) = env(ctx, envvars::BROWSERBASE_SESSION_TIMEOUT) {
+        match t.parse::<i64>() {
+            Ok(v) if v > 0 => body["timeout"] = json!(v),
+            Ok(_) => {}
+            Err(_) => tracing::warn!("Invalid BROWSERBASE_SESSION_TIMEOUT value: {t}"),
+        }
+    }
+    if flag(ctx, envvars::BROWSERBASE_PROXIES, true) {
+        body["proxies"] = json!(true);
+    }
+    if flag(ctx, envvars::BROWSERBASE_ADVANCED_STEALTH, false) {
+        body["browserSettings"] = json!({"advancedStealth": true});
+    }
+    Ok(CreateRequest {
+        url: format!("{base}/v1/sessions"),
+        base,
+        headers: vec![
+            ("Content-Type", "application/json".to_string()),
+            ("X-BB-API-Key", key),
+        ],
+        body,
+        project_id: Some(project),
+        idempotency: None,
+    })
+}
+
+/// Browser Use's create: with the direct key, or through the Nous gateway
+/// (its origin, the Nous token, an idempotency key, Hermes' managed body).
+async fn browser_use_request(
+    ctx: &Context,
+    http: &HttpClient,
+    base: String,
+) -> Result<CreateRequest, CreateError> {
+    let headers = |key: String| {
+        vec![
+            ("Content-Type", "application/json".to_string()),
+            ("X-Browser-Use-API-Key", key),
+        ]
+    };
+    if let Some(key) =
+        env(ctx, envvars::BROWSER_USE_API_KEY).filter(|_| !gateway::prefers_gateway(ctx, "browser"))
+    {
+        return Ok(CreateRequest {
+            url: format!("{base}/browsers"),
+            base,
+            headers: headers(key),
+            body: json!({}),
+            project_id: None,
+            idempotency: None,
+        });
+    }
+    let g = match gateway::resolve(ctx, http, BU_VENDOR).await {
+        Ok(g) => g,
+        Err(u) if u.entitled() => return Err(CreateError::BrowserUseKeyOrGateway),
+        Err(_) => return Err(CreateError::BrowserUseKey),
+    };
+    let base = g.origin.clone();
+    Ok(CreateRequest {
+        url: format!("{base}/browsers"),
+        base,
+        headers: headers(g.token().to_string()),
+        body: json!({"timeout": 5, "proxyCountryCode": "us"}),
+        project_id: None,
+        idempotency: Some(format!(
+            "browser-use-session-create:{}",
+            uuid::Uuid::new_v4().simple()
+        )),
+    })
+}
+
+/// Firecrawl's create: the session's TTL (`FIRECRAWL_BROWSER_TTL`, 300 s).
+fn firecrawl_request(ctx: &Context, base: String) -> Result<CreateRequest, CreateError> {
+    let Some(key) = env(ctx, envvars::FIRECRAWL_API_KEY) else {
+        return Err(CreateError::FirecrawlKey);
+    };
+    let ttl = env(ctx, envvars::FIRECRAWL_BROWSER_TTL)
+        .and_then(|v| v.parse::<i64>().ok())
+        .unwrap_or(300);
+    Ok(CreateRequest {
+        url: format!("{base}/v2/browser"),
+        base,
+        headers: vec![
+            ("Content-Type", "application/json".to_string()),
+            ("Authorization", format!("Bearer {key}")),
+        ],
+        body: json!({"ttl": ttl}),
+        project_id: None,
+        idempotency: None,
+    })
+}
+
+/// POST the create; Browserbase's then goes through Hermes' retries
+/// ([`browserbase_retries`]). The status and body of the last answer.
+async fn post_create(
+    http: &HttpClient,
+    provider: Provider,
+    req: &mut CreateRequest,
+) -> Result<(u16, String), CreateError> {
+    let name = provider.display();
+    let mut headers = req.headers.clone();
+    if let Some(k) = &req.idempotency {
+        headers.push(("X-Idempotency-Key", k.clone()));
+    }
+    let (status, text) = send(
+        http,
         provider,
         Method::POST,
-        &url,
-        &create_headers,
-        Some(&body),
+        &req.url,
+        &headers,
+        Some(&req.body),
         CREATE_TIMEOUT,
     )
     .await
-    .map_err(connection)?;
-    if provider == Provider::Browserbase {
-        // Hermes: on 402 retry without keepAlive, then without proxies.
-        for (field, why) in [
-            (
-                "keepAlive",
-                "keepAlive may require paid plan (402), retrying without it. Sessions may timeout during long operations.",
-            ),
-            (
-                "proxies",
-                "Proxies unavailable (402), retrying without proxies. Bot detection may be less effective.",
-            ),
-        ] {
-            if status != 402 || body.get(field).is_none() {
-                continue;
-            }
-            tracing::warn!("{why}");
-            if let Some(o) = body.as_object_mut() {
-                o.remove(field);
-            }
-            (status, text) = send(
-                &http,
-                provider,
-                Method::POST,
-                &url,
-                &headers,
-                Some(&body),
-                CREATE_TIMEOUT,
-            )
-            .await
-            .map_err(connection)?;
+    .map_err(|source| CreateError::Connection { name, source })?;
+    if provider != Provider::Browserbase {
+        return Ok((status, text));
+    }
+    browserbase_retries(http, req, status, text).await
+}
+
+/// Hermes' Browserbase create: on 402 retry without keepAlive, then without
+/// proxies (each dropped from `req.body`).
+async fn browserbase_retries(
+    http: &HttpClient,
+    req: &mut CreateRequest,
+    mut status: u16,
+    mut text: String,
+) -> Result<(u16, String), CreateError> {
+    let provider = Provider::Browserbase;
+    for (field, why) in [
+        (
+            "keepAlive",
+            "keepAlive may require paid plan (402), retrying without it. Sessions may timeout during long operations.",
+        ),
+        (
+            "proxies",
+            "Proxies unavailable (402), retrying without proxies. Bot detection may be less effective.",
+        ),
+    ] {
+        if status != 402 || req.body.get(field).is_none() {
+            continue;
         }
-        // What the session got: a field dropped by a retry is off.
-        features = json!({
-            "basic_stealth": true,
-            "proxies": body.get("proxies").is_some(),
-            "advanced_stealth": body.get("browserSettings").is_some(),
-            "keep_alive": body.get("keepAlive").is_some(),
-            "custom_timeout": body.get("timeout").is_some(),
-        });
+        tracing::warn!("{why}");
+        if let Some(o) = req.body.as_object_mut() {
+            o.remove(field);
+        }
+        (status, text) = send(
+            http,
+            provider,
+            Method::POST,
+            &req.url,
+            &req.headers,
+            Some(&req.body),
+            CREATE_TIMEOUT,
+        )
+        .await
+        .map_err(|source| CreateError::Connection {
+            name: provider.display(),
+            source,
+        })?;
     }
-    if !is_ok(status) {
-        let what = match provider {
-            Provider::Firecrawl => "Firecrawl browser",
-            _ => name,
-        };
-        return Err(CreateError::Refused {
-            what,
-            status,
-            body: text,
-        });
+    Ok((status, text))
+}
+
+/// What the session got, as Hermes reports it (`features_enabled`): for
+/// Browserbase read from the body last sent (a field a retry dropped is
+/// off), for the others just the provider.
+fn features(provider: Provider, body: &Value) -> Value {
+    if provider != Provider::Browserbase {
+        return json!({provider.section(): true});
     }
+    json!({
+        "basic_stealth": true,
+        "proxies": body.get("proxies").is_some(),
+        "advanced_stealth": body.get("browserSettings").is_some(),
+        "keep_alive": body.get("keepAlive").is_some(),
+        "custom_timeout": body.get("timeout").is_some(),
+    })
+}
+
+/// The session id and CDP URL in the create's answer (the URL is `None`
+/// when the provider's field is missing or empty).
+fn read_created(provider: Provider, text: &str) -> Result<(String, Option<String>), CreateError> {
+    let name = provider.display();
     let data: Value =
-        serde_json::from_str(&text).map_err(|source| CreateError::NotJson { name, source })?;
+        serde_json::from_str(text).map_err(|source| CreateError::NotJson { name, source })?;
     let id = match data.get("id") {
         Some(Value::String(s)) => s.clone(),
         Some(v @ Value::Number(_)) => v.to_string(),
@@ -565,18 +611,43 @@ pub(crate) async fn create(
         Provider::BrowserUse => cdp_field("cdpUrl").or_else(|| cdp_field("connectUrl")),
         Provider::Firecrawl => cdp_field("cdpUrl"),
     };
+    Ok((id, cdp))
+}
+
+/// `provider.create_session(task_id)`: the REST call and its answer.
+pub(crate) async fn create(
+    ctx: &Context,
+    http: Arc<HttpClient>,
+    provider: Provider,
+) -> Result<CloudSession, CreateError> {
+    let name = provider.display();
+    let base = provider.base_url(ctx);
+    let mut req = match provider {
+        Provider::Browserbase => browserbase_request(ctx, base)?,
+        Provider::BrowserUse => browser_use_request(ctx, &http, base).await?,
+        Provider::Firecrawl => firecrawl_request(ctx, base)?,
+    };
+    let (status, text) = post_create(&http, provider, &mut req).await?;
+    if !is_ok(status) {
+        let what = match provider {
+            Provider::Firecrawl => "Firecrawl browser",
+            _ => name,
+        };
+        return Err(CreateError::Refused {
+            what,
+            status,
+            body: text,
+        });
+    }
+    let (id, cdp) = read_created(provider, &text)?;
     let mut session = CloudSession {
         provider,
         id,
         cdp_url: String::new(),
-        features: if features.as_object().is_some_and(|o| o.is_empty()) {
-            json!({provider.section(): true})
-        } else {
-            features
-        },
-        base_url: base,
-        headers,
-        project_id,
+        features: features(provider, &req.body),
+        base_url: req.base,
+        headers: req.headers,
+        project_id: req.project_id,
         http,
     };
     let Some(cdp) = cdp else {

@@ -1,4 +1,4 @@
-//! Snapshots from one in-page DOM walk (issue 14).
+//! Snapshots from one in-page DOM walk instead of the accessibility tree.
 //!
 //! `Accessibility.getFullAXTree` costs 1.1–1.6 s on a 10k-node page; the
 //! walker in `snapshot.js` computes roles, names, states and visibility in

@@ -1,10 +1,11 @@
-//! Starting and stopping a local Chromium.
+//! Starting and stopping a local Chromium, and the flags it runs with
+//! ([`CHROMIUM_FLAGS`], public so that tests start theirs the same way).
 //!
-//! We spawn Chromium ourselves (not through chromiumoxide's launcher) so that
-//! it runs in its own process group, which shutdown kills as a whole (browser,
-//! zygote, renderers, GPU/utility processes), and with `PR_SET_PDEATHSIG` so a
-//! server killed with SIGKILL does not leave it behind either. The profile is
-//! a fresh temporary `--user-data-dir`, removed on close.
+//! Chromium runs in its own process group, which shutdown kills as a whole
+//! (browser, zygote, renderers, GPU/utility processes), and with
+//! `PR_SET_PDEATHSIG` so a server killed with SIGKILL does not leave it
+//! behind either. The profile is a fresh temporary `--user-data-dir`,
+//! removed on close.
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
@@ -43,19 +44,61 @@ pub(crate) enum LaunchError {
     Failed { exe: PathBuf, detail: String },
 }
 
-/// Flags that stop Chromium's own traffic: with these it connects only where
-/// the page asks (no component updater, variations seed, Safe Browsing lists,
-/// domain reliability or metrics uploads, sync, GCM, translate, optimization
-/// guide, media router discovery, hyperlink-auditing pings, DNS prefetch or
-/// DNS-over-HTTPS probes). A test records every connect() to prove it.
-///
-/// One thing no flag stops: before each host resolution (at most once a
-/// second) Chromium's net stack `connect()`s a UDP socket to
-/// `[2001:4860:4860::8888]:443` to learn whether IPv6 is routable
-/// (`HostResolverManager::StartIPv6ReachabilityCheck`; skipped only on
-/// Wi-Fi). A UDP connect sends no packet; tests/suite/browser_offline.rs
-/// checks that nothing is ever sent on that socket.
-const NO_PHONE_HOME: &[&str] = &[
+/// Features turned off (Chromium reads one `--disable-features` flag: the
+/// last). The first ones keep the page under one CDP session and
+/// browser_back's load event (no back/forward cache, no out-of-process
+/// frames); the rest are background services that talk to Google.
+const DISABLE_FEATURES: &str = concat!(
+    "--disable-features=",
+    "BackForwardCache,site-per-process,IsolateOrigins,",
+    "Translate,MediaRouter,DialMediaRouteProvider,",
+    "OptimizationHints,OptimizationHintsFetching,OptimizationGuideModelDownloading,",
+    "OptimizationTargetPrediction,DnsOverHttps,UseDnsHttpsSvcb,",
+    "AutofillServerCommunication,CertificateTransparencyComponentUpdater,",
+    "NetworkTimeServiceQuerying,SafeBrowsingEnhancedProtection,",
+    "InterestFeedContentSuggestions,PrivacySandboxSettings4,LensOverlay",
+);
+
+/// Every flag a Chromium of ours runs with but the per-launch ones
+/// ([`chrome_args`] adds `--remote-debugging-port=0`, `--user-data-dir`,
+/// `--headless=new` unless headed, and the first URL): root sandbox off,
+/// deterministic input and rendering, one CDP session per page, and no
+/// connections of its own.
+pub const CHROMIUM_FLAGS: &[&str] = &[
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-dev-shm-usage",
+    "--disable-quic",
+    "--disable-background-timer-throttling",
+    "--disable-renderer-backgrounding",
+    "--disable-backgrounding-occluded-windows",
+    "--disable-hang-monitor",
+    "--disable-popup-blocking",
+    "--block-new-web-contents",
+    "--disable-smooth-scrolling",
+    "--password-store=basic",
+    "--use-mock-keychain",
+    "--mute-audio",
+    "--hide-scrollbars",
+    "--window-size=1280,800",
+    // Back/forward cache would skip the load event on browser_back;
+    // in-process frames keep the whole page under one CDP session (URL
+    // policy interception, accessibility tree).
+    DISABLE_FEATURES,
+    "--disable-site-isolation-trials",
+    // Chromium's own traffic stops here: with these it connects only where
+    // the page asks (no component updater, variations seed, Safe Browsing
+    // lists, domain reliability or metrics uploads, sync, GCM, translate,
+    // optimization guide, media router discovery, hyperlink-auditing pings,
+    // DNS prefetch or DNS-over-HTTPS probes). A test records every
+    // connect() to prove it.
+    //
+    // One thing no flag stops: before each host resolution (at most once a
+    // second) Chromium's net stack `connect()`s a UDP socket to
+    // `[2001:4860:4860::8888]:443` to learn whether IPv6 is routable
+    // (`HostResolverManager::StartIPv6ReachabilityCheck`; skipped only on
+    // Wi-Fi). A UDP connect sends no packet; tests/suite/browser_offline.rs
+    // checks that nothing is ever sent on that socket.
     "--disable-background-networking",
     "--disable-component-update",
     // Chromium 15x still registers some components and checks
@@ -80,61 +123,15 @@ const NO_PHONE_HOME: &[&str] = &[
     "--disable-crash-reporter",
 ];
 
-/// Features turned off (Chromium reads one --disable-features flag: the last).
-/// The first ones keep the page under one CDP session and browser_back's load
-/// event (no back/forward cache, no out-of-process frames); the rest are
-/// background services that talk to Google.
-const DISABLED_FEATURES: &[&str] = &[
-    "BackForwardCache",
-    "site-per-process",
-    "IsolateOrigins",
-    "Translate",
-    "MediaRouter",
-    "DialMediaRouteProvider",
-    "OptimizationHints",
-    "OptimizationHintsFetching",
-    "OptimizationGuideModelDownloading",
-    "OptimizationTargetPrediction",
-    "DnsOverHttps",
-    "UseDnsHttpsSvcb",
-    "AutofillServerCommunication",
-    "CertificateTransparencyComponentUpdater",
-    "NetworkTimeServiceQuerying",
-    "SafeBrowsingEnhancedProtection",
-    "InterestFeedContentSuggestions",
-    "PrivacySandboxSettings4",
-    "LensOverlay",
-];
-
-/// The flags a headless Chromium needs here (root sandbox, no outside
-/// connections of its own, no crash reporter, deterministic input).
+/// The command line of a Chromium of ours: a DevTools port of its own
+/// choosing, profile `profile`, [`CHROMIUM_FLAGS`], headless unless
+/// `headed`, opening `about:blank`.
 pub(crate) fn chrome_args(profile: &Path, headed: bool) -> Vec<String> {
     let mut a: Vec<String> = vec![
         "--remote-debugging-port=0".into(),
         format!("--user-data-dir={}", profile.display()),
-        "--no-sandbox".into(),
-        "--disable-gpu".into(),
-        "--disable-dev-shm-usage".into(),
-        "--disable-quic".into(),
-        "--disable-background-timer-throttling".into(),
-        "--disable-renderer-backgrounding".into(),
-        "--disable-backgrounding-occluded-windows".into(),
-        "--disable-hang-monitor".into(),
-        "--disable-popup-blocking".into(),
-        "--block-new-web-contents".into(),
-        "--disable-smooth-scrolling".into(),
-        "--password-store=basic".into(),
-        "--use-mock-keychain".into(),
-        "--mute-audio".into(),
-        "--hide-scrollbars".into(),
-        "--window-size=1280,800".into(),
-        // Back/forward cache would skip the load event on browser_back;
-        // in-process frames keep the whole page under one CDP session (URL
-        // policy interception, accessibility tree).
-        format!("--disable-features={}", DISABLED_FEATURES.join(",")),
-        "--disable-site-isolation-trials".into(),
     ];
-    a.extend(NO_PHONE_HOME.iter().map(|f| f.to_string()));
+    a.extend(CHROMIUM_FLAGS.iter().map(|f| f.to_string()));
     if !headed {
         a.push("--headless=new".into());
     }
@@ -276,5 +273,32 @@ impl ChromeProcess {
         if self.profile.close().is_err() {
             let _ = std::fs::remove_dir_all(&dir);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_command_line_is_the_flags_between_the_per_launch_ones() {
+        let a = chrome_args(Path::new("/tmp/p"), false);
+        assert_eq!(
+            a[..2],
+            ["--remote-debugging-port=0", "--user-data-dir=/tmp/p"]
+        );
+        assert_eq!(a[2..a.len() - 2], *CHROMIUM_FLAGS);
+        assert_eq!(a[a.len() - 2..], ["--headless=new", "about:blank"]);
+        assert_eq!(chrome_args(Path::new("/tmp/p"), true).len(), a.len() - 1);
+        // Chromium reads only the last --disable-features.
+        let features: Vec<&&str> = CHROMIUM_FLAGS
+            .iter()
+            .filter(|f| f.starts_with("--disable-features="))
+            .collect();
+        assert_eq!(features.len(), 1);
+        let list = features[0].trim_start_matches("--disable-features=");
+        assert_eq!(list.split(',').count(), 19);
+        assert!(list.split(',').all(|f| !f.is_empty()));
+        assert!(list.starts_with("BackForwardCache,site-per-process,IsolateOrigins,"));
     }
 }

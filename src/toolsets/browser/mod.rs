@@ -3,11 +3,14 @@
 //! hermes-agent: tools/browser_tool.py).
 //!
 //! * [`settings`]: `browser.*` config, executable lookup (cheap, for `tools/list`);
-//! * [`launch`]: Chromium in its own process group with a fresh profile;
-//! * [`session`]: the CDP connection, the tab and its event tasks;
-//! * [`navigator`]: `Page.navigate` on a connection of our own;
-//! * [`cdp`], [`protocol`], [`page`]: raw commands, their typed results, and
-//!   the bounded, dialog-aware way every tool sends them;
+//! * [`launch`]: Chromium in its own process group with a fresh profile, and
+//!   the flags it runs with;
+//! * [`cdp`]: the DevTools protocol client (one WebSocket, flat sessions);
+//! * [`session`]: the browser's connection, the tab and its event tasks;
+//! * [`navigator`]: a session of our own for `Page.navigate` and for
+//!   out-of-process frames;
+//! * [`protocol`], [`page`]: typed results and events, and the bounded,
+//!   dialog-aware way every tool sends commands;
 //! * [`snapshot`]: the snapshot outline and `eN` refs; [`domsnap`] reads the
 //!   in-page walker's tree (`snapshot.js`), [`walk`] runs it over CDP (frames
 //!   included) and finds the element behind a ref;
@@ -15,7 +18,7 @@
 //! * [`textsafety`]: redaction of page text and the evaluate policy;
 //! * [`schemas`]: the tool definitions; [`args`]: a call parsed into [`args::Tool`];
 //! * the tools: [`navigate`] (navigate, back), [`snapshot_tool`],
-//!   [`actions`] (click, type, press, scroll), [`pageinfo`] (images,
+//!   [`actions`] (click, type, press, scroll; keys from [`keys`]), [`pageinfo`] (images,
 //!   console, evaluate), [`screenshot`] (vision);
 //! * this file: the toolset, the session's lifetime, and dispatch.
 //!
@@ -41,7 +44,8 @@ mod cdp;
 mod cloud;
 mod domsnap;
 mod frames;
-mod launch;
+mod keys;
+pub mod launch;
 mod navigate;
 mod navigator;
 mod page;
@@ -281,6 +285,139 @@ fn route_url(raw: &str) -> String {
     url
 }
 
+/// Parse a call and refuse an `evaluate` the policy forbids: the cheap
+/// checks that come before any browser starts.
+fn parse_call(st: &Settings, call: &ToolCall) -> Result<Tool, Fail> {
+    let tool = Tool::parse(call.name, &call.args).map_err(Fail::msg)?;
+    if let Tool::Console(ConsoleArgs {
+        expression: Some(e),
+        ..
+    }) = &tool
+        && let Some(err) =
+            textsafety::eval_policy_error(e, st.restrict_evaluate, st.allow_unsafe_evaluate)
+    {
+        return Err(Fail::msg(err));
+    }
+    Ok(tool)
+}
+
+/// Drop a session whose browser went away (killed, crashed, connection
+/// lost); browser_navigate starts a new one. Whether one was dropped.
+async fn drop_if_gone(slot: &mut Option<Session>) -> bool {
+    if slot.as_mut().is_none_or(|s| s.is_alive()) {
+        return false;
+    }
+    tracing::warn!("browser: the browser exited or its connection closed");
+    if let Some(x) = slot.take() {
+        x.close().await;
+    }
+    true
+}
+
+/// A crashed tab: replaced when the call navigates, else the call fails
+/// saying so.
+async fn recover_crashed(st: &Settings, sess: &mut Session, navigating: bool) -> Result<(), Fail> {
+    if !sess.tab.state.crashed.load(Ordering::SeqCst) {
+        return Ok(());
+    }
+    if navigating {
+        return sess.replace_tab(st).await.map_err(Fail::msg);
+    }
+    Err(Fail::msg(
+        "The browser tab crashed (the page's renderer process died). Call browser_navigate to open the page again in a fresh tab.",
+    ))
+}
+
+/// Hermes' `_maybe_start_recording`: with the session's first navigation,
+/// before the page loads. Why no recording was made, for the result.
+async fn start_recording(
+    ctx: &Context,
+    st: &Settings,
+    sess: &mut Session,
+    local: bool,
+) -> Option<String> {
+    if !st.record_sessions || sess.first_nav_done || sess.recording.is_some() {
+        return None;
+    }
+    let key = if local { "default::local" } else { "default" };
+    match recording::start(ctx, &sess.tab.page, key).await {
+        Ok(r) => {
+            sess.recording = Some(r);
+            None
+        }
+        Err(e) => {
+            tracing::info!("browser: not recording: {e}");
+            Some(e.to_string())
+        }
+    }
+}
+
+/// Anything but a snapshot or reading the console log may change the page:
+/// those keep the cached snapshot (see `snapshot_tool.rs`).
+fn keeps_snapshot(tool: &Tool) -> bool {
+    matches!(
+        tool,
+        Tool::Snapshot(_)
+            | Tool::Console(ConsoleArgs {
+                expression: None,
+                ..
+            })
+    )
+}
+
+/// Run one tool on the session (`url`: the checked URL of a navigation).
+async fn run_tool(
+    ctx: &Context,
+    st: &Settings,
+    sess: &mut Session,
+    tool: Tool,
+    url: Option<&str>,
+) -> Result<Reply, Fail> {
+    match tool {
+        Tool::Navigate(_) => navigate::navigate(ctx, st, sess, url.unwrap_or_default())
+            .await
+            .map(Reply::Json),
+        Tool::Snapshot(a) => snapshot_tool::snapshot_tool(ctx, st, sess, a.full, &a.task)
+            .await
+            .map(Reply::Json),
+        Tool::Click(a) => actions::click(st, sess, &a.element).await.map(Reply::Json),
+        Tool::Type(a) => actions::type_text(st, sess, &a.element, &a.text)
+            .await
+            .map(Reply::Json),
+        Tool::Press(a) => actions::press(st, sess, &a.key).await.map(Reply::Json),
+        Tool::Scroll(dir) => actions::scroll(st, sess, dir).await.map(Reply::Json),
+        Tool::Back => navigate::back(st, sess).await.map(Reply::Json),
+        Tool::GetImages => pageinfo::images(st, sess).await.map(Reply::Json),
+        Tool::Console(a) => match a.expression {
+            Some(e) => pageinfo::evaluate(st, sess, &e).await.map(Reply::Json),
+            None => Ok(Reply::Json(pageinfo::console(sess, a.clear))),
+        },
+        Tool::Vision(a) => screenshot::vision(ctx, st, sess, &a.question, a.annotate).await,
+    }
+}
+
+/// After a navigation that worked: the session's first result also says
+/// why it is not on the configured cloud (`cloud_fallback`) and why it is
+/// not recorded (`recording`).
+fn note_first_navigation(
+    sess: &mut Session,
+    r: &mut Result<Reply, Fail>,
+    recording: Option<String>,
+) {
+    if !sess.first_nav_done
+        && let Ok(Reply::Json(v)) = r
+        && let Some(o) = v.as_object_mut()
+    {
+        if let Some(f) = sess.fallback.take() {
+            o.insert("cloud_fallback".into(), json!(f));
+        }
+        if let Some(n) = recording {
+            o.insert("recording".into(), json!(n));
+        }
+    }
+    sess.first_nav_done = true;
+}
+
 impl BrowserToolset {
     async fn dispatch(
         &self,
@@ -289,17 +426,7 @@ impl BrowserToolset {
         slots: &mut Slots,
         call: &ToolCall,
     ) -> Result<Reply, Fail> {
-        // Cheap argument checks before any browser starts.
-        let tool = Tool::parse(call.name, &call.args).map_err(Fail::msg)?;
-        if let Tool::Console(ConsoleArgs {
-            expression: Some(e),
-            ..
-        }) = &tool
-            && let Some(err) =
-                textsafety::eval_policy_error(e, st.restrict_evaluate, st.allow_unsafe_evaluate)
-        {
-            return Err(Fail::msg(err));
-        }
+        let tool = parse_call(st, call)?;
         let sel = cloud::select(ctx, st.cdp_url.is_some());
         if sel.backend == cloud::Backend::Camofox {
             return self.camofox_dispatch(ctx, slots, tool).await;
@@ -322,18 +449,7 @@ impl BrowserToolset {
             &mut slots.main
         };
         let remote = !use_local && (st.cdp_url.is_some() || cloud_mode);
-        // The browser went away (killed, crashed, connection lost): drop it;
-        // browser_navigate starts a new one.
-        let mut gone = false;
-        if let Some(sess) = slot.as_mut()
-            && !sess.is_alive()
-        {
-            tracing::warn!("browser: the browser exited or its connection closed");
-            if let Some(x) = slot.take() {
-                x.close().await;
-            }
-            gone = true;
-        }
+        let gone = drop_if_gone(slot).await;
         let url = match &tool {
             Tool::Navigate(a) => {
                 Some(navigate::precheck_url(&a.url, ctx, remote, slot.as_ref()).await?)
@@ -348,82 +464,18 @@ impl BrowserToolset {
             _ => None,
         };
         let sess = self.ensure(ctx, st, slot, &sel, use_local, remote).await?;
-        // A crashed tab: say so, and replace it on the next navigation.
-        if sess.tab.state.crashed.load(Ordering::SeqCst) {
-            if url.is_some() {
-                sess.replace_tab(st).await.map_err(Fail::msg)?;
-            } else {
-                return Err(Fail::msg(
-                    "The browser tab crashed (the page's renderer process died). Call browser_navigate to open the page again in a fresh tab.",
-                ));
-            }
-        }
-        // Hermes' `_maybe_start_recording`: with the session's first
-        // navigation, before the page loads.
-        let mut recording_note = None;
-        if url.is_some() && st.record_sessions && !sess.first_nav_done && sess.recording.is_none() {
-            let key = if use_local {
-                "default::local"
-            } else {
-                "default"
-            };
-            match recording::start(ctx, &sess.tab.page, key).await {
-                Ok(r) => sess.recording = Some(r),
-                Err(e) => {
-                    tracing::info!("browser: not recording: {e}");
-                    recording_note = Some(e.to_string());
-                }
-            }
-        }
-        // Anything but a snapshot or reading the console log may change the
-        // page: the cached snapshot goes (issue 14, `snapshot_tool.rs`).
-        if !matches!(
-            tool,
-            Tool::Snapshot(_)
-                | Tool::Console(ConsoleArgs {
-                    expression: None,
-                    ..
-                })
-        ) {
+        recover_crashed(st, sess, url.is_some()).await?;
+        let recording_note = match url {
+            Some(_) => start_recording(ctx, st, sess, use_local).await,
+            None => None,
+        };
+        if !keeps_snapshot(&tool) {
             sess.snap_cache = None;
         }
-        let mut r = match tool {
-            Tool::Navigate(_) => {
-                navigate::navigate(ctx, st, sess, url.as_deref().unwrap_or_default())
-                    .await
-                    .map(Reply::Json)
-            }
-            Tool::Snapshot(a) => snapshot_tool::snapshot_tool(ctx, st, sess, a.full, &a.task)
-                .await
-                .map(Reply::Json),
-            Tool::Click(a) => actions::click(st, sess, &a.element).await.map(Reply::Json),
-            Tool::Type(a) => actions::type_text(st, sess, &a.element, &a.text)
-                .await
-                .map(Reply::Json),
-            Tool::Press(a) => actions::press(st, sess, &a.key).await.map(Reply::Json),
-            Tool::Scroll(dir) => actions::scroll(st, sess, dir).await.map(Reply::Json),
-            Tool::Back => navigate::back(st, sess).await.map(Reply::Json),
-            Tool::GetImages => pageinfo::images(st, sess).await.map(Reply::Json),
-            Tool::Console(a) => match a.expression {
-                Some(e) => pageinfo::evaluate(st, sess, &e).await.map(Reply::Json),
-                None => Ok(Reply::Json(pageinfo::console(sess, a.clear))),
-            },
-            Tool::Vision(a) => screenshot::vision(ctx, st, sess, &a.question, a.annotate).await,
-        };
+        let mut r = run_tool(ctx, st, sess, tool, url.as_deref()).await;
         add_dialog_news(sess, &mut r);
         if r.is_ok() && url.is_some() {
-            if !sess.first_nav_done
-                && let Ok(Reply::Json(v)) = &mut r
-                && let Some(o) = v.as_object_mut()
-            {
-                if let Some(f) = sess.fallback.take() {
-                    o.insert("cloud_fallback".into(), json!(f));
-                }
-                if let Some(n) = recording_note {
-                    o.insert("recording".into(), json!(n));
-                }
-            }
-            sess.first_nav_done = true;
+            note_first_navigation(sess, &mut r, recording_note);
         }
         if let Some(l) = route_local
             && r.is_ok()

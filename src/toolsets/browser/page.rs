@@ -6,11 +6,10 @@
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
-use chromiumoxide::error::CdpError;
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
-use super::cdp;
+use super::cdp::CdpError;
 use super::protocol::{Evaluated, NavigationHistory, decode};
 use super::session::Session;
 use super::settings::Settings;
@@ -105,7 +104,7 @@ pub(crate) async fn cmd_t(
         return Err(dialog_block(s));
     }
     tokio::select! {
-        r = tokio::time::timeout(t, cdp::call(&s.tab.page, method, params)) => match r {
+        r = tokio::time::timeout(t, s.tab.page.call(method, params)) => match r {
             Ok(r) => Ok(r?),
             Err(_) => Err(CmdError::Timeout { method, after: t }),
         },

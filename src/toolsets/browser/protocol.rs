@@ -1,4 +1,5 @@
-//! The parts of CDP results the tools read, as small lenient structs.
+//! The parts of CDP results and events the tools read, as small lenient
+//! structs.
 //!
 //! Commands go out as raw JSON (see `cdp.rs`); what comes back is read
 //! through these instead of walking `serde_json::Value`. Every field has a
@@ -29,7 +30,26 @@ pub(crate) struct RemoteObject {
     pub(crate) class_name: Option<String>,
     pub(crate) value: Option<Value>,
     pub(crate) unserializable_value: Option<String>,
+    pub(crate) description: Option<String>,
     pub(crate) object_id: Option<String>,
+}
+
+impl RemoteObject {
+    /// The object as text, as a console line shows it: its value (a string
+    /// as is), else its unserializable value (`NaN`, `-0`, ...), else its
+    /// description, else its type.
+    pub(crate) fn text(&self) -> String {
+        if let Some(v) = &self.value {
+            return match v {
+                Value::String(s) => s.clone(),
+                other => other.to_string(),
+            };
+        }
+        self.unserializable_value
+            .clone()
+            .or_else(|| self.description.clone())
+            .unwrap_or_else(|| self.kind.clone())
+    }
 }
 
 /// `Runtime.ExceptionDetails`.
@@ -44,6 +64,7 @@ pub(crate) struct ExceptionDetails {
 #[serde(default)]
 pub(crate) struct ExceptionObject {
     pub(crate) description: Option<String>,
+    pub(crate) value: Option<Value>,
 }
 
 impl ExceptionDetails {
@@ -152,6 +173,107 @@ pub(crate) struct Attached {
     pub(crate) session_id: Option<String>,
 }
 
+/// `Target.createTarget`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+pub(crate) struct CreatedTarget {
+    pub(crate) target_id: String,
+}
+
+/// Event `Runtime.consoleAPICalled`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub(crate) struct ConsoleApiCalled {
+    /// `log`, `warning`, `error`, ...
+    #[serde(rename = "type")]
+    pub(crate) kind: String,
+    pub(crate) args: Vec<RemoteObject>,
+}
+
+/// Event `Runtime.exceptionThrown`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+pub(crate) struct ExceptionThrown {
+    pub(crate) exception_details: ExceptionDetails,
+}
+
+impl ExceptionThrown {
+    /// The exception's description, else its value, else the message.
+    pub(crate) fn message(&self) -> String {
+        let d = &self.exception_details;
+        d.exception
+            .as_ref()
+            .and_then(|e| {
+                e.description
+                    .clone()
+                    .or_else(|| e.value.as_ref().map(Value::to_string))
+            })
+            .unwrap_or_else(|| d.text.clone().unwrap_or_default())
+    }
+}
+
+/// Event `Page.frameNavigated`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub(crate) struct FrameNavigated {
+    pub(crate) frame: Frame,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+pub(crate) struct Frame {
+    /// Absent for a tab's main frame.
+    pub(crate) parent_id: Option<String>,
+}
+
+/// Events `Page.frameStartedLoading` and `Page.frameStoppedLoading`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+pub(crate) struct FrameLoading {
+    pub(crate) frame_id: String,
+}
+
+/// Event `Runtime.bindingCalled`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub(crate) struct BindingCalled {
+    pub(crate) name: String,
+    pub(crate) payload: String,
+}
+
+/// Event `Fetch.requestPaused`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+pub(crate) struct RequestPaused {
+    pub(crate) request_id: String,
+    pub(crate) request: PausedRequest,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub(crate) struct PausedRequest {
+    pub(crate) url: String,
+}
+
+/// Event `Page.javascriptDialogOpening`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+pub(crate) struct DialogOpening {
+    /// `alert`, `confirm`, `prompt` or `beforeunload`.
+    #[serde(rename = "type")]
+    pub(crate) kind: String,
+    pub(crate) message: String,
+    pub(crate) default_prompt: Option<String>,
+}
+
+/// Event `Page.screencastFrame`: a base64 JPEG, acknowledged by `session_id`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+pub(crate) struct ScreencastFrame {
+    pub(crate) data: String,
+    pub(crate) session_id: i64,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -181,5 +303,42 @@ mod tests {
         assert!(n.loader_id.is_empty());
         let q: ContentQuads = decode(json!({"quads": [[0, 0, 10, 0, 10, 10, 0, 10]]}));
         assert_eq!(q.first().unwrap()[2], 10.0);
+    }
+
+    #[test]
+    fn events_read_as_the_console_and_error_buffers_need() {
+        let c: ConsoleApiCalled = decode(json!({"type": "warning", "args": [
+            {"type": "string", "value": "hi"}, {"type": "number", "value": 2},
+            {"type": "number", "unserializableValue": "NaN", "description": "NaN"},
+            {"type": "object", "className": "Object", "description": "Object"},
+            {"type": "object", "subtype": "null", "value": null},
+            {"type": "undefined"}]}));
+        assert_eq!(c.kind, "warning");
+        let texts: Vec<String> = c.args.iter().map(RemoteObject::text).collect();
+        assert_eq!(texts, ["hi", "2", "NaN", "Object", "object", "undefined"]);
+        let e: ExceptionThrown = decode(json!({"exceptionDetails": {"text": "Uncaught",
+            "exception": {"type": "object", "description": "Error: boom\n    at x"}}}));
+        assert_eq!(e.message(), "Error: boom\n    at x");
+        let e: ExceptionThrown = decode(json!({"exceptionDetails": {"text": "Uncaught",
+            "exception": {"type": "number", "value": 42}}}));
+        assert_eq!(e.message(), "42");
+        let e: ExceptionThrown = decode(json!({"exceptionDetails": {"text": "Uncaught"}}));
+        assert_eq!(e.message(), "Uncaught");
+        let n: FrameNavigated = decode(json!({"frame": {"id": "F", "parentId": "P"}}));
+        assert_eq!(n.frame.parent_id.as_deref(), Some("P"));
+        let d: DialogOpening = decode(json!({"type": "prompt", "message": "Name?",
+            "defaultPrompt": "ada", "url": "x", "hasBrowserHandler": false}));
+        assert_eq!(
+            (d.kind.as_str(), d.default_prompt.as_deref()),
+            ("prompt", Some("ada"))
+        );
+        let p: RequestPaused = decode(json!({"requestId": "interception-1",
+            "request": {"url": "http://a/", "method": "GET"}, "resourceType": "Document"}));
+        assert_eq!(
+            (p.request_id.as_str(), p.request.url.as_str()),
+            ("interception-1", "http://a/")
+        );
+        let f: ScreencastFrame = decode(json!({"data": "AAAA", "sessionId": 3, "metadata": {}}));
+        assert_eq!(f.session_id, 3);
     }
 }

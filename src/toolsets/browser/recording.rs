@@ -20,16 +20,13 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use base64::Engine as _;
-use chromiumoxide::Page;
-use chromiumoxide::cdp::browser_protocol::page::EventScreencastFrame;
-use chromiumoxide::error::CdpError;
-use futures::StreamExt;
 use serde_json::json;
 use tokio::io::AsyncWriteExt;
 use tokio::process::{Child, Command};
 use tokio::task::JoinHandle;
 
-use super::cdp;
+use super::cdp::{CdpError, Page};
+use super::protocol::{ScreencastFrame, decode};
 use crate::hermes::Context;
 
 /// Hermes' `_cleanup_old_recordings(max_age_hours=72)`.
@@ -86,8 +83,6 @@ pub(crate) enum StartError {
     },
     #[error("ffmpeg has no stdin")]
     NoStdin,
-    #[error("cannot listen for screencast frames: {0}")]
-    Listen(#[source] CdpError),
     #[error("Page.startScreencast failed: {0}")]
     Screencast(#[source] CdpError),
 }
@@ -144,25 +139,18 @@ pub(crate) async fn start(ctx: &Context, page: &Page, task: &str) -> Result<Reco
     let mut stdin = child.stdin.take().ok_or(StartError::NoStdin)?;
 
     let latest: Arc<Mutex<Option<Vec<u8>>>> = Arc::default();
-    let mut stream = match page.event_listener::<EventScreencastFrame>().await {
-        Ok(s) => s,
-        Err(e) => {
-            let _ = child.kill().await;
-            return Err(StartError::Listen(e));
-        }
-    };
+    let mut stream = page.events("Page.screencastFrame");
     let (l2, pg) = (latest.clone(), page.clone());
     let frames = tokio::spawn(async move {
-        while let Some(ev) = stream.next().await {
-            let _ = cdp::call(
-                &pg,
-                "Page.screencastFrameAck",
-                json!({"sessionId": ev.session_id}),
-            )
-            .await;
-            if let Ok(bytes) =
-                base64::engine::general_purpose::STANDARD.decode(ev.data.as_ref() as &str)
-            {
+        while let Some(v) = stream.recv().await {
+            let ev: ScreencastFrame = decode(v);
+            let _ = pg
+                .call(
+                    "Page.screencastFrameAck",
+                    json!({"sessionId": ev.session_id}),
+                )
+                .await;
+            if let Ok(bytes) = base64::engine::general_purpose::STANDARD.decode(&ev.data) {
                 *l2.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = Some(bytes);
             }
         }
@@ -190,8 +178,7 @@ pub(crate) async fn start(ctx: &Context, page: &Page, task: &str) -> Result<Reco
             }
         }
     });
-    let started = cdp::call(
-        page,
+    let started = page.call(
         "Page.startScreencast",
         json!({"format": "jpeg", "quality": 80, "maxWidth": WIDTH, "maxHeight": HEIGHT, "everyNthFrame": 1}),
     )
@@ -221,7 +208,7 @@ impl Recording {
     pub(crate) async fn stop(mut self) {
         let _ = tokio::time::timeout(
             Duration::from_secs(2),
-            cdp::call(&self.page, "Page.stopScreencast", json!({})),
+            self.page.call("Page.stopScreencast", json!({})),
         )
         .await;
         self.frames.abort();

@@ -1,36 +1,29 @@
-//! One browser session: a launched (or attached) Chromium, its CDP handler
-//! loop, and the tab the tools drive, with the event tasks that collect
-//! console output, errors and dialogs, track navigations and loading, notice
-//! crashes, and apply the URL policy to every document request.
+//! One browser session: a launched (or attached) Chromium, its CDP
+//! connection (`cdp.rs`), and the tab the tools drive, with the event tasks
+//! that collect console output, errors and dialogs, track navigations and
+//! loading, notice crashes, and apply the URL policy to every document
+//! request.
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use chromiumoxide::cdp::browser_protocol::fetch::EventRequestPaused;
-use chromiumoxide::cdp::browser_protocol::inspector::EventTargetCrashed;
-use chromiumoxide::cdp::browser_protocol::page::{
-    EventFrameNavigated, EventFrameStartedLoading, EventFrameStoppedLoading,
-    EventJavascriptDialogOpening, EventLoadEventFired,
-};
-use chromiumoxide::cdp::js_protocol::runtime::{
-    EventBindingCalled, EventConsoleApiCalled, EventExceptionThrown, RemoteObject,
-};
-use chromiumoxide::error::CdpError;
-use chromiumoxide::handler::HandlerConfig;
-use chromiumoxide::{Browser, Page};
-use futures::StreamExt;
+use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 use tokio::sync::{Notify, watch};
 use tokio::task::JoinHandle;
 
-use super::cdp;
+use super::cdp::{Browser, CdpError, Connection, Page};
 use super::cloud::CloudSession;
 use super::frames::Frames;
 use super::launch::{self, ChromeProcess, LaunchError};
 use super::navigator::{NavError, Navigator};
 use super::popup;
+use super::protocol::{
+    BindingCalled, ConsoleApiCalled, DialogOpening, ExceptionThrown, FrameLoading, FrameNavigated,
+    RequestPaused, decode,
+};
 use super::settings::{DialogPolicy, Settings};
 use super::snapshot::RefTable;
 use super::urlcheck::{self, BrowserPolicy, Refusal};
@@ -59,8 +52,6 @@ pub(crate) enum SessionError {
     TabTimeout,
     #[error("cannot open a browser tab: {0}")]
     OpenTab(CdpError),
-    #[error("cannot listen for browser events: {0}")]
-    Listen(CdpError),
     #[error("timed out preparing the browser tab")]
     PrepareTimeout,
     #[error(transparent)]
@@ -129,7 +120,7 @@ pub(crate) struct Tab {
 }
 
 /// The last snapshot's text, kept so that the `browser_snapshot` that
-/// follows `browser_navigate` need not walk the page again (issue 14).
+/// follows `browser_navigate` need not walk the page again.
 /// Every tool but `browser_snapshot` (and reading the console log) drops it
 /// before acting (`mod.rs`); `snapshot_tool.rs` fills and reads it.
 pub(crate) struct SnapCache {
@@ -142,7 +133,6 @@ pub(crate) struct SnapCache {
 
 pub(crate) struct Session {
     browser: Browser,
-    handler: JoinHandle<()>,
     process: Option<ChromeProcess>,
     pub(crate) tab: Tab,
     /// Tabs the session left for a tab the page opened (closed with it).
@@ -176,25 +166,6 @@ pub(crate) enum Target {
     Cloud(CloudSession),
 }
 
-fn remote_text(o: &RemoteObject) -> String {
-    if let Some(v) = &o.value {
-        return match v {
-            Value::String(s) => s.clone(),
-            other => other.to_string(),
-        };
-    }
-    if let Some(u) = &o.unserializable_value {
-        return u.inner().to_string();
-    }
-    if let Some(d) = &o.description {
-        return d.clone();
-    }
-    serde_json::to_value(&o.r#type)
-        .ok()
-        .and_then(|v| v.as_str().map(str::to_string))
-        .unwrap_or_default()
-}
-
 fn push_capped<T>(buf: &Mutex<Vec<T>>, v: T) {
     let mut b = buf
         .lock()
@@ -203,13 +174,6 @@ fn push_capped<T>(buf: &Mutex<Vec<T>>, v: T) {
         b.remove(0);
     }
     b.push(v);
-}
-
-fn enum_str<T: serde::Serialize>(t: &T) -> String {
-    serde_json::to_value(t)
-        .ok()
-        .and_then(|v| v.as_str().map(str::to_string))
-        .unwrap_or_default()
 }
 
 /// Answer a JavaScript dialog.
@@ -222,7 +186,7 @@ pub(crate) async fn answer_dialog(
     if let Some(t) = prompt {
         p["promptText"] = json!(t);
     }
-    cdp::call(page, "Page.handleJavaScriptDialog", p)
+    page.call("Page.handleJavaScriptDialog", p)
         .await
         .map(|_| ())
 }
@@ -267,12 +231,9 @@ impl Session {
         settings: &Settings,
         policy: BrowserPolicy,
     ) -> Result<Session, SessionError> {
-        let handler_cfg = HandlerConfig {
-            request_timeout: settings.command_timeout.max(settings.navigation_timeout)
-                + Duration::from_secs(5),
-            viewport: None,
-            ..HandlerConfig::default()
-        };
+        // No command waits longer than any tool would.
+        let request_timeout =
+            settings.command_timeout.max(settings.navigation_timeout) + Duration::from_secs(5);
         let (process, url, attached) = match cdp_url {
             Some(u) => (None, u, true),
             None => {
@@ -284,16 +245,13 @@ impl Session {
                 (Some(p), u, false)
             }
         };
-        // chromiumoxide resolves an http(s) `cdp_url` with its own reqwest
-        // client, which needs the process-wide rustls provider.
-        crate::net::client::install_crypto();
         let connected = tokio::time::timeout(
             Duration::from_secs(20),
-            Browser::connect_with_config(url.clone(), handler_cfg),
+            Browser::connect(&url, request_timeout),
         )
         .await;
-        let (browser, mut handler) = match connected {
-            Ok(Ok(x)) => x,
+        let browser = match connected {
+            Ok(Ok(b)) => b,
             other => {
                 if let Some(p) = process {
                     p.terminate();
@@ -309,21 +267,13 @@ impl Session {
                 });
             }
         };
-        let handler_task = tokio::spawn(async move {
-            while let Some(ev) = handler.next().await {
-                if let Err(e) = ev {
-                    tracing::debug!("cdp handler: {e}");
-                }
-            }
-        });
         let tab = match open_tab(&browser, &policy, settings).await {
             Ok(t) => t,
             Err(e) => {
-                let mut browser = browser;
                 if !attached {
                     let _ = tokio::time::timeout(Duration::from_secs(2), browser.close()).await;
                 }
-                handler_task.abort();
+                browser.abort();
                 if let Some(p) = process {
                     let _ = tokio::task::spawn_blocking(move || p.terminate()).await;
                 }
@@ -332,7 +282,6 @@ impl Session {
         };
         Ok(Session {
             browser,
-            handler: handler_task,
             process,
             tab,
             background: Vec::new(),
@@ -393,9 +342,9 @@ impl Session {
             .then(|| "The new tab's page did not finish loading in time.".into()))
     }
 
-    /// The browser's DevTools WebSocket URL (for sessions of our own).
-    pub(crate) fn ws_url(&self) -> &str {
-        self.browser.websocket_address()
+    /// The browser's connection (for sessions of our own).
+    pub(crate) fn connection(&self) -> &Connection {
+        self.browser.connection()
     }
     /// Close the tab and the browser; for a launched browser kill its whole
     /// process group and remove the profile. Never fails.
@@ -420,7 +369,7 @@ impl Session {
         } else {
             let _ = tokio::time::timeout(Duration::from_secs(2), self.browser.close()).await;
         }
-        self.handler.abort();
+        self.browser.abort();
         if let Some(p) = self.process.take() {
             let _ = tokio::task::spawn_blocking(move || p.terminate()).await;
         }
@@ -436,7 +385,7 @@ impl Session {
     /// Whether the browser is still there (its CDP connection open and, for a
     /// launched browser, its process running).
     pub(crate) fn is_alive(&mut self) -> bool {
-        if self.handler.is_finished() {
+        if self.browser.is_closed() {
             return false;
         }
         match self.process.as_mut() {
@@ -493,7 +442,6 @@ impl TabState {
     }
 }
 
-/// A new tab with its event tasks. Used at start and after a crash.
 /// `Page.navigate` on a tab we just created. Rarely (seen under load, cause
 /// not found) a fresh tab's first navigation never commits and Chromium
 /// never answers; when nothing has committed after a few seconds the
@@ -522,202 +470,28 @@ pub(crate) async fn navigate_fresh_tab(
     }
 }
 
+/// A new tab with its event tasks and its navigation session. Used at
+/// start, after a crash, and for a tab the page opened.
 async fn open_tab(
     browser: &Browser,
     policy: &BrowserPolicy,
     settings: &Settings,
 ) -> Result<Tab, SessionError> {
-    let page = tokio::time::timeout(settings.command_timeout, browser.new_page("about:blank"))
+    let page = tokio::time::timeout(settings.command_timeout, browser.new_page())
         .await
         .map_err(|_| SessionError::TabTimeout)?
         .map_err(SessionError::OpenTab)?;
-    let main_frame = page.target_id().inner().clone();
-    let state = Arc::new(TabState::new(main_frame));
-    let mut tasks = Vec::new();
-
-    macro_rules! listen {
-        ($ty:ty, |$ev:ident, $st:ident, $pg:ident| $body:block) => {{
-            let mut stream = page
-                .event_listener::<$ty>()
-                .await
-                .map_err(SessionError::Listen)?;
-            let $st = state.clone();
-            let $pg = page.clone();
-            tasks.push(tokio::spawn(async move {
-                while let Some($ev) = stream.next().await {
-                    let _ = &$pg;
-                    $body
-                }
-            }));
-        }};
-    }
-
-    listen!(EventConsoleApiCalled, |ev, st, _pg| {
-        let text = ev
-            .args
-            .iter()
-            .map(remote_text)
-            .collect::<Vec<_>>()
-            .join(" ");
-        let kind = match enum_str(&ev.r#type).as_str() {
-            "warning" => "warning".to_string(),
-            other => other.to_string(),
-        };
-        push_capped(&st.console, ConsoleMessage { kind, text });
-    });
-    listen!(EventExceptionThrown, |ev, st, _pg| {
-        let d = &ev.exception_details;
-        let msg = d
-            .exception
-            .as_ref()
-            .and_then(|e| {
-                e.description
-                    .clone()
-                    .or_else(|| e.value.as_ref().map(|v| v.to_string()))
-            })
-            .unwrap_or_else(|| d.text.clone());
-        push_capped(&st.errors, PageError { message: msg });
-    });
-    listen!(EventTargetCrashed, |_ev, st, _pg| {
-        st.crashed.store(true, Ordering::SeqCst);
-        st.loading.send_replace(false);
-        st.dialog_opened.notify_waiters();
-    });
-    listen!(EventFrameNavigated, |ev, st, _pg| {
-        if ev.frame.parent_id.is_none() {
-            st.doc_gen.fetch_add(1, Ordering::SeqCst);
-        }
-    });
-    listen!(EventFrameStartedLoading, |ev, st, _pg| {
-        if ev.frame_id.inner() == &st.main_frame {
-            st.loading.send_replace(true);
-        }
-    });
-    listen!(EventFrameStoppedLoading, |ev, st, _pg| {
-        if ev.frame_id.inner() == &st.main_frame {
-            st.loading.send_replace(false);
-        }
-    });
-    listen!(EventBindingCalled, |ev, st, _pg| {
-        if ev.name == popup::BINDING {
-            push_capped(&st.popups, ev.payload.clone());
-        }
-    });
-    listen!(EventLoadEventFired, |_ev, st, _pg| {
-        st.loads.send_modify(|n| *n += 1);
-    });
-    let policy = policy.clone();
-    listen!(EventRequestPaused, |ev, st, pg| {
-        // Every document request (navigations, redirect hops, frames).
-        let url = ev.request.url.clone();
-        let id = ev.request_id.inner().clone();
-        let policy = policy.clone();
-        let st = st.clone();
-        let pg = pg.clone();
-        tokio::spawn(async move {
-            match urlcheck::check(&url, &policy).await {
-                Ok(()) => {
-                    let _ = cdp::call(&pg, "Fetch.continueRequest", json!({"requestId": id})).await;
-                }
-                Err(r) => {
-                    tracing::info!("browser: refused to load {url}: {}", r.message);
-                    *st.blocked
-                        .lock()
-                        .unwrap_or_else(std::sync::PoisonError::into_inner) = Some((url, r));
-                    let _ = cdp::call(
-                        &pg,
-                        "Fetch.failRequest",
-                        json!({"requestId": id, "errorReason": "BlockedByClient"}),
-                    )
-                    .await;
-                }
-            }
-        });
-    });
-    let policy_kind = settings.dialog_policy;
-    let dialog_timeout = settings.dialog_timeout;
-    listen!(EventJavascriptDialogOpening, |ev, st, pg| {
-        let kind = enum_str(&ev.r#type);
-        let message = ev.message.clone();
-        match policy_kind {
-            DialogPolicy::AutoAccept | DialogPolicy::AutoDismiss => {
-                let accept = policy_kind == DialogPolicy::AutoAccept;
-                let prompt = ev.default_prompt.clone();
-                let _ =
-                    answer_dialog(&pg, accept, if accept { prompt.as_deref() } else { None }).await;
-                push_capped(
-                    &st.handled_dialogs,
-                    json!({"type": kind, "message": message, "action": if accept {"accepted"} else {"dismissed"}}),
-                );
-            }
-            DialogPolicy::MustRespond => {
-                let id = st.next_dialog.fetch_add(1, Ordering::SeqCst);
-                st.pending_dialogs
-                    .lock()
-                    .unwrap_or_else(std::sync::PoisonError::into_inner)
-                    .push(PendingDialog {
-                        kind: kind.clone(),
-                        message: message.clone(),
-                        default_prompt: ev.default_prompt.clone().unwrap_or_default(),
-                        id,
-                    });
-                st.dialog_opened.notify_waiters();
-                let st2 = st.clone();
-                let pg2 = pg.clone();
-                tokio::spawn(async move {
-                    tokio::time::sleep(dialog_timeout).await;
-                    let still = {
-                        let mut p = st2
-                            .pending_dialogs
-                            .lock()
-                            .unwrap_or_else(std::sync::PoisonError::into_inner);
-                        let before = p.len();
-                        p.retain(|d| d.id != id);
-                        p.len() != before
-                    };
-                    if still {
-                        let _ = answer_dialog(&pg2, false, None).await;
-                        push_capped(
-                            &st2.handled_dialogs,
-                            json!({"type": kind, "message": message, "action": "dismissed (no response before browser.dialog_timeout_s)"}),
-                        );
-                    }
-                });
-            }
-        }
-    });
-
-    // Domains: Page/Runtime are enabled by chromiumoxide; Inspector gives
-    // targetCrashed; Fetch pauses document requests for the URL policy.
-    let enable = async {
-        cdp::call(&page, "Inspector.enable", json!({})).await?;
-        // chromiumoxide enables Network for its own request tracking, which
-        // the tools do not use; its typed parser also rejects Chromium 156's
-        // Network.*ExtraInfo events (one warning per request).
-        cdp::call(&page, "Network.disable", json!({})).await?;
-        // Pop-ups come back to us (see `popup.rs`).
-        cdp::call(&page, "Runtime.addBinding", json!({"name": popup::BINDING})).await?;
-        cdp::call(
-            &page,
-            "Page.addScriptToEvaluateOnNewDocument",
-            json!({"source": popup::POPUP_JS}),
-        )
-        .await?;
-        cdp::call(
-                &page,
-                "Fetch.enable",
-                json!({"patterns": [{"urlPattern": "*", "resourceType": "Document", "requestStage": "Request"}]}),
-            )
-            .await?;
-        Ok::<_, CdpError>(())
-    };
-    tokio::time::timeout(settings.command_timeout, enable)
+    let state = Arc::new(TabState::new(page.target_id().to_string()));
+    let mut tasks = watch_tab(&page, &state);
+    tasks.push(guard_requests(&page, &state, policy));
+    tasks.push(handle_dialogs(&page, &state, settings));
+    tokio::time::timeout(settings.command_timeout, prepare_tab(&page))
         .await
         .map_err(|_| SessionError::PrepareTimeout)?
         .map_err(SessionError::Prepare)?;
     let nav = tokio::time::timeout(
         settings.command_timeout,
-        Navigator::connect(browser.websocket_address(), page.target_id().inner()),
+        Navigator::attach(browser.connection(), page.target_id()),
     )
     .await
     .map_err(|_| SessionError::AttachTimeout)??;
@@ -727,4 +501,223 @@ async fn open_tab(
         nav,
         tasks,
     })
+}
+
+/// Turn on what the tools rely on beyond Page and Runtime events: crash
+/// events (Inspector), the pop-up binding and its script (see `popup.rs`),
+/// and pausing every document request (Fetch) for the URL policy.
+async fn prepare_tab(page: &Page) -> Result<(), CdpError> {
+    page.call("Inspector.enable", json!({})).await?;
+    page.call("Runtime.addBinding", json!({"name": popup::BINDING}))
+        .await?;
+    page.call(
+        "Page.addScriptToEvaluateOnNewDocument",
+        json!({"source": popup::POPUP_JS}),
+    )
+    .await?;
+    page.call(
+        "Fetch.enable",
+        json!({"patterns": [{"urlPattern": "*", "resourceType": "Document", "requestStage": "Request"}]}),
+    )
+    .await?;
+    Ok(())
+}
+
+/// Run `on` for every `method` event of the tab (its params read as `T`),
+/// in a task of its own that ends with the connection.
+fn on_event<T: DeserializeOwned + Default>(
+    page: &Page,
+    method: &str,
+    mut on: impl FnMut(T) + Send + 'static,
+) -> JoinHandle<()> {
+    let mut rx = page.events(method);
+    tokio::spawn(async move {
+        while let Some(v) = rx.recv().await {
+            on(decode(v));
+        }
+    })
+}
+
+/// The event tasks that keep [`TabState`] current: console output and
+/// uncaught errors, a crashed renderer, main-frame navigations and loading,
+/// pop-ups the page asked for, and load events.
+fn watch_tab(page: &Page, state: &Arc<TabState>) -> Vec<JoinHandle<()>> {
+    let mut tasks = Vec::new();
+    let st = state.clone();
+    tasks.push(on_event(
+        page,
+        "Runtime.consoleAPICalled",
+        move |ev: ConsoleApiCalled| {
+            let text = ev.args.iter().map(|a| a.text()).collect::<Vec<_>>();
+            let text = text.join(" ");
+            push_capped(
+                &st.console,
+                ConsoleMessage {
+                    kind: ev.kind,
+                    text,
+                },
+            );
+        },
+    ));
+    let st = state.clone();
+    tasks.push(on_event(
+        page,
+        "Runtime.exceptionThrown",
+        move |ev: ExceptionThrown| {
+            let message = ev.message();
+            push_capped(&st.errors, PageError { message });
+        },
+    ));
+    let st = state.clone();
+    tasks.push(on_event(
+        page,
+        "Inspector.targetCrashed",
+        move |_: Value| {
+            st.crashed.store(true, Ordering::SeqCst);
+            st.loading.send_replace(false);
+            st.dialog_opened.notify_waiters();
+        },
+    ));
+    let st = state.clone();
+    tasks.push(on_event(
+        page,
+        "Page.frameNavigated",
+        move |ev: FrameNavigated| {
+            if ev.frame.parent_id.is_none() {
+                st.doc_gen.fetch_add(1, Ordering::SeqCst);
+            }
+        },
+    ));
+    for (method, loading) in [
+        ("Page.frameStartedLoading", true),
+        ("Page.frameStoppedLoading", false),
+    ] {
+        let st = state.clone();
+        tasks.push(on_event(page, method, move |ev: FrameLoading| {
+            if ev.frame_id == st.main_frame {
+                st.loading.send_replace(loading);
+            }
+        }));
+    }
+    let st = state.clone();
+    tasks.push(on_event(
+        page,
+        "Runtime.bindingCalled",
+        move |ev: BindingCalled| {
+            if ev.name == popup::BINDING {
+                push_capped(&st.popups, ev.payload);
+            }
+        },
+    ));
+    let st = state.clone();
+    tasks.push(on_event(page, "Page.loadEventFired", move |_: Value| {
+        st.loads.send_modify(|n| *n += 1);
+    }));
+    tasks
+}
+
+/// The URL policy on every document request of the tab (navigations,
+/// redirect hops, frames): each paused request is checked, then continued or
+/// failed, and a refusal remembered for the tool's answer.
+fn guard_requests(page: &Page, state: &Arc<TabState>, policy: &BrowserPolicy) -> JoinHandle<()> {
+    let (st, pg, policy) = (state.clone(), page.clone(), policy.clone());
+    on_event(page, "Fetch.requestPaused", move |ev: RequestPaused| {
+        tokio::spawn(decide_request(ev, st.clone(), pg.clone(), policy.clone()));
+    })
+}
+
+/// Continue one paused document request, or fail it when the policy refuses
+/// its URL.
+async fn decide_request(ev: RequestPaused, st: Arc<TabState>, pg: Page, policy: BrowserPolicy) {
+    let (url, id) = (ev.request.url, ev.request_id);
+    match urlcheck::check(&url, &policy).await {
+        Ok(()) => {
+            let _ = pg
+                .call("Fetch.continueRequest", json!({"requestId": id}))
+                .await;
+        }
+        Err(r) => {
+            tracing::info!("browser: refused to load {url}: {}", r.message);
+            *st.blocked
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner) = Some((url, r));
+            let _ = pg
+                .call(
+                    "Fetch.failRequest",
+                    json!({"requestId": id, "errorReason": "BlockedByClient"}),
+                )
+                .await;
+        }
+    }
+}
+
+/// JavaScript dialogs as `browser.dialog_policy` says: answered at once
+/// (auto accept / dismiss), or held for the model to answer until
+/// `browser.dialog_timeout_s`.
+fn handle_dialogs(page: &Page, state: &Arc<TabState>, settings: &Settings) -> JoinHandle<()> {
+    let mut rx = page.events("Page.javascriptDialogOpening");
+    let (st, pg) = (state.clone(), page.clone());
+    let (policy, timeout) = (settings.dialog_policy, settings.dialog_timeout);
+    tokio::spawn(async move {
+        while let Some(v) = rx.recv().await {
+            let ev: DialogOpening = decode(v);
+            match policy {
+                DialogPolicy::AutoAccept | DialogPolicy::AutoDismiss => {
+                    auto_answer(&pg, &st, policy == DialogPolicy::AutoAccept, ev).await;
+                }
+                DialogPolicy::MustRespond => hold_dialog(&pg, &st, ev, timeout),
+            }
+        }
+    })
+}
+
+/// Answer a dialog at once and note it for the next tool result.
+async fn auto_answer(pg: &Page, st: &TabState, accept: bool, ev: DialogOpening) {
+    let prompt = if accept {
+        ev.default_prompt.as_deref()
+    } else {
+        None
+    };
+    let _ = answer_dialog(pg, accept, prompt).await;
+    push_capped(
+        &st.handled_dialogs,
+        json!({"type": ev.kind, "message": ev.message, "action": if accept {"accepted"} else {"dismissed"}}),
+    );
+}
+
+/// Keep a dialog pending for the model (`browser_press` answers it); one
+/// still pending after `timeout` is dismissed and noted.
+fn hold_dialog(pg: &Page, st: &Arc<TabState>, ev: DialogOpening, timeout: Duration) {
+    let id = st.next_dialog.fetch_add(1, Ordering::SeqCst);
+    st.pending_dialogs
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .push(PendingDialog {
+            kind: ev.kind.clone(),
+            message: ev.message.clone(),
+            default_prompt: ev.default_prompt.unwrap_or_default(),
+            id,
+        });
+    st.dialog_opened.notify_waiters();
+    let (st, pg) = (st.clone(), pg.clone());
+    let (kind, message) = (ev.kind, ev.message);
+    tokio::spawn(async move {
+        tokio::time::sleep(timeout).await;
+        let still = {
+            let mut p = st
+                .pending_dialogs
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            let before = p.len();
+            p.retain(|d| d.id != id);
+            p.len() != before
+        };
+        if still {
+            let _ = answer_dialog(&pg, false, None).await;
+            push_capped(
+                &st.handled_dialogs,
+                json!({"type": kind, "message": message, "action": "dismissed (no response before browser.dialog_timeout_s)"}),
+            );
+        }
+    });
 }

@@ -1,4 +1,4 @@
-// In-page snapshot walker (issue 14). One function expression for
+// In-page snapshot walker (see `domsnap.rs`). One function expression for
 // `Runtime.callFunctionOn` (or `Runtime.evaluate` as `(<this>)(opts)`).
 //
 // It walks the flat tree (open shadow roots, slots, optionally same-origin
@@ -451,7 +451,7 @@
   watch();
   return JSON.stringify({ tree, frames, count });
 
-  // Change watch (issue 14: navigate's snapshot is reused by the next
+  // Change watch (navigate's snapshot is reused by the next
   // browser_snapshot when the page provably did not change; the check is
   // `snapshot_tool.rs`' UNCHANGED_JS). Anything that can change this walk's
   // output without our tools acting sets `dirty`: DOM mutations (document and

@@ -269,8 +269,8 @@ impl RefTable {
 
 /// One node of `Accessibility.getFullAXTree` (CDP's `Accessibility.AXNode`),
 /// read leniently: our own structs with string names, so that a role or
-/// property Chromium adds later is just another string (chromiumoxide's
-/// typed enums reject unknown values).
+/// property Chromium adds later is just another string (typed enums
+/// generated from the protocol would reject unknown values).
 #[derive(Debug, Default, Deserialize)]
 #[serde(default, rename_all = "camelCase")]
 pub(crate) struct AxNode {
@@ -417,37 +417,8 @@ impl Renderer<'_, '_> {
             }
             return;
         }
-        let children = self.nodes[i].children.clone();
-        let transparent = self.nodes[i].ignored || TRANSPARENT.contains(&role) || role.is_empty();
-        let interactive = INTERACTIVE.contains(&role);
-        let named = !self.nodes[i].name.trim().is_empty();
-        let keep = !transparent
-            && (self.full
-                || interactive
-                || CONTENT.contains(&role)
-                || (named && LANDMARKS.contains(&role))
-                || role == "dialog");
-        if !keep {
-            // Inline wrappers pass text through; a block (paragraph, label,
-            // list item, ...) ends its text so that it is not run together
-            // with the next block's.
-            let inline = self.nodes[i].ignored || INLINE.contains(&role) || role.is_empty();
-            if inline {
-                for c in children {
-                    self.render(c, depth, out);
-                }
-            } else {
-                let mut local = Vec::new();
-                for c in children {
-                    self.render(c, depth, &mut local);
-                }
-                for it in merge_text(local) {
-                    out.push(match it {
-                        Item::Text(t, _) => Item::Text(t, true),
-                        other => other,
-                    });
-                }
-            }
+        if !self.keeps(i) {
+            self.pass_through(i, depth, out);
             return;
         }
         let name = norm_ws(&self.nodes[i].name);
@@ -462,10 +433,68 @@ impl Renderer<'_, '_> {
             .map(|b| self.refs.assign(b, shown_role, &name));
         // Children (one level deeper), to decide what to show.
         let mut kids: Vec<Item> = Vec::new();
-        for c in &children {
-            self.render(*c, depth + 1, &mut kids);
+        for c in self.nodes[i].children.clone() {
+            self.render(c, depth + 1, &mut kids);
         }
-        let only_text = kids.iter().all(|k| matches!(k, Item::Text(..)));
+        if self.only_repeats(i, &name, &kids) {
+            kids.clear();
+        }
+        let line = self.element_line(i, depth, shown_role, &name, ref_n, kids);
+        out.push(Item::Lines(line, name));
+    }
+
+    fn named(&self, i: usize) -> bool {
+        !self.nodes[i].name.trim().is_empty()
+    }
+
+    /// Whether node `i` gets a line of its own: not ignored or a mere
+    /// wrapper, and (in a compact snapshot) interactive, content, a named
+    /// landmark or a dialog.
+    fn keeps(&self, i: usize) -> bool {
+        let n = &self.nodes[i];
+        let role = n.role;
+        let transparent = n.ignored || TRANSPARENT.contains(&role) || role.is_empty();
+        !transparent
+            && (self.full
+                || INTERACTIVE.contains(&role)
+                || CONTENT.contains(&role)
+                || (self.named(i) && LANDMARKS.contains(&role))
+                || role == "dialog")
+    }
+
+    /// A node without a line: its children's items in its place. Inline
+    /// wrappers pass text through; a block (paragraph, label, list item,
+    /// ...) ends its text so that it is not run together with the next
+    /// block's.
+    fn pass_through(&mut self, i: usize, depth: usize, out: &mut Vec<Item>) {
+        let role = self.nodes[i].role;
+        let inline = self.nodes[i].ignored || INLINE.contains(&role) || role.is_empty();
+        let children = self.nodes[i].children.clone();
+        if inline {
+            for c in children {
+                self.render(c, depth, out);
+            }
+            return;
+        }
+        let mut local = Vec::new();
+        for c in children {
+            self.render(c, depth, &mut local);
+        }
+        for it in merge_text(local) {
+            out.push(match it {
+                Item::Text(t, _) => Item::Text(t, true),
+                other => other,
+            });
+        }
+    }
+
+    /// The children are only text that repeats the element's name or value
+    /// (link text, a button label), or the element is a value field: they
+    /// add nothing to its line.
+    fn only_repeats(&self, i: usize, name: &str, kids: &[Item]) -> bool {
+        if !kids.iter().all(|k| matches!(k, Item::Text(..))) {
+            return false;
+        }
         let joined: String = kids
             .iter()
             .filter_map(|k| match k {
@@ -474,23 +503,30 @@ impl Renderer<'_, '_> {
             })
             .collect::<Vec<_>>()
             .join(" ");
-        // Text that only repeats the element's name (link text, button label).
-        let value_now = norm_ws(&self.nodes[i].value);
-        if only_text
-            && (joined.is_empty()
-                || (named && (name.contains(&joined) || joined == name))
-                || (!value_now.is_empty()
-                    && (value_now.contains(&joined) || joined.contains(&value_now)))
-                || VALUE_FIELDS.contains(&role))
-        {
-            kids.clear();
-        }
+        let value = norm_ws(&self.nodes[i].value);
+        joined.is_empty()
+            || (self.named(i) && (name.contains(&joined) || joined == name))
+            || (!value.is_empty() && (value.contains(&joined) || joined.contains(&value)))
+            || VALUE_FIELDS.contains(&self.nodes[i].role)
+    }
+
+    /// The element's line (`- role "name" [states] [ref=eN]: text or
+    /// value`) and its children's lines below it.
+    fn element_line(
+        &self,
+        i: usize,
+        depth: usize,
+        shown_role: &str,
+        name: &str,
+        ref_n: Option<u32>,
+        mut kids: Vec<Item>,
+    ) -> String {
         let value = norm_ws(&self.nodes[i].value);
         let mut line = String::new();
         let indent = "  ".repeat(depth);
         let _ = write!(line, "{indent}- {shown_role}");
-        if named {
-            let _ = write!(line, " {}", quote(&name));
+        if self.named(i) {
+            let _ = write!(line, " {}", quote(name));
         }
         line.push_str(&self.states(i));
         if let Some(n) = ref_n {
@@ -519,7 +555,7 @@ impl Renderer<'_, '_> {
                 Item::Lines(l, _) => line.push_str(&l),
             }
         }
-        out.push(Item::Lines(line, name));
+        line
     }
 }
 

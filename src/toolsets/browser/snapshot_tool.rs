@@ -3,7 +3,7 @@
 //! and cut it at Hermes' size limit with the full text stored in a file the
 //! model can page through, or (`browser_snapshot`, when Hermes' auxiliary
 //! `web_extract` resolves to a model: its own settings, else the main
-//! provider and model, else Hermes' fallback chain; llm/resolve.rs) have
+//! provider and model, else Hermes' fallback chain; `crate::llm::resolve`) have
 //! that model summarise it.
 
 use std::time::{Duration, Instant};
