@@ -14,7 +14,7 @@
 //! also takes combining marks. A search only answers "is there a match", which
 //! a backtracking and an automaton engine answer alike.
 
-use std::sync::LazyLock;
+use std::sync::{LazyLock, OnceLock};
 
 use regex::{Regex, RegexBuilder};
 use unicode_normalization::UnicodeNormalization;
@@ -158,22 +158,53 @@ fn port(pattern: &str) -> String {
         .replace(r"\w", r"[\p{L}\p{N}_]")
 }
 
-/// The compiled patterns, built on the first scan (the counted repeats of
-/// `[^\n]` make large automata, hence the raised size limit).
-static COMPILED: LazyLock<Vec<(&'static str, Regex)>> = LazyLock::new(|| {
-    PATTERNS
-        .iter()
-        .map(|(id, p)| {
-            let re = RegexBuilder::new(&port(p))
-                .case_insensitive(true)
-                .size_limit(256 << 20)
-                .dfa_size_limit(16 << 20)
-                .build()
-                .expect("Hermes' threat patterns compile");
-            (*id, re)
-        })
-        .collect()
-});
+/// A pattern compiled twice: `loose`, each counted repeat `{0,n}` made `*`
+/// (cheap to build, and it matches whatever the exact pattern matches), and
+/// the exact one, built the first time `loose` matches. Hermes' bounded
+/// repeats of `\w` and `[^\n]` make automata that take long to build, and
+/// most content never needs them.
+struct Pattern {
+    id: &'static str,
+    exact: String,
+    loose: Regex,
+    compiled: OnceLock<Regex>,
+}
+
+fn build(pattern: &str) -> Regex {
+    RegexBuilder::new(pattern)
+        .case_insensitive(true)
+        .size_limit(256 << 20)
+        .dfa_size_limit(16 << 20)
+        .build()
+        .expect("Hermes' threat patterns compile")
+}
+
+impl Pattern {
+    fn new(id: &'static str, hermes: &str) -> Self {
+        let exact = port(hermes);
+        let bounded = Regex::new(r"\{0,\d+\}").expect("a valid regex");
+        let loose = build(&bounded.replace_all(&exact, "*"));
+        Pattern {
+            id,
+            exact,
+            loose,
+            compiled: OnceLock::new(),
+        }
+    }
+
+    /// Python's `compiled.search(text)` is not `None`.
+    fn is_match(&self, text: &str) -> bool {
+        self.loose.is_match(text)
+            && self
+                .compiled
+                .get_or_init(|| build(&self.exact))
+                .is_match(text)
+    }
+}
+
+/// The patterns, built on the first scan.
+static COMPILED: LazyLock<Vec<Pattern>> =
+    LazyLock::new(|| PATTERNS.iter().map(|(id, p)| Pattern::new(id, p)).collect());
 
 /// `scan_for_threats(content, scope="strict")`: the ids found, invisible
 /// characters first. Python lists those in the order of a `set` (random per
@@ -189,9 +220,9 @@ pub(crate) fn scan(content: &str) -> Vec<String> {
         }
     }
     let normalised: String = content.nfkc().collect();
-    for (id, re) in COMPILED.iter() {
-        if re.is_match(&normalised) {
-            found.push((*id).to_string());
+    for p in COMPILED.iter() {
+        if p.is_match(&normalised) {
+            found.push(p.id.to_string());
         }
     }
     found
@@ -273,6 +304,17 @@ mod tests {
                     "Blocked: content matches threat pattern 'disregard_rules'. Content is"
                 )
         );
+    }
+
+    #[test]
+    fn counted_repeats_keep_their_bounds() {
+        let gap = |n: usize| format!("curl {}$API_KEY", "a".repeat(n));
+        assert_eq!(scan(&gap(2048)), ["exfil_curl"]);
+        assert!(scan(&gap(2049)).is_empty());
+        // Nine filler words are one too many.
+        let words = |n: usize| format!("ignore {}all instructions", "w ".repeat(n));
+        assert_eq!(scan(&words(8)), ["prompt_injection"]);
+        assert!(scan(&words(9)).is_empty());
     }
 
     #[test]
