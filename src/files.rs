@@ -245,7 +245,30 @@ pub struct Replaced {
 pub fn atomic_write_with(
     target: &Path,
     bytes: &[u8],
+    tmp_names: (&str, &str),
+    before_rename: impl FnOnce(),
+) -> Result<Replaced, FileError> {
+    replace_file(target, bytes, tmp_names, None, before_rename)
+}
+
+/// [`atomic_write_with`] with no hook, whose new file gets `mode` whatever the
+/// old one had: a file Hermes writes through `tempfile.mkstemp` and
+/// `os.replace` (its memory files) is always 0600.
+pub fn atomic_write_mode(
+    target: &Path,
+    bytes: &[u8],
+    tmp_names: (&str, &str),
+    mode: u32,
+) -> Result<Replaced, FileError> {
+    replace_file(target, bytes, tmp_names, Some(mode), || {})
+}
+
+/// [`atomic_write_with`], the new file's mode `mode` or else the old file's.
+fn replace_file(
+    target: &Path,
+    bytes: &[u8],
     (tmp_prefix, tmp_suffix): (&str, &str),
+    mode: Option<u32>,
     before_rename: impl FnOnce(),
 ) -> Result<Replaced, FileError> {
     let target = real_target(target);
@@ -285,7 +308,7 @@ pub fn atomic_write_with(
         })?;
     tmp.write_all(bytes).map_err(err)?;
     tmp.as_file()
-        .set_permissions(fs::Permissions::from_mode(replaced.mode))
+        .set_permissions(fs::Permissions::from_mode(mode.unwrap_or(replaced.mode)))
         .map_err(err)?;
     tmp.as_file().sync_all().map_err(err)?;
     before_rename();

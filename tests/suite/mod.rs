@@ -23,6 +23,7 @@ mod kanban;
 mod media;
 mod media_e2e;
 mod media_support;
+mod memory;
 pub mod migrate;
 pub mod migrate_codex;
 mod migrate_envvars;
