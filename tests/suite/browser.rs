@@ -890,32 +890,14 @@ impl ExternalChrome {
         use std::os::unix::process::CommandExt;
         require_chromium();
         let profile = tempfile::tempdir().unwrap();
+        // The same flags hermes-mcp launches its own Chromium with (read from the code, so a
+        // flag added there is tested here too), plus what makes this one an external browser.
         let child = Command::new("chromium")
+            .args(hermes_mcp::toolsets::browser::launch::CHROMIUM_FLAGS)
             .args([
                 "--headless=new",
-                "--no-sandbox",
-                "--disable-gpu",
-                "--disable-dev-shm-usage",
                 "--remote-debugging-address=127.0.0.1",
                 "--remote-debugging-port=0",
-                "--disable-background-networking",
-                "--disable-component-update",
-                "--component-updater=url-source=about:blank",
-                "--disable-sync",
-                "--disable-domain-reliability",
-                "--disable-client-side-phishing-detection",
-                "--safebrowsing-disable-auto-update",
-                "--disable-field-trial-config",
-                "--disable-variations-seed-fetch",
-                "--metrics-recording-only",
-                "--no-pings",
-                "--dns-prefetch-disable",
-                "--disable-default-apps",
-                "--disable-extensions",
-                "--no-first-run",
-                "--no-default-browser-check",
-                "--disable-breakpad",
-                "--disable-features=site-per-process,IsolateOrigins,BackForwardCache,Translate,MediaRouter,OptimizationHints,DnsOverHttps",
                 &format!("--user-data-dir={}", profile.path().display()),
                 "about:blank",
             ])
