@@ -460,12 +460,13 @@ fn concurrent_writers_lose_no_entry() {
     let mut cmd = Command::new(py);
     env.apply(&mut cmd);
     let script = format!(
-        "import json, logging\nlogging.disable(logging.CRITICAL)\n\
+        "import json, logging, time\nlogging.disable(logging.CRITICAL)\n\
          from tools.memory_tool import memory_tool, load_on_disk_store\n\
          print('ready', flush=True)\n\
          for i in range({PY_ADDS}):\n\
          \x20   r = json.loads(memory_tool(action='add', target='memory', content=f'py {{i}}', store=load_on_disk_store()))\n\
-         \x20   assert r['success'], r\n"
+         \x20   assert r['success'], r\n\
+         \x20   time.sleep(0.01)\n"
     );
     let mut child = cmd
         .args(["-c", &script])
@@ -478,7 +479,8 @@ fn concurrent_writers_lose_no_entry() {
         .read_line(&mut ready)
         .unwrap();
     assert_eq!(ready.trim(), "ready");
-    // Add until Hermes has finished (and at least as many), so the two overlap.
+    // Add until Hermes has finished (and at least as many), so the two overlap. Hermes pauses
+    // 10 ms between its adds so that a loaded machine still interleaves the two writers.
     let (status, ours) = loop {
         let added = add_ours(&mut c);
         if let Some(st) = child.try_wait().unwrap()
