@@ -25,6 +25,15 @@ pub fn unix_now() -> i64 {
         .unwrap_or(0)
 }
 
+/// Seconds since the epoch to whole microseconds, as Python's `time.time()` reports them
+/// for `datetime.now()` (0 before the epoch).
+pub fn now_micros() -> f64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs() as f64 + f64::from(d.subsec_micros()) / 1e6)
+        .unwrap_or(0.0)
+}
+
 /// Seconds as Python's `f"{timeout:g}"` prints them (120.0 -> "120", 0.5 -> "0.5").
 pub fn fmt_secs(secs: f64) -> String {
     let s = format!("{secs}");

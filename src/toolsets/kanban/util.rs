@@ -13,10 +13,7 @@ pub(crate) use crate::pycompat::{
 
 /// `int(time.time())`, as Hermes stamps every row.
 pub(crate) fn now() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_secs() as i64)
-        .unwrap_or(0)
+    crate::time::unix_now()
 }
 
 fn random_bytes<const N: usize>() -> [u8; N] {
@@ -94,20 +91,10 @@ pub(crate) fn take_chars(s: &str, n: usize) -> String {
 
 /// `time.strftime("%Y-%m-%d %H:%M", time.localtime(ts))`.
 pub(crate) fn local_ts(ts: i64) -> String {
-    // SAFETY: localtime_r writes into the tm we own.
-    unsafe {
-        let t: libc::time_t = ts as libc::time_t;
-        let mut tm: libc::tm = std::mem::zeroed();
-        if libc::localtime_r(&t, &mut tm).is_null() {
-            return String::new();
-        }
+    crate::time::DateTime::local(ts).map_or_else(String::new, |t| {
         format!(
             "{:04}-{:02}-{:02} {:02}:{:02}",
-            tm.tm_year + 1900,
-            tm.tm_mon + 1,
-            tm.tm_mday,
-            tm.tm_hour,
-            tm.tm_min
+            t.year, t.month, t.day, t.hour, t.minute
         )
-    }
+    })
 }

@@ -97,10 +97,7 @@ pub(crate) fn stage_batch(
 fn stage(home: &Path, payload: Value, summary: &str, detail: &str) -> Result<Value, Failure> {
     let cut: String = detail.chars().take(120).collect();
     let id = crate::files::short_id();
-    let created_at = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_secs_f64())
-        .unwrap_or(0.0);
+    let created_at = crate::time::now();
     let record = json!({
         "id": id,
         "subsystem": "memory",

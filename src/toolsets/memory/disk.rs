@@ -101,10 +101,7 @@ fn with_added_suffix(path: &Path, suffix: &str) -> PathBuf {
 /// second backup in the same second replaces the first). Returns the path as
 /// Hermes reports it, with Hermes' note when the write failed.
 pub(crate) fn backup(path: &Path, text: &str) -> String {
-    let secs = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_secs())
-        .unwrap_or(0);
+    let secs = crate::time::unix_now();
     let bak = with_added_suffix(path, &format!(".bak.{secs}"));
     // Writing into a FIFO would block: only a regular file (or none) is written.
     let writable = fs::metadata(&bak).map_or(true, |m| m.is_file());

@@ -17,11 +17,7 @@ use serde_json::{Map, Value, json};
 
 /// Python's `datetime.now(timezone.utc).isoformat()`: microseconds unless zero, `+00:00`.
 fn now_iso() -> String {
-    let d = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap_or_default();
-    // Whole microseconds, as Python's clock reports them.
-    crate::time::utc_isoformat(d.as_secs() as f64 + f64::from(d.subsec_micros()) / 1e6)
+    crate::time::utc_isoformat(crate::time::now_micros())
 }
 
 /// `_empty_record`.
