@@ -4,6 +4,7 @@
 pub mod browser;
 pub mod image_gen;
 pub mod kanban;
+pub mod session_search;
 pub mod skills;
 pub mod tts;
 pub mod vision;
@@ -21,5 +22,6 @@ pub fn all() -> Vec<Box<dyn Toolset>> {
         Box::new(skills::SkillsToolset),
         Box::new(tts::TtsToolset::default()),
         Box::new(kanban::KanbanToolset::new()),
+        Box::new(session_search::SessionSearchToolset),
     ]
 }
