@@ -53,10 +53,11 @@ pub(crate) fn discover(db: &StateDb, d: &Discover<'_>) -> ToolOutput {
         limit: SCAN_LIMIT,
         sort: d.sort,
     };
-    let mut hits = match search(db, &search_args) {
-        Ok(h) => h,
+    let mut found = match search(db, &search_args) {
+        Ok(f) => f,
         Err(e) => return tool_error(format!("Search failed: {e}")),
     };
+    let mut hits = std::mem::take(&mut found.hits);
     // `_order_for_recall`: a stable sort, cron after everything else.
     hits.sort_by_key(|h| u8::from(DEMOTED_SOURCES.contains(&h.source.as_str().unwrap_or(""))));
     if hits.is_empty() && title.is_none() {
@@ -74,9 +75,12 @@ pub(crate) fn discover(db: &StateDb, d: &Discover<'_>) -> ToolOutput {
         d.current,
     );
     for (root, hit) in &seen {
-        if let Some(hit) = hit
-            && let Some(entry) = hit_entry(conn, root, hit)
-        {
+        let Some(hit) = hit else { continue };
+        let snippet = match found.snippet(conn, hit) {
+            Ok(s) => s,
+            Err(e) => return tool_error(format!("Search failed: {e}")),
+        };
+        if let Some(entry) = hit_entry(conn, root, hit, &snippet) {
             results.push(entry);
         }
     }
@@ -130,7 +134,7 @@ fn dedupe(
 
 /// One lineage's entry: the hit in context, labelled with the lineage root's
 /// metadata. A failing window read drops the entry (Hermes logs and skips it).
-fn hit_entry(conn: &Connection, root: &str, h: &Hit) -> Option<Value> {
+fn hit_entry(conn: &Connection, root: &str, h: &Hit, snippet: &Value) -> Option<Value> {
     let view = anchored_view(conn, &h.session_id, h.id, 5, 3).ok()?;
     let meta = get_session(conn, root).ok().flatten().unwrap_or_default();
     let started = if py_bool(&meta.started_at) {
@@ -145,7 +149,7 @@ fn hit_entry(conn: &Connection, root: &str, h: &Hit) -> Option<Value> {
     };
     let model = first_truthy(&[&meta.model, &h.model]).unwrap_or_else(|| json!("unknown"));
     let title = first_truthy(&[&meta.title]).unwrap_or(Value::Null);
-    let snippet = first_truthy(&[&h.snippet]).unwrap_or_else(|| json!(""));
+    let snippet = first_truthy(&[snippet]).unwrap_or_else(|| json!(""));
     let mut e = Map::new();
     e.insert("session_id".into(), json!(h.session_id));
     e.insert("when".into(), json!(when(started)));

@@ -4,8 +4,12 @@
 //! the `unicode61` table for most queries, the trigram table for CJK queries
 //! of three or more characters per term, and a `LIKE` scan for shorter CJK.
 //!
-//! The per-row "context" query Hermes runs after the search is left out:
-//! `session_search` never reads its result.
+//! Two things Hermes computes are left for later or out, with no effect on
+//! the result: FTS5's `snippet()` is computed after ranking, only for the
+//! rows discovery shows (a snippet depends only on its message and the
+//! query, while computing it in the ranked statement costs it for every
+//! match a sort has to see); and the per-row "context" query Hermes runs
+//! after the search is skipped, since `session_search` never reads it.
 
 use std::sync::LazyLock;
 
@@ -27,10 +31,39 @@ pub(crate) struct Hit {
     pub(crate) id: i64,
     pub(crate) session_id: String,
     pub(crate) role: Value,
-    pub(crate) snippet: Value,
     pub(crate) source: Value,
     pub(crate) model: Value,
     pub(crate) session_started: Value,
+    /// The `LIKE` path's excerpt; FTS rows get theirs from [`Found::snippet`].
+    snippet: Value,
+}
+
+/// The hits in Hermes' order, and how to make their snippets.
+#[derive(Debug, Default)]
+pub(crate) struct Found {
+    pub(crate) hits: Vec<Hit>,
+    /// The FTS5 table and `MATCH` expression the hits came from.
+    fts: Option<(&'static str, String)>,
+}
+
+impl Found {
+    /// The `snippet` column Hermes' statement gives `hit`:
+    /// `snippet(<table>, 0, '>>>', '<<<', '...', 40)` for FTS rows.
+    pub(crate) fn snippet(&self, conn: &Connection, hit: &Hit) -> rusqlite::Result<Value> {
+        let Some((table, match_q)) = &self.fts else {
+            return Ok(hit.snippet.clone());
+        };
+        let sql = format!(
+            "SELECT snippet({table}, 0, '>>>', '<<<', '...', 40) FROM {table} \
+             WHERE {table} MATCH ? AND rowid = ?"
+        );
+        let mut stmt = conn.prepare_cached(&sql)?;
+        let mut rows = stmt.query(rusqlite::params![match_q, hit.id])?;
+        match rows.next()? {
+            Some(row) => col(row, 0),
+            None => Ok(Value::Null),
+        }
+    }
 }
 
 /// What to search and how (discovery's fixed arguments: hidden sources
@@ -111,13 +144,13 @@ fn is_operator(tok: &str) -> bool {
 }
 
 /// `SessionDB.search_messages(...)` as discovery calls it.
-pub(crate) fn search(db: &StateDb, a: &Search<'_>) -> rusqlite::Result<Vec<Hit>> {
+pub(crate) fn search(db: &StateDb, a: &Search<'_>) -> rusqlite::Result<Found> {
     if !db.fts || py_strip(a.query).is_empty() {
-        return Ok(Vec::new());
+        return Ok(Found::default());
     }
     let q = sanitize(a.query);
     if q.is_empty() {
-        return Ok(Vec::new());
+        return Ok(Found::default());
     }
     let order = match a.sort {
         Some("newest") => "ORDER BY m.timestamp DESC, rank",
@@ -126,7 +159,11 @@ pub(crate) fn search(db: &StateDb, a: &Search<'_>) -> rusqlite::Result<Vec<Hit>>
     };
     if !q.chars().any(is_cjk) {
         // Hermes' `execute` swallows an `OperationalError`: no rows.
-        return fts_query(&db.conn, "messages_fts", &q, a, order).map(Option::unwrap_or_default);
+        let hits = fts_query(&db.conn, "messages_fts", &q, a, order)?.unwrap_or_default();
+        return Ok(Found {
+            hits,
+            fts: Some(("messages_fts", q)),
+        });
     }
     let raw = py_strip(q.trim_matches('"'));
     let tokens: Vec<&str> = raw.split_whitespace().collect();
@@ -142,17 +179,18 @@ pub(crate) fn search(db: &StateDb, a: &Search<'_>) -> rusqlite::Result<Vec<Hit>>
             })
             .collect();
         // On the trigram table an `OperationalError` falls through to `LIKE`.
-        if let Some(hits) = fts_query(
-            &db.conn,
-            "messages_fts_trigram",
-            &quoted.join(" "),
-            a,
-            order,
-        )? {
-            return Ok(hits);
+        let match_q = quoted.join(" ");
+        if let Some(hits) = fts_query(&db.conn, "messages_fts_trigram", &match_q, a, order)? {
+            return Ok(Found {
+                hits,
+                fts: Some(("messages_fts_trigram", match_q)),
+            });
         }
     }
-    like_query(&db.conn, raw, &tokens, a)
+    Ok(Found {
+        hits: like_query(&db.conn, raw, &tokens, a)?,
+        fts: None,
+    })
 }
 
 /// The FTS5 query on `table`. `None` when it fails with an `OperationalError`
@@ -219,8 +257,7 @@ fn fts_sql(
     params.push(Box::new(a.limit));
     params.push(Box::new(0_i64));
     let sql = format!(
-        "SELECT m.id, m.session_id, m.role, snippet({table}, 0, '>>>', '<<<', '...', 40) AS snippet, \
-         m.content, m.timestamp, m.tool_name, s.source, s.model, s.started_at AS session_started \
+        "SELECT m.id, m.session_id, m.role, s.source, s.model, s.started_at AS session_started \
          FROM {table} JOIN messages m ON m.id = {table}.rowid JOIN sessions s ON s.id = m.session_id \
          WHERE {} {order} LIMIT ? OFFSET ?",
         wh.join(" AND ")
@@ -276,8 +313,8 @@ fn like_query(
     params.push(Box::new(a.limit));
     params.push(Box::new(0_i64));
     let sql = format!(
-        "SELECT m.id, m.session_id, m.role, substr(m.content, max(1, instr(m.content, ?) - 40), 120) AS snippet, \
-         m.content, m.timestamp, m.tool_name, s.source, s.model, s.started_at AS session_started \
+        "SELECT m.id, m.session_id, m.role, s.source, s.model, s.started_at AS session_started, \
+         substr(m.content, max(1, instr(m.content, ?) - 40), 120) AS snippet \
          FROM messages m JOIN sessions s ON s.id = m.session_id \
          WHERE {} ORDER BY m.timestamp DESC LIMIT ? OFFSET ?",
         wh.join(" AND ")
@@ -292,7 +329,7 @@ fn marks(n: usize) -> String {
     vec!["?"; n].join(",")
 }
 
-/// A result row of either statement.
+/// A result row of either statement (the `LIKE` one adds its snippet).
 fn hit(row: &rusqlite::Row<'_>) -> rusqlite::Result<Hit> {
     Ok(Hit {
         id: row.get(0)?,
@@ -301,10 +338,13 @@ fn hit(row: &rusqlite::Row<'_>) -> rusqlite::Result<Hit> {
             other => other.to_string(),
         },
         role: col(row, 2)?,
-        snippet: col(row, 3)?,
-        source: col(row, 7)?,
-        model: col(row, 8)?,
-        session_started: col(row, 9)?,
+        source: col(row, 3)?,
+        model: col(row, 4)?,
+        session_started: col(row, 5)?,
+        snippet: match row.as_ref().column_count() {
+            7 => col(row, 6)?,
+            _ => Value::Null,
+        },
     })
 }
 
