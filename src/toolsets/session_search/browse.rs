@@ -4,6 +4,10 @@
 //! is Hermes' own: a recursive CTE walks compression continuations so a
 //! conversation sorts by its latest activity, and each compression root is
 //! then shown as its live tip.
+//!
+//! In two steps with the same result: the ordered ids first, then the
+//! preview and last activity of only the rows shown. Hermes' one statement
+//! computes those two subqueries for every session before sorting.
 
 use rusqlite::Connection;
 use serde_json::{Map, Value, json};
@@ -120,20 +124,37 @@ chain_max AS (
         )) AS effective_last_active
     FROM chain GROUP BY root_id
 )
-SELECT {COLS}, {PREVIEW}, {LAST_ACTIVE},
-    COALESCE(cm.effective_last_active, s.started_at) AS _effective_last_active
+SELECT s.id
 FROM sessions s
 LEFT JOIN chain_max cm ON cm.root_id = s.id
 {WHERE}
-ORDER BY _effective_last_active DESC, s.started_at DESC, s.id DESC
+ORDER BY COALESCE(cm.effective_last_active, s.started_at) DESC, s.started_at DESC, s.id DESC
 LIMIT ? OFFSET ?"
     );
     let mut stmt = conn.prepare(&sql)?;
     let params = rusqlite::params!["subagent", "tool", "subagent", "tool", limit, 0_i64];
-    let rows = stmt
-        .query_map(params, listed)?
+    let ids = stmt
+        .query_map(params, |r| col(r, 0))?
         .collect::<rusqlite::Result<Vec<_>>>()?;
-    rows.into_iter().map(|s| project_tip(conn, s)).collect()
+    let mut out = Vec::with_capacity(ids.len());
+    for id in ids {
+        let id = match id {
+            Value::String(s) => s,
+            other => other.to_string(),
+        };
+        if let Some(row) = rich_row(conn, &id)? {
+            out.push(project_tip(conn, row)?);
+        }
+    }
+    Ok(out)
+}
+
+/// `_get_session_rich_row(id)`: the row with its preview and last activity.
+fn rich_row(conn: &Connection, id: &str) -> rusqlite::Result<Option<Listed>> {
+    let sql = format!("SELECT {COLS}, {PREVIEW}, {LAST_ACTIVE} FROM sessions s WHERE s.id = ?");
+    let mut stmt = conn.prepare_cached(&sql)?;
+    let mut rows = stmt.query([id])?;
+    rows.next()?.map(listed).transpose()
 }
 
 /// A row selected as [`COLS`], preview, last_active.
@@ -177,13 +198,9 @@ fn project_tip(conn: &Connection, s: Listed) -> rusqlite::Result<Listed> {
     if tip == s.id {
         return Ok(s);
     }
-    let sql = format!("SELECT {COLS}, {PREVIEW}, {LAST_ACTIVE} FROM sessions s WHERE s.id = ?");
-    let mut stmt = conn.prepare_cached(&sql)?;
-    let mut rows = stmt.query([&tip])?;
-    let Some(row) = rows.next()? else {
+    let Some(t) = rich_row(conn, &tip)? else {
         return Ok(s);
     };
-    let t = listed(row)?;
     Ok(Listed {
         id: t.id,
         title: t.title,
