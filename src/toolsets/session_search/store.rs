@@ -290,9 +290,20 @@ pub(crate) fn session_by_title(conn: &Connection, title: &str) -> rusqlite::Resu
         .replace('\\', "\\\\")
         .replace('%', "\\%")
         .replace('_', "\\_");
-    let mut stmt = conn.prepare_cached(
-        "SELECT id, title, started_at FROM sessions WHERE title LIKE ? ESCAPE '\\' ORDER BY started_at DESC",
-    )?;
+    // Hermes scans every session (through `idx_sessions_started`, so equal
+    // start times come in rowid order); titled sessions are the only
+    // candidates, and Hermes' partial title index lists just those. Hermes
+    // gives up that index rather than fail an open, hence its statement as
+    // the fallback.
+    let mut stmt = match conn.prepare_cached(
+        "SELECT id FROM sessions INDEXED BY idx_sessions_title_unique \
+         WHERE title IS NOT NULL AND title LIKE ? ESCAPE '\\' ORDER BY started_at DESC, rowid ASC",
+    ) {
+        Ok(stmt) => stmt,
+        Err(_) => conn.prepare_cached(
+            "SELECT id FROM sessions WHERE title LIKE ? ESCAPE '\\' ORDER BY started_at DESC",
+        )?,
+    };
     let mut rows = stmt.query([format!("{escaped} #%")])?;
     if let Some(row) = rows.next()? {
         return Ok(text(&col(row, 0)?));
