@@ -22,6 +22,6 @@ pub fn all() -> Vec<Box<dyn Toolset>> {
         Box::new(skills::SkillsToolset),
         Box::new(tts::TtsToolset::default()),
         Box::new(kanban::KanbanToolset::new()),
-        Box::new(session_search::SessionSearchToolset),
+        Box::new(session_search::SessionSearchToolset::default()),
     ]
 }

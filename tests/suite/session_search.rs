@@ -249,6 +249,43 @@ fn state_db_is_never_written() {
     }
 }
 
+#[test]
+fn the_kept_connection_sees_hermes_writes_and_a_replaced_file() {
+    let env = filled_env();
+    let mut c = serve(&env, None);
+    let first = |c: &mut RawClient| -> Value {
+        let (text, err) = call(c, json!({"limit": 1}));
+        assert!(!err, "{text}");
+        serde_json::from_str::<Value>(&text).unwrap()["results"][0].clone()
+    };
+    assert_ne!(first(&mut c)["session_id"], "fresh_session");
+    // Hermes records a conversation while serve runs: the next call has it.
+    let mut py = python(&env, &env.hermes_home(), None);
+    py.args([
+        "-c",
+        "from hermes_state import SessionDB\nimport time\ndb = SessionDB()\n\
+         db.create_session('fresh_session', 'cli')\n\
+         db.append_message('fresh_session', 'user', 'a brand new question', timestamp=time.time() + 10**6)\n\
+         db.close()",
+    ]);
+    run_ok(py);
+    let r = first(&mut c);
+    assert_eq!(
+        (&r["session_id"], &r["preview"]),
+        (&json!("fresh_session"), &json!("a brand new question"))
+    );
+    // The file goes away: reported, not recreated; a new file is read.
+    let db = env.hermes_home().join("state.db");
+    for f in ["state.db", "state.db-wal", "state.db-shm"] {
+        let _ = std::fs::remove_file(env.hermes_home().join(f));
+    }
+    let (text, err) = call(&mut c, json!({}));
+    assert!(err && text.contains("does not exist"), "{text}");
+    assert!(!db.exists());
+    std::fs::copy(fixture().home.join("state.db"), &db).unwrap();
+    assert_ne!(first(&mut c)["session_id"], "fresh_session");
+}
+
 /// One call through `serve` in `env` that must fail; returns the error text.
 fn error_for(env: &TestEnv, args: Value) -> String {
     let mut c = serve(env, None);
@@ -351,6 +388,8 @@ fn a_locked_database_is_reported_and_wal_writers_never_block_reads() {
     assert!(!err, "{text}");
     w.execute_batch("ROLLBACK").unwrap();
     drop(w);
+    // Leaving WAL needs the file to itself: no server keeping a connection.
+    drop(c);
     // A rollback-journal database held exclusively: reported after the
     // short busy timeout, not waited on.
     let x = rusqlite::Connection::open(&db).unwrap();

@@ -131,7 +131,7 @@ LEFT JOIN chain_max cm ON cm.root_id = s.id
 ORDER BY COALESCE(cm.effective_last_active, s.started_at) DESC, s.started_at DESC, s.id DESC
 LIMIT ? OFFSET ?"
     );
-    let mut stmt = conn.prepare(&sql)?;
+    let mut stmt = conn.prepare_cached(&sql)?;
     let params = rusqlite::params!["subagent", "tool", "subagent", "tool", limit, 0_i64];
     let ids = stmt
         .query_map(params, |r| col(r, 0))?

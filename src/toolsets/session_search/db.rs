@@ -14,8 +14,17 @@
 //! `schema_version` table at the version these queries were written against.
 //! Each failure has its own text, prefixed like Hermes' own
 //! `format_session_db_unavailable()`.
+//!
+//! The current profile's connection is kept between calls ([`DbCache`]), as
+//! Hermes' agent and gateway keep their `SessionDB`s open: idle, it holds no
+//! lock and no read transaction (every statement runs in autocommit and sees
+//! Hermes' latest commit), and it is rechecked on every call and dropped
+//! when the file is replaced. Like any open connection to a WAL database, it
+//! only stands in the way of switching the file out of WAL, which Hermes
+//! never does to a database in WAL mode.
 
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
 use std::time::Duration;
 
 use rusqlite::{Connection, OpenFlags, ffi};
@@ -97,12 +106,74 @@ pub(crate) fn open(path: &Path, fts: Fts) -> Result<StateDb, OpenError> {
     let conn = Connection::open_with_flags(path, flags).map_err(|e| classify(path, e))?;
     conn.busy_timeout(BUSY_TIMEOUT)
         .map_err(|e| classify(path, e))?;
-    check_version(&conn, path)?;
-    let (fts, trigram) = match fts {
-        Fts::Off => (false, false),
-        Fts::Probe => fts_tables(&conn).map_err(|e| classify(path, e))?,
+    conn.set_prepared_statement_cache_capacity(32);
+    let mut db = StateDb {
+        conn,
+        fts: false,
+        trigram: false,
     };
-    Ok(StateDb { conn, fts, trigram })
+    db.check(path, fts)?;
+    Ok(db)
+}
+
+impl StateDb {
+    /// The schema version, and which FTS tables may be used.
+    fn check(&mut self, path: &Path, fts: Fts) -> Result<(), OpenError> {
+        check_version(&self.conn, path)?;
+        (self.fts, self.trigram) = match fts {
+            Fts::Off => (false, false),
+            Fts::Probe => fts_tables(&self.conn).map_err(|e| classify(path, e))?,
+        };
+        Ok(())
+    }
+}
+
+/// The file a path names now: `(device, inode)`.
+fn file_id(path: &Path) -> Option<(u64, u64)> {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::metadata(path).ok().map(|m| (m.dev(), m.ino()))
+}
+
+/// A kept connection and the file it was opened on.
+struct Kept {
+    path: PathBuf,
+    id: (u64, u64),
+    db: StateDb,
+}
+
+/// The current profile's connection between calls.
+#[derive(Default)]
+pub(crate) struct DbCache(Mutex<Option<Kept>>);
+
+impl DbCache {
+    /// The current profile's `state.db` at `path`: the kept connection when
+    /// it is still the same file (checked again), else a new one.
+    pub(crate) fn take(&self, path: &Path) -> Result<StateDb, OpenError> {
+        let kept = self
+            .0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .take();
+        let now = file_id(path);
+        if let Some(mut k) = kept
+            && k.path == path
+            && Some(k.id) == now
+        {
+            k.db.check(path, Fts::Probe)?;
+            return Ok(k.db);
+        }
+        open(path, Fts::Probe)
+    }
+
+    /// Keep `db` (opened by [`Self::take`] for `path`) for the next call.
+    pub(crate) fn put(&self, path: PathBuf, db: StateDb) {
+        if let Some(id) = file_id(&path) {
+            *self
+                .0
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(Kept { path, id, db });
+        }
+    }
 }
 
 /// `SELECT version FROM schema_version` must give [`SCHEMA_VERSION`].

@@ -43,7 +43,10 @@ use crate::server::{Availability, ToolCall, ToolDef, ToolEntry, ToolOutput, Tool
 use tool::{Args, CallEnv};
 
 #[derive(Default)]
-pub struct SessionSearchToolset;
+pub struct SessionSearchToolset {
+    /// This home's `state.db` connection, kept between calls.
+    cache: std::sync::Arc<db::DbCache>,
+}
 
 impl Toolset for SessionSearchToolset {
     fn name(&self) -> &'static str {
@@ -76,8 +79,9 @@ impl Toolset for SessionSearchToolset {
             current: ctx.session_id(),
         };
         let args = Args::parse(&call.args);
+        let cache = self.cache.clone();
         Box::pin(async move {
-            tokio::task::spawn_blocking(move || tool::run(&env, args))
+            tokio::task::spawn_blocking(move || tool::run(&env, &cache, args))
                 .await
                 .unwrap_or_else(|e| format::tool_error(format!("session_search failed: {e}")))
         })

@@ -208,7 +208,7 @@ fn fts_query(
         true => Ok(None),
         false => Err(e),
     };
-    let mut stmt = match conn.prepare(&sql) {
+    let mut stmt = match conn.prepare_cached(&sql) {
         Ok(s) => s,
         Err(e) => return first_step(e),
     };

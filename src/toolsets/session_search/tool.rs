@@ -9,7 +9,7 @@ use std::path::PathBuf;
 use serde_json::{Map, Value};
 
 use super::browse::recent;
-use super::db::{Fts, StateDb, open};
+use super::db::{DbCache, StateDb};
 use super::discover::{Discover, discover};
 use super::format::{ok, tool_error};
 use super::profiles::{locate, open_profile};
@@ -73,34 +73,39 @@ fn non_blank(s: &Option<String>) -> Option<&str> {
     s.as_deref().filter(|v| !py_strip(v).is_empty())
 }
 
-/// Run one call.
-pub(crate) fn run(env: &CallEnv, mut a: Args) -> ToolOutput {
+/// Run one call: on another profile's database when one is named (where
+/// this conversation's ids never occur), else on this home's.
+pub(crate) fn run(env: &CallEnv, cache: &DbCache, mut a: Args) -> ToolOutput {
     split_link(&mut a);
-    let mut current = env.current.clone().filter(|c| !c.is_empty());
-    let db = match non_blank(&a.profile) {
-        Some(p) => match open_profile(&env.root, p) {
-            Ok(db) => {
-                // Another profile's ids never meet this conversation's.
-                current = None;
-                db
-            }
-            Err(text) => return tool_error(text),
-        },
-        None => match open(&env.home.join("state.db"), Fts::Probe) {
-            Ok(db) => db,
-            Err(e) => return tool_error(e.to_string()),
-        },
+    if let Some(p) = non_blank(&a.profile) {
+        return match open_profile(&env.root, p) {
+            Ok(db) => shape(env, &db, &a, None),
+            Err(text) => tool_error(text),
+        };
+    }
+    let path = env.home.join("state.db");
+    let db = match cache.take(&path) {
+        Ok(db) => db,
+        Err(e) => return tool_error(e.to_string()),
     };
+    let current = env.current.as_deref().filter(|c| !c.is_empty());
+    let out = shape(env, &db, &a, current);
+    cache.put(path, db);
+    out
+}
+
+/// The shape the arguments ask for, on `db`.
+fn shape(env: &CallEnv, db: &StateDb, a: &Args, current: Option<&str>) -> ToolOutput {
     if let Some(sid) = non_blank(&a.session_id) {
         return match a.around {
-            Some(anchor) => scroll(&db.conn, sid, anchor, a.window, current.as_deref()),
-            None => read(env, &db, py_strip(sid)),
+            Some(anchor) => scroll(&db.conn, sid, anchor, a.window, current),
+            None => read(env, db, py_strip(sid)),
         };
     }
     let limit = a.limit.clamp(1, 10);
     let query = py_strip(&a.query);
     if query.is_empty() {
-        return recent(&db.conn, limit, current.as_deref());
+        return recent(&db.conn, limit, current);
     }
     let roles = match non_blank(&a.role_filter) {
         Some(r) => r
@@ -117,13 +122,13 @@ pub(crate) fn run(env: &CallEnv, mut a: Args) -> ToolOutput {
         .map(|s| py_strip(s).to_lowercase())
         .filter(|s| s == "newest" || s == "oldest");
     discover(
-        &db,
+        db,
         &Discover {
             query,
             roles,
             limit: usize::try_from(limit).unwrap_or(3),
             sort: sort.as_deref(),
-            current: current.as_deref(),
+            current,
         },
     )
 }
