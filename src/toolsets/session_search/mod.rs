@@ -5,18 +5,25 @@
 //! `around_message_id`), read (`session_id`) and browse (no arguments) —
 //! plus other profiles' sessions (`profile`, `@session:<profile>/<id>`).
 //!
-//! Stateless: no model call, no live agent. Each call opens the database
-//! read-only (never creating, migrating or locking it for writing; see
-//! `db`), runs Hermes' own SQL, and shapes the result byte for byte as
-//! Hermes' registry handler returns it. Under Hermes, `HERMES_SESSION_ID`
-//! names the conversation Codex is in; its lineage is left out of results
-//! as Hermes leaves out the agent's own session.
+//! Stateless: no model call, no live agent. Each call reads the database
+//! through a read-only connection (never creating, migrating or locking it
+//! for writing; see `db`), runs Hermes' own SQL, and shapes the result byte
+//! for byte as Hermes' registry handler returns it. Under Hermes,
+//! `HERMES_SESSION_ID` names the conversation Codex is in; its lineage is
+//! left out of results as Hermes leaves out the agent's own session.
 //!
 //! Deliberate differences from Hermes' function, all where Hermes would
 //! write: a missing, corrupt, locked or unknown-version `state.db` is a clear
 //! error (Hermes creates an empty one, migrates an old one, or fails later
 //! with a bare SQLite message); the current profile's database is opened
 //! only when no `profile` is given (Hermes opens it first in every call).
+//! Arguments are checked against the schema by the server first, so a
+//! `limit` of `"abc"` is refused where Hermes would fall back to 3.
+//!
+//! Kept as Hermes has it, though it surprises: another profile's database is
+//! opened as Hermes opens it, read-only without FTS (`SessionDB(read_only=
+//! True)` never enables it), so discovery there finds session titles only;
+//! browse, scroll and read work fully.
 //!
 //! Layers, each importing only from the ones above it:
 //! * `schema`: the tool's declaration;
