@@ -13,7 +13,16 @@
 //!   kanban dispatcher point workers at another home through it);
 //! * the kanban worker variables the dispatcher sets when it spawns a worker
 //!   (hermes-agent: `hermes_cli/kanban_db.py`, the worker env), when this home
-//!   uses kanban (`kanban` in `toolsets:`, or a kanban database exists).
+//!   uses kanban (`kanban` in `toolsets:`, or a kanban database exists);
+//! * `HERMES_SESSION_ID` when Hermes itself runs codex
+//!   (`model.openai_runtime: codex_app_server`): Hermes exports the id of the
+//!   conversation into its own environment (hermes-agent:
+//!   `agent/agent_init.py`, `set_current_session_id`) and codex app-server
+//!   inherits it (`agent/transports/codex_app_server.py`,
+//!   `hermes_subprocess_env`), so `session_search` can leave that conversation
+//!   out of its results, as Hermes does. It is a per-session value, never set
+//!   in the shell migrate runs in; a codex started by hand has none, and
+//!   `codex doctor` then notes it unset, as it does the kanban variables.
 //!
 //! A key added later to the shell instead of `.env` needs `migrate` again; the
 //! report says so.
@@ -43,6 +52,8 @@ pub(crate) struct PassThrough {
     pub(crate) set_now: Vec<String>,
     pub(crate) kanban: bool,
     pub(crate) profiles: bool,
+    /// Hermes runs codex (`model.openai_runtime: codex_app_server`).
+    pub(crate) hermes_runs_codex: bool,
 }
 
 /// Decide the list. `is_set` answers for the migrating process (a parameter
@@ -56,6 +67,8 @@ pub(crate) fn choose(
     let mut out = PassThrough {
         profiles: !home.explicit && has_profiles(home),
         kanban: uses_kanban(home, config),
+        hermes_runs_codex: config.str("model.openai_runtime").as_deref()
+            == Some("codex_app_server"),
         ..Default::default()
     };
     for v in envvars::serve_vars() {
@@ -73,7 +86,8 @@ pub(crate) fn choose(
         let from_dotenv = now.is_some() && dotenv.get(name) == now.as_ref();
         let wanted = (now.is_some() && !from_dotenv)
             || (out.profiles && name == envvars::HERMES_HOME)
-            || (out.kanban && KANBAN_WORKER_VARS.contains(&name));
+            || (out.kanban && KANBAN_WORKER_VARS.contains(&name))
+            || (out.hermes_runs_codex && name == envvars::HERMES_SESSION_ID);
         if !wanted || !is_var_name(name) {
             continue;
         }
@@ -144,5 +158,17 @@ mod tests {
             (n == "HERMES_HOME").then(|| "/x".to_string())
         });
         assert!(!p.names.iter().any(|n| n == "HERMES_HOME"));
+    }
+
+    #[test]
+    fn hermes_running_codex_passes_its_session_id() {
+        let d = tempfile::tempdir().unwrap();
+        let on = HermesConfig::from_yaml("model:\n  openai_runtime: codex_app_server\n").unwrap();
+        let p = choose(&home(d.path(), false), &on, |_| None);
+        assert!(p.hermes_runs_codex);
+        assert_eq!(p.names, ["HERMES_SESSION_ID"]);
+        let off = HermesConfig::from_yaml("model:\n  openai_runtime: auto\n").unwrap();
+        let p = choose(&home(d.path(), false), &off, |_| None);
+        assert!(!p.hermes_runs_codex && p.names.is_empty());
     }
 }

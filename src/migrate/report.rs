@@ -58,6 +58,8 @@ pub(crate) struct EnvVarsReport {
     pub(crate) kanban: bool,
     /// HERMES_HOME is listed because the Hermes root has profiles.
     pub(crate) profiles: bool,
+    /// HERMES_SESSION_ID is listed because Hermes runs codex.
+    pub(crate) hermes_session: bool,
 }
 
 impl From<&super::passthrough::PassThrough> for EnvVarsReport {
@@ -67,6 +69,7 @@ impl From<&super::passthrough::PassThrough> for EnvVarsReport {
             set_now: p.set_now.clone(),
             kanban: p.kanban,
             profiles: p.profiles,
+            hermes_session: p.hermes_runs_codex,
         }
     }
 }
@@ -83,6 +86,9 @@ impl EnvVarsReport {
         }
         if self.profiles {
             why.push("HERMES_HOME for profiles".to_string());
+        }
+        if self.hermes_session {
+            why.push("HERMES_SESSION_ID from Hermes, which runs codex".to_string());
         }
         let what = if why.is_empty() {
             "hermes-tools gets no variables from codex's environment beyond codex's defaults"

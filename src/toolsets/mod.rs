@@ -5,6 +5,7 @@ pub mod browser;
 pub mod image_gen;
 pub mod kanban;
 pub mod memory;
+pub mod session_search;
 pub mod skills;
 pub mod tts;
 pub mod vision;
@@ -23,5 +24,6 @@ pub fn all() -> Vec<Box<dyn Toolset>> {
         Box::new(tts::TtsToolset::default()),
         Box::new(kanban::KanbanToolset::new()),
         Box::new(memory::MemoryToolset),
+        Box::new(session_search::SessionSearchToolset::default()),
     ]
 }

@@ -1,0 +1,176 @@
+//! How results look, as `tools/session_search_tool.py` builds them:
+//! `_shape_message`, `_format_timestamp`, `tool_error`, and the
+//! `json.dumps(..., ensure_ascii=False)` text every shape returns.
+
+use serde_json::{Map, Value, json};
+
+use super::store::Msg;
+use crate::pycompat::{py_bool, py_json};
+use crate::server::ToolOutput;
+use rmcp::model::ContentBlock;
+
+/// A successful result: the JSON text Hermes' function returns.
+pub(crate) fn ok(v: Value) -> ToolOutput {
+    ToolOutput {
+        content: vec![ContentBlock::text(py_json(&v))],
+        is_error: false,
+    }
+}
+
+/// Hermes' `tool_error(msg, success=False)`: `{"error": msg, "success": false}`.
+pub(crate) fn tool_error(msg: impl Into<String>) -> ToolOutput {
+    let v = json!({"error": msg.into(), "success": false});
+    ToolOutput {
+        content: vec![ContentBlock::text(py_json(&v))],
+        is_error: true,
+    }
+}
+
+/// `_shape_message(m, anchor_id)`: id, role, content, timestamp, then the
+/// tool fields when truthy and `anchor: true` on the anchor. `None`s are
+/// dropped except `content`.
+pub(crate) fn shape(m: &Msg, anchor: Option<i64>) -> Value {
+    let mut e = Map::new();
+    e.insert("id".into(), Value::from(m.id));
+    for (k, v) in [
+        ("role", &m.role),
+        ("content", &m.content),
+        ("timestamp", &m.timestamp),
+    ] {
+        if !v.is_null() || k == "content" {
+            e.insert(k.into(), v.clone());
+        }
+    }
+    for (k, v) in [
+        ("tool_name", &m.tool_name),
+        ("tool_calls", &m.tool_calls),
+        ("tool_call_id", &m.tool_call_id),
+    ] {
+        if py_bool(v) {
+            e.insert(k.into(), v.clone());
+        }
+    }
+    if anchor == Some(m.id) {
+        e.insert("anchor".into(), Value::Bool(true));
+    }
+    Value::Object(e)
+}
+
+/// [`shape`] over a list.
+pub(crate) fn shape_all(ms: &[Msg], anchor: Option<i64>) -> Value {
+    Value::Array(ms.iter().map(|m| shape(m, anchor)).collect())
+}
+
+/// `_format_timestamp`: a Unix time as `"November 26, 2026 at 04:15 PM"` in
+/// local time (`datetime.fromtimestamp(ts).strftime("%B %d, %Y at %I:%M %p")`),
+/// `"unknown"` for null; a non-numeric string is returned as is.
+pub(crate) fn when(ts: &Value) -> String {
+    match ts {
+        Value::Null => "unknown".into(),
+        Value::Number(n) => n
+            .as_f64()
+            .and_then(local_when)
+            .unwrap_or_else(|| n.to_string()),
+        Value::String(s) => {
+            let digits: String = s.chars().filter(|c| *c != '.' && *c != '-').collect();
+            if !digits.is_empty() && digits.chars().all(|c| c.is_ascii_digit()) {
+                s.parse::<f64>()
+                    .ok()
+                    .and_then(local_when)
+                    .unwrap_or_else(|| s.clone())
+            } else {
+                s.clone()
+            }
+        }
+        other => other.to_string(),
+    }
+}
+
+const MONTHS: [&str; 12] = [
+    "January",
+    "February",
+    "March",
+    "April",
+    "May",
+    "June",
+    "July",
+    "August",
+    "September",
+    "October",
+    "November",
+    "December",
+];
+
+/// `datetime.fromtimestamp(ts)` (microseconds rounded half-even, as CPython
+/// does) formatted with `%B %d, %Y at %I:%M %p`; `None` where Python raises.
+fn local_when(ts: f64) -> Option<String> {
+    if !ts.is_finite() {
+        return None;
+    }
+    let mut secs = ts.trunc();
+    let us = ((ts - secs) * 1e6).round_ties_even();
+    if us >= 1e6 {
+        secs += 1.0;
+    } else if us < 0.0 {
+        secs -= 1.0;
+    }
+    if secs.abs() > 1e14 {
+        return None;
+    }
+    let t = secs as libc::time_t;
+    // SAFETY: localtime_r writes into the zeroed `tm` we own; both pointers are valid.
+    let mut tm: libc::tm = unsafe { std::mem::zeroed() };
+    if unsafe { libc::localtime_r(&t, &mut tm).is_null() } {
+        return None;
+    }
+    let year = i64::from(tm.tm_year) + 1900;
+    if !(1..=9999).contains(&year) {
+        return None;
+    }
+    let month = MONTHS.get(usize::try_from(tm.tm_mon).ok()?)?;
+    let hour12 = match tm.tm_hour % 12 {
+        0 => 12,
+        h => h,
+    };
+    let ampm = if tm.tm_hour < 12 { "AM" } else { "PM" };
+    Some(format!(
+        "{month} {:02}, {year} at {hour12:02}:{:02} {ampm}",
+        tm.tm_mday, tm.tm_min
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn timestamps_read_like_pythons_strftime() {
+        assert_eq!(when(&Value::Null), "unknown");
+        assert_eq!(when(&json!("not a time")), "not a time");
+        // Local time: compare against the same instant formatted by libc's own
+        // month and hour logic only for shape (the test machine's zone varies).
+        let s = when(&json!(1752000000.0));
+        assert!(
+            s.contains(", 2025 at ") && (s.ends_with(" AM") || s.ends_with(" PM")),
+            "{s}"
+        );
+        assert_eq!(when(&json!("1752000000")), s);
+    }
+
+    #[test]
+    fn shaping_keeps_null_content_and_drops_falsy_tool_fields() {
+        let m = Msg {
+            id: 7,
+            role: json!("assistant"),
+            content: Value::Null,
+            timestamp: json!(1.5),
+            tool_name: json!(""),
+            tool_calls: json!([{"id": "c"}]),
+            tool_call_id: Value::Null,
+        };
+        assert_eq!(
+            py_json(&shape(&m, Some(7))),
+            r#"{"id": 7, "role": "assistant", "content": null, "timestamp": 1.5, "tool_calls": [{"id": "c"}], "anchor": true}"#
+        );
+    }
+}

@@ -1,0 +1,167 @@
+//! One call, routed to its shape as `session_search()` does (hermes-agent
+//! 0.19.0, `tools/session_search_tool.py`, called the way its registry
+//! handler calls it): `@session:` link values split into profile and id, the
+//! database chosen (another profile's, or this home's), then scroll, read,
+//! browse or discovery, with Hermes' clamps and defaults.
+
+use std::path::PathBuf;
+
+use serde_json::{Map, Value};
+
+use super::browse::recent;
+use super::db::{DbCache, StateDb};
+use super::discover::{Discover, discover};
+use super::format::{ok, tool_error};
+use super::profiles::{locate, open_profile};
+use super::read::{read_session, scroll};
+use crate::pycompat::py_strip;
+use crate::server::ToolOutput;
+
+/// Where a call reads, taken from the server's context.
+#[derive(Debug, Clone)]
+pub(crate) struct CallEnv {
+    /// `$HERMES_HOME`: this profile's `state.db` lives here.
+    pub(crate) home: PathBuf,
+    /// The root holding `profiles/` (Hermes' `get_default_hermes_root()`).
+    pub(crate) root: PathBuf,
+    /// `HERMES_SESSION_ID`: the conversation Codex is part of, left out of results.
+    pub(crate) current: Option<String>,
+}
+
+/// The arguments, read as the registry handler reads them (`args.get(k, default)`).
+#[derive(Debug, Default)]
+pub(crate) struct Args {
+    query: String,
+    role_filter: Option<String>,
+    limit: i64,
+    session_id: Option<String>,
+    /// Present: `Some(anchor)`, the anchor `None` when it does not fit an i64.
+    around: Option<Option<i64>>,
+    window: i64,
+    sort: Option<String>,
+    profile: Option<String>,
+}
+
+impl Args {
+    /// From validated arguments (strings and integers already coerced).
+    pub(crate) fn parse(args: &Map<String, Value>) -> Args {
+        let s = |k: &str| args.get(k).and_then(Value::as_str).map(str::to_string);
+        let int = |k: &str, default: i64| args.get(k).map_or(default, saturating_int);
+        Args {
+            query: s("query").unwrap_or_default(),
+            role_filter: s("role_filter"),
+            limit: int("limit", 3),
+            session_id: s("session_id"),
+            around: args.get("around_message_id").map(Value::as_i64),
+            window: int("window", 5),
+            sort: s("sort"),
+            profile: s("profile"),
+        }
+    }
+}
+
+/// An integer argument; one beyond i64 (JSON allows up to u64) saturates.
+fn saturating_int(v: &Value) -> i64 {
+    v.as_i64()
+        .or_else(|| v.as_u64().map(|_| i64::MAX))
+        .or_else(|| v.as_f64().map(|f| f as i64))
+        .unwrap_or(0)
+}
+
+/// Non-blank after Python's `strip()`.
+fn non_blank(s: &Option<String>) -> Option<&str> {
+    s.as_deref().filter(|v| !py_strip(v).is_empty())
+}
+
+/// Run one call: on another profile's database when one is named (where
+/// this conversation's ids never occur), else on this home's.
+pub(crate) fn run(env: &CallEnv, cache: &DbCache, mut a: Args) -> ToolOutput {
+    split_link(&mut a);
+    if let Some(p) = non_blank(&a.profile) {
+        return match open_profile(&env.root, p) {
+            Ok(db) => shape(env, &db, &a, None),
+            Err(text) => tool_error(text),
+        };
+    }
+    let path = env.home.join("state.db");
+    let db = match cache.take(&path) {
+        Ok(db) => db,
+        Err(e) => return tool_error(e.to_string()),
+    };
+    let current = env.current.as_deref().filter(|c| !c.is_empty());
+    let out = shape(env, &db, &a, current);
+    cache.put(path, db);
+    out
+}
+
+/// The shape the arguments ask for, on `db`.
+fn shape(env: &CallEnv, db: &StateDb, a: &Args, current: Option<&str>) -> ToolOutput {
+    if let Some(sid) = non_blank(&a.session_id) {
+        return match a.around {
+            Some(anchor) => scroll(&db.conn, sid, anchor, a.window, current),
+            None => read(env, db, py_strip(sid)),
+        };
+    }
+    let limit = a.limit.clamp(1, 10);
+    let query = py_strip(&a.query);
+    if query.is_empty() {
+        return recent(&db.conn, limit, current);
+    }
+    let roles = match non_blank(&a.role_filter) {
+        Some(r) => r
+            .split(',')
+            .map(py_strip)
+            .filter(|r| !r.is_empty())
+            .map(str::to_string)
+            .collect(),
+        None => Vec::new(),
+    };
+    let sort = a
+        .sort
+        .as_deref()
+        .map(|s| py_strip(s).to_lowercase())
+        .filter(|s| s == "newest" || s == "oldest");
+    discover(
+        db,
+        &Discover {
+            query,
+            roles,
+            limit: usize::try_from(limit).unwrap_or(3),
+            sort: sort.as_deref(),
+            current,
+        },
+    )
+}
+
+/// A raw `@session:<profile>/<id>` value passed as `session_id`: the part
+/// after the first `/` is the id, the part before it the profile unless one
+/// was passed (session ids never contain `/`).
+fn split_link(a: &mut Args) {
+    let Some((p, id)) = a.session_id.as_deref().and_then(|s| s.split_once('/')) else {
+        return;
+    };
+    if id.is_empty() {
+        return;
+    }
+    let (p, id) = (p.to_string(), id.to_string());
+    if !p.is_empty() && non_blank(&a.profile).is_none() {
+        a.profile = Some(p);
+    }
+    a.session_id = Some(id);
+}
+
+/// The read shape; a session not found here is looked for in every profile
+/// and, when found, read there and tagged with its `profile`.
+fn read(env: &CallEnv, db: &StateDb, sid: &str) -> ToolOutput {
+    let first = match read_session(&db.conn, sid) {
+        Ok(r) => return ok(Value::Object(r)),
+        Err(text) => text,
+    };
+    if let Some((other, owner)) = locate(&env.root, sid)
+        && let Ok(mut r) = read_session(&other.conn, sid)
+    {
+        r.insert("profile".into(), Value::String(owner));
+        return ok(Value::Object(r));
+    }
+    tool_error(first)
+}
