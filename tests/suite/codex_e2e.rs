@@ -321,3 +321,72 @@ for line in sys.stdin:
     // Only listed variables arrive: GITHUB_TOKEN itself was not passed.
     assert!(saw.contains(r#""GITHUB_TOKEN":"<unset>""#), "{saw}");
 }
+
+/// The real codex, through the config `migrate` wrote: the model saves a fact with `memory`
+/// and then recalls a Hermes conversation with `session_search`. Hermes' own `MemoryStore`
+/// reads the fact back (it is in Hermes' next system prompt), and the conversation Hermes
+/// stored through its `SessionDB` is what the model gets.
+#[test]
+fn codex_saves_a_memory_and_finds_a_hermes_conversation() {
+    let env = TestEnv::new();
+    let home = env.hermes_home();
+    std::fs::create_dir_all(&home).unwrap();
+    let fill = "import os\nfrom hermes_state import SessionDB\n\
+        db = SessionDB()\n\
+        db.create_session('s-otter', source='cli', model='m')\n\
+        db.append_message('s-otter', role='user', content='plan the otterpool migration for tuesday')\n\
+        db.append_message('s-otter', role='assistant', content='the otterpool migration needs a freeze window')\n\
+        db.end_session('s-otter', 'done')\n\
+        db.close()\n";
+    let out = Command::new(hermes_python("hermes_state"))
+        .env("HERMES_HOME", &home)
+        .env("HOME", env.home())
+        .args(["-c", fill])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+
+    let s = run_harness(
+        &home,
+        "memory",
+        r#"{"action":"add","target":"memory","content":"The user's staging cluster is called otterpool."}"#,
+        &[
+            "--then",
+            "session_search",
+            r#"{"query":"otterpool"}"#,
+            "--via",
+            "appserver",
+        ],
+    );
+    assert_ok(&s);
+    let outs = s["function_call_outputs"].as_array().expect("two outputs");
+    assert_eq!(outs.len(), 2, "{outs:?}");
+    let saved = outs[0].to_string();
+    assert!(
+        saved.contains("success") && saved.contains("true"),
+        "{saved}"
+    );
+    let found = outs[1].to_string();
+    assert!(found.contains("s-otter"), "{found}");
+    assert!(found.contains("freeze window"), "{found}");
+
+    let read_back = "from tools.memory_tool import load_on_disk_store\n\
+        s = load_on_disk_store()\n\
+        print(s.memory_entries)\n";
+    let out = Command::new(hermes_python("tools.memory_tool"))
+        .env("HERMES_HOME", &home)
+        .env("HOME", env.home())
+        .args(["-c", read_back])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success() && stdout.contains("otterpool"),
+        "Hermes' MemoryStore did not read the entry back: {stdout} {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
