@@ -31,8 +31,10 @@ pub use toolset::{
 };
 
 pub(crate) const INSTRUCTIONS: &str = "Hermes Agent's tools inside Codex: web search and page extraction, a real \
-headless browser, image analysis, image generation, text to speech, the user's Hermes skills, and the \
-Hermes kanban board. Use them for what Codex's built-in tools do not cover.";
+headless browser, image analysis, image generation, text to speech, the user's Hermes skills, the \
+Hermes kanban board, Hermes' persistent memory (`memory`: what you save there is in the user's next \
+Hermes sessions) and search over the user's past Hermes conversations (`session_search`). Use them \
+for what Codex's built-in tools do not cover.";
 
 /// The MCP server: the context plus the registered toolsets.
 #[derive(Clone)]
