@@ -392,6 +392,12 @@ fn migrate_bad_input_exits_2_with_a_hint() {
     let out = run(&env, &["--no-plugins"]);
     assert_eq!(code(&out), 2);
     assert!(stderr(&out).contains("not valid YAML"), "{}", stderr(&out));
+    assert_eq!(
+        stderr(&out).matches("error:").count(),
+        1,
+        "one `error:` per message:\n{}",
+        stderr(&out)
+    );
     assert!(!env.codex_home().join("config.toml").exists());
 }
 
