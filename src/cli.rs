@@ -75,6 +75,23 @@ pub struct CompletionArgs {
     pub shell: clap_complete::Shell,
 }
 
+/// The completion script for `shell`. clap_complete's bash generator names
+/// the `hermes-mcp` state `hermes__mcp` while walking the words but labels the
+/// subcommands' cases `hermes__subcmd__mcp__subcmd__…` (it mangles the hyphen
+/// of the binary name twice), so no subcommand's flags would ever complete;
+/// the labels are renamed to the names the walk produces.
+fn completion_script(shell: clap_complete::Shell) -> Vec<u8> {
+    use clap::CommandFactory;
+    let mut script = Vec::new();
+    clap_complete::generate(shell, &mut Cli::command(), "hermes-mcp", &mut script);
+    if shell != clap_complete::Shell::Bash {
+        return script;
+    }
+    String::from_utf8_lossy(&script)
+        .replace("hermes__subcmd__mcp__subcmd__", "hermes__mcp__subcmd__")
+        .into_bytes()
+}
+
 #[derive(Debug, Args, Clone, Default)]
 pub struct ToolsArgs {
     #[command(flatten)]
@@ -242,9 +259,8 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             run_migrate(&args, v)
         }
         Command::Completion(args) => {
-            use clap::CommandFactory;
             let mut out = std::io::stdout().lock();
-            clap_complete::generate(args.shell, &mut Cli::command(), "hermes-mcp", &mut out);
+            out.write_all(&completion_script(args.shell))?;
             out.flush()?;
             Ok(ExitCode::SUCCESS)
         }

@@ -38,6 +38,13 @@ fn yaml_options() -> serde_saphyr::Options {
     o
 }
 
+/// serde_saphyr's error text without its own leading `error: `: the message
+/// is wrapped in "… is not valid YAML: …", and the program already prints
+/// `error:` in front of the whole line.
+fn parse_message(text: &str) -> String {
+    text.strip_prefix("error: ").unwrap_or(text).to_string()
+}
+
 impl HermesConfig {
     /// Load `path`; a missing file is an empty config, not an error.
     pub(crate) fn load(path: &Path) -> Result<Self, ConfigError> {
@@ -64,7 +71,7 @@ impl HermesConfig {
             serde_saphyr::from_str_with_options(text, yaml_options()).map_err(|e| {
                 ConfigError::Parse {
                     path: path.to_path_buf(),
-                    message: e.to_string(),
+                    message: parse_message(&e.to_string()),
                 }
             })?
         };

@@ -307,23 +307,30 @@ pub(crate) fn plan(opts: &HookOptions) -> anyhow::Result<HookPlan> {
 pub(crate) struct Removal {
     pub(crate) removed_dir: Option<PathBuf>,
     pub(crate) disabled_in_config: bool,
+    /// Nothing was written (`--dry-run`, `--check`): say what would happen.
+    pub(crate) dry_run: bool,
 }
 
 impl Removal {
     /// One line for migrate's report, when there was anything to undo.
     pub(crate) fn summary(&self) -> Option<String> {
+        let (removed, disabled, took) = if self.dry_run {
+            ("Would remove", " and take it out", "Would take")
+        } else {
+            ("Removed", " and took it out", "Took")
+        };
         match (&self.removed_dir, self.disabled_in_config) {
             (None, false) => None,
             (Some(d), _) => Some(format!(
-                "Removed the Hermes plugin {PLUGIN_NAME} ({}){}",
+                "{removed} the Hermes plugin {PLUGIN_NAME} ({}){}",
                 d.display(),
                 if self.disabled_in_config {
-                    " and took it out of plugins.enabled"
+                    format!("{disabled} of plugins.enabled")
                 } else {
-                    ""
+                    String::new()
                 }
             )),
-            (None, true) => Some(format!("Took {PLUGIN_NAME} out of plugins.enabled")),
+            (None, true) => Some(format!("{took} {PLUGIN_NAME} out of plugins.enabled")),
         }
     }
 }
@@ -332,7 +339,10 @@ impl Removal {
 /// `plugin.yaml` is ours) and take `hermes-mcp` out of `plugins.enabled`.
 /// With `dry_run`, only report.
 pub(crate) fn remove(hermes_home: &Path, dry_run: bool) -> anyhow::Result<Removal> {
-    let mut out = Removal::default();
+    let mut out = Removal {
+        dry_run,
+        ..Removal::default()
+    };
     let plugin_dir = hermes_home.join("plugins").join(PLUGIN_NAME);
     let ours = read_regular(&plugin_dir.join("plugin.yaml"))
         .is_some_and(|t| t.contains("written by `hermes-mcp migrate`"));

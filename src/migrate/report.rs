@@ -212,7 +212,12 @@ impl Report {
         let t = &self.target_path;
         if self.check {
             Some(if self.changed {
-                format!("{t} is out of date: `hermes-mcp migrate` would change it")
+                let command = if self.remove {
+                    "hermes-mcp migrate --remove"
+                } else {
+                    "hermes-mcp migrate"
+                };
+                format!("{t} is out of date: `{command}` would change it")
             } else {
                 format!("{t} is up to date")
             })

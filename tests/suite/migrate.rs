@@ -392,6 +392,12 @@ fn migrate_bad_input_exits_2_with_a_hint() {
     let out = run(&env, &["--no-plugins"]);
     assert_eq!(code(&out), 2);
     assert!(stderr(&out).contains("not valid YAML"), "{}", stderr(&out));
+    assert_eq!(
+        stderr(&out).matches("error:").count(),
+        1,
+        "one `error:` per message:\n{}",
+        stderr(&out)
+    );
     assert!(!env.codex_home().join("config.toml").exists());
 }
 
@@ -449,6 +455,52 @@ fn migrate_remove_restores_the_users_file() {
     assert_eq!(code(&run(&env, &["--remove", "--check"])), 0);
     let r = json(&run(&env, &["--remove", "--json"]));
     assert_eq!(r["written"], false);
+}
+
+/// Both streams of a run, for report-text checks.
+fn all_text(out: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
+}
+
+/// `--remove --dry-run` and `--remove --check` say what would be removed
+/// (nothing is), and `--check -v` names `migrate --remove` as what would
+/// change the file; only the real `--remove` says "Removed".
+#[test]
+fn migrate_remove_dry_run_and_check_say_what_would_happen() {
+    let env = TestEnv::new();
+    setup(&env, Some(USER_TOML));
+    assert_eq!(code(&run(&env, &["--no-plugins"])), 0);
+    let plugin = env.hermes_home().join("plugins").join("hermes-mcp");
+    assert!(plugin.is_dir(), "migrate installed no Hermes plugin");
+    let out = all_text(&run(&env, &["--remove", "--dry-run", "--color", "never"]));
+    assert!(
+        out.contains("Would remove the Hermes plugin hermes-mcp"),
+        "{out}"
+    );
+    assert!(!out.contains("Removed"), "{out}");
+    let out = run(&env, &["--remove", "--check", "-v"]);
+    assert_eq!(code(&out), 1);
+    let out = all_text(&out);
+    assert!(
+        out.contains("Would remove the Hermes plugin hermes-mcp"),
+        "{out}"
+    );
+    assert!(
+        out.contains("`hermes-mcp migrate --remove` would change it"),
+        "{out}"
+    );
+    assert!(!out.contains("Removed"), "{out}");
+    assert!(plugin.is_dir(), "a dry run removed the plugin");
+    let out = all_text(&run(&env, &["--remove"]));
+    assert!(
+        out.contains("Removed the Hermes plugin hermes-mcp"),
+        "{out}"
+    );
+    assert!(!plugin.exists());
 }
 
 #[test]

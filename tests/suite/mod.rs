@@ -11,6 +11,7 @@ mod cli_pipes;
 mod codex_auth;
 mod codex_e2e;
 pub mod common;
+mod completion;
 mod doctor;
 pub mod edge_support;
 mod edge_tts;
