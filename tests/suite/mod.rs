@@ -39,6 +39,7 @@ mod serve_fuzz;
 mod serve_home;
 mod serve_protocol;
 mod serve_reliability;
+mod serve_unicode;
 mod skills;
 mod skills_files;
 mod skills_plugins;
