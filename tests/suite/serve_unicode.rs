@@ -9,7 +9,9 @@
 //! keys are set, URL-shaped strings point at 127.0.0.1 port 9 (closed), and
 //! the suite runs in a loopback-only namespace. The `browser_*` tools are
 //! skipped: each call would launch Chromium, which takes longer than the
-//! whole test; their URL handling is covered by the browser suites.
+//! whole test; their URL handling is covered by the browser suites. The
+//! profile enables `kanban`; `image_generate` is not listed without a
+//! provider key, so it is not called.
 
 use proptest::prelude::*;
 use proptest::strategy::ValueTree;
@@ -111,7 +113,9 @@ fn arguments(schema: &Value, s: &mut impl FnMut() -> String) -> Value {
 #[test]
 fn every_tool_takes_arbitrary_unicode_without_a_panic() {
     let env = TestEnv::new();
-    let mut c = client(&env, &[]);
+    // An orchestrator profile, so the kanban tools are listed too.
+    env.write_hermes("config.yaml", "toolsets:\n  - hermes-cli\n  - kanban\n");
+    let mut c = client(&env, &[("HERMES_PROFILE", "orch")]);
     let list = c.request("tools/list", json!({}));
     let tools = list["result"]["tools"].as_array().expect("tools").clone();
     assert!(!tools.is_empty(), "{list}");
