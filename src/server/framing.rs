@@ -513,6 +513,31 @@ mod tests {
     }
 
     #[test]
+    fn lone_surrogates_keep_the_id() {
+        let line = |x: &str| {
+            format!(r#"{{"jsonrpc":"2.0","id":"s","method":"ping","params":{{"x":"{x}"}}}}"#)
+        };
+        for lone in [
+            r"\ud800",
+            r"\uDFFF",
+            r"a\ud83d",
+            r"\ude00\ud83d",
+            r"\\\ud800",
+        ] {
+            let got = code(&judge(line(lone).as_bytes()));
+            assert_eq!(got, Some((json!("s"), -32700)), "{lone}");
+        }
+        // A valid pair and an escaped backslash before `u` are not lone surrogates.
+        for fine in [r"\ud83d\ude00", r"\\ud800"] {
+            assert!(
+                matches!(judge(line(fine).as_bytes()), Verdict::Forward(_)),
+                "{fine}"
+            );
+        }
+        assert_eq!(replace_lone_surrogates(br#""\ud83d\ude00""#), None);
+    }
+
+    #[test]
     fn errors_carry_the_id_when_it_can_be_read() {
         for (line, id, want) in [
             (r#"{"id":7,"method":"ping"}"#, json!(7), -32600),
