@@ -82,7 +82,7 @@ pub(crate) fn judge(line: &[u8]) -> Verdict {
         Ok(v) => v,
         Err(e) => {
             return error(
-                Value::Null,
+                readable_id(trimmed),
                 -32700,
                 format!("Parse error: not a JSON-RPC message ({e})"),
             );
@@ -118,6 +118,66 @@ pub(crate) fn judge(line: &[u8]) -> Verdict {
         Err(v) => return v,
     };
     hand_to_rmcp(msg, &method, id)
+}
+
+/// The id of a line that is valid JSON syntax but holds a lone UTF-16
+/// surrogate escape (`"\ud800"`), which serde_json refuses: with each lone
+/// surrogate read as U+FFFD the line parses, and its id (when it is a valid
+/// request id) is the one to answer with. The answer stays `-32700`: such a
+/// string is not Unicode text, so the line is not a JSON text a JSON-RPC
+/// peer must accept (RFC 8259 §8.2, I-JSON RFC 7493 §2.1), and the request is
+/// not run with a substituted character; but the id was readable, and
+/// JSON-RPC 2.0 sends `null` only when it was not.
+fn readable_id(line: &[u8]) -> Value {
+    let Some(fixed) = replace_lone_surrogates(line) else {
+        return Value::Null;
+    };
+    let Ok(Value::Object(obj)) = serde_json::from_slice::<Value>(&fixed) else {
+        return Value::Null;
+    };
+    obj.get("id")
+        .filter(|id| serde_json::from_value::<RequestId>((*id).clone()).is_ok())
+        .cloned()
+        .unwrap_or(Value::Null)
+}
+
+/// `line` with every `\uD800`–`\uDFFF` escape that is not half of a valid
+/// pair replaced by `\uFFFD`; `None` when there was none. Escapes only occur
+/// inside JSON strings, so no string tracking is needed; `\\` is skipped as a
+/// unit so an escaped backslash followed by `u` is left alone.
+fn replace_lone_surrogates(line: &[u8]) -> Option<Vec<u8>> {
+    let unit = |at: usize| -> Option<u16> {
+        let hex = line.get(at..at + 6)?.strip_prefix(b"\\u")?;
+        u16::from_str_radix(std::str::from_utf8(hex).ok()?, 16).ok()
+    };
+    let (mut out, mut i, mut changed) = (Vec::with_capacity(line.len()), 0, false);
+    while i < line.len() {
+        if line[i] != b'\\' {
+            out.push(line[i]);
+            i += 1;
+            continue;
+        }
+        let Some(u) = unit(i) else {
+            // Any other escape: copy it whole (two bytes).
+            out.extend_from_slice(&line[i..(i + 2).min(line.len())]);
+            i += 2;
+            continue;
+        };
+        let high = (0xD800..0xDC00).contains(&u);
+        let paired = high && unit(i + 6).is_some_and(|l| (0xDC00..0xE000).contains(&l));
+        if paired {
+            out.extend_from_slice(&line[i..i + 12]);
+            i += 12;
+        } else if (0xD800..0xE000).contains(&u) {
+            out.extend_from_slice(b"\\uFFFD");
+            changed = true;
+            i += 6;
+        } else {
+            out.extend_from_slice(&line[i..i + 6]);
+            i += 6;
+        }
+    }
+    changed.then_some(out)
 }
 
 /// A request's envelope and params, as far as they can be checked without
@@ -450,6 +510,31 @@ mod tests {
             br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#
         )));
         assert!(forwards(&judge(br#"{"jsonrpc":"2.0","id":1,"result":{}}"#)));
+    }
+
+    #[test]
+    fn lone_surrogates_keep_the_id() {
+        let line = |x: &str| {
+            format!(r#"{{"jsonrpc":"2.0","id":"s","method":"ping","params":{{"x":"{x}"}}}}"#)
+        };
+        for lone in [
+            r"\ud800",
+            r"\uDFFF",
+            r"a\ud83d",
+            r"\ude00\ud83d",
+            r"\\\ud800",
+        ] {
+            let got = code(&judge(line(lone).as_bytes()));
+            assert_eq!(got, Some((json!("s"), -32700)), "{lone}");
+        }
+        // A valid pair and an escaped backslash before `u` are not lone surrogates.
+        for fine in [r"\ud83d\ude00", r"\\ud800"] {
+            assert!(
+                matches!(judge(line(fine).as_bytes()), Verdict::Forward(_)),
+                "{fine}"
+            );
+        }
+        assert_eq!(replace_lone_surrogates(br#""\ud83d\ude00""#), None);
     }
 
     #[test]

@@ -40,6 +40,7 @@ mod serve_fuzz;
 mod serve_home;
 mod serve_protocol;
 mod serve_reliability;
+mod serve_unicode;
 mod session_search;
 mod skills;
 mod skills_files;

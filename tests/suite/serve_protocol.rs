@@ -75,6 +75,39 @@ fn bad_lines_get_errors_and_the_server_keeps_serving() {
     assert!(st.success(), "{st:?}");
 }
 
+/// A line that is valid JSON syntax but holds a lone UTF-16 surrogate escape
+/// is refused with `-32700` (it is not Unicode text), yet the reply carries
+/// the request's id, which was readable; a valid pair and an escaped
+/// backslash before `u` are not mistaken for one.
+#[test]
+fn lone_surrogates_are_refused_with_the_request_id() {
+    let env = TestEnv::new();
+    let mut c = RawClient::spawn(env.cmd());
+    c.initialize();
+    c.send_line(r#"{"jsonrpc":"2.0","id":555,"method":"ping","params":{"x":"\ud800"}}"#);
+    let r = c.recv(Duration::from_secs(10)).unwrap();
+    assert_eq!(
+        (r["id"].clone(), r["error"]["code"].clone()),
+        (json!(555), json!(-32700)),
+        "{r}"
+    );
+    c.send_line(r#"{"jsonrpc":"2.0","id":"low","method":"ping","params":{"x":"a\udc00\ud83d"}}"#);
+    let r = c.response_str("low");
+    assert_eq!(r["error"]["code"], -32700, "{r}");
+    // A valid pair (😀) and `\\ud800` (a backslash, then text) are fine.
+    c.send_line(
+        r#"{"jsonrpc":"2.0","id":"ok","method":"ping","params":{"x":"\ud83d\ude00 \\ud800"}}"#,
+    );
+    let r = c.response_str("ok");
+    assert!(r["result"].is_object(), "{r}");
+    // An id that cannot be a request id stays null.
+    c.send_line(r#"{"jsonrpc":"2.0","id":[1],"method":"ping","params":{"x":"\ud800"}}"#);
+    let r = c.recv(Duration::from_secs(10)).unwrap();
+    assert!(r["id"].is_null() && r["error"]["code"] == -32700, "{r}");
+    let st = c.finish(Duration::from_secs(5));
+    assert!(st.success(), "{st:?}");
+}
+
 /// stdin EOF while requests are in flight: the server exits promptly and cleanly.
 #[test]
 fn eof_with_requests_in_flight_exits_promptly() {

@@ -72,7 +72,9 @@ pub(crate) async fn load(src: &str, dl: Option<Download<'_>>) -> Result<Loaded, 
     if s.is_empty() {
         return Err(SourceError::Missing);
     }
-    if s.len() >= 5 && s[..5].eq_ignore_ascii_case("data:") {
+    // `get` rather than `s[..5]`: a URL such as `日本語.png` has no char
+    // boundary at byte 5.
+    if s.get(..5).is_some_and(|p| p.eq_ignore_ascii_case("data:")) {
         return Ok(Loaded {
             data: decode_data_url(s)?,
             content_type: None,
@@ -293,6 +295,16 @@ mod tests {
         assert!(decode_data_url("data:image/png,hi").is_err());
         assert!(decode_data_url("data:image/png;base64,@@@").is_err());
         assert!(decode_data_url("data:image/png;base64").is_err());
+    }
+
+    #[tokio::test]
+    async fn non_ascii_sources_are_paths_not_panics() {
+        for src in ["日本語.png", "dätä:x", "é", "🖼️🖼️"] {
+            assert!(
+                matches!(load(src, None).await, Err(SourceError::NotFound(_))),
+                "{src}"
+            );
+        }
     }
 
     #[test]
