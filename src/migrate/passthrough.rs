@@ -67,8 +67,10 @@ pub(crate) fn choose(
     let mut out = PassThrough {
         profiles: !home.explicit && has_profiles(home),
         kanban: uses_kanban(home, config),
-        hermes_runs_codex: config.str("model.openai_runtime").as_deref()
-            == Some("codex_app_server"),
+        // Hermes' `get_current_runtime`: stripped, case-insensitive.
+        hermes_runs_codex: config
+            .str("model.openai_runtime")
+            .is_some_and(|v| v.trim().eq_ignore_ascii_case("codex_app_server")),
         ..Default::default()
     };
     for v in envvars::serve_vars() {
@@ -167,6 +169,9 @@ mod tests {
         let p = choose(&home(d.path(), false), &on, |_| None);
         assert!(p.hermes_runs_codex);
         assert_eq!(p.names, ["HERMES_SESSION_ID"]);
+        let on =
+            HermesConfig::from_yaml("model:\n  openai_runtime: ' Codex_App_Server'\n").unwrap();
+        assert!(choose(&home(d.path(), false), &on, |_| None).hermes_runs_codex);
         let off = HermesConfig::from_yaml("model:\n  openai_runtime: auto\n").unwrap();
         let p = choose(&home(d.path(), false), &off, |_| None);
         assert!(!p.hermes_runs_codex && p.names.is_empty());
