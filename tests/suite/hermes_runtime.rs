@@ -164,7 +164,18 @@ fn codex_runtime_switch_is_undone_at_next_session_start() {
         None,
         "{restored}"
     );
-    assert_eq!(restored, ours, "not the user's block again");
+    // The user's block again, plus what the switch itself calls for: Hermes now runs Codex, so
+    // migrate passes HERMES_SESSION_ID (session_search leaves the current conversation out).
+    let env_line = ours
+        .lines()
+        .find(|l| l.starts_with("env = { HERMES_HOME"))
+        .expect("hermes-tools names its home");
+    let want = ours.replacen(
+        &format!("{env_line}\n"),
+        &format!("{env_line}\nenv_vars = [\"HERMES_SESSION_ID\"]\n"),
+        1,
+    );
+    assert_eq!(restored, want, "not the user's block again");
     assert_eq!(command_of(&hermes_tools(&env)), exe);
     assert_eq!(restored.matches(START).count(), 1);
     assert_eq!(restored.matches(END).count(), 1);
