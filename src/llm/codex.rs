@@ -256,7 +256,7 @@ async fn answer(mut resp: reqwest::Response) -> Result<Answer, CodexError> {
             None => break,
         }
     }
-    if head.trim_ascii_start().first() != Some(&b'{') {
+    if !head.trim_ascii_start().starts_with(b"{") {
         return Ok(Answer::Events(Events {
             resp,
             parser: SseParser::default(),
