@@ -120,12 +120,7 @@ impl HermesConfig {
 
     /// A boolean, accepting YAML 1.1 spellings that reach us as strings.
     pub(crate) fn bool(&self, dotted: &str) -> Option<bool> {
-        match self.get(dotted)? {
-            Value::Bool(b) => Some(*b),
-            Value::String(s) => parse_bool(s),
-            Value::Number(n) => n.as_f64().map(|f| f != 0.0),
-            _ => None,
-        }
+        bool_value(self.get(dotted)?)
     }
 
     pub(crate) fn f64(&self, dotted: &str) -> Option<f64> {
@@ -134,6 +129,17 @@ impl HermesConfig {
             Value::String(s) => s.trim().parse().ok(),
             _ => None,
         }
+    }
+}
+
+/// A config value read as a boolean: a bool, a YAML 1.1 word ([`parse_bool`]) or a
+/// number (non-zero); anything else is unknown.
+pub(crate) fn bool_value(v: &Value) -> Option<bool> {
+    match v {
+        Value::Bool(b) => Some(*b),
+        Value::String(s) => parse_bool(s),
+        Value::Number(n) => n.as_f64().map(|f| f != 0.0),
+        _ => None,
     }
 }
 

@@ -13,7 +13,7 @@
 
 use serde_json::{Map, Value};
 
-use crate::hermes::config::{json_type, parse_bool, whole_var_ref};
+use crate::hermes::config::{bool_value, json_type, whole_var_ref};
 use crate::pycompat::py_bool;
 
 /// One value of a Codex server entry, in the order it is written.
@@ -247,18 +247,6 @@ fn number(v: &Value) -> Option<f64> {
     match v {
         Value::Number(n) => n.as_f64(),
         Value::String(s) => s.trim().parse::<f64>().ok(),
-        _ => None,
-    }
-}
-
-/// A boolean value, read as `HermesConfig::bool` reads one: YAML booleans,
-/// the YAML 1.1 spellings that reach us as strings, numbers as Python's
-/// `bool()` (0 is false); anything else is not a boolean.
-fn bool_value(v: &Value) -> Option<bool> {
-    match v {
-        Value::Bool(b) => Some(*b),
-        Value::String(s) => parse_bool(s),
-        Value::Number(n) => n.as_f64().map(|f| f != 0.0),
         _ => None,
     }
 }
