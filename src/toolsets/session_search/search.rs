@@ -237,23 +237,7 @@ fn fts_sql(
         format!("{table} MATCH ?"),
         "(m.active = 1 OR m.compacted = 1)".to_string(),
     ];
-    wh.push(format!(
-        "s.source NOT IN ({})",
-        marks(a.exclude_sources.len())
-    ));
-    params.extend(
-        a.exclude_sources
-            .iter()
-            .map(|s| Box::new(s.to_string()) as Box<dyn ToSql>),
-    );
-    if !a.roles.is_empty() {
-        wh.push(format!("m.role IN ({})", marks(a.roles.len())));
-        params.extend(
-            a.roles
-                .iter()
-                .map(|r| Box::new(r.clone()) as Box<dyn ToSql>),
-        );
-    }
+    filters(a, &mut wh, &mut params);
     params.push(Box::new(a.limit));
     params.push(Box::new(0_i64));
     let sql = format!(
@@ -293,6 +277,24 @@ fn like_query(
         }
     }
     let mut wh = vec![format!("({})", clauses.join(" OR "))];
+    filters(a, &mut wh, &mut params);
+    params.push(Box::new(a.limit));
+    params.push(Box::new(0_i64));
+    let sql = format!(
+        "SELECT m.id, m.session_id, m.role, s.source, s.model, s.started_at AS session_started, \
+         substr(m.content, max(1, instr(m.content, ?) - 40), 120) AS snippet \
+         FROM messages m JOIN sessions s ON s.id = m.session_id \
+         WHERE {} ORDER BY m.timestamp DESC LIMIT ? OFFSET ?",
+        wh.join(" AND ")
+    );
+    let mut stmt = conn.prepare(&sql)?;
+    let rows = stmt.query_map(params_from_iter(params.iter()), hit)?;
+    rows.collect()
+}
+
+/// The filters both message queries share, as Hermes' `search_messages`
+/// adds them: excluded sources, then the role filter when one is given.
+fn filters(a: &Search<'_>, wh: &mut Vec<String>, params: &mut Vec<Box<dyn ToSql>>) {
     wh.push(format!(
         "s.source NOT IN ({})",
         marks(a.exclude_sources.len())
@@ -310,18 +312,6 @@ fn like_query(
                 .map(|r| Box::new(r.clone()) as Box<dyn ToSql>),
         );
     }
-    params.push(Box::new(a.limit));
-    params.push(Box::new(0_i64));
-    let sql = format!(
-        "SELECT m.id, m.session_id, m.role, s.source, s.model, s.started_at AS session_started, \
-         substr(m.content, max(1, instr(m.content, ?) - 40), 120) AS snippet \
-         FROM messages m JOIN sessions s ON s.id = m.session_id \
-         WHERE {} ORDER BY m.timestamp DESC LIMIT ? OFFSET ?",
-        wh.join(" AND ")
-    );
-    let mut stmt = conn.prepare(&sql)?;
-    let rows = stmt.query_map(params_from_iter(params.iter()), hit)?;
-    rows.collect()
 }
 
 /// `?,?,…` for `n` parameters.
