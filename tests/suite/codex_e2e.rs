@@ -338,17 +338,11 @@ fn codex_saves_a_memory_and_finds_a_hermes_conversation() {
         db.append_message('s-otter', role='assistant', content='the otterpool migration needs a freeze window')\n\
         db.end_session('s-otter', 'done')\n\
         db.close()\n";
-    let out = Command::new(hermes_python("hermes_state"))
-        .env("HERMES_HOME", &home)
+    let mut c = Command::new(hermes_python("hermes_state"));
+    c.env("HERMES_HOME", &home)
         .env("HOME", env.home())
-        .args(["-c", fill])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+        .args(["-c", fill]);
+    run_ok(c);
 
     let s = run_harness(
         &home,
@@ -377,16 +371,13 @@ fn codex_saves_a_memory_and_finds_a_hermes_conversation() {
     let read_back = "from tools.memory_tool import load_on_disk_store\n\
         s = load_on_disk_store()\n\
         print(s.memory_entries)\n";
-    let out = Command::new(hermes_python("tools.memory_tool"))
-        .env("HERMES_HOME", &home)
+    let mut c = Command::new(hermes_python("tools.memory_tool"));
+    c.env("HERMES_HOME", &home)
         .env("HOME", env.home())
-        .args(["-c", read_back])
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
+        .args(["-c", read_back]);
+    let stdout = run_ok(c);
     assert!(
-        out.status.success() && stdout.contains("otterpool"),
-        "Hermes' MemoryStore did not read the entry back: {stdout} {}",
-        String::from_utf8_lossy(&out.stderr)
+        stdout.contains("otterpool"),
+        "Hermes' MemoryStore did not read the entry back: {stdout}"
     );
 }

@@ -308,3 +308,14 @@ pub fn provider_for(env: &TestEnv, vars: &[(&str, &str)], job: &str) -> Value {
         .cloned()
         .unwrap_or_else(|| panic!("no {job} provider in {doc}"))
 }
+
+/// Run `c`, assert it succeeded (its stderr in the message), and return its stdout.
+pub fn run_ok(mut c: Command) -> String {
+    let out = c.output().expect("run the command");
+    assert!(
+        out.status.success(),
+        "{c:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}

@@ -19,7 +19,7 @@ use std::sync::OnceLock;
 
 use serde_json::{Value, json};
 
-use super::common::{RawClient, TestEnv, hermes_python, is_error};
+use super::common::{RawClient, TestEnv, hermes_python, is_error, run_ok};
 
 fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/session_search")
@@ -37,16 +37,6 @@ fn python(env: &TestEnv, home: &Path, session: Option<&str>) -> Command {
         c.env("HERMES_SESSION_ID", s);
     }
     c
-}
-
-fn run_ok(mut c: Command) -> String {
-    let out = c.output().expect("run python");
-    assert!(
-        out.status.success(),
-        "{c:?} failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap()
 }
 
 /// The filled home (built once per test run) and the ids fill_state.py reported.
