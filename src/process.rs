@@ -56,11 +56,12 @@ pub fn output_with_timeout(mut cmd: Command, timeout: Duration) -> Result<Output
     let pid = child.id();
     let out = drain(child.stdout.take());
     let err = drain(child.stderr.take());
-    let deadline = Instant::now() + timeout;
+    // A timeout too large to add to now (`.inf` in config.yaml) never expires.
+    let deadline = Instant::now().checked_add(timeout);
     let status = loop {
         match child.try_wait() {
             Ok(Some(st)) => break st,
-            Ok(None) if Instant::now() >= deadline => {
+            Ok(None) if deadline.is_some_and(|d| Instant::now() >= d) => {
                 kill_group(pid);
                 let _ = child.wait();
                 return Err(RunError::TimedOut(timeout));
@@ -70,7 +71,9 @@ pub fn output_with_timeout(mut cmd: Command, timeout: Duration) -> Result<Output
         }
     };
     let collect = |rx: std::sync::mpsc::Receiver<Vec<u8>>| {
-        let left = deadline.saturating_duration_since(Instant::now());
+        let left = deadline.map_or(Duration::MAX, |d| {
+            d.saturating_duration_since(Instant::now())
+        });
         match rx.recv_timeout(left) {
             Ok(b) => Some(b),
             Err(_) => {
@@ -129,5 +132,8 @@ mod tests {
                 .expect_err("missing")
                 .is_not_found()
         );
+        // A timeout of ~forever (from `.inf` seconds) is no overflow panic.
+        let o = output_with_timeout(Command::new("true"), Duration::MAX).expect("run");
+        assert!(o.status.success());
     }
 }

@@ -5,6 +5,15 @@
 //! merge keys like PyYAML does. The document is kept as a JSON value tree, the
 //! way Hermes keeps a dict: toolsets read the keys they know with the typed
 //! accessors below and unknown keys are never an error.
+//!
+//! PyYAML loads `.inf`, `-.inf`, `.nan` (and `.Inf`, `.INF`, `.NaN`, `.NAN`,
+//! `+.inf`: its float resolver in `yaml/resolver.py`) as Python floats. A JSON
+//! value cannot hold those, so they are kept as the canonical strings
+//! [`INF`], [`NEG_INF`] and [`NAN`]; [`non_finite`] reads them back as floats,
+//! and [`py_str`] renders them as Python's `str()` does (`inf`, `-inf`,
+//! `nan`). Every other key of such a file keeps working. (A quoted `'.inf'`
+//! is a string to PyYAML but reads as infinity here; `-.nan`, a string to
+//! PyYAML, reads as NaN: serde-saphyr resolves it as a float.)
 
 use std::path::{Path, PathBuf};
 
@@ -35,7 +44,65 @@ fn yaml_options() -> serde_saphyr::Options {
     let mut o = serde_saphyr::Options::default();
     o.legacy_octal_numbers = true;
     o.duplicate_keys = serde_saphyr::DuplicateKeyPolicy::LastWins;
+    // PyYAML loads `.inf`/`.nan` as floats; serde-saphyr's default refuses the
+    // whole document. As strings they fit a JSON value (see the module docs).
+    o.non_finite_float_policy = serde_saphyr::NonFiniteFloatPolicy::AsString;
     o
+}
+
+/// How a YAML `.inf` / `+.inf` / `.Inf` / … is kept in the value tree.
+pub(crate) const INF: &str = ".inf";
+/// How a YAML `-.inf` / `-.Inf` / `-.INF` is kept.
+pub(crate) const NEG_INF: &str = "-.inf";
+/// How a YAML `.nan` / `.NaN` / `.NAN` is kept.
+pub(crate) const NAN: &str = ".nan";
+
+/// The float a YAML `.inf`, `-.inf` or `.nan` stands for (kept as [`INF`],
+/// [`NEG_INF`], [`NAN`]); `None` for every other value.
+pub(crate) fn non_finite(v: &Value) -> Option<f64> {
+    match v.as_str()? {
+        INF => Some(f64::INFINITY),
+        NEG_INF => Some(f64::NEG_INFINITY),
+        NAN => Some(f64::NAN),
+        _ => None,
+    }
+}
+
+/// A scalar as Python's `str()` renders what PyYAML loaded: numbers as
+/// Python prints floats and ints (`1.0`, `inf`, `nan`), booleans as
+/// `True`/`False`; `None` for null, lists and mappings.
+pub(crate) fn py_str(v: &Value) -> Option<String> {
+    if let Some(f) = non_finite(v) {
+        return Some(
+            if f.is_nan() {
+                "nan"
+            } else if f > 0.0 {
+                "inf"
+            } else {
+                "-inf"
+            }
+            .to_string(),
+        );
+    }
+    match v {
+        Value::String(s) => Some(s.clone()),
+        Value::Number(n) => Some(n.to_string()),
+        Value::Bool(b) => Some(if *b { "True" } else { "False" }.to_string()),
+        _ => None,
+    }
+}
+
+/// A number, or a string holding one as Python's `float()` reads it
+/// (`"inf"`, `"nan"` included), or a YAML `.inf`/`.nan`.
+pub(crate) fn float_value(v: &Value) -> Option<f64> {
+    if let Some(f) = non_finite(v) {
+        return Some(f);
+    }
+    match v {
+        Value::Number(n) => n.as_f64(),
+        Value::String(s) => s.trim().parse().ok(),
+        _ => None,
+    }
 }
 
 /// serde_saphyr's error text without its own leading `error: `: the message
@@ -110,12 +177,7 @@ impl HermesConfig {
 
     /// A non-empty string (numbers and booleans are rendered as PyYAML would `str()` them).
     pub(crate) fn str(&self, dotted: &str) -> Option<String> {
-        match self.get(dotted)? {
-            Value::String(s) if !s.trim().is_empty() => Some(s.clone()),
-            Value::Number(n) => Some(n.to_string()),
-            Value::Bool(b) => Some(if *b { "True" } else { "False" }.to_string()),
-            _ => None,
-        }
+        py_str(self.get(dotted)?).filter(|s| !s.trim().is_empty())
     }
 
     /// A boolean, accepting YAML 1.1 spellings that reach us as strings.
@@ -123,18 +185,19 @@ impl HermesConfig {
         bool_value(self.get(dotted)?)
     }
 
+    /// A number (or a string holding one); `.inf` and `.nan` included.
     pub(crate) fn f64(&self, dotted: &str) -> Option<f64> {
-        match self.get(dotted)? {
-            Value::Number(n) => n.as_f64(),
-            Value::String(s) => s.trim().parse().ok(),
-            _ => None,
-        }
+        float_value(self.get(dotted)?)
     }
 }
 
 /// A config value read as a boolean: a bool, a YAML 1.1 word ([`parse_bool`]) or a
 /// number (non-zero); anything else is unknown.
 pub(crate) fn bool_value(v: &Value) -> Option<bool> {
+    if non_finite(v).is_some() {
+        // Python: bool(float('inf')) and bool(float('nan')) are True.
+        return Some(true);
+    }
     match v {
         Value::Bool(b) => Some(*b),
         Value::String(s) => parse_bool(s),
@@ -223,6 +286,35 @@ mod tests {
         assert_eq!(c.f64("browser.command_timeout"), Some(30.0));
         assert_eq!(c.f64("mode"), Some(493.0));
         assert!(c.get("nope.deeper").is_none());
+    }
+
+    #[test]
+    fn non_finite_floats_load_as_pyyaml_does() {
+        // PyYAML's float resolver (yaml/resolver.py): [-+]?\.(inf|Inf|INF) and \.(nan|NaN|NAN).
+        let c = HermesConfig::from_yaml(
+            "a: .inf\nb: +.Inf\nc: -.INF\nd: .nan\ne: .NaN\nf: .NAN\ng: -.inf\nq: '.Nan'\nr: .infinity\nt: inf\nlist: [.inf, 1]\nkeep:\n  deeper: yes\n",
+        )
+        .unwrap();
+        for k in ["a", "b"] {
+            assert_eq!(c.f64(k), Some(f64::INFINITY), "{k}");
+            assert_eq!(c.str(k).as_deref(), Some("inf"), "{k}");
+        }
+        for k in ["c", "g"] {
+            assert_eq!(c.f64(k), Some(f64::NEG_INFINITY), "{k}");
+            assert_eq!(c.str(k).as_deref(), Some("-inf"), "{k}");
+        }
+        for k in ["d", "e", "f"] {
+            assert!(c.f64(k).unwrap().is_nan(), "{k}");
+            assert_eq!(c.str(k).as_deref(), Some("nan"), "{k}");
+            assert_eq!(c.bool(k), Some(true), "{k}: bool(nan) is True");
+        }
+        // Not floats to PyYAML either: plain strings.
+        assert_eq!(c.str("q").as_deref(), Some(".Nan"));
+        assert_eq!(c.str("r").as_deref(), Some(".infinity"));
+        assert_eq!(c.str("t").as_deref(), Some("inf"));
+        assert_eq!(non_finite(&c.root["list"][0]), Some(f64::INFINITY));
+        // The rest of the document is intact.
+        assert_eq!(c.bool("keep.deeper"), Some(true));
     }
 
     #[test]
