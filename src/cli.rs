@@ -26,7 +26,7 @@ pub struct Cli {
     /// Say more (migrate --check prints its report; serve logs at debug level)
     #[arg(short, long, global = true, action = clap::ArgAction::Count)]
     pub verbose: u8,
-    /// Say less (only problems and errors)
+    /// Say less (only problems, and what you must do)
     #[arg(short, long, global = true, conflicts_with = "verbose")]
     pub quiet: bool,
 }
@@ -378,17 +378,8 @@ fn print_migrate_report(args: &MigrateArgs, report: &Report, v: Verbosity) -> an
             .collect::<Vec<_>>()
             .join("\n")
     };
-    // `-q`: only warnings and errors.
-    let text = if v.quiet {
-        report
-            .text()
-            .lines()
-            .filter(|l| l.starts_with('⚠'))
-            .collect::<Vec<_>>()
-            .join("\n")
-    } else {
-        report.text()
-    };
+    // `-q`: only what needs the user (problems and what to do).
+    let text = report.text(v.quiet);
     let stderr_tty = std::io::stderr().is_terminal();
     if args.dry_run {
         if let Some(d) = &report.diff {
@@ -399,9 +390,13 @@ fn print_migrate_report(args: &MigrateArgs, report: &Report, v: Verbosity) -> an
             let _ = writeln!(std::io::stderr(), "{}", paint(text, stderr_tty));
         }
     } else if args.check {
-        // --check answers with its exit status; the report only when asked (-v).
+        // --check answers with its exit status and, like `ruff format --check`,
+        // one line saying what is out of date (none with -q); the whole
+        // report only when asked (-v).
         if v.verbose > 0 {
             let _ = writeln!(std::io::stderr(), "{}", paint(text, stderr_tty));
+        } else if !v.quiet && report.changed {
+            let _ = writeln!(std::io::stderr(), "{}", report.check_line());
         }
     } else if !text.is_empty() {
         writeln!(out, "{}", paint(text, std::io::stdout().is_terminal()))?;

@@ -20,6 +20,12 @@ pub const START: &str =
     "# managed by hermes-agent \u{2014} `hermes codex-runtime migrate` regenerates this section";
 /// Hermes' end marker.
 pub const END: &str = "# end hermes-agent managed section";
+/// Our line right after [`START`]: Hermes finds the block by its marker, which
+/// must stay byte for byte (`_strip_existing_managed_block` compares whole
+/// lines and swallows every line up to [`END`], this one included), but the
+/// command the marker names does not exist; this says who writes the block
+/// and how to take it out.
+pub(crate) const OWNER: &str = "# `hermes-mcp migrate` writes this section (not the command above); `hermes-mcp migrate --remove` takes it out";
 /// Our inventory line inside the block: the entries hermes-mcp wrote, so that
 /// entries Codex later inserts into the block (it appends new tables before
 /// the end marker when the block is last, and new root keys after
@@ -588,7 +594,7 @@ fn kv_lines<K: AsRef<str>>(out: &mut Vec<String>, pairs: &[(K, TomlVal)]) {
 
 /// Render the block (LF newlines), in Hermes' layout.
 pub fn render(c: &BlockContent) -> String {
-    let mut lines = vec![START.to_string()];
+    let mut lines = vec![START.to_string(), OWNER.to_string()];
     if c.is_empty() {
         lines.push(PLACEHOLDER.to_string());
         lines.push(END.to_string());
@@ -784,7 +790,7 @@ mod tests {
     #[test]
     fn renders_hermes_layout_with_safe_escaping() {
         let b = render(&content());
-        assert!(b.starts_with(&format!("{START}\n{ENTRIES_PREFIX}[[\"default_permissions\"], [\"mcp_servers\", \"fs\"], [\"mcp_servers\", \"café\"], [\"plugins\", \"hello@local\"]]\n\ndefault_permissions = \":workspace\"\n\n[mcp_servers.fs]\ncommand = \"npx\"\n")), "{b}");
+        assert!(b.starts_with(&format!("{START}\n{OWNER}\n{ENTRIES_PREFIX}[[\"default_permissions\"], [\"mcp_servers\", \"fs\"], [\"mcp_servers\", \"café\"], [\"plugins\", \"hello@local\"]]\n\ndefault_permissions = \":workspace\"\n\n[mcp_servers.fs]\ncommand = \"npx\"\n")), "{b}");
         assert!(
             b.contains("args = [\"-y\", \"line\\nbreak \\\"q\\\" \\\\\"]"),
             "{b}"
@@ -801,7 +807,7 @@ mod tests {
         assert!(b.ends_with(&format!("\n\n{END}\n")));
         parse_toml(&b).unwrap();
         let empty = render(&BlockContent::default());
-        assert_eq!(empty, format!("{START}\n{PLACEHOLDER}\n{END}\n"));
+        assert_eq!(empty, format!("{START}\n{OWNER}\n{PLACEHOLDER}\n{END}\n"));
     }
 
     #[test]

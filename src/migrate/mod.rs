@@ -8,8 +8,9 @@
 //! `--profile NAME`) and rewrites the block between Hermes' marker lines in
 //! `$CODEX_HOME/config.toml` (`--codex-home DIR`; default `~/.codex`). Preview
 //! with `--dry-run` (a unified diff; nothing written), gate CI with `--check`
-//! (exit 0 when up to date, 1 when migrate would change the file), undo with
-//! `--remove`. `--json` prints the report for scripts. `--no-plugins` skips
+//! (exit 0 when up to date, 1 and one line saying what is stale when migrate
+//! would change the file), undo with `--remove`. The report ends with a "To
+//! do:" list (export a variable, `codex mcp login NAME`), which `-q` keeps. `--json` prints the report for scripts. `--no-plugins` skips
 //! asking `codex app-server` for installed plugins (`--codex-bin PATH`,
 //! default `model.codex_bin` from config.yaml, else `codex` on PATH);
 //! `--no-hermes-tools` leaves hermes-tools out; `--permissions PROFILE`
@@ -177,8 +178,36 @@ pub(crate) fn resolve_codex_home(flag: Option<&Path>) -> anyhow::Result<PathBuf>
     })
 }
 
+/// The version `codex_bin --version` prints (`codex-cli 0.171.0` → `0.171.0`),
+/// if it runs within a few seconds.
+fn codex_version(codex_bin: &Path) -> Option<String> {
+    let mut cmd = std::process::Command::new(codex_bin);
+    cmd.arg("--version").env_remove("RUST_BACKTRACE");
+    let out = crate::process::output_with_timeout(cmd, Duration::from_secs(5)).ok()?;
+    let text = String::from_utf8_lossy(&out.stdout);
+    let v = text.split_whitespace().last()?;
+    (out.status.success() && v.starts_with(|c: char| c.is_ascii_digit())).then(|| v.to_string())
+}
+
+/// The hint for an unknown built-in profile: the built-ins hermes-mcp checks
+/// against (codex 0.169's), and the version of the codex found, run only now.
+fn builtin_permissions_hint(codex_bin: &Path) -> String {
+    let list = BUILTIN_PERMISSIONS.join(", ");
+    let known = match codex_version(codex_bin) {
+        Some(v) if v.starts_with("0.169.") => format!("codex {v} knows {list}"),
+        Some(v) => format!(
+            "hermes-mcp knows the built-ins of codex 0.169, {list}; the codex found ({}) is {v}",
+            codex_bin.display()
+        ),
+        None => format!("the built-ins of codex 0.169 are {list}"),
+    };
+    format!(
+        "{known}; a profile of your own is named without ':' and defined as [permissions.NAME] in config.toml"
+    )
+}
+
 /// The permission profile asked for, checked for what codex 0.169 accepts.
-fn requested_permissions(opts: &Options) -> anyhow::Result<Option<String>> {
+fn requested_permissions(opts: &Options, codex_bin: &Path) -> anyhow::Result<Option<String>> {
     let Some(p) = &opts.permissions else {
         return Ok(None);
     };
@@ -186,10 +215,7 @@ fn requested_permissions(opts: &Options) -> anyhow::Result<Option<String>> {
     if p.starts_with(':') && !BUILTIN_PERMISSIONS.contains(&p.as_str()) {
         return Err(user_error(
             format!("unknown built-in permission profile {p:?}"),
-            format!(
-                "codex 0.169 knows {}; a profile of your own is named without ':' and defined as [permissions.NAME] in config.toml",
-                BUILTIN_PERMISSIONS.join(", ")
-            ),
+            builtin_permissions_hint(codex_bin),
         ));
     }
     if p.is_empty() {
@@ -249,7 +275,7 @@ fn plan(args: &Options) -> anyhow::Result<Plan> {
             .map(|s| expand_tilde(Path::new(&s)))
             .unwrap_or_else(|| PathBuf::from("codex")),
     };
-    let permissions = requested_permissions(args)?;
+    let permissions = requested_permissions(args, &codex_bin)?;
 
     let mut translations = Vec::new();
     match config.get("mcp_servers") {
@@ -538,6 +564,7 @@ fn add_servers(p: &Plan, user: &UserFile, report: &mut Report, content: &mut Blo
                 server,
                 transport,
                 notes,
+                actions,
             } => {
                 if !notes.is_empty() {
                     report
@@ -559,6 +586,11 @@ fn add_servers(p: &Plan, user: &UserFile, report: &mut Report, content: &mut Blo
                     status,
                     transport: Some(transport),
                     skipped_keys: notes.clone(),
+                    actions: if status == "migrated" {
+                        actions.clone()
+                    } else {
+                        Vec::new()
+                    },
                     reason: (status == "preserved").then(|| {
                         "config.toml defines this server outside the managed block; yours is kept".into()
                     }),
@@ -873,6 +905,10 @@ fn preview(
     }
     let old = first.unwrap_or("");
     report.changed = new != old && !(first.is_none() && args.remove);
+    if report.changed {
+        let hook_stale = hook.is_some_and(|hp| !hp.up_to_date());
+        report.stale = stale_reasons(args, first, &new, report, hook_stale);
+    }
     if report.changed && is_read_only(&p.real) {
         report.replaced_read_only = true;
         report.notes.push(format!(
@@ -884,6 +920,116 @@ fn preview(
         report.diff = Some(diff::unified(old, &new, &report.target_path, color));
     }
     Ok(())
+}
+
+/// What makes config.toml out of date (for `--check`'s one line): each a
+/// short clause, never empty when the file would change.
+fn stale_reasons(
+    args: &Options,
+    first: Option<&str>,
+    new: &str,
+    report: &Report,
+    hook_stale: bool,
+) -> Vec<String> {
+    let mut why = Vec::new();
+    let Some(old) = first else {
+        return vec!["it does not exist yet".into()];
+    };
+    let python = hermes_hook::replaced_by_hermes(old);
+    if let Some(w) = python {
+        why.push(w.to_string());
+    }
+    if report.replaced_blocks == 0 && !args.remove {
+        why.push("it has no managed block yet".into());
+    } else if report.replaced_blocks > 1 {
+        why.push(format!(
+            "it has {} managed blocks instead of one",
+            report.replaced_blocks
+        ));
+    } else if report.replaced_blocks == 1 && args.remove {
+        why.push("it still has the managed block".into());
+    }
+    if report.removed_orphan_end_markers > 0 {
+        why.push("it has a stray end marker of the managed block".into());
+    }
+    if let n @ 1.. = report.kept_from_old_block.len() {
+        why.push(format!(
+            "{n} {} added inside the managed block",
+            if n == 1 { "entry was" } else { "entries were" }
+        ));
+    }
+    if !args.remove && report.replaced_blocks > 0 {
+        let skip = python.map(|_| format!("[mcp_servers.{SERVER_NAME}]"));
+        why.extend(entry_changes(old, new, skip.as_deref()));
+    }
+    if hook_stale {
+        why.push("the Hermes plugin that restores hermes-tools is missing or out of date".into());
+    }
+    if why.is_empty() {
+        why.push("the managed block is not laid out as migrate writes it".into());
+    }
+    why
+}
+
+/// The managed entries (`default_permissions`, `[mcp_servers.NAME]`,
+/// `[plugins."ID"]`) of a TOML text, by name; `None` when it does not parse.
+fn managed_entries(text: &str) -> Option<std::collections::BTreeMap<String, toml::Value>> {
+    let t = block::parse_toml(text).ok()?;
+    let mut m = std::collections::BTreeMap::new();
+    for (k, v) in t {
+        match (k.as_str(), v) {
+            ("mcp_servers" | "plugins", toml::Value::Table(sub)) => {
+                for (n, e) in sub {
+                    m.insert(format!("[{k}.{}]", block::key(&n)), e);
+                }
+            }
+            ("default_permissions", v) => {
+                m.insert(k, v);
+            }
+            _ => {}
+        }
+    }
+    Some(m)
+}
+
+/// "migrate would add …; change …; remove …" for the entries the new block writes
+/// differently from the old one (`skip`: already explained).
+fn entry_changes(old: &str, new: &str, skip: Option<&str>) -> Vec<String> {
+    let (Some(before), Some(after), Some(after_all)) = (
+        managed_entries(&block::take_apart(old).old_block),
+        managed_entries(&block::take_apart(new).old_block),
+        managed_entries(new),
+    ) else {
+        return Vec::new();
+    };
+    let keep = |k: &&String| Some(k.as_str()) != skip;
+    let added: Vec<&String> = after
+        .keys()
+        .filter(|k| !before.contains_key(*k))
+        .filter(keep)
+        .collect();
+    let changed: Vec<&String> = after
+        .iter()
+        .filter(|(k, v)| before.get(*k).is_some_and(|o| o != *v))
+        .map(|(k, _)| k)
+        .filter(keep)
+        .collect();
+    // Entries moved out of the block stay in the file: not removed.
+    let removed: Vec<&String> = before
+        .keys()
+        .filter(|k| !after_all.contains_key(*k))
+        .filter(keep)
+        .collect();
+    let join = |v: &[&String]| v.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(", ");
+    let parts: Vec<String> = [("add", &added), ("change", &changed), ("remove", &removed)]
+        .into_iter()
+        .filter(|(_, list)| !list.is_empty())
+        .map(|(verb, list)| format!("{verb} {}", join(list)))
+        .collect();
+    if parts.is_empty() {
+        return Vec::new();
+    }
+    vec![format!("migrate would {}", parts.join("; "))]
 }
 
 /// Under `$CODEX_HOME/.hermes-mcp.lock`: read config.toml again, compute,

@@ -14,6 +14,9 @@ pub(crate) struct ServerReport {
     pub(crate) transport: Option<&'static str>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub(crate) skipped_keys: Vec<String>,
+    /// What the user must do for the server to work as under Hermes (migrated servers only).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub(crate) actions: Vec<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) reason: Option<String>,
 }
@@ -140,6 +143,9 @@ pub(crate) struct Report {
     /// Entries someone (usually Codex) added inside the previous block; kept, now outside it.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub(crate) kept_from_old_block: Vec<String>,
+    /// Why config.toml is out of date (`--dry-run` / `--check` when it would change).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub(crate) stale: Vec<String>,
     /// config.toml had no write permission bit and was (or would be) replaced anyway.
     pub(crate) replaced_read_only: bool,
     /// Things worth knowing that are not errors (merged blocks, a read-only file replaced).
@@ -169,15 +175,21 @@ impl Report {
         }
     }
 
-    /// The human summary (no trailing newline).
-    pub(crate) fn text(&self) -> String {
+    /// The human summary (no trailing newline); `quiet` (`-q`) keeps only what needs the user: the
+    /// problems (`⚠` lines) and what to do (the "To do:" list), not the
+    /// narrative of what was written.
+    pub(crate) fn text(&self, quiet: bool) -> String {
+        let warnings = self.warnings.iter().map(|w| format!("⚠ {w}"));
+        let errors = self.errors.iter().map(|e| format!("⚠ {e}"));
+        if quiet {
+            let l: Vec<String> = warnings.chain(self.action_lines()).chain(errors).collect();
+            return l.join("\n");
+        }
         let mut l: Vec<String> = Vec::new();
         if let Some(h) = self.headline() {
             l.push(h);
         }
-        for w in &self.warnings {
-            l.push(format!("⚠ {w}"));
-        }
+        l.extend(warnings);
         for n in &self.notes {
             l.push(format!("note: {n}"));
         }
@@ -195,10 +207,28 @@ impl Report {
                 l.push(h.clone());
             }
         }
-        for e in &self.errors {
-            l.push(format!("⚠ {e}"));
-        }
+        l.extend(self.action_lines());
+        l.extend(errors);
         l.join("\n")
+    }
+
+    /// "To do:" and what the user must do for the migrated servers to work
+    /// as under Hermes (export a variable, log in); none when nothing.
+    fn action_lines(&self) -> Vec<String> {
+        let mut l = Vec::new();
+        for s in self.servers.iter().filter(|s| s.status == "migrated") {
+            for a in &s.actions {
+                l.push(if a.contains(&s.name) {
+                    format!("  - {a}")
+                } else {
+                    format!("  - {a} (for {})", s.name)
+                });
+            }
+        }
+        if !l.is_empty() {
+            l.insert(0, "To do:".into());
+        }
+        l
     }
 
     /// What happened to the file, in the run's mode (none for a plain run
@@ -212,12 +242,7 @@ impl Report {
         let t = &self.target_path;
         if self.check {
             Some(if self.changed {
-                let command = if self.remove {
-                    "hermes-mcp migrate --remove"
-                } else {
-                    "hermes-mcp migrate"
-                };
-                format!("{t} is out of date: `{command}` would change it")
+                self.check_line()
             } else {
                 format!("{t} is up to date")
             })
@@ -238,6 +263,22 @@ impl Report {
         } else {
             None
         }
+    }
+
+    /// `--check`'s one line when config.toml is out of date: what is stale and
+    /// the command that fixes it.
+    pub(crate) fn check_line(&self) -> String {
+        let command = if self.remove {
+            "hermes-mcp migrate --remove"
+        } else {
+            "hermes-mcp migrate"
+        };
+        let why = if self.stale.is_empty() {
+            String::new()
+        } else {
+            format!(": {}", self.stale.join("; "))
+        };
+        format!("{} is out of date{why}; run `{command}`", self.target_path)
     }
 
     /// `--remove`: the Hermes plugin, and plugin entries kept as the user's.
@@ -264,27 +305,34 @@ impl Report {
             l.push("No MCP servers migrated.".into());
             return;
         }
-        l.push(format!("{} {} MCP server(s):", self.verb(), migrated.len()));
+        l.push(format!(
+            "{} {} MCP server{}:",
+            self.verb(),
+            migrated.len(),
+            if migrated.len() == 1 { "" } else { "s" }
+        ));
+        // Each key not carried over as written on its own line, under its server.
         for s in migrated {
-            let note = if s.skipped_keys.is_empty() {
-                String::new()
+            if s.skipped_keys.is_empty() {
+                l.push(format!("  - {}", s.name));
             } else {
-                format!(
-                    " (not carried over as written: {})",
-                    s.skipped_keys.join("; ")
-                )
-            };
-            l.push(format!("  - {}{note}", s.name));
+                l.push(format!("  - {}:", s.name));
+                l.extend(s.skipped_keys.iter().map(|k| format!("      {k}")));
+            }
         }
     }
 
     /// Entries moved out of the old block, and the user's own settings kept.
     fn kept_lines(&self, l: &mut Vec<String>) {
         if !self.kept_from_old_block.is_empty() {
+            let n = self.kept_from_old_block.len();
             l.push(format!(
-                "Moved {} entr{} that were added inside the old managed block out of it (kept as yours):",
-                self.kept_from_old_block.len(),
-                if self.kept_from_old_block.len() == 1 { "y" } else { "ies" }
+                "Moved {n} {} added inside the old managed block out of it (kept as yours):",
+                if n == 1 {
+                    "entry that was"
+                } else {
+                    "entries that were"
+                }
             ));
             for k in &self.kept_from_old_block {
                 l.push(format!("  - {}", k.lines().next().unwrap_or("")));

@@ -13,7 +13,9 @@
 
 use serde_json::{Map, Value};
 
-use crate::hermes::config::{bool_value, json_type, whole_var_ref};
+use crate::hermes::config::{
+    bool_value, float_value, is_var_name, json_type, py_str, whole_var_ref,
+};
 use crate::pycompat::py_bool;
 
 /// One value of a Codex server entry, in the order it is written.
@@ -180,11 +182,14 @@ impl CodexServer {
 #[derive(Debug, Clone, PartialEq)]
 #[allow(clippy::large_enum_variant)] // one per configured server, moved once into the block
 pub enum Translation {
-    /// Written to the block; `notes` are the keys (or values) that were not carried over, and why.
+    /// Written to the block; `notes` are the keys (or values) that were not
+    /// carried over as written, and why; `actions` what the user must do for
+    /// the server to work as it did under Hermes (a shell command each).
     Ok {
         server: CodexServer,
         transport: &'static str,
         notes: Vec<String>,
+        actions: Vec<String>,
     },
     /// Not written; `reason` says why and what to do.
     Skipped { reason: String },
@@ -230,36 +235,67 @@ const HANDLED: &[&str] = &[
 
 /// A scalar as Python's `str()` renders it (what Hermes would pass on).
 fn scalar_str(v: &Value) -> Option<String> {
-    match v {
-        Value::String(s) => Some(s.clone()),
-        Value::Number(n) => Some(n.to_string()),
-        Value::Bool(b) => Some(if *b { "True" } else { "False" }.to_string()),
-        _ => None,
-    }
+    py_str(v)
 }
 
 fn has_var_ref(s: &str) -> bool {
     s.contains("${")
 }
 
-/// A number, or a string holding one (infinite and NaN included: the caller says why not).
+/// `value` (text with `${VAR}` / `${env:VAR}` references, as Hermes expands
+/// them) as the inside of a double-quoted shell word: references become
+/// `${VAR}`; `None` when the literal text holds anything the shell would
+/// interpret inside double quotes.
+fn shell_value(value: &str) -> Option<String> {
+    let plain =
+        |t: &str| !t.contains(['"', '\\', '`', '$', '!']) && !t.chars().any(char::is_control);
+    let mut out = String::new();
+    let mut rest = value;
+    while let Some(i) = rest.find("${") {
+        let (lit, after) = (&rest[..i], &rest[i + 2..]);
+        let end = after.find('}')?;
+        let inner = &after[..end];
+        let name = inner.strip_prefix("env:").unwrap_or(inner);
+        if !plain(lit) || !is_var_name(name) {
+            return None;
+        }
+        out.push_str(lit);
+        out.push_str(&format!("${{{name}}}"));
+        rest = &after[end + 1..];
+    }
+    plain(rest).then(|| out + rest)
+}
+
+/// A number, a string holding one, or YAML's `.inf`/`.nan` (infinite and NaN
+/// included: the caller says why not).
 fn number(v: &Value) -> Option<f64> {
-    match v {
-        Value::Number(n) => n.as_f64(),
-        Value::String(s) => s.trim().parse::<f64>().ok(),
-        _ => None,
+    float_value(v)
+}
+
+/// A number of seconds as the report shows it: short (`30`, `0.5`, `1e300`,
+/// `1.9e19`), and infinity and NaN as YAML writes them (`.inf`, `.nan`).
+pub(crate) fn compact_number(f: f64) -> String {
+    if f.is_nan() {
+        ".nan".into()
+    } else if f.is_infinite() {
+        if f > 0.0 { ".inf" } else { "-.inf" }.into()
+    } else if f != 0.0 && !(1e-4..1e15).contains(&f.abs()) {
+        format!("{f:e}")
+    } else {
+        format!("{f}")
     }
 }
 
-/// Why a timeout cannot be written (the report shows it after the key).
+/// Why a timeout cannot be written (the report shows it after the key and value).
 #[derive(Debug, thiserror::Error, PartialEq)]
 pub(crate) enum BadTimeout {
-    #[error("not a finite number of seconds")]
+    #[error("is not a finite number of seconds")]
     NotFinite,
-    #[error("negative")]
+    #[error("is negative")]
     Negative,
-    #[error("{0} s is more than codex accepts (at most {max} s)", max = u64::MAX)]
-    TooLarge(f64),
+    /// Codex's limit is just under 2^64 s (`Duration`), about 1.84e19 s.
+    #[error("is more than Codex accepts (at most about 1.84e19 s)")]
+    TooLarge,
 }
 
 /// A `*_timeout_sec` value codex can load: codex converts float seconds to a
@@ -273,7 +309,7 @@ pub(crate) fn codex_timeout(f: f64) -> Result<f64, BadTimeout> {
         return Err(BadTimeout::Negative);
     }
     if std::time::Duration::try_from_secs_f64(f).is_err() {
-        return Err(BadTimeout::TooLarge(f));
+        return Err(BadTimeout::TooLarge);
     }
     // -0.0 is written as 0.0.
     Ok(f.abs())
@@ -329,6 +365,7 @@ struct Work<'a> {
     map: &'a Map<String, Value>,
     out: CodexServer,
     notes: Vec<String>,
+    actions: Vec<String>,
 }
 
 impl<'a> Work<'a> {
@@ -349,6 +386,7 @@ impl<'a> Work<'a> {
             map,
             out: CodexServer::default(),
             notes: Vec::new(),
+            actions: Vec::new(),
         };
         let transport = w.transport()?;
         if transport == "stdio" {
@@ -365,6 +403,7 @@ impl<'a> Work<'a> {
             server: w.out,
             transport,
             notes: w.notes,
+            actions: w.actions,
         })
     }
 
@@ -484,17 +523,42 @@ impl<'a> Work<'a> {
                 self.out.env_vars.push(k.clone());
                 if var != k {
                     self.note(format!(
-                        "env.{k} = {s:?}: passed through as env_vars = [\"{k}\"] (codex cannot rename a variable); export {k}=\"${var}\" before starting codex"
+                        "env.{k} = {s:?}: passed through as env_vars = [\"{k}\"] (codex cannot rename a variable)"
                     ));
+                    self.export(k, &s);
                 }
             } else if has_var_ref(&s) {
                 self.out.env_vars.push(k.clone());
                 self.note(format!(
-                    "env.{k} = {s:?}: passed through as env_vars = [\"{k}\"] (a value that mixes text and ${{VAR}} would put the secret into config.toml); export {k} with that value before starting codex"
+                    "env.{k} = {s:?}: passed through as env_vars = [\"{k}\"] (a value that mixes text and ${{VAR}} would put the secret into config.toml)"
                 ));
+                self.export(k, &s);
             } else {
                 self.out.env.push((k.clone(), s));
             }
+        }
+    }
+
+    /// The action for a pass-through variable `k` that must hold `value` (text
+    /// with `${VAR}` references): a shell `export` line when one can be written
+    /// safely, else the same in words.
+    fn export(&mut self, k: &str, value: &str) {
+        let shell = match whole_var_ref(value) {
+            Some(var) => Some(format!("${var}")),
+            None => shell_value(value),
+        };
+        let action = match shell.filter(|_| is_var_name(k)) {
+            Some(v) => format!("export {k}=\"{v}\" in the shell that starts codex"),
+            None => format!(
+                "set {k} to {value:?} (its ${{VAR}} references filled in) in the environment codex starts in"
+            ),
+        };
+        self.action(action);
+    }
+
+    fn action(&mut self, a: String) {
+        if !self.actions.contains(&a) {
+            self.actions.push(a);
         }
     }
 
@@ -601,9 +665,15 @@ impl<'a> Work<'a> {
             let Some(v) = self.map.get(hermes_key).filter(|v| !v.is_null()) else {
                 continue;
             };
-            match number(v).map(codex_timeout) {
-                Some(Ok(f)) => self.out.timeouts.push((which, f)),
-                Some(Err(why)) => self.note(format!("{hermes_key} ({why})")),
+            match number(v).map(|f| (f, codex_timeout(f))) {
+                Some((_, Ok(f))) => self.out.timeouts.push((which, f)),
+                Some((f, Err(why))) => {
+                    let unit = if f.is_finite() { " s" } else { "" };
+                    self.note(format!(
+                        "{hermes_key} {}{unit} {why}; not carried over",
+                        compact_number(f)
+                    ))
+                }
                 None => self.note(format!("{hermes_key} (not numeric)")),
             }
         }
@@ -679,9 +749,8 @@ impl<'a> Work<'a> {
             let note = if NO_EQUIVALENT.contains(&key.as_str()) {
                 format!("{key} (no codex equivalent)")
             } else if key == "auth" || key == "oauth" {
-                format!(
-                    "{key} (not translated; codex negotiates OAuth itself: run `codex mcp login {name}`)"
-                )
+                self.action(format!("run `codex mcp login {name}` (OAuth)"));
+                format!("{key} (not translated; codex negotiates OAuth itself)")
             } else if key == "description" {
                 "description (codex has no description field)".into()
             } else {
@@ -740,8 +809,18 @@ mod tests {
     use serde_json::json;
 
     fn ok(name: &str, v: Value) -> (CodexServer, Vec<String>) {
+        let (server, notes, _) = ok_actions(name, v);
+        (server, notes)
+    }
+
+    fn ok_actions(name: &str, v: Value) -> (CodexServer, Vec<String>, Vec<String>) {
         match translate(name, &v) {
-            Translation::Ok { server, notes, .. } => (server, notes),
+            Translation::Ok {
+                server,
+                notes,
+                actions,
+                ..
+            } => (server, notes, actions),
             Translation::Skipped { reason } => panic!("skipped: {reason}"),
         }
     }
@@ -771,7 +850,7 @@ mod tests {
 
     #[test]
     fn env_secrets_become_pass_through_or_are_reported() {
-        let (s, notes) = ok(
+        let (s, notes, actions) = ok_actions(
             "gh",
             json!({"command":"gh-mcp","env":{"GITHUB_TOKEN":"${GITHUB_TOKEN}","OTHER":"${env:OTHER}","ALIAS":"${GH_TOKEN}","MIX":"x-${Y}","LIT":"plain"}}),
         );
@@ -790,12 +869,19 @@ mod tests {
         );
         // The report's advice ("export ALIAS") is true: ALIAS is passed through.
         assert!(
-            notes
-                .iter()
-                .any(|n| n.starts_with("env.ALIAS") && n.contains("export ALIAS=\"$GH_TOKEN\"")),
+            notes.iter().any(|n| n.starts_with("env.ALIAS")),
             "{notes:?}"
         );
         assert!(notes.iter().any(|n| n.starts_with("env.MIX")), "{notes:?}");
+        // What the user must do is an action of its own (`-q` keeps it), as a shell line.
+        assert_eq!(
+            actions,
+            [
+                "export ALIAS=\"$GH_TOKEN\" in the shell that starts codex",
+                "export MIX=\"x-${Y}\" in the shell that starts codex",
+            ]
+        );
+        assert!(!notes.iter().any(|n| n.contains("export")), "{notes:?}");
         // No secret reference is ever written as a literal value.
         assert!(!format!("{s:?}").contains("${"));
     }
@@ -878,27 +964,36 @@ mod tests {
         assert_eq!(s.get("url"), None);
         assert!(notes.iter().any(|n| n.starts_with("url (both")));
         assert!(notes.contains(&"timeout (not numeric)".to_string()));
-        assert!(notes.contains(&"connect_timeout (negative)".to_string()));
+        assert!(notes.contains(&"connect_timeout -1 s is negative; not carried over".to_string()));
     }
 
     #[test]
     fn values_codex_cannot_load_or_use_are_reported_not_written() {
-        for (t, why) in [
-            (json!(1.9e19), "more than codex accepts"),
-            (json!(1e300), "more than codex accepts"),
-            (json!(-3), "negative"),
-            (json!("nan"), "not a finite number"),
-            (json!("inf"), "not a finite number"),
-            (json!("1e400"), "not a finite number"),
+        const BIG: &str = "is more than Codex accepts (at most about 1.84e19 s); not carried over";
+        const INFINITE: &str = "is not a finite number of seconds; not carried over";
+        for (t, want) in [
+            (json!(1.9e19), format!("timeout 1.9e19 s {BIG}")),
+            (json!(1e300), format!("timeout 1e300 s {BIG}")),
+            (
+                json!(-3),
+                "timeout -3 s is negative; not carried over".into(),
+            ),
+            (json!("nan"), format!("timeout .nan {INFINITE}")),
+            (json!("inf"), format!("timeout .inf {INFINITE}")),
+            (json!("1e400"), format!("timeout .inf {INFINITE}")),
+            // YAML's .inf / -.inf / .nan, as config.yaml's reader keeps them.
+            (json!(".inf"), format!("timeout .inf {INFINITE}")),
+            (json!("-.inf"), format!("timeout -.inf {INFINITE}")),
+            (json!(".nan"), format!("timeout .nan {INFINITE}")),
         ] {
             let (s, notes) = ok("x", json!({"command":"c","timeout":t,"connect_timeout":t}));
             assert_eq!(s.get("tool_timeout_sec"), None, "{t}");
             assert_eq!(s.get("startup_timeout_sec"), None, "{t}");
+            assert!(notes.contains(&want), "{t}: {notes:?}");
+            // Short: no 301-digit number, at most one level of parentheses.
             assert!(
-                notes
-                    .iter()
-                    .any(|n| n.starts_with("timeout (") && n.contains(why)),
-                "{t}: {notes:?}"
+                notes.iter().all(|n| n.len() < 100 && !n.contains("((")),
+                "{notes:?}"
             );
         }
         let (s, _) = ok(
@@ -936,6 +1031,35 @@ mod tests {
                 "{v}"
             );
         }
+    }
+
+    #[test]
+    fn compact_numbers_and_shell_values() {
+        assert_eq!(compact_number(30.0), "30");
+        assert_eq!(compact_number(0.5), "0.5");
+        assert_eq!(compact_number(1e300), "1e300");
+        assert_eq!(compact_number(-1e-9), "-1e-9");
+        assert_eq!(compact_number(f64::NEG_INFINITY), "-.inf");
+        assert_eq!(
+            shell_value("a-${env:B}/${C}").as_deref(),
+            Some("a-${B}/${C}")
+        );
+        for unsafe_text in ["x\"${A}", "`id`${A}", "$HOME/${A}", "${A", "${1A}"] {
+            assert_eq!(shell_value(unsafe_text), None, "{unsafe_text}");
+        }
+        // A value the shell would interpret, or a name it cannot export, is said in words.
+        let (_, _, actions) = ok_actions(
+            "n",
+            json!({"command":"c","env":{"K":"`x`${A}","A-B":"${C}"},"auth":"oauth","oauth":{}}),
+        );
+        assert_eq!(
+            actions,
+            [
+                "set K to \"`x`${A}\" (its ${VAR} references filled in) in the environment codex starts in",
+                "set A-B to \"${C}\" (its ${VAR} references filled in) in the environment codex starts in",
+                "run `codex mcp login n` (OAuth)",
+            ]
+        );
     }
 
     #[test]

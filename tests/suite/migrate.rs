@@ -195,8 +195,17 @@ fn migrate_writes_block_idempotently_and_check_tracks_changes() {
     );
     let out = run(&env, &["--no-plugins", "--check"]);
     assert_eq!(code(&out), 1);
-    // --check answers with its exit status; its report only with -v.
-    assert_eq!(stderr(&out), "");
+    // --check answers with its exit status and one line saying what is stale;
+    // its report only with -v.
+    assert!(
+        stderr(&out).starts_with(&format!(
+            "{} is out of date: migrate would add [mcp_servers.added]",
+            env.codex_home().join("config.toml").display()
+        )),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(stderr(&out).lines().count(), 1, "{}", stderr(&out));
     assert!(out.stdout.is_empty());
     let out = run(&env, &["--no-plugins", "--check", "-v"]);
     assert_eq!(code(&out), 1);
@@ -216,11 +225,21 @@ fn migrate_writes_block_idempotently_and_check_tracks_changes() {
     );
     let out = run(&env, &["--no-plugins", "--dry-run"]);
     assert!(!stderr(&out).contains('\u{1b}'), "{}", stderr(&out));
-    // -q keeps only the warnings.
+    // -q keeps only the warnings and what the user must do.
     let out = run(&env, &["--no-plugins", "-q"]);
     assert_eq!(code(&out), 0);
     let text = String::from_utf8_lossy(&out.stdout);
-    assert!(text.lines().all(|l| l.starts_with('⚠')), "{text}");
+    assert!(
+        text.lines()
+            .all(|l| l.starts_with('⚠') || l == "To do:" || l.starts_with("  - ")),
+        "{text}"
+    );
+    assert!(
+        text.contains(
+            "  - export ALIAS=\"$SOMETHING_ELSE\" in the shell that starts codex (for fs)"
+        ),
+        "{text}"
+    );
 }
 
 #[test]
@@ -490,7 +509,9 @@ fn migrate_remove_dry_run_and_check_say_what_would_happen() {
         "{out}"
     );
     assert!(
-        out.contains("`hermes-mcp migrate --remove` would change it"),
+        out.contains(
+            "is out of date: it still has the managed block; run `hermes-mcp migrate --remove`"
+        ),
         "{out}"
     );
     assert!(!out.contains("Removed"), "{out}");

@@ -98,6 +98,14 @@ fn hermes_interop_hermes_replaces_our_block() {
         String::from_utf8_lossy(&out.stderr)
     );
     assert!(config(&env).contains("kanban_complete"));
+    // Our block names its owner on the line after Hermes' marker ...
+    assert!(
+        config(&env).contains(&format!(
+            "{START}\n# `hermes-mcp migrate` writes this section"
+        )),
+        "{}",
+        config(&env)
+    );
     hermes_migrate(&env);
     let text = config(&env);
     let t = one_valid_block(&text);
@@ -105,6 +113,8 @@ fn hermes_interop_hermes_replaces_our_block() {
         !text.contains("kanban_complete"),
         "our block survived: {text}"
     );
+    // ... and Hermes' migrator still finds the block and replaces all of it, that line included.
+    assert!(!text.contains("hermes-mcp"), "{text}");
     assert!(text.contains("agent.transports.hermes_tools_mcp_server"));
     assert_eq!(t["mcp_servers"]["fs"]["command"].as_str(), Some("npx"));
     // Round trip back to ours.

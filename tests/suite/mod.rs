@@ -31,6 +31,7 @@ mod migrate_envvars;
 mod migrate_fuzz;
 mod migrate_hermes;
 mod migrate_inputs;
+mod migrate_messages;
 mod migrate_props;
 mod net_ssrf;
 mod nous_gateway;
