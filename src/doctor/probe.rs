@@ -149,7 +149,7 @@ impl Running {
 
 fn truncate(s: &str, n: usize) -> String {
     match s.char_indices().nth(n) {
-        Some((i, _)) => format!("{}…", &s[..i]),
+        Some((i, _)) => format!("{}…", s.get(..i).unwrap_or(s)),
         None => s.to_string(),
     }
 }

@@ -30,8 +30,10 @@ pub(super) fn check(launch: &probe::Launch, doc: &Value, r: &mut Report) {
         .as_deref()
         .map(|h| dotenv::load(&std::path::Path::new(h).join(".env")))
         .unwrap_or_default();
+    // HERMES_HOME picks the home itself (the home checks cover it), not a key.
     let shell_only: Vec<(String, String)> = envvars::serve_vars()
         .map(|v| v.name)
+        .filter(|n| *n != envvars::HERMES_HOME)
         .filter(|n| !passed.contains(n) && !in_dotenv.contains_key(*n))
         .filter_map(|n| envvars::get(n).map(|v| (n.to_string(), v)))
         .collect();
