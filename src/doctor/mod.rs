@@ -5,8 +5,15 @@
 //! codex would (command and args, codex's minimal environment plus `env_vars`
 //! and `env`, the entry's `cwd`), times `initialize` and `tools/list`, then
 //! runs the same binary's `tools --json` in that environment to learn which
-//! tools cannot work and why, and which provider each job will use. Every
-//! problem is a [`Finding`] with what to do; the CLI exits 1 when there is one.
+//! tools cannot work and why, and which provider each job will use, and
+//! whether a key exported only in this shell would change that
+//! (`shellenv`). Every problem is a [`Finding`] with what to do; the CLI
+//! exits 1 when there is one.
+//!
+//! Every child (codex, the server, `tools --json`) runs with a deadline, in
+//! its own process group killed when the step ends, its output read up to a
+//! cap and redacted before it is shown (`probe`): doctor ends whatever the
+//! configured command does.
 //!
 //! A CLI-level module: it uses `migrate` (where codex's files are) and the
 //! `hermes` layer (config.yaml, the environment codex builds).
