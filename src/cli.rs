@@ -455,14 +455,14 @@ fn print_doctor(r: &doctor::Report, json: bool, v: Verbosity) -> anyhow::Result<
     }
     if !r.unavailable_tools.is_empty() {
         writeln!(out, "\nUnavailable tools ({}):", r.unavailable_tools.len())?;
-        for t in &r.unavailable_tools {
-            writeln!(out, "  {} ({}): {}", t.name, t.toolset, t.reason)?;
+        for l in doctor_tool_lines(r) {
+            writeln!(out, "  {}", l.unavailable_text())?;
         }
     }
     if !r.providers.is_empty() {
         writeln!(out, "\nProviders:")?;
         for p in &r.providers {
-            writeln!(out, "  {}: {} ({})", p.job, p.provider, p.why)?;
+            writeln!(out, "  {}: {} — {}", p.job, p.provider, p.why)?;
         }
     }
     for n in &r.notes {
@@ -478,6 +478,45 @@ fn print_doctor(r: &doctor::Report, json: bool, v: Verbosity) -> anyhow::Result<
         }
     }
     Ok(())
+}
+
+/// doctor's unavailable tools, a prefix's tools on one line (`kanban_*`).
+fn doctor_tool_lines(r: &doctor::Report) -> Vec<doctor::lines::Line> {
+    let rows: Vec<doctor::lines::ToolRow<'_>> = r
+        .unavailable_tools
+        .iter()
+        .map(|t| doctor::lines::ToolRow {
+            name: &t.name,
+            toolset: &t.toolset,
+            unavailable: Some(&t.reason),
+        })
+        .collect();
+    let mut all: Vec<&str> = rows.iter().map(|t| t.name).collect();
+    if let Some(s) = &r.server {
+        all.extend(s.tools_listed.iter().map(String::as_str));
+    }
+    doctor::lines::group(&rows, &all)
+}
+
+/// `tools`' lines, a prefix's tools on one line (`kanban_*`); `only_unavailable` for `-q`.
+fn tool_lines(
+    entries: &[(&'static str, crate::server::ToolEntry)],
+    only_unavailable: bool,
+) -> Vec<doctor::lines::Line> {
+    let rows: Vec<doctor::lines::ToolRow<'_>> = entries
+        .iter()
+        .map(|(ts, e)| doctor::lines::ToolRow {
+            name: e.spec.name,
+            toolset: ts,
+            unavailable: match &e.availability {
+                Availability::Available => None,
+                Availability::Unavailable(r) => Some(r.as_str()),
+            },
+        })
+        .filter(|r| !only_unavailable || r.unavailable.is_some())
+        .collect();
+    let all: Vec<&str> = entries.iter().map(|(_, e)| e.spec.name).collect();
+    doctor::lines::group(&rows, &all)
 }
 
 /// `hermes-mcp tools [--json]`.
@@ -517,10 +556,8 @@ fn tools_report(server: &HermesServer, json: bool, v: Verbosity) -> anyhow::Resu
         if let Some(e) = server.context().config_error() {
             writeln!(out, "warning: {e}")?;
         }
-        for (ts, e) in &entries {
-            if let Availability::Unavailable(r) = &e.availability {
-                writeln!(out, "{} ({ts}): {r}", e.spec.name)?;
-            }
+        for l in tool_lines(&entries, true) {
+            writeln!(out, "{}", l.unavailable_text())?;
         }
         return Ok(());
     }
@@ -528,19 +565,16 @@ fn tools_report(server: &HermesServer, json: bool, v: Verbosity) -> anyhow::Resu
     if let Some(e) = server.context().config_error() {
         writeln!(out, "warning: {e}")?;
     }
-    let width = entries
+    let lines = tool_lines(&entries, false);
+    let width = lines
         .iter()
-        .map(|(_, e)| e.spec.name.len())
+        .map(|l| l.label.chars().count())
         .max()
         .unwrap_or(4)
         .max(4);
     writeln!(out, "{:<width$}  {:<9}  STATUS", "TOOL", "TOOLSET")?;
-    for (ts, e) in &entries {
-        let status = match &e.availability {
-            Availability::Available => "available".to_string(),
-            Availability::Unavailable(r) => format!("unavailable: {r}"),
-        };
-        writeln!(out, "{:<width$}  {:<9}  {status}", e.spec.name, ts)?;
+    for l in &lines {
+        writeln!(out, "{:<width$}  {:<9}  {}", l.label, l.toolset, l.status)?;
     }
     let n = entries
         .iter()
@@ -556,9 +590,9 @@ fn tools_report(server: &HermesServer, json: bool, v: Verbosity) -> anyhow::Resu
             .max()
             .unwrap_or(3)
             .max(3);
-        writeln!(out, "{:<w$}  PROVIDER (WHY)", "JOB")?;
+        writeln!(out, "{:<w$}  PROVIDER — WHY", "JOB")?;
         for (_, p) in &providers {
-            writeln!(out, "{:<w$}  {} ({})", p.job, p.provider, p.why)?;
+            writeln!(out, "{:<w$}  {} — {}", p.job, p.provider, p.why)?;
         }
     }
     Ok(())

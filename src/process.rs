@@ -1,12 +1,16 @@
 //! Run a child process to completion with a deadline, from blocking code: its
 //! output collected on two threads (so a chatty child never fills a pipe and
-//! stalls), and on timeout its whole process group killed (a shell's own
-//! children may hold the pipes open). Used by `doctor` (codex), skills'
+//! stalls) up to a cap (a child that writes without end is killed, not
+//! buffered until memory runs out), and on timeout its whole process group
+//! killed (a shell's own children may hold the pipes open). Used by `doctor` (codex), skills'
 //! inline shell snippets, and the plugin-skill probe (Hermes' Python).
 
 use std::io::{self, Read};
 use std::os::unix::process::CommandExt;
 use std::process::{Command, Output, Stdio};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 #[derive(Debug, thiserror::Error)]
@@ -15,6 +19,8 @@ pub enum RunError {
     Spawn(io::Error),
     #[error("no answer within {} s", .0.as_secs())]
     TimedOut(Duration),
+    #[error("wrote more than {} on {}", human_bytes(*.0), .1)]
+    TooMuchOutput(usize, &'static str),
 }
 
 impl RunError {
@@ -23,75 +29,138 @@ impl RunError {
     }
 }
 
-/// Read a pipe to its end on a thread; the bytes arrive on the channel.
-fn drain(r: Option<impl Read + Send + 'static>) -> std::sync::mpsc::Receiver<Vec<u8>> {
-    let (tx, rx) = std::sync::mpsc::channel();
+/// How much of a child's stdout or stderr [`output_with_timeout`] keeps: far
+/// more than any answer it waits for, far less than memory.
+pub const OUTPUT_CAP: usize = 16 << 20;
+
+/// `16 MiB`, `4 KiB`, `100 bytes`.
+pub fn human_bytes(n: usize) -> String {
+    match n {
+        n if n >= 1 << 20 && n % (1 << 20) == 0 => format!("{} MiB", n >> 20),
+        n if n >= 1 << 10 && n % (1 << 10) == 0 => format!("{} KiB", n >> 10),
+        n => format!("{n} bytes"),
+    }
+}
+
+/// Read a pipe to its end on a thread, keeping at most `cap` bytes: the
+/// bytes arrive on the channel, or `Err` once the child wrote more (the
+/// thread stops reading then, so memory stays bounded whatever it writes).
+fn drain(
+    r: Option<impl Read + Send + 'static>,
+    cap: usize,
+    over: (Arc<AtomicU8>, u8),
+) -> mpsc::Receiver<Result<Vec<u8>, ()>> {
+    let (tx, rx) = mpsc::channel();
     std::thread::spawn(move || {
         let mut buf = Vec::new();
-        if let Some(mut r) = r {
-            let _ = r.read_to_end(&mut buf);
+        if let Some(r) = r {
+            // One byte past the cap tells "exactly cap" from "more".
+            let limit = u64::try_from(cap).unwrap_or(u64::MAX).saturating_add(1);
+            let _ = r.take(limit).read_to_end(&mut buf);
         }
-        let _ = tx.send(buf);
+        if buf.len() > cap {
+            over.0.store(over.1, Ordering::SeqCst);
+            let _ = tx.send(Err(()));
+        } else {
+            let _ = tx.send(Ok(buf));
+        }
     });
     rx
 }
 
-fn kill_group(pid: u32) {
+/// SIGKILL the process group `pid` leads (made with `process_group(0)`).
+pub fn kill_group(pid: u32) {
+    let Ok(pid) = libc::pid_t::try_from(pid) else {
+        return;
+    };
     // SAFETY: kill(2) on the process group created for this child.
     unsafe {
-        libc::kill(-(pid as libc::pid_t), libc::SIGKILL);
+        libc::kill(-pid, libc::SIGKILL);
     }
 }
 
-/// Run `cmd` (stdin closed, stdout/stderr captured) in its own process group.
-/// The deadline covers the output too: a background grandchild that keeps
-/// the pipes open after the child exits is killed with the group when the
-/// time is up, rather than holding the caller.
-pub fn output_with_timeout(mut cmd: Command, timeout: Duration) -> Result<Output, RunError> {
+/// Run `cmd` (stdin closed, stdout/stderr captured, each up to
+/// [`OUTPUT_CAP`]) in its own process group. The deadline covers the output
+/// too: a background grandchild that keeps the pipes open after the child
+/// exits is killed with the group when the time is up, rather than holding
+/// the caller. A child that writes more than the cap is killed with its group.
+pub fn output_with_timeout(cmd: Command, timeout: Duration) -> Result<Output, RunError> {
+    run(cmd, timeout, OUTPUT_CAP, false)
+}
+
+/// [`output_with_timeout`] with its own cap, for a step that must leave
+/// nothing behind (`doctor`): the whole process group is killed when the
+/// step ends, however it ended.
+pub fn output_then_kill_group(
+    cmd: Command,
+    timeout: Duration,
+    cap: usize,
+) -> Result<Output, RunError> {
+    run(cmd, timeout, cap, true)
+}
+
+fn run(mut cmd: Command, timeout: Duration, cap: usize, reap: bool) -> Result<Output, RunError> {
     cmd.stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .process_group(0);
     let mut child = cmd.spawn().map_err(RunError::Spawn)?;
     let pid = child.id();
-    let out = drain(child.stdout.take());
-    let err = drain(child.stderr.take());
+    // Which pipe went over the cap: 1 stdout, 2 stderr.
+    let over = Arc::new(AtomicU8::new(0));
+    let out = drain(child.stdout.take(), cap, (over.clone(), 1));
+    let err = drain(child.stderr.take(), cap, (over.clone(), 2));
     // A timeout too large to add to now (`.inf` in config.yaml) never expires.
     let deadline = Instant::now().checked_add(timeout);
+    let end = |child: &mut std::process::Child, e: RunError| {
+        kill_group(pid);
+        let _ = child.wait();
+        Err(e)
+    };
     let status = loop {
+        match over.load(Ordering::SeqCst) {
+            0 => {}
+            1 => return end(&mut child, RunError::TooMuchOutput(cap, "stdout")),
+            _ => return end(&mut child, RunError::TooMuchOutput(cap, "stderr")),
+        }
         match child.try_wait() {
             Ok(Some(st)) => break st,
             Ok(None) if deadline.is_some_and(|d| Instant::now() >= d) => {
-                kill_group(pid);
-                let _ = child.wait();
-                return Err(RunError::TimedOut(timeout));
+                return end(&mut child, RunError::TimedOut(timeout));
             }
             Ok(None) => std::thread::sleep(Duration::from_millis(5)),
-            Err(e) => return Err(RunError::Spawn(e)),
+            Err(e) => return end(&mut child, RunError::Spawn(e)),
         }
     };
-    let collect = |rx: std::sync::mpsc::Receiver<Vec<u8>>| {
+    let collect = |rx: mpsc::Receiver<Result<Vec<u8>, ()>>, name: &'static str| {
         let left = deadline.map_or(Duration::MAX, |d| {
             d.saturating_duration_since(Instant::now())
         });
-        match rx.recv_timeout(left) {
+        let got = match rx.recv_timeout(left) {
             Ok(b) => Some(b),
             Err(_) => {
                 // Something the child started still holds the pipe.
                 kill_group(pid);
                 rx.recv_timeout(Duration::from_secs(1)).ok()
             }
+        };
+        match got {
+            Some(Ok(b)) => Ok(b),
+            Some(Err(())) => Err(RunError::TooMuchOutput(cap, name)),
+            None => Err(RunError::TimedOut(timeout)),
         }
     };
-    let (stdout, stderr) = (collect(out), collect(err));
-    match (stdout, stderr) {
-        (Some(stdout), Some(stderr)) => Ok(Output {
+    let result = collect(out, "stdout").and_then(|stdout| {
+        Ok(Output {
             status,
             stdout,
-            stderr,
-        }),
-        _ => Err(RunError::TimedOut(timeout)),
+            stderr: collect(err, "stderr")?,
+        })
+    });
+    if reap || result.is_err() {
+        kill_group(pid);
     }
+    result
 }
 
 /// Run blocking work (a child process, a file lock) from async code without
@@ -135,5 +204,59 @@ mod tests {
         // A timeout of ~forever (from `.inf` seconds) is no overflow panic.
         let o = output_with_timeout(Command::new("true"), Duration::MAX).expect("run");
         assert!(o.status.success());
+    }
+
+    #[test]
+    fn endless_output_is_cut_at_the_cap_and_the_group_killed() {
+        let mut c = Command::new("sh");
+        c.args(["-c", "yes | tr -d '\\n'"]);
+        let e = output_with_timeout(c, Duration::from_secs(60)).expect_err("endless");
+        assert!(
+            matches!(e, RunError::TooMuchOutput(OUTPUT_CAP, "stdout")),
+            "{e}"
+        );
+        assert_eq!(e.to_string(), "wrote more than 16 MiB on stdout");
+        let mut c = Command::new("sh");
+        c.args(["-c", "head -c 5000 /dev/zero >&2"]);
+        let e = output_then_kill_group(c, Duration::from_secs(60), 4096).expect_err("cap");
+        assert_eq!(e.to_string(), "wrote more than 4 KiB on stderr");
+        // Exactly the cap is not too much.
+        let mut c = Command::new("sh");
+        c.args(["-c", "head -c 4096 /dev/zero"]);
+        let o = output_then_kill_group(c, Duration::from_secs(60), 4096).expect("exact");
+        assert_eq!(o.stdout.len(), 4096);
+    }
+
+    #[test]
+    fn a_step_that_must_leave_nothing_kills_its_group_on_success() {
+        let t = tempfile::tempdir().expect("tempdir");
+        let pidfile = t.path().join("pid");
+        let mut c = Command::new("sh");
+        // The grandchild lets go of the pipes, so the step ends at once.
+        c.arg("-c").arg(format!(
+            "sleep 100000 >/dev/null 2>&1 & echo $! > {}; echo done",
+            pidfile.display()
+        ));
+        let o = output_then_kill_group(c, Duration::from_secs(60), OUTPUT_CAP).expect("run");
+        assert_eq!(o.stdout, b"done\n");
+        let pid: libc::pid_t = std::fs::read_to_string(&pidfile)
+            .expect("pid")
+            .trim()
+            .parse()
+            .expect("pid number");
+        // Killed; the zombie goes when init reaps it, so look at its state.
+        let deadline = Instant::now() + Duration::from_secs(30);
+        let gone = loop {
+            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+            let state = stat.rsplit(") ").next().and_then(|r| r.chars().next());
+            if matches!(state, None | Some('Z' | 'X')) {
+                break true;
+            }
+            if Instant::now() > deadline {
+                break false;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        assert!(gone, "the background sleep {pid} survived the step");
     }
 }

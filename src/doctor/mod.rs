@@ -5,13 +5,22 @@
 //! codex would (command and args, codex's minimal environment plus `env_vars`
 //! and `env`, the entry's `cwd`), times `initialize` and `tools/list`, then
 //! runs the same binary's `tools --json` in that environment to learn which
-//! tools cannot work and why, and which provider each job will use. Every
-//! problem is a [`Finding`] with what to do; the CLI exits 1 when there is one.
+//! tools cannot work and why, and which provider each job will use, and
+//! whether a key exported only in this shell would change that
+//! (`shellenv`). Every problem is a [`Finding`] with what to do; the CLI
+//! exits 1 when there is one.
+//!
+//! Every child (codex, the server, `tools --json`) runs with a deadline, in
+//! its own process group killed when the step ends, its output read up to a
+//! cap and redacted before it is shown (`probe`): doctor ends whatever the
+//! configured command does.
 //!
 //! A CLI-level module: it uses `migrate` (where codex's files are) and the
 //! `hermes` layer (config.yaml, the environment codex builds).
 
+pub mod lines;
 pub(crate) mod probe;
+mod shellenv;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -22,11 +31,16 @@ use serde_json::Value;
 use crate::hermes::config::HermesConfig;
 use crate::hermes::{SERVER_NAME, envvars};
 use crate::migrate::{self, block, hermes_hook};
+use crate::process::RunError;
+use probe::TalkError;
 
 /// codex's default `startup_timeout_sec`.
 const DEFAULT_STARTUP: Duration = Duration::from_secs(30);
 /// How long codex may take to say whether config.toml loads.
 const CODEX_CHECK_TIMEOUT: Duration = Duration::from_secs(20);
+/// The least `tools --json` gets (else the entry's `startup_timeout_sec`):
+/// it reads files and may wait 3 s for the Nous Portal.
+const TOOLS_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// What to examine, resolved by the CLI.
 #[derive(Debug, Clone, Default)]
@@ -399,7 +413,7 @@ fn hermes_home_checks(launch: &probe::Launch, r: &mut Report) {
             let runtime = c.str("model.openai_runtime");
             if runtime.as_deref() != Some("codex_app_server") {
                 r.notes.push(format!(
-                    "model.openai_runtime is {} in config.yaml: Hermes itself does not run codex, so hermes-tools serves only the codex you start yourself (turn it on with Hermes' `/codex-runtime codex_app_server`, then run `hermes-mcp migrate`)",
+                    "model.openai_runtime is {} in config.yaml: Hermes itself does not run codex, so hermes-tools serves only the codex you start yourself. To have Hermes run codex, use Hermes' `/codex-runtime codex_app_server` first and `hermes-mcp migrate` after it: that command re-runs Hermes' own migrator, which puts Hermes' Python server back as hermes-tools. The Hermes plugin `migrate` installs also undoes that at the next session start, unless you passed --no-hermes-hook",
                     runtime.as_deref().unwrap_or("unset (auto)")
                 ));
             }
@@ -413,18 +427,35 @@ fn hermes_home_checks(launch: &probe::Launch, r: &mut Report) {
     }
 }
 
-/// `<command> tools --json` in the server's environment: unavailable tools, providers.
-fn tools_checks(launch: &probe::Launch, r: &mut Report) {
+/// `<command> tools --json` with `env`: what works there, and why.
+fn ask_tools(launch: &probe::Launch, env: Vec<(String, String)>) -> Result<Value, TalkError> {
     let mut args = vec!["tools".to_string(), "--json".to_string()];
     args.extend(launch.args.iter().skip(1).cloned());
     let tools = probe::Launch {
         args,
+        env,
         ..launch.clone()
     };
-    let doc: Value = match probe::output(&tools)
-        .and_then(|s| serde_json::from_str(&s).map_err(probe::TalkError::NotJson))
-    {
+    probe::output(&tools, launch.timeout.max(TOOLS_TIMEOUT))
+        .and_then(|s| serde_json::from_str(&s).map_err(TalkError::NotJson))
+}
+
+/// `<command> tools --json` in the server's environment: unavailable tools,
+/// providers; then whether this shell would see more (keys codex does not pass).
+fn tools_checks(launch: &probe::Launch, r: &mut Report) {
+    let doc = match ask_tools(launch, launch.env.clone()) {
         Ok(v) => v,
+        Err(e @ (TalkError::Timeout(..) | TalkError::TooMuch(..))) => {
+            r.find(
+                "tools_check_failed",
+                format!(
+                    "asked which tools work, `{} tools --json` {e}; doctor killed it",
+                    launch.program.display()
+                ),
+                "run `hermes-mcp tools` in a shell to see where it stops; codex may wait on the same thing",
+            );
+            return;
+        }
         Err(e) => {
             r.notes
                 .push(format!("could not ask the server which tools work: {e}"));
@@ -434,34 +465,42 @@ fn tools_checks(launch: &probe::Launch, r: &mut Report) {
     if let Some(h) = doc.get("hermes_home").and_then(Value::as_str) {
         r.hermes_home = Some(h.to_string());
     }
-    let s = |v: &Value, k: &str| v.get(k).and_then(Value::as_str).unwrap_or("").to_string();
-    for t in doc
-        .get("tools")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-    {
+    for t in tools_of(&doc) {
         if t.get("available").and_then(Value::as_bool) == Some(false) {
             r.unavailable_tools.push(ToolStatus {
-                name: s(t, "name"),
-                toolset: s(t, "toolset"),
-                reason: s(t, "reason"),
+                name: text(t, "name"),
+                toolset: text(t, "toolset"),
+                reason: text(t, "reason"),
             });
         }
     }
-    for p in doc
-        .get("providers")
+    for p in providers_of(&doc) {
+        r.providers.push(Provider {
+            toolset: text(p, "toolset"),
+            job: text(p, "job"),
+            provider: text(p, "provider"),
+            why: text(p, "why"),
+        });
+    }
+    shellenv::check(launch, &doc, r);
+}
+
+fn text(v: &Value, k: &str) -> String {
+    v.get(k).and_then(Value::as_str).unwrap_or("").to_string()
+}
+
+fn tools_of(doc: &Value) -> impl Iterator<Item = &Value> {
+    doc.get("tools")
         .and_then(Value::as_array)
         .into_iter()
         .flatten()
-    {
-        r.providers.push(Provider {
-            toolset: s(p, "toolset"),
-            job: s(p, "job"),
-            provider: s(p, "provider"),
-            why: s(p, "why"),
-        });
-    }
+}
+
+fn providers_of(doc: &Value) -> impl Iterator<Item = &Value> {
+    doc.get("providers")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
 }
 
 /// Ask codex whether it loads config.toml (`codex app-server --print-startup-config`).
@@ -479,13 +518,14 @@ fn codex_check(opts: &Options, codex_home: &Path, r: &mut Report) -> String {
     cmd.args(["app-server", "--print-startup-config"])
         .env("CODEX_HOME", codex_home)
         .env_remove("RUST_BACKTRACE");
-    let out = match crate::process::output_with_timeout(cmd, CODEX_CHECK_TIMEOUT) {
-        Ok(o) => o,
-        Err(e @ crate::process::RunError::TimedOut(_)) => {
-            return format!("not asked (codex: {e})");
-        }
-        Err(e) => return format!("not asked ({e})"),
-    };
+    let out =
+        match crate::process::output_then_kill_group(cmd, CODEX_CHECK_TIMEOUT, probe::STDOUT_CAP) {
+            Ok(o) => o,
+            Err(e @ (RunError::TimedOut(_) | RunError::TooMuchOutput(..))) => {
+                return format!("not asked (codex: {e})");
+            }
+            Err(e) => return format!("not asked ({e})"),
+        };
     if out.status.success() {
         return "loads".into();
     }
@@ -498,6 +538,7 @@ fn codex_check(opts: &Options, codex_home: &Path, r: &mut Report) -> String {
                 .map(str::to_string)
         })
         .unwrap_or_else(|| String::from_utf8_lossy(&out.stderr).trim().to_string());
+    let msg = crate::redact::redact_sensitive_text(&msg);
     r.find(
         "codex_rejects_config",
         format!("codex cannot load {}: {msg}", codex_home.join("config.toml").display()),

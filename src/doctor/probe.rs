@@ -5,17 +5,34 @@
 //! `initialize`, `notifications/initialized` and `tools/list`, each answered
 //! on one line of stdout. We do the same with the same protocol version and
 //! capabilities, so a server that fails here fails in codex too.
+//!
+//! Whatever the server does, doctor ends: the server runs in its own process
+//! group, which is killed when each step ends (a background grandchild can
+//! hold the pipes open after the server exits); every step has a deadline;
+//! stdout is read up to [`STDOUT_CAP`] and only the last [`STDERR_CAP`] of
+//! stderr is kept; and what doctor shows of the server's output is redacted
+//! as the tools redact their results (`crate::redact`).
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{Read, Write};
+use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
+use crate::process::{RunError, human_bytes, kill_group};
+use crate::redact::redact_sensitive_text as redact;
+
 use serde_json::{Value, json};
 
-/// How much of the server's stderr is kept to explain a failure.
+/// How much of the server's stderr is kept (its end) to explain a failure.
 const STDERR_CAP: usize = 16 << 10;
+/// How much the server may write on stdout in one step: hermes-mcp's whole
+/// `tools/list` or `tools --json` is a few hundred KiB.
+pub(crate) const STDOUT_CAP: usize = 16 << 20;
+/// How long the server has to exit once its stdin is closed, and the stderr
+/// reader to finish once the group is killed.
+const GRACE: Duration = Duration::from_secs(2);
 
 /// What to start.
 #[derive(Debug, Clone)]
@@ -58,11 +75,18 @@ pub(crate) struct ProbeError {
     pub(crate) stderr: String,
 }
 
+/// What the stdout reader hands over.
+enum Out {
+    Line(String),
+    /// More than [`STDOUT_CAP`] bytes: the reader stopped.
+    TooMuch,
+}
+
 struct Running {
     child: Child,
     stdin: Option<std::process::ChildStdin>,
-    lines: mpsc::Receiver<String>,
-    stderr: std::thread::JoinHandle<String>,
+    lines: mpsc::Receiver<Out>,
+    stderr: mpsc::Receiver<String>,
 }
 
 impl Running {
@@ -76,24 +100,25 @@ impl Running {
     }
 
     /// The response to request `id`, skipping notifications and log lines.
-    fn response(&self, id: i64, deadline: Instant) -> Result<Value, TalkError> {
+    fn response(&self, id: i64, deadline: Instant, timeout: Duration) -> Result<Value, TalkError> {
         loop {
             let left = deadline.saturating_duration_since(Instant::now());
             match self.lines.recv_timeout(left) {
-                Ok(line) => {
+                Ok(Out::TooMuch) => return Err(TalkError::TooMuch(STDOUT_CAP, "stdout")),
+                Ok(Out::Line(line)) => {
                     let Ok(v) = serde_json::from_str::<Value>(&line) else {
-                        return Err(TalkError::NotJsonRpc(truncate(&line, 200)));
+                        return Err(TalkError::NotJsonRpc(redact(&truncate(&line, 200))));
                     };
                     if v.get("id").and_then(Value::as_i64) != Some(id) {
                         continue;
                     }
                     if let Some(e) = v.get("error") {
-                        return Err(TalkError::RpcError(e.to_string()));
+                        return Err(TalkError::RpcError(redact(&truncate(&e.to_string(), 500))));
                     }
                     return Ok(v.get("result").cloned().unwrap_or(Value::Null));
                 }
                 Err(mpsc::RecvTimeoutError::Timeout) => {
-                    return Err(TalkError::Timeout);
+                    return Err(TalkError::Timeout(timeout, "codex's startup_timeout_sec"));
                 }
                 Err(mpsc::RecvTimeoutError::Disconnected) => {
                     return Err(TalkError::Exited);
@@ -102,24 +127,29 @@ impl Running {
         }
     }
 
+    /// Close stdin, give the server [`GRACE`] to exit, then kill its whole
+    /// process group (whatever it left running); the end of its stderr,
+    /// redacted.
     fn finish(mut self) -> String {
         drop(self.stdin.take());
-        let deadline = Instant::now() + Duration::from_secs(2);
+        let deadline = Instant::now() + GRACE;
         while Instant::now() < deadline {
             if matches!(self.child.try_wait(), Ok(Some(_))) {
                 break;
             }
             std::thread::sleep(Duration::from_millis(10));
         }
+        kill_group(self.child.id());
         let _ = self.child.kill();
         let _ = self.child.wait();
-        self.stderr.join().unwrap_or_default()
+        // A process that left the group (setsid) may still hold stderr.
+        redact(&self.stderr.recv_timeout(GRACE).unwrap_or_default())
     }
 }
 
 fn truncate(s: &str, n: usize) -> String {
     match s.char_indices().nth(n) {
-        Some((i, _)) => format!("{}…", &s[..i]),
+        Some((i, _)) => format!("{}…", s.get(..i).unwrap_or(s)),
         None => s.to_string(),
     }
 }
@@ -127,6 +157,7 @@ fn truncate(s: &str, n: usize) -> String {
 fn spawn(launch: &Launch) -> std::io::Result<Running> {
     let mut child = launch
         .command()
+        .process_group(0)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -140,34 +171,69 @@ fn spawn(launch: &Launch) -> std::io::Result<Running> {
         .take()
         .ok_or_else(|| std::io::Error::other("no stderr"))?;
     let (tx, lines) = mpsc::channel();
+    std::thread::spawn(move || read_lines(stdout, &tx));
+    let (tx, stderr_rx) = mpsc::channel();
     std::thread::spawn(move || {
-        for line in BufReader::new(stdout).lines() {
-            let Ok(line) = line else { break };
-            if tx.send(line).is_err() {
-                break;
-            }
-        }
-    });
-    let stderr = std::thread::spawn(move || {
         let mut buf = Vec::new();
         let mut chunk = [0u8; 4096];
         while let Ok(n) = stderr.read(&mut chunk) {
             if n == 0 {
                 break;
             }
-            if buf.len() < STDERR_CAP {
-                buf.extend_from_slice(&chunk[..n.min(STDERR_CAP - buf.len())]);
+            buf.extend_from_slice(chunk.get(..n).unwrap_or_default());
+            // Keep the end, which says why it stopped; drop the start in bulk.
+            if buf.len() > 2 * STDERR_CAP {
+                buf.drain(..buf.len() - STDERR_CAP);
             }
         }
-        String::from_utf8_lossy(&buf).into_owned()
+        let keep = buf.len().saturating_sub(STDERR_CAP);
+        let _ = tx.send(String::from_utf8_lossy(buf.get(keep..).unwrap_or_default()).into_owned());
     });
     let stdin = child.stdin.take();
     Ok(Running {
         child,
         stdin,
         lines,
-        stderr,
+        stderr: stderr_rx,
     })
+}
+
+/// Hand over stdout line by line until EOF, or until more than
+/// [`STDOUT_CAP`] bytes came (then [`Out::TooMuch`] and stop reading: a
+/// server writing without a newline must not grow one line without end).
+fn read_lines(mut stdout: impl Read, tx: &mpsc::Sender<Out>) {
+    let mut total = 0usize;
+    let mut line = Vec::new();
+    let mut chunk = [0u8; 8192];
+    loop {
+        let n = match stdout.read(&mut chunk) {
+            Ok(0) | Err(_) => break,
+            Ok(n) => n,
+        };
+        total += n;
+        if total > STDOUT_CAP {
+            let _ = tx.send(Out::TooMuch);
+            return;
+        }
+        for part in chunk
+            .get(..n)
+            .unwrap_or_default()
+            .split_inclusive(|b| *b == b'\n')
+        {
+            line.extend_from_slice(part);
+            if line.last() == Some(&b'\n') {
+                line.pop();
+                let text = String::from_utf8_lossy(&line).into_owned();
+                line.clear();
+                if tx.send(Out::Line(text)).is_err() {
+                    return;
+                }
+            }
+        }
+    }
+    if !line.is_empty() {
+        let _ = tx.send(Out::Line(String::from_utf8_lossy(&line).into_owned()));
+    }
 }
 
 /// Start the server, run the handshake codex runs, list its tools, stop it.
@@ -180,7 +246,7 @@ pub(crate) fn probe(launch: &Launch) -> Result<Probe, ProbeError> {
             String::new(),
         )
     })?;
-    let deadline = started + launch.timeout;
+    let deadline = far(started, launch.timeout);
     let init = json!({"jsonrpc":"2.0","id":0,"method":"initialize","params":{
         "protocolVersion":"2025-06-18",
         "capabilities":{"elicitation":{"form":{},"url":{}}},
@@ -189,7 +255,7 @@ pub(crate) fn probe(launch: &Launch) -> Result<Probe, ProbeError> {
     let result = run
         .send(&init)
         .map_err(|e| TalkError::StdinClosed("before initialize", e))
-        .and_then(|()| run.response(0, deadline));
+        .and_then(|()| run.response(0, deadline, launch.timeout));
     let info = match result {
         Ok(v) => v,
         Err(m) => {
@@ -200,7 +266,7 @@ pub(crate) fn probe(launch: &Launch) -> Result<Probe, ProbeError> {
     let initialize = started.elapsed();
     let _ = run.send(&json!({"jsonrpc":"2.0","method":"notifications/initialized"}));
     let t = Instant::now();
-    let deadline = t + launch.timeout;
+    let deadline = far(t, launch.timeout);
     let mut tools = Vec::new();
     let mut cursor: Option<Value> = None;
     for id in 1..=100 {
@@ -212,7 +278,7 @@ pub(crate) fn probe(launch: &Launch) -> Result<Probe, ProbeError> {
         let page = run
             .send(&req)
             .map_err(|e| TalkError::StdinClosed("during tools/list", e))
-            .and_then(|()| run.response(id, deadline));
+            .and_then(|()| run.response(id, deadline, launch.timeout));
         let page = match page {
             Ok(p) => p,
             Err(m) => {
@@ -249,22 +315,24 @@ pub(crate) fn probe(launch: &Launch) -> Result<Probe, ProbeError> {
     })
 }
 
-/// Run `launch` to completion (for `hermes-mcp tools --json`), stdout as text.
-pub(crate) fn output(launch: &Launch) -> Result<String, TalkError> {
+/// Run `launch` to completion within `timeout` (for `hermes-mcp tools
+/// --json`), stdout as text; its process group is killed at the end.
+pub(crate) fn output(launch: &Launch, timeout: Duration) -> Result<String, TalkError> {
     let program = launch.program.display().to_string();
-    let out = launch
-        .command()
-        .stdin(Stdio::null())
-        .output()
-        .map_err(|source| TalkError::Run {
-            program: program.clone(),
-            source,
+    let out = crate::process::output_then_kill_group(launch.command(), timeout, STDOUT_CAP)
+        .map_err(|e| match e {
+            RunError::TimedOut(d) => TalkError::Timeout(d, "doctor's limit for this step"),
+            RunError::TooMuchOutput(cap, pipe) => TalkError::TooMuch(cap, pipe),
+            RunError::Spawn(source) => TalkError::Run {
+                program: program.clone(),
+                source,
+            },
         })?;
     if !out.status.success() {
         return Err(TalkError::Failed {
             program,
             status: out.status,
-            stderr: truncate(String::from_utf8_lossy(&out.stderr).trim(), 500),
+            stderr: redact(&truncate(String::from_utf8_lossy(&out.stderr).trim(), 500)),
         });
     }
     String::from_utf8(out.stdout).map_err(|_| TalkError::NotUtf8)
@@ -277,8 +345,10 @@ pub(crate) enum TalkError {
     NotJsonRpc(String),
     #[error("answered with an error: {0}")]
     RpcError(String),
-    #[error("did not answer in time (codex's startup_timeout_sec)")]
-    Timeout,
+    #[error("did not answer within {} ({})", secs(*.0), .1)]
+    Timeout(Duration, &'static str),
+    #[error("wrote more than {} on {} (doctor stops reading there)", human_bytes(*.0), .1)]
+    TooMuch(usize, &'static str),
     #[error("exited (or closed stdout) before answering")]
     Exited,
     #[error("closed stdin {0}: {1}")]
@@ -298,6 +368,19 @@ pub(crate) enum TalkError {
     NotUtf8,
     #[error("`tools --json` printed no JSON: {0}")]
     NotJson(serde_json::Error),
+}
+
+/// `start + timeout`, or a day on when that is past what `Instant` holds.
+fn far(start: Instant, timeout: Duration) -> Instant {
+    start
+        .checked_add(timeout)
+        .or_else(|| start.checked_add(Duration::from_secs(86_400)))
+        .unwrap_or(start)
+}
+
+/// `1 s`, `0.5 s`.
+fn secs(d: Duration) -> String {
+    format!("{} s", d.as_secs_f64())
 }
 
 /// Find `command` as codex does: a path as given (relative to `cwd`), else in `PATH`.

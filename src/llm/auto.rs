@@ -224,7 +224,7 @@ fn text_main(ctx: &Context, task: Task, notes: &mut Vec<String>) -> Option<Resol
         Some(r) if usable(&r) => return Some(r),
         Some(r) => notes.push(format!("main provider {mp}: {}", reason_of(&r))),
         None if notes.is_empty() => notes.push(format!(
-            "main provider {mp} has no credentials ({})",
+            "main provider {mp} has no credentials: {}",
             missing(task, &mp)
         )),
         None => {}

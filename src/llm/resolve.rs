@@ -298,14 +298,14 @@ pub(super) fn main_model(ctx: &Context) -> Option<String> {
 pub(super) fn missing(task: Task, provider: &str) -> String {
     match provider {
         "openrouter" => "OPENROUTER_API_KEY not set in ~/.hermes/.env".into(),
-        "nous" => "no Nous Portal login in ~/.hermes/auth.json (run: hermes auth)".into(),
+        "nous" => "no Nous Portal login in ~/.hermes/auth.json: run `hermes auth`".into(),
         "deepinfra" => "DEEPINFRA_API_KEY not set in ~/.hermes/.env".into(),
         "custom" => format!(
             "no endpoint: set auxiliary.{}.base_url or model.base_url",
             task.name
         ),
         "openai-codex" => {
-            "no ChatGPT sign-in in auth.json (run: hermes auth codex) or no model.default".into()
+            "no ChatGPT sign-in in auth.json or no model.default: run `hermes auth codex`, or set model.default".into()
         }
         other => apikey::missing_key(other),
     }

@@ -4,7 +4,8 @@
 
 use std::fs;
 use std::os::unix::fs::PermissionsExt;
-use std::process::{Command, Output};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
@@ -101,6 +102,13 @@ fn runtime_not_codex_app_server_is_a_note() {
     assert_eq!(out.status.code(), Some(0), "{v:#}");
     let notes = v["notes"].to_string();
     assert!(notes.contains("openai_runtime"), "{notes}");
+    // The order that works with or without the plugin: Hermes' command
+    // first (its migrator writes Hermes' Python server), then migrate.
+    assert!(
+        notes.contains("`/codex-runtime codex_app_server` first and `hermes-mcp migrate` after it")
+            && notes.contains("puts Hermes' Python server back as hermes-tools"),
+        "{notes}"
+    );
 }
 
 #[test]
@@ -242,10 +250,359 @@ fn a_server_that_does_not_answer_in_time_fails_like_in_codex() {
     assert!(t.elapsed().as_secs() < 10);
     assert_eq!(out.status.code(), Some(1));
     assert_eq!(codes(&v), ["server_failed"], "{v:#}");
-    assert!(
-        v["findings"][0]["message"]
-            .as_str()
-            .unwrap()
-            .contains("in time")
+    let msg = v["findings"][0]["message"].as_str().unwrap();
+    assert!(msg.contains("did not answer within 1 s"), "{msg}");
+}
+
+// ------------------------------------------------------------ a server that misbehaves
+
+/// Answers `initialize` and `tools/list` (one tool) like a stdio MCP server.
+const ANSWER_PY: &str = r#"import json, sys
+for line in sys.stdin:
+    m = json.loads(line)
+    if "id" not in m: continue
+    r = {"protocolVersion": "2025-06-18", "capabilities": {"tools": {}}, "serverInfo": {"name": "fake", "version": "1"}} if m["method"] == "initialize" else {"tools": [{"name": "t", "inputSchema": {"type": "object"}}]}
+    print(json.dumps({"jsonrpc": "2.0", "id": m["id"], "result": r}), flush=True)
+"#;
+
+/// The handshake answered, as `serve` would.
+const ANSWERS: &str = "exec python3 \"$(dirname \"$0\")/answer.py\"";
+/// A `tools --json` that works (nothing unavailable).
+const TOOLS_OK: &str = r#"echo '{"tools": [], "providers": []}'; exit 0"#;
+
+/// hermes-tools as a shell script with `args = ["serve"]` (so doctor also
+/// runs its `tools --json`): `serve` runs the `serve` snippet, `tools` the
+/// `tools` one.
+fn fake_hermes_tools(env: &CodexEnv, serve: &str, tools: &str) {
+    fs::write(env.dir.path().join("answer.py"), ANSWER_PY).unwrap();
+    let script = env.dir.path().join("hermes-tools.sh");
+    fs::write(
+        &script,
+        format!("#!/bin/sh\nif [ \"$1\" = tools ]; then\n{tools}\nfi\n{serve}\n"),
+    )
+    .unwrap();
+    fs::set_permissions(&script, fs::Permissions::from_mode(0o755)).unwrap();
+    env.write_config(&format!(
+        "[mcp_servers.hermes-tools]\ncommand = \"{}\"\nargs = [\"serve\"]\nstartup_timeout_sec = 2.0\n",
+        script.display()
+    ));
+}
+
+/// A finished doctor run and the most memory it held (VmHWM, KiB).
+struct Bounded {
+    out: Output,
+    peak_kib: u64,
+}
+
+fn vm_hwm_kib(pid: u32) -> Option<u64> {
+    let status = fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    line.split_whitespace().nth(1)?.parse().ok()
+}
+
+/// Run `hermes-mcp doctor args` and wait at most `limit`; killed (and the
+/// test failed) when it takes longer or holds more than 1 GiB.
+fn doctor_bounded(
+    env: &CodexEnv,
+    extra: &[(&str, &str)],
+    args: &[&str],
+    limit: Duration,
+) -> Bounded {
+    let mut c = Command::new(bin());
+    env.apply(&mut c);
+    c.envs(extra.iter().copied())
+        .arg("doctor")
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = c.spawn().unwrap();
+    let pid = child.id();
+    let mut stdout = child.stdout.take().unwrap();
+    let mut stderr = child.stderr.take().unwrap();
+    let out_t = std::thread::spawn(move || {
+        let mut b = Vec::new();
+        std::io::Read::read_to_end(&mut stdout, &mut b).ok();
+        b
+    });
+    let err_t = std::thread::spawn(move || {
+        let mut b = Vec::new();
+        std::io::Read::read_to_end(&mut stderr, &mut b).ok();
+        b
+    });
+    let start = Instant::now();
+    let mut peak_kib = 0;
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        peak_kib = vm_hwm_kib(pid).unwrap_or(0).max(peak_kib);
+        if peak_kib > 1 << 20 || start.elapsed() > limit {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!(
+                "doctor was killed after {:?} holding {peak_kib} KiB: it must end within {limit:?} with bounded memory",
+                start.elapsed()
+            );
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    Bounded {
+        out: Output {
+            status,
+            stdout: out_t.join().unwrap(),
+            stderr: err_t.join().unwrap(),
+        },
+        peak_kib,
+    }
+}
+
+fn json_of(out: &Output) -> Value {
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "doctor --json printed no JSON ({e}): {}\n{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        )
+    })
+}
+
+fn finding<'a>(v: &'a Value, code: &str) -> &'a str {
+    v["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["code"] == code)
+        .and_then(|f| f["message"].as_str())
+        .unwrap_or_else(|| panic!("no {code} finding: {v:#}"))
+}
+
+/// Processes whose command line holds `marker` and that still run (not zombies).
+fn alive_with(marker: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    for e in fs::read_dir("/proc").unwrap().flatten() {
+        let p = e.path();
+        let Ok(cmd) = fs::read(p.join("cmdline")) else {
+            continue;
+        };
+        let cmd = String::from_utf8_lossy(&cmd).replace('\0', " ");
+        let state = fs::read_to_string(p.join("stat")).unwrap_or_default();
+        let zombie = matches!(
+            state.rsplit(") ").next().and_then(|r| r.chars().next()),
+            Some('Z' | 'X')
+        );
+        if cmd.contains(marker) && !zombie {
+            found.push(format!("{}: {cmd}", p.display()));
+        }
+    }
+    found
+}
+
+/// Ends what the test started (found by its unique marker) when dropped,
+/// also when an assertion fails first.
+struct KillOnDrop(&'static str);
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        kill_marked(self.0);
+    }
+}
+
+/// End what the test started (by its unique marker).
+fn kill_marked(marker: &str) {
+    for line in alive_with(marker) {
+        let pid = line
+            .trim_start_matches("/proc/")
+            .split(':')
+            .next()
+            .and_then(|p| p.parse::<i32>().ok());
+        if let Some(pid) = pid {
+            unsafe { libc::kill(pid, libc::SIGKILL) };
+        }
+    }
+}
+
+#[test]
+fn endless_output_without_a_newline_ends_doctor_with_bounded_memory() {
+    let _cleanup = KillOnDrop("yes 10020");
+    let env = CodexEnv::new();
+    for (serve, tools, code, marker) in [
+        (
+            "yes 100201 | tr -d '\\n'",
+            TOOLS_OK,
+            "server_failed",
+            "yes 100201",
+        ),
+        (
+            ANSWERS,
+            "yes 100202 | tr -d '\\n'",
+            "tools_check_failed",
+            "yes 100202",
+        ),
+    ] {
+        fake_hermes_tools(&env, serve, tools);
+        let b = doctor_bounded(&env, &[], &["--json"], Duration::from_secs(90));
+        let alive = alive_with(marker);
+        kill_marked(marker);
+        let v = json_of(&b.out);
+        assert_eq!(b.out.status.code(), Some(1), "{v:#}");
+        let msg = finding(&v, code);
+        assert!(msg.contains("wrote more than 16 MiB on stdout"), "{msg}");
+        eprintln!("{code}: doctor held at most {} KiB", b.peak_kib);
+        // The cap is 16 MiB; everything else doctor holds is far less.
+        assert!(b.peak_kib < 256 << 10, "doctor held {} KiB", b.peak_kib);
+        assert_eq!(alive, Vec::<String>::new(), "the writer survived doctor");
+    }
+}
+
+#[test]
+fn a_step_that_never_ends_or_whose_grandchild_holds_the_pipes_is_cut_and_its_group_killed() {
+    let _cleanup = KillOnDrop("sleep 10010");
+    let env = CodexEnv::new();
+    // `tools --json` never answers.
+    fake_hermes_tools(&env, ANSWERS, "exec sleep 100101");
+    let b = doctor_bounded(&env, &[], &["--json"], Duration::from_secs(90));
+    kill_marked("sleep 100101");
+    let v = json_of(&b.out);
+    assert_eq!(b.out.status.code(), Some(1), "{v:#}");
+    let msg = finding(&v, "tools_check_failed");
+    assert!(msg.contains("did not answer within 10 s"), "{msg}");
+    assert_eq!(alive_with("sleep 100101"), Vec::<String>::new());
+
+    // The server and `tools --json` each leave a background sleep holding
+    // stdout and stderr after they are done.
+    fake_hermes_tools(
+        &env,
+        &format!("sleep 100102 &\n{ANSWERS}"),
+        &format!("sleep 100103 &\n{TOOLS_OK}"),
     );
+    let b = doctor_bounded(&env, &[], &["--json"], Duration::from_secs(90));
+    kill_marked("sleep 10010");
+    let v = json_of(&b.out);
+    assert_eq!(b.out.status.code(), Some(0), "{v:#}");
+    assert_eq!(v["server"]["tools_listed"], serde_json::json!(["t"]));
+    for m in ["sleep 100102", "sleep 100103"] {
+        assert_eq!(alive_with(m), Vec::<String>::new(), "{m} survived doctor");
+    }
+}
+
+#[test]
+fn what_doctor_shows_of_a_childs_stderr_is_redacted() {
+    const SECRET: &str = "sk-abc123def456ghi789jkl0";
+    let env = CodexEnv::new();
+    let leak =
+        format!("echo 'Authorization: Bearer {SECRET}' >&2; echo 'key={SECRET}' >&2; exit 3");
+    // The server fails (a finding with its stderr), then `tools --json`
+    // fails (a note with its stderr).
+    for (serve, tools) in [(leak.as_str(), TOOLS_OK), (ANSWERS, leak.as_str())] {
+        fake_hermes_tools(&env, serve, tools);
+        for args in [&["--json"][..], &[][..]] {
+            let b = doctor_bounded(&env, &[], args, Duration::from_secs(90));
+            let text = String::from_utf8_lossy(&b.out.stdout);
+            assert!(text.contains("Authorization"), "stderr not shown: {text}");
+            assert!(!text.contains(SECRET), "secret shown: {text}");
+        }
+    }
+}
+
+#[test]
+fn a_key_exported_only_in_the_shell_is_a_finding_with_the_fix() {
+    let env = migrated("toolsets: [hermes-cli]\n");
+    let key = [("FAL_KEY", "fal-test-key-123")];
+    let (out, v) = doctor(&env, &key);
+    assert_eq!(out.status.code(), Some(1), "{v:#}");
+    assert_eq!(codes(&v), ["shell_only_key"], "{v:#}");
+    let f = &v["findings"][0];
+    let msg = f["message"].as_str().unwrap();
+    assert!(
+        msg.contains("FAL_KEY is set in this shell")
+            && msg.contains("image_generate is unavailable"),
+        "{msg}"
+    );
+    let hint = f["hint"].as_str().unwrap();
+    let dotenv = env.hermes_home().join(".env");
+    assert!(
+        hint.contains(&format!("put FAL_KEY in {}", dotenv.display()))
+            && hint.contains("run `hermes-mcp migrate` again"),
+        "{hint}"
+    );
+    // Without the key in the shell, doctor and `tools` agree: no finding.
+    let (out, v) = doctor(&env, &[]);
+    assert_eq!(out.status.code(), Some(0), "{v:#}");
+    // Each fix ends it: the key in .env ...
+    fs::write(&dotenv, "FAL_KEY=fal-test-key-123\n").unwrap();
+    let (out, v) = doctor(&env, &key);
+    assert_eq!(out.status.code(), Some(0), "{v:#}");
+    fs::remove_file(&dotenv).unwrap();
+    // ... or migrate run again with it exported (env_vars lists it).
+    let mut c = Command::new(bin());
+    env.apply(&mut c);
+    let out = c
+        .envs(key)
+        .args(["migrate", "--no-plugins", "--no-hermes-hook"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    assert!(env.config().contains("\"FAL_KEY\""), "{}", env.config());
+    let (out, v) = doctor(&env, &key);
+    assert_eq!(out.status.code(), Some(0), "{v:#}");
+}
+
+/// Deepest nesting of parentheses in `s`.
+fn paren_depth(s: &str) -> usize {
+    let (mut d, mut max) = (0usize, 0usize);
+    for c in s.chars() {
+        match c {
+            '(' => {
+                d += 1;
+                max = max.max(d);
+            }
+            ')' => d = d.saturating_sub(1),
+            _ => {}
+        }
+    }
+    max
+}
+
+#[test]
+fn kanban_tools_take_one_line_and_snapshot_summaries_one_level_of_parentheses() {
+    // No kanban in toolsets: all nine unavailable. ChatGPT as the main
+    // provider without a sign-in: the summaries line once nested four deep.
+    let env = migrated(
+        "model:\n  provider: openai-codex\n  default: gpt-5.4-mini\ntoolsets: [hermes-cli]\n",
+    );
+    let mut c = Command::new(bin());
+    env.apply(&mut c);
+    let doctor_text = String::from_utf8(c.arg("doctor").output().unwrap().stdout).unwrap();
+    let tools_text = String::from_utf8(env.cmd().arg("tools").output().unwrap().stdout).unwrap();
+    let tools_quiet =
+        String::from_utf8(env.cmd().args(["tools", "-q"]).output().unwrap().stdout).unwrap();
+    for t in [&doctor_text, &tools_text, &tools_quiet] {
+        let kanban: Vec<&str> = t.lines().filter(|l| l.contains("kanban_")).collect();
+        assert_eq!(kanban.len(), 1, "{t}");
+        assert!(
+            kanban[0].trim_start().starts_with("kanban_* (9 tools)"),
+            "{t}"
+        );
+    }
+    for t in [&doctor_text, &tools_text] {
+        let line = t
+            .lines()
+            .find(|l| l.contains("browser_snapshot summaries"))
+            .unwrap_or_else(|| panic!("{t}"));
+        assert!(paren_depth(line) <= 1, "{line}");
+        assert!(
+            line.contains("truncated") && line.contains("no ChatGPT sign-in"),
+            "{line}"
+        );
+    }
+    // --json keeps one entry per tool.
+    let (_, v) = doctor(&env, &[]);
+    let kanban = v["unavailable_tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|t| t["toolset"] == "kanban")
+        .count();
+    assert_eq!(kanban, 9, "{v:#}");
 }

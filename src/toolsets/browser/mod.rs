@@ -132,14 +132,18 @@ impl Toolset for BrowserToolset {
 
     fn providers(&self, ctx: &Context) -> Vec<ProviderChoice> {
         let (provider, why) = crate::llm::textaux::describe(&snapshot_tool::summary_model(ctx));
+        // Printed as "JOB  PROVIDER — WHY": no parentheses of its own around `why`.
+        let what = if provider == "none" {
+            "so snapshots over 15,000 characters are truncated"
+        } else {
+            "it summarizes snapshots over 15,000 characters"
+        };
         vec![
             provider_choice(ctx),
             ProviderChoice {
                 job: "browser_snapshot summaries",
                 provider,
-                why: format!(
-                    "snapshots over 15,000 characters (auxiliary.web_extract): {why}; without a model they are truncated"
-                ),
+                why: format!("{why}; {what}"),
             },
         ]
     }
