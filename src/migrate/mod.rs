@@ -303,9 +303,15 @@ fn plan(args: &Options) -> anyhow::Result<Plan> {
     };
 
     let hook = match &hermes_tools {
-        Some((exe, _)) if args.hermes_hook && !args.remove => Some(
-            hermes_hook::HookOptions::for_migrate(args, &home, &codex_home, Path::new(exe)),
-        ),
+        Some((exe, _)) if args.hermes_hook && !args.remove => {
+            Some(hermes_hook::HookOptions::for_migrate(
+                args,
+                &home,
+                &codex_home,
+                Path::new(exe),
+                &passthrough.set_now,
+            ))
+        }
         _ => None,
     };
     Ok(Plan {
@@ -769,14 +775,7 @@ fn execute(args: &Options) -> anyhow::Result<Report> {
     } else {
         discover(args, &p)
     };
-    if args.remove {
-        match hermes_hook::remove(&p.home.path, !args.writes()) {
-            Ok(r) => report.hermes_hook = r.summary(),
-            Err(e) => report
-                .errors
-                .push(format!("could not remove the Hermes plugin: {e:#}")),
-        }
-    }
+    let removing_hook = remove_hook(args, &p, &mut report);
     let hook = plan_hook(&p, &mut report);
     if !args.writes() {
         preview(
@@ -787,6 +786,7 @@ fn execute(args: &Options) -> anyhow::Result<Report> {
             hook.as_ref(),
             &mut report,
         )?;
+        report.changed |= removing_hook;
         return Ok(report);
     }
     if first.is_none() && args.remove {
@@ -836,6 +836,38 @@ fn start_report(args: &Options, p: &Plan) -> Report {
     report
 }
 
+/// Take the Hermes plugin out when this run does not want it: `--remove`,
+/// `--no-hermes-hook`, or `--no-hermes-tools` against the Codex home the
+/// plugin keeps current (it would put hermes-tools back there). Returns
+/// whether there was (or, previewing, would be) anything to remove; a
+/// failure is reported, not fatal.
+fn remove_hook(args: &Options, p: &Plan, report: &mut Report) -> bool {
+    let why = if args.remove {
+        None
+    } else if !args.hermes_hook {
+        Some("you passed --no-hermes-hook; after Hermes' /codex-runtime run `hermes-mcp migrate` yourself".to_string())
+    } else if !args.hermes_tools
+        && resolve_codex_home(None).is_ok_and(|h| hermes_hook::same_dir(&h, &p.codex_home))
+    {
+        Some("you passed --no-hermes-tools, and the plugin would put hermes-tools back".to_string())
+    } else {
+        return false;
+    };
+    match hermes_hook::remove(&p.home.path, !args.writes()) {
+        Ok(r) => {
+            let removed = r.removed_dir.is_some() || r.disabled_in_config;
+            report.hermes_hook = hermes_hook::Removal { why, ..r }.summary();
+            removed
+        }
+        Err(e) => {
+            report
+                .errors
+                .push(format!("could not remove the Hermes plugin: {e:#}"));
+            false
+        }
+    }
+}
+
 /// The Hermes plugin to install or update, if wanted (a failure is reported,
 /// not fatal).
 fn plan_hook(p: &Plan, report: &mut Report) -> Option<hermes_hook::HookPlan> {
@@ -860,20 +892,14 @@ fn preview(
     report: &mut Report,
 ) -> anyhow::Result<()> {
     let new = compute(args, p, first, discovery, report)?;
+    let old = first.unwrap_or("");
+    report.config_toml_changed = new != old && !(first.is_none() && args.remove);
+    report.changed = report.config_toml_changed;
     if let Some(hp) = hook {
-        report.hermes_hook = Some(if hp.up_to_date() {
-            hp.summary()
-        } else {
-            format!(
-                "Would install or update the Hermes plugin that restores hermes-tools after Hermes' /codex-runtime ({})",
-                hp.plugin_dir.display()
-            )
-        });
+        report.hermes_hook = Some(hp.preview_summary());
         report.changed |= !hp.up_to_date();
     }
-    let old = first.unwrap_or("");
-    report.changed = new != old && !(first.is_none() && args.remove);
-    if report.changed && is_read_only(&p.real) {
+    if report.config_toml_changed && is_read_only(&p.real) {
         report.replaced_read_only = true;
         report.notes.push(format!(
             "{} is read-only; migrate would replace it anyway, as Hermes does, and keep its mode",
@@ -904,6 +930,7 @@ fn write_locked(
     let current = write::read(&p.real).map_err(|e| user_error(e.to_string(), e.hint()))?;
     let new = compute(args, p, current.as_deref(), discovery, report)?;
     report.changed = current.as_deref() != Some(new.as_str());
+    report.config_toml_changed = report.changed;
     if !report.changed {
         return Ok(());
     }
