@@ -1112,6 +1112,65 @@ mod tests {
     }
 
     #[test]
+    fn plugin_files_replace_regular_files_and_refuse_anything_else() {
+        let d = tempfile::tempdir().unwrap();
+        let o = opts(d.path());
+        fs::create_dir_all(&o.hermes_home).unwrap();
+        let dir = o.hermes_home.join("plugins/hermes-mcp");
+        fs::create_dir_all(&dir).unwrap();
+        // A leftover temp file of a killed run goes; a regular file is replaced.
+        fs::write(dir.join(".hermes-mcp.x.tmp"), "old").unwrap();
+        fs::write(dir.join("plugin.yaml"), "old").unwrap();
+        install(&o).unwrap();
+        let names: Vec<_> = fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .collect();
+        assert_eq!(names.len(), 3, "{names:?}");
+        assert!(
+            read_regular(&dir.join("plugin.yaml"))
+                .unwrap()
+                .contains(PLUGIN_NAME)
+        );
+        // A FIFO where settings.json goes is refused, and never opened.
+        fs::remove_file(dir.join(SETTINGS_FILE)).unwrap();
+        let fifo = std::ffi::CString::new(dir.join(SETTINGS_FILE).to_str().unwrap()).unwrap();
+        assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o600) }, 0);
+        let e = plan(&o).unwrap_err().to_string();
+        assert!(
+            e.contains("is a FIFO (named pipe), not a regular file"),
+            "{e}"
+        );
+        // A symlinked plugin directory is refused; its target stays empty.
+        fs::remove_dir_all(&dir).unwrap();
+        let target = d.path().join("target");
+        fs::create_dir_all(&target).unwrap();
+        std::os::unix::fs::symlink(&target, &dir).unwrap();
+        let e = plan(&o).unwrap_err().to_string();
+        assert!(e.contains("is a symbolic link"), "{e}");
+        assert_eq!(fs::read_dir(&target).unwrap().count(), 0);
+    }
+
+    #[test]
+    fn a_run_for_another_codex_home_leaves_the_plugin_alone() {
+        let d = tempfile::tempdir().unwrap();
+        let mut o = opts(d.path());
+        fs::create_dir_all(&o.hermes_home).unwrap();
+        install(&o).unwrap();
+        let settings = fs::read(o.hermes_home.join("plugins/hermes-mcp/settings.json")).unwrap();
+        o.codex_home = d.path().join("scratch");
+        o.migrate_args.push("--no-plugins".into());
+        let p = plan(&o).unwrap();
+        assert!(p.up_to_date() && p.installed, "{p:?}");
+        assert!(p.summary().contains("left as it is"), "{}", p.summary());
+        p.apply().unwrap();
+        assert_eq!(
+            fs::read(o.hermes_home.join("plugins/hermes-mcp/settings.json")).unwrap(),
+            settings
+        );
+    }
+
+    #[test]
     fn user_disable_wins() {
         let d = tempfile::tempdir().unwrap();
         let o = opts(d.path());

@@ -798,7 +798,7 @@ fn execute(args: &Options) -> anyhow::Result<Report> {
             Ok(()) => report.hermes_hook = Some(hp.summary()),
             Err(e) => report
                 .errors
-                .push(format!("could not set up the Hermes plugin: {e:#}")),
+                .push(hook_error("could not set up the Hermes plugin", &e)),
         }
     }
     Ok(report)
@@ -836,6 +836,18 @@ fn start_report(args: &Options, p: &Plan) -> Report {
     report
 }
 
+/// A Hermes plugin failure for the report: what failed, why, and what to do.
+fn hook_error(what: &str, e: &anyhow::Error) -> String {
+    let hint = e
+        .chain()
+        .find_map(|c| c.downcast_ref::<UserError>())
+        .and_then(|u| u.hint.as_deref());
+    match hint {
+        Some(h) => format!("{what}: {e:#}; {h}"),
+        None => format!("{what}: {e:#}"),
+    }
+}
+
 /// Take the Hermes plugin out when this run does not want it: `--remove`,
 /// `--no-hermes-hook`, or `--no-hermes-tools` against the Codex home the
 /// plugin keeps current (it would put hermes-tools back there). Returns
@@ -862,7 +874,7 @@ fn remove_hook(args: &Options, p: &Plan, report: &mut Report) -> bool {
         Err(e) => {
             report
                 .errors
-                .push(format!("could not remove the Hermes plugin: {e:#}"));
+                .push(hook_error("could not remove the Hermes plugin", &e));
             false
         }
     }
@@ -876,7 +888,7 @@ fn plan_hook(p: &Plan, report: &mut Report) -> Option<hermes_hook::HookPlan> {
         Err(e) => {
             report
                 .errors
-                .push(format!("could not set up the Hermes plugin: {e:#}"));
+                .push(hook_error("could not set up the Hermes plugin", &e));
             None
         }
     }
