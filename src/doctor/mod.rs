@@ -11,6 +11,7 @@
 //! A CLI-level module: it uses `migrate` (where codex's files are) and the
 //! `hermes` layer (config.yaml, the environment codex builds).
 
+pub(crate) mod plugin;
 pub(crate) mod probe;
 
 use std::path::{Path, PathBuf};
@@ -118,6 +119,7 @@ pub fn run(opts: &Options) -> anyhow::Result<Report> {
         ..Default::default()
     };
     examine(opts, &codex_home, &path, &mut r);
+    plugin::check(&codex_home, &mut r);
     Ok(finish(r))
 }
 
@@ -188,11 +190,7 @@ fn hermes_tools_entry(path: &Path, text: &str, r: &mut Report) -> Option<toml::T
         }
     };
     if let Some(w) = hermes_hook::replaced_by_hermes(text) {
-        r.find(
-            "hermes_python_server",
-            w,
-            "run `hermes-mcp migrate` (its Hermes plugin does this by itself at the next Hermes session unless you passed --no-hermes-hook)",
-        );
+        r.find("hermes_python_server", w, "run `hermes-mcp migrate`");
     }
     let entry = table
         .get("mcp_servers")

@@ -353,7 +353,7 @@ fn settings(opts: &HookOptions) -> String {
 
 /// `plugin.yaml` is the one `migrate` writes (so the directory is ours to
 /// update or remove).
-fn is_ours(plugin_dir: &Path) -> bool {
+pub(crate) fn is_ours(plugin_dir: &Path) -> bool {
     read_regular(&plugin_dir.join("plugin.yaml"))
         .is_some_and(|t| t.contains("written by `hermes-mcp migrate`"))
 }
@@ -638,7 +638,7 @@ fn parse_config(path: &Path, text: &str) -> anyhow::Result<HermesConfig> {
 // ---------------------------------------------------------------- config.yaml text edits
 
 /// `plugins.<key>` as a list of strings (empty when absent or not a list).
-fn str_list(root: &Value, key: &str) -> Vec<String> {
+pub(crate) fn str_list(root: &Value, key: &str) -> Vec<String> {
     root.get("plugins")
         .and_then(|p| p.get(key))
         .and_then(|v| v.as_array())
