@@ -519,6 +519,20 @@ fn clean_stale_temps(dir: &Path) {
     }
 }
 
+/// The report line for `--remove` against a Codex home the plugin does not
+/// keep current (`runtime` is the one it does): the plugin stays.
+pub(crate) fn left_alone(hermes_home: &Path, runtime: &Path, codex_home: &Path) -> Option<String> {
+    let dir = hermes_home.join("plugins").join(PLUGIN_NAME);
+    is_ours(&dir).then(|| {
+        format!(
+            "Hermes plugin {PLUGIN_NAME} ({}) left as it is: it keeps {} current ({RUNTIME_CODEX_HOME}), not {}; `hermes-mcp migrate --remove` for that Codex home removes it",
+            dir.display(),
+            runtime.join("config.toml").display(),
+            codex_home.join("config.toml").display()
+        )
+    })
+}
+
 /// What [`remove`] did, for migrate's `--remove` report.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub(crate) struct Removal {

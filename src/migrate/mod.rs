@@ -101,8 +101,9 @@ pub struct Options {
     pub(crate) plugins: bool,
     /// Register this binary as `hermes-tools`.
     pub(crate) hermes_tools: bool,
-    /// Install the Hermes plugin that re-runs migrate when Hermes' `/codex-runtime`
-    /// put its Python server back (only together with `hermes_tools`).
+    /// Install the Hermes plugin that re-runs migrate at each Hermes session
+    /// start when the block is stale (only together with `hermes_tools`);
+    /// false removes an installed one.
     pub(crate) hermes_hook: bool,
     /// `default_permissions` to set, unchecked (see [`BUILTIN_PERMISSIONS`]); `None` sets none.
     pub(crate) permissions: Option<String>,
@@ -848,21 +849,26 @@ fn hook_error(what: &str, e: &anyhow::Error) -> String {
     }
 }
 
-/// Take the Hermes plugin out when this run does not want it: `--remove`,
-/// `--no-hermes-hook`, or `--no-hermes-tools` against the Codex home the
-/// plugin keeps current (it would put hermes-tools back there). Returns
-/// whether there was (or, previewing, would be) anything to remove; a
-/// failure is reported, not fatal.
+/// Take the Hermes plugin out when this run does not want it: `--remove` or
+/// `--no-hermes-tools` against the Codex home the plugin keeps current (it
+/// would put hermes-tools back there), or `--no-hermes-hook` whatever the
+/// Codex home. Returns whether there was (or, previewing, would be) anything
+/// to remove; a failure is reported, not fatal.
 fn remove_hook(args: &Options, p: &Plan, report: &mut Report) -> bool {
-    let why = if args.remove {
+    let runtime_home = resolve_codex_home(None);
+    let is_runtime_home = runtime_home
+        .as_ref()
+        .is_ok_and(|h| hermes_hook::same_dir(h, &p.codex_home));
+    let why = if args.remove && is_runtime_home {
         None
     } else if !args.hermes_hook {
         Some("you passed --no-hermes-hook; after Hermes' /codex-runtime run `hermes-mcp migrate` yourself".to_string())
-    } else if !args.hermes_tools
-        && resolve_codex_home(None).is_ok_and(|h| hermes_hook::same_dir(&h, &p.codex_home))
-    {
+    } else if !args.hermes_tools && is_runtime_home {
         Some("you passed --no-hermes-tools, and the plugin would put hermes-tools back".to_string())
     } else {
+        if let (true, Ok(h)) = (args.remove, &runtime_home) {
+            report.hermes_hook = hermes_hook::left_alone(&p.home.path, h, &p.codex_home);
+        }
         return false;
     };
     match hermes_hook::remove(&p.home.path, !args.writes()) {

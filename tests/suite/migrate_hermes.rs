@@ -269,3 +269,28 @@ fn migrate_against_another_codex_home_does_not_install_the_plugin() {
     assert!(!plugin_dir(&env).exists());
     assert!(!enabled_plugins(&env).contains("hermes-mcp"));
 }
+
+/// `--no-hermes-tools` takes the plugin out (it would put hermes-tools
+/// back), and `--remove` against another Codex home leaves it.
+#[test]
+fn no_hermes_tools_removes_the_plugin_and_a_scratch_remove_keeps_it() {
+    let env = TestEnv::new();
+    env.write_hermes("config.yaml", YAML);
+    assert!(run(&env, &["--no-plugins"]).status.success());
+    let scratch = env.dir.path().join("scratch");
+    let out = text_of(&run(
+        &env,
+        &["--remove", "--codex-home", scratch.to_str().unwrap()],
+    ));
+    assert!(
+        out.contains("Hermes plugin hermes-mcp (") && out.contains("left as it is"),
+        "{out}"
+    );
+    assert!(plugin_dir(&env).is_dir());
+    let out = text_of(&run(&env, &["--no-plugins", "--no-hermes-tools"]));
+    assert!(
+        out.contains("Removed the Hermes plugin hermes-mcp") && out.contains("--no-hermes-tools"),
+        "{out}"
+    );
+    assert!(!plugin_dir(&env).exists());
+}
