@@ -14,6 +14,9 @@
 //! default `model.codex_bin` from config.yaml, else `codex` on PATH);
 //! `--no-hermes-tools` leaves hermes-tools out; `--permissions PROFILE`
 //! (default `:workspace`) or `--no-permissions` controls `default_permissions`.
+//! It also installs a Hermes plugin that re-runs it at each Hermes session
+//! start when the block is stale (see [`hermes_hook`]); `--no-hermes-hook`
+//! opts out and removes an installed one.
 //! Errors exit 2 and say what to do. Secrets are never written: `${VAR}`
 //! values become `env_vars`, `bearer_token_env_var` or `env_http_headers`.
 //! Anything you define yourself outside the block (a server of the same name,
