@@ -150,7 +150,7 @@ pub struct MigrateArgs {
     /// Do not register hermes-mcp itself as the hermes-tools MCP server
     #[arg(long)]
     pub no_hermes_tools: bool,
-    /// Do not install the Hermes plugin that restores hermes-tools after Hermes' /codex-runtime
+    /// Do not install the Hermes plugin that keeps the block current at each Hermes session start (and remove an installed one)
     #[arg(long)]
     pub no_hermes_hook: bool,
     /// Default permission profile (:read-only, :workspace, :danger-full-access, or a [permissions.NAME] profile)

@@ -19,6 +19,7 @@
 //! `hermes` layer (config.yaml, the environment codex builds).
 
 pub mod lines;
+pub(crate) mod plugin;
 pub(crate) mod probe;
 mod shellenv;
 
@@ -132,6 +133,7 @@ pub fn run(opts: &Options) -> anyhow::Result<Report> {
         ..Default::default()
     };
     examine(opts, &codex_home, &path, &mut r);
+    plugin::check(&codex_home, &mut r);
     Ok(finish(r))
 }
 
@@ -202,11 +204,7 @@ fn hermes_tools_entry(path: &Path, text: &str, r: &mut Report) -> Option<toml::T
         }
     };
     if let Some(w) = hermes_hook::replaced_by_hermes(text) {
-        r.find(
-            "hermes_python_server",
-            w,
-            "run `hermes-mcp migrate` (its Hermes plugin does this by itself at the next Hermes session unless you passed --no-hermes-hook)",
-        );
+        r.find("hermes_python_server", w, "run `hermes-mcp migrate`");
     }
     let entry = table
         .get("mcp_servers")

@@ -1,5 +1,7 @@
-//! Surviving Hermes' `/codex-runtime`: a Hermes plugin that puts hermes-mcp
-//! back as `hermes-tools` when Hermes' own migrator replaced it.
+//! Surviving Hermes' `/codex-runtime` and a config.yaml edited after
+//! `migrate`: a Hermes plugin that puts hermes-mcp back as `hermes-tools` when
+//! Hermes' own migrator replaced it, and brings a stale managed block up to
+//! date at each session start.
 //!
 //! # Why
 //!
@@ -18,19 +20,36 @@
 //! `plugins.enabled`. [`plan`]/[`HookPlan::apply`] write a small *directory*
 //! plugin to `$HERMES_HOME/plugins/hermes-mcp/` (`plugin.yaml`,
 //! `__init__.py` from `hermes_hook/__init__.py`, `settings.json` with the
-//! `hermes-mcp migrate` command line to re-run) and add `hermes-mcp` to
-//! `plugins.enabled` in `config.yaml`. On session start the plugin reads the
-//! managed block in-process and runs that command only when Hermes' Python
-//! server is in it ([`python_server_in_block`] is the same test in Rust);
-//! otherwise it does nothing and prints nothing.
+//! `hermes-mcp migrate` command line to re-run and the variables to unset for
+//! it) and add `hermes-mcp` to `plugins.enabled` in `config.yaml`.
+//!
+//! On session start the plugin finds the `config.toml` that codex will read as
+//! Hermes starts it: Hermes passes codex no `CODEX_HOME` of its own
+//! (`agent/codex_runtime.py` builds `CodexAppServerSession` without one) and
+//! spawns it with `hermes_subprocess_env()` (`tools/environments/local.py`), so
+//! codex reads `$CODEX_HOME` of that environment, else `$HOME/.codex`. The
+//! Codex home is therefore never stored in the plugin: a `migrate --codex-home
+//! <scratch>` cannot retarget it, and such a run leaves the plugin's files as
+//! they are and says what the plugin watches ([`HookPlan::summary`]). When that
+//! file has a managed block, the plugin re-runs the recorded `migrate` if
+//! Hermes' Python server is in the block ([`python_server_in_block`] is the
+//! same test in Rust) or if `migrate --check --json --no-plugins` reports
+//! `config_toml_changed` (a new server in config.yaml, a home that started
+//! using kanban): a few milliseconds and no codex process. Otherwise it does
+//! nothing and logs nothing.
+//!
+//! The plugin files are written without following links (see
+//! [`write_plugin_file`]): a symlink or a non-regular file where a plugin file
+//! or the plugin directory goes is refused with what to remove, and its target
+//! is never touched.
 //!
 //! A directory plugin rather than a `hermes_agent.plugins` entry point in the
 //! wheel: `uv tool install` / `pipx install` / `cargo install` put hermes-mcp
 //! outside Hermes' Python environment, where Hermes' `importlib.metadata`
 //! scan never sees an entry point. A shell hook would work from anywhere too,
 //! but needs a consent record (`shell-hooks-allowlist.json`) written on the
-//! user's behalf and a process spawn on every session start; the plugin checks
-//! in-process and spawns only when there is something to repair.
+//! user's behalf; the plugin reads the block in-process and spawns only
+//! hermes-mcp (the check, and migrate when there is something to repair).
 //!
 //! `config.yaml` is edited as text (PyYAML would drop the user's comments) and
 //! the edit is proved like the TOML splice: the result must parse, every value
@@ -55,8 +74,7 @@ pub(crate) const PLUGIN_NAME: &str = "hermes-mcp";
 /// The module Hermes' migrator runs as `hermes-tools`.
 pub(crate) const PYTHON_SERVER_MODULE: &str = "agent.transports.hermes_tools_mcp_server";
 /// What migrate reports when the block it replaces had Hermes' Python server.
-pub(crate) const REPLACED: &str =
-    "Hermes' /codex-runtime replaced hermes-tools with its Python server";
+pub const REPLACED: &str = "Hermes' /codex-runtime replaced hermes-tools with its Python server";
 /// The plugin's code (also checked by a test to agree with the constants here).
 pub const PLUGIN_PY: &str = include_str!("hermes_hook/__init__.py");
 /// The plugin's settings file name inside its directory.
@@ -102,53 +120,78 @@ pub fn replaced_by_hermes(config_toml: &str) -> Option<&'static str> {
 pub(crate) struct HookOptions {
     /// The resolved Hermes home (the plugin goes to `<it>/plugins/hermes-mcp/`).
     pub(crate) hermes_home: PathBuf,
-    /// Whether that home was chosen explicitly (`HermesHome::explicit`). When
-    /// not, the plugin unsets `HERMES_HOME` for the re-run, so it resolves the
-    /// same default home and writes the same block.
-    pub(crate) home_explicit: bool,
     /// The `hermes-mcp` binary to re-run (the one `hermes-tools` points at).
     pub(crate) exe: PathBuf,
-    /// Codex's home; the plugin watches `<it>/config.toml`.
+    /// The Codex home this migrate writes.
     pub(crate) codex_home: PathBuf,
-    /// Arguments after the binary, from [`rerun_args`].
+    /// The Codex home Hermes' codex runtime reads, as migrate can tell it
+    /// (`$CODEX_HOME`, else `~/.codex`: see [`RUNTIME_CODEX_HOME`]). The
+    /// plugin works that out again in Hermes' own process at session start.
+    pub(crate) runtime_codex_home: PathBuf,
+    /// Arguments after the binary, from [`rerun_args`] (no `--codex-home`:
+    /// the plugin adds the one it resolved).
     pub(crate) migrate_args: Vec<String>,
+    /// Variables the plugin takes out of Hermes' environment before it runs
+    /// migrate, so the re-run lists in `env_vars` what this run listed and not
+    /// what Hermes happens to export: every variable `serve` reads that was not
+    /// set in this run's shell, and `HERMES_HOME` when the home was not chosen
+    /// explicitly (the re-run then resolves the same default home).
+    pub(crate) env_unset: Vec<String>,
 }
+
+/// How the plugin finds the Codex home, for reports.
+pub(crate) const RUNTIME_CODEX_HOME: &str =
+    "the Codex home Hermes' codex runtime reads: $CODEX_HOME in Hermes' environment, else ~/.codex";
 
 impl HookOptions {
     /// Options for a `migrate` run with `args`, the resolved `home` and
-    /// `codex_home`, and the running binary `exe`.
+    /// `codex_home`, the running binary `exe`, and the `serve` variables set
+    /// in this shell that hermes-tools' `env_vars` lists for that reason.
     pub(crate) fn for_migrate(
         args: &super::Options,
         home: &HermesHome,
         codex_home: &Path,
         exe: &Path,
+        set_now: &[String],
     ) -> Self {
+        let env_unset = crate::hermes::envvars::serve_vars()
+            .map(|v| v.name)
+            .filter(|n| *n != crate::hermes::envvars::CODEX_HOME && !set_now.iter().any(|s| s == n))
+            .map(String::from)
+            .collect();
         HookOptions {
             hermes_home: home.path.clone(),
-            home_explicit: home.explicit,
             exe: exe.to_path_buf(),
             codex_home: codex_home.to_path_buf(),
-            migrate_args: rerun_args(args, home, codex_home),
+            runtime_codex_home: super::resolve_codex_home(None)
+                .unwrap_or_else(|_| codex_home.to_path_buf()),
+            migrate_args: rerun_args(args, home),
+            env_unset,
         }
+    }
+
+    /// This run writes the Codex home the plugin keeps current.
+    fn writes_runtime_home(&self) -> bool {
+        same_dir(&self.codex_home, &self.runtime_codex_home)
     }
 }
 
+/// The same directory, by path or (when both exist) by identity.
+pub(crate) fn same_dir(a: &Path, b: &Path) -> bool {
+    a == b || matches!((fs::canonicalize(a), fs::canonicalize(b)), (Ok(x), Ok(y)) if x == y)
+}
+
 /// The `hermes-mcp` arguments that reproduce this `migrate` run's block:
-/// the home (when explicit, as an absolute `--hermes-home`), the Codex home,
-/// `--codex-bin`, `--no-plugins` and the permission choice. Never the modes
-/// (`--dry-run`, `--check`, `--remove`, `--json`); colour off.
-pub(crate) fn rerun_args(
-    args: &super::Options,
-    home: &HermesHome,
-    codex_home: &Path,
-) -> Vec<String> {
+/// the home (when explicit, as an absolute `--hermes-home`), `--codex-bin`,
+/// `--no-plugins` and the permission choice. Never the Codex home (the plugin
+/// adds the one Hermes' runtime reads) nor the modes (`--dry-run`, `--check`,
+/// `--remove`, `--json`); colour off.
+pub(crate) fn rerun_args(args: &super::Options, home: &HermesHome) -> Vec<String> {
     let mut v = vec!["migrate".to_string()];
     if home.explicit {
         v.push("--hermes-home".into());
         v.push(home.path.to_string_lossy().into_owned());
     }
-    v.push("--codex-home".into());
-    v.push(codex_home.to_string_lossy().into_owned());
     if let Some(bin) = &args.codex_bin {
         v.push("--codex-bin".into());
         v.push(bin.to_string_lossy().into_owned());
@@ -184,6 +227,13 @@ pub(crate) struct HookPlan {
     /// The user listed `hermes-mcp` in `plugins.disabled`: files are kept
     /// current, config.yaml is left alone and the plugin does not load.
     pub(crate) disabled_by_user: bool,
+    /// The Codex home the plugin keeps current (as migrate can tell it).
+    pub(crate) watches: PathBuf,
+    /// This run writes another Codex home (`Some(it)`): the plugin is left as
+    /// it is, so a run against a scratch directory never retargets it.
+    pub(crate) elsewhere: Option<PathBuf>,
+    /// Our plugin is installed (its `plugin.yaml` is ours).
+    pub(crate) installed: bool,
 }
 
 impl HookPlan {
@@ -192,9 +242,34 @@ impl HookPlan {
         self.files_changed.is_empty() && self.new_config.is_none()
     }
 
+    /// What the plugin does, for the report.
+    fn what_it_does(&self) -> String {
+        format!(
+            "at each Hermes session start it re-runs this migrate when the managed block of {} is stale (Hermes' /codex-runtime put its Python server back, or config.yaml changed); it watches {RUNTIME_CODEX_HOME}",
+            self.watches.join("config.toml").display()
+        )
+    }
+
     /// One line for migrate's report.
     pub(crate) fn summary(&self) -> String {
         let dir = self.plugin_dir.display();
+        if let Some(other) = &self.elsewhere {
+            let this = other.join("config.toml");
+            let watched = self.watches.join("config.toml");
+            return if self.installed {
+                format!(
+                    "Hermes plugin {PLUGIN_NAME} ({dir}) left as it is: it keeps {} current ({RUNTIME_CODEX_HOME}), not {}",
+                    watched.display(),
+                    this.display()
+                )
+            } else {
+                format!(
+                    "Hermes plugin {PLUGIN_NAME} not installed: it would keep {} current ({RUNTIME_CODEX_HOME}), not {}; run `hermes-mcp migrate` for that Codex home to install it",
+                    watched.display(),
+                    this.display()
+                )
+            };
+        }
         if self.disabled_by_user {
             return format!(
                 "Hermes plugin {PLUGIN_NAME} ({dir}) is in plugins.disabled of {}: Hermes' /codex-runtime will put its Python server back as hermes-tools until you run `hermes plugins enable {PLUGIN_NAME}`",
@@ -207,22 +282,43 @@ impl HookPlan {
             (_, true) => format!("installed and enabled in {}", self.config_yaml.display()),
         };
         format!(
-            "Hermes plugin {PLUGIN_NAME} ({dir}) {what}: it restores hermes-tools at the next session start after Hermes' /codex-runtime"
+            "Hermes plugin {PLUGIN_NAME} ({dir}) {what}: {}",
+            self.what_it_does()
         )
     }
 
-    /// Write the plugin files, then config.yaml (atomically, each).
+    /// The report line for `--dry-run` / `--check`.
+    pub(crate) fn preview_summary(&self) -> String {
+        if self.up_to_date() || self.elsewhere.is_some() || self.disabled_by_user {
+            return self.summary();
+        }
+        let verb = if self.installed {
+            "Would update"
+        } else {
+            "Would install"
+        };
+        format!(
+            "{verb} the Hermes plugin {PLUGIN_NAME} ({}): {}",
+            self.plugin_dir.display(),
+            self.what_it_does()
+        )
+    }
+
+    /// Write the plugin files (no-follow, see [`write_plugin_file`]), then
+    /// config.yaml (atomically, each).
     pub(crate) fn apply(&self) -> anyhow::Result<()> {
         if !self.files_changed.is_empty() {
+            refuse_links(&self.plugin_dir, &self.files)?;
             fs::create_dir_all(&self.plugin_dir).map_err(|e| {
                 UserError::hint(
                     format!("cannot create {}: {e}", self.plugin_dir.display()),
                     "check the permissions of your Hermes home, or pass --no-hermes-hook",
                 )
             })?;
+            clean_stale_temps(&self.plugin_dir);
             for (path, text) in &self.files {
                 if self.files_changed.contains(path) {
-                    write::atomic_write(path, text)?;
+                    write_plugin_file(path, text)?;
                 }
             }
         }
@@ -241,64 +337,199 @@ fn manifest() -> String {
     )
 }
 
-/// The plugin's `settings.json`.
+/// The plugin's `settings.json`: the command line to re-run (the plugin adds
+/// `--codex-home` and, for its staleness check, `--check --json
+/// --no-plugins`) and the variables to unset for it.
 fn settings(opts: &HookOptions) -> String {
     let mut argv = vec![opts.exe.to_string_lossy().into_owned()];
     argv.extend(opts.migrate_args.iter().cloned());
-    let env_unset: Vec<&str> = if opts.home_explicit {
-        vec![]
-    } else {
-        vec!["HERMES_HOME"]
-    };
     let doc = json!({
         "argv": argv,
-        "codex_config": opts.codex_home.join("config.toml"),
-        "env_unset": env_unset,
+        "env_unset": opts.env_unset,
+        "written_by": concat!("hermes-mcp ", env!("CARGO_PKG_VERSION")),
     });
     serde_json::to_string_pretty(&doc).expect("json") + "\n"
+}
+
+/// `plugin.yaml` is the one `migrate` writes (so the directory is ours to
+/// update or remove).
+pub(crate) fn is_ours(plugin_dir: &Path) -> bool {
+    read_regular(&plugin_dir.join("plugin.yaml"))
+        .is_some_and(|t| t.contains("written by `hermes-mcp migrate`"))
 }
 
 /// Work out what installing the plugin changes (reads, never writes).
 pub(crate) fn plan(opts: &HookOptions) -> anyhow::Result<HookPlan> {
     let plugin_dir = opts.hermes_home.join("plugins").join(PLUGIN_NAME);
     let config_yaml = opts.hermes_home.join("config.yaml");
-    let files = vec![
-        (plugin_dir.join("plugin.yaml"), manifest()),
-        (plugin_dir.join("__init__.py"), PLUGIN_PY.to_string()),
-        (plugin_dir.join(SETTINGS_FILE), settings(opts)),
+    let installed = is_ours(&plugin_dir);
+    let mut out = HookPlan {
+        files: Vec::new(),
+        files_changed: Vec::new(),
+        new_config: None,
+        disabled_by_user: false,
+        watches: opts.runtime_codex_home.clone(),
+        elsewhere: None,
+        installed,
+        plugin_dir,
+        config_yaml,
+    };
+    if !opts.writes_runtime_home() {
+        out.elsewhere = Some(opts.codex_home.clone());
+        return Ok(out);
+    }
+    let dir = &out.plugin_dir;
+    out.files = vec![
+        (dir.join("plugin.yaml"), manifest()),
+        (dir.join("__init__.py"), PLUGIN_PY.to_string()),
+        (dir.join(SETTINGS_FILE), settings(opts)),
     ];
-    let files_changed = files
+    refuse_links(dir, &out.files)?;
+    out.files_changed = out
+        .files
         .iter()
         .filter(|(p, text)| read_regular(p).as_deref() != Some(text.as_str()))
         .map(|(p, _)| p.clone())
         .collect();
-    let text = read_config(&config_yaml)?;
-    let config = parse_config(&config_yaml, &text)?;
-    let disabled_by_user = str_list(&config.root, "disabled")
+    let text = read_config(&out.config_yaml)?;
+    let config = parse_config(&out.config_yaml, &text)?;
+    out.disabled_by_user = str_list(&config.root, "disabled")
         .iter()
         .any(|n| n == PLUGIN_NAME);
-    let new_config = if disabled_by_user {
-        None
-    } else {
-        enable_in_yaml(&text).map_err(|why| {
+    if !out.disabled_by_user {
+        out.new_config = enable_in_yaml(&text).map_err(|why| {
             UserError::hint(
                 format!(
                     "cannot add {PLUGIN_NAME} to plugins.enabled in {}: {why}",
-                    config_yaml.display()
+                    out.config_yaml.display()
                 ),
                 format!(
                     "run `hermes plugins enable {PLUGIN_NAME}` yourself and migrate again, or pass --no-hermes-hook"
                 ),
             )
-        })?
+        })?;
+    }
+    Ok(out)
+}
+
+// ---------------------------------------------------------------- plugin files
+
+/// Prefix and suffix of the temp files the plugin files are written through.
+const TMP_PREFIX: &str = ".hermes-mcp.";
+const TMP_SUFFIX: &str = ".tmp";
+
+/// Refuse a plugin directory that is a symlink (or not a directory) and a
+/// plugin file that is a symlink or not a regular file: migrate writes its
+/// plugin only as a real directory of regular files and never through a
+/// link, so a link planted there cannot make it overwrite the link's target.
+/// Refusing (rather than replacing the link) leaves whatever the user set up
+/// as it is; the error says what to remove.
+fn refuse_links(plugin_dir: &Path, files: &[(PathBuf, String)]) -> anyhow::Result<()> {
+    let check = |path: &Path, want_dir: bool| -> anyhow::Result<()> {
+        let Ok(m) = fs::symlink_metadata(path) else {
+            return Ok(());
+        };
+        let ft = m.file_type();
+        if ft.is_symlink() {
+            let target = fs::read_link(path)
+                .map(|t| t.display().to_string())
+                .unwrap_or_else(|_| "?".into());
+            return Err(UserError::hint(
+                format!(
+                    "{} is a symbolic link (to {target}): migrate writes the Hermes plugin only as regular files, never through a link",
+                    path.display()
+                ),
+                format!(
+                    "nothing was written there and {target} was not touched; remove the link (`rm {}`) and run migrate again, or pass --no-hermes-hook",
+                    path.display()
+                ),
+            )
+            .into());
+        }
+        if (want_dir && !ft.is_dir()) || (!want_dir && !ft.is_file()) {
+            return Err(UserError::hint(
+                format!(
+                    "{} is {}, not {}",
+                    path.display(),
+                    crate::files::kind_name(&ft),
+                    if want_dir { "a directory" } else { "a regular file" }
+                ),
+                "nothing was written there; remove it and run migrate again, or pass --no-hermes-hook",
+            )
+            .into());
+        }
+        Ok(())
     };
-    Ok(HookPlan {
-        plugin_dir,
-        config_yaml,
-        files,
-        files_changed,
-        new_config,
-        disabled_by_user,
+    check(plugin_dir, true)?;
+    for (p, _) in files {
+        check(p, false)?;
+    }
+    Ok(())
+}
+
+/// Replace one plugin file atomically without following a link: a temp file
+/// in the plugin directory, fsynced, renamed over the name (a rename replaces
+/// the directory entry itself, never what a link points to), then the
+/// directory fsynced. The mode of the file it replaces is kept (0600 for a
+/// new one).
+fn write_plugin_file(path: &Path, text: &str) -> anyhow::Result<()> {
+    use std::io::Write as _;
+    use std::os::unix::fs::PermissionsExt as _;
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let err = |e: std::io::Error| {
+        UserError::hint(
+            format!("cannot write {}: {e}", path.display()),
+            "check the permissions of your Hermes home, or pass --no-hermes-hook",
+        )
+    };
+    let mode = fs::symlink_metadata(path)
+        .ok()
+        .filter(|m| m.is_file())
+        .map_or(0o600, |m| m.permissions().mode() & 0o7777);
+    let mut tmp = tempfile::Builder::new()
+        .prefix(TMP_PREFIX)
+        .suffix(TMP_SUFFIX)
+        .tempfile_in(dir)
+        .map_err(err)?;
+    tmp.write_all(text.as_bytes()).map_err(err)?;
+    tmp.as_file()
+        .set_permissions(fs::Permissions::from_mode(mode))
+        .map_err(err)?;
+    tmp.as_file().sync_all().map_err(err)?;
+    // Checked again right before the rename.
+    refuse_links(dir, &[(path.to_path_buf(), String::new())])?;
+    tmp.persist(path).map_err(|e| err(e.error))?;
+    fs::File::open(dir)
+        .and_then(|d| d.sync_all())
+        .map_err(err)?;
+    Ok(())
+}
+
+/// Temp files a killed migrate left in the plugin directory.
+fn clean_stale_temps(dir: &Path) {
+    for e in fs::read_dir(dir).into_iter().flatten().flatten() {
+        let name = e.file_name();
+        let n = name.to_string_lossy();
+        if n.starts_with(TMP_PREFIX)
+            && n.ends_with(TMP_SUFFIX)
+            && e.file_type().is_ok_and(|t| t.is_file())
+        {
+            let _ = fs::remove_file(e.path());
+        }
+    }
+}
+
+/// The report line for `--remove` against a Codex home the plugin does not
+/// keep current (`runtime` is the one it does): the plugin stays.
+pub(crate) fn left_alone(hermes_home: &Path, runtime: &Path, codex_home: &Path) -> Option<String> {
+    let dir = hermes_home.join("plugins").join(PLUGIN_NAME);
+    is_ours(&dir).then(|| {
+        format!(
+            "Hermes plugin {PLUGIN_NAME} ({}) left as it is: it keeps {} current ({RUNTIME_CODEX_HOME}), not {}; `hermes-mcp migrate --remove` for that Codex home removes it",
+            dir.display(),
+            runtime.join("config.toml").display(),
+            codex_home.join("config.toml").display()
+        )
     })
 }
 
@@ -309,6 +540,8 @@ pub(crate) struct Removal {
     pub(crate) disabled_in_config: bool,
     /// Nothing was written (`--dry-run`, `--check`): say what would happen.
     pub(crate) dry_run: bool,
+    /// Why it was removed, when not `--remove` (e.g. `--no-hermes-hook`).
+    pub(crate) why: Option<String>,
 }
 
 impl Removal {
@@ -319,7 +552,12 @@ impl Removal {
         } else {
             ("Removed", " and took it out", "Took")
         };
-        match (&self.removed_dir, self.disabled_in_config) {
+        let why = self
+            .why
+            .as_deref()
+            .map(|w| format!(": {w}"))
+            .unwrap_or_default();
+        let line = match (&self.removed_dir, self.disabled_in_config) {
             (None, false) => None,
             (Some(d), _) => Some(format!(
                 "{removed} the Hermes plugin {PLUGIN_NAME} ({}){}",
@@ -331,7 +569,8 @@ impl Removal {
                 }
             )),
             (None, true) => Some(format!("{took} {PLUGIN_NAME} out of plugins.enabled")),
-        }
+        };
+        line.map(|l| l + &why)
     }
 }
 
@@ -344,11 +583,16 @@ pub(crate) fn remove(hermes_home: &Path, dry_run: bool) -> anyhow::Result<Remova
         ..Removal::default()
     };
     let plugin_dir = hermes_home.join("plugins").join(PLUGIN_NAME);
-    let ours = read_regular(&plugin_dir.join("plugin.yaml"))
-        .is_some_and(|t| t.contains("written by `hermes-mcp migrate`"));
-    if ours {
+    if is_ours(&plugin_dir) {
+        // A symlinked plugin directory: only the link goes (remove_dir_all
+        // does not follow it).
         if !dry_run {
-            fs::remove_dir_all(&plugin_dir)?;
+            fs::remove_dir_all(&plugin_dir).map_err(|e| {
+                UserError::hint(
+                    format!("cannot remove {}: {e}", plugin_dir.display()),
+                    "check the permissions of your Hermes home, or remove the directory yourself",
+                )
+            })?;
         }
         out.removed_dir = Some(plugin_dir);
     }
@@ -408,7 +652,7 @@ fn parse_config(path: &Path, text: &str) -> anyhow::Result<HermesConfig> {
 // ---------------------------------------------------------------- config.yaml text edits
 
 /// `plugins.<key>` as a list of strings (empty when absent or not a list).
-fn str_list(root: &Value, key: &str) -> Vec<String> {
+pub(crate) fn str_list(root: &Value, key: &str) -> Vec<String> {
     root.get("plugins")
         .and_then(|p| p.get(key))
         .and_then(|v| v.as_array())
@@ -837,14 +1081,11 @@ mod tests {
     fn opts(dir: &Path) -> HookOptions {
         HookOptions {
             hermes_home: dir.join("hermes"),
-            home_explicit: false,
             exe: PathBuf::from("/usr/local/bin/hermes-mcp"),
             codex_home: dir.join("codex"),
-            migrate_args: vec![
-                "migrate".into(),
-                "--codex-home".into(),
-                dir.join("codex").to_string_lossy().into_owned(),
-            ],
+            runtime_codex_home: dir.join("codex"),
+            migrate_args: vec!["migrate".into()],
+            env_unset: vec!["HERMES_HOME".into()],
         }
     }
 
@@ -885,6 +1126,65 @@ mod tests {
     }
 
     #[test]
+    fn plugin_files_replace_regular_files_and_refuse_anything_else() {
+        let d = tempfile::tempdir().unwrap();
+        let o = opts(d.path());
+        fs::create_dir_all(&o.hermes_home).unwrap();
+        let dir = o.hermes_home.join("plugins/hermes-mcp");
+        fs::create_dir_all(&dir).unwrap();
+        // A leftover temp file of a killed run goes; a regular file is replaced.
+        fs::write(dir.join(".hermes-mcp.x.tmp"), "old").unwrap();
+        fs::write(dir.join("plugin.yaml"), "old").unwrap();
+        install(&o).unwrap();
+        let names: Vec<_> = fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .collect();
+        assert_eq!(names.len(), 3, "{names:?}");
+        assert!(
+            read_regular(&dir.join("plugin.yaml"))
+                .unwrap()
+                .contains(PLUGIN_NAME)
+        );
+        // A FIFO where settings.json goes is refused, and never opened.
+        fs::remove_file(dir.join(SETTINGS_FILE)).unwrap();
+        let fifo = std::ffi::CString::new(dir.join(SETTINGS_FILE).to_str().unwrap()).unwrap();
+        assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o600) }, 0);
+        let e = plan(&o).unwrap_err().to_string();
+        assert!(
+            e.contains("is a FIFO (named pipe), not a regular file"),
+            "{e}"
+        );
+        // A symlinked plugin directory is refused; its target stays empty.
+        fs::remove_dir_all(&dir).unwrap();
+        let target = d.path().join("target");
+        fs::create_dir_all(&target).unwrap();
+        std::os::unix::fs::symlink(&target, &dir).unwrap();
+        let e = plan(&o).unwrap_err().to_string();
+        assert!(e.contains("is a symbolic link"), "{e}");
+        assert_eq!(fs::read_dir(&target).unwrap().count(), 0);
+    }
+
+    #[test]
+    fn a_run_for_another_codex_home_leaves_the_plugin_alone() {
+        let d = tempfile::tempdir().unwrap();
+        let mut o = opts(d.path());
+        fs::create_dir_all(&o.hermes_home).unwrap();
+        install(&o).unwrap();
+        let settings = fs::read(o.hermes_home.join("plugins/hermes-mcp/settings.json")).unwrap();
+        o.codex_home = d.path().join("scratch");
+        o.migrate_args.push("--no-plugins".into());
+        let p = plan(&o).unwrap();
+        assert!(p.up_to_date() && p.installed, "{p:?}");
+        assert!(p.summary().contains("left as it is"), "{}", p.summary());
+        p.apply().unwrap();
+        assert_eq!(
+            fs::read(o.hermes_home.join("plugins/hermes-mcp/settings.json")).unwrap(),
+            settings
+        );
+    }
+
+    #[test]
     fn user_disable_wins() {
         let d = tempfile::tempdir().unwrap();
         let o = opts(d.path());
@@ -913,13 +1213,11 @@ mod tests {
             explicit: true,
         };
         assert_eq!(
-            rerun_args(&args, &home, Path::new("/c")),
+            rerun_args(&args, &home),
             [
                 "migrate",
                 "--hermes-home",
                 "/h",
-                "--codex-home",
-                "/c",
                 "--no-plugins",
                 "--permissions",
                 ":read-only",
@@ -936,15 +1234,8 @@ mod tests {
             ..Default::default()
         };
         assert_eq!(
-            rerun_args(&args, &home, Path::new("/c")),
-            [
-                "migrate",
-                "--codex-home",
-                "/c",
-                "--no-permissions",
-                "--color",
-                "never"
-            ]
+            rerun_args(&args, &home),
+            ["migrate", "--no-permissions", "--color", "never"]
         );
     }
 }

@@ -15,6 +15,9 @@
 //! default `model.codex_bin` from config.yaml, else `codex` on PATH);
 //! `--no-hermes-tools` leaves hermes-tools out; `--permissions PROFILE`
 //! (default `:workspace`) or `--no-permissions` controls `default_permissions`.
+//! It also installs a Hermes plugin that re-runs it at each Hermes session
+//! start when the block is stale (see [`hermes_hook`]); `--no-hermes-hook`
+//! opts out and removes an installed one.
 //! Errors exit 2 and say what to do. Secrets are never written: `${VAR}`
 //! values become `env_vars`, `bearer_token_env_var` or `env_http_headers`.
 //! Anything you define yourself outside the block (a server of the same name,
@@ -102,8 +105,9 @@ pub struct Options {
     pub(crate) plugins: bool,
     /// Register this binary as `hermes-tools`.
     pub(crate) hermes_tools: bool,
-    /// Install the Hermes plugin that re-runs migrate when Hermes' `/codex-runtime`
-    /// put its Python server back (only together with `hermes_tools`).
+    /// Install the Hermes plugin that re-runs migrate at each Hermes session
+    /// start when the block is stale (only together with `hermes_tools`);
+    /// false removes an installed one.
     pub(crate) hermes_hook: bool,
     /// `default_permissions` to set, unchecked (see [`BUILTIN_PERMISSIONS`]); `None` sets none.
     pub(crate) permissions: Option<String>,
@@ -329,9 +333,15 @@ fn plan(args: &Options) -> anyhow::Result<Plan> {
     };
 
     let hook = match &hermes_tools {
-        Some((exe, _)) if args.hermes_hook && !args.remove => Some(
-            hermes_hook::HookOptions::for_migrate(args, &home, &codex_home, Path::new(exe)),
-        ),
+        Some((exe, _)) if args.hermes_hook && !args.remove => {
+            Some(hermes_hook::HookOptions::for_migrate(
+                args,
+                &home,
+                &codex_home,
+                Path::new(exe),
+                &passthrough.set_now,
+            ))
+        }
         _ => None,
     };
     Ok(Plan {
@@ -801,14 +811,7 @@ fn execute(args: &Options) -> anyhow::Result<Report> {
     } else {
         discover(args, &p)
     };
-    if args.remove {
-        match hermes_hook::remove(&p.home.path, !args.writes()) {
-            Ok(r) => report.hermes_hook = r.summary(),
-            Err(e) => report
-                .errors
-                .push(format!("could not remove the Hermes plugin: {e:#}")),
-        }
-    }
+    let removing_hook = remove_hook(args, &p, &mut report);
     let hook = plan_hook(&p, &mut report);
     if !args.writes() {
         preview(
@@ -819,6 +822,7 @@ fn execute(args: &Options) -> anyhow::Result<Report> {
             hook.as_ref(),
             &mut report,
         )?;
+        report.changed |= removing_hook;
         return Ok(report);
     }
     if first.is_none() && args.remove {
@@ -830,7 +834,7 @@ fn execute(args: &Options) -> anyhow::Result<Report> {
             Ok(()) => report.hermes_hook = Some(hp.summary()),
             Err(e) => report
                 .errors
-                .push(format!("could not set up the Hermes plugin: {e:#}")),
+                .push(hook_error("could not set up the Hermes plugin", &e)),
         }
     }
     Ok(report)
@@ -868,6 +872,55 @@ fn start_report(args: &Options, p: &Plan) -> Report {
     report
 }
 
+/// A Hermes plugin failure for the report: what failed, why, and what to do.
+fn hook_error(what: &str, e: &anyhow::Error) -> String {
+    let hint = e
+        .chain()
+        .find_map(|c| c.downcast_ref::<UserError>())
+        .and_then(|u| u.hint.as_deref());
+    match hint {
+        Some(h) => format!("{what}: {e:#}; {h}"),
+        None => format!("{what}: {e:#}"),
+    }
+}
+
+/// Take the Hermes plugin out when this run does not want it: `--remove` or
+/// `--no-hermes-tools` against the Codex home the plugin keeps current (it
+/// would put hermes-tools back there), or `--no-hermes-hook` whatever the
+/// Codex home. Returns whether there was (or, previewing, would be) anything
+/// to remove; a failure is reported, not fatal.
+fn remove_hook(args: &Options, p: &Plan, report: &mut Report) -> bool {
+    let runtime_home = resolve_codex_home(None);
+    let is_runtime_home = runtime_home
+        .as_ref()
+        .is_ok_and(|h| hermes_hook::same_dir(h, &p.codex_home));
+    let why = if args.remove && is_runtime_home {
+        None
+    } else if !args.hermes_hook {
+        Some("you passed --no-hermes-hook; after Hermes' /codex-runtime run `hermes-mcp migrate` yourself".to_string())
+    } else if !args.hermes_tools && is_runtime_home {
+        Some("you passed --no-hermes-tools, and the plugin would put hermes-tools back".to_string())
+    } else {
+        if let (true, Ok(h)) = (args.remove, &runtime_home) {
+            report.hermes_hook = hermes_hook::left_alone(&p.home.path, h, &p.codex_home);
+        }
+        return false;
+    };
+    match hermes_hook::remove(&p.home.path, !args.writes()) {
+        Ok(r) => {
+            let removed = r.removed_dir.is_some() || r.disabled_in_config;
+            report.hermes_hook = hermes_hook::Removal { why, ..r }.summary();
+            removed
+        }
+        Err(e) => {
+            report
+                .errors
+                .push(hook_error("could not remove the Hermes plugin", &e));
+            false
+        }
+    }
+}
+
 /// The Hermes plugin to install or update, if wanted (a failure is reported,
 /// not fatal).
 fn plan_hook(p: &Plan, report: &mut Report) -> Option<hermes_hook::HookPlan> {
@@ -876,7 +929,7 @@ fn plan_hook(p: &Plan, report: &mut Report) -> Option<hermes_hook::HookPlan> {
         Err(e) => {
             report
                 .errors
-                .push(format!("could not set up the Hermes plugin: {e:#}"));
+                .push(hook_error("could not set up the Hermes plugin", &e));
             None
         }
     }
@@ -892,24 +945,18 @@ fn preview(
     report: &mut Report,
 ) -> anyhow::Result<()> {
     let new = compute(args, p, first, discovery, report)?;
+    let old = first.unwrap_or("");
+    report.config_toml_changed = new != old && !(first.is_none() && args.remove);
+    report.changed = report.config_toml_changed;
     if let Some(hp) = hook {
-        report.hermes_hook = Some(if hp.up_to_date() {
-            hp.summary()
-        } else {
-            format!(
-                "Would install or update the Hermes plugin that restores hermes-tools after Hermes' /codex-runtime ({})",
-                hp.plugin_dir.display()
-            )
-        });
+        report.hermes_hook = Some(hp.preview_summary());
         report.changed |= !hp.up_to_date();
     }
-    let old = first.unwrap_or("");
-    report.changed = new != old && !(first.is_none() && args.remove);
     if report.changed {
         let hook_stale = hook.is_some_and(|hp| !hp.up_to_date());
         report.stale = stale_reasons(args, first, &new, report, hook_stale);
     }
-    if report.changed && is_read_only(&p.real) {
+    if report.config_toml_changed && is_read_only(&p.real) {
         report.replaced_read_only = true;
         report.notes.push(format!(
             "{} is read-only; migrate would replace it anyway, as Hermes does, and keep its mode",
@@ -1050,6 +1097,7 @@ fn write_locked(
     let current = write::read(&p.real).map_err(|e| user_error(e.to_string(), e.hint()))?;
     let new = compute(args, p, current.as_deref(), discovery, report)?;
     report.changed = current.as_deref() != Some(new.as_str());
+    report.config_toml_changed = report.changed;
     if !report.changed {
         return Ok(());
     }

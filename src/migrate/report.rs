@@ -117,8 +117,12 @@ pub(crate) struct Report {
     pub(crate) dry_run: bool,
     pub(crate) check: bool,
     pub(crate) remove: bool,
-    /// The file's content differs from what migrate produces (or, after a write, did differ).
+    /// Migrate would change something (or, after a write, did): config.toml,
+    /// or in a preview also the Hermes plugin.
     pub(crate) changed: bool,
+    /// config.toml's content differs from what migrate produces (or, after a
+    /// write, did differ); the Hermes plugin checks this field.
+    pub(crate) config_toml_changed: bool,
     pub(crate) written: bool,
     /// Every server in the block, hermes-tools included.
     pub(crate) migrated: Vec<String>,
@@ -168,7 +172,7 @@ impl Report {
     fn verb(&self) -> &'static str {
         if self.written {
             "Migrated"
-        } else if self.changed {
+        } else if self.config_toml_changed {
             "Would migrate"
         } else {
             "Up to date:"
@@ -241,13 +245,20 @@ impl Report {
         };
         let t = &self.target_path;
         if self.check {
-            Some(if self.changed {
+            Some(if self.changed && !self.config_toml_changed {
+                format!(
+                    "{t} is up to date, the Hermes plugin is not: run `hermes-mcp migrate{}`",
+                    if self.remove { " --remove" } else { "" }
+                )
+            } else if self.changed {
                 self.check_line()
             } else {
                 format!("{t} is up to date")
             })
         } else if self.dry_run {
-            Some(if self.changed {
+            Some(if self.changed && !self.config_toml_changed {
+                format!("(dry run) {t} is already up to date; the Hermes plugin would change")
+            } else if self.changed {
                 format!("(dry run) Would {verb} {t}")
             } else {
                 format!("(dry run) {t} is already up to date; nothing would change")
@@ -393,7 +404,7 @@ impl Report {
         match (&self.permissions.written, &self.permissions.preserved) {
             (Some(w), _) => Some(if self.written {
                 format!("Wrote default_permissions = \"{w}\"")
-            } else if self.changed {
+            } else if self.config_toml_changed {
                 format!("Would write default_permissions = \"{w}\"")
             } else {
                 format!("default_permissions = \"{w}\" (unchanged)")

@@ -606,3 +606,163 @@ fn kanban_tools_take_one_line_and_snapshot_summaries_one_level_of_parentheses() 
         .count();
     assert_eq!(kanban, 9, "{v:#}");
 }
+
+fn notes(v: &Value) -> String {
+    v["notes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n.as_str().unwrap())
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+fn finding<'a>(v: &'a Value, code: &str) -> &'a Value {
+    v["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["code"] == code)
+        .unwrap_or_else(|| panic!("no {code}: {v:#}"))
+}
+
+/// doctor says whether the Hermes plugin is installed, enabled, runs this
+/// binary and keeps this Codex home current; each way it cannot work is a
+/// finding with the fix, and only a working plugin is said to repair
+/// Hermes' Python server by itself.
+#[test]
+fn doctor_checks_the_hermes_plugin() {
+    let env = CodexEnv::new();
+    env.write_hermes(
+        "config.yaml",
+        "model:\n  openai_runtime: codex_app_server\n",
+    );
+    let plugin = env.hermes_home().join("plugins/hermes-mcp");
+
+    // Not installed (--no-hermes-hook): a note, not a problem.
+    assert!(
+        env.migrate(&["--no-plugins", "--no-hermes-hook"])
+            .status
+            .success()
+    );
+    let (out, v) = doctor(&env, &[]);
+    assert_eq!(out.status.code(), Some(0), "{v:#}");
+    assert!(
+        notes(&v).contains("the Hermes plugin hermes-mcp is not installed"),
+        "{v:#}"
+    );
+
+    // Installed and working.
+    assert!(env.migrate(&["--no-plugins"]).status.success());
+    let (out, v) = doctor(&env, &[]);
+    assert_eq!(out.status.code(), Some(0), "{v:#}");
+    assert!(
+        notes(&v).contains(&format!(
+            "is enabled, runs this hermes-mcp, and at each Hermes session start brings the managed block of {} up to date",
+            env.codex_home().join("config.toml").display()
+        )),
+        "{v:#}"
+    );
+    let ours = env.config();
+    // Hermes' Python server back in the block: the plugin repairs it by itself.
+    let py = hermes_python("agent.transports.hermes_tools_mcp_server");
+    let hermes_block = format!(
+        "{START}\n[mcp_servers.hermes-tools]\ncommand = \"{}\"\nargs = [\"-m\", \"agent.transports.hermes_tools_mcp_server\"]\n{END}\n",
+        py.display()
+    );
+    env.write_config(&hermes_block);
+    let (_, v) = doctor(&env, &[]);
+    let hint = finding(&v, "hermes_python_server")["hint"]
+        .as_str()
+        .unwrap();
+    assert!(
+        hint.contains("does it by itself at the next Hermes session start"),
+        "{hint}"
+    );
+
+    // It runs a binary that is gone: a finding, and the hint no longer promises a repair.
+    let settings_path = plugin.join("settings.json");
+    let settings = fs::read_to_string(&settings_path).unwrap();
+    let mut s: Value = serde_json::from_str(&settings).unwrap();
+    s["argv"][0] = Value::from("/nonexistent/hermes-mcp");
+    fs::write(&settings_path, s.to_string()).unwrap();
+    let (out, v) = doctor(&env, &[]);
+    assert_eq!(out.status.code(), Some(1));
+    let f = finding(&v, "hermes_plugin_binary_missing");
+    assert!(
+        f["message"]
+            .as_str()
+            .unwrap()
+            .contains("/nonexistent/hermes-mcp"),
+        "{f}"
+    );
+    assert!(
+        f["hint"].as_str().unwrap().contains("hermes-mcp migrate"),
+        "{f}"
+    );
+    let hint = finding(&v, "hermes_python_server")["hint"]
+        .as_str()
+        .unwrap();
+    assert!(!hint.contains("does it by itself"), "{hint}");
+
+    // Not enabled in plugins.enabled.
+    fs::write(&settings_path, &settings).unwrap();
+    env.write_config(&ours);
+    let yaml_path = env.hermes_home().join("config.yaml");
+    let yaml = fs::read_to_string(&yaml_path).unwrap();
+    fs::write(&yaml_path, yaml.replace("- hermes-mcp", "- something-else")).unwrap();
+    let (out, v) = doctor(&env, &[]);
+    assert_eq!(out.status.code(), Some(1), "{v:#}");
+    let f = finding(&v, "hermes_plugin_disabled");
+    assert!(
+        f["message"]
+            .as_str()
+            .unwrap()
+            .contains("is not in plugins.enabled"),
+        "{f}"
+    );
+    assert!(
+        f["hint"]
+            .as_str()
+            .unwrap()
+            .contains("hermes plugins enable hermes-mcp"),
+        "{f}"
+    );
+
+    // An older plugin that watched another Codex home.
+    fs::write(&yaml_path, &yaml).unwrap();
+    fs::write(plugin.join("__init__.py"), "# older\n").unwrap();
+    s = serde_json::from_str(&settings).unwrap();
+    s["codex_config"] = Value::from("/scratch/config.toml");
+    fs::write(&settings_path, s.to_string()).unwrap();
+    let (out, v) = doctor(&env, &[]);
+    assert_eq!(out.status.code(), Some(1), "{v:#}");
+    let f = finding(&v, "hermes_plugin_outdated");
+    assert!(
+        f["message"]
+            .as_str()
+            .unwrap()
+            .contains("it watches /scratch/config.toml only"),
+        "{f}"
+    );
+
+    // Examining another Codex home: the plugin keeps Hermes' one current, not this.
+    assert!(env.migrate(&["--no-plugins"]).status.success());
+    let other = env.dir.path().join("other-codex");
+    fs::create_dir_all(&other).unwrap();
+    fs::write(other.join("config.toml"), &ours).unwrap();
+    let mut c = Command::new(bin());
+    env.apply(&mut c);
+    let out = c
+        .args(["doctor", "--json", "--codex-home", other.to_str().unwrap()])
+        .output()
+        .unwrap();
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(
+        notes(&v).contains(&format!(
+            "keeps {} current",
+            env.codex_home().join("config.toml").display()
+        )),
+        "{v:#}"
+    );
+}

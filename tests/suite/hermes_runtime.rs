@@ -47,11 +47,14 @@ st = apply(load_config(), "codex_app_server", persist_callback=save_config)
 assert st.success, st.message
 "#;
 
-/// A new session's first turn: plugin discovery as `hermes chat` does it
-/// (hermes_cli/main.py), then the conversation loop's system-prompt step,
-/// which fires `on_session_start` for a brand-new session.
+/// A new session's first turn: Hermes' logging (agent.log) and plugin
+/// discovery as `hermes chat` does them (hermes_cli/main.py), then the
+/// conversation loop's system-prompt step, which fires `on_session_start` for
+/// a brand-new session.
 const SESSION_START: &str = r#"
 import types
+from hermes_logging import setup_logging
+setup_logging(mode="cli")
 from hermes_cli.plugins import discover_plugins, get_plugin_manager
 discover_plugins()
 loaded = get_plugin_manager()._plugins.get("hermes-mcp")
@@ -115,12 +118,7 @@ fn codex_runtime_switch_is_undone_at_next_session_start() {
         "--permissions",
         ":read-only",
     ];
-    let out = env.cmd().arg("migrate").args(user_args).output().unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let out = migrate(&env, &user_args);
     let ours = config(&env);
     let exe = fs::canonicalize(bin()).unwrap();
     assert_eq!(command_of(&hermes_tools(&env)), exe);
@@ -132,6 +130,24 @@ fn codex_runtime_switch_is_undone_at_next_session_start() {
     assert!(plugin.join("plugin.yaml").is_file());
     let yaml = fs::read_to_string(env.hermes_home().join("config.yaml")).unwrap();
     assert!(yaml.starts_with("# my Hermes config\n"), "{yaml}");
+
+    // A try-out against a scratch Codex home leaves the plugin as it is, and says what it watches.
+    let settings = fs::read(plugin.join("settings.json")).unwrap();
+    let scratch = env.dir.path().join("scratch-codex");
+    let out = migrate(
+        &env,
+        &["--codex-home", scratch.to_str().unwrap(), "--no-plugins"],
+    );
+    let report = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        report.contains(&format!(
+            "Hermes plugin hermes-mcp ({}) left as it is: it keeps {} current",
+            plugin.display(),
+            codex.join("config.toml").display()
+        )),
+        "{report}"
+    );
+    assert_eq!(fs::read(plugin.join("settings.json")).unwrap(), settings);
 
     // /codex-runtime codex_app_server: Hermes' migrator puts its Python server back.
     run_hermes(&env, SWITCH);
@@ -159,6 +175,16 @@ fn codex_runtime_switch_is_undone_at_next_session_start() {
         String::from_utf8_lossy(&out.stdout)
     );
     let restored = config(&env);
+    // What it did is in agent.log, each line of migrate's report a record of its own.
+    let log = plugin_log(&env);
+    assert!(
+        log.iter().any(|l| l.contains(hermes_hook::REPLACED)),
+        "{log:?}"
+    );
+    assert!(
+        log.iter().any(|l| l.ends_with("hermes-mcp plugin:   - fs")),
+        "{log:?}"
+    );
     assert_eq!(
         hermes_hook::replaced_by_hermes(&restored),
         None,
@@ -206,6 +232,43 @@ fn codex_runtime_switch_is_undone_at_next_session_start() {
         .modified()
         .unwrap();
     assert_eq!(before, after, "the hook rewrote an up-to-date config.toml");
+    assert_eq!(plugin_log(&env), log, "the hook logged with nothing to do");
+}
+
+/// `hermes-mcp migrate ARGS` as the user runs it, in the environment Hermes
+/// runs in (CODEX_HOME is the Codex home Hermes' runtime reads).
+fn migrate(env: &TestEnv, args: &[&str]) -> Output {
+    let out = env
+        .cmd()
+        .env("CODEX_HOME", codex_home(env))
+        .arg("migrate")
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
+/// The plugin's lines in Hermes' agent.log. Every line of the file must be a
+/// record of its own (a timestamp first): none is a bare continuation line.
+fn plugin_log(env: &TestEnv) -> Vec<String> {
+    let text = fs::read_to_string(env.hermes_home().join("logs/agent.log")).unwrap_or_default();
+    for line in text.lines() {
+        let b = line.as_bytes();
+        assert!(
+            b.len() > 20 && b[4] == b'-' && b[7] == b'-' && b[10] == b' ' && b[13] == b':',
+            "a line of agent.log is not a record of its own: {line:?}\n{text}"
+        );
+    }
+    text.lines()
+        .filter(|l| l.contains("hermes-mcp plugin:"))
+        .map(String::from)
+        .collect()
 }
 
 /// The Python plugin's own detector on Hermes' real block and on ours.
@@ -271,4 +334,81 @@ assert r.written, r.errors
     assert!(!check(&our_text), "{our_text}");
     let crlf = hermes_text.replace('\n', "\r\n");
     assert!(check(&crlf) && hermes_hook::replaced_by_hermes(&crlf).is_some());
+}
+
+/// A config.yaml changed after `migrate` (a new MCP server, kanban in use):
+/// the next session start brings the block up to date through Hermes' real
+/// plugin loader and hook, and says nothing while the block is current.
+#[test]
+fn session_start_brings_a_stale_block_up_to_date() {
+    let env = TestEnv::under_cache("hermes-stale-");
+    let codex = codex_home(&env);
+    fs::create_dir_all(&codex).unwrap();
+    let yaml = "model:\n  default: gpt-5.5\n  openai_runtime: codex_app_server\nmcp_servers:\n  fs:\n    command: npx\n    args: [\"-y\", \"fs-mcp\"]\n";
+    env.write_hermes("config.yaml", yaml);
+    migrate(&env, &["--no-plugins"]);
+    let current = config(&env);
+    assert!(!current.contains("HERMES_KANBAN_TASK"), "{current}");
+
+    // Up to date: the hook neither writes nor logs.
+    run_hermes(&env, SESSION_START);
+    assert_eq!(config(&env), current);
+    assert_eq!(plugin_log(&env), Vec::<String>::new());
+
+    // The user adds a server and starts using kanban, without running migrate.
+    let yaml = fs::read_to_string(env.hermes_home().join("config.yaml")).unwrap();
+    let yaml = yaml.replace(
+        "mcp_servers:\n",
+        "toolsets: [hermes-cli, kanban]\nmcp_servers:\n  web:\n    url: http://127.0.0.1:9/mcp\n",
+    );
+    fs::write(env.hermes_home().join("config.yaml"), yaml).unwrap();
+    let out = run_hermes(&env, SESSION_START);
+    assert!(
+        out.stdout.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    let updated = config(&env);
+    let t: toml::Table = updated.parse().unwrap();
+    let servers = t["mcp_servers"].as_table().unwrap();
+    assert_eq!(
+        servers["web"]["url"].as_str(),
+        Some("http://127.0.0.1:9/mcp"),
+        "{updated}"
+    );
+    let env_vars: Vec<&str> = servers["hermes-tools"]["env_vars"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|v| v.as_str())
+        .collect();
+    for v in [
+        "HERMES_KANBAN_TASK",
+        "HERMES_KANBAN_DB",
+        "HERMES_SESSION_ID",
+    ] {
+        assert!(env_vars.contains(&v), "{v} missing: {updated}");
+    }
+    let log = plugin_log(&env);
+    assert!(
+        log.iter().any(|l| l.contains("the managed block is stale")),
+        "{log:?}"
+    );
+    // It is the block `migrate` itself writes now: the shell's check agrees.
+    let out = env
+        .cmd()
+        .env("CODEX_HOME", &codex)
+        .args(["migrate", "--check", "--no-plugins"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+
+    // And quiet again.
+    run_hermes(&env, SESSION_START);
+    assert_eq!(config(&env), updated);
+    assert_eq!(plugin_log(&env), log);
 }

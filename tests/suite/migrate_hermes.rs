@@ -121,3 +121,186 @@ fn hermes_interop_hermes_replaces_our_block() {
     assert!(run(&env, &["--no-plugins"]).status.success());
     one_valid_block(&config(&env));
 }
+
+fn text_of(out: &std::process::Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
+}
+
+fn plugin_dir(env: &TestEnv) -> std::path::PathBuf {
+    env.hermes_home().join("plugins/hermes-mcp")
+}
+
+fn enabled_plugins(env: &TestEnv) -> String {
+    fs::read_to_string(env.hermes_home().join("config.yaml")).unwrap()
+}
+
+/// Opting out removes an installed plugin and takes it out of
+/// `plugins.enabled`; previews say "Would remove" and `--check` counts it.
+#[test]
+fn no_hermes_hook_removes_an_installed_plugin() {
+    let env = TestEnv::new();
+    env.write_hermes("config.yaml", YAML);
+    assert!(run(&env, &["--no-plugins"]).status.success());
+    assert!(plugin_dir(&env).join("plugin.yaml").is_file());
+    assert!(enabled_plugins(&env).contains("- hermes-mcp"));
+
+    let out = text_of(&run(
+        &env,
+        &[
+            "--no-plugins",
+            "--no-hermes-hook",
+            "--dry-run",
+            "--color",
+            "never",
+        ],
+    ));
+    assert!(
+        out.contains("Would remove the Hermes plugin hermes-mcp")
+            && out.contains("and take it out of plugins.enabled")
+            && out.contains("--no-hermes-hook"),
+        "{out}"
+    );
+    let out = run(&env, &["--no-plugins", "--no-hermes-hook", "--check", "-v"]);
+    assert_eq!(out.status.code(), Some(1), "{}", text_of(&out));
+    assert!(text_of(&out).contains("Would remove the Hermes plugin"));
+    assert!(plugin_dir(&env).is_dir(), "a preview removed the plugin");
+
+    let out = text_of(&run(&env, &["--no-plugins", "--no-hermes-hook"]));
+    assert!(
+        out.contains("Removed the Hermes plugin hermes-mcp")
+            && out.contains("and took it out of plugins.enabled"),
+        "{out}"
+    );
+    assert!(!plugin_dir(&env).exists());
+    assert!(!enabled_plugins(&env).contains("hermes-mcp"));
+    let out = run(&env, &["--no-plugins", "--no-hermes-hook", "--check"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text_of(&out));
+}
+
+/// A plugin out of date is something `migrate` would change, even when
+/// config.toml is current.
+#[test]
+fn check_counts_a_stale_plugin() {
+    let env = TestEnv::new();
+    env.write_hermes("config.yaml", YAML);
+    assert!(run(&env, &["--no-plugins"]).status.success());
+    let toml = config(&env);
+    fs::write(plugin_dir(&env).join("__init__.py"), "# an older plugin\n").unwrap();
+    let out = run(&env, &["--no-plugins", "--check", "-v"]);
+    assert_eq!(out.status.code(), Some(1), "{}", text_of(&out));
+    assert!(
+        text_of(&out).contains("is up to date, the Hermes plugin is not"),
+        "{}",
+        text_of(&out)
+    );
+    assert_eq!(config(&env), toml);
+    let out = text_of(&run(
+        &env,
+        &["--no-plugins", "--dry-run", "--color", "never"],
+    ));
+    assert!(
+        out.contains("Would update the Hermes plugin hermes-mcp"),
+        "{out}"
+    );
+    assert!(run(&env, &["--no-plugins"]).status.success());
+    assert_eq!(
+        fs::read_to_string(plugin_dir(&env).join("__init__.py")).unwrap(),
+        hermes_mcp::migrate::hermes_hook::PLUGIN_PY
+    );
+    assert!(run(&env, &["--no-plugins", "--check"]).status.success());
+}
+
+/// A symlink where a plugin file (or the plugin directory) goes is refused:
+/// its target is never written, and config.toml is still migrated.
+#[test]
+fn plugin_files_are_not_written_through_symlinks() {
+    let env = TestEnv::new();
+    env.write_hermes("config.yaml", YAML);
+    let victim = env.dir.path().join("precious.py");
+    fs::write(&victim, "precious\n").unwrap();
+    fs::create_dir_all(plugin_dir(&env)).unwrap();
+    let link = plugin_dir(&env).join("__init__.py");
+    std::os::unix::fs::symlink(&victim, &link).unwrap();
+    let out = text_of(&run(&env, &["--no-plugins"]));
+    assert!(
+        out.contains(&format!("{} is a symbolic link", link.display()))
+            && out.contains(&format!("rm {}", link.display())),
+        "{out}"
+    );
+    assert_eq!(fs::read_to_string(&victim).unwrap(), "precious\n");
+    assert!(
+        fs::symlink_metadata(&link)
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    );
+    assert!(config(&env).contains("[mcp_servers.hermes-tools]"));
+
+    // The plugin directory itself a link: nothing is written into its target.
+    fs::remove_dir_all(plugin_dir(&env)).unwrap();
+    let elsewhere = env.dir.path().join("elsewhere");
+    fs::create_dir_all(&elsewhere).unwrap();
+    std::os::unix::fs::symlink(&elsewhere, plugin_dir(&env)).unwrap();
+    let out = text_of(&run(&env, &["--no-plugins"]));
+    assert!(
+        out.contains(&format!(
+            "{} is a symbolic link",
+            plugin_dir(&env).display()
+        )),
+        "{out}"
+    );
+    assert_eq!(fs::read_dir(&elsewhere).unwrap().count(), 0);
+}
+
+/// A try-out against another Codex home installs nothing and says which
+/// config.toml the plugin would keep current.
+#[test]
+fn migrate_against_another_codex_home_does_not_install_the_plugin() {
+    let env = TestEnv::new();
+    env.write_hermes("config.yaml", YAML);
+    let scratch = env.dir.path().join("scratch");
+    let out = run(
+        &env,
+        &["--no-plugins", "--codex-home", scratch.to_str().unwrap()],
+    );
+    assert!(out.status.success(), "{}", text_of(&out));
+    let out = text_of(&out);
+    assert!(
+        out.contains(&format!(
+            "Hermes plugin hermes-mcp not installed: it would keep {} current",
+            env.codex_home().join("config.toml").display()
+        )) && out.contains("$CODEX_HOME in Hermes' environment, else ~/.codex"),
+        "{out}"
+    );
+    assert!(!plugin_dir(&env).exists());
+    assert!(!enabled_plugins(&env).contains("hermes-mcp"));
+}
+
+/// `--no-hermes-tools` takes the plugin out (it would put hermes-tools
+/// back), and `--remove` against another Codex home leaves it.
+#[test]
+fn no_hermes_tools_removes_the_plugin_and_a_scratch_remove_keeps_it() {
+    let env = TestEnv::new();
+    env.write_hermes("config.yaml", YAML);
+    assert!(run(&env, &["--no-plugins"]).status.success());
+    let scratch = env.dir.path().join("scratch");
+    let out = text_of(&run(
+        &env,
+        &["--remove", "--codex-home", scratch.to_str().unwrap()],
+    ));
+    assert!(
+        out.contains("Hermes plugin hermes-mcp (") && out.contains("left as it is"),
+        "{out}"
+    );
+    assert!(plugin_dir(&env).is_dir());
+    let out = text_of(&run(&env, &["--no-plugins", "--no-hermes-tools"]));
+    assert!(
+        out.contains("Removed the Hermes plugin hermes-mcp") && out.contains("--no-hermes-tools"),
+        "{out}"
+    );
+    assert!(!plugin_dir(&env).exists());
+}
