@@ -245,12 +245,7 @@ impl Report {
         };
         let t = &self.target_path;
         if self.check {
-            Some(if self.changed && !self.config_toml_changed {
-                format!(
-                    "{t} is up to date, the Hermes plugin is not: run `hermes-mcp migrate{}`",
-                    if self.remove { " --remove" } else { "" }
-                )
-            } else if self.changed {
+            Some(if self.changed {
                 self.check_line()
             } else {
                 format!("{t} is up to date")
@@ -284,6 +279,12 @@ impl Report {
         } else {
             "hermes-mcp migrate"
         };
+        if !self.config_toml_changed {
+            return format!(
+                "{} is up to date, the Hermes plugin is not: run `{command}`",
+                self.target_path
+            );
+        }
         let why = if self.stale.is_empty() {
             String::new()
         } else {
