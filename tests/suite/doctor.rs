@@ -367,7 +367,7 @@ fn json_of(out: &Output) -> Value {
     })
 }
 
-fn finding<'a>(v: &'a Value, code: &str) -> &'a str {
+fn finding_message<'a>(v: &'a Value, code: &str) -> &'a str {
     v["findings"]
         .as_array()
         .unwrap()
@@ -446,7 +446,7 @@ fn endless_output_without_a_newline_ends_doctor_with_bounded_memory() {
         kill_marked(marker);
         let v = json_of(&b.out);
         assert_eq!(b.out.status.code(), Some(1), "{v:#}");
-        let msg = finding(&v, code);
+        let msg = finding_message(&v, code);
         assert!(msg.contains("wrote more than 16 MiB on stdout"), "{msg}");
         eprintln!("{code}: doctor held at most {} KiB", b.peak_kib);
         // The cap is 16 MiB; everything else doctor holds is far less.
@@ -465,7 +465,7 @@ fn a_step_that_never_ends_or_whose_grandchild_holds_the_pipes_is_cut_and_its_gro
     kill_marked("sleep 100101");
     let v = json_of(&b.out);
     assert_eq!(b.out.status.code(), Some(1), "{v:#}");
-    let msg = finding(&v, "tools_check_failed");
+    let msg = finding_message(&v, "tools_check_failed");
     assert!(msg.contains("did not answer within 10 s"), "{msg}");
     assert_eq!(alive_with("sleep 100101"), Vec::<String>::new());
 
