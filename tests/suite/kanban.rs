@@ -999,3 +999,88 @@ fn kanban_concurrent_writers_lose_nothing() {
         .unwrap();
     assert_eq!(ok, "ok");
 }
+
+/// Holds an exclusive lock on the board (argv[1]) until stdin closes.
+const HOLD_LOCK: &str = r#"
+import sqlite3, sys
+c = sqlite3.connect(sys.argv[1], isolation_level=None)
+c.execute("BEGIN EXCLUSIVE")
+print("locked", flush=True)
+sys.stdin.read()
+c.execute("ROLLBACK")
+"#;
+
+#[test]
+fn kanban_call_ends_with_a_clear_error_while_another_process_holds_the_board() {
+    use std::io::BufRead;
+    use std::process::Stdio;
+    use std::time::{Duration, Instant};
+    let env = TestEnv::new();
+    let mut c = orchestrator(&env);
+    call_ok(
+        &mut c,
+        "kanban_create",
+        json!({"title": "before", "assignee": "a"}),
+    );
+    let db_path = env.hermes_home().join("kanban.db");
+    let mut holder = Command::new(hermes_python("sqlite3"))
+        .args(["-c", HOLD_LOCK])
+        .arg(&db_path)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("spawn the lock holder");
+    let mut line = String::new();
+    std::io::BufReader::new(holder.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    assert_eq!(line.trim(), "locked", "the holder did not take the lock");
+
+    // The call ends (here the bound is 30 s; Hermes' 120 s per statement and
+    // 5 retries would be many minutes) with an error naming the lock.
+    let started = Instant::now();
+    let id = c.send(
+        "tools/call",
+        json!({"name": "kanban_create", "arguments": {"title": "during", "assignee": "a"}}),
+    );
+    let resp = loop {
+        let left = Duration::from_secs(120).saturating_sub(started.elapsed());
+        let msg = c
+            .recv(left)
+            .expect("the kanban call did not end within 120 s while the board was locked");
+        if msg.get("id") == Some(&json!(id)) {
+            break msg;
+        }
+    };
+    eprintln!("locked board: the call ended after {:?}", started.elapsed());
+    let result = &resp["result"];
+    assert!(is_error(result), "{resp}");
+    let err = result_json(result)["error"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    assert!(
+        err.starts_with("kanban_create: the kanban board ")
+            && err.contains("is locked by another process")
+            && err.contains(db_path.to_str().unwrap()),
+        "{err}"
+    );
+
+    // Once the holder ends, the same server works again and nothing was half-written.
+    drop(holder.stdin.take());
+    assert!(holder.wait().unwrap().success());
+    call_ok(
+        &mut c,
+        "kanban_create",
+        json!({"title": "after", "assignee": "a"}),
+    );
+    let titles: Vec<String> = db(&env)
+        .prepare("SELECT title FROM tasks ORDER BY created_at, id")
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    assert!(titles.contains(&"before".to_string()) && titles.contains(&"after".to_string()));
+    assert!(!titles.contains(&"during".to_string()), "{titles:?}");
+}
