@@ -201,6 +201,39 @@ fn piper_package_downloads_the_voice_from_the_mirror_and_honours_the_synthesis_k
     );
 }
 
+/// A mirror that redirects to cloud metadata: refused at the redirect, before
+/// any connection there, and nothing is written (piper's own `urlopen` would
+/// follow it anywhere, so a configured mirror is fetched by `crate::net`).
+#[test]
+fn piper_mirror_redirecting_to_metadata_is_refused() {
+    let py = piper_python();
+    let env = TestEnv::new();
+    let srv = TestServer::start(|_| Resp::redirect("http://169.254.169.254/latest/meta-data/"));
+    env.write_hermes(
+        "config.yaml",
+        &format!(
+            "tts:\n  provider: piper\n  piper:\n    voice: en_US-tiny-medium\n    voices_base_url: {}/voices\n",
+            srv.base()
+        ),
+    );
+    let vars = [("HERMES_PYTHON", py.to_str().unwrap())];
+    let v = ours(&env, &vars, "Hi.", &env.dir.path().join("x.wav"));
+    assert_eq!(
+        v["error"],
+        format!(
+            "TTS generation failed (piper): tts.piper.voices_base_url is refused: fetching {}/voices/en/en_US/tiny/medium/en_US-tiny-medium.onnx?download=true reached a refused address: Blocked: URL targets a cloud metadata endpoint",
+            srv.base()
+        ),
+        "{v}"
+    );
+    assert_eq!(srv.count(), 1, "{:?}", srv.paths());
+    let voices = env.hermes_home().join("cache/piper-voices");
+    let left: Vec<_> = std::fs::read_dir(&voices)
+        .map(|d| d.map(|e| e.unwrap().file_name()).collect())
+        .unwrap_or_default();
+    assert!(left.is_empty(), "{left:?}");
+}
+
 #[test]
 fn piper_package_writes_the_same_audio_as_hermes() {
     let py = piper_python();
