@@ -513,3 +513,30 @@ fn kittentts_runs_the_package_with_hermes_calls() {
         "{tool}"
     );
 }
+
+/// A relative `output_path` is relative to the server's working directory, as
+/// Hermes' `Path(output_path).expanduser()` is to its own; the server under
+/// test runs in the env's `work/` dir, never in the repository.
+#[test]
+fn a_relative_output_path_lands_in_the_working_directory_as_in_hermes() {
+    let env = TestEnv::new();
+    env.write_hermes(
+        "config.yaml",
+        "tts:\n  provider: echoer\n  providers:\n    echoer:\n      type: command\n      command: \"cat {input_path} > {output_path}\"\n      output_format: wav\n",
+    );
+    let mut rc = super::common::client(&env, &[]);
+    let v = result_json(&rc.call_tool(
+        "text_to_speech",
+        json!({"text": "spoken", "output_path": "out/ours.wav"}),
+    ));
+    let want = env.work_dir().join("out/ours.wav");
+    assert_eq!(v["file_path"], want.to_str().unwrap(), "{v}");
+    assert_eq!(std::fs::read_to_string(&want).unwrap(), "spoken");
+    let h = hermes_tts(&env, &[], "spoken", Path::new("out/hermes.wav"));
+    assert_eq!(h["success"], true, "{h}");
+    assert_eq!(
+        std::fs::read_to_string(env.work_dir().join("out/hermes.wav")).unwrap(),
+        "spoken",
+        "Hermes wrote {h}"
+    );
+}
