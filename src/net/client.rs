@@ -15,7 +15,8 @@
 //!
 //! Bodies come back decoded or not at all: reqwest decodes `gzip` and `br`
 //! (what it advertises); a server that uses another coding anyway (`deflate`
-//! as zlib or raw, as browsers accept it; a chain such as `gzip, deflate`) is
+//! as zlib or raw, as browsers accept it; a chain such as `deflate, gzip`, or
+//! `GZIP` in capitals, which reqwest does not match) is
 //! decoded in [`read_capped`] under the same size cap, and a coding nothing
 //! here decodes (`zstd`, `compress`, unknown) is refused by name, never
 //! handed on as compressed bytes.
@@ -554,6 +555,7 @@ fn decode_codings(
                 Box::new(flate2::read::ZlibDecoder::new(&input[..]))
             }
             "deflate" => Box::new(flate2::read::DeflateDecoder::new(&input[..])),
+            "br" => Box::new(brotli_decompressor::Decompressor::new(&input[..], 4096)),
             other => {
                 return Err(FetchError::Encoding {
                     url: url.to_string(),
@@ -670,6 +672,9 @@ mod tests {
             decode_codings(zlib, &c(&["deflate"]), 100, "u"),
             Err(FetchError::TooLarge(100))
         ));
+        // `brotli.compress(b"hello")`: one uncompressed meta-block.
+        let br = b"\x0b\x02\x80hello\x03".to_vec();
+        assert_eq!(decode_codings(br, &c(&["br"]), 100, "u").unwrap(), b"hello");
         let e = decode_codings(b"x".to_vec(), &c(&["zstd"]), 100, "u").unwrap_err();
         assert!(
             e.to_string()
