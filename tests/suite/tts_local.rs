@@ -7,8 +7,9 @@
 //!   ONNX graph built here with piper's input/output signature (phoneme ids in,
 //!   `round(256 * length_scale)` samples of a tone per id out) and a config whose
 //!   phoneme map covers espeak's IPA. Everything else is real: piper's espeak
-//!   phonemizer, onnxruntime, `synthesize_wav`, `piper.download_voices` (its URL
-//!   moved to a loopback server with `tts.piper.voices_base_url`). Hermes' own
+//!   phonemizer, onnxruntime, `synthesize_wav`; the voice comes from a loopback
+//!   mirror (`tts.piper.voices_base_url`, which hermes-mcp fetches itself with
+//!   piper's `download_voices` URLs and file names). Hermes' own
 //!   `_generate_piper_tts` runs on the same voice and must write the same WAV bytes.
 //! * NeuTTS and KittenTTS models come from huggingface too, and their packages pull
 //!   in torch; here `neutts` and `kittentts` are **API-shaped stand-ins**: Python
