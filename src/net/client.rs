@@ -12,13 +12,21 @@
 //!
 //! rustls with the `ring` provider, no system proxy (a proxy would route
 //! around the guard), connect/read/total timeouts, size caps.
+//!
+//! Bodies come back decoded or not at all: reqwest decodes `gzip` and `br`
+//! (what it advertises); a server that uses another coding anyway (`deflate`
+//! as zlib or raw, as browsers accept it; a chain such as `deflate, gzip`, or
+//! `GZIP` in capitals, which reqwest does not match) is
+//! decoded in [`read_capped`] under the same size cap, and a coding nothing
+//! here decodes (`zstd`, `compress`, unknown) is refused by name, never
+//! handed on as compressed bytes.
 
 use std::net::{IpAddr, SocketAddr};
 use std::sync::{Arc, Once};
 use std::time::Duration;
 
 use futures::future::BoxFuture;
-use reqwest::header::{CONTENT_TYPE, HeaderMap, LOCATION};
+use reqwest::header::{CONTENT_ENCODING, CONTENT_LENGTH, CONTENT_TYPE, HeaderMap, LOCATION};
 use url::Url;
 
 use super::policy::{
@@ -88,6 +96,9 @@ pub enum FetchError {
     Network { url: String, reason: String },
     #[error("invalid URL {0:?}")]
     BadUrl(String),
+    /// The body's `Content-Encoding` cannot be decoded (or is not what it claims).
+    #[error("cannot decode the response from {url}: {reason}")]
+    Encoding { url: String, reason: String },
     #[error("{0}")]
     Other(String),
 }
@@ -366,8 +377,12 @@ impl HttpClient {
                     .map_err(|_| FetchError::BadUrl(loc.to_string()))?;
                 continue;
             }
-            let headers = resp.headers().clone();
+            let mut headers = resp.headers().clone();
             let body = read_capped(resp, cap, &current).await?;
+            // The body is decoded now: its coding and length headers no longer apply.
+            if headers.remove(CONTENT_ENCODING).is_some() {
+                headers.remove(CONTENT_LENGTH);
+            }
             return Ok(Fetched {
                 final_url: current,
                 status,
@@ -486,9 +501,94 @@ fn httpdate_parse(s: &str) -> Option<std::time::SystemTime> {
 }
 
 /// Read a body, refusing early on a Content-Length above the cap and stopping
-/// at the cap while streaming (chunks are already decompressed, so this also
-/// stops decompression bombs).
+/// at the cap while streaming (chunks reqwest decompressed are counted after
+/// decompression, so this also stops decompression bombs); then decode what
+/// reqwest left encoded, under the same cap.
 async fn read_capped(
+    resp: reqwest::Response,
+    cap: usize,
+    url: &Url,
+) -> Result<Vec<u8>, FetchError> {
+    let codings = pending_codings(resp.headers());
+    let raw = read_raw_capped(resp, cap, url).await?;
+    if codings.is_empty() {
+        return Ok(raw);
+    }
+    let url = url.to_string();
+    tokio::task::spawn_blocking(move || decode_codings(raw, &codings, cap, &url))
+        .await
+        .map_err(|e| FetchError::Other(format!("decoding the response failed: {e}")))?
+}
+
+/// The content codings still applied to a body (reqwest removes the header
+/// when it decoded it), in the order they were applied; `identity` dropped.
+fn pending_codings(headers: &HeaderMap) -> Vec<String> {
+    headers
+        .get_all(CONTENT_ENCODING)
+        .iter()
+        .flat_map(|v| {
+            String::from_utf8_lossy(v.as_bytes())
+                .split(',')
+                .map(|c| c.trim().to_ascii_lowercase())
+                .collect::<Vec<_>>()
+        })
+        .filter(|c| !c.is_empty() && c != "identity")
+        .collect()
+}
+
+/// Undo `codings` (last applied first), each step's output capped at `cap`.
+fn decode_codings(
+    mut body: Vec<u8>,
+    codings: &[String],
+    cap: usize,
+    url: &str,
+) -> Result<Vec<u8>, FetchError> {
+    use std::io::Read;
+    for coding in codings.iter().rev() {
+        let input = std::mem::take(&mut body);
+        let reader: Box<dyn Read> = match coding.as_str() {
+            "gzip" | "x-gzip" => Box::new(flate2::read::MultiGzDecoder::new(&input[..])),
+            // RFC 9110 says zlib, but servers also send raw DEFLATE, which
+            // browsers accept: a valid zlib header decides (as Chromium's
+            // and Firefox's decoders do).
+            "deflate" if is_zlib_header(&input) => {
+                Box::new(flate2::read::ZlibDecoder::new(&input[..]))
+            }
+            "deflate" => Box::new(flate2::read::DeflateDecoder::new(&input[..])),
+            "br" => Box::new(brotli_decompressor::Decompressor::new(&input[..], 4096)),
+            other => {
+                return Err(FetchError::Encoding {
+                    url: url.to_string(),
+                    reason: format!(
+                        "the server sent it with Content-Encoding {other:?}, which hermes-mcp cannot decode (it decodes gzip, deflate and br)"
+                    ),
+                });
+            }
+        };
+        reader
+            .take(cap as u64 + 1)
+            .read_to_end(&mut body)
+            .map_err(|e| FetchError::Encoding {
+                url: url.to_string(),
+                reason: format!("the body is not valid {coding} data ({e})"),
+            })?;
+        if body.len() > cap {
+            return Err(FetchError::TooLarge(cap));
+        }
+    }
+    Ok(body)
+}
+
+/// RFC 1950: compression method 8 with a window of at most 32 KiB, and the
+/// two header bytes a multiple of 31.
+fn is_zlib_header(b: &[u8]) -> bool {
+    b.len() >= 2
+        && b[0] & 0x0f == 8
+        && b[0] >> 4 <= 7
+        && u16::from_be_bytes([b[0], b[1]]).is_multiple_of(31)
+}
+
+async fn read_raw_capped(
     mut resp: reqwest::Response,
     cap: usize,
     url: &Url,
@@ -539,5 +639,53 @@ mod tests {
         );
         h.insert("retry-after", "soon".parse().unwrap());
         assert_eq!(retry_after(&h), None);
+    }
+
+    #[test]
+    fn leftover_codings_are_decoded_under_the_cap_or_refused_by_name() {
+        use std::io::Write;
+        let text = b"hello deflate ".repeat(100);
+        let mut z = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::default());
+        z.write_all(&text).unwrap();
+        let zlib = z.finish().unwrap();
+        let mut r = flate2::write::DeflateEncoder::new(Vec::new(), flate2::Compression::default());
+        r.write_all(&text).unwrap();
+        let raw = r.finish().unwrap();
+        let mut g = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+        g.write_all(&zlib).unwrap();
+        let gz_of_zlib = g.finish().unwrap();
+        let c = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert!(is_zlib_header(&zlib) && !is_zlib_header(&raw));
+        assert_eq!(
+            decode_codings(zlib.clone(), &c(&["deflate"]), 1 << 20, "u").unwrap(),
+            text
+        );
+        assert_eq!(
+            decode_codings(raw, &c(&["deflate"]), 1 << 20, "u").unwrap(),
+            text
+        );
+        assert_eq!(
+            decode_codings(gz_of_zlib, &c(&["deflate", "gzip"]), 1 << 20, "u").unwrap(),
+            text
+        );
+        assert!(matches!(
+            decode_codings(zlib, &c(&["deflate"]), 100, "u"),
+            Err(FetchError::TooLarge(100))
+        ));
+        // `brotli.compress(b"hello")`: one uncompressed meta-block.
+        let br = b"\x0b\x02\x80hello\x03".to_vec();
+        assert_eq!(decode_codings(br, &c(&["br"]), 100, "u").unwrap(), b"hello");
+        let e = decode_codings(b"x".to_vec(), &c(&["zstd"]), 100, "u").unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("\"zstd\", which hermes-mcp cannot decode"),
+            "{e}"
+        );
+        let e = decode_codings(b"\xff\xff".to_vec(), &c(&["gzip"]), 100, "u").unwrap_err();
+        assert!(e.to_string().contains("not valid gzip data"), "{e}");
+        let mut h = HeaderMap::new();
+        h.append(CONTENT_ENCODING, "Deflate, identity".parse().unwrap());
+        h.append(CONTENT_ENCODING, " GZIP".parse().unwrap());
+        assert_eq!(pending_codings(&h), c(&["deflate", "gzip"]));
     }
 }

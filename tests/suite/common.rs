@@ -32,7 +32,11 @@ pub fn bin() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_hermes-mcp"))
 }
 
-/// A hermetic environment: temp HOME, HERMES_HOME and CODEX_HOME.
+/// A hermetic environment: temp HOME, HERMES_HOME and CODEX_HOME, and a
+/// working directory (`work/`) that every command spawned through it starts
+/// in, so a tool that writes relative to its cwd (as Hermes' `text_to_speech`
+/// does with a relative `output_path`) writes inside the temp dir, never in
+/// the repository.
 pub struct TestEnv {
     pub dir: tempfile::TempDir,
 }
@@ -58,7 +62,7 @@ impl TestEnv {
     }
 
     fn with_dir(dir: tempfile::TempDir) -> Self {
-        for d in ["home", "hermes", "codex"] {
+        for d in ["home", "hermes", "codex", "work"] {
             std::fs::create_dir_all(dir.path().join(d)).unwrap();
         }
         TestEnv { dir }
@@ -73,6 +77,10 @@ impl TestEnv {
     pub fn codex_home(&self) -> PathBuf {
         self.dir.path().join("codex")
     }
+    /// The working directory of every command spawned through this env.
+    pub fn work_dir(&self) -> PathBuf {
+        self.dir.path().join("work")
+    }
     pub fn write_hermes(&self, rel: &str, text: &str) -> PathBuf {
         let p = self.hermes_home().join(rel);
         std::fs::create_dir_all(p.parent().unwrap()).unwrap();
@@ -86,9 +94,11 @@ impl TestEnv {
         c
     }
 
-    /// Clear `c`'s environment and point it at this env's homes.
+    /// Clear `c`'s environment, point it at this env's homes and start it in
+    /// [`TestEnv::work_dir`] (a later `current_dir` still overrides it).
     pub fn apply(&self, c: &mut Command) {
-        c.env_clear()
+        c.current_dir(self.work_dir())
+            .env_clear()
             .env("PATH", std::env::var("PATH").unwrap_or_default())
             .env("HOME", self.home())
             .env("HERMES_HOME", self.hermes_home())

@@ -999,3 +999,106 @@ fn kanban_concurrent_writers_lose_nothing() {
         .unwrap();
     assert_eq!(ok, "ok");
 }
+
+/// Holds an exclusive lock on the board (argv[1]) until stdin closes.
+const HOLD_LOCK: &str = r#"
+import sqlite3, sys
+c = sqlite3.connect(sys.argv[1], isolation_level=None)
+c.execute("BEGIN EXCLUSIVE")
+print("locked", flush=True)
+sys.stdin.read()
+c.execute("ROLLBACK")
+"#;
+
+#[test]
+fn kanban_call_ends_with_a_clear_error_while_another_process_holds_the_board() {
+    use std::io::BufRead;
+    use std::process::Stdio;
+    use std::time::{Duration, Instant};
+    let env = TestEnv::new();
+    let mut c = orchestrator(&env);
+    call_ok(
+        &mut c,
+        "kanban_create",
+        json!({"title": "before", "assignee": "a"}),
+    );
+    let db_path = env.hermes_home().join("kanban.db");
+    let mut holder = Command::new(hermes_python("sqlite3"))
+        .args(["-c", HOLD_LOCK])
+        .arg(&db_path)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("spawn the lock holder");
+    let mut line = String::new();
+    std::io::BufReader::new(holder.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    assert_eq!(line.trim(), "locked", "the holder did not take the lock");
+
+    // Each call ends (here the bound is 30 s; Hermes' 120 s per statement and
+    // 5 retries would be many minutes) with an error naming the lock, also a
+    // second call queued behind the first on the same board.
+    let started = Instant::now();
+    let ids: Vec<i64> = ["during", "queued"]
+        .iter()
+        .map(|t| {
+            c.send(
+                "tools/call",
+                json!({"name": "kanban_create", "arguments": {"title": t, "assignee": "a"}}),
+            )
+        })
+        .collect();
+    let mut answers = std::collections::HashMap::new();
+    while answers.len() < ids.len() {
+        let left = Duration::from_secs(120).saturating_sub(started.elapsed());
+        let msg = c
+            .recv(left)
+            .expect("the kanban calls did not end within 120 s while the board was locked");
+        if let Some(id) = msg.get("id").and_then(Value::as_i64)
+            && ids.contains(&id)
+        {
+            answers.insert(id, msg);
+        }
+    }
+    eprintln!(
+        "locked board: both calls ended after {:?}",
+        started.elapsed()
+    );
+    for id in &ids {
+        let result = &answers[id]["result"];
+        assert!(is_error(result), "{}", answers[id]);
+        let err = result_json(result)["error"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string();
+        let path = db_path.to_str().unwrap();
+        assert!(
+            err.starts_with(&format!("kanban_create: the kanban board {path} "))
+                && (err.contains("is locked by another process")
+                    || (*id == ids[1] && err.contains("is busy: an earlier kanban call"))),
+            "{err}"
+        );
+    }
+
+    // Once the holder ends, the same server works again and nothing was half-written.
+    drop(holder.stdin.take());
+    assert!(holder.wait().unwrap().success());
+    call_ok(
+        &mut c,
+        "kanban_create",
+        json!({"title": "after", "assignee": "a"}),
+    );
+    let titles: Vec<String> = db(&env)
+        .prepare("SELECT title FROM tasks ORDER BY created_at, id")
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    assert!(titles.contains(&"before".to_string()) && titles.contains(&"after".to_string()));
+    assert!(
+        !titles.contains(&"during".to_string()) && !titles.contains(&"queued".to_string()),
+        "{titles:?}"
+    );
+}

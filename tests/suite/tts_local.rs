@@ -7,8 +7,9 @@
 //!   ONNX graph built here with piper's input/output signature (phoneme ids in,
 //!   `round(256 * length_scale)` samples of a tone per id out) and a config whose
 //!   phoneme map covers espeak's IPA. Everything else is real: piper's espeak
-//!   phonemizer, onnxruntime, `synthesize_wav`, `piper.download_voices` (its URL
-//!   moved to a loopback server with `tts.piper.voices_base_url`). Hermes' own
+//!   phonemizer, onnxruntime, `synthesize_wav`; the voice comes from a loopback
+//!   mirror (`tts.piper.voices_base_url`, which hermes-mcp fetches itself with
+//!   piper's `download_voices` URLs and file names). Hermes' own
 //!   `_generate_piper_tts` runs on the same voice and must write the same WAV bytes.
 //! * NeuTTS and KittenTTS models come from huggingface too, and their packages pull
 //!   in torch; here `neutts` and `kittentts` are **API-shaped stand-ins**: Python
@@ -199,6 +200,39 @@ fn piper_package_downloads_the_voice_from_the_mirror_and_honours_the_synthesis_k
         ) && err.contains("404"),
         "{v}"
     );
+}
+
+/// A mirror that redirects to cloud metadata: refused at the redirect, before
+/// any connection there, and nothing is written (piper's own `urlopen` would
+/// follow it anywhere, so a configured mirror is fetched by `crate::net`).
+#[test]
+fn piper_mirror_redirecting_to_metadata_is_refused() {
+    let py = piper_python();
+    let env = TestEnv::new();
+    let srv = TestServer::start(|_| Resp::redirect("http://169.254.169.254/latest/meta-data/"));
+    env.write_hermes(
+        "config.yaml",
+        &format!(
+            "tts:\n  provider: piper\n  piper:\n    voice: en_US-tiny-medium\n    voices_base_url: {}/voices\n",
+            srv.base()
+        ),
+    );
+    let vars = [("HERMES_PYTHON", py.to_str().unwrap())];
+    let v = ours(&env, &vars, "Hi.", &env.dir.path().join("x.wav"));
+    assert_eq!(
+        v["error"],
+        format!(
+            "TTS generation failed (piper): tts.piper.voices_base_url is refused: fetching {}/voices/en/en_US/tiny/medium/en_US-tiny-medium.onnx?download=true reached a refused address: Blocked: URL targets a cloud metadata endpoint",
+            srv.base()
+        ),
+        "{v}"
+    );
+    assert_eq!(srv.count(), 1, "{:?}", srv.paths());
+    let voices = env.hermes_home().join("cache/piper-voices");
+    let left: Vec<_> = std::fs::read_dir(&voices)
+        .map(|d| d.map(|e| e.unwrap().file_name()).collect())
+        .unwrap_or_default();
+    assert!(left.is_empty(), "{left:?}");
 }
 
 #[test]
@@ -478,5 +512,32 @@ fn kittentts_runs_the_package_with_hermes_calls() {
             .unwrap()
             .starts_with("KittenTTS provider selected but 'kittentts' package not installed."),
         "{tool}"
+    );
+}
+
+/// A relative `output_path` is relative to the server's working directory, as
+/// Hermes' `Path(output_path).expanduser()` is to its own; the server under
+/// test runs in the env's `work/` dir, never in the repository.
+#[test]
+fn a_relative_output_path_lands_in_the_working_directory_as_in_hermes() {
+    let env = TestEnv::new();
+    env.write_hermes(
+        "config.yaml",
+        "tts:\n  provider: echoer\n  providers:\n    echoer:\n      type: command\n      command: \"cat {input_path} > {output_path}\"\n      output_format: wav\n",
+    );
+    let mut rc = super::common::client(&env, &[]);
+    let v = result_json(&rc.call_tool(
+        "text_to_speech",
+        json!({"text": "spoken", "output_path": "out/ours.wav"}),
+    ));
+    let want = env.work_dir().join("out/ours.wav");
+    assert_eq!(v["file_path"], want.to_str().unwrap(), "{v}");
+    assert_eq!(std::fs::read_to_string(&want).unwrap(), "spoken");
+    let h = hermes_tts(&env, &[], "spoken", Path::new("out/hermes.wav"));
+    assert_eq!(h["success"], true, "{h}");
+    assert_eq!(
+        std::fs::read_to_string(env.work_dir().join("out/hermes.wav")).unwrap(),
+        "spoken",
+        "Hermes wrote {h}"
     );
 }

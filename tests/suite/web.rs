@@ -970,3 +970,85 @@ fn provider_keys_are_read_from_the_hermes_dotenv() {
     assert_eq!(result_json(&r)["data"]["web"][0]["title"], "S");
     assert_eq!(srv.reqs()[0].query_pairs()["q"], "from dotenv");
 }
+
+fn deflated(data: &[u8], zlib: bool) -> Vec<u8> {
+    use std::io::Write;
+    let level = flate2::Compression::default();
+    if zlib {
+        let mut e = flate2::write::ZlibEncoder::new(Vec::new(), level);
+        e.write_all(data).unwrap();
+        e.finish().unwrap()
+    } else {
+        let mut e = flate2::write::DeflateEncoder::new(Vec::new(), level);
+        e.write_all(data).unwrap();
+        e.finish().unwrap()
+    }
+}
+
+/// Bodies in a coding reqwest does not decode itself: `deflate` as zlib and as
+/// raw DEFLATE (both accepted by browsers), a `deflate, gzip` chain, a deflate
+/// bomb (stopped at the same cap as any body), and `zstd` / unknown codings,
+/// refused by name. None comes back as compressed bytes.
+#[tokio::test]
+async fn builtin_extractor_decodes_deflate_and_refuses_codings_it_cannot_decode() {
+    use std::io::Write;
+    const TEXT: &str = "Plain words that were deflated on the wire.";
+    let zlib = deflated(TEXT.as_bytes(), true);
+    let raw = deflated(TEXT.as_bytes(), false);
+    let mut g = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    g.write_all(&zlib).unwrap();
+    let chain = g.finish().unwrap();
+    // 24 MiB of spaces in about 24 KiB: over the 20 MiB body cap once inflated.
+    let bomb = deflated(&vec![b' '; 24 << 20], true);
+    assert!(bomb.len() < 1 << 20);
+    let coded = |coding: &str, body: &[u8]| {
+        Resp::new(200, "text/plain; charset=utf-8", body.to_vec())
+            .header("Content-Encoding", coding)
+    };
+    let srv = Routes::new()
+        .on("GET", "/zlib.txt", coded("deflate", &zlib))
+        .on("GET", "/raw.txt", coded("deflate", &raw))
+        .on("GET", "/chain.txt", coded("deflate, gzip", &chain))
+        .on("GET", "/bomb.txt", coded("deflate", &bomb))
+        .on("GET", "/zstd.txt", coded("zstd", &raw))
+        .on("GET", "/odd.txt", coded("x-squash", &raw))
+        .start();
+    let h = harness("", &[("HERMES_ALLOW_PRIVATE_URLS", "1")]);
+    let paths = [
+        "/zlib.txt",
+        "/raw.txt",
+        "/chain.txt",
+        "/bomb.txt",
+        "/zstd.txt",
+        "/odd.txt",
+    ];
+    let urls: Vec<String> = paths.iter().map(|p| srv.url(p)).collect();
+    // Hermes takes at most 5 URLs per call.
+    let mut r = Vec::new();
+    for part in urls.chunks(3) {
+        let out = h.call("web_extract", json!({ "urls": part })).await;
+        r.extend(results(&out));
+    }
+    assert_eq!(r.len(), paths.len(), "{r:?}");
+    for i in 0..3 {
+        assert_eq!(r[i]["content"], TEXT, "{}: {}", paths[i], r[i]);
+        assert_eq!(r[i]["error"], Value::Null, "{}", r[i]);
+    }
+    assert_eq!(
+        r[3]["error"], "response is larger than the 20971520 byte limit",
+        "{}",
+        r[3]
+    );
+    for (i, coding) in [(4, "zstd"), (5, "x-squash")] {
+        assert_eq!(
+            r[i]["error"],
+            format!(
+                "cannot decode the response from {}: the server sent it with Content-Encoding \"{coding}\", which hermes-mcp cannot decode (it decodes gzip, deflate and br)",
+                urls[i]
+            ),
+            "{}",
+            r[i]
+        );
+        assert_eq!(r[i]["content"].as_str().unwrap_or(""), "", "{}", r[i]);
+    }
+}

@@ -15,9 +15,12 @@ use rusqlite::Connection;
 
 use crate::toolsets::kanban::error::{KanbanError, KanbanResult};
 use crate::toolsets::kanban::tables::{SCHEMA_SQL, migrate_add_optional_columns};
-use crate::toolsets::kanban::txn::{forget_header_fd, is_busy};
+use crate::toolsets::kanban::txn::{forget_header_fd, install_busy_handler, is_busy};
 use crate::toolsets::kanban::util::py_repr;
 
+/// Hermes' `DEFAULT_BUSY_TIMEOUT_MS`; `HERMES_KANBAN_BUSY_TIMEOUT_MS` overrides
+/// it. Here it caps a call's total lock wait, with
+/// [`crate::toolsets::kanban::txn::LOCK_WAIT_LIMIT`] as the ceiling.
 pub(crate) const DEFAULT_BUSY_TIMEOUT_MS: u64 = 120_000;
 const INIT_LOCK_TIMEOUT: Duration = Duration::from_secs(10);
 const INIT_LOCK_POLL: Duration = Duration::from_millis(50);
@@ -27,7 +30,8 @@ const SQLITE_HEADER: &[u8] = b"SQLite format 3\0";
 static INITIALIZED: LazyLock<Mutex<HashSet<PathBuf>>> = LazyLock::new(Default::default);
 
 /// Open (and on first use in this process, check and migrate) the DB at `path`.
-pub(crate) fn open(path: &Path, busy_timeout_ms: u64) -> KanbanResult<Connection> {
+/// Lock waits are bounded by the calling thread's [`crate::toolsets::kanban::txn::LockBudget`].
+pub(crate) fn open(path: &Path) -> KanbanResult<Connection> {
     if let Some(parent) = path.parent() {
         std::fs::create_dir_all(parent)?;
     }
@@ -37,14 +41,14 @@ pub(crate) fn open(path: &Path, busy_timeout_ms: u64) -> KanbanResult<Connection
         .unwrap_or_else(std::sync::PoisonError::into_inner)
         .contains(&key)
     {
-        let conn = raw_connect(path, busy_timeout_ms)?;
+        let conn = raw_connect(path)?;
         apply_pragmas(&conn)?;
         return Ok(conn);
     }
     let _lock = InitLock::acquire(path);
     validate_header(path)?;
-    guard_healthy(path, busy_timeout_ms)?;
-    let conn = raw_connect(path, busy_timeout_ms)?;
+    guard_healthy(path)?;
+    let conn = raw_connect(path)?;
     apply_pragmas(&conn)?;
     conn.execute_batch(SCHEMA_SQL)?;
     migrate_add_optional_columns(&conn)?;
@@ -75,10 +79,9 @@ pub(crate) fn forget(path: &Path) {
     }
 }
 
-fn raw_connect(path: &Path, busy_timeout_ms: u64) -> KanbanResult<Connection> {
-    let conn = Connection::open(path)?;
-    conn.busy_timeout(Duration::from_millis(busy_timeout_ms))?;
-    conn.execute_batch(&format!("PRAGMA busy_timeout={busy_timeout_ms}"))?;
+fn raw_connect(path: &Path) -> KanbanResult<Connection> {
+    let mut conn = Connection::open(path)?;
+    install_busy_handler(&mut conn)?;
     Ok(conn)
 }
 
@@ -192,12 +195,12 @@ fn validate_header(path: &Path) -> KanbanResult<()> {
 
 /// `PRAGMA integrity_check` on an existing DB; a corrupt file is copied to
 /// `kanban.db.corrupt.<sha-ish>.bak` and refused (never recreated over).
-fn guard_healthy(path: &Path, busy_timeout_ms: u64) -> KanbanResult<()> {
+fn guard_healthy(path: &Path) -> KanbanResult<()> {
     match std::fs::metadata(path) {
         Ok(m) if m.len() > 0 => {}
         _ => return Ok(()),
     }
-    let reason = match raw_connect(path, busy_timeout_ms).map_err(|e| match e {
+    let reason = match raw_connect(path).map_err(|e| match e {
         KanbanError::Sqlite(s) => s,
         other => rusqlite::Error::InvalidPath(PathBuf::from(other.to_string())),
     }) {

@@ -47,6 +47,18 @@ pub(crate) enum KanbanError {
         size: u64,
         page_size: i64,
     },
+    /// Another process held the board's lock for the call's whole lock-wait
+    /// budget (this port's bound; Hermes waits up to 120 s per statement).
+    #[error(
+        "the kanban board {path} is locked by another process: waited {waited_secs} s for its write lock. A Hermes dispatcher, worker or `hermes kanban` command (or any program with the file open) is holding a transaction; try again shortly, and if it stays locked find the holder with `fuser {path}`"
+    )]
+    Locked { path: PathBuf, waited_secs: u64 },
+    /// An earlier call in this server kept the board's connection for the
+    /// whole lock-wait budget (it is itself waiting for another process).
+    #[error(
+        "the kanban board {path} is busy: an earlier kanban call in this server has been using it for over {waited_secs} s (it is waiting for another process's lock); try again shortly"
+    )]
+    InUse { path: PathBuf, waited_secs: u64 },
     /// A declared scratch deliverable could not be preserved (the completion rolled back).
     #[error("{0}")]
     Artifact(#[from] ArtifactError),

@@ -33,8 +33,9 @@ mod util;
 mod workspace;
 
 use std::collections::HashMap;
-use std::path::PathBuf;
-use std::sync::{Arc, Mutex};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, MutexGuard, TryLockError};
+use std::time::{Duration, Instant};
 
 use rusqlite::Connection;
 use serde_json::Value;
@@ -83,6 +84,34 @@ fn profile_has_kanban_toolset(ctx: &Context) -> bool {
         Some(Value::String(s)) => s.contains("kanban"),
         Some(Value::Object(m)) => m.contains_key("kanban"),
         _ => false,
+    }
+}
+
+/// A busy/locked SQLite error, once the call's lock-wait budget is spent,
+/// becomes [`KanbanError::Locked`] naming the board's file and the wait.
+fn name_the_lock(e: KanbanError, db_path: &Path, started: Instant) -> KanbanError {
+    match e {
+        KanbanError::Sqlite(s) if txn::is_busy(&s) => KanbanError::Locked {
+            path: db_path.to_path_buf(),
+            waited_secs: started.elapsed().as_secs(),
+        },
+        other => other,
+    }
+}
+
+/// The board's connection slot, waited for until `deadline` (a call ahead of
+/// us may be waiting out another process's lock itself).
+fn lock_slot(
+    slot: &Mutex<Option<OpenDb>>,
+    deadline: Instant,
+) -> Option<MutexGuard<'_, Option<OpenDb>>> {
+    loop {
+        match slot.try_lock() {
+            Ok(g) => return Some(g),
+            Err(TryLockError::Poisoned(p)) => return Some(p.into_inner()),
+            Err(TryLockError::WouldBlock) if Instant::now() >= deadline => return None,
+            Err(TryLockError::WouldBlock) => std::thread::sleep(Duration::from_millis(10)),
+        }
     }
 }
 
@@ -157,9 +186,20 @@ impl Toolset for KanbanToolset {
                     .unwrap_or_else(std::sync::PoisonError::into_inner);
                 map.entry(db_path.clone()).or_default().clone()
             };
-            let busy = kenv.busy_timeout_ms;
+            // One budget for all of this call's lock waits (Hermes'
+            // HERMES_KANBAN_BUSY_TIMEOUT_MS may shorten it, never lengthen it).
+            let started = Instant::now();
+            let budget = Duration::from_millis(kenv.busy_timeout_ms).min(txn::LOCK_WAIT_LIMIT);
+            let deadline = started + budget;
             let res = tokio::task::spawn_blocking(move || {
-                let mut guard = conn.lock().unwrap_or_else(|p| p.into_inner());
+                let _budget = txn::LockBudget::start(deadline);
+                let Some(mut guard) = lock_slot(&conn, deadline) else {
+                    let e = KanbanError::InUse {
+                        path: db_path,
+                        waited_secs: started.elapsed().as_secs(),
+                    };
+                    return fail(name, e);
+                };
                 // A board file that was removed or replaced (archived board,
                 // re-initialized DB) is reopened, never written through a
                 // handle to the old inode.
@@ -172,7 +212,7 @@ impl Toolset for KanbanToolset {
                     db::forget(&db_path);
                 }
                 if guard.is_none() {
-                    match db::open(&db_path, busy) {
+                    match db::open(&db_path) {
                         Ok(conn) => {
                             *guard = Some(OpenDb {
                                 conn,
@@ -180,7 +220,7 @@ impl Toolset for KanbanToolset {
                                 recomputed_at: None,
                             })
                         }
-                        Err(e) => return fail(name, e),
+                        Err(e) => return fail(name, name_the_lock(e, &db_path, started)),
                     }
                 }
                 let open = guard.as_mut().expect("connection");
@@ -189,7 +229,8 @@ impl Toolset for KanbanToolset {
                     paths: &paths,
                     recomputed_at: &mut open.recomputed_at,
                 };
-                let out = handlers::run(&open.conn, parsed, env).unwrap_or_else(|e| fail(name, e));
+                let out = handlers::run(&open.conn, parsed, env)
+                    .unwrap_or_else(|e| fail(name, name_the_lock(e, &db_path, started)));
                 let c = &open.conn;
                 if !c.is_autocommit() {
                     // Never carry a snapshot or lock into the next call.

@@ -2,9 +2,17 @@
 //! write runs in `BEGIN IMMEDIATE` / `COMMIT`, the boundaries retried with
 //! jitter while another process holds the lock, and each commit is followed
 //! by the torn-extend check (`_check_file_length_invariant`).
+//!
+//! Waiting for another process's lock is bounded per tool call, not per
+//! statement: Hermes waits up to `busy_timeout` (120 s) on every statement and
+//! retries each boundary 5 times, so a board held by a wedged process costs a
+//! Hermes call many minutes. Here one call waits [`LOCK_WAIT_LIMIT`] in all
+//! (a [`LockBudget`] set by the call, read by the busy handler and the retry
+//! loop) and then fails with an error naming the lock.
 
+use std::cell::Cell;
 use std::sync::{LazyLock, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use rusqlite::{Connection, ErrorCode, OptionalExtension};
 
@@ -12,6 +20,68 @@ use crate::toolsets::kanban::error::{KanbanError, KanbanResult};
 use crate::toolsets::kanban::util::random_u32;
 
 const BUSY_MAX_RETRIES: usize = 5;
+
+/// The longest one kanban tool call waits, in total, for other processes'
+/// locks on a board. Hermes' own writers (dispatcher ticks, workers, `hermes
+/// kanban`) hold the write lock for one short `write_txn` at a time, so
+/// normal contention clears in milliseconds; 30 s also ends the call well
+/// before Codex's default 60 s MCP tool timeout, so the user sees why.
+pub(crate) const LOCK_WAIT_LIMIT: Duration = Duration::from_secs(30);
+
+thread_local! {
+    /// When the current call's lock waiting must end (set by [`LockBudget`]).
+    static DEADLINE: Cell<Option<Instant>> = const { Cell::new(None) };
+}
+
+/// The lock-wait deadline of the call running on this thread, for as long as
+/// the guard lives (each call's SQLite work runs on one blocking thread).
+pub(crate) struct LockBudget {
+    prev: Option<Instant>,
+}
+
+impl LockBudget {
+    pub(crate) fn start(deadline: Instant) -> Self {
+        LockBudget {
+            prev: DEADLINE.replace(Some(deadline)),
+        }
+    }
+}
+
+impl Drop for LockBudget {
+    fn drop(&mut self) {
+        DEADLINE.set(self.prev);
+    }
+}
+
+/// The call's deadline, else (outside a call) `LOCK_WAIT_LIMIT` after `since`.
+fn deadline_after(since: Instant) -> Instant {
+    DEADLINE.get().unwrap_or(since + LOCK_WAIT_LIMIT)
+}
+
+/// True once the current call has used up its lock-wait budget.
+pub(crate) fn lock_wait_expired() -> bool {
+    DEADLINE.get().is_some_and(|d| Instant::now() >= d)
+}
+
+/// Install the busy handler on `conn` (it replaces SQLite's `busy_timeout`):
+/// SQLite's own back-off (`sqliteDefaultBusyCallback`: 1, 2, 5, 10, 15, 20,
+/// 25, 25, 25, 50, 50, 100 ms), until the call's deadline.
+pub(crate) fn install_busy_handler(conn: &mut Connection) -> rusqlite::Result<()> {
+    const DELAYS_MS: [u64; 12] = [1, 2, 5, 10, 15, 20, 25, 25, 25, 50, 50, 100];
+    let mut episode = Instant::now();
+    conn.busy_handler(Some(move |n: i32| {
+        if n == 0 {
+            episode = Instant::now();
+        }
+        let left = deadline_after(episode).saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return false;
+        }
+        let step = DELAYS_MS[usize::try_from(n).unwrap_or(0).min(DELAYS_MS.len() - 1)];
+        std::thread::sleep(Duration::from_millis(step).min(left));
+        true
+    }))
+}
 
 pub(crate) fn is_busy(e: &rusqlite::Error) -> bool {
     matches!(
@@ -33,7 +103,7 @@ fn boundary_with_retry(conn: &Connection, sql: &str) -> rusqlite::Result<()> {
     loop {
         match conn.execute_batch(sql) {
             Ok(()) => return Ok(()),
-            Err(e) if is_busy(&e) && attempt < BUSY_MAX_RETRIES => {
+            Err(e) if is_busy(&e) && attempt < BUSY_MAX_RETRIES && !lock_wait_expired() => {
                 attempt += 1;
                 jitter_sleep();
             }
@@ -43,8 +113,8 @@ fn boundary_with_retry(conn: &Connection, sql: &str) -> rusqlite::Result<()> {
 }
 
 /// Hermes' `write_txn`: `BEGIN IMMEDIATE`, the body, `COMMIT`; the two
-/// boundaries are retried up to 5 times with a 20-150 ms jitter on busy,
-/// the body never is. `ROLLBACK` on error, then the torn-extend check.
+/// boundaries are retried up to 5 times with a 20-150 ms jitter on busy
+/// (never past the call's lock-wait deadline), the body never is. `ROLLBACK` on error, then the torn-extend check.
 pub(crate) fn write_txn<T>(
     conn: &Connection,
     f: impl FnOnce(&Connection) -> KanbanResult<T>,

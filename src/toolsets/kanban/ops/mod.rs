@@ -50,7 +50,7 @@ mod tests {
     fn reads_see_other_writers() {
         let d = tempfile::tempdir().unwrap();
         let p = d.path().join("kanban.db");
-        let a = db::open(&p, 5000).unwrap();
+        let a = db::open(&p).unwrap();
         let (id, _) = create_task(
             &a,
             NewTask {
@@ -82,7 +82,7 @@ mod tests {
     #[test]
     fn recompute_ready_follows_hermes_rules() {
         let d = tempfile::tempdir().unwrap();
-        let c = db::open(&d.path().join("kanban.db"), 5000).unwrap();
+        let c = db::open(&d.path().join("kanban.db")).unwrap();
         let ins = |id: &str, status: &str, failures: i64, max_retries: Option<i64>| {
             c.execute(
                 "INSERT INTO tasks (id, title, status, created_at, consecutive_failures, max_retries) VALUES (?, 'x', ?, 1, ?, ?)",
@@ -133,7 +133,7 @@ mod tests {
     #[test]
     fn idempotent_create_and_sticky_initial_block() {
         let d = tempfile::tempdir().unwrap();
-        let c = db::open(&d.path().join("kanban.db"), 5000).unwrap();
+        let c = db::open(&d.path().join("kanban.db")).unwrap();
         let new = |key: Option<&str>, initial: &str| NewTask {
             title: " t ".into(),
             assignee: Some("Default".into()),

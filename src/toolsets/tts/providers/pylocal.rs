@@ -13,7 +13,12 @@
 //!
 //! A hermes-mcp extension: `tts.piper.voices_base_url` moves piper's voice
 //! download (default `https://huggingface.co/rhasspy/piper-voices/resolve/main`)
-//! to a mirror.
+//! to a mirror. A configured URL is fetched here, through [`crate::net`]
+//! (every hop resolved and checked, connections pinned to the checked
+//! addresses; a mirror on a private address is fine, cloud metadata never),
+//! with the URLs and file names of piper's `download_voices.download_voice`;
+//! piper's Python then only loads the local files. Piper's own downloader
+//! (`urlopen`, which follows redirects anywhere) runs only for the default URL.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -40,6 +45,8 @@ pub(crate) const DEFAULT_KITTENTTS_VOICE: &str = "Jasper";
 /// Hermes' timeouts: NeuTTS' subprocess (120 s), the voice download (300 s).
 const SYNTH_TIMEOUT: Duration = Duration::from_secs(120);
 const DOWNLOAD_TIMEOUT: Duration = Duration::from_secs(300);
+/// The largest voice file fetched from a mirror (piper's `high` voices are ~115 MB).
+const VOICE_MAX_BYTES: usize = 256 * 1024 * 1024;
 const VOICES_LIST: &str = "https://github.com/OHF-Voice/piper1-gpl/blob/main/docs/VOICES.md";
 
 /// What a Python child did.
@@ -244,30 +251,21 @@ async fn piper_voice(
         dir.display()
     );
     let base = truthy_str(piper, "voices_base_url").unwrap_or_default();
-    // Our extension's URL is fetched by piper in Python, outside crate::net:
-    // check it against the same floor (cloud metadata never; loopback fine).
     if !base.is_empty() {
         let url = url::Url::parse(&base).map_err(|e| {
             TtsError::Failed(format!(
                 "tts.piper.voices_base_url {base:?} is not a URL: {e}"
             ))
         })?;
-        // A configured endpoint: private is fine, cloud metadata never (as send_api).
-        let floor = crate::net::Policy {
-            allow_private: true,
-            ..crate::net::Policy::from_context(ctx)
-        };
-        if let Err(b @ crate::net::Blocked::Metadata { .. }) = crate::net::check_url(&url, &floor) {
-            return Err(TtsError::Failed(format!(
-                "tts.piper.voices_base_url is refused: {b}"
-            )));
-        }
+        let http = voice_client(ctx)?;
+        download_voice(&http, &url, &voice, &dir).await?;
+        return Ok(cached);
     }
     let dir_s = dir.to_string_lossy().into_owned();
     let ran = run_python(
         python,
         PIPER_DOWNLOAD,
-        &[base.as_str(), voice.as_str(), "--download-dir", &dir_s],
+        &[voice.as_str(), "--download-dir", &dir_s],
         None,
         DOWNLOAD_TIMEOUT,
         &format!("Piper voice download for '{voice}'"),
@@ -310,6 +308,95 @@ async fn piper_voice(
     Ok(cached)
 }
 
+/// The client for a configured voices mirror: the user's URL policy with
+/// private addresses allowed (a configured endpoint, as `send_api` treats
+/// one), Hermes' 300 s for the whole download.
+fn voice_client(ctx: &Context) -> Result<crate::net::HttpClient, TtsError> {
+    let policy = crate::net::Policy {
+        allow_private: true,
+        ..crate::net::Policy::from_context(ctx)
+    };
+    let limits = crate::net::Limits {
+        total: DOWNLOAD_TIMEOUT,
+        max_bytes: VOICE_MAX_BYTES,
+        ..crate::net::Limits::default()
+    };
+    crate::net::HttpClient::new(
+        policy,
+        std::sync::Arc::new(crate::net::SystemLookup),
+        limits,
+    )
+    .map_err(|e| TtsError::Failed(e.to_string()))
+}
+
+/// piper's `download_voice` (piper-tts: `piper/download_voices.py`) against
+/// the mirror at `base`, through `http`: `<voice>.onnx` and `.onnx.json` into
+/// `dir`, each fetched only when missing or empty, written whole or not at all.
+async fn download_voice(
+    http: &crate::net::HttpClient,
+    base: &url::Url,
+    voice: &str,
+    dir: &Path,
+) -> Result<(), TtsError> {
+    static VOICE_PATTERN: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+        regex::Regex::new(
+            r"^(?P<family>[^-]+)_(?P<region>[^-]+)-(?P<name>[^-]+)-(?P<quality>(?s:.)+)$",
+        )
+        .expect("voice pattern")
+    });
+    let failed =
+        |why: String| TtsError::Failed(format!("Piper voice download failed for '{voice}': {why}"));
+    let code = voice.trim();
+    let Some(m) = VOICE_PATTERN.captures(code) else {
+        return Err(failed(format!(
+            "ValueError: Voice '{code}' did not match pattern: <language>-<name>-<quality> like 'en_US-lessac-medium'"
+        )));
+    };
+    let (family, name, quality) = (&m["family"], &m["name"], &m["quality"]);
+    let lang = format!("{family}_{}", &m["region"]);
+    let stem = format!("{lang}-{name}-{quality}");
+    for ext in [".onnx", ".onnx.json"] {
+        let dest = dir.join(format!("{stem}{ext}"));
+        if std::fs::metadata(&dest).is_ok_and(|md| md.len() > 0) {
+            continue;
+        }
+        let raw = format!(
+            "{}/{family}/{lang}/{name}/{quality}/{stem}{ext}?download=true",
+            base.as_str().trim_end_matches('/')
+        );
+        let url = url::Url::parse(&raw).map_err(|e| failed(format!("bad URL {raw}: {e}")))?;
+        let got = http
+            .fetch(&url, &crate::net::FetchOptions {
+                max_bytes: Some(VOICE_MAX_BYTES),
+                accept: Some("*/*".into()),
+            })
+            .await
+            .map_err(|e| match e {
+                crate::net::FetchError::Blocked(b) => TtsError::Failed(format!(
+                    "tts.piper.voices_base_url is refused: fetching {url} reached a refused address: {b}"
+                )),
+                crate::net::FetchError::Timeout(_) => TtsError::Failed(format!(
+                    "Piper voice download timed out after {}s for '{voice}'",
+                    DOWNLOAD_TIMEOUT.as_secs()
+                )),
+                other => failed(other.to_string()),
+            })?;
+        if got.status >= 400 {
+            // urllib's HTTPError, as piper's downloader reports it.
+            let reason = reqwest::StatusCode::from_u16(got.status)
+                .ok()
+                .and_then(|s| s.canonical_reason())
+                .unwrap_or("");
+            return Err(failed(format!(
+                "HTTP Error {}: {reason} ({url})",
+                got.status
+            )));
+        }
+        super::write_audio(&dest, &got.body)?;
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -335,6 +422,58 @@ mod tests {
         ));
         assert!(
             matches!(e("Traceback ...\nSegfault"), TtsError::Failed(m) if m.ends_with("Segfault"))
+        );
+    }
+
+    /// A resolver that answers every name with the cloud metadata address.
+    struct ToMetadata;
+
+    impl crate::net::Lookup for ToMetadata {
+        fn lookup(
+            &self,
+            _host: &str,
+        ) -> futures::future::BoxFuture<'static, std::io::Result<Vec<std::net::IpAddr>>> {
+            Box::pin(async { Ok(vec!["169.254.169.254".parse().expect("ip")]) })
+        }
+    }
+
+    #[tokio::test]
+    async fn a_mirror_whose_name_resolves_to_metadata_is_refused_before_connecting() {
+        let policy = crate::net::Policy {
+            allow_private: true,
+            ..crate::net::Policy::default()
+        };
+        let limits = crate::net::Limits {
+            connect: Duration::from_millis(300),
+            ..crate::net::Limits::default()
+        };
+        let http =
+            crate::net::HttpClient::new(policy, std::sync::Arc::new(ToMetadata), limits).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        for base in [
+            "http://voices.mirror.example/piper",
+            "http://metadata.google.internal/",
+        ] {
+            let url = url::Url::parse(base).unwrap();
+            let e = download_voice(&http, &url, "en_US-tiny-medium", dir.path())
+                .await
+                .unwrap_err();
+            assert!(
+                matches!(&e, TtsError::Failed(m)
+                    if m.starts_with("tts.piper.voices_base_url is refused: fetching ")
+                        && m.ends_with("Blocked: URL targets a cloud metadata endpoint")),
+                "{base}: {e:?}"
+            );
+        }
+        assert!(std::fs::read_dir(dir.path()).unwrap().next().is_none());
+        // A name that is no voice is piper's ValueError, before any request.
+        let url = url::Url::parse("http://voices.mirror.example/").unwrap();
+        let e = download_voice(&http, &url, "lessac", dir.path())
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(&e, TtsError::Failed(m) if m == "Piper voice download failed for 'lessac': ValueError: Voice 'lessac' did not match pattern: <language>-<name>-<quality> like 'en_US-lessac-medium'"),
+            "{e:?}"
         );
     }
 
