@@ -187,6 +187,11 @@ pub async fn resolve(ctx: &Context, http: &reqwest::Client) -> Option<XaiCreds> 
                         Some(t) => t,
                         None => continue,
                     },
+                    // Hermes' lock held by another process: the log says so plainly.
+                    Err(XaiAuthError::Store(err @ auth_store::AuthStoreError::Locked(_))) => {
+                        tracing::warn!("xai-oauth entry {} not refreshed: {err}", e.id);
+                        continue;
+                    }
                     Err(err) => {
                         tracing::debug!("xai-oauth entry {} refresh failed: {err}", e.id);
                         continue;

@@ -224,9 +224,18 @@ fn a_nous_refresh_under_way_is_stored_on_sigterm() {
     assert_eq!(nous["access_token"], fresh);
 }
 
-/// Another process holding `path` exclusively (Hermes' own `fcntl.flock`),
-/// until killed.
-fn hold_lock(path: &std::path::Path) -> Child {
+/// Another process holding a lock, killed when dropped (also when the test fails).
+struct Holder(Child);
+
+impl Drop for Holder {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// Another process holding `path` exclusively (Hermes' own `fcntl.flock`).
+fn hold_lock(path: &std::path::Path) -> Holder {
     let py = hermes_python("fcntl");
     let mut child = Command::new(py)
         .args([
@@ -242,7 +251,7 @@ fn hold_lock(path: &std::path::Path) -> Child {
         .read_line(&mut line)
         .unwrap();
     assert_eq!(line.trim(), "locked");
-    child
+    Holder(child)
 }
 
 /// Every sign-in that needs the lock in one call — the Nous login (at start-up
@@ -260,20 +269,20 @@ fn a_held_auth_lock_costs_one_wait_and_is_named_with_its_holder() {
     env.write_hermes("auth.json", &store.to_string());
     codex_config(&env, "http://127.0.0.1:9/oauth/token");
     let lock = env.hermes_home().join("auth.lock");
-    let mut holder = hold_lock(&lock);
+    let holder = hold_lock(&lock);
+    let holder_pid = holder.0.id();
 
     let start = Instant::now();
     let mut rc = client(&env, &[]);
     let r = rc.call_tool("image_generate", json!({"prompt": "a comet"}));
     let took = start.elapsed();
-    let _ = holder.kill();
-    let _ = holder.wait();
+    drop(holder);
     let v = result_json(&r);
     let err = v["error"].as_str().unwrap_or_default();
     assert_eq!(v["success"], false, "{v}");
     assert!(err.contains(&lock.display().to_string()), "{err}");
     assert!(
-        err.contains(&format!("process {}", holder.id())),
+        err.contains(&format!("process {holder_pid}")),
         "the holder is not named: {err}"
     );
     assert!(err.contains("fcntl.flock"), "the holder's command: {err}");
