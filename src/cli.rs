@@ -248,7 +248,11 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 server.start_warmup(GATEWAY_PREFETCH, async move {
                     crate::gateway::prefetch(warm.context()).await;
                 });
-                server::serve_stdio(server).await
+                let served = server::serve_stdio(server).await;
+                // A refresh token spent by a refresh still under way is stored
+                // before the runtime (and that refresh with it) goes.
+                crate::auth::refreshes::drain(crate::auth::refreshes::DRAIN_LIMIT).await;
+                served
             })?;
             // A pending read on tokio's stdin cannot be cancelled; do not wait for it.
             rt.shutdown_background();
@@ -285,7 +289,10 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 .build()
             {
                 // Not cut short: a token refresh it starts must be stored.
-                rt.block_on(crate::gateway::prefetch(server.context()));
+                rt.block_on(async {
+                    crate::gateway::prefetch(server.context()).await;
+                    crate::auth::refreshes::drain(crate::auth::refreshes::DRAIN_LIMIT).await;
+                });
             }
             tools_report(&server, args.json, v)?;
             Ok(ExitCode::SUCCESS)

@@ -394,6 +394,9 @@ pub async fn resolve_token(
 ) -> Result<CodexToken, CodexAuthError> {
     let path = auth_store::path_for(hermes_home, PROVIDER);
     let store = load_store(&path)?;
+    // Why an entry needing a refresh was skipped because of Hermes' lock:
+    // told instead of "no credentials" when nothing else is usable.
+    let mut locked = None;
     for e in pool_entries(&store) {
         if !e.selectable(now) {
             continue;
@@ -413,6 +416,11 @@ pub async fn resolve_token(
                 }
                 // Rotated by another process meanwhile: read what it stored.
                 Ok(None) => return read_token(hermes_home, codex_home, now),
+                Err(CodexAuthError::Store(err @ AuthStoreError::Locked(_))) => {
+                    tracing::warn!("codex pool entry {} not refreshed: {err}", e.id);
+                    locked.get_or_insert(err);
+                    continue;
+                }
                 Err(err) => {
                     tracing::debug!("codex pool entry {} refresh failed: {err}", e.id);
                     continue;
@@ -428,7 +436,10 @@ pub async fn resolve_token(
     if let Some(t) = hermes_singleton(&store, now) {
         return Ok(t);
     }
-    codex_cli_token(codex_home, now).ok_or(CodexAuthError::Missing)
+    codex_cli_token(codex_home, now).ok_or(match locked {
+        Some(err) => CodexAuthError::Store(err),
+        None => CodexAuthError::Missing,
+    })
 }
 
 /// Whether a sign-in is there at all, without any network call (for `tools/list` and

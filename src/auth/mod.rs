@@ -9,6 +9,9 @@
 //! * [`xai`]: the xAI Grok sign-in, then `XAI_API_KEY`.
 //! * [`nous`]: the Nous Portal login (the auxiliary model's `nous` provider and
 //!   the tool gateway, [`crate::gateway`], which refreshes it).
+//! * [`lock`]: Hermes' `auth.lock` (one bounded wait, the holder named).
+//! * [`refreshes`]: every refresh in flight, so shutdown can wait for it to
+//!   be stored (refresh tokens are single-use).
 //! * [`claude`]: Claude Code's own sign-in (`~/.claude/.credentials.json`),
 //!   read only, for the `anthropic` provider.
 //!
@@ -17,6 +20,8 @@
 
 pub mod claude;
 pub mod codex;
+pub mod lock;
 pub mod nous;
+pub mod refreshes;
 pub mod store;
 pub mod xai;

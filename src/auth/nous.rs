@@ -84,19 +84,8 @@ pub(crate) fn expired(exp: Option<&Value>) -> bool {
     }
 }
 
-/// Why [`StoreLock`] could not be taken.
-#[derive(Debug, thiserror::Error)]
-pub(crate) enum LockError {
-    /// Another process held it past the wait (Hermes' own message).
-    #[error("Timed out waiting for auth store lock")]
-    Timeout,
-    #[error("cannot open {path}: {source}")]
-    Open {
-        path: PathBuf,
-        #[source]
-        source: std::io::Error,
-    },
-}
+/// Why [`StoreLock`] could not be taken (the file, and its holder when known).
+pub(crate) use crate::auth::lock::LockError;
 
 /// Why the shared Nous store could not be rewritten (logged, never returned:
 /// Hermes' write is best effort).
@@ -124,22 +113,15 @@ impl StoreLock {
         Self::acquire_path(&auth_path(home).with_extension("lock"), timeout)
     }
 
-    /// Wait (up to `timeout`) for the exclusive lock on `path`.
+    /// Wait (up to `timeout`) for the exclusive lock on `path`
+    /// ([`crate::auth::lock::take`]).
     pub(crate) fn acquire_path(
         path: &Path,
         timeout: std::time::Duration,
     ) -> Result<Self, LockError> {
-        if let Some(dir) = path.parent() {
-            let _ = std::fs::create_dir_all(dir);
-        }
-        match crate::files::Flock::take_timeout(path, timeout) {
-            Ok(l) => Ok(StoreLock { _lock: l }),
-            Err(e) if e.kind() == std::io::ErrorKind::TimedOut => Err(LockError::Timeout),
-            Err(source) => Err(LockError::Open {
-                path: path.to_path_buf(),
-                source,
-            }),
-        }
+        Ok(StoreLock {
+            _lock: crate::auth::lock::take(path, timeout)?,
+        })
     }
 }
 

@@ -28,6 +28,12 @@ pub enum AuthStoreError {
     Read { path: PathBuf, reason: String },
     #[error("cannot update {path}: {reason}")]
     Write { path: PathBuf, reason: String },
+    /// Hermes' `auth.lock` is held by another process (or cannot be opened).
+    #[error(transparent)]
+    Locked(#[from] crate::auth::lock::LockError),
+    /// Shutdown began before the refresh token was spent.
+    #[error(transparent)]
+    ShuttingDown(#[from] crate::auth::refreshes::ShuttingDown),
 }
 
 /// `$HERMES_HOME/auth.json`.
@@ -394,9 +400,11 @@ pub fn refresh_token_of(
 /// the async workers), the store re-read inside it, and `refresh` (the token
 /// endpoint call) runs only if a record still holds `old_access` — when
 /// another process rotated it meanwhile, nothing is spent and `Ok(None)` says
-/// "read again". The work runs as its own task: if the caller is cancelled or
+/// "read again". The work runs as its own task
+/// ([`crate::auth::refreshes::detached`]): if the caller is cancelled or
 /// times out after the POST, the rotated pair is still written, so a
-/// single-use refresh token is never spent without its successor being kept.
+/// single-use refresh token is never spent without its successor being kept;
+/// and shutdown waits for it ([`crate::auth::refreshes::begin`]).
 pub async fn refresh_locked<F, Fut, E>(
     path: PathBuf,
     provider: &'static str,
@@ -408,7 +416,7 @@ where
     Fut: std::future::Future<Output = Result<(String, String), E>> + Send,
     E: From<AuthStoreError> + Send + 'static,
 {
-    let task = tokio::spawn(async move {
+    let task = crate::auth::refreshes::detached(async move {
         let lock_path = path.clone();
         let lock = tokio::task::spawn_blocking(move || lock(&lock_path))
             .await
@@ -422,6 +430,7 @@ where
         }
         // An empty one gets the provider's own "missing refresh_token" error.
         let rt = refresh_token_of(&store, provider, &old_access).unwrap_or_default();
+        let spending = crate::auth::refreshes::begin().map_err(AuthStoreError::from)?;
         let (access, refresh_token) = refresh(rt).await?;
         rotate(
             &mut store,
@@ -434,7 +443,7 @@ where
             },
         );
         write_store(&path, store)?;
-        drop(lock);
+        drop((lock, spending));
         Ok(Some(access))
     });
     match task.await {
@@ -446,22 +455,16 @@ where
     }
 }
 
-/// Hermes' `AUTH_LOCK_TIMEOUT_SECONDS`.
-pub const LOCK_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(15);
+pub use crate::auth::lock::LOCK_TIMEOUT;
 
 /// Hermes' lock on its auth store (`auth.lock` beside `auth.json`,
-/// hermes_cli/auth.py `_auth_lock_path`), waited for up to [`LOCK_TIMEOUT`].
+/// hermes_cli/auth.py `_auth_lock_path`), waited for up to [`LOCK_TIMEOUT`]
+/// ([`crate::auth::lock::take`]).
 pub fn lock(path: &Path) -> Result<crate::files::Flock, AuthStoreError> {
-    crate::files::Flock::take_timeout(&path.with_extension("lock"), LOCK_TIMEOUT).map_err(|e| {
-        AuthStoreError::Write {
-            path: path.to_path_buf(),
-            reason: if e.kind() == std::io::ErrorKind::TimedOut {
-                "Timed out waiting for auth store lock".into()
-            } else {
-                e.to_string()
-            },
-        }
-    })
+    Ok(crate::auth::lock::take(
+        &path.with_extension("lock"),
+        LOCK_TIMEOUT,
+    )?)
 }
 
 /// Write the store as Hermes' `_save_auth_store` does (2-space JSON,

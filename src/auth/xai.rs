@@ -187,6 +187,11 @@ pub async fn resolve(ctx: &Context, http: &reqwest::Client) -> Option<XaiCreds> 
                         Some(t) => t,
                         None => continue,
                     },
+                    // Hermes' lock held by another process: the log says so plainly.
+                    Err(XaiAuthError::Store(err @ auth_store::AuthStoreError::Locked(_))) => {
+                        tracing::warn!("xai-oauth entry {} not refreshed: {err}", e.id);
+                        continue;
+                    }
                     Err(err) => {
                         tracing::debug!("xai-oauth entry {} refresh failed: {err}", e.id);
                         continue;
@@ -262,6 +267,7 @@ async fn refresh_entry(
         .and_then(Value::as_str)
         .and_then(|s| auth_store::nonempty(Some(s)))
         .map(str::to_string);
+    let test_endpoint = test_token_url();
     let http = http.clone();
     auth_store::refresh_locked(
         path.to_path_buf(),
@@ -274,6 +280,9 @@ async fn refresh_entry(
                         .into(),
                 ));
             }
+            if let Some(loopback) = test_endpoint {
+                return refresh_pure(&http, &loopback, &rt).await;
+            }
             let endpoint = match cached {
                 Some(e) => e,
                 None => discover_token_endpoint(&http, DISCOVERY_URL).await?,
@@ -283,6 +292,22 @@ async fn refresh_entry(
         },
     )
     .await
+}
+
+/// Tests only (`HERMES_MCP_TEST_XAI_TOKEN_URL`): a token endpoint on a
+/// loopback address, which cannot carry the refresh token off the machine;
+/// anything else is ignored and xAI's pinned endpoint used.
+fn test_token_url() -> Option<String> {
+    let u = envvars::get(envvars::HERMES_MCP_TEST_XAI_TOKEN_URL)?;
+    let loopback = url::Url::parse(u.trim()).is_ok_and(|p| match p.host() {
+        Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
+        Some(url::Host::Ipv6(ip)) => ip.is_loopback(),
+        _ => false,
+    });
+    if !loopback {
+        tracing::warn!("ignoring HERMES_MCP_TEST_XAI_TOKEN_URL {u:?}: not a loopback address");
+    }
+    loopback.then(|| u.trim().to_string())
 }
 
 /// `_xai_validate_oauth_endpoint`.

@@ -118,7 +118,7 @@ fn refresh_portal(ctx: &Context, state: &Map<String, Value>) -> String {
 pub(crate) enum RefreshError {
     #[error(transparent)]
     Lock(#[from] LockError),
-    /// The blocking task that waits for the locks died.
+    /// A task of the refresh (the wait for the locks, the refresh) died.
     #[error(transparent)]
     LockTask(#[from] tokio::task::JoinError),
     #[error("Hermes is not logged into Nous Portal.")]
@@ -142,10 +142,15 @@ pub(crate) enum RefreshError {
     SaveMerged(#[source] AuthStoreError),
     #[error("cannot save the refreshed Nous login: {0}")]
     SaveRefreshed(#[source] AuthStoreError),
+    #[error(transparent)]
+    ShuttingDown(#[from] crate::auth::refreshes::ShuttingDown),
 }
 
 /// `resolve_nous_access_token(refresh_skew_seconds=120)`: the stored token
-/// while fresh, else refreshed and saved. Errors carry Hermes' texts.
+/// while fresh, else refreshed and saved. Errors carry Hermes' texts. The
+/// refresh itself (from spending the single-use refresh token to saving its
+/// successor) runs as its own task that shutdown waits for
+/// ([`crate::auth::refreshes`]): a cancelled call cannot lose the new pair.
 pub(crate) async fn resolve(ctx: &Context, http: &HttpClient) -> Result<String, RefreshError> {
     let shared_path =
         nous_auth::shared_path(&ctx.home, ctx.env.get(envvars::HERMES_SHARED_AUTH_DIR));
@@ -164,34 +169,70 @@ pub(crate) async fn resolve(ctx: &Context, http: &HttpClient) -> Result<String, 
         return Ok(access);
     }
     let refresh = stored(&state, "refresh_token").ok_or(RefreshError::NoRefreshToken)?;
-    let (status, body) = exchange(http, &portal, &refresh, &client_id).await?;
-    if status != 200 {
-        return Err(refused(ctx, state, &shared_path, body));
-    }
-    let Some(Value::Object(answer)) = body else {
-        return Err(RefreshError::ExchangeFailed);
-    };
-    let Some(token) = answer.get("access_token").and_then(Value::as_str) else {
-        return Err(RefreshError::MissingAccessToken);
-    };
-    let token = token.to_string();
-    let rotated = Rotation {
-        answer: &answer,
-        access: &token,
-        old_refresh: refresh,
+    let spend = Spend {
+        home: ctx.home.clone(),
+        http: http.clone(),
+        shared_path,
+        state,
+        refresh,
         portal,
         client_id,
-    }
-    .apply(state, nous_auth::now());
-    nous_auth::save_provider_state(&ctx.home, rotated.clone())
-        .map_err(RefreshError::SaveRefreshed)?;
-    nous_auth::write_shared(&shared_path, &rotated);
-    drop(locks);
-    Ok(token)
+    };
+    crate::auth::refreshes::detached(async move {
+        let r = spend.run().await;
+        drop(locks);
+        r
+    })
+    .await?
 }
 
-/// Both locks a refresh holds, in Hermes' order: the auth store, then the
-/// shared Nous store (waited for off the async workers).
+/// A refresh about to spend its token, with everything it needs to finish
+/// on its own (the locks are held by the task that runs it).
+struct Spend {
+    home: HermesHome,
+    http: HttpClient,
+    shared_path: std::path::PathBuf,
+    state: Map<String, Value>,
+    refresh: String,
+    portal: String,
+    client_id: String,
+}
+
+impl Spend {
+    /// `_refresh_access_token` and the save: the new token, or Hermes' error
+    /// (a refused refresh token is quarantined, [`refused`]).
+    async fn run(self) -> Result<String, RefreshError> {
+        let _spending = crate::auth::refreshes::begin()?;
+        let (status, body) =
+            exchange(&self.http, &self.portal, &self.refresh, &self.client_id).await?;
+        if status != 200 {
+            return Err(refused(&self.home, self.state, &self.shared_path, body));
+        }
+        let Some(Value::Object(answer)) = body else {
+            return Err(RefreshError::ExchangeFailed);
+        };
+        let Some(token) = answer.get("access_token").and_then(Value::as_str) else {
+            return Err(RefreshError::MissingAccessToken);
+        };
+        let token = token.to_string();
+        let rotated = Rotation {
+            answer: &answer,
+            access: &token,
+            old_refresh: self.refresh,
+            portal: self.portal,
+            client_id: self.client_id,
+        }
+        .apply(self.state, nous_auth::now());
+        nous_auth::save_provider_state(&self.home, rotated.clone())
+            .map_err(RefreshError::SaveRefreshed)?;
+        nous_auth::write_shared(&self.shared_path, &rotated);
+        Ok(token)
+    }
+}
+
+/// Both locks a refresh holds, in Hermes' order: the auth store (Hermes'
+/// 15 s), then the shared Nous store (`max(timeout + 5, 15)` = 20 s), waited
+/// for off the async workers.
 async fn take_locks(
     home: &HermesHome,
     shared_path: &Path,
@@ -199,9 +240,9 @@ async fn take_locks(
     let home = home.clone();
     let shared_lock = nous_auth::shared_lock_path(shared_path);
     let locks = tokio::task::spawn_blocking(move || {
-        let wait = REFRESH_TIMEOUT + Duration::from_secs(5);
-        let a = nous_auth::StoreLock::acquire(&home, wait)?;
-        let b = nous_auth::StoreLock::acquire_path(&shared_lock, wait)?;
+        let a = nous_auth::StoreLock::acquire(&home, crate::auth::lock::LOCK_TIMEOUT)?;
+        let shared_wait = REFRESH_TIMEOUT + Duration::from_secs(5);
+        let b = nous_auth::StoreLock::acquire_path(&shared_lock, shared_wait)?;
         Ok::<_, LockError>((a, b))
     })
     .await??;
@@ -280,7 +321,7 @@ async fn exchange(
 /// token was replayed), after quarantining a login that can never work again
 /// (`_is_terminal_nous_refresh_error`).
 fn refused(
-    ctx: &Context,
+    home: &HermesHome,
     state: Map<String, Value>,
     shared_path: &Path,
     body: Option<Value>,
@@ -302,7 +343,7 @@ fn refused(
         desc = "Nous Portal detected refresh-token reuse and revoked this session.\nThis usually means an external process (monitoring script, custom self-heal hook, or another Hermes install sharing ~/.hermes/auth.json) called POST /api/oauth/token with Hermes's refresh token without persisting the rotated token back.\nNous refresh tokens are single-use — only Hermes may call the refresh endpoint. For health checks, use `hermes auth status` instead.\nRe-authenticate with: hermes auth add nous".into();
     }
     if ["invalid_grant", "invalid_token", "refresh_token_reused"].contains(&code.as_str())
-        && let Err(e) = nous_auth::quarantine(&ctx.home, state, shared_path, &code, &desc)
+        && let Err(e) = nous_auth::quarantine(home, state, shared_path, &code, &desc)
     {
         tracing::warn!("cannot record the dead Nous login: {e}");
     }

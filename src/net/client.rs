@@ -249,7 +249,8 @@ pub fn install_crypto() {
     });
 }
 
-/// The shared HTTP client.
+/// The shared HTTP client (cheap to clone: the connection pools are shared).
+#[derive(Clone)]
 pub struct HttpClient {
     fetch: reqwest::Client,
     api: reqwest::Client,

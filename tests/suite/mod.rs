@@ -1,3 +1,4 @@
+mod auth_shutdown;
 mod aux_text;
 pub mod browser;
 mod browser_camofox;

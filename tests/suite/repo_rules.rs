@@ -23,7 +23,7 @@ const LAYERS: &[(&str, &[&str])] = &[
     (
         "cli",
         &[
-            "doctor", "server", "migrate", "toolsets", "gateway", "hermes", "net",
+            "doctor", "server", "migrate", "toolsets", "gateway", "auth", "hermes", "net",
         ],
     ),
     ("doctor", &["server", "migrate", "hermes"]),

@@ -261,6 +261,10 @@ fn is_unsupported(status: u16, body: &str) -> bool {
 fn auth_error(e: CodexAuthError) -> GenError {
     match e {
         CodexAuthError::Missing => GenError::AuthRequired(NO_AUTH_MESSAGE.into()),
+        // Signed in, but Hermes' lock kept the sign-in from being refreshed: say that.
+        CodexAuthError::Store(e @ crate::auth::store::AuthStoreError::Locked(_)) => {
+            GenError::AuthRequired(e.to_string())
+        }
         other => GenError::AuthRequired(format!("{NO_AUTH_MESSAGE} ({other})")),
     }
 }
