@@ -6,6 +6,7 @@ mod browser_cloud;
 mod browser_offline;
 mod browser_pages;
 mod browser_recording;
+mod browser_requests;
 mod browser_reuse;
 mod cli_pipes;
 mod codex_auth;

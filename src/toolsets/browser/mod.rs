@@ -15,6 +15,7 @@
 //!   in-page walker's tree (`snapshot.js`), [`walk`] runs it over CDP (frames
 //!   included) and finds the element behind a ref;
 //! * [`urlcheck`]: the single URL gate (rules from `crate::net::policy`);
+//!   [`proxy`] applies it to every connection of a launched Chromium;
 //! * [`textsafety`]: redaction of page text and the evaluate policy;
 //! * [`schemas`]: the tool definitions; [`args`]: a call parsed into [`args::Tool`];
 //! * the tools: [`navigate`] (navigate, back), [`snapshot_tool`],
@@ -52,6 +53,7 @@ mod page;
 mod pageinfo;
 mod popup;
 mod protocol;
+mod proxy;
 mod recording;
 mod reply;
 mod schemas;

@@ -24,6 +24,7 @@ use super::protocol::{
     BindingCalled, ConsoleApiCalled, DialogOpening, ExceptionThrown, FrameLoading, FrameNavigated,
     RequestPaused, decode,
 };
+use super::proxy::GuardProxy;
 use super::settings::{DialogPolicy, Settings};
 use super::snapshot::RefTable;
 use super::urlcheck::{self, BrowserPolicy, Refusal};
@@ -44,6 +45,8 @@ pub(crate) enum SessionError {
         "Cannot attach to the browser at {url} (browser.cdp_url / BROWSER_CDP_URL): {why}. Start Chrome with --remote-debugging-port or fix the URL."
     )]
     Attach { url: String, why: String },
+    #[error("cannot start the browser's request gate on loopback: {0}")]
+    Proxy(std::io::Error),
     #[error("Cannot connect to the launched Chromium: {why}")]
     Connect { why: String },
     #[error("Cannot connect to the {provider} cloud browser session over CDP: {why}")]
@@ -134,6 +137,8 @@ pub(crate) struct SnapCache {
 pub(crate) struct Session {
     browser: Browser,
     process: Option<ChromeProcess>,
+    /// The request gate a launched Chromium connects through (`proxy.rs`).
+    _proxy: Option<GuardProxy>,
     pub(crate) tab: Tab,
     /// Tabs the session left for a tab the page opened (closed with it).
     background: Vec<Tab>,
@@ -234,15 +239,20 @@ impl Session {
         // No command waits longer than any tool would.
         let request_timeout =
             settings.command_timeout.max(settings.navigation_timeout) + Duration::from_secs(5);
-        let (process, url, attached) = match cdp_url {
-            Some(u) => (None, u, true),
+        let (process, proxy, url, attached) = match cdp_url {
+            Some(u) => (None, None, u, true),
             None => {
                 let exe = exe.ok_or(SessionError::NoExecutable)?;
                 let headed = settings.headed;
-                let p = tokio::task::spawn_blocking(move || launch::spawn_chrome(&exe, headed))
-                    .await??;
+                let proxy = GuardProxy::start(policy.clone())
+                    .await
+                    .map_err(SessionError::Proxy)?;
+                let flags = proxy.chromium_flags();
+                let p =
+                    tokio::task::spawn_blocking(move || launch::spawn_chrome(&exe, headed, &flags))
+                        .await??;
                 let u = p.ws_url.clone();
-                (Some(p), u, false)
+                (Some(p), Some(proxy), u, false)
             }
         };
         let connected = tokio::time::timeout(
@@ -283,6 +293,7 @@ impl Session {
         Ok(Session {
             browser,
             process,
+            _proxy: proxy,
             tab,
             background: Vec::new(),
             policy,
