@@ -8,6 +8,7 @@ mod browser_pages;
 mod browser_recording;
 mod browser_requests;
 mod browser_reuse;
+mod browser_unresponsive;
 mod cli_pipes;
 mod codex_auth;
 mod codex_e2e;

@@ -445,6 +445,19 @@ impl Page {
         &self.target_id
     }
 
+    /// Close the tab from the browser's side (`Target.closeTarget`), which
+    /// works when the page itself no longer answers.
+    pub(crate) async fn close_target(&self) -> Result<(), CdpError> {
+        self.conn
+            .call(
+                None,
+                "Target.closeTarget",
+                json!({"targetId": &*self.target_id}),
+            )
+            .await
+            .map(|_| ())
+    }
+
     /// Close the tab (`Page.close`, which runs its `beforeunload` hooks).
     pub(crate) async fn close(&self) -> Result<(), CdpError> {
         self.call("Page.close", json!({})).await.map(|_| ())

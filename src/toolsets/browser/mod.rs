@@ -330,6 +330,27 @@ async fn recover_crashed(st: &Settings, sess: &mut Session, navigating: bool) ->
     ))
 }
 
+/// A page that stopped answering (a script that never yields) is abandoned
+/// for a fresh tab before the call acts: a navigation then goes on in the
+/// fresh tab, any other call fails saying what happened.
+async fn recover_unresponsive(
+    st: &Settings,
+    sess: &mut Session,
+    navigating: bool,
+) -> Result<(), Fail> {
+    if !sess.first_nav_done || sess.responsive(navigate::probe_timeout(st)).await {
+        return Ok(());
+    }
+    sess.abandon_tab(st).await.map_err(Fail::msg)?;
+    if navigating {
+        return Ok(());
+    }
+    Err(Fail::msg(format!(
+        "The page stopped responding (no answer within {}s: a script kept it busy); its tab was closed and a fresh one opened. Call browser_navigate to load a page again.",
+        navigate::probe_timeout(st).as_secs_f64()
+    )))
+}
+
 /// Hermes' `_maybe_start_recording`: with the session's first navigation,
 /// before the page loads. Why no recording was made, for the result.
 async fn start_recording(
@@ -467,6 +488,7 @@ impl BrowserToolset {
         };
         let sess = self.ensure(ctx, st, slot, &sel, use_local, remote).await?;
         recover_crashed(st, sess, url.is_some()).await?;
+        recover_unresponsive(st, sess, url.is_some()).await?;
         let recording_note = match url {
             Some(_) => start_recording(ctx, st, sess, use_local).await,
             None => None,

@@ -148,6 +148,9 @@ pub(crate) struct Session {
     pub(crate) frames: Frames,
     pub(crate) last_used: Instant,
     pub(crate) first_nav_done: bool,
+    /// The tab is new since the last navigation (an abandoned page's
+    /// replacement): its first navigation gets `navigate_fresh_tab`'s retry.
+    pub(crate) fresh_tab: bool,
     pub(crate) attached: bool,
     /// The remote session behind `attached`, released on close.
     pub(crate) cloud: Option<CloudSession>,
@@ -301,12 +304,52 @@ impl Session {
             frames: Frames::default(),
             last_used: Instant::now(),
             first_nav_done: false,
+            fresh_tab: false,
             attached,
             cloud: None,
             fallback: None,
             snap_cache: None,
             recording: None,
         })
+    }
+
+    /// Whether the tab's page still runs: a trivial evaluation answers within
+    /// `within`. A page whose script never yields (`while(true){}`) does not;
+    /// any other answer (an error included) counts as alive, and so does a
+    /// page held by an open dialog or a crashed tab (handled on its own).
+    pub(crate) async fn responsive(&self, within: Duration) -> bool {
+        // An open JavaScript dialog holds the page on purpose.
+        if !self.tab.state.pending().is_empty() || self.tab.state.crashed.load(Ordering::SeqCst) {
+            return true;
+        }
+        let probe = self.tab.page.call(
+            "Runtime.evaluate",
+            json!({"expression": "1", "returnByValue": true}),
+        );
+        tokio::time::timeout(within, probe).await.is_ok()
+    }
+
+    /// Abandon a page that stopped answering: interrupt its script
+    /// (`Runtime.terminateExecution`, served off the page's busy thread),
+    /// close the tab from the browser's side (which needs nothing from the
+    /// page) and continue in a fresh tab.
+    pub(crate) async fn abandon_tab(&mut self, settings: &Settings) -> Result<(), SessionError> {
+        tracing::warn!("browser: the page stopped responding; abandoning its tab");
+        let page = self.tab.page.clone();
+        let _ = tokio::time::timeout(
+            Duration::from_secs(2),
+            page.call("Runtime.terminateExecution", json!({})),
+        )
+        .await;
+        let tab = open_tab(&self.browser, &self.policy, settings).await?;
+        let old = std::mem::replace(&mut self.tab, tab);
+        old.abort_tasks();
+        let _ = tokio::time::timeout(Duration::from_secs(5), old.page.close_target()).await;
+        self.refs.invalidate();
+        self.frames = Frames::default();
+        self.snap_cache = None;
+        self.fresh_tab = true;
+        Ok(())
     }
 
     /// Replace a crashed tab with a fresh one.
