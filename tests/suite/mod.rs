@@ -1,6 +1,7 @@
 mod aux_text;
 pub mod browser;
 mod browser_camofox;
+mod browser_camofox_errors;
 mod browser_camofox_fake;
 mod browser_cloud;
 mod browser_offline;
