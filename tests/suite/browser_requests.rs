@@ -227,7 +227,7 @@ fn browser_subresources_never_reach_cloud_metadata() {
 }
 
 #[test]
-fn browser_cdp_url_at_metadata_is_refused_before_connecting() {
+fn browser_endpoints_at_metadata_are_refused_before_connecting() {
     metadata_aliases();
     let aws = MetaServer::start("169.254.169.254", 9222);
     let pages = TestServer::start(|_| Resp::html("<title>x</title>"));
@@ -260,6 +260,57 @@ fn browser_cdp_url_at_metadata_is_refused_before_connecting() {
         let st = c.finish(Duration::from_secs(30));
         assert!(st.success(), "{st:?}");
     }
+    // The CDP URL a cloud provider answers with, and the Camofox URL.
+    for connect in [
+        "ws://169.254.169.254:9222/devtools/browser/abc".to_string(),
+        format!("ws://{META_NAME}:9222/devtools/browser/abc"),
+        "http://[::ffff:a9fe:a9fe]:9222".into(),
+    ] {
+        let answer = json!({"id": "bb-1", "connectUrl": connect, "status": "RUNNING"}).to_string();
+        let api = TestServer::keep_alive(move |r| match r.method.as_str() {
+            "POST" if r.path == "/v1/sessions" => {
+                Resp::new(201, "application/json", answer.clone())
+            }
+            _ => Resp::new(200, "application/json", "{}"),
+        });
+        let env = TestEnv::new();
+        env.write_hermes(
+            "config.yaml",
+            &format!(
+                "browser:\n  cloud_provider: browserbase\n  auto_local_for_private_urls: false\n  allow_private_urls: true\n  browserbase:\n    base_url: \"{}\"\n",
+                api.base()
+            ),
+        );
+        let mut cmd = served_with_meta_name(&env);
+        cmd.env("BROWSERBASE_API_KEY", "bb_test_key")
+            .env("BROWSERBASE_PROJECT_ID", "proj-1")
+            .env("HERMES_ALLOW_PRIVATE_URLS", "true");
+        let mut c = RawClient::spawn(cmd);
+        c.initialize();
+        let r = c.call_tool("browser_navigate", json!({"url": pages.url("/")}));
+        assert!(is_error(&r), "{connect}: {r}");
+        let err = result_json(&r)["error"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string();
+        assert!(
+            err.contains("Browserbase") && err.contains("cloud metadata"),
+            "{connect}: {err}"
+        );
+        c.finish(Duration::from_secs(30));
+    }
+    let env = TestEnv::new();
+    let mut cmd = served_with_meta_name(&env);
+    cmd.env("CAMOFOX_URL", format!("http://{META_NAME}:9222"));
+    let mut c = RawClient::spawn(cmd);
+    c.initialize();
+    let r = c.call_tool("browser_navigate", json!({"url": "https://example.com/"}));
+    let err = result_json(&r)["error"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    assert!(is_error(&r) && err.contains("cloud metadata"), "{r}");
+    c.finish(Duration::from_secs(30));
     assert_eq!(
         aws.hits(),
         0,
