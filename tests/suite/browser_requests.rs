@@ -155,6 +155,7 @@ fetch('/to-meta', {{mode: 'no-cors'}}).catch(() => {{}});
 var i = new Image(); i.src = '/to-meta.png';
 if (navigator.serviceWorker) navigator.serviceWorker.register('/sw.js').catch(() => {{}});
 fetch('/control').catch(() => {{}});
+try {{ new WebSocket('ws://' + location.host + '/ws-ok'); }} catch (e) {{}}
 </script></body></html>"#
         )),
         "/worker.js" => Resp::new(
@@ -198,11 +199,11 @@ fn browser_subresources_never_reach_cloud_metadata() {
     assert!(!is_error(&r), "{r}");
     assert_eq!(result_json(&r)["title"], "Subresources", "{r}");
     // The page ran: its allowed loopback requests (image, fetch, worker,
-    // service worker) arrived.
+    // service worker, WebSocket handshake) arrived.
     pages.wait_for(
         "the page's allowed loopback requests",
         |rs| {
-            ["/ok.png", "/control", "/worker-ok", "/sw-ok"]
+            ["/ok.png", "/control", "/worker-ok", "/sw-ok", "/ws-ok"]
                 .iter()
                 .all(|p| rs.iter().any(|r| r.path == *p))
         },

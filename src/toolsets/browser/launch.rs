@@ -5,7 +5,8 @@
 //! (browser, zygote, renderers, GPU/utility processes), and with
 //! `PR_SET_PDEATHSIG` so a server killed with SIGKILL does not leave it
 //! behind either. The profile is a fresh temporary `--user-data-dir`,
-//! removed on close.
+//! removed on close. Each launch adds the flags of its request gate
+//! (`proxy.rs`: `--proxy-server`, `--proxy-bypass-list=<-loopback>`).
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};

@@ -2,7 +2,10 @@
 //! connection (`cdp.rs`), and the tab the tools drive, with the event tasks
 //! that collect console output, errors and dialogs, track navigations and
 //! loading, notice crashes, and apply the URL policy to every document
-//! request.
+//! request (for its readable refusal). A launched Chromium also connects
+//! only through the session's request gate (`proxy.rs`), which applies the
+//! policy to every connection; a tab whose page stops answering is
+//! abandoned for a fresh one ([`Session::abandon_tab`]).
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
