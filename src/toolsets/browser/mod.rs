@@ -341,12 +341,16 @@ async fn recover_unresponsive(
     if !sess.first_nav_done || sess.responsive(navigate::probe_timeout(st)).await {
         return Ok(());
     }
+    // A renderer that died while we waited is a crash, told as one.
+    if sess.tab.state.crashed.load(Ordering::SeqCst) {
+        return recover_crashed(st, sess, navigating).await;
+    }
     sess.abandon_tab(st).await.map_err(Fail::msg)?;
     if navigating {
         return Ok(());
     }
     Err(Fail::msg(format!(
-        "The page stopped responding (no answer within {}s: a script kept it busy); its tab was closed and a fresh one opened. Call browser_navigate to load a page again.",
+        "The page stopped responding (no answer within {}s: a script kept it busy, or its renderer hung or crashed); its tab was closed and a fresh one opened. Call browser_navigate to load a page again.",
         navigate::probe_timeout(st).as_secs_f64()
     )))
 }
