@@ -38,8 +38,11 @@ use super::urlcheck::BrowserPolicy;
 
 /// A request head larger than this is refused (Chromium's are a few KiB).
 const MAX_HEAD: usize = 64 * 1024;
-/// How long a client may take to send its request head.
-const HEAD_TIMEOUT: Duration = Duration::from_secs(30);
+/// How long a connection may stay open without a complete request head.
+/// Chromium opens proxy connections ahead of need and keeps idle ones; such
+/// a connection is closed without an answer (an answer could be read as the
+/// reply to a request sent at that moment).
+const HEAD_TIMEOUT: Duration = Duration::from_secs(300);
 /// How long dialling the checked addresses may take.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
 
@@ -136,10 +139,10 @@ async fn handle(
     policy: &BrowserPolicy,
     own: SocketAddr,
 ) -> std::io::Result<()> {
-    let Ok(Ok(Some((head, rest)))) =
-        tokio::time::timeout(HEAD_TIMEOUT, read_head(&mut client)).await
-    else {
-        return answer(&mut client, "400 Bad Request", "unreadable request").await;
+    let read = tokio::time::timeout(HEAD_TIMEOUT, read_head(&mut client)).await;
+    let Ok(Ok(Some((head, rest)))) = read else {
+        // Idle, closed, or a head over the limit: close without an answer.
+        return Ok(());
     };
     let mut lines = head.split("\r\n");
     let first = lines.next().unwrap_or_default();
