@@ -42,6 +42,21 @@ fn devtools_port(tmp: &Path) -> u16 {
     panic!("no DevToolsActivePort under {}", tmp.display());
 }
 
+/// The port of the request gate (`--proxy-server`) the Chromium whose
+/// profile lives under `tmp` was started with: every connection of the page
+/// goes to it, and the server dials the page's server.
+fn proxy_port(tmp: &Path) -> u16 {
+    let marker = tmp.display().to_string();
+    for (_, _, cmd) in super::browser::procs_with(&marker) {
+        if let Some(rest) = cmd.split("--proxy-server=http://127.0.0.1:").nth(1)
+            && let Some(port) = rest.split_whitespace().next().and_then(|p| p.parse().ok())
+        {
+            return port;
+        }
+    }
+    panic!("no Chromium under {marker} runs with --proxy-server=http://127.0.0.1:PORT");
+}
+
 /// One connect() strace recorded: the socket's kind from `-yy` (`TCP`,
 /// `UDPv6`, `UNIX`...), the address family, address and port, and the line.
 struct Connect {
@@ -158,6 +173,7 @@ fn chromium_connects_only_where_the_page_asks() {
     assert!(!is_error(&r), "{r}");
     assert_eq!(result_json(&r)["title"], "Order form", "{r}");
     let devtools = devtools_port(&tmp);
+    let proxy = proxy_port(&tmp);
     std::thread::sleep(IDLE);
     let r = c.call_tool("browser_snapshot", json!({}));
     assert!(!is_error(&r), "{r}");
@@ -173,7 +189,7 @@ fn chromium_connects_only_where_the_page_asks() {
             "AF_UNIX" | "AF_NETLINK" | "AF_UNSPEC" => false,
             "AF_INET" | "AF_INET6" => {
                 !(matches!(c.addr.as_str(), "127.0.0.1" | "::1" | "::ffff:127.0.0.1")
-                    && (c.port == pages.port() || c.port == devtools))
+                    && (c.port == pages.port() || c.port == devtools || c.port == proxy))
                     && !is_route_probe(c)
             }
             _ => true,
@@ -193,7 +209,7 @@ fn chromium_connects_only_where_the_page_asks() {
     );
     assert!(
         bad.is_empty(),
-        "Chromium (or the server) connected or sent where the page did not ask (page port {}, DevTools port {devtools}):\n{}",
+        "Chromium (or the server) connected or sent where the page did not ask (page port {}, DevTools port {devtools}, proxy port {proxy}):\n{}",
         pages.port(),
         bad.join("\n")
     );

@@ -41,6 +41,9 @@ pub(crate) enum CdpError {
     NoResponse,
     #[error("the browser answered without a session id")]
     NoSession,
+    /// The endpoint is refused by the metadata rule (`urlcheck::check_endpoint`).
+    #[error("{0}")]
+    Refused(String),
 }
 
 type Reply = oneshot::Sender<Result<Value, CdpError>>;
@@ -104,13 +107,27 @@ impl Drop for Forget<'_> {
 }
 
 impl Connection {
-    /// Open the WebSocket at `ws_url` and start its connection task.
+    /// Open the WebSocket at `ws_url` (dialled only at the addresses the
+    /// metadata rule passed) and start its connection task.
     async fn open(ws_url: &str, timeout: Duration) -> Result<(Self, JoinHandle<()>), CdpError> {
+        use async_tungstenite::tungstenite::client::IntoClientRequest;
+        let addrs = super::urlcheck::check_endpoint(ws_url)
+            .await
+            .map_err(CdpError::Refused)?;
         let config = WebSocketConfig::default()
             .max_message_size(None)
             .max_frame_size(None);
-        let (ws, _) =
-            async_tungstenite::tokio::connect_async_with_config(ws_url, Some(config)).await?;
+        let request = ws_url.into_client_request()?;
+        let socket = tokio::net::TcpStream::connect(&addrs[..])
+            .await
+            .map_err(|e| CdpError::Ws(tungstenite::Error::Io(e)))?;
+        let (ws, _) = async_tungstenite::tokio::client_async_tls_with_connector_and_config(
+            request,
+            socket,
+            None,
+            Some(config),
+        )
+        .await?;
         let (out, rx) = mpsc::unbounded_channel();
         let routes = Arc::new(Mutex::new(Routes::default()));
         let task = tokio::spawn(run(ws, rx, routes.clone()));
@@ -299,10 +316,22 @@ async fn discover(url: &str) -> Result<String, CdpError> {
         let slash = if url.ends_with('/') { "" } else { "/" };
         format!("{url}{slash}json/version")
     };
+    let addrs = super::urlcheck::check_endpoint(&version)
+        .await
+        .map_err(CdpError::Refused)?;
     crate::net::client::install_crypto();
-    let client = reqwest::Client::builder()
-        .build()
-        .map_err(|_| CdpError::NoResponse)?;
+    let mut builder = reqwest::Client::builder()
+        .no_proxy()
+        .redirect(reqwest::redirect::Policy::none());
+    // Dial only the addresses checked above.
+    if let Some(url::Host::Domain(d)) = url::Url::parse(&version)
+        .ok()
+        .as_ref()
+        .and_then(|u| u.host())
+    {
+        builder = builder.resolve_to_addrs(d, &addrs);
+    }
+    let client = builder.build().map_err(|_| CdpError::NoResponse)?;
     let r = client
         .get(version)
         .header("content-type", "application/json")
@@ -414,6 +443,19 @@ impl Page {
     /// The tab's target id (also its main frame's id).
     pub(crate) fn target_id(&self) -> &str {
         &self.target_id
+    }
+
+    /// Close the tab from the browser's side (`Target.closeTarget`), which
+    /// works when the page itself no longer answers.
+    pub(crate) async fn close_target(&self) -> Result<(), CdpError> {
+        self.conn
+            .call(
+                None,
+                "Target.closeTarget",
+                json!({"targetId": &*self.target_id}),
+            )
+            .await
+            .map(|_| ())
     }
 
     /// Close the tab (`Page.close`, which runs its `beforeunload` hooks).

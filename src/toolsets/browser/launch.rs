@@ -5,7 +5,8 @@
 //! (browser, zygote, renderers, GPU/utility processes), and with
 //! `PR_SET_PDEATHSIG` so a server killed with SIGKILL does not leave it
 //! behind either. The profile is a fresh temporary `--user-data-dir`,
-//! removed on close.
+//! removed on close. Each launch adds the flags of its request gate
+//! (`proxy.rs`: `--proxy-server`, `--proxy-bypass-list=<-loopback>`).
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
@@ -124,13 +125,15 @@ pub const CHROMIUM_FLAGS: &[&str] = &[
 ];
 
 /// The command line of a Chromium of ours: a DevTools port of its own
-/// choosing, profile `profile`, [`CHROMIUM_FLAGS`], headless unless
-/// `headed`, opening `about:blank`.
-pub(crate) fn chrome_args(profile: &Path, headed: bool) -> Vec<String> {
+/// choosing, profile `profile`, the per-launch `extra` flags (the request
+/// gate of `proxy.rs`), [`CHROMIUM_FLAGS`], headless unless `headed`,
+/// opening `about:blank`.
+pub(crate) fn chrome_args(profile: &Path, headed: bool, extra: &[String]) -> Vec<String> {
     let mut a: Vec<String> = vec![
         "--remote-debugging-port=0".into(),
         format!("--user-data-dir={}", profile.display()),
     ];
+    a.extend(extra.iter().cloned());
     a.extend(CHROMIUM_FLAGS.iter().map(|f| f.to_string()));
     if !headed {
         a.push("--headless=new".into());
@@ -161,14 +164,18 @@ fn launcher() -> &'static std::sync::Mutex<mpsc::Sender<SpawnJob>> {
 
 /// Start Chromium and wait for its DevTools WebSocket URL. Blocking: call
 /// from `spawn_blocking`.
-pub(crate) fn spawn_chrome(exe: &Path, headed: bool) -> Result<ChromeProcess, LaunchError> {
+pub(crate) fn spawn_chrome(
+    exe: &Path,
+    headed: bool,
+    extra: &[String],
+) -> Result<ChromeProcess, LaunchError> {
     use std::os::unix::process::CommandExt;
     let profile = tempfile::Builder::new()
         .prefix("hermes-mcp-chromium-")
         .tempdir()
         .map_err(LaunchError::Profile)?;
     let mut cmd = Command::new(exe);
-    cmd.args(chrome_args(profile.path(), headed))
+    cmd.args(chrome_args(profile.path(), headed, extra))
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
@@ -282,14 +289,20 @@ mod tests {
 
     #[test]
     fn the_command_line_is_the_flags_between_the_per_launch_ones() {
-        let a = chrome_args(Path::new("/tmp/p"), false);
+        let a = chrome_args(Path::new("/tmp/p"), false, &[]);
         assert_eq!(
             a[..2],
             ["--remote-debugging-port=0", "--user-data-dir=/tmp/p"]
         );
         assert_eq!(a[2..a.len() - 2], *CHROMIUM_FLAGS);
         assert_eq!(a[a.len() - 2..], ["--headless=new", "about:blank"]);
-        assert_eq!(chrome_args(Path::new("/tmp/p"), true).len(), a.len() - 1);
+        assert_eq!(
+            chrome_args(Path::new("/tmp/p"), true, &[]).len(),
+            a.len() - 1
+        );
+        let proxied = chrome_args(Path::new("/tmp/p"), false, &["--proxy-server=x".into()]);
+        assert_eq!(proxied[2], "--proxy-server=x");
+        assert_eq!(proxied[3..], a[2..]);
         // Chromium reads only the last --disable-features.
         let features: Vec<&&str> = CHROMIUM_FLAGS
             .iter()

@@ -15,6 +15,7 @@
 //!   in-page walker's tree (`snapshot.js`), [`walk`] runs it over CDP (frames
 //!   included) and finds the element behind a ref;
 //! * [`urlcheck`]: the single URL gate (rules from `crate::net::policy`);
+//!   [`proxy`] applies it to every connection of a launched Chromium;
 //! * [`textsafety`]: redaction of page text and the evaluate policy;
 //! * [`schemas`]: the tool definitions; [`args`]: a call parsed into [`args::Tool`];
 //! * the tools: [`navigate`] (navigate, back), [`snapshot_tool`],
@@ -52,6 +53,7 @@ mod page;
 mod pageinfo;
 mod popup;
 mod protocol;
+mod proxy;
 mod recording;
 mod reply;
 mod schemas;
@@ -332,6 +334,31 @@ async fn recover_crashed(st: &Settings, sess: &mut Session, navigating: bool) ->
     ))
 }
 
+/// A page that stopped answering (a script that never yields) is abandoned
+/// for a fresh tab before the call acts: a navigation then goes on in the
+/// fresh tab, any other call fails saying what happened.
+async fn recover_unresponsive(
+    st: &Settings,
+    sess: &mut Session,
+    navigating: bool,
+) -> Result<(), Fail> {
+    if !sess.first_nav_done || sess.responsive(navigate::probe_timeout(st)).await {
+        return Ok(());
+    }
+    // A renderer that died while we waited is a crash, told as one.
+    if sess.tab.state.crashed.load(Ordering::SeqCst) {
+        return recover_crashed(st, sess, navigating).await;
+    }
+    sess.abandon_tab(st).await.map_err(Fail::msg)?;
+    if navigating {
+        return Ok(());
+    }
+    Err(Fail::msg(format!(
+        "The page stopped responding (no answer within {}s: a script kept it busy, or its renderer hung or crashed); its tab was closed and a fresh one opened. Call browser_navigate to load a page again.",
+        navigate::probe_timeout(st).as_secs_f64()
+    )))
+}
+
 /// Hermes' `_maybe_start_recording`: with the session's first navigation,
 /// before the page loads. Why no recording was made, for the result.
 async fn start_recording(
@@ -469,6 +496,7 @@ impl BrowserToolset {
         };
         let sess = self.ensure(ctx, st, slot, &sel, use_local, remote).await?;
         recover_crashed(st, sess, url.is_some()).await?;
+        recover_unresponsive(st, sess, url.is_some()).await?;
         let recording_note = match url {
             Some(_) => start_recording(ctx, st, sess, use_local).await,
             None => None,

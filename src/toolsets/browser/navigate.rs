@@ -110,7 +110,7 @@ pub(crate) async fn navigate(ctx: &Context, st: &Settings, s: &mut Session, url:
     let mut warning: Option<String> = None;
     // A fresh tab's first navigation gets the one retry (`navigate_fresh_tab`);
     // later ones are never sent twice (a slow server is not a stuck tab).
-    let attempt = if s.first_nav_done {
+    let attempt = if s.first_nav_done && !s.fresh_tab {
         tokio::time::timeout(
             nav_timeout,
             s.tab.nav.call("Page.navigate", json!({"url": url})),
@@ -119,6 +119,7 @@ pub(crate) async fn navigate(ctx: &Context, st: &Settings, s: &mut Session, url:
     } else {
         super::session::navigate_fresh_tab(&s.tab, url, nav_timeout).await
     };
+    s.fresh_tab = false;
     let r = match attempt {
         Ok(r) => r,
         Err(_) => {
@@ -172,6 +173,7 @@ pub(crate) async fn navigate(ctx: &Context, st: &Settings, s: &mut Session, url:
         let left = nav_timeout.saturating_sub(started.elapsed());
         let waited = tokio::time::timeout(left, loads.changed()).await;
         if waited.is_err() {
+            abandon_if_unresponsive(st, s, url).await?;
             let _ = cmd(st, s, "Page.stopLoading", json!({})).await;
             warning = Some(format!(
                 "The page did not finish loading within {}s; loading was stopped and the snapshot shows what had arrived.",
@@ -198,6 +200,28 @@ pub(crate) async fn navigate(ctx: &Context, st: &Settings, s: &mut Session, url:
         Err(e) => tracing::debug!("auto-snapshot after navigate failed: {e}"),
     }
     Ok(ok(resp))
+}
+
+/// How long a page may take to answer the liveness probe before it is
+/// abandoned (never longer than `browser.command_timeout`).
+pub(crate) fn probe_timeout(st: &Settings) -> Duration {
+    st.command_timeout.min(Duration::from_secs(5))
+}
+
+/// A page that did not finish loading and no longer answers (a script that
+/// never yields) is abandoned for a fresh tab, and the navigation fails
+/// saying so; the next call works in the fresh tab.
+async fn abandon_if_unresponsive(st: &Settings, s: &mut Session, url: &str) -> Result<(), Fail> {
+    let probe = probe_timeout(st);
+    if s.responsive(probe).await {
+        return Ok(());
+    }
+    s.abandon_tab(st).await.map_err(Fail::msg)?;
+    Err(Fail::msg(format!(
+        "The page stopped responding ({url} kept the browser busy: no load within {}s and no answer within {}s); its tab was closed and the next browser call runs in a fresh tab.",
+        st.navigation_timeout.as_secs_f64(),
+        probe.as_secs_f64()
+    )))
 }
 
 /// `browser_back`: one step back in the tab's history, if the URL policy

@@ -2,7 +2,10 @@
 //! connection (`cdp.rs`), and the tab the tools drive, with the event tasks
 //! that collect console output, errors and dialogs, track navigations and
 //! loading, notice crashes, and apply the URL policy to every document
-//! request.
+//! request (for its readable refusal). A launched Chromium also connects
+//! only through the session's request gate (`proxy.rs`), which applies the
+//! policy to every connection; a tab whose page stops answering is
+//! abandoned for a fresh one ([`Session::abandon_tab`]).
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -24,6 +27,7 @@ use super::protocol::{
     BindingCalled, ConsoleApiCalled, DialogOpening, ExceptionThrown, FrameLoading, FrameNavigated,
     RequestPaused, decode,
 };
+use super::proxy::GuardProxy;
 use super::settings::{DialogPolicy, Settings};
 use super::snapshot::RefTable;
 use super::urlcheck::{self, BrowserPolicy, Refusal};
@@ -44,6 +48,8 @@ pub(crate) enum SessionError {
         "Cannot attach to the browser at {url} (browser.cdp_url / BROWSER_CDP_URL): {why}. Start Chrome with --remote-debugging-port or fix the URL."
     )]
     Attach { url: String, why: String },
+    #[error("cannot start the browser's request gate on loopback: {0}")]
+    Proxy(std::io::Error),
     #[error("Cannot connect to the launched Chromium: {why}")]
     Connect { why: String },
     #[error("Cannot connect to the {provider} cloud browser session over CDP: {why}")]
@@ -134,6 +140,8 @@ pub(crate) struct SnapCache {
 pub(crate) struct Session {
     browser: Browser,
     process: Option<ChromeProcess>,
+    /// The request gate a launched Chromium connects through (`proxy.rs`).
+    _proxy: Option<GuardProxy>,
     pub(crate) tab: Tab,
     /// Tabs the session left for a tab the page opened (closed with it).
     background: Vec<Tab>,
@@ -143,6 +151,9 @@ pub(crate) struct Session {
     pub(crate) frames: Frames,
     pub(crate) last_used: Instant,
     pub(crate) first_nav_done: bool,
+    /// The tab is new since the last navigation (an abandoned page's
+    /// replacement): its first navigation gets `navigate_fresh_tab`'s retry.
+    pub(crate) fresh_tab: bool,
     pub(crate) attached: bool,
     /// The remote session behind `attached`, released on close.
     pub(crate) cloud: Option<CloudSession>,
@@ -234,15 +245,20 @@ impl Session {
         // No command waits longer than any tool would.
         let request_timeout =
             settings.command_timeout.max(settings.navigation_timeout) + Duration::from_secs(5);
-        let (process, url, attached) = match cdp_url {
-            Some(u) => (None, u, true),
+        let (process, proxy, url, attached) = match cdp_url {
+            Some(u) => (None, None, u, true),
             None => {
                 let exe = exe.ok_or(SessionError::NoExecutable)?;
                 let headed = settings.headed;
-                let p = tokio::task::spawn_blocking(move || launch::spawn_chrome(&exe, headed))
-                    .await??;
+                let proxy = GuardProxy::start(policy.clone())
+                    .await
+                    .map_err(SessionError::Proxy)?;
+                let flags = proxy.chromium_flags();
+                let p =
+                    tokio::task::spawn_blocking(move || launch::spawn_chrome(&exe, headed, &flags))
+                        .await??;
                 let u = p.ws_url.clone();
-                (Some(p), u, false)
+                (Some(p), Some(proxy), u, false)
             }
         };
         let connected = tokio::time::timeout(
@@ -283,6 +299,7 @@ impl Session {
         Ok(Session {
             browser,
             process,
+            _proxy: proxy,
             tab,
             background: Vec::new(),
             policy,
@@ -290,12 +307,52 @@ impl Session {
             frames: Frames::default(),
             last_used: Instant::now(),
             first_nav_done: false,
+            fresh_tab: false,
             attached,
             cloud: None,
             fallback: None,
             snap_cache: None,
             recording: None,
         })
+    }
+
+    /// Whether the tab's page still runs: a trivial evaluation answers within
+    /// `within`. A page whose script never yields (`while(true){}`) does not;
+    /// any other answer (an error included) counts as alive, and so does a
+    /// page held by an open dialog or a crashed tab (handled on its own).
+    pub(crate) async fn responsive(&self, within: Duration) -> bool {
+        // An open JavaScript dialog holds the page on purpose.
+        if !self.tab.state.pending().is_empty() || self.tab.state.crashed.load(Ordering::SeqCst) {
+            return true;
+        }
+        let probe = self.tab.page.call(
+            "Runtime.evaluate",
+            json!({"expression": "1", "returnByValue": true}),
+        );
+        tokio::time::timeout(within, probe).await.is_ok()
+    }
+
+    /// Abandon a page that stopped answering: interrupt its script
+    /// (`Runtime.terminateExecution`, served off the page's busy thread),
+    /// close the tab from the browser's side (which needs nothing from the
+    /// page) and continue in a fresh tab.
+    pub(crate) async fn abandon_tab(&mut self, settings: &Settings) -> Result<(), SessionError> {
+        tracing::warn!("browser: the page stopped responding; abandoning its tab");
+        let page = self.tab.page.clone();
+        let _ = tokio::time::timeout(
+            Duration::from_secs(2),
+            page.call("Runtime.terminateExecution", json!({})),
+        )
+        .await;
+        let tab = open_tab(&self.browser, &self.policy, settings).await?;
+        let old = std::mem::replace(&mut self.tab, tab);
+        old.abort_tasks();
+        let _ = tokio::time::timeout(Duration::from_secs(5), old.page.close_target()).await;
+        self.refs.invalidate();
+        self.frames = Frames::default();
+        self.snap_cache = None;
+        self.fresh_tab = true;
+        Ok(())
     }
 
     /// Replace a crashed tab with a fresh one.

@@ -13,13 +13,20 @@
 //!
 //! Cloud metadata is blocked in both modes, by name, by literal address and
 //! by the addresses a host name resolves to. The website blocklist applies.
+//! A launched Chromium connects only through `proxy.rs`, which applies the
+//! same policy to every connection (subresources, workers, WebSockets).
+//!
+//! The browser endpoints we are configured with (`browser.cdp_url` /
+//! `BROWSER_CDP_URL`, a cloud provider's CDP URL, what `/json/version`
+//! answers) may be loopback or private, never cloud metadata:
+//! [`check_endpoint`] checks them and returns the addresses to dial.
 
-use std::net::IpAddr;
+use std::net::{IpAddr, SocketAddr};
 
 use url::{Host, Url};
 
 use crate::hermes::Context;
-use crate::net::policy::{Blocked, Policy, check_url};
+use crate::net::policy::{Blocked, IpClass, Policy, check_url, classify};
 
 /// The browser's URL policy, fixed when the session starts.
 #[derive(Debug, Clone)]
@@ -109,6 +116,64 @@ pub(crate) async fn check(url_str: &str, bp: &BrowserPolicy) -> Result<(), Refus
     Ok(())
 }
 
+/// Check a configured browser endpoint (`http(s)://` DevTools address or
+/// `ws(s)://` WebSocket URL) against the metadata rule: its host name, its
+/// literal address in any form, and every address the name resolves to.
+/// Returns the checked addresses, for the caller to dial and nothing else.
+pub(crate) async fn check_endpoint(raw: &str) -> Result<Vec<SocketAddr>, String> {
+    let url = Url::parse(raw.trim()).map_err(|e| format!("'{raw}' is not a valid URL ({e})"))?;
+    let scheme = match url.scheme() {
+        "http" | "ws" => "http",
+        "https" | "wss" => "https",
+        other => {
+            return Err(format!(
+                "unsupported scheme '{other}' (use http, https, ws or wss)"
+            ));
+        }
+    };
+    let port = url.port_or_known_default().unwrap_or(80);
+    let mut as_http = url.clone();
+    let _ = as_http.set_scheme(scheme);
+    // Loopback and private endpoints are normal here (a DevTools port on this
+    // machine or the LAN); cloud metadata never is.
+    let floor = Policy {
+        allow_private: true,
+        ..Policy::default()
+    };
+    if let Err(b @ Blocked::Metadata { .. }) = check_url(&as_http, &floor) {
+        return Err(b.to_string());
+    }
+    let ips: Vec<IpAddr> = match url.host() {
+        Some(Host::Ipv4(v4)) => vec![IpAddr::V4(v4)],
+        Some(Host::Ipv6(v6)) => vec![IpAddr::V6(v6)],
+        Some(Host::Domain(d)) => {
+            let host = d.trim_end_matches('.').to_ascii_lowercase();
+            tokio::net::lookup_host((host.as_str(), port))
+                .await
+                .map_err(|e| format!("cannot resolve host {host}: {e}"))?
+                .map(|a| a.ip())
+                .collect()
+        }
+        None => return Err(format!("'{raw}' has no host")),
+    };
+    if ips.iter().any(|ip| classify(*ip) == IpClass::Metadata) {
+        return Err(Blocked::Metadata {
+            host: url.host_str().unwrap_or_default().to_string(),
+        }
+        .to_string());
+    }
+    if ips.is_empty() {
+        return Err(format!(
+            "cannot resolve host {}",
+            url.host_str().unwrap_or_default()
+        ));
+    }
+    Ok(ips
+        .into_iter()
+        .map(|ip| SocketAddr::new(ip, port))
+        .collect())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -140,5 +205,31 @@ mod tests {
         assert!(r.message.contains("private or internal"), "{}", r.message);
         assert!(check("file:///etc/passwd", &local).await.is_err());
         assert!(check("about:blank", &remote).await.is_ok());
+    }
+
+    #[tokio::test]
+    async fn endpoints_may_be_loopback_never_metadata() {
+        assert_eq!(
+            check_endpoint("http://127.0.0.1:9222").await.unwrap(),
+            vec!["127.0.0.1:9222".parse().unwrap()]
+        );
+        assert!(
+            check_endpoint("ws://localhost:9222/devtools/browser/x")
+                .await
+                .is_ok()
+        );
+        for u in [
+            "http://169.254.169.254:9222",
+            "ws://169.254.169.254/devtools/browser/x",
+            "http://[::ffff:a9fe:a9fe]:9222",
+            "wss://[fd00:ec2::254]/x",
+            "ws://metadata.google.internal:9222/",
+            "http://100.100.100.200/",
+            "http://2852039166:9222/",
+        ] {
+            let e = check_endpoint(u).await.unwrap_err();
+            assert_eq!(e, "Blocked: URL targets a cloud metadata endpoint", "{u}");
+        }
+        assert!(check_endpoint("file:///x").await.is_err());
     }
 }

@@ -6,18 +6,22 @@
 //! Requests go through `crate::net`'s provider-API client: the Camofox URL is
 //! configured by the user, so private and loopback addresses are allowed (as
 //! for `browser.cdp_url` and the cloud providers' base URLs) and only the
-//! cloud-metadata floor applies. `CAMOFOX_API_KEY` is sent as a bearer token
+//! cloud-metadata floor applies. Answers are read up to the provider-API
+//! size limit, and a failure says what happened with the real figures (the
+//! limit exceeded; how long we waited and which limit ended it), never
+//! "cannot connect" for a server that did answer. `CAMOFOX_API_KEY` is sent as a bearer token
 //! and never logged; error texts carry the request URL (path and `userId`),
 //! never the key.
 
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use reqwest::Method;
 use serde_json::Value;
 use url::Url;
 
-use crate::net::{ApiError, HttpClient};
+use crate::net::client::api_error;
+use crate::net::{ApiError, Blocked, HttpClient, Limits, Policy, check_url};
 
 /// Hermes' `/health` probe timeout.
 const HEALTH_TIMEOUT: Duration = Duration::from_secs(5);
@@ -35,11 +39,29 @@ pub(crate) enum CfError {
     /// The server could not be reached (Hermes' `requests.ConnectionError`).
     #[error("Cannot connect to Camofox at {base}: {reason}")]
     Connect { base: String, reason: String },
-    #[error("Camofox at {base} did not answer within {}s ({path})", .secs)]
+    /// No answer in time; `detail` gives the real figures.
+    #[error("Camofox at {base} did not answer {path}: {detail}")]
     Timeout {
         base: String,
         path: String,
-        secs: u64,
+        detail: String,
+    },
+    /// The answer is larger than we read (it would be held in memory).
+    #[error(
+        "Camofox at {base} answered {path} with more than {} MiB (the size limit for a Camofox answer); the answer was dropped",
+        .cap / (1024 * 1024)
+    )]
+    TooLarge {
+        base: String,
+        path: String,
+        cap: usize,
+    },
+    /// The connection broke while the answer was being read.
+    #[error("Camofox's answer to {path} was cut off after {got} bytes: {reason}")]
+    Cut {
+        path: String,
+        got: usize,
+        reason: String,
     },
     #[error("Camofox's answer to {path} is not JSON: {reason}")]
     NotJson { path: String, reason: String },
@@ -57,6 +79,24 @@ impl CfError {
     pub(crate) fn is_connect(&self) -> bool {
         matches!(self, CfError::Connect { .. })
     }
+}
+
+/// The largest Camofox answer read (the provider-API limit of `crate::net`).
+fn answer_cap() -> usize {
+    Limits::default().max_api_bytes
+}
+
+/// A status and the body read in full.
+struct Answer {
+    status: u16,
+    body: Vec<u8>,
+}
+
+/// Why an answer's body could not be read: over the cap, or the transport
+/// failed after `usize` bytes.
+enum Read {
+    TooLarge,
+    Failed(reqwest::Error, usize),
 }
 
 /// A Camofox server at `base`.
@@ -100,6 +140,78 @@ impl Client {
         Ok(u)
     }
 
+    /// Send `req` to `url` through the provider-API client (its resolver
+    /// refuses names that resolve to cloud metadata); a literal metadata
+    /// address or name is refused here first. Private addresses are fine.
+    async fn execute(
+        &self,
+        req: reqwest::RequestBuilder,
+        url: &Url,
+    ) -> Result<reqwest::Response, ApiError> {
+        let floor = Policy {
+            allow_private: true,
+            ..Policy::default()
+        };
+        if let Err(b @ Blocked::Metadata { .. }) = check_url(url, &floor) {
+            return Err(ApiError::Blocked(b));
+        }
+        req.send().await.map_err(|e| api_error(e, url))
+    }
+
+    /// The body, at most [`answer_cap`] bytes.
+    async fn read_capped(&self, mut resp: reqwest::Response) -> Result<Vec<u8>, Read> {
+        let cap = answer_cap();
+        if resp.content_length().is_some_and(|n| n > cap as u64) {
+            return Err(Read::TooLarge);
+        }
+        let mut out = Vec::new();
+        loop {
+            match resp.chunk().await {
+                Ok(Some(c)) if out.len() + c.len() > cap => return Err(Read::TooLarge),
+                Ok(Some(c)) => out.extend_from_slice(&c),
+                Ok(None) => return Ok(out),
+                Err(e) => return Err(Read::Failed(e, out.len())),
+            }
+        }
+    }
+
+    /// A request that got no (complete) answer, said with the real figures:
+    /// how long it waited, and which limit ended it.
+    fn transport_error(
+        &self,
+        e: ApiError,
+        path: &str,
+        limit: Duration,
+        waited: Duration,
+    ) -> CfError {
+        match e {
+            ApiError::Timeout => {}
+            ApiError::Network(reason) => {
+                return CfError::Connect {
+                    base: self.base.clone(),
+                    reason,
+                };
+            }
+            other => return CfError::Other(other.to_string()),
+        }
+        let idle = Limits::default().read;
+        let detail = if waited + Duration::from_secs(1) < limit {
+            format!(
+                "timed out after {:.0}s (no data for {}s; the call's own limit is {}s)",
+                waited.as_secs_f64(),
+                idle.as_secs(),
+                limit.as_secs()
+            )
+        } else {
+            format!("timed out after {:.0}s", waited.as_secs_f64())
+        };
+        CfError::Timeout {
+            base: self.base.clone(),
+            path: path.to_string(),
+            detail,
+        }
+    }
+
     /// Send one request; `auth` is false only for `/health` (Hermes probes
     /// it without the key). Returns the status-checked body.
     async fn send(
@@ -124,22 +236,28 @@ impl Client {
         if let Some(b) = body {
             req = req.json(b);
         }
+        let started = Instant::now();
         let resp = self
-            .http
-            .send_api("camofox", Duration::ZERO, req)
+            .execute(req, &url)
             .await
-            .map_err(|e| match e {
-                ApiError::Timeout => CfError::Timeout {
-                    base: self.base.clone(),
-                    path: path.to_string(),
-                    secs: timeout.as_secs(),
-                },
-                ApiError::Network(reason) => CfError::Connect {
-                    base: self.base.clone(),
-                    reason,
-                },
-                other => CfError::Other(other.to_string()),
-            })?;
+            .map_err(|e| self.transport_error(e, path, timeout, started.elapsed()))?;
+        let status = resp.status().as_u16();
+        let body = self.read_capped(resp).await.map_err(|e| match e {
+            Read::TooLarge => CfError::TooLarge {
+                base: self.base.clone(),
+                path: path.to_string(),
+                cap: answer_cap(),
+            },
+            Read::Failed(e, _) if e.is_timeout() => {
+                self.transport_error(ApiError::Timeout, path, timeout, started.elapsed())
+            }
+            Read::Failed(e, got) => CfError::Cut {
+                path: path.to_string(),
+                got,
+                reason: e.to_string(),
+            },
+        })?;
+        let resp = Answer { status, body };
         if resp.status >= 400 {
             let reason = reqwest::StatusCode::from_u16(resp.status)
                 .ok()

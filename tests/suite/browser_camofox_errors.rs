@@ -1,0 +1,72 @@
+//! Camofox failures say what happened, with the real figures: an answer over
+//! the size limit is not "cannot connect", and a server that stops sending is
+//! reported with the time actually waited and the limit that ended it.
+
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use super::common::{RawClient, TestEnv, is_error, result_json};
+use super::fake::{Resp, TestServer};
+
+fn navigate_via(camofox: &str) -> (Value, Duration) {
+    let env = TestEnv::new();
+    let mut cmd = env.cmd();
+    cmd.env("CAMOFOX_URL", camofox);
+    let mut c = RawClient::spawn(cmd);
+    c.initialize();
+    let started = Instant::now();
+    let r = c.call_tool("browser_navigate", json!({"url": "https://example.com/"}));
+    let took = started.elapsed();
+    assert!(is_error(&r), "{r}");
+    // On exit the session is released; against a hanging fake that waits
+    // for the same read limit.
+    c.finish(Duration::from_secs(60));
+    (result_json(&r), took)
+}
+
+#[test]
+fn browser_camofox_oversized_answer_is_reported_with_the_limit() {
+    // A 200 MB answer announced by its length, and one streamed without a
+    // length until it passes the limit.
+    let declared = TestServer::start(|_| {
+        let mut head = b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 209715200\r\nConnection: close\r\n\r\n".to_vec();
+        head.extend(vec![b' '; 65536]);
+        Resp::raw(head).held(Duration::from_secs(5))
+    });
+    let streamed = TestServer::start(|_| {
+        let mut body =
+            b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nConnection: close\r\n\r\n"
+                .to_vec();
+        body.extend(vec![b' '; 21 * 1024 * 1024]);
+        Resp::raw(body)
+    });
+    for srv in [&declared, &streamed] {
+        let (v, _) = navigate_via(&srv.base());
+        let err = v["error"].as_str().unwrap_or_default();
+        assert!(!err.contains("Cannot connect"), "{err}");
+        assert!(
+            err.contains("with more than 20 MiB") && err.contains("size limit"),
+            "{err}"
+        );
+    }
+}
+
+#[test]
+fn browser_camofox_hang_is_reported_with_the_real_wait() {
+    let hang = TestServer::start(|_| Resp::hang(Duration::from_secs(120)));
+    let (v, took) = navigate_via(&hang.base());
+    let err = v["error"].as_str().unwrap_or_default().to_string();
+    let waited: u64 = err
+        .split("timed out after ")
+        .nth(1)
+        .and_then(|r| r.split('s').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no 'timed out after Ns' in: {err}"));
+    let real = took.as_secs_f64();
+    assert!(
+        (waited as f64 - real).abs() <= 2.0,
+        "the error says {waited}s, the call took {real:.1}s: {err}"
+    );
+    assert!(!err.contains("Cannot connect"), "{err}");
+}
