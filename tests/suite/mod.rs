@@ -38,6 +38,7 @@ mod nous_gateway_support;
 mod repo_rules;
 mod serve_fuzz;
 mod serve_home;
+mod serve_log;
 mod serve_protocol;
 mod serve_reliability;
 mod serve_unicode;
