@@ -11,6 +11,7 @@ pub mod framing;
 pub mod output;
 pub mod progress;
 pub mod toolset;
+pub mod untrusted;
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -280,6 +281,8 @@ impl ServerHandler for HermesServer {
             .await;
         watcher.abort();
         calllog::finished(&request.name, started.elapsed(), &out);
+        // Framed for the model as Hermes frames it (`make_tool_result_message`).
+        let out = untrusted::wrap(&request.name, out);
         Ok(out.into_call_result().into())
     }
 

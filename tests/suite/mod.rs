@@ -52,6 +52,7 @@ mod tts_cloud;
 mod tts_edge;
 mod tts_local;
 mod tts_tags;
+mod untrusted;
 mod vision;
 mod vision_e2e;
 mod vision_provider_wires;
