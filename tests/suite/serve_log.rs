@@ -192,3 +192,22 @@ fn a_symlink_at_the_log_path_is_not_followed() {
     let err = serve_stderr_at_eof(&env);
     assert!(err.contains("symlink"), "{err}");
 }
+
+#[test]
+fn a_signal_is_named_as_the_reason_for_shutting_down() {
+    let env = TestEnv::new();
+    let mut c = client(&env, &[]);
+    let pid = c.child.id() as i32;
+    // SAFETY: signalling our own child.
+    assert_eq!(unsafe { libc::kill(pid, libc::SIGTERM) }, 0);
+    let start = Instant::now();
+    while c.child.try_wait().unwrap().is_none() {
+        assert!(
+            start.elapsed() < Duration::from_secs(20),
+            "serve ignored SIGTERM"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let log = std::fs::read_to_string(log_path(&env)).unwrap();
+    assert!(log.contains("shut down: SIGTERM"), "{log}");
+}
