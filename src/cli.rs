@@ -236,7 +236,11 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Serve(args) => {
             let server = build_server(&args.home)?;
             let log = hermes::logfile::LogFile::open_in(&server.context().home.path);
-            let file_level = if v.verbose > 1 { "debug" } else { "info" };
+            let file_level = if v.verbose > 1 {
+                "info,hermes_mcp=debug"
+            } else {
+                "info"
+            };
             let file = log
                 .as_ref()
                 .ok()

@@ -15,6 +15,8 @@ use serde_json::Value;
 use super::ToolOutput;
 use crate::redact::redact_sensitive_text;
 
+/// Longest tool or client name in a line (they come from the client).
+pub(crate) const NAME_CHARS: usize = 100;
 /// Longest error text in a call's line.
 const ERROR_CHARS: usize = 300;
 /// Longest argument or result text at `debug`.
@@ -43,6 +45,7 @@ pub(crate) fn readable(text: &str, max: usize) -> String {
 /// Log the arguments of a call about to run (only at `debug`).
 pub(crate) fn arguments(name: &str, args: Option<&serde_json::Map<String, Value>>) {
     if tracing::enabled!(tracing::Level::DEBUG) {
+        let name = readable(name, NAME_CHARS);
         let text = args.map(|a| Value::Object(a.clone()).to_string());
         let text = text.as_deref().unwrap_or("{}");
         tracing::debug!(
@@ -55,6 +58,7 @@ pub(crate) fn arguments(name: &str, args: Option<&serde_json::Map<String, Value>
 /// The call's line: name, duration, ok or error (with the error text); at
 /// `debug` also the result.
 pub(crate) fn finished(name: &str, took: Duration, out: &ToolOutput) {
+    let name = readable(name, NAME_CHARS);
     let secs = took.as_secs_f64();
     if out.is_error {
         let text = error_text(out);

@@ -297,11 +297,12 @@ impl ServerHandler for HermesServer {
             Ok(r) => r.protocol_version.to_string(),
             Err(e) => format!("none ({})", e.message),
         };
+        let said = |s: &str| calllog::readable(s, calllog::NAME_CHARS);
         tracing::info!(
             "client {} {}, protocol {} asked, {agreed} agreed",
-            c.name,
-            c.version,
-            request.protocol_version
+            said(&c.name),
+            said(&c.version),
+            said(&request.protocol_version.to_string())
         );
         context.peer.set_peer_info(request);
         result
