@@ -236,7 +236,20 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Serve(args) => {
             let server = build_server(&args.home)?;
             let log = hermes::logfile::LogFile::open_in(&server.context().home.path);
-            init_logging(&format!("{},rmcp=error", level("warn")), log);
+            let file_level = if v.verbose > 1 {
+                "info,hermes_mcp=debug"
+            } else {
+                "info"
+            };
+            let file = log
+                .as_ref()
+                .ok()
+                .and_then(|l| l.clone())
+                .map(|l| (l, file_level));
+            init_logging(&format!("{},rmcp=error", level("warn")), file);
+            if let Err(why) = log {
+                tracing::warn!("{why}");
+            }
             let rt = tokio::runtime::Builder::new_multi_thread()
                 .worker_threads(2)
                 .enable_all()
@@ -311,30 +324,36 @@ pub fn build_server(home: &HomeArgs) -> anyhow::Result<HermesServer> {
     Ok(HermesServer::new(ctx, toolsets::all()))
 }
 
-/// Logs go to stderr (stdout is the MCP channel), and for `serve` also to
-/// `$HERMES_HOME/logs/hermes-mcp.log` (codex does not show a server's stderr).
-/// `HERMES_MCP_LOG` sets the filter.
-fn init_logging(default: &str, file: Option<hermes::logfile::LogFile>) {
-    use tracing_subscriber::EnvFilter;
-    use tracing_subscriber::fmt::writer::MakeWriterExt;
-    let filter = envvars::get(envvars::HERMES_MCP_LOG).unwrap_or_else(|| default.to_string());
-    let filter = EnvFilter::try_new(&filter).unwrap_or_else(|_| EnvFilter::new(default));
-    match file {
-        Some(f) => {
-            let _ = tracing_subscriber::fmt()
-                .with_writer(std::io::stderr.and(move || f.clone()))
-                .with_ansi(false)
-                .with_env_filter(filter)
-                .try_init();
-        }
-        None => {
-            let _ = tracing_subscriber::fmt()
-                .with_writer(std::io::stderr)
-                .with_ansi(std::io::stderr().is_terminal())
-                .with_env_filter(filter)
-                .try_init();
-        }
-    }
+/// Logs go to stderr (stdout is the MCP channel) at `default`, and for `serve`
+/// also to `$HERMES_HOME/logs/hermes-mcp.log` at the file's level (`info`:
+/// start, one line per tool call, warnings, shutdown). codex does not show a
+/// server's stderr (it copies it into its own log), so the file is where a
+/// user looks. `HERMES_MCP_LOG` sets both filters; in the file rmcp never goes
+/// below `warn` (its debug records are whole protocol messages).
+fn init_logging(default: &str, file: Option<(hermes::logfile::LogFile, &str)>) {
+    use tracing_subscriber::filter::{EnvFilter, filter_fn};
+    use tracing_subscriber::{Layer, fmt, layer::SubscriberExt, util::SubscriberInitExt};
+    let wanted = envvars::get(envvars::HERMES_MCP_LOG);
+    let filter = |d: &str| {
+        EnvFilter::try_new(wanted.as_deref().unwrap_or(d)).unwrap_or_else(|_| EnvFilter::new(d))
+    };
+    let stderr = fmt::layer()
+        .with_writer(std::io::stderr)
+        .with_ansi(file.is_none() && std::io::stderr().is_terminal())
+        .with_filter(filter(default));
+    let file = file.map(|(f, level)| {
+        let quiet_rmcp =
+            filter_fn(|m| !m.target().starts_with("rmcp") || *m.level() <= tracing::Level::WARN);
+        fmt::layer()
+            .with_writer(move || f.clone())
+            .with_ansi(false)
+            .with_filter(filter(level))
+            .with_filter(quiet_rmcp)
+    });
+    let _ = tracing_subscriber::registry()
+        .with(stderr)
+        .with(file)
+        .try_init();
 }
 
 /// `hermes-mcp migrate`: 0 done or up to date, 1 for `--check` with a change

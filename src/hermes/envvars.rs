@@ -42,7 +42,7 @@ vars! {
     HERMES_HOME = Serve, "core", "Hermes home (config.yaml, .env, skills/, cache/); default ~/.hermes";
     HERMES_PROFILE = Serve, "core", "active Hermes profile; author identity for kanban comments";
     HERMES_SESSION_ID = Serve, "core", "Hermes' current session: substituted into skills (${HERMES_SESSION_ID}); session_search leaves its conversation out";
-    HERMES_MCP_LOG = Serve, "core", "log level/filter for hermes-mcp's stderr logs (e.g. debug)";
+    HERMES_MCP_LOG = Serve, "core", "log level/filter for hermes-mcp's logs, stderr and logs/hermes-mcp.log (e.g. debug)";
     HERMES_ALLOW_PRIVATE_URLS = Serve, "web", "allow private/loopback addresses in fetched URLs (never cloud metadata)";
     // kanban (the dispatcher sets these for a worker)
     HERMES_KANBAN_TASK = Serve, "kanban", "the task a dispatcher-spawned worker owns";

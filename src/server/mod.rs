@@ -6,17 +6,20 @@
 //! Startup does no slow work, so `initialize` is answered at once.
 
 pub mod args;
+mod calllog;
 pub mod framing;
 pub mod output;
 pub mod progress;
 pub mod toolset;
+pub mod untrusted;
 
 use std::collections::HashMap;
 use std::sync::Arc;
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, Implementation, ListToolsResult,
-    PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool, ToolAnnotations,
+    CallToolRequestParams, CallToolResponse, Implementation, InitializeRequestParams,
+    InitializeResult, ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig,
+    Tool, ToolAnnotations,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler, ServiceExt};
@@ -270,12 +273,39 @@ impl ServerHandler for HermesServer {
             ct.cancelled().await;
             guard.cancel();
         });
-        tracing::debug!(tool = %request.name, "tools/call");
+        // The one place a call is logged.
+        let started = std::time::Instant::now();
+        calllog::arguments(&request.name, request.arguments.as_ref());
         let out = self
             .call(&request.name, request.arguments, cancel, progress)
             .await;
         watcher.abort();
+        calllog::finished(&request.name, started.elapsed(), &out);
+        // Framed for the model as Hermes frames it (`make_tool_result_message`).
+        let out = untrusted::wrap(&request.name, out);
         Ok(out.into_call_result().into())
+    }
+
+    async fn initialize(
+        &self,
+        request: InitializeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<InitializeResult, McpError> {
+        let c = &request.client_info;
+        let result = self.negotiate_initialize(&request);
+        let agreed = match &result {
+            Ok(r) => r.protocol_version.to_string(),
+            Err(e) => format!("none ({})", e.message),
+        };
+        let said = |s: &str| calllog::readable(s, calllog::NAME_CHARS);
+        tracing::info!(
+            "client {} {}, protocol {} asked, {agreed} agreed",
+            said(&c.name),
+            said(&c.version),
+            said(&request.protocol_version.to_string())
+        );
+        context.peer.set_peer_info(request);
+        result
     }
 }
 
@@ -289,30 +319,38 @@ impl ServerHandler for HermesServer {
 /// cancelled at once (its future is dropped, and with it its children), rmcp
 /// writes the replies it still has, and the toolsets shut down.
 pub(crate) async fn serve_stdio(server: HermesServer) -> anyhow::Result<()> {
+    log_start(&server);
     let guard = framing::Guard::spawn(tokio::io::stdin(), tokio::io::stdout());
     let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
     let signal = async move {
         tokio::select! {
-            _ = term.recv() => tracing::debug!("SIGTERM"),
-            _ = tokio::signal::ctrl_c() => tracing::debug!("SIGINT"),
+            _ = term.recv() => "SIGTERM",
+            _ = tokio::signal::ctrl_c() => "SIGINT",
         }
     };
     tokio::pin!(signal);
 
+    // Why we stop, for the log: a signal's name, or how the session ended.
+    let mut why = String::from("end of input (stdin closed)");
+    let mut signalled = false;
     let running = tokio::select! {
         r = start(&server, &guard) => r,
-        _ = &mut signal => None,
+        s = &mut signal => { why = s.into(); signalled = true; None }
     };
-    let mut signalled = false;
     if let Some(running) = running {
         let stop = running.cancellation_token();
         let waiting = running.waiting();
         tokio::pin!(waiting);
         let mut done = false;
         tokio::select! {
-            r = &mut waiting => { tracing::debug!("service ended: {r:?}"); done = true; }
-            _ = guard.eof.cancelled() => tracing::debug!("stdin closed"),
-            _ = &mut signal => signalled = true,
+            r = &mut waiting => {
+                if !matches!(r, Ok(rmcp::service::QuitReason::Closed)) {
+                    why = format!("the session ended ({r:?})");
+                }
+                done = true;
+            }
+            _ = guard.eof.cancelled() => {}
+            s = &mut signal => { why = s.into(); signalled = true; }
         }
         // Nobody will read the answers of running calls: stop them all now
         // rather than letting rmcp wait for them.
@@ -332,7 +370,25 @@ pub(crate) async fn serve_stdio(server: HermesServer) -> anyhow::Result<()> {
         std::time::Duration::from_secs(2)
     };
     guard.finish(drain).await;
+    tracing::info!("shut down: {why}");
     Ok(())
+}
+
+/// The log's first line: who we are, and which Hermes home we serve.
+fn log_start(server: &HermesServer) {
+    let home = &server.inner.ctx.home;
+    let config = home.config_path();
+    let config = if config.exists() {
+        format!("config {}", config.display())
+    } else {
+        "no config.yaml (Hermes' defaults)".into()
+    };
+    tracing::info!(
+        "hermes-mcp {} serve started (pid {}); Hermes home {}; {config}",
+        env!("CARGO_PKG_VERSION"),
+        std::process::id(),
+        home.path.display(),
+    );
 }
 
 /// Serve until a lifecycle starts; `None` when the input ends (or stdout

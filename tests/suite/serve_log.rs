@@ -1,0 +1,213 @@
+//! `$HERMES_HOME/logs/hermes-mcp.log`: what `serve` records (start, the
+//! client, one line per tool call, shutdown; arguments and results only at
+//! debug, cut and redacted, without rmcp's protocol dumps), and how the path
+//! is opened (never blocking on a FIFO, never through a symlink, 0600).
+//! The failing tool call is a `web_search` against a loopback fake.
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+
+use super::common::*;
+use super::fake::{Resp, TestServer};
+
+fn log_path(env: &TestEnv) -> PathBuf {
+    env.hermes_home().join("logs/hermes-mcp.log")
+}
+
+/// A Firecrawl fake that refuses every search (HTTP 401).
+fn refusing_firecrawl() -> TestServer {
+    TestServer::start(|_| {
+        Resp::json(
+            401,
+            json!({"success": false, "error": "Unauthorized: Invalid token"}),
+        )
+    })
+}
+
+/// `serve` in `env` with Firecrawl pointed at `srv`, `vars` added.
+fn serve(env: &TestEnv, srv: &TestServer, vars: &[(&str, &str)]) -> RawClient {
+    env.write_hermes("config.yaml", "web:\n  backend: firecrawl\n");
+    let mut c = env.cmd();
+    c.env("FIRECRAWL_API_URL", srv.base())
+        .env("FIRECRAWL_API_KEY", "fc-testkey123456");
+    for (k, v) in vars {
+        c.env(k, v);
+    }
+    let mut rc = RawClient::spawn(c);
+    rc.initialize();
+    rc
+}
+
+#[test]
+fn default_level_records_start_client_each_call_and_shutdown() {
+    let env = TestEnv::new();
+    let srv = refusing_firecrawl();
+    let mut c = serve(&env, &srv, &[]);
+    let r = c.call_tool("web_search", json!({"query": "otters"}));
+    assert!(is_error(&r), "{r}");
+    assert!(c.finish(Duration::from_secs(20)).success());
+    let log = std::fs::read_to_string(log_path(&env)).unwrap();
+    let line = |needle: &str| {
+        log.lines()
+            .find(|l| l.contains(needle))
+            .unwrap_or_else(|| panic!("no line with {needle:?} in the log:\n{log}"))
+    };
+    let start = line("serve started");
+    assert!(start.contains(env!("CARGO_PKG_VERSION")), "{start}");
+    assert!(
+        start.contains(&env.hermes_home().display().to_string()),
+        "{start}"
+    );
+    assert!(start.contains("config.yaml"), "{start}");
+    let client = line("client test 0");
+    assert!(client.contains("protocol 2025-06-18"), "{client}");
+    let call = line("tools/call web_search");
+    assert!(call.contains("error"), "{call}");
+    assert!(
+        call.contains("Firecrawl search failed: HTTP 401: Unauthorized: Invalid token"),
+        "{call}"
+    );
+    assert!(line("shut down").contains("end of input"), "{log}");
+    assert!(!log.contains("DEBUG"), "{log}");
+    assert!(!log.contains("fc-testkey123456"), "{log}");
+}
+
+#[test]
+fn debug_level_cuts_and_redacts_arguments_and_keeps_rmcp_quiet() {
+    let env = TestEnv::new();
+    let srv = refusing_firecrawl();
+    let mut c = serve(&env, &srv, &[("HERMES_MCP_LOG", "debug")]);
+    let query = format!(
+        "Authorization: Bearer abcdefghijklmnopqrstuvwxyz0123 key sk-proj-abcdefghijklmnop1234567890 {}",
+        "otter ".repeat(2000)
+    );
+    let r = c.call_tool("web_search", json!({ "query": query }));
+    assert!(is_error(&r), "{r}");
+    assert!(c.finish(Duration::from_secs(20)).success());
+    let log = std::fs::read_to_string(log_path(&env)).unwrap();
+    let args = log
+        .lines()
+        .find(|l| l.contains("tools/call web_search arguments:"))
+        .unwrap_or_else(|| panic!("no arguments line:\n{log}"));
+    assert!(args.contains("more chars]"), "{args}");
+    assert!(args.chars().count() < 800, "{args}");
+    assert!(log.contains("tools/call web_search result:"), "{log}");
+    for secret in [
+        "abcdefghijklmnopqrstuvwxyz0123",
+        "sk-proj-abcdefghijklmnop1234567890",
+    ] {
+        assert!(!log.contains(secret), "{secret} in the log:\n{log}");
+    }
+    // rmcp's debug records are whole protocol messages: not in the file.
+    assert!(
+        !log.lines().any(|l| l.contains("DEBUG rmcp")),
+        "rmcp debug records in the log:\n{log}"
+    );
+    assert!(
+        log.lines().all(|l| l.len() <= 4200),
+        "a line longer than a record may be"
+    );
+}
+
+#[test]
+fn a_new_log_is_created_0600() {
+    let env = TestEnv::new();
+    let c = client(&env, &[]);
+    assert!(c.finish(Duration::from_secs(20)).success());
+    let mode = std::fs::metadata(log_path(&env))
+        .unwrap()
+        .permissions()
+        .mode();
+    assert_eq!(mode & 0o777, 0o600);
+}
+
+/// `serve` run with stdin at EOF: its stderr, after a bounded wait.
+fn serve_stderr_at_eof(env: &TestEnv) -> String {
+    let err = env.dir.path().join("stderr");
+    let mut c = env.cmd();
+    c.arg("serve")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(std::fs::File::create(&err).unwrap());
+    let mut child = c.spawn().unwrap();
+    let start = Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if start.elapsed() > Duration::from_secs(20) {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("serve did not exit at EOF");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    std::fs::read_to_string(err).unwrap()
+}
+
+fn mkfifo(p: &Path) {
+    assert!(Command::new("mkfifo").arg(p).status().unwrap().success());
+}
+
+#[test]
+fn a_fifo_at_the_log_path_does_not_stop_serve() {
+    let env = TestEnv::new();
+    std::fs::create_dir_all(env.hermes_home().join("logs")).unwrap();
+    mkfifo(&log_path(&env));
+    let mut c = client(&env, &[]);
+    let r = c.call_tool("web_search", json!({}));
+    assert!(is_error(&r), "{r}");
+    assert!(c.finish(Duration::from_secs(20)).success());
+    let err = serve_stderr_at_eof(&env);
+    let warnings: Vec<&str> = err
+        .lines()
+        .filter(|l| l.contains("hermes-mcp.log"))
+        .collect();
+    assert_eq!(warnings.len(), 1, "{err}");
+    assert!(warnings[0].contains("FIFO"), "{err}");
+}
+
+#[test]
+fn a_symlink_at_the_log_path_is_not_followed() {
+    let env = TestEnv::new();
+    std::fs::create_dir_all(env.hermes_home().join("logs")).unwrap();
+    let target = env.dir.path().join("elsewhere.txt");
+    std::fs::write(&target, "precious\n").unwrap();
+    std::fs::set_permissions(&target, std::fs::Permissions::from_mode(0o644)).unwrap();
+    std::os::unix::fs::symlink(&target, log_path(&env)).unwrap();
+    let mut c = client(&env, &[]);
+    let r = c.call_tool("web_search", json!({}));
+    assert!(is_error(&r), "{r}");
+    assert!(c.finish(Duration::from_secs(20)).success());
+    assert_eq!(std::fs::read_to_string(&target).unwrap(), "precious\n");
+    let meta = std::fs::metadata(&target).unwrap();
+    assert_eq!(meta.permissions().mode() & 0o777, 0o644);
+    assert!(
+        std::fs::symlink_metadata(log_path(&env))
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    );
+    let err = serve_stderr_at_eof(&env);
+    assert!(err.contains("symlink"), "{err}");
+}
+
+#[test]
+fn a_signal_is_named_as_the_reason_for_shutting_down() {
+    let env = TestEnv::new();
+    let mut c = client(&env, &[]);
+    let pid = c.child.id() as i32;
+    // SAFETY: signalling our own child.
+    assert_eq!(unsafe { libc::kill(pid, libc::SIGTERM) }, 0);
+    let start = Instant::now();
+    while c.child.try_wait().unwrap().is_none() {
+        assert!(
+            start.elapsed() < Duration::from_secs(20),
+            "serve ignored SIGTERM"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let log = std::fs::read_to_string(log_path(&env)).unwrap();
+    assert!(log.contains("shut down: SIGTERM"), "{log}");
+}
