@@ -227,7 +227,8 @@ fn manylinux_wheel_passes_auditwheel_carries_the_license_and_runs_in_a_fresh_ven
     // The MIT license travels in the wheel's dist-info, word for word.
     let version = env!("CARGO_PKG_VERSION");
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let license = fs::read_to_string(root.join("LICENSE")).unwrap();
+    let license = fs::read_to_string(root.join("LICENSE"))
+        .expect("a LICENSE file at the repository root (Cargo.toml's license is MIT)");
     assert_eq!(env!("CARGO_PKG_LICENSE"), "MIT");
     assert!(license.starts_with("MIT License\n"), "{license}");
     assert_eq!(
@@ -240,6 +241,13 @@ fn manylinux_wheel_passes_auditwheel_carries_the_license_and_runs_in_a_fresh_ven
     let metadata = wheel_member(wheel, &format!("hermes_mcp-{version}.dist-info/METADATA"));
     assert!(
         metadata.lines().any(|l| l == "License-File: LICENSE"),
+        "{metadata}"
+    );
+    // Cargo.toml's license, as maturin writes it (the legacy field, or PEP 639's).
+    assert!(
+        metadata
+            .lines()
+            .any(|l| l == "License: MIT" || l == "License-Expression: MIT"),
         "{metadata}"
     );
 
