@@ -64,12 +64,20 @@ if ! "$HERMES_PYTHON" -c "import importlib.metadata as m; assert m.version('anth
   "$HERMES_VENV/bin/pip" install -q "anthropic==$ANTHROPIC_SDK_VERSION"
 fi
 
-# maturin builds the wheel (pyproject.toml) in the wheel test; it lives next to Hermes' Python.
+# maturin builds the manylinux wheel (pyproject.toml) for the wheel test with zig (PyPI's ziglang,
+# run as `python -m ziglang`); auditwheel checks its tag. All three live next to Hermes' Python.
 MATURIN_VERSION=1.16.0
+ZIGLANG_VERSION=0.15.2
+AUDITWHEEL_VERSION=6.8.2
 if ! "$HERMES_VENV/bin/maturin" --version 2>/dev/null | grep -qx "maturin $MATURIN_VERSION"; then
   say "pip install maturin==$MATURIN_VERSION into $HERMES_VENV"
   "$HERMES_VENV/bin/pip" install -q "maturin==$MATURIN_VERSION"
 fi
+if ! "$HERMES_PYTHON" -c "import importlib.metadata as m; assert m.version('ziglang') == '$ZIGLANG_VERSION' and m.version('auditwheel') == '$AUDITWHEEL_VERSION'" 2>/dev/null; then
+  say "pip install ziglang==$ZIGLANG_VERSION auditwheel==$AUDITWHEEL_VERSION into $HERMES_VENV"
+  "$HERMES_VENV/bin/pip" install -q "ziglang==$ZIGLANG_VERSION" "auditwheel==$AUDITWHEEL_VERSION"
+fi
+export MATURIN="$HERMES_VENV/bin/maturin" AUDITWHEEL="$HERMES_VENV/bin/auditwheel"
 
 say "versions: $(cargo --version); $(codex --version); hermes-agent $HERMES_AGENT_VERSION ($HERMES_PYTHON)"
 if [ "${CI:-}" = true ]; then export CARGO_INCREMENTAL=0 PROPTEST_CASES="${PROPTEST_CASES:-64}"; fi
@@ -83,6 +91,20 @@ cargo clippy --locked --all-targets -- -D warnings
 say "cargo build --locked --bins --tests"
 cargo build --locked --bins
 cargo test --locked --no-run "$@"
+# The wheel test's manylinux wheel (a second build of every dependency, for the target
+# x86_64-unknown-linux-gnu with zig), built here so it does not compete with the tests for the
+# CPU; the test runs the same command, with this environment, and finds it up to date. A run
+# with a FILTER leaves it to the test (if the filter selects it).
+if [ $# -eq 0 ]; then
+  say "maturin build --zig --compatibility manylinux_2_28 --profile dev (the wheel test's wheel)"
+  wheel_env=(PATH="$PATH" HOME="$HOME" CARGO_ZIGBUILD_PYTHON_PATH="$HERMES_PYTHON")
+  for v in RUSTUP_HOME RUSTUP_TOOLCHAIN CARGO_HOME CARGO_TARGET_DIR CARGO_INCREMENTAL TMPDIR; do
+    if [ -n "${!v+set}" ]; then wheel_env+=("$v=${!v}"); fi
+  done
+  wheel_out="$(mktemp -d)"
+  env -i "${wheel_env[@]}" "$MATURIN" build --zig --compatibility manylinux_2_28 --profile dev --out "$wheel_out"
+  rm -rf "$wheel_out"
+fi
 
 # Every install step is done: from here on the tests run in a network namespace that has only
 # loopback, so no test, browser or provider fallback can reach another host. As root `unshare -n`
