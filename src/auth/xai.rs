@@ -168,11 +168,28 @@ fn key_creds(ctx: &Context) -> Option<XaiCreds> {
     })
 }
 
+/// Why [`resolve`] found no credentials: when a sign-in could not be
+/// refreshed because another process held Hermes' `auth.lock`, that is what
+/// the user must hear, not "no credentials".
+#[derive(Debug, Default)]
+pub struct NoCreds {
+    /// The lock error (names the lock file and its holder).
+    pub locked: Option<String>,
+}
+
+impl NoCreds {
+    /// The lock error when there was one, else the caller's own text.
+    pub fn or(&self, default: &str) -> String {
+        self.locked.clone().unwrap_or_else(|| default.to_string())
+    }
+}
+
 /// `resolve_xai_http_credentials()`: the sign-in (refreshed when expiring),
-/// else `XAI_API_KEY`; `None` when there is neither.
-pub async fn resolve(ctx: &Context, http: &reqwest::Client) -> Option<XaiCreds> {
+/// else `XAI_API_KEY`; [`NoCreds`] when there is neither.
+pub async fn resolve(ctx: &Context, http: &reqwest::Client) -> Result<XaiCreds, NoCreds> {
     let path = auth_store::path_for(&ctx.home.path, PROVIDER);
     let now = auth_store::now();
+    let mut why = NoCreds::default();
     if let Ok(store) = auth_store::load(&path) {
         for e in entries(&store) {
             if !e.selectable(now) {
@@ -190,6 +207,7 @@ pub async fn resolve(ctx: &Context, http: &reqwest::Client) -> Option<XaiCreds> 
                     // Hermes' lock held by another process: the log says so plainly.
                     Err(XaiAuthError::Store(err @ auth_store::AuthStoreError::Locked(_))) => {
                         tracing::warn!("xai-oauth entry {} not refreshed: {err}", e.id);
+                        why.locked = Some(err.to_string());
                         continue;
                     }
                     Err(err) => {
@@ -200,14 +218,14 @@ pub async fn resolve(ctx: &Context, http: &reqwest::Client) -> Option<XaiCreds> 
             } else {
                 access
             };
-            return Some(XaiCreds {
+            return Ok(XaiCreds {
                 api_key: access,
                 base_url: oauth_base_url(ctx, e.base_url.as_deref()),
                 oauth: true,
             });
         }
     }
-    key_creds(ctx)
+    key_creds(ctx).ok_or(why)
 }
 
 /// The endpoint answered 401 to a sign-in token: refresh the record holding

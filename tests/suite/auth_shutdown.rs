@@ -295,3 +295,42 @@ fn a_held_auth_lock_costs_one_wait_and_is_named_with_its_holder() {
         "rt-1"
     );
 }
+
+/// The xAI sign-in behind a held `auth.lock`: the tool says the lock is held
+/// (and by whom), not "No xAI credentials found". The token endpoint is a
+/// closed loopback port, so nothing could leave the machine even if the lock
+/// were ignored.
+#[test]
+fn a_held_auth_lock_is_named_for_the_xai_sign_in() {
+    let env = TestEnv::new();
+    env.write_hermes(
+        "auth.json",
+        &json!({"version": 1, "providers": {"xai-oauth": {
+            "tokens": {"access_token": jwt("old", 60, json!({})), "refresh_token": "rt-1", "token_type": "Bearer"},
+            "auth_mode": "oauth_device_code"}}})
+        .to_string(),
+    );
+    env.write_hermes(
+        "config.yaml",
+        "image_gen:\n  provider: xai\n  xai:\n    base_url: http://127.0.0.1:9/v1\n",
+    );
+    let lock = env.hermes_home().join("auth.lock");
+    let holder = hold_lock(&lock);
+    let holder_pid = holder.0.id();
+    let mut rc = client(
+        &env,
+        &[("HERMES_MCP_TEST_XAI_TOKEN_URL", "http://127.0.0.1:9/token")],
+    );
+    let r = rc.call_tool("image_generate", json!({"prompt": "a comet"}));
+    drop(holder);
+    let v = result_json(&r);
+    let err = v["error"].as_str().unwrap_or_default();
+    assert_eq!(v["success"], false, "{v}");
+    assert!(err.contains(&lock.display().to_string()), "{err}");
+    assert!(err.contains(&format!("process {holder_pid}")), "{err}");
+    assert!(!err.contains("No xAI credentials"), "{err}");
+    assert_eq!(
+        auth_json(&env)["providers"]["xai-oauth"]["tokens"]["refresh_token"],
+        "rt-1"
+    );
+}

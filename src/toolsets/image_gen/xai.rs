@@ -188,12 +188,12 @@ pub(crate) async fn xai_generate(
     aspect: &str,
     sources: &[String],
 ) -> Result<(Generated, &'static str), GenError> {
-    let Some(creds) = xai_auth::resolve(ctx, http.api()).await else {
-        return Err(GenError::typed(
-            "missing_api_key",
-            "No xAI credentials found. Configure xAI OAuth in `hermes model` or set XAI_API_KEY.",
-        ));
-    };
+    let creds = xai_auth::resolve(ctx, http.api()).await.map_err(|why| {
+        GenError::typed(
+            if why.locked.is_some() { "auth_locked" } else { "missing_api_key" },
+            why.or("No xAI credentials found. Configure xAI OAuth in `hermes model` or set XAI_API_KEY."),
+        )
+    })?;
     check_sources(sources)?;
     let is_edit = !sources.is_empty();
     let (model, res) = (resolve_model(ctx), resolution(ctx));

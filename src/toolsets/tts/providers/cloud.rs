@@ -326,7 +326,7 @@ async fn xai(
     // `tts.xai.base_url` wins over the credentials' base URL.
     let creds = crate::auth::xai::resolve(ctx, http.api())
         .await
-        .ok_or_else(|| failed(XAI_NO_CREDENTIALS))?;
+        .map_err(|why| failed(why.or(XAI_NO_CREDENTIALS)))?;
     let key = creds.api_key.as_str();
     let mut tag_note = None;
     let tagged;

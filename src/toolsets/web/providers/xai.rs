@@ -85,8 +85,10 @@ pub(super) async fn search(
     query: &str,
     limit: usize,
 ) -> Result<Vec<Hit>, ProviderError> {
-    let Some(mut creds) = xai_auth::resolve(ctx, http.api()).await else {
-        return Err(ProviderError::NotConfigured(NO_KEY));
+    let mut creds = match xai_auth::resolve(ctx, http.api()).await {
+        Ok(c) => c,
+        Err(xai_auth::NoCreds { locked: Some(why) }) => return Err(ProviderError::Refused(why)),
+        Err(_) => return Err(ProviderError::NotConfigured(NO_KEY)),
     };
     let limit = limit.clamp(1, 100);
     let model = ctx
