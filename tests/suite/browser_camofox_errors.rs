@@ -9,8 +9,9 @@ use serde_json::{Value, json};
 use super::common::{RawClient, TestEnv, is_error, result_json};
 use super::fake::{Resp, TestServer};
 
-fn navigate_via(camofox: &str) -> (Value, Duration) {
+fn navigate_via(camofox: &str, config_yaml: &str) -> (Value, Duration) {
     let env = TestEnv::new();
+    env.write_hermes("config.yaml", config_yaml);
     let mut cmd = env.cmd();
     cmd.env("CAMOFOX_URL", camofox);
     let mut c = RawClient::spawn(cmd);
@@ -42,7 +43,7 @@ fn browser_camofox_oversized_answer_is_reported_with_the_limit() {
         Resp::raw(body)
     });
     for srv in [&declared, &streamed] {
-        let (v, _) = navigate_via(&srv.base());
+        let (v, _) = navigate_via(&srv.base(), "");
         let err = v["error"].as_str().unwrap_or_default();
         assert!(!err.contains("Cannot connect"), "{err}");
         assert!(
@@ -54,8 +55,10 @@ fn browser_camofox_oversized_answer_is_reported_with_the_limit() {
 
 #[test]
 fn browser_camofox_hang_is_reported_with_the_real_wait() {
+    // Hermes' per-call limit (`browser.command_timeout`) ends the call, not
+    // the HTTP client's 20 s idle cut: 24 s here (the old code said 20).
     let hang = TestServer::start(|_| Resp::hang(Duration::from_secs(120)));
-    let (v, took) = navigate_via(&hang.base());
+    let (v, took) = navigate_via(&hang.base(), "browser:\n  command_timeout: 24\n");
     let err = v["error"].as_str().unwrap_or_default().to_string();
     let waited: u64 = err
         .split("timed out after ")
@@ -68,5 +71,6 @@ fn browser_camofox_hang_is_reported_with_the_real_wait() {
         (waited as f64 - real).abs() <= 2.0,
         "the error says {waited}s, the call took {real:.1}s: {err}"
     );
+    assert_eq!(waited, 24, "the configured limit ends the call: {err}");
     assert!(!err.contains("Cannot connect"), "{err}");
 }

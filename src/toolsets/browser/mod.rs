@@ -110,6 +110,9 @@ pub struct BrowserToolset {
     session: Arc<Mutex<Slots>>,
     reaper: std::sync::Mutex<Option<tokio::task::JoinHandle<()>>>,
     http: crate::net::LazyClient,
+    /// Camofox's own client: no 20 s idle cut, so a call may wait as long as
+    /// Hermes lets it (`browser.command_timeout`, 30 s by default).
+    camofox_http: crate::net::LazyClient,
     camofox: camofox::Shared,
 }
 
@@ -529,7 +532,7 @@ impl BrowserToolset {
             Tool::Navigate(a) => Some(navigate::precheck_url(&a.url, ctx, false, None).await?),
             _ => None,
         };
-        let http = self.api_client(ctx)?;
+        let http = self.camofox_client(ctx)?;
         let r = camofox::dispatch(ctx, &self.camofox, http, &mut slots.camofox, tool, url).await;
         if slots.camofox.is_some() {
             self.start_reaper(Settings::from_context(ctx).inactivity_timeout);
@@ -543,6 +546,27 @@ impl BrowserToolset {
         self.http
             .get_or_build(|| {
                 crate::net::HttpClient::with_policy(crate::net::Policy::from_context(ctx))
+            })
+            .map_err(Fail::msg)
+    }
+
+    /// The client for the Camofox server: the provider-API policy, with read
+    /// and total limits above the per-call limit Hermes gives Camofox
+    /// (`tools/browser_camofox.py::_get_command_timeout`, 30 s by default),
+    /// so the per-call limit is the one that ends a call (up to 150 s).
+    fn camofox_client(&self, ctx: &Context) -> Result<Arc<crate::net::HttpClient>, Fail> {
+        self.camofox_http
+            .get_or_build(|| {
+                let limits = crate::net::Limits {
+                    read: std::time::Duration::from_secs(150),
+                    total: std::time::Duration::from_secs(180),
+                    ..Default::default()
+                };
+                crate::net::HttpClient::new(
+                    crate::net::Policy::from_context(ctx),
+                    Arc::new(crate::net::SystemLookup),
+                    limits,
+                )
             })
             .map_err(Fail::msg)
     }
