@@ -37,6 +37,8 @@ use probe::TalkError;
 
 /// codex's default `startup_timeout_sec`.
 const DEFAULT_STARTUP: Duration = Duration::from_secs(30);
+/// The longest any step may take, whatever `startup_timeout_sec` says.
+const MAX_STEP: Duration = Duration::from_secs(600);
 /// How long codex may take to say whether config.toml loads.
 const CODEX_CHECK_TIMEOUT: Duration = Duration::from_secs(20);
 /// The least `tools --json` gets (else the entry's `startup_timeout_sec`):
@@ -359,7 +361,9 @@ fn launch_of(entry: &toml::Table, command: &str) -> probe::Launch {
         .get("startup_timeout_sec")
         .and_then(|v| v.as_float().or_else(|| v.as_integer().map(|i| i as f64)))
         .and_then(|f| Duration::try_from_secs_f64(f).ok())
-        .unwrap_or(DEFAULT_STARTUP);
+        .unwrap_or(DEFAULT_STARTUP)
+        // doctor always ends: a huge `startup_timeout_sec` is still a deadline.
+        .min(MAX_STEP);
     probe::Launch {
         program: PathBuf::from(command),
         args,

@@ -17,6 +17,8 @@ use crate::redact::redact_sensitive_text;
 
 /// Longest tool or client name in a line (they come from the client).
 pub(crate) const NAME_CHARS: usize = 100;
+/// Characters at the end of the redacted prefix that are never shown.
+const SCAN_MARGIN: usize = 256;
 /// Longest error text in a call's line.
 const ERROR_CHARS: usize = 300;
 /// Longest argument or result text at `debug`.
@@ -37,8 +39,16 @@ pub(crate) fn readable(text: &str, max: usize) -> String {
     if kept <= max && total <= scanned {
         return clean;
     }
-    let cut: String = clean.chars().take(max).collect();
-    let left = kept.saturating_sub(max) + total.saturating_sub(scanned);
+    // A secret straddling the scanned prefix's end may be too short there
+    // for the patterns to match: never show the prefix's last characters.
+    let usable = if total > scanned {
+        kept.saturating_sub(SCAN_MARGIN.min(scanned - max))
+    } else {
+        kept
+    };
+    let take = max.min(usable);
+    let cut: String = clean.chars().take(take).collect();
+    let left = kept.saturating_sub(take) + total.saturating_sub(scanned);
     format!("{cut}… [{left} more chars]")
 }
 
@@ -109,6 +119,22 @@ fn error_text(out: &ToolOutput) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_secret_cut_at_the_end_of_the_scanned_prefix_is_never_shown() {
+        // A long bearer token that redaction shortens, then a key whose
+        // start falls just before the end of the scanned prefix (4 × 500).
+        let bearer = format!("Authorization: Bearer {}", "A".repeat(1900));
+        let pad = 2000 - 6 - bearer.chars().count();
+        let text = format!(
+            "{bearer}{} sk-ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789 tail{}",
+            " ".repeat(pad),
+            "z".repeat(3000)
+        );
+        let r = readable(&text, 500);
+        assert!(!r.contains("sk-A"), "{r}");
+        assert!(!r.contains("AAAAAAAAAAAAAAAA"), "{r}");
+    }
 
     #[test]
     fn readable_cuts_on_characters_and_redacts() {

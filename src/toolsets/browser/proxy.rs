@@ -67,6 +67,10 @@ impl GuardProxy {
             format!("--proxy-server=http://{}", self.addr),
             // Chromium bypasses the proxy for loopback unless told otherwise.
             "--proxy-bypass-list=<-loopback>".into(),
+            // WebRTC's UDP (STUN/TURN, peer connections) does not go through
+            // an HTTP proxy: without this a page could reach any private
+            // address over UDP past the policy.
+            "--force-webrtc-ip-handling-policy=disable_non_proxied_udp".into(),
         ]
     }
 }
@@ -75,6 +79,21 @@ impl Drop for GuardProxy {
     fn drop(&mut self) {
         self.task.abort();
     }
+}
+
+/// Whether `a` reaches the proxy's own listener: its port on loopback, the
+/// unspecified address or a v4-mapped loopback (all land on the same socket).
+fn is_own(a: SocketAddr, own: SocketAddr) -> bool {
+    if a.port() != own.port() {
+        return false;
+    }
+    let ip = match a.ip() {
+        std::net::IpAddr::V6(v6) => v6
+            .to_ipv4_mapped()
+            .map_or(std::net::IpAddr::V6(v6), std::net::IpAddr::V4),
+        v4 => v4,
+    };
+    ip == own.ip() || ip.is_loopback() || ip.is_unspecified()
 }
 
 /// Accept connections; each runs in a task of the set, aborted with it.
@@ -153,9 +172,12 @@ async fn handle(
     );
     let connect = method.eq_ignore_ascii_case("CONNECT");
     // The URL checked: for a tunnel the scheme is unknown (https, wss or ws);
-    // the rules that depend on it (trusted hosts) read it as https.
+    // the rules that depend on it (https-only trusted hosts) read it as https
+    // only on port 443, as plain http elsewhere.
     let url = if connect {
-        Url::parse(&format!("https://{target}/"))
+        let https = target.rsplit_once(':').is_none_or(|(_, p)| p == "443");
+        let scheme = if https { "https" } else { "http" };
+        Url::parse(&format!("{scheme}://{target}/"))
     } else {
         Url::parse(target)
     };
@@ -170,7 +192,7 @@ async fn handle(
             return answer(&mut client, status, &why).await;
         }
     };
-    if checked.contains(&own) {
+    if checked.iter().any(|a| is_own(*a, own)) {
         return answer(
             &mut client,
             "403 Forbidden",
@@ -305,6 +327,24 @@ async fn checked_addrs(
 mod tests {
     use super::*;
     use crate::net::Policy;
+
+    #[test]
+    fn every_form_of_the_proxys_own_address_is_its_own() {
+        let own: SocketAddr = "127.0.0.1:4000".parse().unwrap();
+        for a in [
+            "127.0.0.1:4000",
+            "127.0.0.2:4000",
+            "0.0.0.0:4000",
+            "[::1]:4000",
+            "[::]:4000",
+            "[::ffff:127.0.0.1]:4000",
+        ] {
+            assert!(is_own(a.parse().unwrap(), own), "{a}");
+        }
+        for a in ["127.0.0.1:4001", "10.0.0.1:4000", "[::ffff:10.0.0.1]:4000"] {
+            assert!(!is_own(a.parse().unwrap(), own), "{a}");
+        }
+    }
 
     fn local() -> BrowserPolicy {
         BrowserPolicy {
