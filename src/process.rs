@@ -6,10 +6,11 @@
 //! inline shell snippets, and the plugin-skill probe (Hermes' Python).
 
 use std::io::{self, Read};
+use std::os::fd::AsRawFd;
 use std::os::unix::process::CommandExt;
 use std::process::{Command, Output, Stdio};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
@@ -45,18 +46,20 @@ pub fn human_bytes(n: usize) -> String {
 /// Read a pipe to its end on a thread, keeping at most `cap` bytes: the
 /// bytes arrive on the channel, or `Err` once the child wrote more (the
 /// thread stops reading then, so memory stays bounded whatever it writes).
-fn drain(
-    r: Option<impl Read + Send + 'static>,
+/// The pipe is read without blocking and polled in short steps, so the
+/// thread also ends when `stop` is set: a descendant that left the process
+/// group (`setsid`) and keeps the pipe open cannot hold it for ever.
+fn drain<R: Read + AsRawFd + Send + 'static>(
+    r: Option<R>,
     cap: usize,
     over: (Arc<AtomicU8>, u8),
+    stop: Arc<AtomicBool>,
 ) -> mpsc::Receiver<Result<Vec<u8>, ()>> {
     let (tx, rx) = mpsc::channel();
     std::thread::spawn(move || {
         let mut buf = Vec::new();
         if let Some(r) = r {
-            // One byte past the cap tells "exactly cap" from "more".
-            let limit = u64::try_from(cap).unwrap_or(u64::MAX).saturating_add(1);
-            let _ = r.take(limit).read_to_end(&mut buf);
+            read_until_stopped(r, &mut buf, cap, &stop);
         }
         if buf.len() > cap {
             over.0.store(over.1, Ordering::SeqCst);
@@ -66,6 +69,60 @@ fn drain(
         }
     });
     rx
+}
+
+/// Read `r` into `buf` until end of file, more than `cap` bytes, an error,
+/// or `stop`.
+fn read_until_stopped(
+    mut r: impl Read + AsRawFd,
+    buf: &mut Vec<u8>,
+    cap: usize,
+    stop: &AtomicBool,
+) {
+    let fd = r.as_raw_fd();
+    // SAFETY: fcntl on a descriptor this reader owns; only the flags change.
+    unsafe {
+        let flags = libc::fcntl(fd, libc::F_GETFL);
+        if flags >= 0 {
+            libc::fcntl(fd, libc::F_SETFL, flags | libc::O_NONBLOCK);
+        }
+    }
+    let mut chunk = vec![0u8; 64 * 1024];
+    while !stop.load(Ordering::SeqCst) && buf.len() <= cap {
+        let mut pfd = libc::pollfd {
+            fd,
+            events: libc::POLLIN,
+            revents: 0,
+        };
+        // SAFETY: one valid pollfd, for the length given.
+        let n = unsafe { libc::poll(&mut pfd, 1, 100) };
+        if n == 0 || (n < 0 && io::Error::last_os_error().kind() == io::ErrorKind::Interrupted) {
+            continue;
+        }
+        if n < 0 {
+            return;
+        }
+        match r.read(&mut chunk) {
+            Ok(0) => return,
+            Ok(k) => buf.extend_from_slice(&chunk[..k]),
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    io::ErrorKind::WouldBlock | io::ErrorKind::Interrupted
+                ) => {}
+            Err(_) => return,
+        }
+    }
+}
+
+/// Sets the flag when dropped: whatever way a run returns, its reader
+/// threads stop.
+struct StopOnDrop(Arc<AtomicBool>);
+
+impl Drop for StopOnDrop {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::SeqCst);
+    }
 }
 
 /// SIGKILL the process group `pid` leads (made with `process_group(0)`).
@@ -108,8 +165,11 @@ fn run(mut cmd: Command, timeout: Duration, cap: usize, reap: bool) -> Result<Ou
     let pid = child.id();
     // Which pipe went over the cap: 1 stdout, 2 stderr.
     let over = Arc::new(AtomicU8::new(0));
-    let out = drain(child.stdout.take(), cap, (over.clone(), 1));
-    let err = drain(child.stderr.take(), cap, (over.clone(), 2));
+    // Set when the run gives up on the pipes: the reader threads end then.
+    let stop = Arc::new(AtomicBool::new(false));
+    let _stop_on_return = StopOnDrop(stop.clone());
+    let out = drain(child.stdout.take(), cap, (over.clone(), 1), stop.clone());
+    let err = drain(child.stderr.take(), cap, (over.clone(), 2), stop.clone());
     // A timeout too large to add to now (`.inf` in config.yaml) never expires.
     let deadline = Instant::now().checked_add(timeout);
     let end = |child: &mut std::process::Child, e: RunError| {
@@ -141,7 +201,9 @@ fn run(mut cmd: Command, timeout: Duration, cap: usize, reap: bool) -> Result<Ou
             Err(_) => {
                 // Something the child started still holds the pipe.
                 kill_group(pid);
-                rx.recv_timeout(Duration::from_secs(1)).ok()
+                let got = rx.recv_timeout(Duration::from_secs(1)).ok();
+                stop.store(true, Ordering::SeqCst);
+                got
             }
         };
         match got {
@@ -225,6 +287,47 @@ mod tests {
         c.args(["-c", "head -c 4096 /dev/zero"]);
         let o = output_then_kill_group(c, Duration::from_secs(60), 4096).expect("exact");
         assert_eq!(o.stdout.len(), 4096);
+    }
+
+    /// A descendant that left the process group (`setsid`) and keeps the
+    /// pipe open does not keep the reader thread: once the run gives up,
+    /// the read end closes, and the descendant's next write fails.
+    #[test]
+    fn a_descendant_outside_the_group_does_not_keep_the_reader() {
+        let t = tempfile::tempdir().expect("tempdir");
+        let pidfile = t.path().join("pid");
+        let mut c = Command::new("sh");
+        c.arg("-c").arg(format!(
+            "setsid sh -c 'echo $$ > {}; while :; do echo x || exit 0; sleep 0.1; done' & sleep 0.3",
+            pidfile.display()
+        ));
+        let e = output_with_timeout(c, Duration::from_secs(1)).expect_err("held pipe");
+        assert!(matches!(e, RunError::TimedOut(_)), "{e}");
+        let pid: libc::pid_t = std::fs::read_to_string(&pidfile)
+            .expect("pid")
+            .trim()
+            .parse()
+            .expect("pid number");
+        let deadline = Instant::now() + Duration::from_secs(10);
+        let gone = loop {
+            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+            let state = stat.rsplit(") ").next().and_then(|r| r.chars().next());
+            if matches!(state, None | Some('Z' | 'X')) {
+                break true;
+            }
+            if Instant::now() > deadline {
+                break false;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        };
+        // SAFETY: plain kill(2) of the test's own descendant.
+        unsafe {
+            libc::kill(pid, libc::SIGKILL);
+        }
+        assert!(
+            gone,
+            "the descendant still writes into a pipe somebody reads"
+        );
     }
 
     #[test]
