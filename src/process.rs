@@ -289,6 +289,31 @@ mod tests {
         assert_eq!(o.stdout.len(), 4096);
     }
 
+    fn read_pid(pidfile: &std::path::Path) -> libc::pid_t {
+        std::fs::read_to_string(pidfile)
+            .expect("pid")
+            .trim()
+            .parse()
+            .expect("pid number")
+    }
+
+    /// Whether `pid` ends within `limit` (a zombie counts: init reaps it
+    /// when it likes, so the state is what tells).
+    fn gone_within(pid: libc::pid_t, limit: Duration) -> bool {
+        let deadline = Instant::now() + limit;
+        loop {
+            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+            let state = stat.rsplit(") ").next().and_then(|r| r.chars().next());
+            if matches!(state, None | Some('Z' | 'X')) {
+                return true;
+            }
+            if Instant::now() > deadline {
+                return false;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
     /// A descendant that left the process group (`setsid`) and keeps the
     /// pipe open does not keep the reader thread: once the run gives up,
     /// the read end closes, and the descendant's next write fails.
@@ -303,23 +328,8 @@ mod tests {
         ));
         let e = output_with_timeout(c, Duration::from_secs(1)).expect_err("held pipe");
         assert!(matches!(e, RunError::TimedOut(_)), "{e}");
-        let pid: libc::pid_t = std::fs::read_to_string(&pidfile)
-            .expect("pid")
-            .trim()
-            .parse()
-            .expect("pid number");
-        let deadline = Instant::now() + Duration::from_secs(10);
-        let gone = loop {
-            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-            let state = stat.rsplit(") ").next().and_then(|r| r.chars().next());
-            if matches!(state, None | Some('Z' | 'X')) {
-                break true;
-            }
-            if Instant::now() > deadline {
-                break false;
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        };
+        let pid = read_pid(&pidfile);
+        let gone = gone_within(pid, Duration::from_secs(10));
         // SAFETY: plain kill(2) of the test's own descendant.
         unsafe {
             libc::kill(pid, libc::SIGKILL);
@@ -342,24 +352,8 @@ mod tests {
         ));
         let o = output_then_kill_group(c, Duration::from_secs(60), OUTPUT_CAP).expect("run");
         assert_eq!(o.stdout, b"done\n");
-        let pid: libc::pid_t = std::fs::read_to_string(&pidfile)
-            .expect("pid")
-            .trim()
-            .parse()
-            .expect("pid number");
-        // Killed; the zombie goes when init reaps it, so look at its state.
-        let deadline = Instant::now() + Duration::from_secs(30);
-        let gone = loop {
-            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-            let state = stat.rsplit(") ").next().and_then(|r| r.chars().next());
-            if matches!(state, None | Some('Z' | 'X')) {
-                break true;
-            }
-            if Instant::now() > deadline {
-                break false;
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        };
+        let pid = read_pid(&pidfile);
+        let gone = gone_within(pid, Duration::from_secs(30));
         assert!(gone, "the background sleep {pid} survived the step");
     }
 }
