@@ -166,11 +166,9 @@ fn a_chatgpt_refresh_under_way_is_stored_on_sigterm() {
     codex_refresh_is_stored_on(Stop::Term);
 }
 
-#[test]
-fn an_xai_refresh_under_way_is_stored_when_stdin_closes() {
-    let fresh = jwt("fresh", 3600, json!({}));
-    let srv = slow_token_endpoint("/token", fresh.clone());
-    let env = TestEnv::new();
+/// Hermes' xAI Grok sign-in with an access token a minute from expiry (so
+/// the next use refreshes it), and `image_generate` on xAI at a closed port.
+fn xai_sign_in_expiring(env: &TestEnv) {
     env.write_hermes(
         "auth.json",
         &json!({"version": 1, "providers": {"xai-oauth": {
@@ -182,6 +180,14 @@ fn an_xai_refresh_under_way_is_stored_when_stdin_closes() {
         "config.yaml",
         "image_gen:\n  provider: xai\n  xai:\n    base_url: http://127.0.0.1:9/v1\n",
     );
+}
+
+#[test]
+fn an_xai_refresh_under_way_is_stored_when_stdin_closes() {
+    let fresh = jwt("fresh", 3600, json!({}));
+    let srv = slow_token_endpoint("/token", fresh.clone());
+    let env = TestEnv::new();
+    xai_sign_in_expiring(&env);
     let url = srv.url("/token");
     stop_mid_refresh(
         &env,
@@ -303,17 +309,7 @@ fn a_held_auth_lock_costs_one_wait_and_is_named_with_its_holder() {
 #[test]
 fn a_held_auth_lock_is_named_for_the_xai_sign_in() {
     let env = TestEnv::new();
-    env.write_hermes(
-        "auth.json",
-        &json!({"version": 1, "providers": {"xai-oauth": {
-            "tokens": {"access_token": jwt("old", 60, json!({})), "refresh_token": "rt-1", "token_type": "Bearer"},
-            "auth_mode": "oauth_device_code"}}})
-        .to_string(),
-    );
-    env.write_hermes(
-        "config.yaml",
-        "image_gen:\n  provider: xai\n  xai:\n    base_url: http://127.0.0.1:9/v1\n",
-    );
+    xai_sign_in_expiring(&env);
     let lock = env.hermes_home().join("auth.lock");
     let holder = hold_lock(&lock);
     let holder_pid = holder.0.id();
