@@ -26,7 +26,7 @@
 //! that cannot be resolved or reached, `502`. Plain requests are sent on
 //! with `Connection: close` (one request per proxied connection).
 
-use std::net::{IpAddr, SocketAddr};
+use std::net::SocketAddr;
 use std::time::Duration;
 
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -289,33 +289,18 @@ async fn checked_addrs(
     }
     crate::net::check_url(&as_http, &policy.policy)
         .map_err(|b| ("403 Forbidden", b.to_string()))?;
-    let (host, ips): (String, Vec<IpAddr>) = match url.host() {
-        Some(url::Host::Ipv4(v4)) => (v4.to_string(), vec![IpAddr::V4(v4)]),
-        Some(url::Host::Ipv6(v6)) => (v6.to_string(), vec![IpAddr::V6(v6)]),
-        Some(url::Host::Domain(d)) => {
-            let host = d.trim_end_matches('.').to_ascii_lowercase();
-            let found: Vec<IpAddr> = match tokio::net::lookup_host((host.as_str(), port)).await {
-                Ok(a) => a.map(|a| a.ip()).collect(),
-                Err(e) => {
-                    return Err((
-                        "502 Bad Gateway",
-                        format!("cannot resolve host {host}: {e}"),
-                    ));
-                }
-            };
-            (host, found)
-        }
-        None => return Err(("400 Bad Request", "no host".into())),
-    };
+    let (host, ips) = super::urlcheck::host_addrs(url, port)
+        .await
+        .map_err(|e| match e {
+            super::urlcheck::NoAddress::NoHost => ("400 Bad Request", "no host".to_string()),
+            super::urlcheck::NoAddress::Unresolved(why) => ("502 Bad Gateway", why),
+        })?;
     let scheme = as_http.scheme().to_string();
     for ip in &ips {
         policy
             .policy
             .check_ip(&host, &scheme, *ip)
             .map_err(|b| ("403 Forbidden", b.to_string()))?;
-    }
-    if ips.is_empty() {
-        return Err(("502 Bad Gateway", format!("cannot resolve host {host}")));
     }
     Ok(ips
         .into_iter()

@@ -116,6 +116,39 @@ pub(crate) async fn check(url_str: &str, bp: &BrowserPolicy) -> Result<(), Refus
     Ok(())
 }
 
+/// Why a URL's host stands for no address.
+pub(crate) enum NoAddress {
+    /// The URL has no host at all.
+    NoHost,
+    /// The name did not resolve, or to nothing (the text says which).
+    Unresolved(String),
+}
+
+/// The addresses a URL's host stands for: its literal address, or every
+/// address the name resolves to (never empty), with the host as checked
+/// (lower case, no trailing dot). Callers check each address and dial only
+/// these, so a second lookup cannot answer differently.
+pub(crate) async fn host_addrs(url: &Url, port: u16) -> Result<(String, Vec<IpAddr>), NoAddress> {
+    let (host, ips) = match url.host() {
+        Some(Host::Ipv4(v4)) => (v4.to_string(), vec![IpAddr::V4(v4)]),
+        Some(Host::Ipv6(v6)) => (v6.to_string(), vec![IpAddr::V6(v6)]),
+        Some(Host::Domain(d)) => {
+            let host = d.trim_end_matches('.').to_ascii_lowercase();
+            let found = tokio::net::lookup_host((host.as_str(), port))
+                .await
+                .map_err(|e| NoAddress::Unresolved(format!("cannot resolve host {host}: {e}")))?
+                .map(|a| a.ip())
+                .collect();
+            (host, found)
+        }
+        None => return Err(NoAddress::NoHost),
+    };
+    if ips.is_empty() {
+        return Err(NoAddress::Unresolved(format!("cannot resolve host {host}")));
+    }
+    Ok((host, ips))
+}
+
 /// Check a configured browser endpoint (`http(s)://` DevTools address or
 /// `ws(s)://` WebSocket URL) against the metadata rule: its host name, its
 /// literal address in any form, and every address the name resolves to.
@@ -143,30 +176,15 @@ pub(crate) async fn check_endpoint(raw: &str) -> Result<Vec<SocketAddr>, String>
     if let Err(b @ Blocked::Metadata { .. }) = check_url(&as_http, &floor) {
         return Err(b.to_string());
     }
-    let ips: Vec<IpAddr> = match url.host() {
-        Some(Host::Ipv4(v4)) => vec![IpAddr::V4(v4)],
-        Some(Host::Ipv6(v6)) => vec![IpAddr::V6(v6)],
-        Some(Host::Domain(d)) => {
-            let host = d.trim_end_matches('.').to_ascii_lowercase();
-            tokio::net::lookup_host((host.as_str(), port))
-                .await
-                .map_err(|e| format!("cannot resolve host {host}: {e}"))?
-                .map(|a| a.ip())
-                .collect()
-        }
-        None => return Err(format!("'{raw}' has no host")),
-    };
+    let (_, ips) = host_addrs(&url, port).await.map_err(|e| match e {
+        NoAddress::NoHost => format!("'{raw}' has no host"),
+        NoAddress::Unresolved(why) => why,
+    })?;
     if ips.iter().any(|ip| classify(*ip) == IpClass::Metadata) {
         return Err(Blocked::Metadata {
             host: url.host_str().unwrap_or_default().to_string(),
         }
         .to_string());
-    }
-    if ips.is_empty() {
-        return Err(format!(
-            "cannot resolve host {}",
-            url.host_str().unwrap_or_default()
-        ));
     }
     Ok(ips
         .into_iter()
