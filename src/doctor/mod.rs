@@ -168,7 +168,7 @@ fn examine(opts: &Options, codex_home: &Path, path: &Path, r: &mut Report) {
 
 /// config.toml's text; a missing or unreadable file is a finding.
 fn read_config_toml(path: &Path, r: &mut Report) -> Option<String> {
-    match crate::files::read_to_string_capped_opt(path, crate::files::CONFIG_CAP) {
+    match crate::fs::read_to_string_capped_opt(path, crate::fs::CONFIG_CAP) {
         Ok(Some(t)) => Some(t),
         Ok(None) => {
             r.codex_check = "not asked (no config.toml)".into();

@@ -84,7 +84,7 @@ fn examine(home: &Path, codex_home: &Path, r: &mut Report) -> State {
     }
     let mut ok = enabled(home, &dir, r);
     let settings =
-        crate::files::read_to_string_capped_opt(&dir.join(SETTINGS_FILE), crate::files::CONFIG_CAP)
+        crate::fs::read_to_string_capped_opt(&dir.join(SETTINGS_FILE), crate::fs::CONFIG_CAP)
             .ok()
             .flatten()
             .and_then(|t| serde_json::from_str::<Value>(&t).ok());
@@ -202,7 +202,7 @@ fn runs_this_binary(settings: &Value, r: &mut Report) -> bool {
 /// stored the Codex home it watched in `codex_config`).
 fn current(dir: &Path, settings: &Value, r: &mut Report) -> bool {
     let code =
-        crate::files::read_to_string_capped_opt(&dir.join("__init__.py"), crate::files::CONFIG_CAP)
+        crate::fs::read_to_string_capped_opt(&dir.join("__init__.py"), crate::fs::CONFIG_CAP)
             .ok()
             .flatten();
     if code.as_deref() == Some(hermes_hook::PLUGIN_PY) {

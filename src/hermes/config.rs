@@ -23,7 +23,7 @@ use serde_json::Value;
 pub enum ConfigError {
     /// Not a regular file, too large, unreadable or not UTF-8 (the message names the path).
     #[error(transparent)]
-    Read(#[from] crate::files::FileError),
+    Read(#[from] crate::fs::FileError),
     #[error("{path} is not valid YAML: {message}")]
     Parse { path: PathBuf, message: String },
     #[error("{path}: the top level must be a mapping of keys, found {found}")]
@@ -116,7 +116,7 @@ impl HermesConfig {
     /// Load `path`; a missing file is an empty config, not an error.
     pub(crate) fn load(path: &Path) -> Result<Self, ConfigError> {
         // Only a regular file, never blocking on a FIFO, at most 16 MiB.
-        match crate::files::read_to_string_capped_opt(path, crate::files::CONFIG_CAP)? {
+        match crate::fs::read_to_string_capped_opt(path, crate::fs::CONFIG_CAP)? {
             Some(text) => {
                 let mut c = Self::parse(&text, path)?;
                 c.exists = true;

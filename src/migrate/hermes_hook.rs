@@ -451,7 +451,7 @@ fn refuse_links(plugin_dir: &Path, files: &[(PathBuf, String)]) -> anyhow::Resul
                 format!(
                     "{} is {}, not {}",
                     path.display(),
-                    crate::files::kind_name(&ft),
+                    crate::fs::kind_name(&ft),
                     if want_dir { "a directory" } else { "a regular file" }
                 ),
                 "nothing was written there; remove it and run migrate again, or pass --no-hermes-hook",
@@ -618,7 +618,7 @@ pub(crate) fn remove(hermes_home: &Path, dry_run: bool) -> anyhow::Result<Remova
 /// config.yaml through the crate's one safe reader (regular files only, capped);
 /// a missing file reads as empty.
 fn read_config(path: &Path) -> anyhow::Result<String> {
-    match crate::files::read_to_string_capped_opt(path, crate::files::CONFIG_CAP) {
+    match crate::fs::read_to_string_capped_opt(path, crate::fs::CONFIG_CAP) {
         Ok(t) => Ok(t.unwrap_or_default()),
         Err(e) => Err(UserError::hint(
             format!("cannot read {}: {e}", path.display()),
@@ -631,7 +631,7 @@ fn read_config(path: &Path) -> anyhow::Result<String> {
 /// A plugin file's text, when it is a readable regular file (a FIFO or device
 /// planted there is treated as missing, never read).
 fn read_regular(path: &Path) -> Option<String> {
-    crate::files::read_to_string_capped_opt(path, crate::files::CONFIG_CAP)
+    crate::fs::read_to_string_capped_opt(path, crate::fs::CONFIG_CAP)
         .ok()
         .flatten()
 }

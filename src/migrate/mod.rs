@@ -1002,7 +1002,7 @@ fn write_locked(
     }
     let replaced = write::atomic_write(&p.real, &new).map_err(|e| {
         let hint = match &e {
-            write::WriteError::File(crate::files::FileError::Write { .. }) => format!(
+            write::WriteError::File(crate::fs::FileError::Write { .. }) => format!(
                 "nothing was changed; make {} writable and run migrate again",
                 p.real.display()
             ),

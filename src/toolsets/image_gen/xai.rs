@@ -122,7 +122,7 @@ impl Storage {
         let filename = format!(
             "hermes-xai-image-{}-{}.png",
             crate::time::utc_stamp(crate::time::unix_now()),
-            crate::files::short_id()
+            crate::fs::short_id()
         );
         let mut so = json!({"filename": filename, "public_url": self.public_url});
         if let Some(e) = self.expires_after {
@@ -158,7 +158,7 @@ fn notice_once(ctx: &Context, expires: Option<i64>) -> Option<String> {
     }
     let _ = std::fs::create_dir_all(&dir);
     let stamp = crate::time::utc_isoformat(crate::time::unix_now() as f64);
-    let _ = crate::files::atomic_write(&marker, format!("{stamp}\n").as_bytes());
+    let _ = crate::fs::atomic_write(&marker, format!("{stamp}\n").as_bytes());
     Some(notice_text(expires))
 }
 
@@ -252,7 +252,7 @@ fn check_sources(sources: &[String]) -> Result<(), GenError> {
         let remote = ["http://", "https://", "data:"]
             .iter()
             .any(|p| lower.starts_with(p));
-        if !remote && !crate::files::absolute(s).is_file() {
+        if !remote && !crate::fs::absolute(s).is_file() {
             let field = if i == 0 {
                 "image_url"
             } else {

@@ -96,7 +96,7 @@ pub(crate) fn stage_batch(
 /// the tool's answer.
 fn stage(home: &Path, payload: Value, summary: &str, detail: &str) -> Result<Value, Failure> {
     let cut: String = detail.chars().take(120).collect();
-    let id = crate::files::short_id();
+    let id = crate::fs::short_id();
     let created_at = crate::time::now();
     let record = json!({
         "id": id,

@@ -74,7 +74,7 @@ struct Locked {
     target: Target,
     path: PathBuf,
     entries: Vec<String>,
-    _lock: crate::files::Flock,
+    _lock: crate::fs::Flock,
 }
 
 impl Store {

@@ -483,7 +483,7 @@ fn gemini_persona(ctx: &Context, g: &Map<String, Value>) -> Option<String> {
             }
         })
         .and_then(
-            |p| match crate::files::read_to_string_capped(&p, crate::files::CONFIG_CAP) {
+            |p| match crate::fs::read_to_string_capped(&p, crate::fs::CONFIG_CAP) {
                 Ok(t) => Some(t.trim().to_string()),
                 Err(e) => {
                     tracing::warn!(
