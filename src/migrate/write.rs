@@ -180,15 +180,18 @@ pub(crate) fn clean_stale_temps(dir: &Path) {
     }
 }
 
-/// Atomically and durably replace `target` with `text` ([`crate::fs::atomic_write_with`]:
-/// symlinks followed, mode kept, 0600 for a new file, only regular files).
+/// Atomically and durably replace `target` with `text` (the one atomic write,
+/// [`crate::fs::write_atomic_with`]: symlinks followed, mode kept, 0600 for a
+/// new file, only regular files), pausing before the rename for crash tests.
 pub(crate) fn atomic_write(target: &Path, text: &str) -> Result<crate::fs::Replaced, WriteError> {
-    Ok(crate::fs::atomic_write_with(
-        target,
-        text.as_bytes(),
-        (TMP_PREFIX, TMP_SUFFIX),
-        test_pause,
-    )?)
+    let opts = crate::fs::WriteOptions {
+        temp: crate::fs::TempName::Random(TMP_PREFIX, TMP_SUFFIX),
+        ..crate::fs::WriteOptions::DURABLE
+    };
+    crate::fs::write_atomic_with(target, text.as_bytes(), &opts, || {
+        test_pause();
+        Ok::<(), WriteError>(())
+    })
 }
 
 /// Crash tests: pause between the fsynced temp file and the rename.
@@ -203,34 +206,6 @@ fn test_pause() {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::os::unix::fs::PermissionsExt;
-
-    #[test]
-    fn write_keeps_mode_and_follows_symlinks() {
-        let d = tempfile::tempdir().unwrap();
-        let real = d.path().join("dotfiles/config.toml");
-        fs::create_dir_all(real.parent().unwrap()).unwrap();
-        fs::write(&real, "a = 1\n").unwrap();
-        fs::set_permissions(&real, fs::Permissions::from_mode(0o640)).unwrap();
-        let link = d.path().join("config.toml");
-        std::os::unix::fs::symlink("dotfiles/config.toml", &link).unwrap();
-        let t = real_target(&link);
-        assert_eq!(t, d.path().join("dotfiles/config.toml"));
-        atomic_write(&t, "a = 2\n").unwrap();
-        assert!(
-            fs::symlink_metadata(&link)
-                .unwrap()
-                .file_type()
-                .is_symlink()
-        );
-        assert_eq!(fs::read_to_string(&link).unwrap(), "a = 2\n");
-        assert_eq!(
-            fs::metadata(&real).unwrap().permissions().mode() & 0o777,
-            0o640
-        );
-        let leftovers: Vec<_> = fs::read_dir(real.parent().unwrap()).unwrap().collect();
-        assert_eq!(leftovers.len(), 1);
-    }
 
     #[test]
     fn lock_errors_say_what_is_wrong() {

@@ -116,25 +116,30 @@ pub(crate) fn pending_dir(home: &Path) -> PathBuf {
     home.join("pending").join("memory")
 }
 
-/// `<dir>/<id>.json` via `<id>.json.tmp` (the umask's mode, as Python's
-/// `write_text` leaves it). serde_json's pretty printer writes what Python's
-/// `indent=2, ensure_ascii=False` writes.
+/// `<dir>/<id>.json` via `<id>.json.tmp`, as Hermes' `write_text` and
+/// `os.replace` write it (the umask's mode, no fsync). serde_json's pretty
+/// printer writes what Python's `indent=2, ensure_ascii=False` writes.
 fn write_record(dir: &Path, id: &str, record: &Value) -> Result<(), Failure> {
-    let fail = |e: std::io::Error| {
+    let fail = |e: &dyn std::fmt::Display| {
         Failure(format!(
             "cannot stage the memory write in {}: {e}. Nothing was saved.",
             dir.display()
         ))
     };
-    std::fs::create_dir_all(dir).map_err(fail)?;
+    std::fs::create_dir_all(dir).map_err(|e| fail(&e))?;
     let text = serde_json::to_string_pretty(record).expect("a JSON value serialises");
-    let path = dir.join(format!("{id}.json"));
-    let tmp = dir.join(format!("{id}.json.tmp"));
-    std::fs::write(&tmp, text).map_err(fail)?;
-    std::fs::rename(&tmp, &path).map_err(|e| {
-        let _ = std::fs::remove_file(&tmp);
-        fail(e)
-    })
+    let opts = crate::fs::WriteOptions {
+        temp: crate::fs::TempName::Suffix(".tmp"),
+        perms: crate::fs::Perms::Umask,
+        links: crate::fs::Links::NoFollow,
+        durability: crate::fs::Durability::AsHermes,
+    };
+    crate::fs::write_atomic(&dir.join(format!("{id}.json")), text.as_bytes(), &opts)
+        .map(|_| ())
+        .map_err(|e| match e.io_error() {
+            Some(io) => fail(io),
+            None => fail(&e),
+        })
 }
 
 #[cfg(test)]

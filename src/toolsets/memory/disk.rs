@@ -80,7 +80,12 @@ pub(crate) fn read_text(path: &Path) -> Result<Option<String>, Failure> {
 /// file (a symlink is kept and its target replaced). The result is 0600, as
 /// Hermes' `mkstemp` leaves it.
 pub(crate) fn write_text(path: &Path, text: &str) -> Result<(), Failure> {
-    crate::fs::atomic_write_mode(path, text.as_bytes(), (".mem_", ".tmp"), 0o600)
+    let opts = crate::fs::WriteOptions {
+        temp: crate::fs::TempName::Random(".mem_", ".tmp"),
+        perms: crate::fs::Perms::Fixed(0o600),
+        ..crate::fs::WriteOptions::DURABLE
+    };
+    crate::fs::write_atomic(path, text.as_bytes(), &opts)
         .map(|_| ())
         .map_err(|e| {
             Failure(format!(
