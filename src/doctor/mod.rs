@@ -31,7 +31,7 @@ use serde_json::Value;
 
 use crate::hermes::config::HermesConfig;
 use crate::hermes::{SERVER_NAME, envvars};
-use crate::migrate::{self, block, hermes_hook};
+use crate::migrate::{self, block, hermes_plugin};
 use crate::process::RunError;
 use probe::TalkError;
 
@@ -205,7 +205,7 @@ fn hermes_tools_entry(path: &Path, text: &str, r: &mut Report) -> Option<toml::T
             return None;
         }
     };
-    if let Some(w) = hermes_hook::replaced_by_hermes(text) {
+    if let Some(w) = hermes_plugin::replaced_by_hermes(text) {
         r.find("hermes_python_server", w, "run `hermes-mcp migrate`");
     }
     let entry = table

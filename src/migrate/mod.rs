@@ -16,7 +16,7 @@
 //! `--no-hermes-tools` leaves hermes-tools out; `--permissions PROFILE`
 //! (default `:workspace`) or `--no-permissions` controls `default_permissions`.
 //! It also installs a Hermes plugin that re-runs it at each Hermes session
-//! start when the block is stale (see [`hermes_hook`]); `--no-hermes-hook`
+//! start when the block is stale (see [`hermes_plugin`]); `--no-hermes-hook`
 //! opts out and removes an installed one.
 //! Errors exit 2 and say what to do. Secrets are never written: `${VAR}`
 //! values become `env_vars`, `bearer_token_env_var` or `env_http_headers`.
@@ -58,7 +58,7 @@
 
 pub mod block;
 pub mod diff;
-pub mod hermes_hook;
+pub mod hermes_plugin;
 pub mod passthrough;
 pub mod plugins;
 pub mod report;
@@ -248,7 +248,7 @@ struct Plan {
     /// `model.openai_runtime` from config.yaml (Hermes runs codex only with `codex_app_server`).
     openai_runtime: Option<String>,
     /// The Hermes plugin to keep installed (`Options::hermes_hook`).
-    hook: Option<hermes_hook::HookOptions>,
+    hook: Option<hermes_plugin::HookOptions>,
 }
 
 fn plan(args: &Options) -> anyhow::Result<Plan> {
@@ -335,7 +335,7 @@ fn plan(args: &Options) -> anyhow::Result<Plan> {
 
     let hook = match &hermes_tools {
         Some((exe, _)) if args.hermes_hook && !args.remove => {
-            Some(hermes_hook::HookOptions::for_migrate(
+            Some(hermes_plugin::HookOptions::for_migrate(
                 args,
                 &home,
                 &codex_home,
@@ -801,7 +801,7 @@ fn execute(args: &Options) -> anyhow::Result<Report> {
     let first = write::read(&p.real).map_err(|e| user_error(e.to_string(), e.hint()))?;
     if let Some(t) = &first {
         check_existing(&p.real, t)?;
-        if let Some(w) = hermes_hook::replaced_by_hermes(t) {
+        if let Some(w) = hermes_plugin::replaced_by_hermes(t) {
             report
                 .warnings
                 .push(format!("{w}; migrate puts hermes-mcp back"));
@@ -894,7 +894,7 @@ fn remove_hook(args: &Options, p: &Plan, report: &mut Report) -> bool {
     let runtime_home = resolve_codex_home(None);
     let is_runtime_home = runtime_home
         .as_ref()
-        .is_ok_and(|h| hermes_hook::same_dir(h, &p.codex_home));
+        .is_ok_and(|h| hermes_plugin::same_dir(h, &p.codex_home));
     let why = if args.remove && is_runtime_home {
         None
     } else if !args.hermes_hook {
@@ -903,14 +903,14 @@ fn remove_hook(args: &Options, p: &Plan, report: &mut Report) -> bool {
         Some("you passed --no-hermes-tools, and the plugin would put hermes-tools back".to_string())
     } else {
         if let (true, Ok(h)) = (args.remove, &runtime_home) {
-            report.hermes_hook = hermes_hook::left_alone(&p.home.path, h, &p.codex_home);
+            report.hermes_hook = hermes_plugin::left_alone(&p.home.path, h, &p.codex_home);
         }
         return false;
     };
-    match hermes_hook::remove(&p.home.path, !args.writes()) {
+    match hermes_plugin::remove(&p.home.path, !args.writes()) {
         Ok(r) => {
             let removed = r.removed_dir.is_some() || r.disabled_in_config;
-            report.hermes_hook = hermes_hook::Removal { why, ..r }.summary();
+            report.hermes_hook = hermes_plugin::Removal { why, ..r }.summary();
             removed
         }
         Err(e) => {
@@ -924,8 +924,8 @@ fn remove_hook(args: &Options, p: &Plan, report: &mut Report) -> bool {
 
 /// The Hermes plugin to install or update, if wanted (a failure is reported,
 /// not fatal).
-fn plan_hook(p: &Plan, report: &mut Report) -> Option<hermes_hook::HookPlan> {
-    match hermes_hook::plan(p.hook.as_ref()?) {
+fn plan_hook(p: &Plan, report: &mut Report) -> Option<hermes_plugin::HookPlan> {
+    match hermes_plugin::plan(p.hook.as_ref()?) {
         Ok(hp) => Some(hp),
         Err(e) => {
             report
@@ -942,7 +942,7 @@ fn preview(
     p: &Plan,
     first: Option<&str>,
     discovery: &Discovery,
-    hook: Option<&hermes_hook::HookPlan>,
+    hook: Option<&hermes_plugin::HookPlan>,
     report: &mut Report,
 ) -> anyhow::Result<()> {
     let new = compute(args, p, first, discovery, report)?;

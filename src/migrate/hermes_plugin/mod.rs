@@ -19,7 +19,7 @@
 //! `_restore_or_build_system_prompt`), for every plugin enabled in
 //! `plugins.enabled`. [`plan`]/[`HookPlan::apply`] write a small *directory*
 //! plugin to `$HERMES_HOME/plugins/hermes-mcp/` (`plugin.yaml`,
-//! `__init__.py` from `hermes_hook/__init__.py`, `settings.json` with the
+//! `__init__.py` from `hermes_plugin/__init__.py`, `settings.json` with the
 //! `hermes-mcp migrate` command line to re-run and the variables to unset for
 //! it) and add `hermes-mcp` to `plugins.enabled` in `config.yaml`.
 //!
@@ -76,7 +76,7 @@ pub(crate) const PYTHON_SERVER_MODULE: &str = "agent.transports.hermes_tools_mcp
 /// What migrate reports when the block it replaces had Hermes' Python server.
 pub const REPLACED: &str = "Hermes' /codex-runtime replaced hermes-tools with its Python server";
 /// The plugin's code (also checked by a test to agree with the constants here).
-pub const PLUGIN_PY: &str = include_str!("hermes_hook/__init__.py");
+pub const PLUGIN_PY: &str = include_str!("__init__.py");
 /// The plugin's settings file name inside its directory.
 pub(crate) const SETTINGS_FILE: &str = "settings.json";
 
