@@ -251,10 +251,8 @@ fn create_temp(target: &Path, dir: &Path, opts: &WriteOptions) -> Result<Temp, F
                 .mode(0o666)
                 .open(&path)
                 .map_err(create_err)?;
-            Ok(Temp {
-                file,
-                path: tempfile::TempPath::from_path(path),
-            })
+            let path = tempfile::TempPath::try_from_path(path).map_err(create_err)?;
+            Ok(Temp { file, path })
         }
     }
 }
@@ -320,7 +318,12 @@ mod tests {
         write_atomic(&link, b"new", &opts).unwrap();
         assert_eq!(fs::read_to_string(&real).unwrap(), "keep");
         assert_eq!(fs::read_to_string(&link).unwrap(), "new");
-        assert!(!fs::symlink_metadata(&link).unwrap().file_type().is_symlink());
+        assert!(
+            !fs::symlink_metadata(&link)
+                .unwrap()
+                .file_type()
+                .is_symlink()
+        );
         let r = write_atomic_with(&link, b"other", &opts, || {
             Err(FileError::NotUtf8 { path: link.clone() })
         });
