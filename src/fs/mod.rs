@@ -123,4 +123,3 @@ fn not_regular(path: &Path, ft: &fs::FileType) -> FileError {
         kind: kind_name(ft),
     }
 }
-

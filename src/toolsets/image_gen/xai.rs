@@ -60,19 +60,6 @@ fn base_url(ctx: &Context, creds: &xai_auth::XaiCreds) -> String {
         .unwrap_or_else(|| creds.base_url.clone())
 }
 
-/// `_coerce_bool`.
-fn coerce_bool(v: Option<&Value>, default: bool) -> bool {
-    match v {
-        Some(Value::Bool(b)) => *b,
-        Some(Value::String(s)) => match s.trim().to_ascii_lowercase().as_str() {
-            "1" | "true" | "yes" | "on" | "enabled" => true,
-            "0" | "false" | "no" | "off" | "disabled" => false,
-            _ => default,
-        },
-        _ => default,
-    }
-}
-
 /// `_coerce_expires_after`: seconds, or `None` for permanent storage.
 fn coerce_expires(v: Option<&Value>) -> Option<i64> {
     let n = match v? {
@@ -111,8 +98,8 @@ impl Storage {
         let s = cfg.get("image_gen.xai.storage").filter(|v| v.is_object());
         let get = |k: &str| s.and_then(|s| s.get(k));
         Storage {
-            enabled: coerce_bool(get("enabled"), true),
-            public_url: coerce_bool(get("public_url"), true),
+            enabled: crate::pycompat::coerce_bool(get("enabled"), true),
+            public_url: crate::pycompat::coerce_bool(get("public_url"), true),
             expires_after: coerce_expires(get("expires_after")),
         }
     }

@@ -19,7 +19,7 @@ use serde_json::{Value, json};
 
 use super::disk::Failure;
 use super::store::Target;
-use crate::pycompat::py_str;
+use crate::pycompat::py_str_or_json;
 
 /// `GateDecision.message` for a memory write staged from the foreground.
 const STAGED: &str = "Staged for approval (memory.write_approval is on). Not yet saved — review with /memory pending.";
@@ -72,11 +72,14 @@ pub(crate) fn stage_batch(
     operations: &[Value],
 ) -> Result<Value, Failure> {
     let summary = format!("apply {} op(s) to {}", operations.len(), label(target));
-    let field = |op: &Value, key: &str| op.get(key).map(py_str).unwrap_or_default();
+    let field = |op: &Value, key: &str| op.get(key).map(py_str_or_json).unwrap_or_default();
     let detail: Vec<String> = operations
         .iter()
         .map(|op| {
-            let act = op.get("action").map(py_str).unwrap_or_else(|| "?".into());
+            let act = op
+                .get("action")
+                .map(py_str_or_json)
+                .unwrap_or_else(|| "?".into());
             match act.as_str() {
                 "remove" => format!("- remove: {}", field(op, "old_text")),
                 "replace" => format!(

@@ -198,7 +198,7 @@ fn serve(ctx: &Context, reg: &Registry, e: &Entry, ns: &str, bare: &str) -> Outc
     let mut description = match fm.get("description") {
         Some(Value::String(s)) => s.clone(),
         Some(Value::Null) | None => String::new(),
-        Some(v) => crate::pycompat::py_str(v),
+        Some(v) => crate::pycompat::py_str_or_json(v),
     };
     if description.chars().count() > scan::MAX_DESCRIPTION_LENGTH {
         description = description

@@ -202,7 +202,7 @@ fn tag_rewrite_for(ctx: &Context, provider: &str) -> Option<&'static str> {
     match provider {
         "xai" => {
             let x = sec("xai");
-            tags::config_bool(
+            crate::pycompat::config_bool(
                 x.get("auto_speech_tags").or_else(|| x.get("speech_tags")),
                 false,
             )
