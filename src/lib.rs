@@ -6,7 +6,7 @@ pub mod auth;
 pub mod cli;
 pub mod doctor;
 pub mod error;
-pub mod files;
+pub mod fs;
 pub mod gateway;
 pub mod hermes;
 pub mod lenient;

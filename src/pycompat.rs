@@ -55,8 +55,9 @@ pub fn py_sorted_list(items: &[&str]) -> String {
     format!("[{}]", q.join(", "))
 }
 
-/// Python's `str(value)` for scalars (lists and mappings are rendered as JSON).
-pub fn py_str(v: &Value) -> String {
+/// Python's `str(value)` for scalars (`None`, `True`, `1.5`, the text of a
+/// string); lists and mappings are rendered as JSON.
+pub fn py_str_or_json(v: &Value) -> String {
     match v {
         Value::Null => "None".to_string(),
         Value::Bool(true) => "True".to_string(),
@@ -80,6 +81,13 @@ pub fn py_type(v: &Value) -> &'static str {
     }
 }
 
+// ---- Truthiness: Python's `bool()`, and each way Hermes reads a boolean setting.
+
+/// Hermes' `TRUTHY_STRINGS` (hermes-agent: `utils.py`).
+const TRUE_WORDS: [&str; 4] = ["1", "true", "yes", "on"];
+/// Their opposites, where a Hermes reader knows a false word.
+const FALSE_WORDS: [&str; 4] = ["0", "false", "no", "off"];
+
 /// Python's `bool(value)`: empty and zero are false.
 pub fn py_bool(v: &Value) -> bool {
     match v {
@@ -98,11 +106,63 @@ pub fn py_bool(v: &Value) -> bool {
 pub fn is_truthy_value(v: Option<&Value>, default: bool) -> bool {
     match v {
         None | Some(Value::Null) => default,
-        Some(Value::String(s)) => matches!(
-            s.trim().to_lowercase().as_str(),
-            "1" | "true" | "yes" | "on"
-        ),
+        Some(Value::String(s)) => TRUE_WORDS.contains(&s.trim().to_lowercase().as_str()),
         Some(v) => py_bool(v),
+    }
+}
+
+/// Hermes' `_env_flag` (`tools/browser_camofox.py`) for a variable's text:
+/// `1/true/yes/on` is true, `0/false/no/off` false (trimmed, any case),
+/// anything else (the empty string too) `None`.
+pub fn env_flag(raw: &str) -> Option<bool> {
+    let w = raw.trim().to_lowercase();
+    if TRUE_WORDS.contains(&w.as_str()) {
+        Some(true)
+    } else if FALSE_WORDS.contains(&w.as_str()) {
+        Some(false)
+    } else {
+        None
+    }
+}
+
+/// The words of [`env_flag`] plus `enabled`/`disabled`, which Hermes'
+/// `_config_bool` and `_coerce_bool` also accept.
+fn setting_word(s: &str) -> Option<bool> {
+    match s.trim().to_lowercase().as_str() {
+        "enabled" => Some(true),
+        "disabled" => Some(false),
+        w => env_flag(w),
+    }
+}
+
+/// Hermes' `_config_bool` (`tools/tts_tool.py`): a bool as it is, a number by
+/// `bool()`, a word of [`setting_word`]; anything else is `default`.
+pub fn config_bool(v: Option<&Value>, default: bool) -> bool {
+    match v {
+        Some(Value::Bool(b)) => *b,
+        Some(Value::Number(n)) => n.as_f64().is_some_and(|f| f != 0.0),
+        Some(Value::String(s)) => setting_word(s).unwrap_or(default),
+        _ => default,
+    }
+}
+
+/// Hermes' `_coerce_bool` (`tools/xai_http.py`): [`config_bool`] except that
+/// a number is `default` too.
+pub fn coerce_bool(v: Option<&Value>, default: bool) -> bool {
+    match v {
+        Some(Value::Number(_)) => default,
+        other => config_bool(other, default),
+    }
+}
+
+/// A boolean setting that reached us as a string, read as PyYAML (YAML 1.1)
+/// spells booleans (`yes/no`, `on/off`, `true/false`, `y/n`) plus `1`/`0`,
+/// and the empty string as false; anything else is unknown.
+pub fn yaml_bool_word(s: &str) -> Option<bool> {
+    match s.trim().to_ascii_lowercase().as_str() {
+        "true" | "yes" | "on" | "y" | "1" => Some(true),
+        "false" | "no" | "off" | "n" | "0" | "" => Some(false),
+        _ => None,
     }
 }
 
@@ -190,14 +250,31 @@ mod tests {
 
     #[test]
     fn values_as_python_sees_them() {
-        assert_eq!(py_str(&json!(null)), "None");
-        assert_eq!(py_str(&json!(true)), "True");
+        assert_eq!(py_str_or_json(&json!(null)), "None");
+        assert_eq!(py_str_or_json(&json!(true)), "True");
         assert_eq!(py_type(&json!(1.5)), "float");
         assert_eq!(py_type(&json!(2)), "int");
         assert!(!py_bool(&json!(0)) && !py_bool(&json!("")) && py_bool(&json!("0")));
         assert!(is_truthy_value(Some(&json!(" Yes ")), false));
         assert!(!is_truthy_value(Some(&json!("0")), true));
         assert!(is_truthy_value(None, true) && is_truthy_value(Some(&json!(2)), false));
+    }
+
+    #[test]
+    fn each_hermes_boolean_reader() {
+        assert_eq!(env_flag(" ON "), Some(true));
+        assert_eq!(env_flag("off"), Some(false));
+        assert_eq!(env_flag(""), None);
+        assert_eq!(env_flag("enabled"), None);
+        assert!(config_bool(Some(&json!("Enabled")), false));
+        assert!(!config_bool(Some(&json!(0)), true));
+        assert!(config_bool(Some(&json!("maybe")), true));
+        assert!(coerce_bool(Some(&json!(0)), true));
+        assert!(!coerce_bool(Some(&json!("disabled")), true));
+        assert!(!coerce_bool(None, false));
+        assert_eq!(yaml_bool_word(" Y "), Some(true));
+        assert_eq!(yaml_bool_word(""), Some(false));
+        assert_eq!(yaml_bool_word("2"), None);
     }
 
     #[test]

@@ -47,7 +47,7 @@ pub(crate) fn sign_in(ctx: &Context) -> Option<SignIn> {
         .get_unlisted("HOME")
         .filter(|h| !h.trim().is_empty())?;
     let path = std::path::Path::new(home.trim()).join(".claude/.credentials.json");
-    let text = crate::files::read_to_string_capped(&path, crate::files::CONFIG_CAP).ok()?;
+    let text = crate::fs::read_to_string_capped(&path, crate::fs::CONFIG_CAP).ok()?;
     let o = lenient::from_slice::<CredentialsFile>(text.as_bytes())?.oauth?;
     let token = o.access_token?.trim().to_string();
     if token.is_empty() {

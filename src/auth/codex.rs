@@ -188,10 +188,9 @@ pub fn codex_home_from_env(env: impl Fn(&str) -> Option<String>) -> Option<PathB
 
 fn codex_cli_token(codex_home: Option<&Path>, now: f64) -> Option<CodexToken> {
     let path = codex_home?.join("auth.json");
-    let auth: CodexCliAuth = serde_json::from_str(
-        &crate::files::read_to_string_capped(&path, crate::files::CONFIG_CAP).ok()?,
-    )
-    .ok()?;
+    let auth: CodexCliAuth =
+        serde_json::from_str(&crate::fs::read_to_string_capped(&path, crate::fs::CONFIG_CAP).ok()?)
+            .ok()?;
     let t = auth.tokens?;
     let access = nonempty(t.access_token.as_deref())?;
     nonempty(t.refresh_token.as_deref())?;

@@ -21,7 +21,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use crate::files::Flock;
+use crate::fs::Flock;
 
 /// Hermes' `AUTH_LOCK_TIMEOUT_SECONDS`.
 pub const LOCK_TIMEOUT: Duration = Duration::from_secs(15);
@@ -123,7 +123,7 @@ pub fn take(path: &Path, timeout: Duration) -> Result<Flock, LockError> {
 pub fn holder(path: &Path) -> Option<String> {
     use std::os::unix::fs::MetadataExt;
     let md = std::fs::metadata(path).ok()?;
-    let table = crate::files::read_to_string_capped(Path::new("/proc/locks"), 4 << 20).ok()?;
+    let table = crate::fs::read_to_string_capped(Path::new("/proc/locks"), 4 << 20).ok()?;
     let pid = holder_pid(
         &table,
         u64::from(libc::major(md.dev())),

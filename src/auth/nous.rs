@@ -94,14 +94,14 @@ enum SharedWriteError {
     #[error(transparent)]
     Encode(#[from] serde_json::Error),
     #[error(transparent)]
-    Write(#[from] crate::files::FileError),
+    Write(#[from] crate::fs::FileError),
 }
 
 /// Hermes' cross-process locks (`flock` on `auth.lock` beside `auth.json`,
 /// then on `nous_auth.lock` beside the shared store), held while a refresh
 /// reads, spends and rewrites the token.
 pub(crate) struct StoreLock {
-    _lock: crate::files::Flock,
+    _lock: crate::fs::Flock,
 }
 
 impl StoreLock {
@@ -169,7 +169,7 @@ pub(crate) fn shared_path(home: &HermesHome, override_dir: Option<String>) -> Pa
 
 /// `_read_shared_nous_state`: an object with both tokens, else `None`.
 pub(crate) fn read_shared(path: &Path) -> Option<Map<String, Value>> {
-    let text = crate::files::read_capped(path, crate::files::CONFIG_CAP).ok()?;
+    let text = crate::fs::read_capped(path, crate::fs::CONFIG_CAP).ok()?;
     let Value::Object(m) = serde_json::from_slice(&text).ok()? else {
         return None;
     };
@@ -332,10 +332,10 @@ pub(crate) fn write_shared(path: &Path, state: &Map<String, Value>) {
 /// Atomically, and 0600 whatever the file was before: it holds a refresh
 /// token (Hermes writes the shared store 0600 too).
 fn write(path: &Path, bytes: &[u8]) -> Result<(), SharedWriteError> {
-    crate::files::atomic_write(path, bytes)?;
+    crate::fs::atomic_write(path, bytes)?;
     use std::os::unix::fs::PermissionsExt;
     let _ = std::fs::set_permissions(
-        crate::files::real_target(path),
+        crate::fs::real_target(path),
         std::fs::Permissions::from_mode(0o600),
     );
     Ok(())

@@ -77,7 +77,7 @@ pub fn path_for(hermes_home: &Path, provider: &str) -> PathBuf {
 
 /// The store, or an empty one when missing or not a JSON object (as Hermes).
 pub fn load(path: &Path) -> Result<Map<String, Value>, AuthStoreError> {
-    match crate::files::read_to_string_capped(path, crate::files::CONFIG_CAP) {
+    match crate::fs::read_to_string_capped(path, crate::fs::CONFIG_CAP) {
         Ok(s) => Ok(match serde_json::from_str::<Value>(&s) {
             Ok(Value::Object(m)) => m,
             _ => Map::new(),
@@ -460,7 +460,7 @@ pub use crate::auth::lock::LOCK_TIMEOUT;
 /// Hermes' lock on its auth store (`auth.lock` beside `auth.json`,
 /// hermes_cli/auth.py `_auth_lock_path`), waited for up to [`LOCK_TIMEOUT`]
 /// ([`crate::auth::lock::take`]).
-pub fn lock(path: &Path) -> Result<crate::files::Flock, AuthStoreError> {
+pub fn lock(path: &Path) -> Result<crate::fs::Flock, AuthStoreError> {
     Ok(crate::auth::lock::take(
         &path.with_extension("lock"),
         LOCK_TIMEOUT,
@@ -477,22 +477,22 @@ pub fn write_store(path: &Path, mut store: Map<String, Value>) -> Result<(), Aut
     };
     // Hermes keeps a damaged store as `auth.json.corrupt` before replacing
     // it (`_load_auth_store`); so do we.
-    if let Ok(Some(old)) = crate::files::read_capped_opt(path, crate::files::CONFIG_CAP)
+    if let Ok(Some(old)) = crate::fs::read_capped_opt(path, crate::fs::CONFIG_CAP)
         && !old.iter().all(u8::is_ascii_whitespace)
         && !matches!(serde_json::from_slice::<Value>(&old), Ok(Value::Object(_)))
     {
-        let _ = crate::files::atomic_write(&path.with_extension("json.corrupt"), &old);
+        let _ = crate::fs::atomic_write(&path.with_extension("json.corrupt"), &old);
     }
     store.insert("version".into(), VERSION.into());
     store.insert("updated_at".into(), iso_utc(now()).into());
     let text = serde_json::to_string_pretty(&Value::Object(store))
         .map_err(|e| werr(e.to_string()))?
         + "\n";
-    crate::files::atomic_write(path, text.as_bytes()).map_err(|e| werr(e.to_string()))?;
+    crate::fs::atomic_write(path, text.as_bytes()).map_err(|e| werr(e.to_string()))?;
     // Hermes writes its store 0600 whatever it was before: it holds tokens.
     use std::os::unix::fs::PermissionsExt;
     std::fs::set_permissions(
-        crate::files::real_target(path),
+        crate::fs::real_target(path),
         std::fs::Permissions::from_mode(0o600),
     )
     .map_err(|e| werr(e.to_string()))?;

@@ -31,7 +31,7 @@ use serde_json::Value;
 
 use crate::hermes::config::HermesConfig;
 use crate::hermes::{SERVER_NAME, envvars};
-use crate::migrate::{self, block, hermes_hook};
+use crate::migrate::{self, block, hermes_plugin};
 use crate::process::RunError;
 use probe::TalkError;
 
@@ -168,7 +168,7 @@ fn examine(opts: &Options, codex_home: &Path, path: &Path, r: &mut Report) {
 
 /// config.toml's text; a missing or unreadable file is a finding.
 fn read_config_toml(path: &Path, r: &mut Report) -> Option<String> {
-    match crate::files::read_to_string_capped_opt(path, crate::files::CONFIG_CAP) {
+    match crate::fs::read_to_string_capped_opt(path, crate::fs::CONFIG_CAP) {
         Ok(Some(t)) => Some(t),
         Ok(None) => {
             r.codex_check = "not asked (no config.toml)".into();
@@ -205,7 +205,7 @@ fn hermes_tools_entry(path: &Path, text: &str, r: &mut Report) -> Option<toml::T
             return None;
         }
     };
-    if let Some(w) = hermes_hook::replaced_by_hermes(text) {
+    if let Some(w) = hermes_plugin::replaced_by_hermes(text) {
         r.find("hermes_python_server", w, "run `hermes-mcp migrate`");
     }
     let entry = table

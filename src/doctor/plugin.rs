@@ -1,5 +1,5 @@
 //! `doctor`'s look at the Hermes plugin `migrate` installs
-//! (`$HERMES_HOME/plugins/hermes-mcp/`, see `migrate::hermes_hook`): is it
+//! (`$HERMES_HOME/plugins/hermes-mcp/`, see `migrate::hermes_plugin`): is it
 //! installed, enabled in `plugins.enabled` (Hermes loads only those:
 //! `hermes_cli/plugins.py`), does it run this hermes-mcp, is its code this
 //! version's, and which Codex home does it keep current. A plugin that is
@@ -14,8 +14,8 @@ use serde_json::Value;
 
 use super::Report;
 use crate::hermes::{HermesConfig, HermesHome};
-use crate::migrate::{self, hermes_hook};
-use hermes_hook::{PLUGIN_NAME, RUNTIME_CODEX_HOME, SETTINGS_FILE};
+use crate::migrate::{self, hermes_plugin};
+use hermes_plugin::{PLUGIN_NAME, RUNTIME_CODEX_HOME, SETTINGS_FILE};
 
 /// Examine the plugin against the Codex home `codex_home`. It lives in the
 /// Hermes home hermes-tools gets (when `r` found one: `migrate` installed it
@@ -30,7 +30,7 @@ pub(crate) fn check(codex_home: &Path, r: &mut Report) {
         .collect();
     let Some(home) = candidates
         .iter()
-        .find(|h| hermes_hook::is_ours(&h.join("plugins").join(PLUGIN_NAME)))
+        .find(|h| hermes_plugin::is_ours(&h.join("plugins").join(PLUGIN_NAME)))
         .or(candidates.first())
         .cloned()
     else {
@@ -75,7 +75,7 @@ enum State {
 /// Findings and notes about the plugin, and what it will do.
 fn examine(home: &Path, codex_home: &Path, r: &mut Report) -> State {
     let dir = home.join("plugins").join(PLUGIN_NAME);
-    if !hermes_hook::is_ours(&dir) {
+    if !hermes_plugin::is_ours(&dir) {
         r.notes.push(format!(
             "the Hermes plugin {PLUGIN_NAME} is not installed in {}: after Hermes' /codex-runtime or a change to config.yaml, run `hermes-mcp migrate` yourself (migrate installs the plugin unless you pass --no-hermes-hook)",
             home.display()
@@ -84,7 +84,7 @@ fn examine(home: &Path, codex_home: &Path, r: &mut Report) -> State {
     }
     let mut ok = enabled(home, &dir, r);
     let settings =
-        crate::files::read_to_string_capped_opt(&dir.join(SETTINGS_FILE), crate::files::CONFIG_CAP)
+        crate::fs::read_to_string_capped_opt(&dir.join(SETTINGS_FILE), crate::fs::CONFIG_CAP)
             .ok()
             .flatten()
             .and_then(|t| serde_json::from_str::<Value>(&t).ok());
@@ -105,7 +105,7 @@ fn examine(home: &Path, codex_home: &Path, r: &mut Report) -> State {
         return State::Broken;
     }
     let runtime = migrate::resolve_codex_home(None).unwrap_or_else(|_| codex_home.to_path_buf());
-    if !hermes_hook::same_dir(&runtime, codex_home) {
+    if !hermes_plugin::same_dir(&runtime, codex_home) {
         r.notes.push(format!(
             "the Hermes plugin {PLUGIN_NAME} keeps {} current ({RUNTIME_CODEX_HOME}), not {} examined here",
             runtime.join("config.toml").display(),
@@ -129,7 +129,7 @@ fn enabled(home: &Path, dir: &Path, r: &mut Report) -> bool {
         return false;
     };
     let listed = |key: &str| {
-        hermes_hook::str_list(&config.root, key)
+        hermes_plugin::str_list(&config.root, key)
             .iter()
             .any(|n| n == PLUGIN_NAME)
     };
@@ -202,10 +202,10 @@ fn runs_this_binary(settings: &Value, r: &mut Report) -> bool {
 /// stored the Codex home it watched in `codex_config`).
 fn current(dir: &Path, settings: &Value, r: &mut Report) -> bool {
     let code =
-        crate::files::read_to_string_capped_opt(&dir.join("__init__.py"), crate::files::CONFIG_CAP)
+        crate::fs::read_to_string_capped_opt(&dir.join("__init__.py"), crate::fs::CONFIG_CAP)
             .ok()
             .flatten();
-    if code.as_deref() == Some(hermes_hook::PLUGIN_PY) {
+    if code.as_deref() == Some(hermes_plugin::PLUGIN_PY) {
         return true;
     }
     let watched = settings

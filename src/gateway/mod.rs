@@ -147,17 +147,7 @@ pub(crate) fn prefers_gateway(ctx: &Context, section: &str) -> bool {
     else {
         return false;
     };
-    match v {
-        serde_json::Value::Bool(b) => *b,
-        serde_json::Value::String(s) => {
-            matches!(
-                s.trim().to_ascii_lowercase().as_str(),
-                "1" | "true" | "yes" | "on"
-            )
-        }
-        serde_json::Value::Null => false,
-        other => crate::pycompat::py_bool(other),
-    }
+    crate::pycompat::is_truthy_value(Some(v), false)
 }
 
 /// `is_managed_tool_gateway_ready(vendor)`: no network, no refresh. An

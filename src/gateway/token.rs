@@ -331,12 +331,12 @@ fn refused(
     };
     let code = err
         .get("error")
-        .map(crate::pycompat::py_str)
+        .map(crate::pycompat::py_str_or_json)
         .unwrap_or_else(|| "invalid_grant".into());
     let mut desc = err
         .get("error_description")
         .filter(|v| crate::pycompat::py_bool(v))
-        .map(crate::pycompat::py_str)
+        .map(crate::pycompat::py_str_or_json)
         .unwrap_or_else(|| "Refresh token exchange failed".into());
     let lowered = desc.to_lowercase();
     if code == "refresh_token_reused" || lowered.contains("reuse") {

@@ -10,7 +10,7 @@
 //! `+.inf`: its float resolver in `yaml/resolver.py`) as Python floats. A JSON
 //! value cannot hold those, so they are kept as the canonical strings
 //! [`INF`], [`NEG_INF`] and [`NAN`]; [`non_finite`] reads them back as floats,
-//! and [`py_str`] renders them as Python's `str()` does (`inf`, `-inf`,
+//! and [`yaml_scalar_str`] renders them as Python's `str()` does (`inf`, `-inf`,
 //! `nan`). Every other key of such a file keeps working. (A quoted `'.inf'`
 //! is a string to PyYAML but reads as infinity here; `-.nan`, a string to
 //! PyYAML, reads as NaN: serde-saphyr resolves it as a float.)
@@ -23,7 +23,7 @@ use serde_json::Value;
 pub enum ConfigError {
     /// Not a regular file, too large, unreadable or not UTF-8 (the message names the path).
     #[error(transparent)]
-    Read(#[from] crate::files::FileError),
+    Read(#[from] crate::fs::FileError),
     #[error("{path} is not valid YAML: {message}")]
     Parse { path: PathBuf, message: String },
     #[error("{path}: the top level must be a mapping of keys, found {found}")]
@@ -71,7 +71,7 @@ pub(crate) fn non_finite(v: &Value) -> Option<f64> {
 /// A scalar as Python's `str()` renders what PyYAML loaded: numbers as
 /// Python prints floats and ints (`1.0`, `inf`, `nan`), booleans as
 /// `True`/`False`; `None` for null, lists and mappings.
-pub(crate) fn py_str(v: &Value) -> Option<String> {
+pub(crate) fn yaml_scalar_str(v: &Value) -> Option<String> {
     if let Some(f) = non_finite(v) {
         return Some(
             if f.is_nan() {
@@ -116,7 +116,7 @@ impl HermesConfig {
     /// Load `path`; a missing file is an empty config, not an error.
     pub(crate) fn load(path: &Path) -> Result<Self, ConfigError> {
         // Only a regular file, never blocking on a FIFO, at most 16 MiB.
-        match crate::files::read_to_string_capped_opt(path, crate::files::CONFIG_CAP)? {
+        match crate::fs::read_to_string_capped_opt(path, crate::fs::CONFIG_CAP)? {
             Some(text) => {
                 let mut c = Self::parse(&text, path)?;
                 c.exists = true;
@@ -177,7 +177,7 @@ impl HermesConfig {
 
     /// A non-empty string (numbers and booleans are rendered as PyYAML would `str()` them).
     pub(crate) fn str(&self, dotted: &str) -> Option<String> {
-        py_str(self.get(dotted)?).filter(|s| !s.trim().is_empty())
+        yaml_scalar_str(self.get(dotted)?).filter(|s| !s.trim().is_empty())
     }
 
     /// A boolean, accepting YAML 1.1 spellings that reach us as strings.
@@ -191,7 +191,8 @@ impl HermesConfig {
     }
 }
 
-/// A config value read as a boolean: a bool, a YAML 1.1 word ([`parse_bool`]) or a
+/// A config value read as a boolean: a bool, a YAML 1.1 word
+/// ([`crate::pycompat::yaml_bool_word`]) or a
 /// number (non-zero); anything else is unknown.
 pub(crate) fn bool_value(v: &Value) -> Option<bool> {
     if non_finite(v).is_some() {
@@ -200,17 +201,8 @@ pub(crate) fn bool_value(v: &Value) -> Option<bool> {
     }
     match v {
         Value::Bool(b) => Some(*b),
-        Value::String(s) => parse_bool(s),
+        Value::String(s) => crate::pycompat::yaml_bool_word(s),
         Value::Number(n) => n.as_f64().map(|f| f != 0.0),
-        _ => None,
-    }
-}
-
-/// YAML 1.1 / Python truthiness for strings: yes/no, on/off, true/false, y/n, 1/0.
-pub(crate) fn parse_bool(s: &str) -> Option<bool> {
-    match s.trim().to_ascii_lowercase().as_str() {
-        "true" | "yes" | "on" | "y" | "1" => Some(true),
-        "false" | "no" | "off" | "n" | "0" | "" => Some(false),
         _ => None,
     }
 }

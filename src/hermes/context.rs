@@ -74,7 +74,7 @@ impl Context {
         if name.is_empty() {
             return None;
         }
-        let name = crate::files::expand_tilde(std::path::Path::new(name));
+        let name = crate::fs::expand_tilde(std::path::Path::new(name));
         super::env::which(
             &name.to_string_lossy(),
             self.env.get(envvars::PATH).as_deref(),

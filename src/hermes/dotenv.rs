@@ -3,12 +3,10 @@
 use std::collections::HashMap;
 use std::path::Path;
 
-use crate::files;
-
 /// Read and parse `path` (a missing or unreadable file is empty). Only a
 /// regular file is read, without blocking on a FIFO, up to 16 MiB.
 pub(crate) fn load(path: &Path) -> HashMap<String, String> {
-    match files::read_to_string_capped_opt(path, files::CONFIG_CAP) {
+    match crate::fs::read_to_string_capped_opt(path, crate::fs::CONFIG_CAP) {
         Ok(Some(text)) => parse(&text),
         Ok(None) => HashMap::new(),
         Err(e) => {

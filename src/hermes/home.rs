@@ -151,7 +151,7 @@ pub(crate) fn log_file(home: &Path) -> PathBuf {
     home.join("logs").join("hermes-mcp.log")
 }
 
-pub(crate) use crate::files::expand_tilde;
+pub(crate) use crate::fs::expand_tilde;
 
 #[cfg(test)]
 mod tests {

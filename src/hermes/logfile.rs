@@ -8,7 +8,7 @@
 //! it never grows without bound; one record is cut at [`RECORD_CAP`] bytes.
 //! Only inside an existing Hermes home: `serve` never creates the home itself.
 //!
-//! The path is opened like every other user path (see `crate::files`):
+//! The path is opened like every other user path (see `crate::fs`):
 //! non-blocking (a FIFO there must not stall start-up), regular files only,
 //! never through a symlink (`O_NOFOLLOW`; the rotation is a `rename`, which
 //! replaces a symlinked `.1` rather than writing through it). The file is
@@ -57,7 +57,7 @@ fn open(path: &Path) -> io::Result<(File, u64)> {
             Some(libc::ENXIO) | Some(libc::EOPNOTSUPP) => match std::fs::symlink_metadata(path) {
                 Ok(m) => io::Error::other(format!(
                     "it is {}, not a regular file",
-                    crate::files::kind_name(&m.file_type())
+                    crate::fs::kind_name(&m.file_type())
                 )),
                 Err(_) => e,
             },
@@ -67,7 +67,7 @@ fn open(path: &Path) -> io::Result<(File, u64)> {
     if !meta.is_file() {
         return Err(io::Error::other(format!(
             "it is {}, not a regular file",
-            crate::files::kind_name(&meta.file_type())
+            crate::fs::kind_name(&meta.file_type())
         )));
     }
     // SAFETY: geteuid has no preconditions and cannot fail.

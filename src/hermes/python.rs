@@ -42,10 +42,7 @@ impl std::fmt::Display for Interpreter {
 fn shebang_python(ctx: &Context, script: &Path) -> Option<PathBuf> {
     use std::io::Read;
     let mut head = [0u8; 256];
-    let n = crate::files::open_regular(script)
-        .ok()?
-        .read(&mut head)
-        .ok()?;
+    let n = crate::fs::open_regular(script).ok()?.read(&mut head).ok()?;
     let line = std::str::from_utf8(&head[..n]).ok()?.lines().next()?;
     let mut words = line.strip_prefix("#!")?.split_whitespace();
     let mut prog = words.next()?;

@@ -108,7 +108,7 @@ fn models_dev(ctx: &Context) -> Option<Arc<Value>> {
     {
         return Some(v.clone());
     }
-    let bytes = crate::files::read_capped(&path, 64 << 20).ok()?;
+    let bytes = crate::fs::read_capped(&path, 64 << 20).ok()?;
     let v = Arc::new(serde_json::from_slice::<Value>(&bytes).ok()?);
     *guard = Some((path, mtime, len, v.clone()));
     Some(v)

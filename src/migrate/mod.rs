@@ -16,7 +16,7 @@
 //! `--no-hermes-tools` leaves hermes-tools out; `--permissions PROFILE`
 //! (default `:workspace`) or `--no-permissions` controls `default_permissions`.
 //! It also installs a Hermes plugin that re-runs it at each Hermes session
-//! start when the block is stale (see [`hermes_hook`]); `--no-hermes-hook`
+//! start when the block is stale (see [`hermes_plugin`]); `--no-hermes-hook`
 //! opts out and removes an installed one.
 //! Errors exit 2 and say what to do. Secrets are never written: `${VAR}`
 //! values become `env_vars`, `bearer_token_env_var` or `env_http_headers`.
@@ -57,8 +57,9 @@
 //!   by `$CODEX_HOME/.hermes-mcp.lock`, under which the file is read again.
 
 pub mod block;
+mod compute;
 pub mod diff;
-pub mod hermes_hook;
+pub mod hermes_plugin;
 pub mod passthrough;
 pub mod plugins;
 pub mod report;
@@ -77,9 +78,9 @@ use crate::hermes::SERVER_NAME;
 use crate::hermes::home::expand_tilde;
 use crate::hermes::{HermesConfig, HermesHome, envvars};
 
-use block::BlockContent;
-use report::{Report, ServerReport};
-use translate::{TomlVal, Translation};
+use compute::compute;
+use report::Report;
+use translate::Translation;
 
 /// Built-in permission profiles of codex 0.169.
 pub(crate) const BUILTIN_PERMISSIONS: &[&str] =
@@ -149,10 +150,13 @@ impl Options {
     }
 }
 
-/// `hermes-mcp migrate`: plan, compute and (in [`Mode::Write`]) write; the
-/// caller prints the [`Report`] and picks the exit status.
+/// `hermes-mcp migrate`: plan the block and the plugin apart, then compute
+/// and (in [`Mode::Write`]) write both; the caller prints the [`Report`] and
+/// picks the exit status.
 pub(crate) fn run(opts: &Options) -> anyhow::Result<Report> {
-    execute(opts)
+    let block = plan_block(opts)?;
+    let plugin = plan_plugin(opts, &block.p);
+    apply(opts, block, plugin)
 }
 
 fn user_error(msg: impl Into<String>, hint: impl Into<String>) -> anyhow::Error {
@@ -247,8 +251,6 @@ struct Plan {
     passthrough: passthrough::PassThrough,
     /// `model.openai_runtime` from config.yaml (Hermes runs codex only with `codex_app_server`).
     openai_runtime: Option<String>,
-    /// The Hermes plugin to keep installed (`Options::hermes_hook`).
-    hook: Option<hermes_hook::HookOptions>,
 }
 
 fn plan(args: &Options) -> anyhow::Result<Plan> {
@@ -333,20 +335,7 @@ fn plan(args: &Options) -> anyhow::Result<Plan> {
         ))
     };
 
-    let hook = match &hermes_tools {
-        Some((exe, _)) if args.hermes_hook && !args.remove => {
-            Some(hermes_hook::HookOptions::for_migrate(
-                args,
-                &home,
-                &codex_home,
-                Path::new(exe),
-                &passthrough.set_now,
-            ))
-        }
-        _ => None,
-    };
     Ok(Plan {
-        hook,
         passthrough,
         openai_runtime: config.str("model.openai_runtime"),
         home,
@@ -407,401 +396,30 @@ fn discover(args: &Options, p: &Plan) -> Discovery {
     }
 }
 
-/// Compute the new file text for `old` (None: no file) and fill the report.
-fn compute(
-    args: &Options,
-    p: &Plan,
-    old: Option<&str>,
-    discovery: &Discovery,
-    report: &mut Report,
-) -> anyhow::Result<String> {
-    let old_text = old.unwrap_or("");
-    if old.is_some() {
-        check_existing(&p.real, old_text)?;
-    }
-    let parsed = block::take_apart(old_text);
-    report_old_blocks(p, &parsed, report);
-    if args.remove {
-        return remove_block(p, &parsed, old_text, report);
-    }
-    let user = UserFile::parse(p, &parsed)?;
-    let mut content = BlockContent::default();
-    add_servers(p, &user, report, &mut content);
-    add_hermes_tools(p, &user, report, &mut content);
-    content.servers.sort_by(|a, b| a.0.cmp(&b.0));
-    if !content.servers.is_empty() && !user.extensible("mcp_servers") {
-        return Err(user_error(
-            format!(
-                "{} sets `mcp_servers` as a single value (`mcp_servers = {{ ... }}`), which cannot be extended with [mcp_servers.NAME] tables",
-                p.real.display()
-            ),
-            "rewrite it as one [mcp_servers.NAME] table per server, then run migrate again (nothing was written)",
-        ));
-    }
-    add_plugins(discovery, &parsed, &user, report, &mut content);
-    if !content.plugins.is_empty() && !user.extensible("plugins") {
-        return Err(user_error(
-            format!(
-                "{} sets `plugins` as a single value, which cannot be extended with [plugins.\"ID\"] tables",
-                p.real.display()
-            ),
-            "rewrite it as [plugins.\"ID\"] tables or pass --no-plugins (nothing was written)",
-        ));
-    }
-    add_permissions(p, &user, report, &mut content)?;
-    report.migrated = content.servers.iter().map(|(n, _)| n.clone()).collect();
-    splice(p, &parsed, &content)
-}
-
-/// What the old file held besides the user's text: blocks, orphan end
-/// markers, entries someone added inside the block.
-fn report_old_blocks(p: &Plan, parsed: &block::Parsed, report: &mut Report) {
-    if parsed.blocks > 1 {
-        report.notes.push(format!(
-            "found {} managed blocks in {}; merged them into one",
-            parsed.blocks,
-            p.real.display()
-        ));
-    }
-    report.replaced_blocks = parsed.blocks;
-    report.removed_orphan_end_markers = parsed.orphan_ends;
-    report.kept_from_old_block = parsed.kept_from_block.clone();
-}
-
-/// `--remove`: the user's text alone, with the block's plugin entries kept
-/// outside it (Codex counts a plugin as installed only with one).
-fn remove_block(
-    p: &Plan,
-    parsed: &block::Parsed,
-    old_text: &str,
-    report: &mut Report,
-) -> anyhow::Result<String> {
-    if parsed.blocks + parsed.orphan_ends == 0 {
-        return Ok(old_text.to_string());
-    }
-    let mut new = block::removed(parsed);
-    let user = block::parse_toml(&new).map_err(|e| {
-        user_error(
-            format!("removing the managed block would leave invalid TOML: {e}"),
-            format!("nothing was written; edit {} by hand", p.real.display()),
-        )
-    })?;
-    let user_plugins = user.get("plugins");
-    let plugins_is_table = user_plugins.is_none_or(toml::Value::is_table);
-    let kept: Vec<plugins::Plugin> = previous_plugins(&parsed.old_block)
-        .into_iter()
-        .filter(|pl| {
-            !user_plugins
-                .and_then(toml::Value::as_table)
-                .is_some_and(|t| t.contains_key(&pl.id))
-        })
-        .collect();
-    if kept.is_empty() || !plugins_is_table {
-        return Ok(new);
-    }
-    let nl = if parsed.framing.crlf { "\r\n" } else { "\n" };
-    if !new.is_empty() {
-        if !new.ends_with('\n') {
-            new.push_str(nl);
-        }
-        new.push_str(nl);
-    }
-    for (i, pl) in kept.iter().enumerate() {
-        if i > 0 {
-            new.push_str(nl);
-        }
-        new.push_str(&format!(
-            "[plugins.{}]{nl}enabled = {}{nl}",
-            block::key(&pl.id),
-            pl.enabled
-        ));
-        report.plugins.kept_from_previous_block.push(pl.id.clone());
-    }
-    block::parse_toml(&new).map_err(|e| {
-        user_error(
-            format!("keeping the block's plugins outside it would leave invalid TOML: {e}"),
-            format!("nothing was written; edit {} by hand", p.real.display()),
-        )
-    })?;
-    Ok(new)
-}
-
-/// The user's part of config.toml (everything outside the managed block),
-/// as data and as a document.
-struct UserFile {
-    table: toml::Table,
-    doc: toml_edit::DocumentMut,
-}
-
-impl UserFile {
-    fn parse(p: &Plan, parsed: &block::Parsed) -> anyhow::Result<UserFile> {
-        let table = block::parse_toml(&parsed.user).map_err(|e| {
-            user_error(
-                format!(
-                    "{} without its managed block is not valid TOML: {e}",
-                    p.real.display()
-                ),
-                "a marker line may have been moved or deleted; fix the file by hand (nothing was written)",
-            )
-        })?;
-        let doc = parsed
-            .user
-            .parse()
-            .map_err(|e| anyhow::anyhow!("config.toml does not parse: {e}"))?;
-        Ok(UserFile { table, doc })
-    }
-
-    /// The user defines `[parent.k]` (or `parent.k = ...`) themselves.
-    fn has(&self, parent: &str, k: &str) -> bool {
-        self.table
-            .get(parent)
-            .and_then(toml::Value::as_table)
-            .is_some_and(|t| t.contains_key(k))
-    }
-
-    /// `[parent.NAME]` tables can be added: `parent` is absent or a table
-    /// (not `parent = { ... }`).
-    fn extensible(&self, parent: &str) -> bool {
-        self.doc.get(parent).is_none_or(toml_edit::Item::is_table)
-    }
-}
-
-/// Hermes' servers: into the block, unless the user defines one of the same
-/// name outside it; skipped ones are reported as errors.
-fn add_servers(p: &Plan, user: &UserFile, report: &mut Report, content: &mut BlockContent) {
-    for (name, t) in &p.translations {
-        match t {
-            Translation::Ok {
-                server,
-                transport,
-                notes,
-                actions,
-            } => {
-                if !notes.is_empty() {
-                    report
-                        .skipped_keys_per_server
-                        .insert(name.clone(), notes.clone());
-                }
-                let status = if user.has("mcp_servers", name) {
-                    report.preserved_user_servers.push(name.clone());
-                    report
-                        .preserved_user_entries
-                        .push(format!("[mcp_servers.{}]", block::key(name)));
-                    "preserved"
-                } else {
-                    content.servers.push((name.clone(), server.clone()));
-                    "migrated"
-                };
-                report.servers.push(ServerReport {
-                    name: name.clone(),
-                    status,
-                    transport: Some(transport),
-                    skipped_keys: notes.clone(),
-                    actions: if status == "migrated" {
-                        actions.clone()
-                    } else {
-                        Vec::new()
-                    },
-                    reason: (status == "preserved").then(|| {
-                        "config.toml defines this server outside the managed block; yours is kept".into()
-                    }),
-                });
-            }
-            Translation::Skipped { reason } => {
-                report
-                    .errors
-                    .push(format!("server '{name}' skipped: {reason}"));
-                report.servers.push(ServerReport {
-                    name: name.clone(),
-                    status: "skipped",
-                    reason: Some(reason.clone()),
-                    ..Default::default()
-                });
-            }
-        }
-    }
-}
-
-/// `hermes-tools` itself, unless `--no-hermes-tools` or the user defines it.
-fn add_hermes_tools(p: &Plan, user: &UserFile, report: &mut Report, content: &mut BlockContent) {
-    let Some((exe, entry)) = &p.hermes_tools else {
-        return;
-    };
-    if user.has("mcp_servers", SERVER_NAME) {
-        report.preserved_user_servers.push(SERVER_NAME.into());
-        report
-            .preserved_user_entries
-            .push(format!("[mcp_servers.{SERVER_NAME}]"));
-        report.servers.push(ServerReport {
-            name: SERVER_NAME.into(),
-            status: "preserved",
-            transport: Some("stdio"),
-            reason: Some(
-                "config.toml defines hermes-tools outside the managed block; yours is kept".into(),
-            ),
-            ..Default::default()
-        });
-    } else {
-        content.servers.push((SERVER_NAME.into(), entry.clone()));
-        report.hermes_tools = Some(exe.clone());
-        report.hermes_tools_env_vars = Some(report::EnvVarsReport::from(&p.passthrough));
-        report.servers.push(ServerReport {
-            name: SERVER_NAME.into(),
-            status: "migrated",
-            transport: Some("stdio"),
-            ..Default::default()
-        });
-    }
-}
-
-/// Installed plugins (or, when discovery did not run, the previous block's),
-/// except those the user configures outside the block.
-fn add_plugins(
-    discovery: &Discovery,
-    parsed: &block::Parsed,
-    user: &UserFile,
-    report: &mut Report,
-    content: &mut BlockContent,
-) {
-    let candidates: Vec<plugins::Plugin> = match discovery {
-        Discovery::Found(list) => {
-            report.plugins.discovery = "discovered";
-            // Entries the previous block wrote for plugins codex no longer lists
-            // as installed leave the block: say which.
-            report.plugins.removed = previous_plugins(&parsed.old_block)
-                .into_iter()
-                .filter(|old| !list.iter().any(|pl| pl.id == old.id))
-                .map(|old| old.id)
-                .collect();
-            list.clone()
-        }
-        Discovery::Skipped(why) | Discovery::Failed(why) => {
-            let failed = matches!(discovery, Discovery::Failed(_));
-            report.plugins.discovery = if failed { "failed" } else { "skipped" };
-            report.plugins.error = Some(why.clone());
-            report.plugin_query_error = Some(why.clone());
-            // Keep what the previous block had rather than dropping plugins.
-            let kept = previous_plugins(&parsed.old_block);
-            report.plugins.kept_from_previous_block = kept.iter().map(|p| p.id.clone()).collect();
-            kept
-        }
-    };
-    for pl in candidates {
-        if user.has("plugins", &pl.id) {
-            report.plugins.preserved.push(pl.id.clone());
-            report
-                .preserved_user_entries
-                .push(format!("[plugins.{}]", block::key(&pl.id)));
-        } else {
-            report.plugins.migrated.push(pl.id.clone());
-            content.plugins.push((pl.id, pl.enabled));
-        }
-    }
-    report
-        .plugins
-        .kept_from_previous_block
-        .retain(|id| report.plugins.migrated.contains(id));
-    report.migrated_plugins = report.plugins.migrated.clone();
-}
-
-/// `default_permissions`, unless the user sets it (or `sandbox_mode`)
-/// themselves; a named profile must exist in config.toml.
-fn add_permissions(
-    p: &Plan,
-    user: &UserFile,
-    report: &mut Report,
-    content: &mut BlockContent,
-) -> anyhow::Result<()> {
-    report.permissions.requested = p.permissions.clone();
-    let user_setting = ["default_permissions", "sandbox_mode"]
-        .into_iter()
-        .find_map(|k| user.table.get(k).map(|v| format!("{k} = {v}")));
-    if let Some(s) = user_setting {
-        report.permissions.preserved = Some(s.clone());
-        report.preserved_user_entries.push(s);
-        return Ok(());
-    }
-    let Some(perm) = &p.permissions else {
-        return Ok(());
-    };
-    if !perm.starts_with(':') && !user.has("permissions", perm) {
-        let builtin = format!(":{perm}");
-        let hint = if BUILTIN_PERMISSIONS.contains(&builtin.as_str()) {
-            format!("did you mean the built-in `--permissions {builtin}`?")
-        } else {
-            format!(
-                "define [permissions.{perm}] in {} or use a built-in: {}",
-                p.real.display(),
-                BUILTIN_PERMISSIONS.join(", ")
-            )
-        };
-        return Err(user_error(
-            format!("there is no permission profile [permissions.{perm}] in config.toml"),
-            hint,
-        ));
-    }
-    content
-        .root
-        .push(("default_permissions".into(), TomlVal::Str(perm.clone())));
-    report.permissions.written = Some(perm.clone());
-    report.wrote_permissions_default = Some(perm.clone());
-    Ok(())
-}
-
-/// Render the block, splice it into the user's text, and prove the result
-/// (valid, outside data unchanged, entries read back, splicing is stable).
-fn splice(p: &Plan, parsed: &block::Parsed, content: &BlockContent) -> anyhow::Result<String> {
-    let rendered = block::render(content);
-    let new = block::insert(&parsed.user, &rendered, parsed.framing);
-    block::validate(&new, &parsed.user, &rendered, content).map_err(|e| {
-        user_error(
-            format!("refusing to write {}: {e}", p.real.display()),
-            "nothing was written; move the settings that follow the managed block above it or into their own table, then run migrate again",
-        )
-    })?;
-    let again = block::take_apart(&new);
-    if block::insert(&again.user, &rendered, again.framing) != new {
-        anyhow::bail!(
-            "internal error: splicing the block into {} is not stable; nothing was written (please report this)",
-            p.real.display()
-        );
-    }
-    Ok(new)
-}
-
 /// The file exists and has no write permission bit set.
 fn is_read_only(path: &Path) -> bool {
     use std::os::unix::fs::PermissionsExt as _;
     std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o222 == 0)
 }
 
-/// `[plugins."<id>"]` entries of the previous block (used when discovery did not run).
-fn previous_plugins(old_block: &str) -> Vec<plugins::Plugin> {
-    let Ok(t) = block::parse_toml(old_block) else {
-        return Vec::new();
-    };
-    let Some(p) = t.get("plugins").and_then(toml::Value::as_table) else {
-        return Vec::new();
-    };
-    p.iter()
-        .map(|(id, v)| plugins::Plugin {
-            id: id.clone(),
-            enabled: v
-                .get("enabled")
-                .and_then(toml::Value::as_bool)
-                .unwrap_or(true),
-        })
-        .collect()
+/// The block's side, before anything is written: the plan, the report's
+/// start, config.toml as it is now (refused when broken) and the plugins
+/// codex lists.
+struct BlockPlan {
+    p: Plan,
+    report: Report,
+    first: Option<String>,
+    discovery: Discovery,
 }
 
-fn execute(args: &Options) -> anyhow::Result<Report> {
+fn plan_block(args: &Options) -> anyhow::Result<BlockPlan> {
     let p = plan(args)?;
     let mut report = start_report(args, &p);
     // Refuse a broken file before spawning codex on it.
     let first = write::read(&p.real).map_err(|e| user_error(e.to_string(), e.hint()))?;
     if let Some(t) = &first {
         check_existing(&p.real, t)?;
-        if let Some(w) = hermes_hook::replaced_by_hermes(t) {
+        if let Some(w) = hermes_plugin::replaced_by_hermes(t) {
             report
                 .warnings
                 .push(format!("{w}; migrate puts hermes-mcp back"));
@@ -812,30 +430,62 @@ fn execute(args: &Options) -> anyhow::Result<Report> {
     } else {
         discover(args, &p)
     };
-    let removing_hook = remove_hook(args, &p, &mut report);
-    let hook = plan_hook(&p, &mut report);
+    Ok(BlockPlan {
+        p,
+        report,
+        first,
+        discovery,
+    })
+}
+
+/// The plugin's side: install, remove or leave it (decided, not done).
+fn plan_plugin(args: &Options, p: &Plan) -> hermes_plugin::Request {
+    hermes_plugin::Request::for_migrate(
+        args,
+        &p.home,
+        &p.codex_home,
+        p.hermes_tools
+            .as_ref()
+            .map(|(exe, _)| Path::new(exe.as_str())),
+        &p.passthrough.set_now,
+    )
+}
+
+/// Join the two: the plugin's removal (or its install's plan) first, then
+/// the block previewed or written, then the plugin installed.
+fn apply(args: &Options, b: BlockPlan, plugin: hermes_plugin::Request) -> anyhow::Result<Report> {
+    let BlockPlan {
+        p,
+        mut report,
+        first,
+        discovery,
+    } = b;
+    let plugin = plugin.prepare(args.writes());
+    report.hermes_hook = plugin.line;
+    report.errors.extend(plugin.error);
     if !args.writes() {
         preview(
             args,
             &p,
             first.as_deref(),
             &discovery,
-            hook.as_ref(),
+            plugin.install.as_ref(),
             &mut report,
         )?;
-        report.changed |= removing_hook;
+        report.changed |= plugin.removed;
         return Ok(report);
     }
     if first.is_none() && args.remove {
         return Ok(report);
     }
     write_locked(args, &p, &discovery, &mut report)?;
-    if let Some(hp) = &hook {
+    if let Some(hp) = &plugin.install {
         match hp.apply() {
             Ok(()) => report.hermes_hook = Some(hp.summary()),
-            Err(e) => report
-                .errors
-                .push(hook_error("could not set up the Hermes plugin", &e)),
+            Err(e) => report.errors.push(hermes_plugin::error_line(
+                "could not set up the Hermes plugin",
+                &e,
+            )),
         }
     }
     Ok(report)
@@ -873,76 +523,13 @@ fn start_report(args: &Options, p: &Plan) -> Report {
     report
 }
 
-/// A Hermes plugin failure for the report: what failed, why, and what to do.
-fn hook_error(what: &str, e: &anyhow::Error) -> String {
-    let hint = e
-        .chain()
-        .find_map(|c| c.downcast_ref::<UserError>())
-        .and_then(|u| u.hint.as_deref());
-    match hint {
-        Some(h) => format!("{what}: {e:#}; {h}"),
-        None => format!("{what}: {e:#}"),
-    }
-}
-
-/// Take the Hermes plugin out when this run does not want it: `--remove` or
-/// `--no-hermes-tools` against the Codex home the plugin keeps current (it
-/// would put hermes-tools back there), or `--no-hermes-hook` whatever the
-/// Codex home. Returns whether there was (or, previewing, would be) anything
-/// to remove; a failure is reported, not fatal.
-fn remove_hook(args: &Options, p: &Plan, report: &mut Report) -> bool {
-    let runtime_home = resolve_codex_home(None);
-    let is_runtime_home = runtime_home
-        .as_ref()
-        .is_ok_and(|h| hermes_hook::same_dir(h, &p.codex_home));
-    let why = if args.remove && is_runtime_home {
-        None
-    } else if !args.hermes_hook {
-        Some("you passed --no-hermes-hook; after Hermes' /codex-runtime run `hermes-mcp migrate` yourself".to_string())
-    } else if !args.hermes_tools && is_runtime_home {
-        Some("you passed --no-hermes-tools, and the plugin would put hermes-tools back".to_string())
-    } else {
-        if let (true, Ok(h)) = (args.remove, &runtime_home) {
-            report.hermes_hook = hermes_hook::left_alone(&p.home.path, h, &p.codex_home);
-        }
-        return false;
-    };
-    match hermes_hook::remove(&p.home.path, !args.writes()) {
-        Ok(r) => {
-            let removed = r.removed_dir.is_some() || r.disabled_in_config;
-            report.hermes_hook = hermes_hook::Removal { why, ..r }.summary();
-            removed
-        }
-        Err(e) => {
-            report
-                .errors
-                .push(hook_error("could not remove the Hermes plugin", &e));
-            false
-        }
-    }
-}
-
-/// The Hermes plugin to install or update, if wanted (a failure is reported,
-/// not fatal).
-fn plan_hook(p: &Plan, report: &mut Report) -> Option<hermes_hook::HookPlan> {
-    match hermes_hook::plan(p.hook.as_ref()?) {
-        Ok(hp) => Some(hp),
-        Err(e) => {
-            report
-                .errors
-                .push(hook_error("could not set up the Hermes plugin", &e));
-            None
-        }
-    }
-}
-
 /// `--dry-run` / `--check`: what would change (and the diff), nothing written.
 fn preview(
     args: &Options,
     p: &Plan,
     first: Option<&str>,
     discovery: &Discovery,
-    hook: Option<&hermes_hook::HookPlan>,
+    hook: Option<&hermes_plugin::PluginPlan>,
     report: &mut Report,
 ) -> anyhow::Result<()> {
     let new = compute(args, p, first, discovery, report)?;
@@ -1002,7 +589,7 @@ fn write_locked(
     }
     let replaced = write::atomic_write(&p.real, &new).map_err(|e| {
         let hint = match &e {
-            write::WriteError::File(crate::files::FileError::Write { .. }) => format!(
+            write::WriteError::File(crate::fs::FileError::Write { .. }) => format!(
                 "nothing was changed; make {} writable and run migrate again",
                 p.real.display()
             ),

@@ -4,7 +4,7 @@
 //! remove, the Hermes plugin) computed from the old and the new text.
 
 use super::report::Report;
-use super::{Options, block, hermes_hook};
+use super::{Options, block, hermes_plugin};
 use crate::hermes::SERVER_NAME;
 
 /// What makes config.toml out of date (for `--check`'s one line): each a
@@ -20,7 +20,7 @@ pub(super) fn reasons(
     let Some(old) = first else {
         return vec!["it does not exist yet".into()];
     };
-    let python = hermes_hook::replaced_by_hermes(old);
+    let python = hermes_plugin::replaced_by_hermes(old);
     if let Some(w) = python {
         why.push(w.to_string());
     }

@@ -14,7 +14,7 @@
 use serde_json::{Map, Value};
 
 use crate::hermes::config::{
-    bool_value, float_value, is_var_name, json_type, py_str, whole_var_ref,
+    bool_value, float_value, is_var_name, json_type, whole_var_ref, yaml_scalar_str,
 };
 use crate::pycompat::py_bool;
 
@@ -235,7 +235,7 @@ const HANDLED: &[&str] = &[
 
 /// A scalar as Python's `str()` renders it (what Hermes would pass on).
 fn scalar_str(v: &Value) -> Option<String> {
-    py_str(v)
+    yaml_scalar_str(v)
 }
 
 fn has_var_ref(s: &str) -> bool {

@@ -11,7 +11,6 @@ use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use crate::files;
 use crate::hermes::envvars;
 
 pub(crate) const LOCK_FILE: &str = ".hermes-mcp.lock";
@@ -27,7 +26,7 @@ pub(crate) enum WriteError {
     },
     #[error(
         "cannot create the lock file {path}: {}",
-        files::not_writable_reason(source)
+        crate::fs::not_writable_reason(source)
     )]
     LockDirNotWritable {
         path: PathBuf,
@@ -45,7 +44,7 @@ pub(crate) enum WriteError {
     )]
     LockTimeout { path: PathBuf, secs: u64 },
     #[error(transparent)]
-    File(#[from] files::FileError),
+    File(#[from] crate::fs::FileError),
 }
 
 impl WriteError {
@@ -70,11 +69,11 @@ impl WriteError {
                 )
             }
             WriteError::LockTimeout { .. } => "only one migrate can run at a time".into(),
-            WriteError::File(files::FileError::CreateTemp { dir, .. }) => format!(
+            WriteError::File(crate::fs::FileError::CreateTemp { dir, .. }) => format!(
                 "migrate replaces config.toml through a temporary file beside it: make {} writable and run migrate again (nothing was changed)",
                 dir.display()
             ),
-            WriteError::File(files::FileError::NotRegular { .. }) => {
+            WriteError::File(crate::fs::FileError::NotRegular { .. }) => {
                 "nothing was changed; migrate only reads and replaces regular files".into()
             }
             WriteError::File(_) => "check the file's permissions (nothing was changed)".into(),
@@ -99,7 +98,7 @@ pub(crate) fn lock(dir: &Path, wait: Duration) -> Result<Lock, WriteError> {
         .custom_flags(libc::O_NONBLOCK)
         .open(&path)
         .map_err(|source| {
-            if files::is_not_writable(&source) {
+            if crate::fs::is_not_writable(&source) {
                 WriteError::LockDirNotWritable {
                     path: path.clone(),
                     source,
@@ -116,7 +115,7 @@ pub(crate) fn lock(dir: &Path, wait: Duration) -> Result<Lock, WriteError> {
     {
         return Err(WriteError::LockNotRegular {
             path,
-            kind: files::kind_name(&m.file_type()),
+            kind: crate::fs::kind_name(&m.file_type()),
         });
     }
     let deadline = Instant::now() + wait;
@@ -154,15 +153,18 @@ pub(crate) fn ensure_dir(dir: &Path) -> Result<(), WriteError> {
         })
 }
 
-/// The file a write really replaces (see [`files::real_target`]).
+/// The file a write really replaces (see [`crate::fs::real_target`]).
 pub(crate) fn real_target(path: &Path) -> PathBuf {
-    files::real_target(path)
+    crate::fs::real_target(path)
 }
 
 /// Read the current text (None when the file does not exist). Only a regular
-/// file is read, without blocking, up to [`files::CONFIG_CAP`].
+/// file is read, without blocking, up to [`crate::fs::CONFIG_CAP`].
 pub(crate) fn read(path: &Path) -> Result<Option<String>, WriteError> {
-    Ok(files::read_to_string_capped_opt(path, files::CONFIG_CAP)?)
+    Ok(crate::fs::read_to_string_capped_opt(
+        path,
+        crate::fs::CONFIG_CAP,
+    )?)
 }
 
 /// Remove temp files a killed migrate left behind (call with the lock held).
@@ -178,15 +180,18 @@ pub(crate) fn clean_stale_temps(dir: &Path) {
     }
 }
 
-/// Atomically and durably replace `target` with `text` ([`files::atomic_write_with`]:
-/// symlinks followed, mode kept, 0600 for a new file, only regular files).
-pub(crate) fn atomic_write(target: &Path, text: &str) -> Result<files::Replaced, WriteError> {
-    Ok(files::atomic_write_with(
-        target,
-        text.as_bytes(),
-        (TMP_PREFIX, TMP_SUFFIX),
-        test_pause,
-    )?)
+/// Atomically and durably replace `target` with `text` (the one atomic write,
+/// [`crate::fs::write_atomic_with`]: symlinks followed, mode kept, 0600 for a
+/// new file, only regular files), pausing before the rename for crash tests.
+pub(crate) fn atomic_write(target: &Path, text: &str) -> Result<crate::fs::Replaced, WriteError> {
+    let opts = crate::fs::WriteOptions {
+        temp: crate::fs::TempName::Random(TMP_PREFIX, TMP_SUFFIX),
+        ..crate::fs::WriteOptions::DURABLE
+    };
+    crate::fs::write_atomic_with(target, text.as_bytes(), &opts, || {
+        test_pause();
+        Ok::<(), WriteError>(())
+    })
 }
 
 /// Crash tests: pause between the fsynced temp file and the rename.
@@ -201,34 +206,6 @@ fn test_pause() {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::os::unix::fs::PermissionsExt;
-
-    #[test]
-    fn write_keeps_mode_and_follows_symlinks() {
-        let d = tempfile::tempdir().unwrap();
-        let real = d.path().join("dotfiles/config.toml");
-        fs::create_dir_all(real.parent().unwrap()).unwrap();
-        fs::write(&real, "a = 1\n").unwrap();
-        fs::set_permissions(&real, fs::Permissions::from_mode(0o640)).unwrap();
-        let link = d.path().join("config.toml");
-        std::os::unix::fs::symlink("dotfiles/config.toml", &link).unwrap();
-        let t = real_target(&link);
-        assert_eq!(t, d.path().join("dotfiles/config.toml"));
-        atomic_write(&t, "a = 2\n").unwrap();
-        assert!(
-            fs::symlink_metadata(&link)
-                .unwrap()
-                .file_type()
-                .is_symlink()
-        );
-        assert_eq!(fs::read_to_string(&link).unwrap(), "a = 2\n");
-        assert_eq!(
-            fs::metadata(&real).unwrap().permissions().mode() & 0o777,
-            0o640
-        );
-        let leftovers: Vec<_> = fs::read_dir(real.parent().unwrap()).unwrap().collect();
-        assert_eq!(leftovers.len(), 1);
-    }
 
     #[test]
     fn lock_errors_say_what_is_wrong() {

@@ -452,7 +452,7 @@ impl WebsiteBlocklist {
             let p = crate::hermes::home::expand_tilde(Path::new(f.trim()));
             let p: PathBuf = if p.is_absolute() { p } else { home.join(p) };
             // A FIFO, device or directory is refused at once, never waited on.
-            match crate::files::read_to_string_capped(&p, crate::files::CONFIG_CAP) {
+            match crate::fs::read_to_string_capped(&p, crate::fs::CONFIG_CAP) {
                 Ok(text) => {
                     for line in text.lines() {
                         let l = line.trim();

@@ -1,6 +1,6 @@
 //! Surviving Hermes' `/codex-runtime` (hermes-agent 0.19.0, real code): the
 //! switch re-runs Hermes' migrator, which puts its Python hermes-tools back;
-//! the plugin `migrate` installs (src/migrate/hermes_hook.rs) restores
+//! the plugin `migrate` installs (src/migrate/hermes_plugin/) restores
 //! hermes-mcp at the next session start, before Hermes would spawn codex.
 //! FAILS when the Hermes venv or codex is missing.
 
@@ -8,7 +8,7 @@ use std::fs;
 use std::path::PathBuf;
 use std::process::{Command, Output};
 
-use hermes_mcp::migrate::hermes_hook;
+use hermes_mcp::migrate::hermes_plugin;
 use serde_json::Value;
 
 use super::common::{TestEnv, bin, hermes_python};
@@ -153,7 +153,7 @@ fn codex_runtime_switch_is_undone_at_next_session_start() {
     run_hermes(&env, SWITCH);
     let switched = config(&env);
     assert!(
-        hermes_hook::replaced_by_hermes(&switched).is_some(),
+        hermes_plugin::replaced_by_hermes(&switched).is_some(),
         "Hermes did not replace hermes-tools:\n{switched}"
     );
     assert!(
@@ -178,7 +178,7 @@ fn codex_runtime_switch_is_undone_at_next_session_start() {
     // What it did is in agent.log, each line of migrate's report a record of its own.
     let log = plugin_log(&env);
     assert!(
-        log.iter().any(|l| l.contains(hermes_hook::REPLACED)),
+        log.iter().any(|l| l.contains(hermes_plugin::REPLACED)),
         "{log:?}"
     );
     assert!(
@@ -186,7 +186,7 @@ fn codex_runtime_switch_is_undone_at_next_session_start() {
         "{log:?}"
     );
     assert_eq!(
-        hermes_hook::replaced_by_hermes(&restored),
+        hermes_plugin::replaced_by_hermes(&restored),
         None,
         "{restored}"
     );
@@ -310,7 +310,7 @@ assert r.written, r.errors
 
     let plugin_dir = env.dir.path().join("plugin");
     fs::create_dir_all(&plugin_dir).unwrap();
-    fs::write(plugin_dir.join("__init__.py"), hermes_hook::PLUGIN_PY).unwrap();
+    fs::write(plugin_dir.join("__init__.py"), hermes_plugin::PLUGIN_PY).unwrap();
     let check = |text: &str| -> bool {
         let f = env.dir.path().join("probe.toml");
         fs::write(&f, text).unwrap();
@@ -328,12 +328,12 @@ assert r.written, r.errors
         );
         String::from_utf8_lossy(&out.stdout).trim() == "True"
     };
-    assert!(hermes_hook::replaced_by_hermes(&hermes_text).is_some());
+    assert!(hermes_plugin::replaced_by_hermes(&hermes_text).is_some());
     assert!(check(&hermes_text), "{hermes_text}");
-    assert!(hermes_hook::replaced_by_hermes(&our_text).is_none());
+    assert!(hermes_plugin::replaced_by_hermes(&our_text).is_none());
     assert!(!check(&our_text), "{our_text}");
     let crlf = hermes_text.replace('\n', "\r\n");
-    assert!(check(&crlf) && hermes_hook::replaced_by_hermes(&crlf).is_some());
+    assert!(check(&crlf) && hermes_plugin::replaced_by_hermes(&crlf).is_some());
 }
 
 /// A config.yaml changed after `migrate` (a new MCP server, kanban in use):

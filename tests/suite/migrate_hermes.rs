@@ -209,7 +209,7 @@ fn check_counts_a_stale_plugin() {
     assert!(run(&env, &["--no-plugins"]).status.success());
     assert_eq!(
         fs::read_to_string(plugin_dir(&env).join("__init__.py")).unwrap(),
-        hermes_mcp::migrate::hermes_hook::PLUGIN_PY
+        hermes_mcp::migrate::hermes_plugin::PLUGIN_PY
     );
     assert!(run(&env, &["--no-plugins", "--check"]).status.success());
 }

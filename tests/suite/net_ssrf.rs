@@ -367,7 +367,7 @@ async fn api_429_honours_retry_after_then_gives_up_with_a_clear_error() {
     assert_eq!(srv.count(), 3, "a long Retry-After is not waited out");
 }
 
-/// `security.website_blocklist.shared_files` are read through `crate::files`:
+/// `security.website_blocklist.shared_files` are read through `crate::fs`:
 /// a FIFO, a link to `/dev/zero`, a directory and an oversized file are
 /// skipped at once (a warning each), and the regular file after them still
 /// counts. Before, the FIFO blocked the first web call forever.

@@ -14,10 +14,10 @@ fn rust_files(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
 }
 
 /// The layers (README, "Layout"): imports point down, never up or sideways.
-/// `cli` sits on top; the leaves (`error`, `redact`, `pycompat`, `files`,
+/// `cli` sits on top; the leaves (`error`, `redact`, `pycompat`, `fs`,
 /// `lenient`, `process`, `sniff`, `time`) import nothing but each other.
 const LEAVES: &[&str] = &[
-    "error", "redact", "pycompat", "files", "lenient", "process", "sniff", "time",
+    "error", "redact", "pycompat", "fs", "lenient", "process", "sniff", "time",
 ];
 const LAYERS: &[(&str, &[&str])] = &[
     (
@@ -41,7 +41,7 @@ const LAYERS: &[(&str, &[&str])] = &[
     ("redact", &[]),
     ("error", &[]),
     ("pycompat", &[]),
-    ("files", &[]),
+    ("fs", &[]),
     ("lenient", &[]),
     ("process", &[]),
     ("sniff", &[]),

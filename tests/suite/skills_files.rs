@@ -156,7 +156,7 @@ fn fifos_devices_directories_and_huge_files_are_refused_without_blocking() {
     }
     // A link to a device outside the root is refused by the containment check
     // before anything is opened (a device inside a root is refused as above:
-    // `files::open_regular`; unit-tested in src/files.rs with /dev/zero).
+    // `fs::open_regular`; unit-tested in src/fs/read.rs with /dev/zero).
     let (err, r) = view(&mut c, "references/zero.md");
     assert!(err, "{r}");
     assert!(

@@ -58,7 +58,7 @@ pub(crate) fn dir(ctx: &Context) -> PathBuf {
 
 /// Delete `session_*.webm` older than 72 h.
 pub(crate) fn prune(dir: &Path) {
-    crate::files::prune_older_than(dir, MAX_AGE, |n| {
+    crate::fs::prune_older_than(dir, MAX_AGE, |n| {
         n.starts_with("session_") && n.ends_with(".webm")
     });
 }

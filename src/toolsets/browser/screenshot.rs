@@ -30,7 +30,7 @@ const MAX_ANNOTATIONS: usize = 300;
 
 /// Delete `browser_screenshot_*.png` older than 24 h.
 fn prune_screenshots(dir: &Path) {
-    crate::files::prune_older_than(dir, SCREENSHOT_MAX_AGE, |n| {
+    crate::fs::prune_older_than(dir, SCREENSHOT_MAX_AGE, |n| {
         n.starts_with("browser_screenshot_")
     });
 }

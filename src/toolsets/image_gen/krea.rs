@@ -109,7 +109,7 @@ fn submit_error_message(body: &[u8]) -> String {
             Value::Null | Value::Bool(false) => None,
             Value::String(s) if s.is_empty() => None,
             Value::String(s) => Some(s.clone()),
-            other => Some(crate::pycompat::py_str(other)),
+            other => Some(crate::pycompat::py_str_or_json(other)),
         }
     };
     let picked = match m.get("error") {
@@ -350,7 +350,7 @@ fn finished_image(job: &Value, job_id: &str) -> Result<String, GenError> {
         let err = result
             .and_then(|r| r.get("error"))
             .filter(|e| !e.is_null() && *e != &json!("") && *e != &json!(false))
-            .map(crate::pycompat::py_str)
+            .map(crate::pycompat::py_str_or_json)
             .unwrap_or_else(|| "unknown error".into());
         return Err(GenError::Api(format!("Krea job {job_id} failed: {err}")));
     }

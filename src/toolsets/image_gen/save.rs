@@ -86,10 +86,10 @@ pub(crate) async fn save_generated(
     if let Err(source) = std::fs::create_dir_all(&dir) {
         return Err(SaveError::CreateDir { dir, source });
     }
-    let path = crate::files::unique_path(dir.join(format!(
+    let path = crate::fs::unique_path(dir.join(format!(
         "{prefix}_{}_{}.{}",
         crate::time::local_stamp(),
-        crate::files::short_id(),
+        crate::fs::short_id(),
         crate::sniff::extension(mime)
     )));
     write_atomic(&path, &bytes).map_err(|e| SaveError::Write(e.to_string()))?;
@@ -97,6 +97,6 @@ pub(crate) async fn save_generated(
 }
 
 /// The crate's one atomic write (temp file, fsync, rename; 0600 like Hermes' own).
-fn write_atomic(path: &std::path::Path, bytes: &[u8]) -> Result<(), crate::files::FileError> {
-    crate::files::atomic_write(path, bytes).map(|_| ())
+fn write_atomic(path: &std::path::Path, bytes: &[u8]) -> Result<(), crate::fs::FileError> {
+    crate::fs::atomic_write(path, bytes).map(|_| ())
 }

@@ -7,12 +7,12 @@ use crate::net::vendor as http;
 /// Read a local source image; only real image files are read (never send an
 /// arbitrary file such as a key to a provider).
 pub(crate) fn read_local_image(src: &str) -> Result<(Vec<u8>, &'static str), GenError> {
-    let path = crate::files::absolute(src);
+    let path = crate::fs::absolute(src);
     // Regular files only, opened without blocking, capped (a FIFO or device
     // named as a source neither hangs the call nor streams forever).
     let bytes =
-        crate::files::read_capped(&path, http::MAX_IMAGE_BYTES as u64).map_err(|e| match e {
-            crate::files::FileError::TooLarge { .. } => GenError::Value(format!(
+        crate::fs::read_capped(&path, http::MAX_IMAGE_BYTES as u64).map_err(|e| match e {
+            crate::fs::FileError::TooLarge { .. } => GenError::Value(format!(
                 "Source image {} is larger than {} MB",
                 path.display(),
                 http::MAX_IMAGE_BYTES / (1024 * 1024)

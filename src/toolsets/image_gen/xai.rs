@@ -60,19 +60,6 @@ fn base_url(ctx: &Context, creds: &xai_auth::XaiCreds) -> String {
         .unwrap_or_else(|| creds.base_url.clone())
 }
 
-/// `_coerce_bool`.
-fn coerce_bool(v: Option<&Value>, default: bool) -> bool {
-    match v {
-        Some(Value::Bool(b)) => *b,
-        Some(Value::String(s)) => match s.trim().to_ascii_lowercase().as_str() {
-            "1" | "true" | "yes" | "on" | "enabled" => true,
-            "0" | "false" | "no" | "off" | "disabled" => false,
-            _ => default,
-        },
-        _ => default,
-    }
-}
-
 /// `_coerce_expires_after`: seconds, or `None` for permanent storage.
 fn coerce_expires(v: Option<&Value>) -> Option<i64> {
     let n = match v? {
@@ -111,8 +98,8 @@ impl Storage {
         let s = cfg.get("image_gen.xai.storage").filter(|v| v.is_object());
         let get = |k: &str| s.and_then(|s| s.get(k));
         Storage {
-            enabled: coerce_bool(get("enabled"), true),
-            public_url: coerce_bool(get("public_url"), true),
+            enabled: crate::pycompat::coerce_bool(get("enabled"), true),
+            public_url: crate::pycompat::coerce_bool(get("public_url"), true),
             expires_after: coerce_expires(get("expires_after")),
         }
     }
@@ -122,7 +109,7 @@ impl Storage {
         let filename = format!(
             "hermes-xai-image-{}-{}.png",
             crate::time::utc_stamp(crate::time::unix_now()),
-            crate::files::short_id()
+            crate::fs::short_id()
         );
         let mut so = json!({"filename": filename, "public_url": self.public_url});
         if let Some(e) = self.expires_after {
@@ -158,7 +145,7 @@ fn notice_once(ctx: &Context, expires: Option<i64>) -> Option<String> {
     }
     let _ = std::fs::create_dir_all(&dir);
     let stamp = crate::time::utc_isoformat(crate::time::unix_now() as f64);
-    let _ = crate::files::atomic_write(&marker, format!("{stamp}\n").as_bytes());
+    let _ = crate::fs::atomic_write(&marker, format!("{stamp}\n").as_bytes());
     Some(notice_text(expires))
 }
 
@@ -252,7 +239,7 @@ fn check_sources(sources: &[String]) -> Result<(), GenError> {
         let remote = ["http://", "https://", "data:"]
             .iter()
             .any(|p| lower.starts_with(p));
-        if !remote && !crate::files::absolute(s).is_file() {
+        if !remote && !crate::fs::absolute(s).is_file() {
             let field = if i == 0 {
                 "image_url"
             } else {

@@ -170,7 +170,7 @@ fn looks_like_tls(data: &[u8], off: usize) -> bool {
 fn validate_header(path: &Path) -> KanbanResult<()> {
     // Opened without blocking and regular files only; anything else is left
     // for SQLite to refuse with its own error.
-    let Ok(mut f) = crate::files::open_regular(path) else {
+    let Ok(mut f) = crate::fs::open_regular(path) else {
         return Ok(());
     };
     let mut head = Vec::with_capacity(64);

@@ -103,7 +103,7 @@ impl KanbanPaths {
             return s;
         }
         let f = self.root.join("kanban").join("current");
-        if let Ok(Some(text)) = crate::files::read_to_string_capped_opt(&f, SMALL_FILE_CAP) {
+        if let Ok(Some(text)) = crate::fs::read_to_string_capped_opt(&f, SMALL_FILE_CAP) {
             let text = text.trim_start_matches('\u{feff}').trim();
             if !text.is_empty()
                 && let Ok(Some(s)) = normalize_slug(Some(text))
@@ -150,7 +150,7 @@ impl KanbanPaths {
     /// `read_board_metadata(slug)["default_workdir"]`.
     pub(crate) fn board_default_workdir(&self, slug: &str) -> Option<String> {
         let p = self.board_dir(slug).join("board.json");
-        let text = crate::files::read_to_string_capped(&p, SMALL_FILE_CAP).ok()?;
+        let text = crate::fs::read_to_string_capped(&p, SMALL_FILE_CAP).ok()?;
         let v: serde_json::Value = serde_json::from_str(&text).ok()?;
         match v.get("default_workdir")? {
             serde_json::Value::String(s) if !s.is_empty() => Some(s.clone()),

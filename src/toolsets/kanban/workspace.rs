@@ -240,8 +240,8 @@ pub(crate) fn persist_artifacts(
             .and_then(|mut out| {
                 // The checked file is the one copied: opened without blocking,
                 // regular only, and never more than the limit.
-                let inp = crate::files::open_regular(&resolved).map_err(|e| match e {
-                    crate::files::FileError::Open { source, .. } => source,
+                let inp = crate::fs::open_regular(&resolved).map_err(|e| match e {
+                    crate::fs::FileError::Open { source, .. } => source,
                     other => std::io::Error::other(other.to_string()),
                 })?;
                 std::io::copy(

@@ -19,7 +19,7 @@ use serde_json::{Value, json};
 
 use super::disk::Failure;
 use super::store::Target;
-use crate::pycompat::py_str;
+use crate::pycompat::py_str_or_json;
 
 /// `GateDecision.message` for a memory write staged from the foreground.
 const STAGED: &str = "Staged for approval (memory.write_approval is on). Not yet saved — review with /memory pending.";
@@ -72,11 +72,14 @@ pub(crate) fn stage_batch(
     operations: &[Value],
 ) -> Result<Value, Failure> {
     let summary = format!("apply {} op(s) to {}", operations.len(), label(target));
-    let field = |op: &Value, key: &str| op.get(key).map(py_str).unwrap_or_default();
+    let field = |op: &Value, key: &str| op.get(key).map(py_str_or_json).unwrap_or_default();
     let detail: Vec<String> = operations
         .iter()
         .map(|op| {
-            let act = op.get("action").map(py_str).unwrap_or_else(|| "?".into());
+            let act = op
+                .get("action")
+                .map(py_str_or_json)
+                .unwrap_or_else(|| "?".into());
             match act.as_str() {
                 "remove" => format!("- remove: {}", field(op, "old_text")),
                 "replace" => format!(
@@ -96,7 +99,7 @@ pub(crate) fn stage_batch(
 /// the tool's answer.
 fn stage(home: &Path, payload: Value, summary: &str, detail: &str) -> Result<Value, Failure> {
     let cut: String = detail.chars().take(120).collect();
-    let id = crate::files::short_id();
+    let id = crate::fs::short_id();
     let created_at = crate::time::now();
     let record = json!({
         "id": id,
@@ -116,25 +119,30 @@ pub(crate) fn pending_dir(home: &Path) -> PathBuf {
     home.join("pending").join("memory")
 }
 
-/// `<dir>/<id>.json` via `<id>.json.tmp` (the umask's mode, as Python's
-/// `write_text` leaves it). serde_json's pretty printer writes what Python's
-/// `indent=2, ensure_ascii=False` writes.
+/// `<dir>/<id>.json` via `<id>.json.tmp`, as Hermes' `write_text` and
+/// `os.replace` write it (the umask's mode, no fsync). serde_json's pretty
+/// printer writes what Python's `indent=2, ensure_ascii=False` writes.
 fn write_record(dir: &Path, id: &str, record: &Value) -> Result<(), Failure> {
-    let fail = |e: std::io::Error| {
+    let fail = |e: &dyn std::fmt::Display| {
         Failure(format!(
             "cannot stage the memory write in {}: {e}. Nothing was saved.",
             dir.display()
         ))
     };
-    std::fs::create_dir_all(dir).map_err(fail)?;
+    std::fs::create_dir_all(dir).map_err(|e| fail(&e))?;
     let text = serde_json::to_string_pretty(record).expect("a JSON value serialises");
-    let path = dir.join(format!("{id}.json"));
-    let tmp = dir.join(format!("{id}.json.tmp"));
-    std::fs::write(&tmp, text).map_err(fail)?;
-    std::fs::rename(&tmp, &path).map_err(|e| {
-        let _ = std::fs::remove_file(&tmp);
-        fail(e)
-    })
+    let opts = crate::fs::WriteOptions {
+        temp: crate::fs::TempName::Suffix(".tmp"),
+        perms: crate::fs::Perms::Umask,
+        links: crate::fs::Links::NoFollow,
+        durability: crate::fs::Durability::AsHermes,
+    };
+    crate::fs::write_atomic(&dir.join(format!("{id}.json")), text.as_bytes(), &opts)
+        .map(|_| ())
+        .map_err(|e| match e.io_error() {
+            Some(io) => fail(io),
+            None => fail(&e),
+        })
 }
 
 #[cfg(test)]

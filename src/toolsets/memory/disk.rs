@@ -22,7 +22,7 @@ use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use crate::files::{self, FileError, Flock};
+use crate::fs::{FileError, Flock};
 
 /// The largest memory file read: far beyond any char limit a Hermes config
 /// would set (the default whole-file limit is 2,200 characters).
@@ -57,7 +57,7 @@ pub(crate) fn ensure_dir(home: &Path, dir: &Path) -> Result<(), Failure> {
 /// A memory file's text with Python's universal newlines, `None` when it
 /// does not exist (a dangling symlink included, as Python's `exists()`).
 pub(crate) fn read_text(path: &Path) -> Result<Option<String>, Failure> {
-    let bytes = files::read_capped_opt(path, READ_CAP).map_err(|e| match e {
+    let bytes = crate::fs::read_capped_opt(path, READ_CAP).map_err(|e| match e {
         FileError::TooLarge { .. } => Failure(format!(
             "{} is larger than {READ_CAP} bytes, far beyond any memory limit; move it away. Nothing was written.",
             path.display()
@@ -80,7 +80,12 @@ pub(crate) fn read_text(path: &Path) -> Result<Option<String>, Failure> {
 /// file (a symlink is kept and its target replaced). The result is 0600, as
 /// Hermes' `mkstemp` leaves it.
 pub(crate) fn write_text(path: &Path, text: &str) -> Result<(), Failure> {
-    files::atomic_write_mode(path, text.as_bytes(), (".mem_", ".tmp"), 0o600)
+    let opts = crate::fs::WriteOptions {
+        temp: crate::fs::TempName::Random(".mem_", ".tmp"),
+        perms: crate::fs::Perms::Fixed(0o600),
+        ..crate::fs::WriteOptions::DURABLE
+    };
+    crate::fs::write_atomic(path, text.as_bytes(), &opts)
         .map(|_| ())
         .map_err(|e| {
             Failure(format!(

@@ -21,7 +21,7 @@ use super::format::{
     char_count, commas, dedupe, drifted, parse, percent, previews, serialize, usage,
 };
 use super::scan::first_threat_message;
-use crate::pycompat::{py_bool, py_len, py_str, py_strip, py_type};
+use crate::pycompat::{py_bool, py_len, py_str_or_json, py_strip, py_type};
 
 /// A store's answer: Hermes' result dict, or a failure Hermes would raise.
 pub(crate) type Outcome = Result<Value, Failure>;
@@ -74,7 +74,7 @@ struct Locked {
     target: Target,
     path: PathBuf,
     entries: Vec<String>,
-    _lock: crate::files::Flock,
+    _lock: crate::fs::Flock,
 }
 
 impl Store {
@@ -386,7 +386,7 @@ impl BatchOp {
     /// `Operation <n> (<action>)`.
     fn pos(&self) -> String {
         let act = if py_bool(&self.action) {
-            py_str(&self.action)
+            py_str_or_json(&self.action)
         } else {
             "unknown".to_string()
         };

@@ -18,7 +18,7 @@ use super::approval;
 use super::config::MemoryConfig;
 use super::disk::{self, Failure};
 use super::store::{Outcome, Store, Target};
-use crate::pycompat::{py_bool, py_str};
+use crate::pycompat::{py_bool, py_str_or_json};
 
 /// Hermes' `tool_error(message, success=False)`: `error` first.
 pub(crate) fn tool_error(message: impl Into<String>) -> Value {
@@ -40,11 +40,11 @@ impl<'a> Args<'a> {
     fn read(args: &'a Map<String, Value>) -> Self {
         let text = |k: &str| args.get(k).and_then(Value::as_str);
         Args {
-            action: args.get("action").map(py_str).unwrap_or_default(),
+            action: args.get("action").map(py_str_or_json).unwrap_or_default(),
             target: args
                 .get("target")
                 .filter(|v| !v.is_null())
-                .map(py_str)
+                .map(py_str_or_json)
                 .unwrap_or_else(|| "memory".into()),
             content: text("content"),
             old_text: text("old_text"),

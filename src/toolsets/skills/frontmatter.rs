@@ -62,14 +62,14 @@ fn fallback(yaml: &str) -> Frontmatter {
 }
 
 // Python's `bool()` and `str()` of YAML values, from the crate's one copy.
-pub(crate) use crate::pycompat::{py_bool as truthy, py_str};
+pub(crate) use crate::pycompat::{py_bool as truthy, py_str_or_json};
 
 /// `fm.get(key)` as a string when it is a scalar, `None` when absent or null.
 pub(crate) fn get_str(fm: &Frontmatter, key: &str) -> Option<String> {
     match fm.get(key)? {
         Value::Null => None,
         Value::Array(_) | Value::Object(_) => None,
-        v => Some(py_str(v)),
+        v => Some(py_str_or_json(v)),
     }
 }
 
@@ -82,10 +82,10 @@ pub(crate) fn parse_tags(value: Option<&Value>) -> Vec<String> {
         return items
             .iter()
             .filter(|t| truthy(t))
-            .map(|t| py_str(t).trim().to_string())
+            .map(|t| py_str_or_json(t).trim().to_string())
             .collect();
     }
-    let s = py_str(v);
+    let s = py_str_or_json(v);
     let mut s = s.trim();
     if s.starts_with('[') && s.ends_with(']') && s.len() >= 2 {
         s = &s[1..s.len() - 1];

@@ -170,7 +170,7 @@ pub(crate) enum ReadError {
     #[error(transparent)]
     Path(#[from] PathError),
     #[error(transparent)]
-    File(#[from] crate::files::FileError),
+    File(#[from] crate::fs::FileError),
     /// Read, but not UTF-8 (Python's `read_text(encoding="utf-8")` refuses it).
     #[error("'utf-8' codec can't decode the file: {0}")]
     NotUtf8(#[source] std::string::FromUtf8Error),
@@ -178,7 +178,7 @@ pub(crate) enum ReadError {
 
 /// Read `path` only if the file actually opened lies inside one of `roots`
 /// (resolved): the path is resolved completely and checked, the file is
-/// opened through [`crate::files`] (no blocking, regular files only, `cap`
+/// opened through [`crate::fs`] (no blocking, regular files only, `cap`
 /// bytes at most), and then the real path of the *opened* handle is checked
 /// again, so a link swapped in between the check and the open is caught.
 pub(crate) fn read_within(path: &Path, roots: &[PathBuf], cap: u64) -> Result<Vec<u8>, ReadError> {
@@ -190,8 +190,8 @@ pub(crate) fn read_within(path: &Path, roots: &[PathBuf], cap: u64) -> Result<Ve
         }
         .into());
     };
-    let file = crate::files::open_regular(&resolved)?;
-    if let Some(opened) = crate::files::opened_path(&file)
+    let file = crate::fs::open_regular(&resolved)?;
+    if let Some(opened) = crate::fs::opened_path(&file)
         && !roots.iter().any(|r| opened.starts_with(r))
     {
         return Err(PathError::OpenedOutside {
@@ -201,7 +201,7 @@ pub(crate) fn read_within(path: &Path, roots: &[PathBuf], cap: u64) -> Result<Ve
         }
         .into());
     }
-    Ok(crate::files::read_open_capped(file, &resolved, cap)?)
+    Ok(crate::fs::read_open_capped(file, &resolved, cap)?)
 }
 
 /// Check a linked-file path given to `skill_view` before it is joined onto the

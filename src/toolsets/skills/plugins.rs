@@ -172,7 +172,7 @@ fn serve(ctx: &Context, reg: &Registry, e: &Entry, ns: &str, bare: &str) -> Outc
             "Plugin '{ns}' is disabled. Re-enable with: hermes plugins enable {ns}"
         ));
     }
-    let content = match crate::files::read_to_string_capped(&e.path, crate::files::CONFIG_CAP) {
+    let content = match crate::fs::read_to_string_capped(&e.path, crate::fs::CONFIG_CAP) {
         Ok(c) => c,
         Err(err) if err.is_not_found() => {
             return fail(format!(
@@ -198,7 +198,7 @@ fn serve(ctx: &Context, reg: &Registry, e: &Entry, ns: &str, bare: &str) -> Outc
     let mut description = match fm.get("description") {
         Some(Value::String(s)) => s.clone(),
         Some(Value::Null) | None => String::new(),
-        Some(v) => crate::pycompat::py_str(v),
+        Some(v) => crate::pycompat::py_str_or_json(v),
     };
     if description.chars().count() > scan::MAX_DESCRIPTION_LENGTH {
         description = description

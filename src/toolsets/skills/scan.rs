@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
 
-use super::frontmatter::{self, Frontmatter, py_str, truthy};
+use super::frontmatter::{self, Frontmatter, py_str_or_json, truthy};
 use super::guard::{self, resolve_lenient, resolves_within, within_any};
 use crate::hermes::Context;
 use crate::hermes::envvars;
@@ -63,7 +63,7 @@ impl Roots {
         });
         let mut external: Vec<PathBuf> = Vec::new();
         let raw: Vec<String> = match ctx.config().get("skills.external_dirs") {
-            Some(Value::Array(a)) => a.iter().map(py_str).collect(),
+            Some(Value::Array(a)) => a.iter().map(py_str_or_json).collect(),
             Some(Value::String(s)) => vec![s.clone()],
             _ => Vec::new(),
         };
@@ -312,8 +312,8 @@ pub(crate) fn matches_platform(ctx: &Context, fm: &Frontmatter) -> bool {
         return true;
     };
     let list: Vec<String> = match platforms {
-        Value::Array(a) => a.iter().map(py_str).collect(),
-        other => vec![py_str(other)],
+        Value::Array(a) => a.iter().map(py_str_or_json).collect(),
+        other => vec![py_str_or_json(other)],
     };
     let current = sys_platform();
     let termux = is_termux(ctx);
@@ -364,8 +364,8 @@ pub(crate) fn matches_environment(ctx: &Context, fm: &Frontmatter) -> bool {
         return true;
     };
     let list: Vec<String> = match envs {
-        Value::Array(a) => a.iter().map(py_str).collect(),
-        other => vec![py_str(other)],
+        Value::Array(a) => a.iter().map(py_str_or_json).collect(),
+        other => vec![py_str_or_json(other)],
     };
     for env in list {
         let n = env.trim().to_lowercase();
@@ -383,7 +383,7 @@ fn string_set(v: Option<&Value>) -> BTreeSet<String> {
     match v {
         Some(Value::Array(a)) => a
             .iter()
-            .map(|x| py_str(x).trim().to_string())
+            .map(|x| py_str_or_json(x).trim().to_string())
             .filter(|s| !s.is_empty())
             .collect(),
         Some(Value::String(s)) if !s.trim().is_empty() => [s.trim().to_string()].into(),
@@ -427,7 +427,7 @@ pub(crate) fn listing_description(fm: &Frontmatter, body: &str) -> String {
     let mut description = fm
         .get("description")
         .filter(|v| truthy(v))
-        .map(py_str)
+        .map(py_str_or_json)
         .unwrap_or_default();
     if description.is_empty() {
         description = body

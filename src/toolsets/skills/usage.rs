@@ -7,7 +7,7 @@
 //! Same file shape (`json.dump(indent=2, sort_keys=True, ensure_ascii=False)`), same record
 //! defaults, same lock: an exclusive `flock` on `.usage.json.lock` around each
 //! read-modify-write, so Hermes and hermes-mcp processes never lose each other's counts. The
-//! write is atomic (`crate::files::atomic_write`). Best-effort, as in Hermes: a failure is
+//! write is atomic (`crate::fs::atomic_write`). Best-effort, as in Hermes: a failure is
 //! logged, never fails the tool call.
 
 use std::io;
@@ -76,7 +76,7 @@ enum UsageError {
     #[error("cannot create {0}: {1}")]
     Dir(String, io::Error),
     #[error("{0}")]
-    Write(#[from] crate::files::FileError),
+    Write(#[from] crate::fs::FileError),
     #[error("{0}")]
     Encode(#[from] serde_json::Error),
     #[error("the record's {0} is not a number")]
@@ -93,7 +93,7 @@ fn bump(
     std::fs::create_dir_all(skills_dir)
         .map_err(|e| UsageError::Dir(skills_dir.display().to_string(), e))?;
     let lock_path = skills_dir.join(".usage.json.lock");
-    let _lock = crate::files::Flock::take(&lock_path)
+    let _lock = crate::fs::Flock::take(&lock_path)
         .map_err(|e| UsageError::Lock(lock_path.display().to_string(), e))?;
     let path = skills_dir.join(".usage.json");
     let mut data = load(&path);
@@ -106,7 +106,7 @@ fn bump(
     rec.insert(stamp_key.into(), json!(now_iso()));
     data.insert(name.to_string(), Value::Object(rec));
     let text = serde_json::to_string_pretty(&sorted(Value::Object(data)))?;
-    crate::files::atomic_write(&path, text.as_bytes())?;
+    crate::fs::atomic_write(&path, text.as_bytes())?;
     Ok(())
 }
 

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value, json};
 
-use super::frontmatter::{self, Frontmatter, py_str, truthy};
+use super::frontmatter::{self, Frontmatter, py_str_or_json, truthy};
 use super::guard::{self, FILE_HINT, NAME_HINT};
 use super::scan::{self, Roots};
 use crate::hermes::Context;
@@ -387,10 +387,10 @@ fn str_values(v: Option<&Value>) -> Vec<String> {
         None => Vec::new(),
         Some(Value::Array(a)) => a
             .iter()
-            .map(py_str)
+            .map(py_str_or_json)
             .filter(|s| !s.trim().is_empty())
             .collect(),
-        Some(other) => vec![py_str(other)]
+        Some(other) => vec![py_str_or_json(other)]
             .into_iter()
             .filter(|s| !s.trim().is_empty())
             .collect(),
@@ -424,7 +424,7 @@ fn required_env_vars(fm: &Frontmatter, legacy: &[String]) -> Vec<Map<String, Val
             .into_iter()
             .flatten()
             .find(|v| truthy(v))
-            .map(py_str)
+            .map(py_str_or_json)
             .unwrap_or_default()
             .trim()
             .to_string();
@@ -436,7 +436,7 @@ fn required_env_vars(fm: &Frontmatter, legacy: &[String]) -> Vec<Map<String, Val
         let prompt = entry
             .get("prompt")
             .filter(|v| truthy(v))
-            .map(py_str)
+            .map(py_str_or_json)
             .unwrap_or_else(|| format!("Enter value for {name}"));
         n.insert("prompt".into(), json!(prompt.trim()));
         let help = ["help", "provider_url", "url"]
@@ -478,7 +478,7 @@ fn required_env_vars(fm: &Frontmatter, legacy: &[String]) -> Vec<Map<String, Val
         let Value::Object(m) = item else { continue };
         let env_var = m
             .get("env_var")
-            .map(py_str)
+            .map(py_str_or_json)
             .unwrap_or_default()
             .trim()
             .to_string();
@@ -488,7 +488,7 @@ fn required_env_vars(fm: &Frontmatter, legacy: &[String]) -> Vec<Map<String, Val
         let prompt = m
             .get("prompt")
             .filter(|v| truthy(v))
-            .map(py_str)
+            .map(py_str_or_json)
             .unwrap_or_else(|| format!("Enter value for {env_var}"));
         let mut e = Map::new();
         e.insert("name".into(), json!(env_var));
@@ -525,7 +525,7 @@ fn missing_credential_files(ctx: &Context, fm: &Frontmatter) -> Vec<String> {
                 .into_iter()
                 .flatten()
                 .find(|v| truthy(v))
-                .map(py_str)
+                .map(py_str_or_json)
                 .unwrap_or_default()
                 .trim()
                 .to_string(),

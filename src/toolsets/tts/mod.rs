@@ -202,7 +202,7 @@ fn tag_rewrite_for(ctx: &Context, provider: &str) -> Option<&'static str> {
     match provider {
         "xai" => {
             let x = sec("xai");
-            tags::config_bool(
+            crate::pycompat::config_bool(
                 x.get("auto_speech_tags").or_else(|| x.get("speech_tags")),
                 false,
             )
@@ -358,12 +358,12 @@ fn output_file(
 ) -> Result<PathBuf, ToolOutput> {
     let file_path = match output_path {
         Some(p) => {
-            if crate::files::has_traversal_component(p) {
+            if crate::fs::has_traversal_component(p) {
                 return Err(fail(format!(
                     "output_path contains '..' traversal component: {p}. Use an absolute path or one relative to the current directory without '..'."
                 )));
             }
-            let mut fp = crate::files::absolute(p);
+            let mut fp = crate::fs::absolute(p);
             if let Engine::Command { config, .. } = &plan.engine {
                 fp = fp.with_extension(command_format(config, None));
             }

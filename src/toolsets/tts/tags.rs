@@ -29,6 +29,7 @@ use crate::llm::auxiliary::{CallError, Mode};
 use crate::llm::resolve::{self, Resolution, Task};
 use crate::llm::textaux;
 use crate::net::HttpClient;
+use crate::pycompat::config_bool;
 
 /// Hermes' `GEMINI_AUDIO_TAG_REWRITE_TASK`, which the xAI rewrite uses too.
 pub(crate) const AUDIO_TAGS_TASK: Task = Task::new("tts_audio_tags", None);
@@ -87,20 +88,6 @@ static SPACES: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"\s{2,}").expect("
 static FENCE: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"(?s)^```(?:[A-Za-z0-9_-]+)?\s*(.*?)\s*```$").expect("static regex")
 });
-
-/// Hermes' `_config_bool`: YAML/env spellings of a boolean; anything else is `default`.
-pub(crate) fn config_bool(v: Option<&Value>, default: bool) -> bool {
-    match v {
-        Some(Value::Bool(b)) => *b,
-        Some(Value::Number(n)) => n.as_f64().is_some_and(|f| f != 0.0),
-        Some(Value::String(s)) => match s.trim().to_lowercase().as_str() {
-            "1" | "true" | "yes" | "on" | "enabled" => true,
-            "0" | "false" | "no" | "off" | "disabled" => false,
-            _ => default,
-        },
-        _ => default,
-    }
-}
 
 /// The answer without a Markdown fence around it (Hermes' `_clean_gemini_audio_tag_rewrite`).
 fn unfence(s: &str) -> String {

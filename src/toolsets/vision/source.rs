@@ -146,12 +146,12 @@ pub(crate) fn read_local(path: &Path) -> Result<Vec<u8>, SourceError> {
     };
     // Regular files only, opened without blocking and checked on the handle
     // (a FIFO or device neither hangs nor streams forever).
-    let f = match crate::files::open_regular(&abs) {
+    let f = match crate::fs::open_regular(&abs) {
         Ok(f) => f,
         Err(e) if e.is_not_found() => {
             return Err(SourceError::NotFound(abs.display().to_string()));
         }
-        Err(crate::files::FileError::NotRegular { .. }) => {
+        Err(crate::fs::FileError::NotRegular { .. }) => {
             return Err(SourceError::NotAFile(shown));
         }
         Err(e) => {

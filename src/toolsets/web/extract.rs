@@ -82,11 +82,9 @@ fn store_full_text(cache_dir: &Path, url: &str, content: &str) -> Option<PathBuf
     } else {
         content.to_string()
     };
-    let write = || -> std::io::Result<()> {
+    let write = || -> Result<(), Box<dyn std::error::Error>> {
         std::fs::create_dir_all(cache_dir)?;
-        let mut tmp = tempfile::NamedTempFile::new_in(cache_dir)?;
-        std::io::Write::write_all(&mut tmp, body.as_bytes())?;
-        tmp.persist(&path).map_err(|e| e.error)?;
+        crate::fs::write_atomic(&path, body.as_bytes(), &crate::fs::WriteOptions::OUTPUT)?;
         Ok(())
     };
     match write() {

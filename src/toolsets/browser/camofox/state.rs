@@ -50,14 +50,7 @@ pub(crate) struct CamofoxConfig {
 
 /// Python truthiness of a config value (`bool(cfg.get(key))`).
 fn truthy(v: Option<&Value>) -> bool {
-    match v {
-        None | Some(Value::Null) => false,
-        Some(Value::Bool(b)) => *b,
-        Some(Value::Number(n)) => n.as_f64() != Some(0.0),
-        Some(Value::String(s)) => !s.is_empty(),
-        Some(Value::Array(a)) => !a.is_empty(),
-        Some(Value::Object(o)) => !o.is_empty(),
-    }
+    v.is_some_and(crate::pycompat::py_bool)
 }
 
 /// `str(cfg.get(key) or "").strip()`, empty as `None`.
@@ -75,15 +68,11 @@ fn text(v: Option<&Value>) -> Option<String> {
 /// Hermes' `_env_flag`: `1/true/yes/on`, `0/false/no/off`, anything else unset.
 fn env_flag(ctx: &Context, name: &str) -> Option<bool> {
     let raw = ctx.env.get(name)?.trim().to_ascii_lowercase();
-    match raw.as_str() {
-        "1" | "true" | "yes" | "on" => Some(true),
-        "0" | "false" | "no" | "off" => Some(false),
-        "" => None,
-        _ => {
-            tracing::debug!("Ignoring invalid boolean env {name}={raw:?}");
-            None
-        }
+    let flag = crate::pycompat::env_flag(&raw);
+    if flag.is_none() && !raw.is_empty() {
+        tracing::debug!("Ignoring invalid boolean env {name}={raw:?}");
     }
+    flag
 }
 
 fn env_text(ctx: &Context, name: &str) -> Option<String> {

@@ -318,7 +318,7 @@ async fn xai(
     // `optimize_streaming_latency: 0`), so the global `tts.speed` never reaches xAI.
     let speed = num(x.get("speed")).map(|v| v.clamp(0.7, 1.5));
     let latency = num(x.get("optimize_streaming_latency")).map(|v| (v as i64).clamp(0, 2));
-    let auto_tags = tags::config_bool(
+    let auto_tags = crate::pycompat::config_bool(
         x.get("auto_speech_tags").or_else(|| x.get("speech_tags")),
         false,
     );
@@ -483,7 +483,7 @@ fn gemini_persona(ctx: &Context, g: &Map<String, Value>) -> Option<String> {
             }
         })
         .and_then(
-            |p| match crate::files::read_to_string_capped(&p, crate::files::CONFIG_CAP) {
+            |p| match crate::fs::read_to_string_capped(&p, crate::fs::CONFIG_CAP) {
                 Ok(t) => Some(t.trim().to_string()),
                 Err(e) => {
                     tracing::warn!(

@@ -31,14 +31,20 @@ pub(crate) struct Produced {
     pub(crate) duration: Option<f64>,
 }
 
-/// Write `bytes` at `path` through a temporary file in its directory, renamed into place.
+/// Write `bytes` at `path` through a temporary file in its directory, renamed
+/// into place ([`crate::fs::WriteOptions::OUTPUT`]).
 pub(crate) fn write_audio(path: &Path, bytes: &[u8]) -> Result<(), TtsError> {
-    let dir = path.parent().unwrap_or(Path::new("."));
-    let mut tmp = tempfile::NamedTempFile::new_in(dir)
-        .map_err(|e| TtsError::Failed(format!("cannot write in {}: {e}", dir.display())))?;
-    std::io::Write::write_all(&mut tmp, bytes)
-        .and_then(|_| tmp.persist(path).map(|_| ()).map_err(|e| e.error))
-        .map_err(|e| TtsError::Failed(format!("cannot write {}: {e}", path.display())))
+    crate::fs::write_atomic(path, bytes, &crate::fs::WriteOptions::OUTPUT)
+        .map(|_| ())
+        .map_err(|e| match e {
+            crate::fs::FileError::CreateTemp { dir, source } => {
+                TtsError::Failed(format!("cannot write in {}: {source}", dir.display()))
+            }
+            crate::fs::FileError::Write { source, .. } => {
+                TtsError::Failed(format!("cannot write {}: {source}", path.display()))
+            }
+            other => TtsError::Failed(other.to_string()),
+        })
 }
 
 fn temp_in(dir: &Path, suffix: &str, bytes: &[u8]) -> Result<tempfile::NamedTempFile, TtsError> {

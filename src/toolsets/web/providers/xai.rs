@@ -21,7 +21,7 @@ use super::{Backend, Hit, ProviderError, base_url, min_interval};
 use crate::auth::xai as xai_auth;
 use crate::hermes::Context;
 use crate::net::{ApiError, HttpClient};
-use crate::pycompat::{py_bool, py_str};
+use crate::pycompat::{py_bool, py_str_or_json};
 
 const DEFAULT_MODEL: &str = "grok-build-0.1";
 const DEFAULT_TIMEOUT: f64 = 90.0;
@@ -181,7 +181,7 @@ pub(super) async fn search(
         ));
     };
     if let Some(Value::Object(err)) = data.get("error") {
-        let pick = |k: &str| err.get(k).filter(|v| py_bool(v)).map(py_str);
+        let pick = |k: &str| err.get(k).filter(|v| py_bool(v)).map(py_str_or_json);
         let msg = pick("message")
             .or_else(|| pick("code"))
             .unwrap_or_else(|| "unknown error".into());
@@ -271,7 +271,7 @@ fn json_results(text: &str, limit: usize) -> Option<Vec<Hit>> {
         };
         let field = |row: &Value, k: &str| {
             row.get(k)
-                .map(py_str)
+                .map(py_str_or_json)
                 .unwrap_or_default()
                 .trim()
                 .to_string()
@@ -307,7 +307,7 @@ fn annotation_results(anns: &[&Value], joined: &str, limit: usize) -> Vec<Hit> {
         if a.get("type").and_then(Value::as_str) != Some("url_citation") {
             continue;
         }
-        let url = a.get("url").map(py_str).unwrap_or_default();
+        let url = a.get("url").map(py_str_or_json).unwrap_or_default();
         let url = url.trim();
         if url.is_empty() || !seen.insert(url.to_string()) {
             continue;

@@ -26,7 +26,7 @@ It prints nothing, and logs nothing when the block is current; what it did goes
 to Hermes' log (agent.log), one record per line, each with the plugin's prefix.
 It never raises into Hermes: a failure is logged and the session goes on.
 
-Generated file: edit `src/migrate/hermes_hook/__init__.py` in hermes-mcp instead.
+Generated file: edit `src/migrate/hermes_plugin/__init__.py` in hermes-mcp instead.
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ from pathlib import Path
 
 logger = logging.getLogger(__name__)
 
-# Kept equal to src/migrate/hermes_hook.rs and src/migrate/block.rs (a Rust test checks).
+# Kept equal to src/migrate/hermes_plugin/mod.rs and src/migrate/block.rs (a Rust test checks).
 PYTHON_SERVER_MODULE = "agent.transports.hermes_tools_mcp_server"
 SERVER_NAME = "hermes-tools"
 START = "# managed by hermes-agent \u2014 `hermes codex-runtime migrate` regenerates this section"

@@ -17,9 +17,9 @@
 //! Hermes fires `on_session_start` on the first turn of every new session,
 //! before it spawns `codex app-server` (`agent/conversation_loop.py`,
 //! `_restore_or_build_system_prompt`), for every plugin enabled in
-//! `plugins.enabled`. [`plan`]/[`HookPlan::apply`] write a small *directory*
+//! `plugins.enabled`. [`plan`]/[`PluginPlan::apply`] write a small *directory*
 //! plugin to `$HERMES_HOME/plugins/hermes-mcp/` (`plugin.yaml`,
-//! `__init__.py` from `hermes_hook/__init__.py`, `settings.json` with the
+//! `__init__.py` from `hermes_plugin/__init__.py`, `settings.json` with the
 //! `hermes-mcp migrate` command line to re-run and the variables to unset for
 //! it) and add `hermes-mcp` to `plugins.enabled` in `config.yaml`.
 //!
@@ -30,7 +30,7 @@
 //! codex reads `$CODEX_HOME` of that environment, else `$HOME/.codex`. The
 //! Codex home is therefore never stored in the plugin: a `migrate --codex-home
 //! <scratch>` cannot retarget it, and such a run leaves the plugin's files as
-//! they are and says what the plugin watches ([`HookPlan::summary`]). When that
+//! they are and says what the plugin watches ([`PluginPlan::summary`]). When that
 //! file has a managed block, the plugin re-runs the recorded `migrate` if
 //! Hermes' Python server is in the block ([`python_server_in_block`] is the
 //! same test in Rust) or if `migrate --check --json --no-plugins` reports
@@ -39,7 +39,7 @@
 //! nothing and logs nothing.
 //!
 //! The plugin files are written without following links (see
-//! [`write_plugin_file`]): a symlink or a non-regular file where a plugin file
+//! [`files::write_plugin_file`]): a symlink or a non-regular file where a plugin file
 //! or the plugin directory goes is refused with what to remove, and its target
 //! is never touched.
 //!
@@ -54,20 +54,32 @@
 //! `config.yaml` is edited as text (PyYAML would drop the user's comments) and
 //! the edit is proved like the TOML splice: the result must parse, every value
 //! except `plugins.enabled` must be unchanged, and `plugins.enabled` must be
-//! the old list plus (or minus) `hermes-mcp`. Anything else is refused with
-//! the `hermes plugins enable hermes-mcp` command as the way out.
+//! the old list plus (or minus) `hermes-mcp` ([`yaml_lines`]). Anything else
+//! is refused with the `hermes plugins enable hermes-mcp` command as the way
+//! out.
+//!
+//! One `migrate` run meets the plugin once: [`Request::for_migrate`] decides
+//! from the options whether to install, remove or leave it;
+//! [`Request::prepare`] removes it (or says what would go) or plans the
+//! install before the block is written; the planned install is applied
+//! ([`PluginPlan::apply`]) after it.
+
+mod files;
+pub(crate) mod yaml_lines;
 
 use std::fs;
 use std::path::{Path, PathBuf};
-
-use serde_json::{Value, json};
 
 use super::block;
 use super::write;
 use crate::error::UserError;
 use crate::hermes::SERVER_NAME;
-use crate::hermes::config::ConfigError;
 use crate::hermes::{HermesConfig, HermesHome};
+
+pub(crate) use files::is_ours;
+use files::{clean_stale_temps, manifest, read_regular, refuse_links, settings, write_plugin_file};
+pub(crate) use yaml_lines::str_list;
+use yaml_lines::{disable_in_yaml, enable_in_yaml};
 
 /// The plugin's name in `plugins.enabled` and its directory under `$HERMES_HOME/plugins/`.
 pub(crate) const PLUGIN_NAME: &str = "hermes-mcp";
@@ -76,7 +88,7 @@ pub(crate) const PYTHON_SERVER_MODULE: &str = "agent.transports.hermes_tools_mcp
 /// What migrate reports when the block it replaces had Hermes' Python server.
 pub const REPLACED: &str = "Hermes' /codex-runtime replaced hermes-tools with its Python server";
 /// The plugin's code (also checked by a test to agree with the constants here).
-pub const PLUGIN_PY: &str = include_str!("hermes_hook/__init__.py");
+pub const PLUGIN_PY: &str = include_str!("__init__.py");
 /// The plugin's settings file name inside its directory.
 pub(crate) const SETTINGS_FILE: &str = "settings.json";
 
@@ -117,7 +129,7 @@ pub fn replaced_by_hermes(config_toml: &str) -> Option<&'static str> {
 
 /// What the plugin needs to know.
 #[derive(Debug, Clone)]
-pub(crate) struct HookOptions {
+pub(crate) struct PluginOptions {
     /// The resolved Hermes home (the plugin goes to `<it>/plugins/hermes-mcp/`).
     pub(crate) hermes_home: PathBuf,
     /// The `hermes-mcp` binary to re-run (the one `hermes-tools` points at).
@@ -143,15 +155,17 @@ pub(crate) struct HookOptions {
 pub(crate) const RUNTIME_CODEX_HOME: &str =
     "the Codex home Hermes' codex runtime reads: $CODEX_HOME in Hermes' environment, else ~/.codex";
 
-impl HookOptions {
+impl PluginOptions {
     /// Options for a `migrate` run with `args`, the resolved `home` and
-    /// `codex_home`, the running binary `exe`, and the `serve` variables set
-    /// in this shell that hermes-tools' `env_vars` lists for that reason.
-    pub(crate) fn for_migrate(
+    /// `codex_home`, the running binary `exe`, the Codex home Hermes' runtime
+    /// reads, and the `serve` variables set in this shell that hermes-tools'
+    /// `env_vars` lists for that reason.
+    fn for_migrate(
         args: &super::Options,
         home: &HermesHome,
         codex_home: &Path,
         exe: &Path,
+        runtime_codex_home: PathBuf,
         set_now: &[String],
     ) -> Self {
         let env_unset = crate::hermes::envvars::serve_vars()
@@ -159,12 +173,11 @@ impl HookOptions {
             .filter(|n| *n != crate::hermes::envvars::CODEX_HOME && !set_now.iter().any(|s| s == n))
             .map(String::from)
             .collect();
-        HookOptions {
+        PluginOptions {
             hermes_home: home.path.clone(),
             exe: exe.to_path_buf(),
             codex_home: codex_home.to_path_buf(),
-            runtime_codex_home: super::resolve_codex_home(None)
-                .unwrap_or_else(|_| codex_home.to_path_buf()),
+            runtime_codex_home,
             migrate_args: rerun_args(args, home),
             env_unset,
         }
@@ -213,7 +226,7 @@ pub(crate) fn rerun_args(args: &super::Options, home: &HermesHome) -> Vec<String
 
 /// What [`plan`] found: the files to write and the config.yaml edit.
 #[derive(Debug, Clone)]
-pub(crate) struct HookPlan {
+pub(crate) struct PluginPlan {
     /// `$HERMES_HOME/plugins/hermes-mcp`.
     pub(crate) plugin_dir: PathBuf,
     /// `$HERMES_HOME/config.yaml`.
@@ -236,7 +249,7 @@ pub(crate) struct HookPlan {
     pub(crate) installed: bool,
 }
 
-impl HookPlan {
+impl PluginPlan {
     /// Nothing to write.
     pub(crate) fn up_to_date(&self) -> bool {
         self.files_changed.is_empty() && self.new_config.is_none()
@@ -304,7 +317,7 @@ impl HookPlan {
         )
     }
 
-    /// Write the plugin files (no-follow, see [`write_plugin_file`]), then
+    /// Write the plugin files (no-follow, see [`files::write_plugin_file`]), then
     /// config.yaml (atomically, each).
     pub(crate) fn apply(&self) -> anyhow::Result<()> {
         if !self.files_changed.is_empty() {
@@ -329,41 +342,12 @@ impl HookPlan {
     }
 }
 
-/// The plugin's `plugin.yaml`.
-fn manifest() -> String {
-    format!(
-        "name: {PLUGIN_NAME}\nversion: \"{}\"\ndescription: \"Keeps Codex's hermes-tools pointing at hermes-mcp after /codex-runtime (written by `hermes-mcp migrate`).\"\nauthor: hermes-mcp\nhooks:\n  - on_session_start\n",
-        env!("CARGO_PKG_VERSION")
-    )
-}
-
-/// The plugin's `settings.json`: the command line to re-run (the plugin adds
-/// `--codex-home` and, for its staleness check, `--check --json
-/// --no-plugins`) and the variables to unset for it.
-fn settings(opts: &HookOptions) -> String {
-    let mut argv = vec![opts.exe.to_string_lossy().into_owned()];
-    argv.extend(opts.migrate_args.iter().cloned());
-    let doc = json!({
-        "argv": argv,
-        "env_unset": opts.env_unset,
-        "written_by": concat!("hermes-mcp ", env!("CARGO_PKG_VERSION")),
-    });
-    serde_json::to_string_pretty(&doc).expect("json") + "\n"
-}
-
-/// `plugin.yaml` is the one `migrate` writes (so the directory is ours to
-/// update or remove).
-pub(crate) fn is_ours(plugin_dir: &Path) -> bool {
-    read_regular(&plugin_dir.join("plugin.yaml"))
-        .is_some_and(|t| t.contains("written by `hermes-mcp migrate`"))
-}
-
 /// Work out what installing the plugin changes (reads, never writes).
-pub(crate) fn plan(opts: &HookOptions) -> anyhow::Result<HookPlan> {
+pub(crate) fn plan(opts: &PluginOptions) -> anyhow::Result<PluginPlan> {
     let plugin_dir = opts.hermes_home.join("plugins").join(PLUGIN_NAME);
     let config_yaml = opts.hermes_home.join("config.yaml");
     let installed = is_ours(&plugin_dir);
-    let mut out = HookPlan {
+    let mut out = PluginPlan {
         files: Vec::new(),
         files_changed: Vec::new(),
         new_config: None,
@@ -412,116 +396,140 @@ pub(crate) fn plan(opts: &HookOptions) -> anyhow::Result<HookPlan> {
     Ok(out)
 }
 
-// ---------------------------------------------------------------- plugin files
+// ---------------------------------------------------------------- one migrate run
 
-/// Prefix and suffix of the temp files the plugin files are written through.
-const TMP_PREFIX: &str = ".hermes-mcp.";
-const TMP_SUFFIX: &str = ".tmp";
+/// What one `migrate` run does with the plugin: decided from its options
+/// ([`Request::for_migrate`]), carried out around the block's write.
+#[derive(Debug, Clone)]
+pub(crate) struct Request {
+    hermes_home: PathBuf,
+    codex_home: PathBuf,
+    step: Step,
+}
 
-/// Refuse a plugin directory that is a symlink (or not a directory) and a
-/// plugin file that is a symlink or not a regular file: migrate writes its
-/// plugin only as a real directory of regular files and never through a
-/// link, so a link planted there cannot make it overwrite the link's target.
-/// Refusing (rather than replacing the link) leaves whatever the user set up
-/// as it is; the error says what to remove.
-fn refuse_links(plugin_dir: &Path, files: &[(PathBuf, String)]) -> anyhow::Result<()> {
-    let check = |path: &Path, want_dir: bool| -> anyhow::Result<()> {
-        let Ok(m) = fs::symlink_metadata(path) else {
-            return Ok(());
+#[derive(Debug, Clone)]
+enum Step {
+    /// Install or update it ([`plan`], then [`PluginPlan::apply`] after the block).
+    Install(PluginOptions),
+    /// Take it out; `why` when not `--remove`.
+    Remove {
+        why: Option<String>,
+    },
+    /// `--remove` for a Codex home the plugin does not keep current
+    /// (`runtime` is the one it does): it stays.
+    LeaveAlone {
+        runtime: PathBuf,
+    },
+    Nothing,
+}
+
+/// What [`Request::prepare`] did or found, for the report and the write.
+#[derive(Debug, Default)]
+pub(crate) struct Prepared {
+    /// The install to apply once the block is written.
+    pub(crate) install: Option<PluginPlan>,
+    /// The report line of a removal, or of a plugin left as it is.
+    pub(crate) line: Option<String>,
+    /// A failure, for the report's errors (never fatal).
+    pub(crate) error: Option<String>,
+    /// There was (or, previewing, would be) something to remove.
+    pub(crate) removed: bool,
+}
+
+impl Request {
+    /// The plugin's part of a `migrate` run with `args`, the resolved `home`
+    /// and `codex_home`, the hermes-tools binary `exe` (`None`:
+    /// `--no-hermes-tools`), and the `serve` variables set in this shell
+    /// that hermes-tools' `env_vars` lists for that reason. Taken out: on
+    /// `--remove` or `--no-hermes-tools` against the Codex home the plugin
+    /// keeps current (it would put hermes-tools back there), or on
+    /// `--no-hermes-hook` whatever the Codex home.
+    pub(crate) fn for_migrate(
+        args: &super::Options,
+        home: &HermesHome,
+        codex_home: &Path,
+        exe: Option<&Path>,
+        set_now: &[String],
+    ) -> Request {
+        let runtime_home = super::resolve_codex_home(None);
+        let is_runtime_home = runtime_home.as_ref().is_ok_and(|h| same_dir(h, codex_home));
+        let step = if args.remove && is_runtime_home {
+            Step::Remove { why: None }
+        } else if !args.hermes_hook {
+            Step::Remove {
+                why: Some("you passed --no-hermes-hook; after Hermes' /codex-runtime run `hermes-mcp migrate` yourself".to_string()),
+            }
+        } else if !args.hermes_tools && is_runtime_home {
+            Step::Remove {
+                why: Some(
+                    "you passed --no-hermes-tools, and the plugin would put hermes-tools back"
+                        .to_string(),
+                ),
+            }
+        } else if args.remove {
+            match runtime_home {
+                Ok(runtime) => Step::LeaveAlone { runtime },
+                Err(_) => Step::Nothing,
+            }
+        } else if let Some(exe) = exe {
+            Step::Install(PluginOptions::for_migrate(
+                args,
+                home,
+                codex_home,
+                exe,
+                runtime_home.unwrap_or_else(|_| codex_home.to_path_buf()),
+                set_now,
+            ))
+        } else {
+            Step::Nothing
         };
-        let ft = m.file_type();
-        if ft.is_symlink() {
-            let target = fs::read_link(path)
-                .map(|t| t.display().to_string())
-                .unwrap_or_else(|_| "?".into());
-            return Err(UserError::hint(
-                format!(
-                    "{} is a symbolic link (to {target}): migrate writes the Hermes plugin only as regular files, never through a link",
-                    path.display()
-                ),
-                format!(
-                    "nothing was written there and {target} was not touched; remove the link (`rm {}`) and run migrate again, or pass --no-hermes-hook",
-                    path.display()
-                ),
-            )
-            .into());
+        Request {
+            hermes_home: home.path.clone(),
+            codex_home: codex_home.to_path_buf(),
+            step,
         }
-        if (want_dir && !ft.is_dir()) || (!want_dir && !ft.is_file()) {
-            return Err(UserError::hint(
-                format!(
-                    "{} is {}, not {}",
-                    path.display(),
-                    crate::files::kind_name(&ft),
-                    if want_dir { "a directory" } else { "a regular file" }
-                ),
-                "nothing was written there; remove it and run migrate again, or pass --no-hermes-hook",
-            )
-            .into());
-        }
-        Ok(())
-    };
-    check(plugin_dir, true)?;
-    for (p, _) in files {
-        check(p, false)?;
     }
-    Ok(())
-}
 
-/// Replace one plugin file atomically without following a link: a temp file
-/// in the plugin directory, fsynced, renamed over the name (a rename replaces
-/// the directory entry itself, never what a link points to), then the
-/// directory fsynced. The mode of the file it replaces is kept (0600 for a
-/// new one).
-fn write_plugin_file(path: &Path, text: &str) -> anyhow::Result<()> {
-    use std::io::Write as _;
-    use std::os::unix::fs::PermissionsExt as _;
-    let dir = path.parent().unwrap_or(Path::new("."));
-    let err = |e: std::io::Error| {
-        UserError::hint(
-            format!("cannot write {}: {e}", path.display()),
-            "check the permissions of your Hermes home, or pass --no-hermes-hook",
-        )
-    };
-    let mode = fs::symlink_metadata(path)
-        .ok()
-        .filter(|m| m.is_file())
-        .map_or(0o600, |m| m.permissions().mode() & 0o7777);
-    let mut tmp = tempfile::Builder::new()
-        .prefix(TMP_PREFIX)
-        .suffix(TMP_SUFFIX)
-        .tempfile_in(dir)
-        .map_err(err)?;
-    tmp.write_all(text.as_bytes()).map_err(err)?;
-    tmp.as_file()
-        .set_permissions(fs::Permissions::from_mode(mode))
-        .map_err(err)?;
-    tmp.as_file().sync_all().map_err(err)?;
-    // Checked again right before the rename.
-    refuse_links(dir, &[(path.to_path_buf(), String::new())])?;
-    tmp.persist(path).map_err(|e| err(e.error))?;
-    fs::File::open(dir)
-        .and_then(|d| d.sync_all())
-        .map_err(err)?;
-    Ok(())
-}
-
-/// Temp files a killed migrate left in the plugin directory.
-fn clean_stale_temps(dir: &Path) {
-    for e in fs::read_dir(dir).into_iter().flatten().flatten() {
-        let name = e.file_name();
-        let n = name.to_string_lossy();
-        if n.starts_with(TMP_PREFIX)
-            && n.ends_with(TMP_SUFFIX)
-            && e.file_type().is_ok_and(|t| t.is_file())
-        {
-            let _ = fs::remove_file(e.path());
+    /// Before the block is written: remove the plugin (with `writes` false,
+    /// only say what would go), or plan its install (reads only).
+    pub(crate) fn prepare(self, writes: bool) -> Prepared {
+        let mut out = Prepared::default();
+        match self.step {
+            Step::Install(opts) => match plan(&opts) {
+                Ok(p) => out.install = Some(p),
+                Err(e) => out.error = Some(error_line("could not set up the Hermes plugin", &e)),
+            },
+            Step::Remove { why } => match remove(&self.hermes_home, !writes) {
+                Ok(r) => {
+                    out.removed = r.removed_dir.is_some() || r.disabled_in_config;
+                    out.line = Removal { why, ..r }.summary();
+                }
+                Err(e) => out.error = Some(error_line("could not remove the Hermes plugin", &e)),
+            },
+            Step::LeaveAlone { runtime } => {
+                out.line = left_alone(&self.hermes_home, &runtime, &self.codex_home);
+            }
+            Step::Nothing => {}
         }
+        out
+    }
+}
+
+/// A plugin failure for the report: what failed, why, and what to do.
+pub(crate) fn error_line(what: &str, e: &anyhow::Error) -> String {
+    let hint = e
+        .chain()
+        .find_map(|c| c.downcast_ref::<UserError>())
+        .and_then(|u| u.hint.as_deref());
+    match hint {
+        Some(h) => format!("{what}: {e:#}; {h}"),
+        None => format!("{what}: {e:#}"),
     }
 }
 
 /// The report line for `--remove` against a Codex home the plugin does not
 /// keep current (`runtime` is the one it does): the plugin stays.
-pub(crate) fn left_alone(hermes_home: &Path, runtime: &Path, codex_home: &Path) -> Option<String> {
+fn left_alone(hermes_home: &Path, runtime: &Path, codex_home: &Path) -> Option<String> {
     let dir = hermes_home.join("plugins").join(PLUGIN_NAME);
     is_ours(&dir).then(|| {
         format!(
@@ -574,7 +582,7 @@ impl Removal {
     }
 }
 
-/// Undo [`install`]: delete `$HERMES_HOME/plugins/hermes-mcp/` (only when its
+/// Undo [`PluginPlan::apply`]: delete `$HERMES_HOME/plugins/hermes-mcp/` (only when its
 /// `plugin.yaml` is ours) and take `hermes-mcp` out of `plugins.enabled`.
 /// With `dry_run`, only report.
 pub(crate) fn remove(hermes_home: &Path, dry_run: bool) -> anyhow::Result<Removal> {
@@ -618,7 +626,7 @@ pub(crate) fn remove(hermes_home: &Path, dry_run: bool) -> anyhow::Result<Remova
 /// config.yaml through the crate's one safe reader (regular files only, capped);
 /// a missing file reads as empty.
 fn read_config(path: &Path) -> anyhow::Result<String> {
-    match crate::files::read_to_string_capped_opt(path, crate::files::CONFIG_CAP) {
+    match crate::fs::read_to_string_capped_opt(path, crate::fs::CONFIG_CAP) {
         Ok(t) => Ok(t.unwrap_or_default()),
         Err(e) => Err(UserError::hint(
             format!("cannot read {}: {e}", path.display()),
@@ -626,14 +634,6 @@ fn read_config(path: &Path) -> anyhow::Result<String> {
         )
         .into()),
     }
-}
-
-/// A plugin file's text, when it is a readable regular file (a FIFO or device
-/// planted there is treated as missing, never read).
-fn read_regular(path: &Path) -> Option<String> {
-    crate::files::read_to_string_capped_opt(path, crate::files::CONFIG_CAP)
-        .ok()
-        .flatten()
 }
 
 fn parse_config(path: &Path, text: &str) -> anyhow::Result<HermesConfig> {
@@ -649,303 +649,13 @@ fn parse_config(path: &Path, text: &str) -> anyhow::Result<HermesConfig> {
     })
 }
 
-// ---------------------------------------------------------------- config.yaml text edits
-
-/// `plugins.<key>` as a list of strings (empty when absent or not a list).
-pub(crate) fn str_list(root: &Value, key: &str) -> Vec<String> {
-    root.get("plugins")
-        .and_then(|p| p.get(key))
-        .and_then(|v| v.as_array())
-        .map(|a| {
-            a.iter()
-                .filter_map(|v| v.as_str().map(String::from))
-                .collect()
-        })
-        .unwrap_or_default()
-}
-
-/// The document without `plugins.enabled` (and without an emptied `plugins`).
-fn without_enabled(mut root: Value) -> Value {
-    if let Some(obj) = root.as_object_mut() {
-        let drop_plugins = match obj.get_mut("plugins") {
-            Some(Value::Object(p)) => {
-                p.remove("enabled");
-                p.is_empty()
-            }
-            Some(Value::Null) => true,
-            _ => false,
-        };
-        if drop_plugins {
-            obj.remove("plugins");
-        }
-    }
-    root
-}
-
-/// Why `plugins.enabled` could not be edited in place; the caller adds the
-/// hint (enable the plugin by hand, or run with `--no-hermes-hook`).
-#[derive(Debug, thiserror::Error)]
-pub(crate) enum YamlEditError {
-    #[error(transparent)]
-    Config(#[from] ConfigError),
-    #[error("the edited file would not parse: {0}")]
-    EditUnparsable(ConfigError),
-    #[error("the edit would not give the expected plugins.enabled list")]
-    WrongList,
-    #[error("the edit would change other settings")]
-    OtherSettings,
-    #[error("plugins is not written as an indented mapping")]
-    PluginsNotMapping,
-    #[error("plugins.enabled is not written as a list")]
-    EnabledNotList,
-    #[error("could not find an entry to remove safely")]
-    NoEntry,
-}
-
-/// Prove an edit: `after` parses, equals `before` outside `plugins.enabled`,
-/// and its `plugins.enabled` is `want(before's list)`.
-fn verify(
-    before: &str,
-    after: &str,
-    want: impl Fn(Vec<String>) -> Vec<String>,
-) -> Result<(), YamlEditError> {
-    let parse = |t: &str| HermesConfig::from_yaml(t).map(|c| c.root);
-    let b = parse(before)?;
-    let a = parse(after).map_err(YamlEditError::EditUnparsable)?;
-    let wanted = want(str_list(&b, "enabled"));
-    // An emptied list may be left as `enabled:` (null): Hermes reads both as nothing enabled.
-    let enabled_ok = wanted.is_empty()
-        || a.get("plugins")
-            .and_then(|p| p.get("enabled"))
-            .is_some_and(|v| v.is_array());
-    if !enabled_ok || str_list(&a, "enabled") != wanted {
-        return Err(YamlEditError::WrongList);
-    }
-    if without_enabled(a) != without_enabled(b) {
-        return Err(YamlEditError::OtherSettings);
-    }
-    Ok(())
-}
-
-fn newline(text: &str) -> &'static str {
-    if text.contains("\r\n") { "\r\n" } else { "\n" }
-}
-
-/// A line's content without its line ending and without a trailing ` # comment`.
-fn content(line: &str) -> &str {
-    let l = line.trim_end_matches(['\n', '\r']);
-    let mut in_quote: Option<char> = None;
-    let mut prev_space = true;
-    for (i, c) in l.char_indices() {
-        match (in_quote, c) {
-            (None, '\'' | '"') => in_quote = Some(c),
-            (Some(q), c) if c == q => in_quote = None,
-            (None, '#') if prev_space => return l[..i].trim_end(),
-            _ => {}
-        }
-        prev_space = c == ' ' || c == '\t';
-    }
-    l.trim_end()
-}
-
-fn indent_of(line: &str) -> usize {
-    line.len() - line.trim_start_matches(' ').len()
-}
-
-/// `key: rest` at exactly `indent` spaces; returns `rest` (comment stripped, trimmed).
-fn key_line<'a>(line: &'a str, indent: usize, key: &str) -> Option<&'a str> {
-    let c = content(line);
-    if indent_of(c) != indent {
-        return None;
-    }
-    let after = c[indent..]
-        .strip_prefix(key)?
-        .trim_start_matches([' ', '\t']);
-    let rest = after.strip_prefix(':')?;
-    (rest.is_empty() || rest.starts_with([' ', '\t'])).then(|| rest.trim())
-}
-
-fn is_blank_or_comment(line: &str) -> bool {
-    content(line).trim().is_empty()
-}
-
-/// Add `hermes-mcp` to `plugins.enabled`; `Ok(None)` when it is already there.
-pub(crate) fn enable_in_yaml(text: &str) -> Result<Option<String>, YamlEditError> {
-    let root = HermesConfig::from_yaml(text)?.root;
-    if str_list(&root, "enabled").iter().any(|n| n == PLUGIN_NAME) {
-        return Ok(None);
-    }
-    let nl = newline(text);
-    let mut lines: Vec<String> = text.split_inclusive('\n').map(String::from).collect();
-    let item = |indent: usize| format!("{}- {PLUGIN_NAME}{nl}", " ".repeat(indent));
-    let fresh = format!("plugins:{nl}  enabled:{nl}  - {PLUGIN_NAME}{nl}");
-
-    match lines
-        .iter()
-        .position(|l| key_line(l, 0, "plugins").is_some())
-    {
-        None => {
-            if let Some(last) = lines.last_mut()
-                && !last.ends_with('\n')
-            {
-                last.push_str(nl);
-            }
-            lines.push(fresh);
-        }
-        Some(p) => {
-            let rest = key_line(&lines[p], 0, "plugins").unwrap_or_default();
-            if matches!(rest, "{}" | "null" | "~") {
-                lines[p] = fresh;
-            } else if !rest.is_empty() {
-                return Err(YamlEditError::PluginsNotMapping);
-            } else {
-                // The mapping's lines: up to the next line that starts at column 0.
-                let end = (p + 1..lines.len())
-                    .find(|&i| !is_blank_or_comment(&lines[i]) && indent_of(&lines[i]) == 0)
-                    .unwrap_or(lines.len());
-                let child_indent = (p + 1..end)
-                    .find(|&i| !is_blank_or_comment(&lines[i]))
-                    .map(|i| indent_of(&lines[i]))
-                    .unwrap_or(2);
-                let enabled =
-                    (p + 1..end).find(|&i| key_line(&lines[i], child_indent, "enabled").is_some());
-                match enabled {
-                    None => {
-                        let pad = " ".repeat(child_indent);
-                        lines.insert(p + 1, format!("{pad}enabled:{nl}{}", item(child_indent)));
-                    }
-                    Some(e) => {
-                        let rest = key_line(&lines[e], child_indent, "enabled").unwrap_or_default();
-                        if rest.is_empty() || rest == "null" || rest == "~" {
-                            let first_item = (e + 1..end)
-                                .find(|&i| !is_blank_or_comment(&lines[i]))
-                                .filter(|&i| {
-                                    let c = content(&lines[i]);
-                                    indent_of(c) >= child_indent && c.trim_start().starts_with('-')
-                                });
-                            match first_item {
-                                Some(i) => {
-                                    // Append after the sequence's last line, as `hermes plugins enable` does.
-                                    let ind = indent_of(&lines[i]);
-                                    let mut last = i;
-                                    for (j, l) in lines.iter().enumerate().take(end).skip(i + 1) {
-                                        if is_blank_or_comment(l) {
-                                            continue;
-                                        }
-                                        let c = content(l);
-                                        if indent_of(c) > ind
-                                            || indent_of(c) == ind
-                                                && c.trim_start().starts_with('-')
-                                        {
-                                            last = j;
-                                        } else {
-                                            break;
-                                        }
-                                    }
-                                    lines.insert(last + 1, item(ind));
-                                }
-                                None => {
-                                    let c = content(&lines[e]).to_string();
-                                    let head = c.split(':').next().unwrap_or("").to_string();
-                                    let tail = &lines[e][c.len()..];
-                                    lines[e] = format!("{head}:{tail}");
-                                    if !lines[e].ends_with('\n') {
-                                        lines[e].push_str(nl);
-                                    }
-                                    lines.insert(e + 1, item(child_indent));
-                                }
-                            }
-                        } else if rest.starts_with('[') && rest.ends_with(']') {
-                            let c = content(&lines[e]).to_string();
-                            let inner = rest[1..rest.len() - 1].trim();
-                            let list = if inner.is_empty() {
-                                format!("[{PLUGIN_NAME}]")
-                            } else {
-                                format!("[{inner}, {PLUGIN_NAME}]")
-                            };
-                            let new_c = format!("{}{list}", &c[..c.len() - rest.len()]);
-                            let tail = lines[e][c.len()..].to_string();
-                            lines[e] = new_c + &tail;
-                        } else {
-                            return Err(YamlEditError::EnabledNotList);
-                        }
-                    }
-                }
-            }
-        }
-    }
-    let out: String = lines.concat();
-    verify(text, &out, |mut l| {
-        l.push(PLUGIN_NAME.to_string());
-        l
-    })?;
-    Ok(Some(out))
-}
-
-/// Take `hermes-mcp` out of `plugins.enabled`; `Ok(None)` when it is not there.
-pub(crate) fn disable_in_yaml(text: &str) -> Result<Option<String>, YamlEditError> {
-    let root = HermesConfig::from_yaml(text)?.root;
-    if !str_list(&root, "enabled").iter().any(|n| n == PLUGIN_NAME) {
-        return Ok(None);
-    }
-    let lines: Vec<&str> = text.split_inclusive('\n').collect();
-    let want = |l: Vec<String>| -> Vec<String> {
-        let mut l = l;
-        if let Some(i) = l.iter().position(|n| n == PLUGIN_NAME) {
-            l.remove(i);
-        }
-        l
-    };
-    let names = [
-        PLUGIN_NAME.to_string(),
-        format!("\"{PLUGIN_NAME}\""),
-        format!("'{PLUGIN_NAME}'"),
-    ];
-    for (i, line) in lines.iter().enumerate() {
-        let c = content(line).trim();
-        // A block-sequence item of its own.
-        if c.strip_prefix('-')
-            .map(str::trim)
-            .is_some_and(|n| names.iter().any(|x| x == n))
-        {
-            let out: String = lines
-                .iter()
-                .enumerate()
-                .filter(|(j, _)| *j != i)
-                .map(|(_, l)| *l)
-                .collect();
-            if verify(text, &out, want).is_ok() {
-                return Ok(Some(out));
-            }
-        }
-        // An element of a flow list.
-        for n in &names {
-            for (from, to) in [
-                (format!(", {n}]"), "]".to_string()),
-                (format!("[{n}, "), "[".to_string()),
-                (format!(", {n},"), ",".to_string()),
-                (format!("[{n}]"), "[]".to_string()),
-            ] {
-                if line.contains(&from) {
-                    let mut out_lines: Vec<String> = lines.iter().map(|l| l.to_string()).collect();
-                    out_lines[i] = line.replacen(&from, &to, 1);
-                    let out = out_lines.concat();
-                    if verify(text, &out, want).is_ok() {
-                        return Ok(Some(out));
-                    }
-                }
-            }
-        }
-    }
-    Err(YamlEditError::NoEntry)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::{Value, json};
 
-    /// [`plan`] then [`HookPlan::apply`].
-    fn install(opts: &HookOptions) -> anyhow::Result<HookPlan> {
+    /// [`plan`] then [`PluginPlan::apply`].
+    fn install(opts: &PluginOptions) -> anyhow::Result<PluginPlan> {
         let p = plan(opts)?;
         p.apply()?;
         Ok(p)
@@ -1002,84 +712,8 @@ mod tests {
         );
     }
 
-    fn enabled(text: &str) -> Vec<String> {
-        str_list(&HermesConfig::from_yaml(text).unwrap().root, "enabled")
-    }
-
-    #[test]
-    fn enables_in_every_shape_hermes_writes() {
-        let cases = [
-            ("", "plugins:\n  enabled:\n  - hermes-mcp\n"),
-            (
-                "model:\n  default: x",
-                "model:\n  default: x\nplugins:\n  enabled:\n  - hermes-mcp\n",
-            ),
-            (
-                "plugins: {}\nx: 1\n",
-                "plugins:\n  enabled:\n  - hermes-mcp\nx: 1\n",
-            ),
-            (
-                "plugins:\nx: 1\n",
-                "plugins:\n  enabled:\n  - hermes-mcp\nx: 1\n",
-            ),
-            (
-                "# c\nplugins:\n  enabled:\n  - a  # mine\n  - b\n  disabled: []\nx: 1\n",
-                "# c\nplugins:\n  enabled:\n  - a  # mine\n  - b\n  - hermes-mcp\n  disabled: []\nx: 1\n",
-            ),
-            (
-                "plugins:\n    enabled:\n        - a\n",
-                "plugins:\n    enabled:\n        - a\n        - hermes-mcp\n",
-            ),
-            (
-                "plugins:\n  enabled: []\n",
-                "plugins:\n  enabled: [hermes-mcp]\n",
-            ),
-            (
-                "plugins:\n  enabled: [a, b] # two\n",
-                "plugins:\n  enabled: [a, b, hermes-mcp] # two\n",
-            ),
-            (
-                "plugins:\n  enabled:\n  disabled: [z]\n",
-                "plugins:\n  enabled:\n  - hermes-mcp\n  disabled: [z]\n",
-            ),
-            (
-                "plugins:\n  disabled: [z]\n",
-                "plugins:\n  enabled:\n  - hermes-mcp\n  disabled: [z]\n",
-            ),
-            (
-                "a: 1\r\nplugins:\r\n  enabled:\r\n  - a\r\n",
-                "a: 1\r\nplugins:\r\n  enabled:\r\n  - a\r\n  - hermes-mcp\r\n",
-            ),
-        ];
-        for (before, after) in cases {
-            let got = enable_in_yaml(before).unwrap_or_else(|e| panic!("{before:?}: {e}"));
-            assert_eq!(got.as_deref(), Some(after), "{before:?}");
-            assert!(enabled(after).contains(&PLUGIN_NAME.to_string()));
-            assert_eq!(
-                enable_in_yaml(after).unwrap(),
-                None,
-                "idempotent: {after:?}"
-            );
-            let back = disable_in_yaml(after).unwrap().unwrap();
-            assert_eq!(enabled(&back), enabled(before), "{after:?} -> {back:?}");
-            assert_eq!(disable_in_yaml(&back).unwrap(), None);
-        }
-    }
-
-    #[test]
-    fn refuses_edits_it_cannot_prove() {
-        for text in [
-            "plugins: {enabled: [a]}\n",
-            "plugins:\n  enabled: a\n",
-            "plugins: [a]\n",
-            "\"plugins\":\n  enabled: [a]\n",
-        ] {
-            assert!(enable_in_yaml(text).is_err(), "{text:?}");
-        }
-    }
-
-    fn opts(dir: &Path) -> HookOptions {
-        HookOptions {
+    fn opts(dir: &Path) -> PluginOptions {
+        PluginOptions {
             hermes_home: dir.join("hermes"),
             exe: PathBuf::from("/usr/local/bin/hermes-mcp"),
             codex_home: dir.join("codex"),
@@ -1120,7 +754,14 @@ mod tests {
         assert!(r.disabled_in_config && r.removed_dir.is_some());
         assert!(!dir.exists());
         assert_eq!(
-            enabled(&fs::read_to_string(o.hermes_home.join("config.yaml")).unwrap()),
+            str_list(
+                &HermesConfig::from_yaml(
+                    &fs::read_to_string(o.hermes_home.join("config.yaml")).unwrap()
+                )
+                .unwrap()
+                .root,
+                "enabled"
+            ),
             Vec::<String>::new()
         );
     }
