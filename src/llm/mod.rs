@@ -34,7 +34,6 @@ pub(crate) mod clients;
 pub(crate) mod codex;
 pub(crate) mod gemini;
 pub(crate) mod post;
-pub(crate) mod prep;
 #[doc(hidden)] // public for the test that checks the table against Hermes' registry
 pub mod providers;
 pub(crate) mod resolve;

@@ -15,7 +15,7 @@ use crate::net::{HttpClient, Limits, Policy, SystemLookup};
 pub(crate) use crate::net::BuildError as ClientError;
 
 use super::auxiliary::{self, AuxConfig, Mode};
-use super::prep::{self, Budget, PrepError, Prepared};
+use crate::image::prep::{self, Budget, PrepError, Prepared};
 use super::resolve;
 use super::wire::{fix_temperature, send};
 

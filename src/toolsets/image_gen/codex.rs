@@ -154,7 +154,7 @@ fn input_image_part(value: &str) -> Result<Value, ImageInputError> {
         if raw.len() > MAX_IMAGE_BYTES {
             return Err(ImageInputError::TooLarge);
         }
-        let mime = crate::sniff::saveable_mime(&raw).ok_or(ImageInputError::NotImage)?;
+        let mime = crate::image::sniff::saveable_mime(&raw).ok_or(ImageInputError::NotImage)?;
         data_url(mime, &raw)
     } else {
         let (raw, mime) = read_local_image(v).map_err(ImageInputError::Local)?;

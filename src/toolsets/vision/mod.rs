@@ -29,7 +29,7 @@ use crate::server::{
 };
 
 use crate::llm::auxiliary::{self, Mode};
-use crate::llm::prep::{Budget, PrepError, Prepared};
+use crate::image::prep::{Budget, PrepError, Prepared};
 use crate::llm::resolve::{self, Task};
 use crate::llm::vision::{Analysis, VisionClient, VisionError};
 use source::SourceError;
