@@ -351,9 +351,10 @@ pub(crate) async fn fetch_image(
     if bytes.len() > MAX_IMAGE_BYTES {
         return Err(ImageFetchError::TooLarge);
     }
-    let mime = crate::sniff::saveable_mime(&bytes).ok_or_else(|| ImageFetchError::NotAnImage {
-        url: short_url(url),
-    })?;
+    let mime =
+        crate::image::sniff::saveable_mime(&bytes).ok_or_else(|| ImageFetchError::NotAnImage {
+            url: short_url(url),
+        })?;
     Ok((bytes, mime))
 }
 

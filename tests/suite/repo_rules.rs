@@ -15,9 +15,9 @@ fn rust_files(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
 
 /// The layers (README, "Layout"): imports point down, never up or sideways.
 /// `cli` sits on top; the leaves (`error`, `redact`, `pycompat`, `fs`,
-/// `lenient`, `process`, `sniff`, `time`) import nothing but each other.
+/// `lenient`, `process`, `image`, `time`) import nothing but each other.
 const LEAVES: &[&str] = &[
-    "error", "redact", "pycompat", "fs", "lenient", "process", "sniff", "time",
+    "error", "redact", "pycompat", "fs", "lenient", "process", "image", "time",
 ];
 const LAYERS: &[(&str, &[&str])] = &[
     (
@@ -44,7 +44,7 @@ const LAYERS: &[(&str, &[&str])] = &[
     ("fs", &[]),
     ("lenient", &[]),
     ("process", &[]),
-    ("sniff", &[]),
+    ("image", &[]),
     ("time", &[]),
 ];
 

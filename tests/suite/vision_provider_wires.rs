@@ -13,7 +13,7 @@ use serde_json::{Value, json};
 use super::common::hermes_python;
 use super::fake::{Req, Resp, TestServer};
 use super::vision_providers::{assert_seen, mk, text};
-use hermes_mcp::llm::providers as table;
+use hermes_mcp::llm::route::providers as table;
 use hermes_mcp::server::Availability;
 
 const SSE: &str = concat!(

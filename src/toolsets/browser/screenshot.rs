@@ -18,7 +18,7 @@ use super::snapshot_tool::take_snapshot;
 use super::textsafety;
 use super::walk;
 use crate::hermes::Context;
-use crate::llm::vision::{Analysis, VisionClient};
+use crate::llm::task::vision::{Analysis, VisionClient};
 
 /// Screenshots older than this are deleted (Hermes' `_cleanup_old_screenshots`,
 /// hermes-agent: tools/browser_tool.py: 24 h).

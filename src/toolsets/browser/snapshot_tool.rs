@@ -3,7 +3,7 @@
 //! and cut it at Hermes' size limit with the full text stored in a file the
 //! model can page through, or (`browser_snapshot`, when Hermes' auxiliary
 //! `web_extract` resolves to a model: its own settings, else the main
-//! provider and model, else Hermes' fallback chain; `crate::llm::resolve`) have
+//! provider and model, else Hermes' fallback chain; `crate::llm::route::resolve`) have
 //! that model summarise it.
 
 use std::time::{Duration, Instant};
@@ -19,10 +19,10 @@ use super::snapshot;
 use super::textsafety;
 use super::walk;
 use crate::hermes::{Context, envvars};
-use crate::llm::auxiliary::Mode;
-use crate::llm::resolve::{self, Resolution, Task};
-use crate::llm::textaux;
-use crate::llm::vision::VisionClient;
+use crate::llm::Mode;
+use crate::llm::route::resolve::{self, Resolution, Task};
+use crate::llm::task::textaux;
+use crate::llm::task::vision::VisionClient;
 
 /// Hermes' `SNAPSHOT_SUMMARIZE_THRESHOLD` (hermes-agent: tools/browser_tool.py).
 const SNAPSHOT_MAX_CHARS: usize = 15_000;

@@ -2,7 +2,7 @@
 //! `plugins/image_gen/openai-codex`): one streamed `POST <base>/responses` to the Codex
 //! Responses endpoint with the hosted `image_generation` tool, no API key.
 //!
-//! The request goes through the one Codex client ([`crate::llm::codex`]: the sign-in from
+//! The request goes through the one Codex client ([`crate::llm::wire::codex`]: the sign-in from
 //! Hermes' credential pool, Hermes' auth store, then Codex's own `$CODEX_HOME/auth.json`; an
 //! HTTP 401 refreshes the Hermes-held token once and retries — beyond Hermes). The answer is
 //! Server-Sent Events; as in Hermes the raw events are parsed (not an SDK's typed ones) and the
@@ -25,7 +25,7 @@ use super::source::read_local_image;
 use crate::auth::codex::{self as codex_auth, CodexAuthError, TokenSource, codex_home};
 use crate::auth::store::now;
 use crate::hermes::Context;
-use crate::llm::codex::{Answer, CodexClient, CodexError, CodexSignIn, error_text};
+use crate::llm::wire::codex::{Answer, CodexClient, CodexError, CodexSignIn, error_text};
 use crate::net::HttpClient;
 use crate::net::vendor::MAX_IMAGE_BYTES;
 use crate::server::Progress;
@@ -154,7 +154,7 @@ fn input_image_part(value: &str) -> Result<Value, ImageInputError> {
         if raw.len() > MAX_IMAGE_BYTES {
             return Err(ImageInputError::TooLarge);
         }
-        let mime = crate::sniff::saveable_mime(&raw).ok_or(ImageInputError::NotImage)?;
+        let mime = crate::image::sniff::saveable_mime(&raw).ok_or(ImageInputError::NotImage)?;
         data_url(mime, &raw)
     } else {
         let (raw, mime) = read_local_image(v).map_err(ImageInputError::Local)?;

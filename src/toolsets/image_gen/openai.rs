@@ -165,7 +165,7 @@ async fn load_sources(
             .and_then(|p| p.rsplit('/').next())
             .filter(|n| !n.is_empty() && !s.starts_with("data:"))
             .map(str::to_string)
-            .unwrap_or_else(|| format!("image.{}", crate::sniff::extension(mime)));
+            .unwrap_or_else(|| format!("image.{}", crate::image::sniff::extension(mime)));
         files.push((name, mime, bytes));
     }
     Ok(files)

@@ -76,7 +76,7 @@ pub(crate) async fn save_generated(
 ) -> Result<(PathBuf, Vec<u8>, &'static str), SaveError> {
     let (bytes, mime) = match (&g.bytes, &g.url) {
         (Some(b), _) => {
-            let mime = crate::sniff::saveable_mime(b).ok_or(SaveError::NotAnImage)?;
+            let mime = crate::image::sniff::saveable_mime(b).ok_or(SaveError::NotAnImage)?;
             (b.clone(), mime)
         }
         (None, Some(url)) => http::fetch_image(http, url).await?,
@@ -90,7 +90,7 @@ pub(crate) async fn save_generated(
         "{prefix}_{}_{}.{}",
         crate::time::local_stamp(),
         crate::fs::short_id(),
-        crate::sniff::extension(mime)
+        crate::image::sniff::extension(mime)
     )));
     write_atomic(&path, &bytes).map_err(|e| SaveError::Write(e.to_string()))?;
     Ok((path, bytes, mime))

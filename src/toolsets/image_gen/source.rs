@@ -24,7 +24,7 @@ pub(crate) fn read_local_image(src: &str) -> Result<(Vec<u8>, &'static str), Gen
                     .map_or_else(|| e.to_string(), |io| io.to_string())
             )),
         })?;
-    let mime = crate::sniff::saveable_mime(&bytes).ok_or_else(|| {
+    let mime = crate::image::sniff::saveable_mime(&bytes).ok_or_else(|| {
         GenError::Value(format!(
             "Source image {} is not a PNG, JPEG, WebP or GIF file",
             path.display()

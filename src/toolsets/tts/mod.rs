@@ -176,7 +176,7 @@ impl Toolset for TtsToolset {
         }];
         if let Some(why_tags) = tagger {
             let r = tags::rewrite_model(ctx);
-            let (provider, why) = crate::llm::textaux::describe(&r);
+            let (provider, why) = crate::llm::task::textaux::describe(&r);
             out.push(ProviderChoice {
                 job: "text_to_speech tags",
                 provider,

@@ -16,7 +16,7 @@
 //! through the auxiliary chat client vision and browser snapshots use. Hermes'
 //! `auto` provider uses the main provider and model (`model.provider`,
 //! `model.default`; `openai-codex` on the Codex Responses endpoint), then its
-//! fallback chain (llm/resolve.rs); with nothing usable the rewrite is
+//! fallback chain (llm/route/resolve.rs); with nothing usable the rewrite is
 //! skipped and the result's `note` says so.
 
 use std::sync::LazyLock;
@@ -25,9 +25,9 @@ use regex::Regex;
 use serde_json::{Map, Value};
 
 use crate::hermes::Context;
-use crate::llm::auxiliary::{CallError, Mode};
-use crate::llm::resolve::{self, Resolution, Task};
-use crate::llm::textaux;
+use crate::llm::route::resolve::{self, Resolution, Task};
+use crate::llm::task::textaux;
+use crate::llm::{CallError, Mode};
 use crate::net::HttpClient;
 use crate::pycompat::config_bool;
 

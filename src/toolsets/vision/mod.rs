@@ -2,8 +2,8 @@
 //! and loading its image source ([`source`]: http(s) with SSRF checks and
 //! retries, `file://`, local paths, `data:` URLs). The image work itself —
 //! preparing pixels, choosing the vision model, asking it with Hermes'
-//! retries — is the auxiliary model's ([`crate::llm::vision`],
-//! [`crate::llm::resolve`]), which `browser_vision` shares.
+//! retries — is the auxiliary model's ([`crate::llm::task::vision`],
+//! [`crate::llm::route::resolve`]), which `browser_vision` shares.
 //!
 //! * Native mode (default, no auxiliary vision model configured): the image is
 //!   returned as MCP image content with a short text naming the question;
@@ -28,10 +28,10 @@ use crate::server::{
     Availability, Hints, ProviderChoice, ToolCall, ToolDef, ToolEntry, ToolOutput, Toolset,
 };
 
-use crate::llm::auxiliary::{self, Mode};
-use crate::llm::prep::{Budget, PrepError, Prepared};
-use crate::llm::resolve::{self, Task};
-use crate::llm::vision::{Analysis, VisionClient, VisionError};
+use crate::image::prep::{Budget, PrepError, Prepared};
+use crate::llm::Mode;
+use crate::llm::route::resolve::{self, Task};
+use crate::llm::task::vision::{self as llm_vision, Analysis, VisionClient, VisionError};
 use source::SourceError;
 
 const VISION_ANALYZE_DESCRIPTION: &str = "Load an image into the conversation so you can see it. Accepts a URL, local file path, or data URL. When your active model has native vision, the image is attached to your context directly and you read the pixels yourself on the next turn — call this any time the user references an image (filepath in their message, URL in tool output, screenshot from the browser, etc.). For non-vision models, falls back to an auxiliary vision model that returns a text description.";
@@ -89,7 +89,7 @@ pub(crate) async fn load(
     };
     let dl = http.as_deref().map(|h| source::Download {
         http: h,
-        timeout: auxiliary::download_timeout(ctx),
+        timeout: llm_vision::download_timeout(ctx),
         attempts: 3,
         backoff: Duration::from_secs(2),
     });
@@ -104,7 +104,7 @@ pub(crate) async fn load_prepared(
 ) -> Result<Prepared, LoadError> {
     let loaded = load(client, ctx, image_url).await?;
     let ctype = loaded.content_type.clone();
-    crate::llm::vision::prepare(client.slots(ctx), loaded.data, Budget::default())
+    llm_vision::prepare(client.slots(ctx), loaded.data, Budget::default())
         .await
         .map_err(|e| match (e, ctype) {
             (PrepError::NotAnImage(_), Some(ct)) => LoadError::Vision(VisionError::Prep(
@@ -136,7 +136,7 @@ pub(crate) async fn vision_analyze(
         },
         Mode::Misconfigured(why) => ToolOutput::error_json(json!({"error": why, "success": false})),
         Mode::Auxiliary(cfg) => {
-            let prompt = auxiliary::analysis_prompt(question);
+            let prompt = llm_vision::analysis_prompt(question);
             let res = match load_prepared(client, ctx, image_url).await {
                 Ok(p) => client
                     .analyze_prepared(ctx, p, &prompt)
@@ -154,7 +154,7 @@ pub(crate) async fn vision_analyze(
                     ToolOutput::error_json(json!({
                         "success": false,
                         "error": format!("Error analyzing image: {msg}"),
-                        "analysis": auxiliary::friendly_hint(&msg, &cfg.model),
+                        "analysis": llm_vision::friendly_hint(&msg, &cfg.model),
                     }))
                 }
             }

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use url::Url;
 
-use crate::llm::prep::MAX_INGEST_BYTES;
+use crate::image::prep::MAX_INGEST_BYTES;
 use crate::net::{Blocked, FetchError, FetchOptions, HttpClient};
 
 #[derive(Debug, thiserror::Error)]

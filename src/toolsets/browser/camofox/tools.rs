@@ -17,7 +17,7 @@ use super::client::CfError;
 use super::state::{self, CamofoxConfig};
 use super::{CamofoxSession, Shared};
 use crate::hermes::Context;
-use crate::llm::vision::{Analysis, VisionClient};
+use crate::llm::task::vision::{Analysis, VisionClient};
 use crate::toolsets::browser::args::{ConsoleArgs, Tool};
 use crate::toolsets::browser::reply::{Fail, R, Reply, ok};
 use crate::toolsets::browser::{snapshot, snapshot_tool, textsafety, urlcheck};

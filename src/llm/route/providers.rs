@@ -16,54 +16,6 @@
 
 use crate::hermes::envvars;
 
-/// The wire format an auxiliary endpoint speaks.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Wire {
-    /// OpenAI chat completions (`POST {base}/chat/completions`).
-    #[default]
-    OpenAi,
-    /// Anthropic Messages (`POST {base}/v1/messages`), with its auth style.
-    Anthropic(AnthropicAuth),
-    /// Gemini's native `POST {base}/models/{model}:generateContent`.
-    Gemini,
-    /// The Codex Responses endpoint with the ChatGPT sign-in (`POST
-    /// {base}/responses`, streamed): text tasks when the main provider is
-    /// `openai-codex` (hermes-agent: agent/auxiliary_client.py
-    /// `CodexAuxiliaryClient`). Vision never uses it (Codex's model looks).
-    CodexResponses,
-}
-
-impl Wire {
-    /// How `hermes-mcp tools` names the wire after the model (nothing for
-    /// OpenAI chat completions).
-    pub fn shown(self) -> &'static str {
-        match self {
-            Wire::OpenAi => "",
-            Wire::Anthropic(_) => ", Anthropic Messages",
-            Wire::Gemini => ", Gemini generateContent",
-            Wire::CodexResponses => ", Codex Responses",
-        }
-    }
-}
-
-/// How an Anthropic Messages endpoint is authenticated (hermes-agent:
-/// agent/anthropic_adapter.py `build_anthropic_client`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum AnthropicAuth {
-    /// `x-api-key` plus the common betas.
-    ApiKey,
-    /// Kimi's `/coding` endpoint: `x-api-key`, `User-Agent: claude-code/0.1.0`.
-    KimiCoding,
-    /// `Authorization: Bearer` (MiniMax, Azure, Palantir Foundry); MiniMax
-    /// gets only the betas it accepts.
-    Bearer { minimax: bool },
-    /// An Anthropic OAuth/setup token: Bearer, the OAuth betas, Claude
-    /// Code's user agent and `x-app: cli`; with `system_prompt` (clients
-    /// built by `_try_anthropic`) the request carries Claude Code's system
-    /// prompt.
-    OAuth { system_prompt: bool },
-}
-
 /// One API-key provider of Hermes' registry.
 #[derive(Debug)]
 pub struct ApiKeyProvider {

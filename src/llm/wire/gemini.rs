@@ -1,4 +1,4 @@
-//! Gemini's native generateContent wire for vision (hermes-agent:
+//! Gemini's native generateContent wire (hermes-agent:
 //! agent/gemini_native_adapter.py `GeminiNativeClient`,
 //! `build_gemini_request`, `translate_gemini_response`, `gemini_http_error`).
 //! Used, as in Hermes, for `provider: gemini` at a
@@ -7,10 +7,13 @@
 
 use serde_json::{Map, Value, json};
 
-use super::auxiliary::{self, AuxConfig, CallError, ChatAnswer};
-use super::post::{self, Failure};
-use crate::net::HttpClient;
 use serde::Deserialize;
+
+use super::openai::{self, ChatAnswer};
+use super::{CallError, Failure};
+use crate::llm::endpoint::AuxConfig;
+use crate::llm::request::{Request, split_data_url};
+use crate::net::HttpClient;
 
 /// hermes_cli `__version__`, which the client sends as its identity.
 const HERMES_VERSION: &str = "0.19.0";
@@ -37,24 +40,17 @@ pub(crate) fn headers(key: &str) -> Vec<(String, String)> {
     .collect()
 }
 
-/// `build_gemini_request` for the one-message vision request: the prompt
-/// and the image as `inlineData`; temperature, `maxOutputTokens`, and
+/// `build_gemini_request`: a text task's system text as
+/// `systemInstruction` and its turns (assistant ones as `model`); vision's
+/// prompt and image as `inlineData`; temperature, `maxOutputTokens`, and
 /// `extra_body.thinking_config` as `thinkingConfig`.
-pub(crate) fn request(cfg: &AuxConfig, body: &Value) -> Value {
-    let (prompt, image) = post::prompt_and_image(body);
-    let mut parts = Vec::new();
-    if !prompt.is_empty() {
-        parts.push(json!({"text": prompt}));
-    }
-    // Hermes keeps only data: URLs (others are dropped from the request).
-    if let Some((mime, data)) = post::split_data_url(&image) {
-        parts.push(json!({"inlineData": {"mimeType": mime, "data": data}}));
-    }
+pub(crate) fn request(cfg: &AuxConfig, req: &Request) -> Value {
     let mut config = Map::new();
-    if let Some(t) = body.get("temperature").filter(|t| !t.is_null()) {
-        config.insert("temperature".into(), t.clone());
+    if let Some(t) = req.temperature {
+        config.insert("temperature".into(), json!(t));
     }
-    config.insert("maxOutputTokens".into(), json!(cfg.max_tokens));
+    let max_tokens = req.limits.max_tokens.unwrap_or(cfg.max_tokens);
+    config.insert("maxOutputTokens".into(), json!(max_tokens));
     let thinking = cfg
         .extra_body
         .get("thinking_config")
@@ -87,32 +83,51 @@ pub(crate) fn request(cfg: &AuxConfig, body: &Value) -> Value {
             config.insert("thinkingConfig".into(), Value::Object(n));
         }
     }
-    let mut req = Map::new();
-    let contents = if let Some((system, turns)) = post::text_turns(body) {
-        // Text tasks (agent/gemini_native_adapter.py `build_gemini_request`):
-        // system text as `systemInstruction`, assistant turns as `model`.
-        if !system.is_empty() {
-            req.insert(
-                "systemInstruction".into(),
-                json!({"role": "system", "parts": [{"text": system.trim()}]}),
-            );
+    let mut body = Map::new();
+    let contents = match &req.image {
+        Some(image) => {
+            let prompt = req.prompt();
+            let mut parts = Vec::new();
+            if !prompt.is_empty() {
+                parts.push(json!({"text": prompt}));
+            }
+            // Hermes keeps only data: URLs (others are dropped from the request).
+            if let Some((mime, data)) = split_data_url(image) {
+                parts.push(json!({"inlineData": {"mimeType": mime, "data": data}}));
+            }
+            if parts.is_empty() {
+                json!([])
+            } else {
+                json!([{"role": "user", "parts": parts}])
+            }
         }
-        let turns: Vec<Value> = turns
-            .into_iter()
-            .map(|(role, text)| {
-                let role = if role == "assistant" { "model" } else { "user" };
-                json!({"role": role, "parts": [{"text": text}]})
-            })
-            .collect();
-        Value::Array(turns)
-    } else if parts.is_empty() {
-        json!([])
-    } else {
-        json!([{"role": "user", "parts": parts}])
+        None => {
+            // Text tasks (agent/gemini_native_adapter.py `build_gemini_request`).
+            let system = req.system.join("\n");
+            if !system.is_empty() {
+                body.insert(
+                    "systemInstruction".into(),
+                    json!({"role": "system", "parts": [{"text": system.trim()}]}),
+                );
+            }
+            let turns: Vec<Value> = req
+                .turns
+                .iter()
+                .map(|t| {
+                    let role = if t.role == "assistant" {
+                        "model"
+                    } else {
+                        "user"
+                    };
+                    json!({"role": role, "parts": [{"text": t.text}]})
+                })
+                .collect();
+            Value::Array(turns)
+        }
     };
-    req.insert("contents".into(), contents);
-    req.insert("generationConfig".into(), Value::Object(config));
-    Value::Object(req)
+    body.insert("contents".into(), contents);
+    body.insert("generationConfig".into(), Value::Object(config));
+    Value::Object(body)
 }
 
 #[derive(Deserialize, Default)]
@@ -187,20 +202,20 @@ pub(crate) fn error_message(status: u16, body: &str) -> String {
 pub(crate) async fn chat(
     http: &HttpClient,
     cfg: &AuxConfig,
-    body: &Value,
+    req: &Request,
 ) -> Result<String, CallError> {
     let base = cfg.base_url.trim_end_matches('/');
     let base = base.strip_suffix("/openai").unwrap_or(base);
     let url = format!("{base}/models/{}:generateContent", cfg.model);
     let key = cfg.api_key.as_deref().unwrap_or_default();
-    match post::post_json(http, cfg, &url, &headers(key), &request(cfg, body)).await? {
+    match super::post_json(http, cfg, &url, &headers(key), &request(cfg, req)).await? {
         Err(Failure { status, text }) => Err(CallError {
             status: Some(status),
             message: error_message(status, &text),
         }),
         Ok(text) => {
-            let v = post::json_answer(&url, &text)?;
-            Ok(auxiliary::extract_content_or_reasoning(&answer(&v)))
+            let v = super::json_answer(&url, &text)?;
+            Ok(openai::extract_content_or_reasoning(&answer(&v)))
         }
     }
 }
@@ -214,12 +229,9 @@ mod tests {
         let v = json!({"candidates": [{"content": {"parts": [
             {"text": "plan", "thought": true}, {"text": "A "}, {"text": "dog."}
         ]}}]});
+        assert_eq!(openai::extract_content_or_reasoning(&answer(&v)), "A dog.");
         assert_eq!(
-            auxiliary::extract_content_or_reasoning(&answer(&v)),
-            "A dog."
-        );
-        assert_eq!(
-            auxiliary::extract_content_or_reasoning(&answer(&json!({}))),
+            openai::extract_content_or_reasoning(&answer(&json!({}))),
             ""
         );
         assert_eq!(

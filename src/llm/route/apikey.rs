@@ -24,10 +24,12 @@
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
-use super::auxiliary::Unusable;
-use super::providers::{self, AnthropicAuth, ApiKeyProvider, Wire};
+use super::providers::{self, ApiKeyProvider};
 use crate::auth::store as auth_store;
 use crate::hermes::{Context, envvars};
+use crate::llm::endpoint::Unusable;
+use crate::llm::provider::Provider;
+use crate::llm::wire::{AnthropicAuth, Wire};
 
 /// What a vision call to an API-key provider needs.
 #[derive(Debug, Clone, PartialEq)]
@@ -114,10 +116,10 @@ fn secret(ctx: &Context, p: &ApiKeyProvider) -> Option<String> {
 }
 
 /// What is missing when `provider` has no key, for the "why" texts.
-pub(crate) fn missing_key(provider: &str) -> String {
+pub(crate) fn missing_key(provider: &Provider) -> String {
     match provider {
-        "anthropic" => "no Anthropic credentials: set ANTHROPIC_API_KEY or ANTHROPIC_TOKEN in ~/.hermes/.env (or sign in with hermes auth)".into(),
-        _ => match providers::api_key_provider(provider) {
+        Provider::Anthropic => "no Anthropic credentials: set ANTHROPIC_API_KEY or ANTHROPIC_TOKEN in ~/.hermes/.env (or sign in with hermes auth)".into(),
+        _ => match providers::api_key_provider(provider.as_str()) {
             Some(p) => format!("{} not set in ~/.hermes/.env", p.key_vars.join(" / ")),
             None => "no credentials found".into(),
         },
@@ -188,7 +190,7 @@ pub(crate) fn is_oauth_token(key: &str) -> bool {
 /// `build_anthropic_client`'s choice of auth for `base` (see the module
 /// docs for the `anthropic` / `minimax` stand-in rule).
 pub(crate) fn anthropic_auth(
-    provider: &str,
+    provider: &Provider,
     base: &str,
     key: &str,
     system_prompt: bool,
@@ -196,12 +198,12 @@ pub(crate) fn anthropic_auth(
     let b = base.trim().trim_end_matches('/').to_ascii_lowercase();
     let minimax = b.starts_with("https://api.minimax.io/anthropic")
         || b.starts_with("https://api.minimaxi.com/anthropic")
-        || matches!(provider, "minimax" | "minimax-cn");
+        || matches!(provider, Provider::MiniMax | Provider::MiniMaxCn);
     if b.starts_with("https://api.kimi.com/coding") {
         AnthropicAuth::KimiCoding
     } else if minimax || b.contains("azure.com") || host_matches(&b, "palantirfoundry.com") {
         AnthropicAuth::Bearer { minimax }
-    } else if provider != "anthropic" && !b.is_empty() && !b.contains("anthropic.com") {
+    } else if *provider != Provider::Anthropic && !b.is_empty() && !b.contains("anthropic.com") {
         // `_is_third_party_anthropic_endpoint`: their own keys, x-api-key.
         AnthropicAuth::ApiKey
     } else if is_oauth_token(key) {
@@ -271,36 +273,40 @@ fn main_model(ctx: &Context) -> Option<String> {
 /// why it cannot run (no key, no model, not a known provider).
 pub(crate) fn endpoint(
     ctx: &Context,
-    name: &str,
+    name: &Provider,
     model: Option<String>,
     explicit_base: Option<String>,
     explicit_key: Option<String>,
 ) -> Result<Endpoint, Unusable> {
-    if name == "anthropic" {
+    if *name == Provider::Anthropic {
         return anthropic(ctx, model, explicit_base, explicit_key);
     }
-    let p = providers::api_key_provider(name)
+    let p = providers::api_key_provider(name.as_str())
         .ok_or_else(|| format!("{name} is not one of Hermes' API-key providers"))?;
+    // The table's own name (a registry alias resolves to it).
+    let id = Provider::parse(p.name);
     let key = explicit_key
         .filter(|k| !k.trim().is_empty())
         .or_else(|| secret(ctx, p))
-        .or_else(|| (p.name == "lmstudio").then(|| providers::LMSTUDIO_NOAUTH_PLACEHOLDER.into()))
-        .ok_or_else(|| missing_key(p.name))?;
+        .or_else(|| {
+            (id == Provider::LmStudio).then(|| providers::LMSTUDIO_NOAUTH_PLACEHOLDER.into())
+        })
+        .ok_or_else(|| missing_key(&id))?;
     let env_base = trimmed(p.base_url_var.and_then(|v| ctx.env.get(v)));
-    let mut raw = match p.name {
-        "kimi-coding" | "kimi-coding-cn" => env_base.unwrap_or_else(|| {
+    let mut raw = match id {
+        Provider::KimiCoding | Provider::KimiCodingCn => env_base.unwrap_or_else(|| {
             if key.starts_with("sk-kimi-") {
                 providers::KIMI_CODE_BASE_URL.into()
             } else {
                 p.base_url.into()
             }
         }),
-        "zai" => env_base
+        Provider::Zai => env_base
             .or_else(|| zai_cached(ctx, &key))
             .unwrap_or_else(|| p.base_url.into()),
         _ => env_base.unwrap_or_else(|| p.base_url.into()),
     };
-    if p.name == "lmstudio" {
+    if id == Provider::LmStudio {
         raw = lmstudio_base(&raw);
     }
     let explicit = trimmed(explicit_base);
@@ -318,7 +324,7 @@ pub(crate) fn endpoint(
             )
         })?;
 
-    if p.name == "gemini" && is_native_gemini(&base) {
+    if id == Provider::Gemini && is_native_gemini(&base) {
         let bare = ["google/", "gemini/"]
             .iter()
             .find_map(|pre| {
@@ -340,7 +346,7 @@ pub(crate) fn endpoint(
     if speaks_anthropic(&wire_base) {
         // `_maybe_wrap_anthropic`: a fresh Anthropic client, no extra headers.
         return Ok(Endpoint {
-            wire: Wire::Anthropic(anthropic_auth(p.name, &wire_base, &key, false)),
+            wire: Wire::Anthropic(anthropic_auth(&id, &wire_base, &key, false)),
             base_url: wire_base,
             api_key: key,
             model,
@@ -378,15 +384,18 @@ fn anthropic(
 ) -> Result<Endpoint, Unusable> {
     let env = |v: &str| trimmed(ctx.env.get(v));
     let pooled = || {
-        pool_entries(ctx, "anthropic").iter().find_map(|e| {
-            let tok = entry_str(e, "access_token").or_else(|| entry_str(e, "runtime_api_key"))?;
-            let base = trimmed(
-                entry_str(e, "runtime_base_url")
-                    .or_else(|| entry_str(e, "inference_base_url"))
-                    .or_else(|| entry_str(e, "base_url")),
-            );
-            Some((tok, base))
-        })
+        pool_entries(ctx, Provider::Anthropic.as_str())
+            .iter()
+            .find_map(|e| {
+                let tok =
+                    entry_str(e, "access_token").or_else(|| entry_str(e, "runtime_api_key"))?;
+                let base = trimmed(
+                    entry_str(e, "runtime_base_url")
+                        .or_else(|| entry_str(e, "inference_base_url"))
+                        .or_else(|| entry_str(e, "base_url")),
+                );
+                Some((tok, base))
+            })
     };
     // `resolve_anthropic_token`: a static OAuth token in the environment
     // yields to Claude Code's own sign-in when that is valid and refreshable.
@@ -404,12 +413,12 @@ fn anthropic(
             .map(|t| (t, None))
             .or_else(pooled)
             .or_else(|| env(envvars::ANTHROPIC_API_KEY).map(|t| (t, None)))
-            .ok_or_else(|| missing_key("anthropic"))?,
+            .ok_or_else(|| missing_key(&Provider::Anthropic))?,
     };
     let mut base = pool_base.unwrap_or_else(|| "https://api.anthropic.com".into());
     if ctx
         .config_str("model.provider")
-        .is_some_and(|p| p.trim().eq_ignore_ascii_case("anthropic"))
+        .is_some_and(|p| Provider::parse(&p.trim().to_ascii_lowercase()) == Provider::Anthropic)
         && let Some(b) = trimmed(ctx.config_str("model.base_url"))
         && host(&b) == "api.anthropic.com"
     {
@@ -423,7 +432,7 @@ fn anthropic(
         .unwrap_or_else(|| "claude-haiku-4-5-20251001".into());
     let oauth = is_oauth_token(&token);
     Ok(Endpoint {
-        wire: Wire::Anthropic(anthropic_auth("anthropic", &base, &token, oauth)),
+        wire: Wire::Anthropic(anthropic_auth(&Provider::Anthropic, &base, &token, oauth)),
         base_url: base,
         api_key: token,
         model,
@@ -441,12 +450,14 @@ mod tests {
     /// The host-based rules loopback tests cannot reach.
     #[test]
     fn endpoints_at_the_real_hosts() {
-        let e = |p: &str, env: &[(&str, &str)]| endpoint(&ctx("", env), p, None, None, None);
+        let e = |p: &str, env: &[(&str, &str)]| {
+            endpoint(&ctx("", env), &Provider::parse(p), None, None, None)
+        };
         let n = e("nvidia", &[("NVIDIA_API_KEY", "nv-key")]).unwrap_err();
         assert!(n.0.contains("auxiliary.vision.model"), "{n}");
         let n = endpoint(
             &ctx("model:\n  default: m\n", &[("NVIDIA_API_KEY", "nv-key")]),
-            "nvidia",
+            &Provider::Nvidia,
             None,
             None,
             None,
@@ -529,7 +540,7 @@ mod tests {
             "model:\n  default_headers: {User-Agent: mine}\n",
             &[("GMI_API_KEY", "gmi-key")],
         );
-        let g = endpoint(&c, "gmi", None, None, None).unwrap();
+        let g = endpoint(&c, &Provider::parse("gmi"), None, None, None).unwrap();
         assert_eq!(
             g.headers,
             vec![("User-Agent".to_string(), "mine".to_string())]
@@ -570,23 +581,28 @@ mod tests {
         use AnthropicAuth::*;
         let a = "https://api.anthropic.com";
         assert_eq!(
-            anthropic_auth("anthropic", a, "sk-ant-api03-x", true),
+            anthropic_auth(&Provider::Anthropic, a, "sk-ant-api03-x", true),
             ApiKey
         );
         assert_eq!(
-            anthropic_auth("anthropic", a, "sk-ant-oat01-x", true),
+            anthropic_auth(&Provider::Anthropic, a, "sk-ant-oat01-x", true),
             OAuth {
                 system_prompt: true
             }
         );
         assert_eq!(
-            anthropic_auth("minimax", "https://api.minimax.io/anthropic", "k", false),
+            anthropic_auth(
+                &Provider::MiniMax,
+                "https://api.minimax.io/anthropic",
+                "k",
+                false
+            ),
             Bearer { minimax: true }
         );
         // A third-party gateway keeps x-api-key even for an OAuth-shaped key.
         assert_eq!(
             anthropic_auth(
-                "custom",
+                &Provider::Custom,
                 "https://gw.example/anthropic",
                 "sk-ant-oat01-x",
                 false
@@ -595,7 +611,7 @@ mod tests {
         );
         assert_eq!(
             anthropic_auth(
-                "kimi-coding",
+                &Provider::KimiCoding,
                 "https://api.kimi.com/coding",
                 "sk-kimi-x",
                 false

@@ -1,12 +1,13 @@
-//! The Anthropic Messages wire for vision (hermes-agent:
+//! The Anthropic Messages wire (hermes-agent:
 //! agent/auxiliary_client.py `AnthropicAuxiliaryClient`, which turns the
 //! chat-completions request into `messages.create`, and
 //! agent/anthropic_adapter.py `build_anthropic_client` /
 //! `build_anthropic_kwargs`): Anthropic itself, MiniMax's `/anthropic`
 //! endpoints, Kimi's `/coding`, any `/anthropic` gateway.
 //!
-//! Request: `POST {base}/v1/messages` with the prompt and the image as a
-//! base64 image source, `max_tokens`, `temperature` (omitted for Claude
+//! Request: `POST {base}/v1/messages` with a text task's system text and
+//! turns, or vision's prompt and image as a base64 image source;
+//! `max_tokens` (the model's output limit when the task sets none), `temperature` (omitted for Claude
 //! models that forbid sampling parameters), `extra_body` passed through
 //! (except `reasoning`, which Hermes turns into `thinking`; not done here),
 //! and `stream: true`: Hermes' `create_anthropic_message` streams and keeps
@@ -16,9 +17,11 @@
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
-use super::auxiliary::{self, AuxConfig, CallError, ChatAnswer};
-use super::post;
-use super::providers::{self, AnthropicAuth};
+use super::openai::{self, ChatAnswer};
+use super::{AnthropicAuth, CallError};
+use crate::llm::endpoint::AuxConfig;
+use crate::llm::request::{Request, split_data_url};
+use crate::llm::route::providers;
 use crate::net::HttpClient;
 
 /// The SDK's `anthropic-version`.
@@ -162,44 +165,46 @@ pub(crate) fn headers(auth: AnthropicAuth, key: &str) -> Vec<(String, String)> {
     h
 }
 
-/// The Messages request for the chat-completions `body` vision built.
-pub(crate) fn request(cfg: &AuxConfig, auth: AnthropicAuth, body: &Value) -> Value {
-    let (prompt, image) = post::prompt_and_image(body);
-    let model = normalize_model(
-        body.get("model")
-            .and_then(Value::as_str)
-            .unwrap_or(&cfg.model),
-    );
-    let mut content = vec![json!({"type": "text", "text": prompt})];
-    match post::split_data_url(&image) {
-        Some((mime, data)) => content.push(json!({
-            "type": "image",
-            "source": {"type": "base64", "media_type": mime, "data": data},
-        })),
-        None if !image.is_empty() => {
-            content.push(json!({"type": "image", "source": {"type": "url", "url": image}}))
+/// The Messages request for `req`: a text task's system text becomes
+/// `system` and its turns keep their text (agent/anthropic_adapter.py
+/// `convert_messages_to_anthropic`); vision's one user message carries the
+/// prompt and the image as a base64 source.
+pub(crate) fn request(cfg: &AuxConfig, auth: AnthropicAuth, req: &Request) -> Value {
+    let model = normalize_model(&req.model);
+    let (system, messages) = match &req.image {
+        Some(image) => {
+            let mut content = vec![json!({"type": "text", "text": req.prompt()})];
+            match split_data_url(image) {
+                Some((mime, data)) => content.push(json!({
+                    "type": "image",
+                    "source": {"type": "base64", "media_type": mime, "data": data},
+                })),
+                None if !image.is_empty() => {
+                    content.push(json!({"type": "image", "source": {"type": "url", "url": image}}))
+                }
+                None => {}
+            }
+            (
+                String::new(),
+                vec![json!({"role": "user", "content": content})],
+            )
         }
-        None => {}
-    }
-    // Text tasks: system messages become `system`, the turns keep their text
-    // (agent/anthropic_adapter.py `convert_messages_to_anthropic`).
-    let (system, messages) = match post::text_turns(body) {
-        Some((system, turns)) => (
-            system,
-            turns
-                .into_iter()
-                .map(|(role, text)| json!({"role": role, "content": text}))
+        None => (
+            req.system.join("\n"),
+            req.turns
+                .iter()
+                .map(|t| json!({"role": t.role, "content": t.text}))
                 .collect(),
         ),
-        None => (
-            String::new(),
-            vec![json!({"role": "user", "content": content})],
-        ),
     };
-    let mut req = Map::new();
-    req.insert("model".into(), json!(model));
-    req.insert("messages".into(), Value::Array(messages));
-    req.insert("max_tokens".into(), json!(cfg.max_tokens));
+    let max_tokens = req
+        .limits
+        .max_tokens
+        .unwrap_or_else(|| max_output(&req.model));
+    let mut body = Map::new();
+    body.insert("model".into(), json!(model));
+    body.insert("messages".into(), Value::Array(messages));
+    body.insert("max_tokens".into(), json!(max_tokens));
     let mut blocks = Vec::new();
     if matches!(
         auth,
@@ -216,25 +221,25 @@ pub(crate) fn request(cfg: &AuxConfig, auth: AnthropicAuth, body: &Value) -> Val
         0 => {}
         // A text task's system prompt alone goes as a string, as Hermes sends it.
         1 if !system.is_empty() => {
-            req.insert("system".into(), json!(system));
+            body.insert("system".into(), json!(system));
         }
         _ => {
-            req.insert("system".into(), Value::Array(blocks));
+            body.insert("system".into(), Value::Array(blocks));
         }
     }
-    // The chat request's temperature (absent when Hermes strips it).
-    if let Some(t) = body.get("temperature").filter(|t| !t.is_null())
+    // The request's temperature (absent when Hermes strips it).
+    if let Some(t) = req.temperature
         && !forbids_sampling(&model)
     {
-        req.insert("temperature".into(), t.clone());
+        body.insert("temperature".into(), json!(t));
     }
     for (k, v) in &cfg.extra_body {
         if k != "reasoning" && !k.starts_with('_') {
-            req.insert(k.clone(), v.clone());
+            body.insert(k.clone(), v.clone());
         }
     }
-    req.insert("stream".into(), json!(true));
-    Value::Object(req)
+    body.insert("stream".into(), json!(true));
+    Value::Object(body)
 }
 
 #[derive(Deserialize)]
@@ -333,7 +338,7 @@ pub(crate) async fn chat(
     http: &HttpClient,
     cfg: &AuxConfig,
     auth: AnthropicAuth,
-    body: &Value,
+    req: &Request,
 ) -> Result<String, CallError> {
     let base = cfg.base_url.trim_end_matches('/');
     let base = base.strip_suffix("/v1").unwrap_or(base);
@@ -341,7 +346,7 @@ pub(crate) async fn chat(
     let key = cfg.api_key.as_deref().unwrap_or_default();
     let mut hs = headers(auth, key);
     hs.push(("Accept".into(), "application/json".into()));
-    match post::post_json(http, cfg, &url, &hs, &request(cfg, auth, body)).await? {
+    match super::post_json(http, cfg, &url, &hs, &request(cfg, auth, req)).await? {
         // The SDK's `APIStatusError` text.
         Err(f) => Err(CallError {
             status: Some(f.status),
@@ -349,14 +354,14 @@ pub(crate) async fn chat(
         }),
         Ok(text) => {
             let v = if text.trim_start().starts_with('{') {
-                post::json_answer(&url, &text)?
+                super::json_answer(&url, &text)?
             } else {
                 from_events(&text).map_err(|e| CallError {
                     status: None,
                     message: format!("Error: {e}"),
                 })?
             };
-            Ok(auxiliary::extract_content_or_reasoning(&answer(&v)))
+            Ok(openai::extract_content_or_reasoning(&answer(&v)))
         }
     }
 }
@@ -390,18 +395,15 @@ mod tests {
             {"type": "text", "text": "On a mat."}
         ]});
         assert_eq!(
-            auxiliary::extract_content_or_reasoning(&answer(&v)),
+            openai::extract_content_or_reasoning(&answer(&v)),
             "A cat.\nOn a mat."
         );
         let v = json!({"content": [{"type": "thinking", "thinking": "only thought"}]});
         assert_eq!(
-            auxiliary::extract_content_or_reasoning(&answer(&v)),
+            openai::extract_content_or_reasoning(&answer(&v)),
             "only thought"
         );
-        assert_eq!(
-            auxiliary::extract_content_or_reasoning(&answer(&json!(7))),
-            ""
-        );
+        assert_eq!(openai::extract_content_or_reasoning(&answer(&json!(7))), "");
         let sse = concat!(
             "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{}}\n\n",
             "data: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"text\",\"text\":\"\"}}\n",
@@ -409,10 +411,7 @@ mod tests {
             "data: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"cat.\"}}\n",
         );
         let v = from_events(sse).unwrap();
-        assert_eq!(
-            auxiliary::extract_content_or_reasoning(&answer(&v)),
-            "A cat."
-        );
+        assert_eq!(openai::extract_content_or_reasoning(&answer(&v)), "A cat.");
         let err = "data: {\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\"}}\n";
         assert!(
             from_events(err)

@@ -19,7 +19,6 @@
 //! replaces the resolved one (Hermes drops an OpenRouter-style `vendor/model`
 //! for a provider whose model has no slash).
 
-use super::auxiliary::Mode;
 use super::capability;
 use super::clients::{build, codex, is_keyed, keyed, main_custom};
 use super::providers;
@@ -27,6 +26,8 @@ use super::resolve::{
     Resolution, Task, main_model, main_provider, missing, native, normalize, skipped,
 };
 use crate::hermes::Context;
+use crate::llm::endpoint::Mode;
+use crate::llm::provider::Provider;
 
 /// Steps 3–4: the task's auto chain, else what the task does with no model.
 pub(super) fn resolve(ctx: &Context, task: Task, model: Option<String>) -> Resolution {
@@ -36,7 +37,6 @@ pub(super) fn resolve(ctx: &Context, task: Task, model: Option<String>) -> Resol
         } else {
             let task = task.name;
             skipped(
-                "none",
                 format!(
                     "no auxiliary model for {task}: auxiliary.{task} is auto and neither the main provider (model.provider + model.default) nor OpenRouter, a Nous Portal login, a custom endpoint or an API-key provider is usable"
                 ),
@@ -77,28 +77,28 @@ fn vision_chain(
     model: Option<String>,
 ) -> (Option<Resolution>, Option<String>) {
     let mut skipped: Option<String> = None;
-    let main = main_provider(ctx).filter(|p| p != "auto");
-    if let Some(mp) = main.as_deref() {
-        let mp = normalize(ctx, Some(mp));
+    let main = main_provider(ctx).filter(|p| *p != Provider::Auto);
+    if let Some(mp) = &main {
+        let mp = normalize(ctx, Some(mp.as_str()));
         let why = format!("main provider (model.provider: {mp})");
         // The main model, unless the task names one (Hermes' `_finalize`).
         let m = model.clone().or_else(|| main_model(ctx));
         // A dedicated vision model beats the chat model (Hermes'
         // `_resolve_provider_vision_default`); the task's model beats both.
-        let vm = providers::vision_model(&mp)
+        let vm = providers::vision_model(mp.as_str())
             .map(String::from)
             .or_else(|| main_model(ctx));
         let text_only = |m: &Option<String>| {
             let m = m.as_deref().unwrap_or("");
-            capability::supports_vision(ctx, &mp, m) == Some(false)
+            capability::supports_vision(ctx, mp.as_str(), m) == Some(false)
         };
-        let hit = match mp.as_str() {
-            "nous" => build(ctx, task, "nous", None, None, model.clone(), &why),
-            p if providers::WITHOUT_VISION.contains(&p) => {
+        let hit = match &mp {
+            Provider::Nous => build(ctx, task, &mp, None, None, model.clone(), &why),
+            p if providers::WITHOUT_VISION.contains(&p.as_str()) => {
                 skipped = Some(format!("main provider {p} has no vision"));
                 None
             }
-            "openai-codex" => {
+            Provider::OpenAiCodex => {
                 return (
                     Some(native(format!(
                         "{why}: Codex's own model looks at the image"
@@ -106,17 +106,17 @@ fn vision_chain(
                     None,
                 );
             }
-            p if providers::uncallable(p).is_some() => {
+            p if providers::uncallable(p.as_str()).is_some() => {
                 return (
                     Some(native(format!(
                         "main provider {p} (model.provider): {} — hermes-mcp cannot call it, so Codex's own model looks at the image",
-                        providers::uncallable(p).unwrap_or_default()
+                        providers::uncallable(p.as_str()).unwrap_or_default()
                     ))),
                     None,
                 );
             }
             // DeepInfra's catalog vision default wins over the chat model.
-            "deepinfra" => build(ctx, task, "deepinfra", None, None, model.clone(), &why),
+            Provider::DeepInfra => build(ctx, task, &mp, None, None, model.clone(), &why),
             _ if text_only(&vm) => {
                 skipped = Some(format!(
                     "main model {} of {mp} is text-only (models.dev / supports_vision)",
@@ -124,8 +124,8 @@ fn vision_chain(
                 ));
                 None
             }
-            "openrouter" => build(ctx, task, "openrouter", None, None, m, &why),
-            "custom" => main_custom(ctx, task, model.clone(), &why),
+            Provider::OpenRouter => build(ctx, task, &mp, None, None, m, &why),
+            Provider::Custom => main_custom(ctx, task, model.clone(), &why),
             p if is_keyed(p) => match keyed(ctx, task, p, None, None, model.clone().or(vm), &why) {
                 Ok(r) => Some(r),
                 Err(e) => {
@@ -145,15 +145,15 @@ fn vision_chain(
             return (hit, None);
         }
     }
-    for p in ["openrouter", "nous", "deepinfra"] {
-        if main.as_deref() == Some(p) {
+    let chain = [
+        (Provider::OpenRouter, "auto: OPENROUTER_API_KEY is set"),
+        (Provider::Nous, "auto: Nous Portal login in auth.json"),
+        (Provider::DeepInfra, "auto: DEEPINFRA_API_KEY is set"),
+    ];
+    for (p, why) in &chain {
+        if main.as_ref() == Some(p) {
             continue;
         }
-        let why = match p {
-            "openrouter" => "auto: OPENROUTER_API_KEY is set",
-            "nous" => "auto: Nous Portal login in auth.json",
-            _ => "auto: DEEPINFRA_API_KEY is set",
-        };
         if let Some(r) = build(ctx, task, p, None, None, model.clone(), why) {
             return (Some(r), skipped);
         }
@@ -174,37 +174,36 @@ fn text_auto(ctx: &Context, task: Task, task_model: Option<String>) -> Option<Re
     if notes.is_empty() {
         None
     } else {
-        Some(skipped(
-            "none",
-            format!(
-                "{}; no fallback provider (OPENROUTER_API_KEY, Nous Portal login, custom endpoint, API-key provider) is usable",
-                notes.join("; ")
-            ),
-        ))
+        Some(skipped(format!(
+            "{}; no fallback provider (OPENROUTER_API_KEY, Nous Portal login, custom endpoint, API-key provider) is usable",
+            notes.join("; ")
+        )))
     }
 }
 
 /// `_resolve_auto` step 1: the main provider with the main model, whatever
 /// its type; why it cannot serve goes to `notes`.
 fn text_main(ctx: &Context, task: Task, notes: &mut Vec<String>) -> Option<Resolution> {
-    let main = main_provider(ctx).filter(|p| p != "auto" && p != "main");
-    let (Some(mp), Some(mm)) = (main.as_deref(), main_model(ctx)) else {
+    let main = main_provider(ctx).filter(|p| !matches!(p, Provider::Auto | Provider::Main));
+    let (Some(mp), Some(mm)) = (main, main_model(ctx)) else {
         return None;
     };
-    let mp = normalize(ctx, Some(mp));
+    let mp = normalize(ctx, Some(mp.as_str()));
     let why = format!("auto: main provider (model.provider: {mp}, model.default: {mm})");
-    let hit = match mp.as_str() {
-        "openrouter" | "nous" => build(ctx, task, &mp, None, None, Some(mm.clone()), &why),
-        "custom" => main_custom(ctx, task, Some(mm.clone()), &why),
-        "openai-codex" => codex(ctx, task, None, Some(mm.clone()), &why),
-        p if providers::uncallable(p).is_some() => {
+    let hit = match &mp {
+        Provider::OpenRouter | Provider::Nous => {
+            build(ctx, task, &mp, None, None, Some(mm.clone()), &why)
+        }
+        Provider::Custom => main_custom(ctx, task, Some(mm.clone()), &why),
+        Provider::OpenAiCodex => codex(ctx, task, None, Some(mm.clone()), &why),
+        p if providers::uncallable(p.as_str()).is_some() => {
             notes.push(format!(
                 "main provider {p}: {} — hermes-mcp cannot call it",
-                providers::uncallable(p).unwrap_or_default()
+                providers::uncallable(p.as_str()).unwrap_or_default()
             ));
             None
         }
-        p if is_keyed(p) || p == "deepinfra" => {
+        p if is_keyed(p) || *p == Provider::DeepInfra => {
             match keyed(ctx, task, p, None, None, Some(mm.clone()), &why) {
                 Ok(r) => Some(r),
                 Err(e) => {
@@ -235,10 +234,10 @@ fn text_main(ctx: &Context, task: Task, notes: &mut Vec<String>) -> Option<Resol
 /// `_resolve_auto` step 2: OpenRouter → Nous → custom → API-key providers.
 fn text_chain(ctx: &Context, task: Task) -> Option<Resolution> {
     let chain = [
-        ("openrouter", "auto: OPENROUTER_API_KEY is set"),
-        ("nous", "auto: Nous Portal login in auth.json"),
+        (Provider::OpenRouter, "auto: OPENROUTER_API_KEY is set"),
+        (Provider::Nous, "auto: Nous Portal login in auth.json"),
     ];
-    for (p, why) in chain {
+    for (p, why) in &chain {
         if let Some(r) = build(ctx, task, p, None, None, None, why).filter(usable) {
             return Some(r);
         }
@@ -249,22 +248,16 @@ fn text_chain(ctx: &Context, task: Task) -> Option<Resolution> {
     for p in providers::API_KEY_PROVIDERS {
         // Anthropic joins the chain only when explicitly configured (not modelled);
         // providers without a default auxiliary model are skipped.
-        if p.name == "anthropic" || p.aux_model.is_empty() {
+        let name = Provider::parse(p.name);
+        if name == Provider::Anthropic || p.aux_model.is_empty() {
             continue;
         }
         if !p.key_vars.iter().any(|v| ctx.env.is_set(v)) {
             continue;
         }
         let why = format!("auto: {} is set", p.key_vars.join(" / "));
-        if let Ok(r) = keyed(
-            ctx,
-            task,
-            p.name,
-            None,
-            None,
-            Some(p.aux_model.into()),
-            &why,
-        ) && usable(&r)
+        if let Ok(r) = keyed(ctx, task, &name, None, None, Some(p.aux_model.into()), &why)
+            && usable(&r)
         {
             return Some(r);
         }

@@ -34,10 +34,14 @@
 
 use serde_json::Value;
 
-use super::auxiliary::{Mode, OPENAI_BASE_URL};
 use super::clients::{build, codex, is_keyed, keyed, main_custom};
 use super::{apikey, auto, providers};
 use crate::hermes::{Context, envvars};
+use crate::llm::endpoint::{Mode, OPENAI_BASE_URL};
+use crate::llm::provider::Provider;
+
+/// What `tools` shows as the provider when a task has none.
+pub(crate) const NO_PROVIDER: &str = "none";
 
 /// An auxiliary task: its `auxiliary.<name>` config section and the legacy
 /// environment variable that names its model when the config does not.
@@ -68,13 +72,14 @@ impl Task {
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Resolution {
     pub mode: Mode,
+    /// The provider as `tools` shows it (`native`, or [`NO_PROVIDER`]).
     pub provider: String,
     pub why: String,
 }
 
 /// `auxiliary.<task>.*` as Hermes reads it (`_resolve_task_provider_model`).
 struct TaskCfg {
-    provider: String,
+    provider: Provider,
     model: Option<String>,
     base_url: Option<String>,
     api_key: Option<String>,
@@ -122,9 +127,9 @@ pub(crate) fn resolve(ctx: &Context, task: Task) -> Resolution {
     }
     let t = TaskCfg::read(ctx, task);
     // `provider: openai` is a direct-API alias: custom at api.openai.com/v1.
-    let (provider, base_url) = if t.provider == "openai" {
+    let (provider, base_url) = if t.provider == Provider::OpenAi {
         (
-            "custom".to_string(),
+            Provider::Custom,
             Some(t.base_url.clone().unwrap_or_else(|| OPENAI_BASE_URL.into())),
         )
     } else {
@@ -132,7 +137,7 @@ pub(crate) fn resolve(ctx: &Context, task: Task) -> Resolution {
     };
     match base_url {
         Some(base) => explicit_endpoint(ctx, task, &t, &provider, base),
-        None if provider != "auto" => explicit_provider(ctx, task, &t, &provider),
+        None if provider != Provider::Auto => explicit_provider(ctx, task, &t, &provider),
         None => auto::resolve(ctx, task, t.model),
     }
 }
@@ -148,21 +153,25 @@ fn explicit_endpoint(
     ctx: &Context,
     task: Task,
     t: &TaskCfg,
-    provider: &str,
+    provider: &Provider,
     base: String,
 ) -> Resolution {
-    let keep = !matches!(provider, "auto" | "custom") && t.api_key.is_none();
-    let p = if keep { provider } else { "custom" };
+    let keep = !matches!(provider, Provider::Auto | Provider::Custom) && t.api_key.is_none();
+    let p = &if keep {
+        provider.clone()
+    } else {
+        Provider::Custom
+    };
     let why = format!("auxiliary.{}.base_url ({base})", task.name);
     let model = t.model.clone();
     let hit = match p {
         // Text tasks speak Codex Responses with the ChatGPT sign-in; vision
         // never does (Codex's own model looks instead).
-        "openai-codex" if !task.is_vision() => {
+        Provider::OpenAiCodex if !task.is_vision() => {
             codex(ctx, task, Some(base), model, &why).ok_or_else(|| missing(task, p))
         }
         // Vision takes DeepInfra's model from its live catalog (`build`).
-        _ if is_keyed(p) || (p == "deepinfra" && !task.is_vision()) => {
+        _ if is_keyed(p) || (*p == Provider::DeepInfra && !task.is_vision()) => {
             keyed(ctx, task, p, Some(base), None, model, &why).map_err(|e| e.0)
         }
         _ => build(ctx, task, p, Some(base), t.api_key.clone(), model, &why)
@@ -173,7 +182,7 @@ fn explicit_endpoint(
 
 /// Step 2, `auxiliary.<task>.provider` (not `auto`): the provider's client,
 /// else the fallback its task allows, else Hermes' error.
-fn explicit_provider(ctx: &Context, task: Task, t: &TaskCfg, provider: &str) -> Resolution {
+fn explicit_provider(ctx: &Context, task: Task, t: &TaskCfg, provider: &Provider) -> Resolution {
     let why = format!("auxiliary.{}.provider: {provider}", task.name);
     let reason = match named_client(ctx, task, t, provider, &why) {
         Ok(r) => return r,
@@ -181,7 +190,7 @@ fn explicit_provider(ctx: &Context, task: Task, t: &TaskCfg, provider: &str) -> 
     };
     // Vision: "Vision provider %s unavailable, falling back to auto"; text
     // tasks (call_llm): only openrouter and custom fall back to auto detection.
-    if (task.is_vision() || matches!(provider, "openrouter" | "custom"))
+    if (task.is_vision() || matches!(provider, Provider::OpenRouter | Provider::Custom))
         && let Some(mut r) = auto::auto(ctx, task, t.model.clone())
     {
         r.why = format!("{} ({provider} unavailable: {reason})", r.why);
@@ -205,7 +214,7 @@ fn named_client(
     ctx: &Context,
     task: Task,
     t: &TaskCfg,
-    p: &str,
+    p: &Provider,
     why: &str,
 ) -> Result<Resolution, String> {
     let vision = task.is_vision();
@@ -213,7 +222,7 @@ fn named_client(
         t.model.clone()
     } else {
         t.model.clone().or_else(|| {
-            providers::api_key_provider(p)
+            providers::api_key_provider(p.as_str())
                 .map(|p| p.aux_model)
                 .filter(|m| !m.is_empty())
                 .map(String::from)
@@ -222,17 +231,17 @@ fn named_client(
     };
     let found = |r: Option<Resolution>| r.ok_or_else(|| missing(task, p));
     match p {
-        "openai-codex" | "native" if vision => Ok(native(format!(
+        Provider::OpenAiCodex | Provider::Native if vision => Ok(native(format!(
             "{why}: Codex's own model looks at the image"
         ))),
-        "openai-codex" => codex(ctx, task, None, model, why).ok_or_else(|| {
+        Provider::OpenAiCodex => codex(ctx, task, None, model, why).ok_or_else(|| {
             "no ChatGPT sign-in (run: hermes auth codex) or no model (auxiliary.<task>.model / model.default)".into()
         }),
-        "openrouter" | "nous" => found(build(ctx, task, p, None, t.api_key.clone(), t.model.clone(), why)),
-        "deepinfra" if vision => found(build(ctx, task, p, None, t.api_key.clone(), t.model.clone(), why)),
-        "custom" => found(main_custom(ctx, task, t.model.clone(), why)),
-        p if providers::uncallable(p).is_some() => {
-            let u = providers::uncallable(p).unwrap_or_default();
+        Provider::OpenRouter | Provider::Nous => found(build(ctx, task, p, None, t.api_key.clone(), t.model.clone(), why)),
+        Provider::DeepInfra if vision => found(build(ctx, task, p, None, t.api_key.clone(), t.model.clone(), why)),
+        Provider::Custom => found(main_custom(ctx, task, t.model.clone(), why)),
+        p if providers::uncallable(p.as_str()).is_some() => {
+            let u = providers::uncallable(p.as_str()).unwrap_or_default();
             if vision {
                 Ok(native(format!(
                     "{why}: {u} — hermes-mcp cannot call it, so Codex's own model looks at the image"
@@ -244,11 +253,11 @@ fn named_client(
         // Hermes pins Z.AI's OpenAI-wire endpoint for explicit vision, and
         // passes the task's api_key to it (no other provider reads
         // auxiliary.vision.api_key without a base_url).
-        "zai" if vision => {
+        Provider::Zai if vision => {
             let base = Some(providers::ZAI_OPENAI_URLS[0].to_string());
             keyed(ctx, task, p, base, t.api_key.clone(), model, why).map_err(|e| e.0)
         }
-        p if is_keyed(p) || p == "deepinfra" => {
+        p if is_keyed(p) || *p == Provider::DeepInfra => {
             let key = if vision { None } else { t.api_key.clone() };
             keyed(ctx, task, p, None, key, model, why).map_err(|e| e.0)
         }
@@ -257,31 +266,34 @@ fn named_client(
 }
 
 /// Hermes' `_normalize_aux_provider` (the aliases a task can meet).
-pub(super) fn normalize(ctx: &Context, p: Option<&str>) -> String {
-    let mut p = p.unwrap_or("auto").trim().to_ascii_lowercase();
+pub(super) fn normalize(ctx: &Context, p: Option<&str>) -> Provider {
+    let mut p = p
+        .unwrap_or(Provider::Auto.as_str())
+        .trim()
+        .to_ascii_lowercase();
     if let Some(rest) = p.strip_prefix("custom:") {
-        p = if rest.trim().is_empty() {
-            "custom".into()
-        } else {
-            rest.trim().to_string()
-        };
+        if rest.trim().is_empty() {
+            return Provider::Custom;
+        }
+        p = rest.trim().to_string();
     }
-    match p.as_str() {
-        "codex" => "openai-codex".into(),
-        "main" => match main_provider(ctx) {
-            Some(m) if m != "auto" && m != "main" => m,
-            _ => "custom".into(),
+    match Provider::parse(&p) {
+        Provider::Codex => Provider::OpenAiCodex,
+        Provider::Main => match main_provider(ctx) {
+            Some(m) if !matches!(m, Provider::Auto | Provider::Main) => m,
+            _ => Provider::Custom,
         },
-        "deep-infra" | "deepinfra-ai" => "deepinfra".into(),
-        _ => providers::aux_alias(&p).to_string(),
+        _ if matches!(p.as_str(), "deep-infra" | "deepinfra-ai") => Provider::DeepInfra,
+        _ => Provider::parse(providers::aux_alias(&p)),
     }
 }
 
 /// `model.provider` (Hermes' `_read_main_provider`), lower-cased.
-pub(super) fn main_provider(ctx: &Context) -> Option<String> {
+pub(super) fn main_provider(ctx: &Context) -> Option<Provider> {
     ctx.config_str("model.provider")
         .map(|p| p.trim().to_ascii_lowercase())
         .filter(|p| !p.is_empty())
+        .map(|p| Provider::parse(&p))
 }
 
 /// `model.default` (or `model: <string>`): Hermes' `_read_main_model`.
@@ -295,16 +307,16 @@ pub(super) fn main_model(ctx: &Context) -> Option<String> {
 }
 
 /// What `provider` needs and does not have, for the "why" texts.
-pub(super) fn missing(task: Task, provider: &str) -> String {
+pub(super) fn missing(task: Task, provider: &Provider) -> String {
     match provider {
-        "openrouter" => "OPENROUTER_API_KEY not set in ~/.hermes/.env".into(),
-        "nous" => "no Nous Portal login in ~/.hermes/auth.json: run `hermes auth`".into(),
-        "deepinfra" => "DEEPINFRA_API_KEY not set in ~/.hermes/.env".into(),
-        "custom" => format!(
+        Provider::OpenRouter => "OPENROUTER_API_KEY not set in ~/.hermes/.env".into(),
+        Provider::Nous => "no Nous Portal login in ~/.hermes/auth.json: run `hermes auth`".into(),
+        Provider::DeepInfra => "DEEPINFRA_API_KEY not set in ~/.hermes/.env".into(),
+        Provider::Custom => format!(
             "no endpoint: set auxiliary.{}.base_url or model.base_url",
             task.name
         ),
-        "openai-codex" => {
+        Provider::OpenAiCodex => {
             "no ChatGPT sign-in in auth.json or no model.default: run `hermes auth codex`, or set model.default".into()
         }
         other => apikey::missing_key(other),
@@ -318,21 +330,21 @@ pub(super) fn missing(task: Task, provider: &str) -> String {
 pub(super) fn native(why: impl Into<String>) -> Resolution {
     Resolution {
         mode: Mode::Native,
-        provider: "native".into(),
+        provider: Provider::Native.to_string(),
         why: why.into(),
     }
 }
 
 /// Mode native for a text task: no model, the caller does without.
-pub(super) fn skipped(provider: &str, why: String) -> Resolution {
+pub(super) fn skipped(why: String) -> Resolution {
     Resolution {
         mode: Mode::Native,
-        provider: provider.to_string(),
+        provider: NO_PROVIDER.into(),
         why,
     }
 }
 
-fn misconfigured(provider: &str, why: String) -> Resolution {
+fn misconfigured(provider: &Provider, why: String) -> Resolution {
     Resolution {
         mode: Mode::Misconfigured(why.clone()),
         provider: provider.to_string(),
@@ -341,12 +353,12 @@ fn misconfigured(provider: &str, why: String) -> Resolution {
 }
 
 /// Vision's error when a requested provider has no client, with what to set.
-fn unavailable(provider: &str, reason: String) -> Resolution {
+fn unavailable(provider: &Provider, reason: String) -> Resolution {
     Resolution {
         mode: Mode::Misconfigured(format!(
             "No LLM provider configured for task=vision provider={provider}. Run: hermes setup ({provider}: {reason})"
         )),
-        provider: "none".into(),
+        provider: NO_PROVIDER.into(),
         why: format!("auxiliary.vision.provider: {provider} cannot run: {reason}"),
     }
 }
@@ -354,7 +366,7 @@ fn unavailable(provider: &str, reason: String) -> Resolution {
 /// Hermes' "No LLM provider configured" when the task's endpoint (step 1)
 /// has no client. Text tasks name what the provider needs (`missing`),
 /// whatever stopped it.
-fn no_client(task: Task, provider: &str, reason: String) -> Resolution {
+fn no_client(task: Task, provider: &Provider, reason: String) -> Resolution {
     if task.is_vision() {
         return unavailable(provider, reason);
     }
@@ -370,7 +382,7 @@ fn no_client(task: Task, provider: &str, reason: String) -> Resolution {
 
 /// Hermes' error when the task's provider (step 2) cannot run and no
 /// fallback serves.
-fn cannot_run(task: Task, provider: &str, reason: String) -> Resolution {
+fn cannot_run(task: Task, provider: &Provider, reason: String) -> Resolution {
     if task.is_vision() {
         return unavailable(provider, reason);
     }
@@ -384,7 +396,7 @@ fn cannot_run(task: Task, provider: &str, reason: String) -> Resolution {
 }
 
 /// `auxiliary.<task>.provider` names no provider Hermes knows.
-fn unknown_provider(task: Task, other: &str, why: &str) -> Resolution {
+fn unknown_provider(task: Task, other: &Provider, why: &str) -> Resolution {
     if task.is_vision() {
         return Resolution {
             mode: Mode::Misconfigured(format!(
@@ -409,9 +421,11 @@ mod tests {
     use std::time::Duration;
 
     use crate::hermes::context::test_ctx as ctx;
-    use crate::llm::auxiliary::{
-        self, AuxConfig, DEFAULT_AGGREGATOR_MODEL, OPENROUTER_BASE_URL, request_body,
+    use crate::llm::endpoint::{
+        self as auxiliary, AuxConfig, DEFAULT_AGGREGATOR_MODEL, OPENROUTER_BASE_URL,
     };
+    use crate::llm::task::vision::request;
+    use crate::llm::wire::openai::body as request_body;
 
     fn mode(c: &Context) -> Mode {
         vision_mode(c)
@@ -432,7 +446,7 @@ mod tests {
         // A key alone picks that provider, as Hermes' auto chain does.
         assert!(matches!(
             mode(&ctx("", &[("OPENROUTER_API_KEY", "k")])),
-            Mode::Auxiliary(a) if a.provider == "openrouter"
+            Mode::Auxiliary(a) if a.provider == Provider::OpenRouter
         ));
     }
 
@@ -491,7 +505,7 @@ mod tests {
         assert_eq!(a.base_url, "http://127.0.0.1:9/v1");
         assert_eq!(a.api_key.as_deref(), Some("no-key-required"));
         assert_eq!(a.timeout, Duration::from_secs(7));
-        let body = request_body(&a, "p", "data:image/png;base64,AA");
+        let body = request_body(&request(&a, "p", "data:image/png;base64,AA".into()));
         assert_eq!(body["model"], "llava");
         assert_eq!(body["temperature"], 0.3);
         assert_eq!(body["max_tokens"], 99);

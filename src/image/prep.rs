@@ -15,13 +15,13 @@
 //!
 //! Everything here is CPU-bound and synchronous: call it from `spawn_blocking`.
 
-pub(crate) use crate::sniff::{SourceFormat, sniff};
+pub(crate) use super::sniff::{SourceFormat, sniff};
 use std::io::Cursor;
 use std::sync::{Arc, OnceLock};
 
-use image::codecs::jpeg::JpegEncoder;
-use image::codecs::png::{CompressionType, FilterType, PngEncoder};
-use image::{DynamicImage, ImageDecoder, ImageFormat, ImageReader};
+use ::image::codecs::jpeg::JpegEncoder;
+use ::image::codecs::png::{CompressionType, FilterType, PngEncoder};
+use ::image::{DynamicImage, ImageDecoder, ImageFormat, ImageReader};
 
 /// Long side the model sees at most: ~1.2 megapixels keeps small text
 /// readable while keeping image tokens sane (Anthropic's and OpenAI's

@@ -16,8 +16,8 @@
 //! read as server-sent events, chunk by chunk, through net::sse
 //! ([`Events`]), or whole when a proxy answers plain JSON.
 //!
-//! For text tasks ([`chat`]) the chat-completions body the task built
-//! becomes a Responses request ([`request`]; agent/codex_responses_adapter.py
+//! For text tasks ([`chat`]) the canonical request becomes a Responses
+//! request ([`request`]; agent/codex_responses_adapter.py
 //! `_chat_messages_to_responses_input`, agent/transports/codex.py
 //! `_content_cache_key`): system messages become `instructions` (default
 //! "You are a helpful assistant."), the others `input` items; `store:
@@ -33,10 +33,12 @@ use reqwest::Url;
 use serde_json::{Map, Value, json};
 use sha2::{Digest, Sha256};
 
-use super::auxiliary::{AuxConfig, CallError};
+use super::CallError;
 use crate::auth::codex::{self as codex_auth, CodexAuthError, CodexToken, codex_home};
 use crate::auth::store::now;
 use crate::hermes::Context;
+use crate::llm::endpoint::AuxConfig;
+use crate::llm::request::Request;
 use crate::net::client::{api_error, retry_after};
 use crate::net::sse::{MAX_EVENT_BYTES, SseParser, StreamError};
 use crate::net::{ApiError, Blocked, HttpClient, Limits, Policy, check_url, ratelimit};
@@ -296,46 +298,37 @@ pub(crate) fn cache_key(instructions: &str) -> String {
     format!("pck_{}", &hex[..24])
 }
 
-/// The Responses request for a chat-completions `body` (see the module doc).
-pub(crate) fn request(cfg: &AuxConfig, body: &Value) -> Value {
-    let mut instructions = DEFAULT_INSTRUCTIONS.to_string();
-    let mut input = Vec::new();
-    for m in body
-        .get("messages")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-    {
-        let role = m.get("role").and_then(Value::as_str).unwrap_or("user");
-        let content = m.get("content").cloned().unwrap_or(Value::Null);
-        if role == "system" {
-            // The last system message wins, as in Hermes' loop.
-            instructions = match content {
-                Value::String(s) => s,
-                Value::Null => String::new(),
-                other => other.to_string(),
+/// The Responses request for `req` (see the module doc): the last system
+/// message as `instructions`, the turns as `input` items.
+pub(crate) fn request(cfg: &AuxConfig, req: &Request) -> Value {
+    let instructions = req
+        .system
+        .last()
+        .cloned()
+        .unwrap_or_else(|| DEFAULT_INSTRUCTIONS.to_string());
+    let mut input: Vec<Value> = req
+        .turns
+        .iter()
+        .map(|t| {
+            let content = match &req.image {
+                Some(url) => json!([
+                    {"type": "text", "text": t.text},
+                    {"type": "image_url", "image_url": {"url": url}},
+                ]),
+                None => json!(t.text),
             };
-        } else {
-            let content = if content.is_null() {
-                json!("")
-            } else {
-                content
-            };
-            input.push(json!({"role": role, "content": content}));
-        }
-    }
+            json!({"role": t.role, "content": content})
+        })
+        .collect();
     if input.is_empty() {
         input.push(json!({"role": "user", "content": ""}));
     }
-    let model = body
-        .get("model")
-        .and_then(Value::as_str)
-        .unwrap_or(&cfg.model);
-    let mut req = Map::new();
-    req.insert("model".into(), json!(model));
-    req.insert("instructions".into(), json!(instructions));
-    req.insert("input".into(), Value::Array(input));
-    req.insert("store".into(), json!(false));
+    let model = &req.model;
+    let mut body = Map::new();
+    body.insert("model".into(), json!(model));
+    body.insert("instructions".into(), json!(instructions));
+    body.insert("input".into(), Value::Array(input));
+    body.insert("store".into(), json!(false));
     if let Some(Value::Object(r)) = cfg.extra_body.get("reasoning")
         && r.get("enabled") != Some(&Value::Bool(false))
     {
@@ -344,17 +337,17 @@ pub(crate) fn request(cfg: &AuxConfig, body: &Value) -> Value {
             Some("minimal") => "low",
             Some(e) => e,
         };
-        req.insert(
+        body.insert(
             "reasoning".into(),
             json!({"effort": effort, "summary": "auto"}),
         );
-        req.insert("include".into(), json!(["reasoning.encrypted_content"]));
+        body.insert("include".into(), json!(["reasoning.encrypted_content"]));
     }
     if !instructions.is_empty() {
-        req.insert("prompt_cache_key".into(), json!(cache_key(&instructions)));
+        body.insert("prompt_cache_key".into(), json!(cache_key(&instructions)));
     }
-    req.insert("stream".into(), json!(true));
-    Value::Object(req)
+    body.insert("stream".into(), json!(true));
+    Value::Object(body)
 }
 
 /// What the event stream carried.
@@ -488,7 +481,7 @@ fn no_text(e: AnswerError) -> CallError {
 pub(crate) async fn chat(
     http: &HttpClient,
     cfg: &AuxConfig,
-    body: &Value,
+    req: &Request,
 ) -> Result<String, CallError> {
     let Some(sign_in) = cfg.codex.as_ref() else {
         return Err(CallError {
@@ -497,7 +490,7 @@ pub(crate) async fn chat(
         });
     };
     let url = format!("{}/responses", cfg.base_url.trim_end_matches('/'));
-    let payload = request(cfg, body);
+    let payload = request(cfg, req);
     let mut client = CodexClient::open(http, sign_in)
         .await
         .map_err(auth_failure)?;

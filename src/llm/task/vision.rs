@@ -1,7 +1,9 @@
 //! Asking the auxiliary vision model about an image: [`VisionClient`] prepares
 //! the pixels (bounded CPU work) and sends them on the resolved provider's wire,
 //! with Hermes' retries (hermes-agent: tools/vision_tools.py
-//! `_analyze_image_with_retries`). `vision_analyze` and `browser_vision` share it.
+//! `_analyze_image_with_retries`), as the canonical [`Request`] vision builds
+//! ([`request`]); Hermes' prompt, download timeout and error hints.
+//! `vision_analyze` and `browser_vision` share it.
 
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
@@ -10,14 +12,14 @@ use serde_json::Value;
 use tokio::sync::Semaphore;
 
 use crate::hermes::{Context, envvars};
+use crate::image::prep::{self, Budget, PrepError, Prepared};
+use crate::llm::endpoint::{AuxConfig, Mode};
+use crate::llm::request::{self, Request, Turn};
+use crate::llm::route::{self, catalog_vision_model};
+use crate::llm::wire::{CallError, send};
 use crate::net::{HttpClient, Limits, Policy, SystemLookup};
 
 pub(crate) use crate::net::BuildError as ClientError;
-
-use super::auxiliary::{self, AuxConfig, Mode};
-use super::prep::{self, Budget, PrepError, Prepared};
-use super::resolve;
-use super::wire::{fix_temperature, send};
 
 /// Why an image could not be loaded or analyzed.
 #[derive(Debug, thiserror::Error)]
@@ -29,7 +31,7 @@ pub(crate) enum VisionError {
     #[error(transparent)]
     Http(#[from] ClientError),
     #[error(transparent)]
-    Call(#[from] auxiliary::CallError),
+    Call(#[from] CallError),
 }
 
 /// What an analysis produced.
@@ -90,6 +92,121 @@ async fn shrink(slots: &Semaphore, p: &Prepared) -> Option<Result<Prepared, Prep
         .unwrap_or_else(|e| Some(Err(PrepError::Encode(format!("image worker failed: {e}")))))
 }
 
+/// Hermes' `full_prompt` for `vision_analyze`.
+pub(crate) fn analysis_prompt(question: &str) -> String {
+    format!(
+        "Fully describe and explain everything about this image, then answer the following question:\n\n{question}"
+    )
+}
+
+/// `auxiliary.vision.download_timeout` (Hermes reads `HERMES_VISION_DOWNLOAD_TIMEOUT`
+/// first, then the config key; default 30 s).
+pub(crate) fn download_timeout(ctx: &Context) -> Duration {
+    let secs = ctx
+        .env
+        .get(envvars::HERMES_VISION_DOWNLOAD_TIMEOUT)
+        .and_then(|v| v.trim().parse::<f64>().ok())
+        .or_else(|| ctx.config().f64("auxiliary.vision.download_timeout"))
+        .filter(|s| s.is_finite() && *s > 0.0)
+        .unwrap_or(30.0);
+    Duration::from_secs_f64(secs.min(3600.0))
+}
+
+/// Hermes' `_is_image_size_error`.
+pub(crate) fn is_size_error(message: &str) -> bool {
+    let m = message.to_lowercase();
+    [
+        "too large",
+        "payload",
+        "413",
+        "content_too_large",
+        "request_too_large",
+        "image_url",
+        "invalid_request",
+        "exceeds",
+        "size limit",
+    ]
+    .iter()
+    .any(|h| m.contains(h))
+}
+
+/// Hermes' friendly `analysis` text for a failed auxiliary analysis.
+pub(crate) fn friendly_hint(error: &str, model: &str) -> String {
+    let m = error.to_lowercase();
+    let any = |hs: &[&str]| hs.iter().any(|h| m.contains(h));
+    if any(&[
+        "402",
+        "insufficient",
+        "payment required",
+        "credits",
+        "billing",
+    ]) {
+        format!(
+            "Insufficient credits or payment required. Please top up your API provider account and try again. Error: {error}"
+        )
+    } else if any(&[
+        "does not support",
+        "not support image",
+        "content_policy",
+        "multimodal",
+        "unrecognized request argument",
+        "image input",
+    ]) {
+        format!(
+            "{model} does not support vision or our request was not accepted by the server. Error: {error}"
+        )
+    } else if any(&["invalid_request", "image_url"]) {
+        format!(
+            "The vision API rejected the image. This can happen when the image is in an unsupported format, corrupted, or still too large after auto-resize. Try a smaller JPEG/PNG and retry. Error: {error}"
+        )
+    } else {
+        format!(
+            "There was a problem with the request and the image could not be analyzed. Error: {error}"
+        )
+    }
+}
+
+/// The canonical request Hermes' `call_llm(task="vision")` makes
+/// (hermes-agent: agent/auxiliary_client.py): one user message with the
+/// prompt and the image (a data URL), `auxiliary.vision.temperature` and
+/// `max_tokens` (sent on every wire). Hermes merges `extra_body` before its
+/// per-model fixes, so a `model` or `temperature` there is the request's own.
+pub(crate) fn request(cfg: &AuxConfig, prompt: &str, image_data_url: String) -> Request {
+    let mut extra = cfg.extra_body.clone();
+    let model = match extra.get("model") {
+        Some(Value::String(m)) => {
+            let m = m.clone();
+            extra.shift_remove("model");
+            m
+        }
+        _ => cfg.model.clone(),
+    };
+    let temperature = match extra.get("temperature").and_then(Value::as_f64) {
+        Some(t) => {
+            extra.shift_remove("temperature");
+            t
+        }
+        None => cfg.temperature,
+    };
+    let mut req = Request {
+        model,
+        system: Vec::new(),
+        turns: vec![Turn {
+            role: "user".into(),
+            text: prompt.to_string(),
+        }],
+        image: Some(image_data_url),
+        temperature: Some(temperature),
+        limits: request::Limits {
+            max_tokens: Some(cfg.max_tokens),
+            openai: true,
+        },
+        extra,
+    };
+    req.fix_temperature();
+    req
+}
+
 /// Image loading and analysis shared by `vision_analyze` and `browser_vision`.
 /// Holds the HTTP client (built on first use from the context's URL policy).
 #[derive(Default)]
@@ -116,8 +233,8 @@ impl VisionClient {
     /// metadata.
     pub(crate) fn http(&self, ctx: &Context) -> Result<Arc<HttpClient>, ClientError> {
         self.http.get_or_build(|| {
-            let dl = auxiliary::download_timeout(ctx);
-            let api = match resolve::vision_mode(ctx) {
+            let dl = download_timeout(ctx);
+            let api = match route::vision_mode(ctx) {
                 Mode::Auxiliary(a) => a.timeout,
                 _ => Duration::from_secs(120),
             };
@@ -153,7 +270,7 @@ impl VisionClient {
         prepared: Prepared,
         prompt: &str,
     ) -> Result<Analysis, VisionError> {
-        match resolve::vision_mode(ctx) {
+        match route::vision_mode(ctx) {
             Mode::Native => Ok(Analysis::Native(prepared)),
             Mode::Misconfigured(why) => Err(VisionError::NotConfigured(why)),
             Mode::Auxiliary(cfg) => {
@@ -179,7 +296,7 @@ impl VisionClient {
         let cfg = match (&cfg.catalog, cfg.model.is_empty()) {
             (Some(base), true) => {
                 let key = cfg.api_key.as_deref().unwrap_or_default();
-                let Some(model) = auxiliary::catalog_vision_model(http, base, key).await else {
+                let Some(model) = catalog_vision_model(http, base, key).await else {
                     // Hermes skips DeepInfra when its catalog names no vision model.
                     return Err(VisionError::NotConfigured(format!(
                         "No LLM provider configured for task=vision provider=deepinfra. Run: hermes setup (the DeepInfra catalog at {base}/models returned no vision-capable chat model: set auxiliary.vision.model)"
@@ -193,11 +310,10 @@ impl VisionClient {
             }
             _ => cfg,
         };
-        let mut body = auxiliary::request_body(cfg, prompt, &prepared.data_url());
-        fix_temperature(&mut body);
-        let answer = match send(http, cfg, &body).await {
+        let mut req = request(cfg, prompt, prepared.data_url());
+        let answer = match send(http, cfg, &req).await {
             Ok(a) => a,
-            Err(e) if auxiliary::is_size_error(&e.message) => {
+            Err(e) if is_size_error(&e.message) => {
                 let Some(smaller) = shrink(self.slots(ctx), &prepared).await else {
                     return Err(e.into());
                 };
@@ -210,15 +326,14 @@ impl VisionClient {
                     smaller.width,
                     smaller.height
                 );
-                body = auxiliary::request_body(cfg, prompt, &smaller.data_url());
-                fix_temperature(&mut body);
-                send(http, cfg, &body).await?
+                req = request(cfg, prompt, smaller.data_url());
+                send(http, cfg, &req).await?
             }
             Err(e) => return Err(e.into()),
         };
         let answer = if answer.is_empty() {
             tracing::warn!("vision model returned empty content, retrying once");
-            send(http, cfg, &body).await?
+            send(http, cfg, &req).await?
         } else {
             answer
         };
@@ -256,5 +371,44 @@ mod tests {
         let c = VisionClient::new();
         let s = c.slots(&ctx("", &[("HERMES_VISION_MAX_CONCURRENCY", "2")]));
         assert_eq!(s.available_permits(), 2);
+    }
+
+    #[test]
+    fn hints() {
+        assert!(friendly_hint("Error code: 402 - {}", "m").starts_with("Insufficient credits"));
+        assert!(
+            friendly_hint("model does not support image input", "m")
+                .starts_with("m does not support vision")
+        );
+        assert!(
+            friendly_hint("Error code: 400 - invalid_request", "m")
+                .starts_with("The vision API rejected")
+        );
+        assert!(friendly_hint("Error code: 500 - boom", "m").starts_with("There was a problem"));
+        assert!(is_size_error("Error code: 413 - too big"));
+    }
+
+    #[test]
+    fn vision_request_takes_extra_body_before_the_fixes() {
+        use crate::llm::endpoint::aux_config;
+        use crate::llm::provider::Provider;
+        use crate::llm::wire::openai;
+        let yaml = "auxiliary:\n  vision:\n    max_tokens: 99\n    extra_body: {temperature: 0.9, model: kimi-k2, top_k: 3}\n";
+        let base = "http://127.0.0.1:9/v1".to_string();
+        let c = aux_config(
+            &ctx(yaml, &[]),
+            "vision",
+            Provider::Custom,
+            base,
+            None,
+            "m".into(),
+        )
+        .unwrap();
+        let body = openai::body(&request(&c, "p", "data:image/png;base64,AA".into()));
+        assert_eq!(body["model"], "kimi-k2");
+        assert!(body.get("temperature").is_none(), "{body}");
+        assert_eq!(body["max_tokens"], 99);
+        assert_eq!(body["top_k"], 3);
+        assert_eq!(body["messages"][0]["content"][0]["text"], "p");
     }
 }

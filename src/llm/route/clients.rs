@@ -4,21 +4,29 @@
 //! `_try_nous`, `_try_custom_endpoint`), the main custom endpoint
 //! ([`main_custom`]), Hermes' API-key providers ([`keyed`], through
 //! apikey.rs) and the ChatGPT sign-in on the Codex Responses endpoint
-//! ([`codex`]: `_build_codex_client`).
+//! ([`codex`]: `_build_codex_client`); DeepInfra's catalog lookup of its
+//! vision model, which waits until call time ([`catalog_vision_model`]).
+
+use std::sync::LazyLock;
+use std::time::Duration;
 
 use serde_json::Value;
 
 use super::apikey;
-use super::auxiliary::{
-    self, DEFAULT_AGGREGATOR_MODEL, Mode, NOUS_BASE_URL, OPENROUTER_BASE_URL, Unusable,
-};
-use super::codex::CodexSignIn;
-use super::providers::{self, Wire};
+use super::providers;
 use super::resolve::{Resolution, Task, main_model};
 use crate::auth::codex::{self as codex_auth, codex_home};
 use crate::auth::nous as nous_auth;
 use crate::auth::store::{self as auth_store, now};
 use crate::hermes::{Context, envvars};
+use crate::llm::endpoint::{
+    self as auxiliary, DEFAULT_AGGREGATOR_MODEL, HERMES_VERSION, Mode, NOUS_BASE_URL,
+    OPENROUTER_BASE_URL, Unusable,
+};
+use crate::llm::provider::Provider;
+use crate::llm::wire::Wire;
+use crate::llm::wire::codex::CodexSignIn;
+use crate::net::HttpClient;
 
 pub(crate) const DEEPINFRA_BASE_URL: &str = "https://api.deepinfra.com/v1/openai";
 /// Hermes' default model for `custom` endpoints with no model anywhere.
@@ -26,9 +34,10 @@ const CUSTOM_DEFAULT_MODEL: &str = "gpt-4o-mini";
 
 /// One of Hermes' API-key providers (the table, or `anthropic`), except
 /// DeepInfra, whose vision model comes from its live catalog ([`build`]).
-pub(super) fn is_keyed(provider: &str) -> bool {
-    provider == "anthropic"
-        || providers::api_key_provider(provider).is_some_and(|p| p.name != "deepinfra")
+pub(super) fn is_keyed(provider: &Provider) -> bool {
+    *provider == Provider::Anthropic
+        || providers::api_key_provider(provider.as_str())
+            .is_some_and(|p| Provider::parse(p.name) != Provider::DeepInfra)
 }
 
 /// An API-key provider's client (apikey.rs), as a resolution; `Err` says
@@ -36,7 +45,7 @@ pub(super) fn is_keyed(provider: &str) -> bool {
 pub(super) fn keyed(
     ctx: &Context,
     task: Task,
-    provider: &str,
+    provider: &Provider,
     base_url: Option<String>,
     api_key: Option<String>,
     model: Option<String>,
@@ -49,7 +58,7 @@ pub(super) fn keyed(
     let mode = match auxiliary::aux_config(
         ctx,
         task.name,
-        provider,
+        provider.clone(),
         ep.base_url,
         Some(ep.api_key),
         ep.model,
@@ -92,7 +101,7 @@ pub(super) fn main_custom(
     build(
         ctx,
         task,
-        "custom",
+        &Provider::Custom,
         Some(base),
         key,
         model,
@@ -104,20 +113,20 @@ pub(super) fn main_custom(
 pub(super) fn build(
     ctx: &Context,
     task: Task,
-    provider: &str,
+    provider: &Provider,
     base_url: Option<String>,
     api_key: Option<String>,
     model: Option<String>,
     why: &str,
 ) -> Option<Resolution> {
     let (base, key, model, catalog) = match provider {
-        "openrouter" => (
+        Provider::OpenRouter => (
             base_url.unwrap_or_else(|| OPENROUTER_BASE_URL.into()),
             api_key.or_else(|| ctx.env.get(envvars::OPENROUTER_API_KEY))?,
             model.unwrap_or_else(|| DEFAULT_AGGREGATOR_MODEL.into()),
             None,
         ),
-        "nous" => {
+        Provider::Nous => {
             let (k, b) = nous_sign_in(ctx)?;
             (
                 base_url.unwrap_or(b),
@@ -126,7 +135,7 @@ pub(super) fn build(
                 None,
             )
         }
-        "deepinfra" => {
+        Provider::DeepInfra => {
             let key = api_key.or_else(|| ctx.env.get(envvars::DEEPINFRA_API_KEY))?;
             let env_base = ctx
                 .env
@@ -162,7 +171,8 @@ pub(super) fn build(
             (base, key, model, None)
         }
     };
-    let mode = match auxiliary::aux_config(ctx, task.name, provider, base, Some(key), model) {
+    let mode = match auxiliary::aux_config(ctx, task.name, provider.clone(), base, Some(key), model)
+    {
         Ok(mut cfg) => {
             cfg.catalog = catalog;
             Mode::Auxiliary(cfg)
@@ -214,7 +224,7 @@ fn nous_sign_in(ctx: &Context) -> Option<(String, String)> {
     if !pool.is_empty() {
         return pool.into_iter().find_map(&usable);
     }
-    if store.get("active_provider").and_then(Value::as_str) != Some("nous") {
+    if store.get("active_provider").and_then(Value::as_str) != Some(Provider::Nous.as_str()) {
         return None;
     }
     usable(nous_auth::provider_state(&store)?)
@@ -246,7 +256,8 @@ pub(super) fn codex(
     let base = base_url
         .or_else(|| pool_base_url(ctx))
         .unwrap_or_else(|| codex_auth::DEFAULT_CODEX_BASE_URL.into());
-    let mode = match auxiliary::aux_config(ctx, task.name, "openai-codex", base, None, model) {
+    let mode = match auxiliary::aux_config(ctx, task.name, Provider::OpenAiCodex, base, None, model)
+    {
         Ok(mut c) => {
             c.wire = Wire::CodexResponses;
             c.extra_headers.clear();
@@ -262,7 +273,59 @@ pub(super) fn codex(
     };
     Some(Resolution {
         mode,
-        provider: "openai-codex".into(),
+        provider: Provider::OpenAiCodex.to_string(),
         why: format!("{why}, ChatGPT sign-in from {from}"),
+    })
+}
+
+/// DeepInfra's default vision model: the first catalog entry tagged both
+/// `chat` (or, for entries with no surface tag, an id that is not an
+/// embedding/speech/image model) and `vision` (hermes-agent:
+/// plugins/model-providers/deepinfra `default_vision_model`,
+/// hermes_cli/models.py `_fetch_deepinfra_models_by_tag("chat")`).
+pub(crate) async fn catalog_vision_model(
+    http: &HttpClient,
+    base: &str,
+    key: &str,
+) -> Option<String> {
+    static EXCLUDE: LazyLock<regex::Regex> = LazyLock::new(|| {
+        regex::Regex::new(
+            r"(?i)(embed|rerank|whisper|stable-diffusion|flux|sdxl|tts|bark|speech|image-gen|clip|vit-|dpt-)",
+        )
+        .expect("valid regex")
+    });
+    const SURFACES: [&str; 6] = ["chat", "embed", "image-gen", "tts", "stt", "video-gen"];
+    let url = format!(
+        "{}/models?filter=true&sort_by=hermes",
+        base.trim_end_matches('/')
+    );
+    let req = http
+        .api()
+        .get(&url)
+        .timeout(Duration::from_secs(5))
+        .header("User-Agent", format!("hermes-cli/{HERMES_VERSION}"))
+        .bearer_auth(key);
+    let resp = http
+        .send_api("vision:deepinfra", Duration::ZERO, req)
+        .await
+        .ok()?;
+    if !(200..300).contains(&resp.status) {
+        return None;
+    }
+    let v = resp.json().ok()?;
+    v.get("data")?.as_array()?.iter().find_map(|item| {
+        let id = item.get("id")?.as_str().filter(|s| !s.is_empty())?;
+        let meta = item.get("metadata").filter(|m| !m.is_null())?;
+        let tags: Vec<&str> = meta
+            .get("tags")
+            .and_then(Value::as_array)
+            .map(|t| t.iter().filter_map(Value::as_str).collect())
+            .unwrap_or_default();
+        let chat = if tags.iter().any(|t| SURFACES.contains(t)) {
+            tags.contains(&"chat")
+        } else {
+            !EXCLUDE.is_match(id)
+        };
+        (chat && tags.contains(&"vision")).then(|| id.to_string())
     })
 }
