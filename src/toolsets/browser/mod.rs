@@ -2,25 +2,19 @@
 //! DevTools protocol (Hermes drives the Node `agent-browser` CLI instead;
 //! hermes-agent: tools/browser_tool.py).
 //!
-//! * [`settings`]: `browser.*` config, executable lookup (cheap, for `tools/list`);
-//! * [`launch`]: Chromium in its own process group with a fresh profile, and
-//!   the flags it runs with;
-//! * [`cdp`]: the DevTools protocol client (one WebSocket, flat sessions);
-//! * [`session`]: the browser's connection, the tab and its event tasks;
-//! * [`navigator`]: a session of our own for `Page.navigate` and for
-//!   out-of-process frames;
-//! * [`protocol`], [`page`]: typed results and events, and the bounded,
-//!   dialog-aware way every tool sends commands;
-//! * [`snapshot`]: the snapshot outline and `eN` refs; [`domsnap`] reads the
-//!   in-page walker's tree (`snapshot.js`), [`walk`] runs it over CDP (frames
-//!   included) and finds the element behind a ref;
-//! * [`urlcheck`]: the single URL gate (rules from `crate::net::policy`);
-//!   [`proxy`] applies it to every connection of a launched Chromium;
-//! * [`textsafety`]: redaction of page text and the evaluate policy;
-//! * [`schemas`]: the tool definitions; [`args`]: a call parsed into [`args::Tool`];
-//! * the tools: [`navigate`] (navigate, back), [`snapshot_tool`],
-//!   [`actions`] (click, type, press, scroll; keys from [`keys`]), [`pageinfo`] (images,
-//!   console, evaluate), [`screenshot`] (vision);
+//! The rooms, each a folder whose `mod.rs` says what it owns:
+//!
+//! * [`cdp`]: the DevTools transport (one WebSocket, flat sessions) and the
+//!   typed results and events;
+//! * [`chromium`]: settings, launching Chromium, the URL gate and the proxy
+//!   that applies it to every connection;
+//! * [`session`]: the live browser, its tab, frames and pop-ups, the bounded
+//!   way commands are sent, recording;
+//! * [`snapshot`]: the snapshot outline and its `eN` refs, text safety;
+//! * [`tools`]: the tool handlers;
+//! * [`providers`]: cloud browsers and Camofox;
+//! * [`schema`]: the tool definitions; [`args`]: a call parsed into
+//!   [`args::Tool`]; [`reply`]: what a call answers;
 //! * this file: the toolset, the session's lifetime, and dispatch.
 //!
 //! Chromium starts on the first browser call, never before; idle sessions
@@ -38,33 +32,15 @@
 //! server's REST API instead ([`camofox`]); that session lives in its own
 //! slot and is released on idle and shutdown like the others.
 
-mod actions;
 mod args;
-mod camofox;
 mod cdp;
-mod cloud;
-mod domsnap;
-mod frames;
-mod keys;
-pub mod launch;
-mod navigate;
-mod navigator;
-mod page;
-mod pageinfo;
-mod popup;
-mod protocol;
-mod proxy;
-mod recording;
+pub mod chromium;
+mod providers;
 mod reply;
-mod schemas;
-mod screenshot;
+mod schema;
 mod session;
-mod settings;
 mod snapshot;
-mod snapshot_tool;
-mod textsafety;
-mod urlcheck;
-mod walk;
+mod tools;
 
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
@@ -79,9 +55,14 @@ use crate::server::{
     Availability, ProviderChoice, ToolCall, ToolDef, ToolEntry, ToolOutput, Toolset,
 };
 use args::{ConsoleArgs, Tool};
+use chromium::settings::{self, Settings};
+use chromium::urlcheck;
+use providers::{camofox, cloud};
 use reply::{Fail, Reply};
 use session::Session;
-use settings::Settings;
+use session::recording;
+use snapshot::textsafety;
+use tools::{actions, navigate, pageinfo, screenshot, snapshot_tool};
 
 /// The main session (cloud, attached or local) and Hermes' local sidecar
 /// for private URLs when a cloud provider is configured.
@@ -128,7 +109,7 @@ impl Toolset for BrowserToolset {
     }
 
     fn defs(&self) -> &'static [ToolDef] {
-        schemas::DEFS
+        schema::DEFS
     }
 
     fn resolve(&self, ctx: &Context, def: &'static ToolDef) -> ToolEntry {
@@ -387,7 +368,7 @@ async fn start_recording(
 }
 
 /// Anything but a snapshot or reading the console log may change the page:
-/// those keep the cached snapshot (see `snapshot_tool.rs`).
+/// those keep the cached snapshot (see `tools/snapshot_tool.rs`).
 fn keeps_snapshot(tool: &Tool) -> bool {
     matches!(
         tool,

@@ -9,16 +9,16 @@ use std::time::Duration;
 use base64::Engine as _;
 use serde_json::{Value, json};
 
-use super::page::{call_on, cmd_as, eval_value, settle};
-use super::protocol::{Evaluated, LayoutMetrics, Screenshot, decode};
-use super::reply::{Fail, Reply, ok};
-use super::session::Session;
-use super::settings::Settings;
 use super::snapshot_tool::take_snapshot;
-use super::textsafety;
-use super::walk;
 use crate::hermes::Context;
 use crate::llm::vision::{Analysis, VisionClient};
+use crate::toolsets::browser::cdp::protocol::{Evaluated, LayoutMetrics, Screenshot, decode};
+use crate::toolsets::browser::chromium::settings::Settings;
+use crate::toolsets::browser::reply::{Fail, Reply, ok};
+use crate::toolsets::browser::session::Session;
+use crate::toolsets::browser::session::page::{call_on, cmd_as, eval_value, settle};
+use crate::toolsets::browser::session::walk;
+use crate::toolsets::browser::snapshot::textsafety;
 
 /// Screenshots older than this are deleted (Hermes' `_cleanup_old_screenshots`,
 /// hermes-agent: tools/browser_tool.py: 24 h).

@@ -19,8 +19,10 @@ use super::{CamofoxSession, Shared};
 use crate::hermes::Context;
 use crate::llm::vision::{Analysis, VisionClient};
 use crate::toolsets::browser::args::{ConsoleArgs, Tool};
+use crate::toolsets::browser::chromium::urlcheck;
 use crate::toolsets::browser::reply::{Fail, R, Reply, ok};
-use crate::toolsets::browser::{snapshot, snapshot_tool, textsafety, urlcheck};
+use crate::toolsets::browser::snapshot::{self, textsafety};
+use crate::toolsets::browser::tools::snapshot_tool;
 
 const NO_SESSION: &str = "No browser session. Call browser_navigate first.";
 

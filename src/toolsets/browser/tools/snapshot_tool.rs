@@ -1,5 +1,5 @@
 //! `browser_snapshot`, and the snapshot `browser_navigate` returns: walk the
-//! page once in the page (`walk.rs`), render it (`snapshot.rs`), redact it,
+//! page once in the page (`session/walk.rs`), render it (`snapshot/outline.rs`), redact it,
 //! and cut it at Hermes' size limit with the full text stored in a file the
 //! model can page through, or (`browser_snapshot`, when Hermes' auxiliary
 //! `web_extract` resolves to a model: its own settings, else the main
@@ -10,19 +10,19 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 
-use super::domsnap;
-use super::page::{CmdError, cmd, settle};
-use super::reply::{Fail, R, ok};
-use super::session::{Session, SnapCache};
-use super::settings::Settings;
-use super::snapshot;
-use super::textsafety;
-use super::walk;
 use crate::hermes::{Context, envvars};
 use crate::llm::auxiliary::Mode;
 use crate::llm::resolve::{self, Resolution, Task};
 use crate::llm::textaux;
 use crate::llm::vision::VisionClient;
+use crate::toolsets::browser::chromium::settings::Settings;
+use crate::toolsets::browser::reply::{Fail, R, ok};
+use crate::toolsets::browser::session::page::{CmdError, cmd, settle};
+use crate::toolsets::browser::session::walk;
+use crate::toolsets::browser::session::{Session, SnapCache};
+use crate::toolsets::browser::snapshot;
+use crate::toolsets::browser::snapshot::domsnap;
+use crate::toolsets::browser::snapshot::textsafety;
 
 /// Hermes' `SNAPSHOT_SUMMARIZE_THRESHOLD` (hermes-agent: tools/browser_tool.py).
 const SNAPSHOT_MAX_CHARS: usize = 15_000;

@@ -1,6 +1,6 @@
 //! Cloud browsers: which provider Hermes would use, and its REST calls to
 //! create and release a remote session. The session's CDP endpoint is then
-//! driven exactly like a local Chromium (see `session.rs`).
+//! driven exactly like a local Chromium (see `session/mod.rs`).
 //!
 //! hermes-agent: plugins/browser/{browserbase,browser_use,firecrawl}/provider.py
 //! (endpoints, headers, bodies, env vars, error texts) and

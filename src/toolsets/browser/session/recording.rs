@@ -25,9 +25,9 @@ use tokio::io::AsyncWriteExt;
 use tokio::process::{Child, Command};
 use tokio::task::JoinHandle;
 
-use super::cdp::{CdpError, Page};
-use super::protocol::{ScreencastFrame, decode};
 use crate::hermes::Context;
+use crate::toolsets::browser::cdp::protocol::{ScreencastFrame, decode};
+use crate::toolsets::browser::cdp::{CdpError, Page};
 
 /// Hermes' `_cleanup_old_recordings(max_age_hours=72)`.
 const MAX_AGE: Duration = Duration::from_secs(72 * 3600);

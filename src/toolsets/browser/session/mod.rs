@@ -1,11 +1,30 @@
 //! One browser session: a launched (or attached) Chromium, its CDP
-//! connection (`cdp.rs`), and the tab the tools drive, with the event tasks
+//! connection (`cdp`), and the tab the tools drive, with the event tasks
 //! that collect console output, errors and dialogs, track navigations and
 //! loading, notice crashes, and apply the URL policy to every document
 //! request (for its readable refusal). A launched Chromium also connects
-//! only through the session's request gate (`proxy.rs`), which applies the
+//! only through the session's request gate (`chromium::proxy`), which applies the
 //! policy to every connection; a tab whose page stops answering is
 //! abandoned for a fresh one ([`Session::abandon_tab`]).
+
+//!
+//! The room around it: [`page`] (the bounded, dialog-aware way every tool
+//! sends commands), [`navigator`] (a CDP session of our own for
+//! `Page.navigate` and out-of-process frames), [`frames`] and [`walk`] (the
+//! snapshot walker run over the tab and its frames, and the way back from a
+//! ref to its element), [`popup`] (tabs a page opens), [`recording`] (the
+//! session's screencast to a video file).
+//!
+//! It owns the live browser state the tools act on; it knows no tool. It is
+//! separate so that the handlers see one `Session` and never the transport's
+//! sessions, targets or event streams.
+
+pub(crate) mod frames;
+pub(crate) mod navigator;
+pub(crate) mod page;
+mod popup;
+pub(crate) mod recording;
+pub(crate) mod walk;
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -17,20 +36,19 @@ use serde_json::{Value, json};
 use tokio::sync::{Notify, watch};
 use tokio::task::JoinHandle;
 
-use super::cdp::{Browser, CdpError, Connection, Page};
-use super::cloud::CloudSession;
-use super::frames::Frames;
-use super::launch::{self, ChromeProcess, LaunchError};
-use super::navigator::{NavError, Navigator};
-use super::popup;
-use super::protocol::{
+use crate::toolsets::browser::cdp::protocol::{
     BindingCalled, ConsoleApiCalled, DialogOpening, ExceptionThrown, FrameLoading, FrameNavigated,
     RequestPaused, decode,
 };
-use super::proxy::GuardProxy;
-use super::settings::{DialogPolicy, Settings};
-use super::snapshot::RefTable;
-use super::urlcheck::{self, BrowserPolicy, Refusal};
+use crate::toolsets::browser::cdp::{Browser, CdpError, Connection, Page};
+use crate::toolsets::browser::chromium::launch::{self, ChromeProcess, LaunchError};
+use crate::toolsets::browser::chromium::proxy::GuardProxy;
+use crate::toolsets::browser::chromium::settings::{DialogPolicy, Settings};
+use crate::toolsets::browser::chromium::urlcheck::{self, BrowserPolicy, Refusal};
+use crate::toolsets::browser::providers::cloud::CloudSession;
+use crate::toolsets::browser::snapshot::RefTable;
+use frames::Frames;
+use navigator::{NavError, Navigator};
 
 /// Console and error buffers keep at most this many entries.
 const MAX_BUFFERED: usize = 1000;
@@ -128,7 +146,7 @@ pub(crate) struct Tab {
 /// The last snapshot's text, kept so that the `browser_snapshot` that
 /// follows `browser_navigate` need not walk the page again.
 /// Every tool but `browser_snapshot` (and reading the console log) drops it
-/// before acting (`mod.rs`); `snapshot_tool.rs` fills and reads it.
+/// before acting (the toolset's `mod.rs`); `tools/snapshot_tool.rs` fills and reads it.
 pub(crate) struct SnapCache {
     pub(crate) doc_gen: u64,
     pub(crate) full: bool,
@@ -140,7 +158,7 @@ pub(crate) struct SnapCache {
 pub(crate) struct Session {
     browser: Browser,
     process: Option<ChromeProcess>,
-    /// The request gate a launched Chromium connects through (`proxy.rs`).
+    /// The request gate a launched Chromium connects through (`chromium/proxy.rs`).
     _proxy: Option<GuardProxy>,
     pub(crate) tab: Tab,
     /// Tabs the session left for a tab the page opened (closed with it).
@@ -161,10 +179,10 @@ pub(crate) struct Session {
     /// Chromium (Hermes' `fallback_reason`), told once with the first result.
     pub(crate) fallback: Option<String>,
     /// The last snapshot, for a `browser_snapshot` on an unchanged page
-    /// (see `snapshot_tool.rs`).
+    /// (see `tools/snapshot_tool.rs`).
     pub(crate) snap_cache: Option<SnapCache>,
     /// `browser.record_sessions`: the WebM being written (see `recording.rs`).
-    pub(crate) recording: Option<super::recording::Recording>,
+    pub(crate) recording: Option<recording::Recording>,
 }
 
 /// What a session runs on.
