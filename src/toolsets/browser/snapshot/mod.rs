@@ -5,9 +5,11 @@
 //!   table, truncation;
 //! * [`domsnap`]: the tree the in-page walker (`snapshot.js`) returns, read
 //!   and rendered through the same outline rules;
-//! * [`textsafety`]: redaction of page text, and the `evaluate` policy.
+//! * [`textsafety`]: redaction of page text, and the `evaluate` policy;
+//! * [`summary`]: a long snapshot stored in a file, or summarised by the
+//!   auxiliary model.
 //!
-//! It owns pure transformations of page data, and no CDP: running the walker
+//! It owns what page text becomes, and no CDP: running the walker
 //! in a tab and its frames is the session's (`session::walk`). It is separate
 //! so that the text format (which the model reads, and Hermes' parity tests
 //! compare) is one place, tested without a browser, and shared by the
@@ -15,6 +17,7 @@
 
 pub(crate) mod domsnap;
 mod outline;
+pub(crate) mod summary;
 pub(crate) mod textsafety;
 
 pub(crate) use outline::{RefEntry, RefError, RefTable, truncate};
