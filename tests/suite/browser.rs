@@ -877,7 +877,7 @@ fn browser_tool_schemas_match_hermes() {
 
 /// An externally started Chromium with a DevTools port on loopback (as a user
 /// would run for `browser.cdp_url`, or a cloud provider hands out), with
-/// hermes-mcp's no-phone-home flags (src/toolsets/browser/launch.rs); killed
+/// hermes-mcp's no-phone-home flags (src/toolsets/browser/chromium/launch.rs); killed
 /// with its process group on drop.
 pub struct ExternalChrome {
     child: std::process::Child,
@@ -893,7 +893,7 @@ impl ExternalChrome {
         // The same flags hermes-mcp launches its own Chromium with (read from the code, so a
         // flag added there is tested here too), plus what makes this one an external browser.
         let child = Command::new("chromium")
-            .args(hermes_mcp::toolsets::browser::launch::CHROMIUM_FLAGS)
+            .args(hermes_mcp::toolsets::browser::chromium::launch::CHROMIUM_FLAGS)
             .args([
                 "--headless=new",
                 "--remote-debugging-address=127.0.0.1",

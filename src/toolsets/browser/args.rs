@@ -1,5 +1,5 @@
 //! The ten browser tools as a type. A call is parsed once, from its name and
-//! its arguments (already checked against the schemas in `schemas.rs` and
+//! its arguments (already checked against the schemas in `schema.rs` and
 //! coerced by the server), so that dispatch matches on [`Tool`] instead of
 //! comparing names and reading arguments by key.
 //!
@@ -169,7 +169,7 @@ mod tests {
     #[test]
     fn every_declared_tool_parses() {
         let scroll = args(json!({"direction": "down"}));
-        for def in super::super::schemas::DEFS {
+        for def in super::super::schema::DEFS {
             let a = if def.name == "browser_scroll" {
                 scroll.clone()
             } else {

@@ -9,10 +9,10 @@ use std::time::Duration;
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
-use super::cdp::CdpError;
-use super::protocol::{Evaluated, NavigationHistory, decode};
-use super::session::Session;
-use super::settings::Settings;
+use super::Session;
+use crate::toolsets::browser::cdp::CdpError;
+use crate::toolsets::browser::cdp::protocol::{Evaluated, NavigationHistory, decode};
+use crate::toolsets::browser::chromium::settings::Settings;
 
 /// Why a command on the tab failed.
 #[derive(Debug, thiserror::Error)]
@@ -79,7 +79,7 @@ pub(crate) async fn cmd(
     cmd_t(st.command_timeout, s, method, params).await
 }
 
-/// [`cmd`], its result read into `T` (see `protocol.rs`).
+/// [`cmd`], its result read into `T` (see `cdp/protocol.rs`).
 pub(crate) async fn cmd_as<T: DeserializeOwned + Default>(
     st: &Settings,
     s: &Session,

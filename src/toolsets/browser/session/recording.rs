@@ -25,9 +25,9 @@ use tokio::io::AsyncWriteExt;
 use tokio::process::{Child, Command};
 use tokio::task::JoinHandle;
 
-use super::cdp::{CdpError, Page};
-use super::protocol::{ScreencastFrame, decode};
 use crate::hermes::Context;
+use crate::toolsets::browser::cdp::protocol::{ScreencastFrame, decode};
+use crate::toolsets::browser::cdp::{CdpError, Page};
 
 /// Hermes' `_cleanup_old_recordings(max_age_hours=72)`.
 const MAX_AGE: Duration = Duration::from_secs(72 * 3600);
@@ -248,26 +248,22 @@ impl Recording {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::time::SystemTime;
+    use crate::toolsets::browser::testutil::write_aged;
 
     #[test]
     fn old_recordings_are_pruned_after_72_hours() {
         let d = tempfile::tempdir().unwrap();
-        let old = d.path().join("session_20200101_000000_default.webm");
-        let new = d.path().join("session_20260101_000000_default.webm");
-        let other = d.path().join("notes.webm");
-        for p in [&old, &new, &other] {
-            std::fs::write(p, b"x").unwrap();
-        }
-        let past = SystemTime::now() - Duration::from_secs(73 * 3600);
-        for p in [&old, &other] {
-            std::fs::File::options()
-                .write(true)
-                .open(p)
-                .unwrap()
-                .set_modified(past)
-                .unwrap();
-        }
+        let past = Duration::from_secs(73 * 3600);
+        let [old, other] = write_aged(
+            d.path(),
+            ["session_20200101_000000_default.webm", "notes.webm"],
+            past,
+        );
+        let [new] = write_aged(
+            d.path(),
+            ["session_20260101_000000_default.webm"],
+            Duration::ZERO,
+        );
         prune(d.path());
         assert!(!old.exists());
         assert!(new.exists() && other.exists());

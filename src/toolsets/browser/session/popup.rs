@@ -1,6 +1,6 @@
 //! New tabs and pop-ups (`target=_blank` links, `window.open`).
 //!
-//! Chromium runs with `--block-new-web-contents` (see `launch.rs`): a page
+//! Chromium runs with `--block-new-web-contents` (see `chromium/launch.rs`): a page
 //! cannot open a window of its own, which would escape the URL policy that
 //! the tab's `Fetch` interception applies. Instead a script installed in
 //! every document reports what the page tried to open through a CDP binding

@@ -1,6 +1,6 @@
-//! Cloud browsers: which provider Hermes would use, and its REST calls to
-//! create and release a remote session. The session's CDP endpoint is then
-//! driven exactly like a local Chromium (see `session.rs`).
+//! Cloud browsers: the providers' REST calls to create and release a
+//! remote session (which provider runs is chosen in `providers/mod.rs`). The session's CDP endpoint is then
+//! driven exactly like a local Chromium (see `session/mod.rs`).
 //!
 //! hermes-agent: plugins/browser/{browserbase,browser_use,firecrawl}/provider.py
 //! (endpoints, headers, bodies, env vars, error texts) and
@@ -21,7 +21,6 @@
 //! token goes in `X-Browser-Use-API-Key`, and the create carries an
 //! `X-Idempotency-Key` and `{"timeout": 5, "proxyCountryCode": "us"}`.
 
-use std::net::IpAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -31,7 +30,7 @@ use serde_json::{Value, json};
 use crate::gateway;
 use crate::hermes::Context;
 use crate::hermes::envvars;
-use crate::net::{ApiError, HttpClient, IpClass, classify};
+use crate::net::{ApiError, HttpClient};
 
 const BROWSERBASE_URL: &str = "https://api.browserbase.com";
 const BROWSER_USE_URL: &str = "https://api.browser-use.com/api/v3";
@@ -65,7 +64,7 @@ impl Provider {
             Provider::Firecrawl => "Firecrawl",
         }
     }
-    fn parse(s: &str) -> Option<Self> {
+    pub(super) fn parse(s: &str) -> Option<Self> {
         match s {
             "browserbase" => Some(Provider::Browserbase),
             "browser-use" => Some(Provider::BrowserUse),
@@ -82,7 +81,7 @@ impl Provider {
         }
     }
     /// Hermes' `is_available()`.
-    fn available(self, ctx: &Context) -> bool {
+    pub(super) fn available(self, ctx: &Context) -> bool {
         match self {
             Provider::Browserbase => {
                 ctx.env.is_set(envvars::BROWSERBASE_API_KEY)
@@ -123,7 +122,7 @@ impl Provider {
 const BU_VENDOR: &str = "browser-use";
 
 /// Browser Use's direct key is used (set, and `browser.use_gateway` is not).
-fn browser_use_direct(ctx: &Context) -> bool {
+pub(super) fn browser_use_direct(ctx: &Context) -> bool {
     ctx.env.is_set(envvars::BROWSER_USE_API_KEY) && !gateway::prefers_gateway(ctx, "browser")
 }
 
@@ -134,151 +133,6 @@ pub(crate) fn provider_label(ctx: &Context, p: Provider) -> String {
         return format!("{} ({})", p.key(), gateway::PROVIDER_LABEL);
     }
     p.key().to_string()
-}
-
-/// The browser backend Hermes would run, and why.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum Backend {
-    /// `BROWSER_CDP_URL` / `browser.cdp_url` (wins over everything).
-    Cdp,
-    /// `CAMOFOX_URL`: the tools talk to Camofox's REST API (`camofox/`).
-    Camofox,
-    Cloud(Provider),
-    Local,
-}
-
-#[derive(Debug, Clone)]
-pub(crate) struct Selection {
-    pub(crate) backend: Backend,
-    pub(crate) why: String,
-}
-
-/// `browser.cloud_provider` as Hermes normalises it, when the key is present
-/// (`null` and `""` mean `local`, as `normalize_browser_cloud_provider` does).
-fn configured_provider(ctx: &Context) -> Option<String> {
-    let browser = ctx.config().get("browser")?.as_object()?;
-    let v = browser.get("cloud_provider")?;
-    let s = match v {
-        Value::Null => String::new(),
-        Value::String(s) => s.clone(),
-        Value::Bool(false) => String::new(),
-        other => other.to_string(),
-    };
-    let s = s.trim().to_ascii_lowercase();
-    Some(if s.is_empty() { "local".into() } else { s })
-}
-
-/// Hermes' `_get_cloud_provider()` (explicit config wins even without
-/// credentials; unset or unknown → Browser Use, then Browserbase, when their
-/// credentials are set; Firecrawl only when named), after the CDP override and
-/// Camofox checks that precede it in `browser_navigate`.
-pub(crate) fn select(ctx: &Context, cdp_override: bool) -> Selection {
-    if cdp_override {
-        return Selection {
-            backend: Backend::Cdp,
-            why: "BROWSER_CDP_URL / browser.cdp_url is set: attach to that browser over CDP".into(),
-        };
-    }
-    if ctx.env.is_set(envvars::CAMOFOX_URL) {
-        return Selection {
-            backend: Backend::Camofox,
-            why: "CAMOFOX_URL is set (Hermes drives Camofox through its REST API)".into(),
-        };
-    }
-    let configured = configured_provider(ctx);
-    if let Some(name) = configured.as_deref() {
-        if name == "local" {
-            return Selection {
-                backend: Backend::Local,
-                why: "browser.cloud_provider: local".into(),
-            };
-        }
-        if let Some(p) = Provider::parse(name) {
-            return Selection {
-                backend: Backend::Cloud(p),
-                why: format!("browser.cloud_provider: {name}"),
-            };
-        }
-        tracing::warn!(
-            "browser.cloud_provider={name:?} is not a registered browser plugin; falling back to auto-detect"
-        );
-    }
-    for p in [Provider::BrowserUse, Provider::Browserbase] {
-        if p.available(ctx) {
-            let var = match p {
-                Provider::BrowserUse if browser_use_direct(ctx) => "BROWSER_USE_API_KEY is set",
-                Provider::BrowserUse => "the Nous tool gateway (browser-use) is ready",
-                _ => "BROWSERBASE_API_KEY and BROWSERBASE_PROJECT_ID are set",
-            };
-            return Selection {
-                backend: Backend::Cloud(p),
-                why: format!("no browser.cloud_provider; {var} (Hermes' auto-detect)"),
-            };
-        }
-    }
-    let why = match configured {
-        Some(name) => format!(
-            "browser.cloud_provider {name:?} is not a known provider and no cloud credentials are set: local Chromium"
-        ),
-        None => "no browser.cloud_provider and no cloud credentials: local Chromium".into(),
-    };
-    Selection {
-        backend: Backend::Local,
-        why,
-    }
-}
-
-/// `browser.auto_local_for_private_urls` (default true, Python truthiness).
-pub(crate) fn auto_local_for_private_urls(ctx: &Context) -> bool {
-    match ctx.config().get("browser.auto_local_for_private_urls") {
-        None => true,
-        Some(Value::Bool(b)) => *b,
-        Some(Value::String(s)) => !s.is_empty(),
-        Some(Value::Number(n)) => n.as_f64() != Some(0.0),
-        Some(Value::Array(a)) => !a.is_empty(),
-        Some(Value::Object(o)) => !o.is_empty(),
-        Some(Value::Null) => false,
-    }
-}
-
-fn ip_is_private(ip: IpAddr) -> bool {
-    if let IpAddr::V4(v4) = ip {
-        let o = v4.octets();
-        // 100.64.0.0/10 (CGNAT), added by Hermes on top of `is_private`.
-        if o[0] == 100 && (o[1] & 0xc0) == 64 {
-            return true;
-        }
-    }
-    classify(ip) != IpClass::Public
-}
-
-/// Hermes' `_url_is_private`: a literal private/loopback/link-local address,
-/// `localhost`, `*.localhost`/`*.local`/`*.lan`/`*.internal`, or a name that
-/// resolves to such an address. A DNS failure is not private.
-pub(crate) async fn url_is_private(url: &str) -> bool {
-    let Ok(u) = url::Url::parse(url) else {
-        return false;
-    };
-    let host = match u.host() {
-        Some(url::Host::Ipv4(a)) => return ip_is_private(IpAddr::V4(a)),
-        Some(url::Host::Ipv6(a)) => return ip_is_private(IpAddr::V6(a)),
-        Some(url::Host::Domain(d)) => d.trim_end_matches('.').to_ascii_lowercase(),
-        None => return false,
-    };
-    if host.is_empty() {
-        return false;
-    }
-    if host == "localhost"
-        || [".localhost", ".local", ".lan", ".internal"]
-            .iter()
-            .any(|s| host.ends_with(s))
-    {
-        return true;
-    }
-    match tokio::net::lookup_host((host.as_str(), 0)).await {
-        Ok(addrs) => addrs.map(|a| a.ip()).any(ip_is_private),
-        Err(_) => false,
-    }
 }
 
 /// Why [`create`] has no session; the texts are Hermes' provider errors
@@ -780,40 +634,6 @@ impl CloudSession {
                 );
             }
             Err(e) => tracing::error!("Exception closing {name} session {}: {e}", self.id),
-        }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[tokio::test]
-    async fn private_urls_are_recognised_as_hermes_does() {
-        for u in [
-            "http://127.0.0.1:8080/x",
-            "http://10.1.2.3/",
-            "http://172.20.0.1/",
-            "http://192.168.1.1/",
-            "http://100.64.0.1/",
-            "http://169.254.1.1/",
-            "http://[::1]/",
-            "http://[fe80::1]/",
-            "http://localhost:3000/",
-            "http://app.localhost/",
-            "http://printer.local/",
-            "http://nas.lan/",
-            "http://db.internal/",
-        ] {
-            assert!(url_is_private(u).await, "{u}");
-        }
-        for u in [
-            "https://93.184.216.34/",
-            "https://[2606:4700::1111]/",
-            "about:blank",
-            "not a url",
-        ] {
-            assert!(!url_is_private(u).await, "{u}");
         }
     }
 }

@@ -89,12 +89,9 @@ const LANDMARKS: &[&str] = &[
     "toolbar",
 ];
 
-/// Roles never rendered (their children are).
+/// Roles never rendered (their children are): these and the [`INLINE`] ones.
 const TRANSPARENT: &[&str] = &[
     "MenuListPopup",
-    "generic",
-    "none",
-    "presentation",
     "LabelText",
     "Section",
     "Div",
@@ -106,18 +103,6 @@ const TRANSPARENT: &[&str] = &[
     "LayoutTableCell",
     "Pre",
     "Unknown",
-    "ruby",
-    "Abbr",
-    "time",
-    "mark",
-    "emphasis",
-    "strong",
-    "code",
-    "subscript",
-    "superscript",
-    "insertion",
-    "deletion",
-    "Span",
 ];
 
 /// Transparent roles that are inline: their text runs on with the neighbours'.
@@ -453,7 +438,8 @@ impl Renderer<'_, '_> {
     fn keeps(&self, i: usize) -> bool {
         let n = &self.nodes[i];
         let role = n.role;
-        let transparent = n.ignored || TRANSPARENT.contains(&role) || role.is_empty();
+        let transparent =
+            n.ignored || TRANSPARENT.contains(&role) || INLINE.contains(&role) || role.is_empty();
         !transparent
             && (self.full
                 || INTERACTIVE.contains(&role)

@@ -1,138 +1,17 @@
-//! `browser_snapshot`, and the snapshot `browser_navigate` returns: walk the
-//! page once in the page (`walk.rs`), render it (`snapshot.rs`), redact it,
-//! and cut it at Hermes' size limit with the full text stored in a file the
-//! model can page through, or (`browser_snapshot`, when Hermes' auxiliary
-//! `web_extract` resolves to a model: its own settings, else the main
-//! provider and model, else Hermes' fallback chain; `crate::llm::route::resolve`) have
-//! that model summarise it.
+//! A snapshot too long to return whole: stored in a file the model can page
+//! through, or summarised by the auxiliary model Hermes' task `web_extract`
+//! resolves to (its own settings, else the main provider and model, else
+//! Hermes' fallback chain; `crate::llm::route::resolve`).
 
-use std::time::{Duration, Instant};
-
-use serde_json::json;
-
-use super::domsnap;
-use super::page::{CmdError, cmd, settle};
-use super::reply::{Fail, R, ok};
-use super::session::{Session, SnapCache};
-use super::settings::Settings;
-use super::snapshot;
 use super::textsafety;
-use super::walk;
 use crate::hermes::{Context, envvars};
 use crate::llm::Mode;
 use crate::llm::route::resolve::{self, Resolution, Task};
 use crate::llm::task::textaux;
 use crate::llm::task::vision::VisionClient;
 
-/// Hermes' `SNAPSHOT_SUMMARIZE_THRESHOLD` (hermes-agent: tools/browser_tool.py).
-const SNAPSHOT_MAX_CHARS: usize = 15_000;
 /// Hermes' `MAX_STORED_SNAPSHOT_CHARS` (hermes-agent: tools/browser_tool.py).
 const MAX_STORED_SNAPSHOT_CHARS: usize = 2_000_000;
-
-/// Whether the page still shows what the walker saw last (see the change
-/// watch at the end of `snapshot.js`): no mutation, focus change, input,
-/// toggle, animation or transition event since; no CSS animation running
-/// that can change visibility or generated content; every form control's
-/// state as it was; no frames.
-const UNCHANGED_JS: &str = "(()=>{const w=window.__hermesWatch;if(!w||w.dirty||w.frames)return false;if(w.mo.takeRecords().length){w.dirty=true;return false}if(document.getAnimations&&document.getAnimations().some(a=>a.playState==='running'&&a.effect&&a.effect.getKeyframes().some(k=>'visibility' in k||'display' in k||'content' in k)))return false;return w.fp()===w.fp0})()";
-
-/// The cached snapshot, when it is for this document and `full`, and the
-/// page provably has not changed since (one cheap `Runtime.evaluate`).
-/// A failed check is the snapshot's error (a dead renderer must not cost a
-/// second timeout in the walk).
-async fn reusable(
-    st: &Settings,
-    s: &mut Session,
-    full: bool,
-) -> Result<Option<SnapCache>, CmdError> {
-    let Some(c) = s.snap_cache.take() else {
-        return Ok(None);
-    };
-    if c.doc_gen != s.tab.state.doc_gen() || c.full != full {
-        return Ok(None);
-    }
-    let r = cmd(
-        st,
-        s,
-        "Runtime.evaluate",
-        json!({"expression": UNCHANGED_JS, "returnByValue": true}),
-    )
-    .await?;
-    // A new document may have replaced it meanwhile.
-    Ok((r["result"]["value"] == json!(true) && c.doc_gen == s.tab.state.doc_gen()).then_some(c))
-}
-
-/// Take a snapshot, store the full text when it is cut, redact.
-pub(crate) async fn take_snapshot(
-    ctx: &Context,
-    st: &Settings,
-    s: &mut Session,
-    full: bool,
-) -> Result<(String, usize), CmdError> {
-    take(ctx, st, s, full, None).await
-}
-
-/// [`take_snapshot`]; with `summarize` (the model's task, possibly empty), a
-/// long snapshot goes to the auxiliary model first.
-async fn take(
-    ctx: &Context,
-    st: &Settings,
-    s: &mut Session,
-    full: bool,
-    summarize: Option<&str>,
-) -> Result<(String, usize), CmdError> {
-    let t0 = Instant::now();
-    settle(st, s, Duration::ZERO).await;
-    let t1 = Instant::now();
-    let (text, element_count) = match reusable(st, s, full).await? {
-        Some(c) => {
-            tracing::debug!(
-                "snapshot: settle {:?}, unchanged page: previous snapshot reused ({:?})",
-                t1 - t0,
-                t1.elapsed()
-            );
-            (c.text, c.element_count)
-        }
-        None => {
-            let tree = walk::walk(st, s).await?;
-            let t2 = Instant::now();
-            let gen_ = s.tab.state.doc_gen();
-            let snap = domsnap::render(&tree, &mut s.refs, gen_, full);
-            let t3 = Instant::now();
-            let text = textsafety::redact(&snap.text);
-            tracing::debug!(
-                "snapshot: settle {:?}, walk {:?} ({} elements), render {:?}, redact {:?}",
-                t1 - t0,
-                t2 - t1,
-                tree.count,
-                t3 - t2,
-                t3.elapsed()
-            );
-            (text, snap.element_count)
-        }
-    };
-    // Cache the raw (redacted, uncut) text: a reuse cuts or summarises anew.
-    s.snap_cache = Some(SnapCache {
-        doc_gen: s.tab.state.doc_gen(),
-        full,
-        text: text.clone(),
-        element_count,
-    });
-    let long = text.chars().count() > SNAPSHOT_MAX_CHARS;
-    if long
-        && let Some(task) = summarize
-        && let Some(summary) = summarize_snapshot(ctx, &text, task).await
-    {
-        return Ok((summary, element_count));
-    }
-    let text = if long {
-        let stored = store_full_snapshot(ctx, &text);
-        snapshot::truncate(&text, SNAPSHOT_MAX_CHARS, stored.as_deref())
-    } else {
-        text
-    };
-    Ok((text, element_count))
-}
 
 /// Hermes' `_store_full_snapshot` (hermes-agent: tools/browser_tool.py):
 /// `$HERMES_HOME/cache/web/browser-snapshot-<sha10>.txt`.
@@ -226,25 +105,6 @@ pub(crate) fn summary_model(ctx: &Context) -> Resolution {
 
 /// Hermes' auxiliary task for page summaries.
 const WEB_EXTRACT: Task = Task::new("web_extract", Some(envvars::AUXILIARY_WEB_EXTRACT_MODEL));
-
-/// `browser_snapshot`.
-pub(crate) async fn snapshot_tool(
-    ctx: &Context,
-    st: &Settings,
-    s: &mut Session,
-    full: bool,
-    task: &str,
-) -> R {
-    let (text, n) = take(ctx, st, s, full, Some(task)).await.map_err(|e| {
-        let e = e.to_string();
-        Fail::msg(if e.is_empty() {
-            "Failed to get snapshot".into()
-        } else {
-            e
-        })
-    })?;
-    Ok(ok(json!({"snapshot": text, "element_count": n})))
-}
 
 #[cfg(test)]
 mod tests {

@@ -31,7 +31,7 @@ pub(crate) struct Settings {
     pub(crate) allow_unsafe_evaluate: bool,
     pub(crate) headed: bool,
     /// `browser.record_sessions`: record each session to a WebM
-    /// (`recording.rs`).
+    /// (`session/recording.rs`).
     pub(crate) record_sessions: bool,
 }
 

@@ -1,5 +1,5 @@
 //! `browser_navigate` and `browser_back`: the URL checks before a browser
-//! starts, loading a document with our own timeouts (see `navigator.rs`),
+//! starts, loading a document with our own timeouts (see `session/navigator.rs`),
 //! redirects refused by the URL policy, and the snapshot a navigation
 //! returns.
 
@@ -7,14 +7,14 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use super::page::{cmd, cmd_as, current_url_title, settle};
-use super::protocol::{Navigated, NavigationHistory, decode};
-use super::reply::{Fail, R, ok};
-use super::session::{self, Session};
-use super::settings::Settings;
 use super::snapshot_tool::take_snapshot;
-use super::urlcheck;
 use crate::hermes::Context;
+use crate::toolsets::browser::cdp::protocol::{Navigated, NavigationHistory, decode};
+use crate::toolsets::browser::chromium::settings::Settings;
+use crate::toolsets::browser::chromium::urlcheck;
+use crate::toolsets::browser::reply::{Fail, R, ok};
+use crate::toolsets::browser::session::page::{cmd, cmd_as, current_url_title, settle};
+use crate::toolsets::browser::session::{self, Session};
 
 /// Page titles that suggest a bot wall (Hermes' `browser_navigate`,
 /// hermes-agent: tools/browser_tool.py).
@@ -117,7 +117,7 @@ pub(crate) async fn navigate(ctx: &Context, st: &Settings, s: &mut Session, url:
         )
         .await
     } else {
-        super::session::navigate_fresh_tab(&s.tab, url, nav_timeout).await
+        crate::toolsets::browser::session::navigate_fresh_tab(&s.tab, url, nav_timeout).await
     };
     s.fresh_tab = false;
     let r = match attempt {

@@ -17,7 +17,7 @@
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::snapshot::{self, RefTable, Snapshot};
+use super::outline::{self as snapshot, RefTable, Snapshot};
 
 /// The walker: a function expression for `Runtime.callFunctionOn` (with
 /// `returnByValue`; its result is a JSON string, see [`parse`]). Argument:

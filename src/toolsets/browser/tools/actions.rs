@@ -1,7 +1,7 @@
 //! The tools that act on the page as a user would: `browser_click`,
 //! `browser_type`, `browser_press` (which also answers a pending JavaScript
 //! dialog) and `browser_scroll`. Elements are named by the refs of the latest
-//! snapshot (`snapshot.rs`); input goes through CDP's `Input` domain, so pages
+//! snapshot (`snapshot/outline.rs`); input goes through CDP's `Input` domain, so pages
 //! see trusted events.
 
 use std::time::Duration;
@@ -9,17 +9,19 @@ use std::time::Duration;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::args::Direction;
 use super::keys;
-use super::page::{CmdError, cmd, cmd_as, current_url_title, dialog_block, eval_value, settle};
-use super::protocol::{LayoutMetrics, decode};
-use super::reply::{Fail, R, ok};
-use super::session::{self, Session};
-use super::settings::Settings;
-use super::snapshot::{RefEntry, RefError};
-use super::textsafety;
-use super::urlcheck;
-use super::walk;
+use crate::toolsets::browser::args::Direction;
+use crate::toolsets::browser::cdp::protocol::{LayoutMetrics, decode};
+use crate::toolsets::browser::chromium::settings::Settings;
+use crate::toolsets::browser::chromium::urlcheck;
+use crate::toolsets::browser::reply::{Fail, R, ok};
+use crate::toolsets::browser::session::page::{
+    CmdError, cmd, cmd_as, current_url_title, dialog_block, eval_value, settle,
+};
+use crate::toolsets::browser::session::walk;
+use crate::toolsets::browser::session::{self, Session};
+use crate::toolsets::browser::snapshot::textsafety;
+use crate::toolsets::browser::snapshot::{RefEntry, RefError};
 
 /// Hermes' `_SCROLL_PIXELS` (hermes-agent: tools/browser_tool.py).
 const SCROLL_PIXELS: i64 = 500;
@@ -37,7 +39,7 @@ fn stale(r: &str) -> Fail {
     Fail::msg(RefError::Stale(r.to_string()))
 }
 
-/// The ref's element: its frame and a JS object id (see `walk.rs`).
+/// The ref's element: its frame and a JS object id (see `session/walk.rs`).
 async fn object_for(
     st: &Settings,
     s: &Session,

@@ -1,39 +1,50 @@
 //! One browser session: a launched (or attached) Chromium, its CDP
-//! connection (`cdp.rs`), and the tab the tools drive, with the event tasks
+//! connection (`cdp`), and the tab the tools drive, with the event tasks
 //! that collect console output, errors and dialogs, track navigations and
 //! loading, notice crashes, and apply the URL policy to every document
 //! request (for its readable refusal). A launched Chromium also connects
-//! only through the session's request gate (`proxy.rs`), which applies the
+//! only through the session's request gate (`chromium::proxy`), which applies the
 //! policy to every connection; a tab whose page stops answering is
 //! abandoned for a fresh one ([`Session::abandon_tab`]).
+
+//!
+//! The room around it: [`page`] (the bounded, dialog-aware way every tool
+//! sends commands), [`navigator`] (a CDP session of our own for
+//! `Page.navigate` and out-of-process frames), [`frames`] and [`walk`] (the
+//! snapshot walker run over the tab and its frames, and the way back from a
+//! ref to its element), [`popup`] (tabs a page opens), [`recording`] (the
+//! session's screencast to a video file).
+//!
+//! It owns the live browser state the tools act on; it knows no tool. It is
+//! separate so that the handlers see one `Session` and never the transport's
+//! sessions, targets or event streams.
+
+mod events;
+pub(crate) mod frames;
+pub(crate) mod navigator;
+pub(crate) mod page;
+mod popup;
+pub(crate) mod recording;
+pub(crate) mod walk;
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 use tokio::sync::{Notify, watch};
 use tokio::task::JoinHandle;
 
-use super::cdp::{Browser, CdpError, Connection, Page};
-use super::cloud::CloudSession;
-use super::frames::Frames;
-use super::launch::{self, ChromeProcess, LaunchError};
-use super::navigator::{NavError, Navigator};
-use super::popup;
-use super::protocol::{
-    BindingCalled, ConsoleApiCalled, DialogOpening, ExceptionThrown, FrameLoading, FrameNavigated,
-    RequestPaused, decode,
-};
-use super::proxy::GuardProxy;
-use super::settings::{DialogPolicy, Settings};
-use super::snapshot::RefTable;
-use super::urlcheck::{self, BrowserPolicy, Refusal};
-
-/// Console and error buffers keep at most this many entries.
-const MAX_BUFFERED: usize = 1000;
+use crate::toolsets::browser::cdp::{Browser, CdpError, Connection, Page};
+use crate::toolsets::browser::chromium::launch::{self, ChromeProcess, LaunchError};
+use crate::toolsets::browser::chromium::proxy::GuardProxy;
+use crate::toolsets::browser::chromium::settings::Settings;
+use crate::toolsets::browser::chromium::urlcheck::{BrowserPolicy, Refusal};
+use crate::toolsets::browser::providers::cloud::CloudSession;
+use crate::toolsets::browser::snapshot::RefTable;
+use frames::Frames;
+use navigator::{NavError, Navigator};
 
 /// Why a browser session (or a fresh tab) could not be set up.
 #[derive(Debug, thiserror::Error)]
@@ -128,7 +139,7 @@ pub(crate) struct Tab {
 /// The last snapshot's text, kept so that the `browser_snapshot` that
 /// follows `browser_navigate` need not walk the page again.
 /// Every tool but `browser_snapshot` (and reading the console log) drops it
-/// before acting (`mod.rs`); `snapshot_tool.rs` fills and reads it.
+/// before acting (the toolset's `dispatch.rs`); `tools/snapshot_tool.rs` fills and reads it.
 pub(crate) struct SnapCache {
     pub(crate) doc_gen: u64,
     pub(crate) full: bool,
@@ -140,7 +151,7 @@ pub(crate) struct SnapCache {
 pub(crate) struct Session {
     browser: Browser,
     process: Option<ChromeProcess>,
-    /// The request gate a launched Chromium connects through (`proxy.rs`).
+    /// The request gate a launched Chromium connects through (`chromium/proxy.rs`).
     _proxy: Option<GuardProxy>,
     pub(crate) tab: Tab,
     /// Tabs the session left for a tab the page opened (closed with it).
@@ -161,10 +172,10 @@ pub(crate) struct Session {
     /// Chromium (Hermes' `fallback_reason`), told once with the first result.
     pub(crate) fallback: Option<String>,
     /// The last snapshot, for a `browser_snapshot` on an unchanged page
-    /// (see `snapshot_tool.rs`).
+    /// (see `tools/snapshot_tool.rs`).
     pub(crate) snap_cache: Option<SnapCache>,
     /// `browser.record_sessions`: the WebM being written (see `recording.rs`).
-    pub(crate) recording: Option<super::recording::Recording>,
+    pub(crate) recording: Option<recording::Recording>,
 }
 
 /// What a session runs on.
@@ -175,16 +186,6 @@ pub(crate) enum Target {
     Attach(String),
     /// A cloud session created through the provider's REST API.
     Cloud(CloudSession),
-}
-
-fn push_capped<T>(buf: &Mutex<Vec<T>>, v: T) {
-    let mut b = buf
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner);
-    if b.len() >= MAX_BUFFERED {
-        b.remove(0);
-    }
-    b.push(v);
 }
 
 /// Answer a JavaScript dialog.
@@ -539,9 +540,9 @@ async fn open_tab(
         .map_err(|_| SessionError::TabTimeout)?
         .map_err(SessionError::OpenTab)?;
     let state = Arc::new(TabState::new(page.target_id().to_string()));
-    let mut tasks = watch_tab(&page, &state);
-    tasks.push(guard_requests(&page, &state, policy));
-    tasks.push(handle_dialogs(&page, &state, settings));
+    let mut tasks = events::watch_tab(&page, &state);
+    tasks.push(events::guard_requests(&page, &state, policy));
+    tasks.push(events::handle_dialogs(&page, &state, settings));
     tokio::time::timeout(settings.command_timeout, prepare_tab(&page))
         .await
         .map_err(|_| SessionError::PrepareTimeout)?
@@ -578,203 +579,4 @@ async fn prepare_tab(page: &Page) -> Result<(), CdpError> {
     )
     .await?;
     Ok(())
-}
-
-/// Run `on` for every `method` event of the tab (its params read as `T`),
-/// in a task of its own that ends with the connection.
-fn on_event<T: DeserializeOwned + Default>(
-    page: &Page,
-    method: &str,
-    mut on: impl FnMut(T) + Send + 'static,
-) -> JoinHandle<()> {
-    let mut rx = page.events(method);
-    tokio::spawn(async move {
-        while let Some(v) = rx.recv().await {
-            on(decode(v));
-        }
-    })
-}
-
-/// The event tasks that keep [`TabState`] current: console output and
-/// uncaught errors, a crashed renderer, main-frame navigations and loading,
-/// pop-ups the page asked for, and load events.
-fn watch_tab(page: &Page, state: &Arc<TabState>) -> Vec<JoinHandle<()>> {
-    let mut tasks = Vec::new();
-    let st = state.clone();
-    tasks.push(on_event(
-        page,
-        "Runtime.consoleAPICalled",
-        move |ev: ConsoleApiCalled| {
-            let text = ev.args.iter().map(|a| a.text()).collect::<Vec<_>>();
-            let text = text.join(" ");
-            push_capped(
-                &st.console,
-                ConsoleMessage {
-                    kind: ev.kind,
-                    text,
-                },
-            );
-        },
-    ));
-    let st = state.clone();
-    tasks.push(on_event(
-        page,
-        "Runtime.exceptionThrown",
-        move |ev: ExceptionThrown| {
-            let message = ev.message();
-            push_capped(&st.errors, PageError { message });
-        },
-    ));
-    let st = state.clone();
-    tasks.push(on_event(
-        page,
-        "Inspector.targetCrashed",
-        move |_: Value| {
-            st.crashed.store(true, Ordering::SeqCst);
-            st.loading.send_replace(false);
-            st.dialog_opened.notify_waiters();
-        },
-    ));
-    let st = state.clone();
-    tasks.push(on_event(
-        page,
-        "Page.frameNavigated",
-        move |ev: FrameNavigated| {
-            if ev.frame.parent_id.is_none() {
-                st.doc_gen.fetch_add(1, Ordering::SeqCst);
-            }
-        },
-    ));
-    for (method, loading) in [
-        ("Page.frameStartedLoading", true),
-        ("Page.frameStoppedLoading", false),
-    ] {
-        let st = state.clone();
-        tasks.push(on_event(page, method, move |ev: FrameLoading| {
-            if ev.frame_id == st.main_frame {
-                st.loading.send_replace(loading);
-            }
-        }));
-    }
-    let st = state.clone();
-    tasks.push(on_event(
-        page,
-        "Runtime.bindingCalled",
-        move |ev: BindingCalled| {
-            if ev.name == popup::BINDING {
-                push_capped(&st.popups, ev.payload);
-            }
-        },
-    ));
-    let st = state.clone();
-    tasks.push(on_event(page, "Page.loadEventFired", move |_: Value| {
-        st.loads.send_modify(|n| *n += 1);
-    }));
-    tasks
-}
-
-/// The URL policy on every document request of the tab (navigations,
-/// redirect hops, frames): each paused request is checked, then continued or
-/// failed, and a refusal remembered for the tool's answer.
-fn guard_requests(page: &Page, state: &Arc<TabState>, policy: &BrowserPolicy) -> JoinHandle<()> {
-    let (st, pg, policy) = (state.clone(), page.clone(), policy.clone());
-    on_event(page, "Fetch.requestPaused", move |ev: RequestPaused| {
-        tokio::spawn(decide_request(ev, st.clone(), pg.clone(), policy.clone()));
-    })
-}
-
-/// Continue one paused document request, or fail it when the policy refuses
-/// its URL.
-async fn decide_request(ev: RequestPaused, st: Arc<TabState>, pg: Page, policy: BrowserPolicy) {
-    let (url, id) = (ev.request.url, ev.request_id);
-    match urlcheck::check(&url, &policy).await {
-        Ok(()) => {
-            let _ = pg
-                .call("Fetch.continueRequest", json!({"requestId": id}))
-                .await;
-        }
-        Err(r) => {
-            tracing::info!("browser: refused to load {url}: {}", r.message);
-            *st.blocked
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner) = Some((url, r));
-            let _ = pg
-                .call(
-                    "Fetch.failRequest",
-                    json!({"requestId": id, "errorReason": "BlockedByClient"}),
-                )
-                .await;
-        }
-    }
-}
-
-/// JavaScript dialogs as `browser.dialog_policy` says: answered at once
-/// (auto accept / dismiss), or held for the model to answer until
-/// `browser.dialog_timeout_s`.
-fn handle_dialogs(page: &Page, state: &Arc<TabState>, settings: &Settings) -> JoinHandle<()> {
-    let mut rx = page.events("Page.javascriptDialogOpening");
-    let (st, pg) = (state.clone(), page.clone());
-    let (policy, timeout) = (settings.dialog_policy, settings.dialog_timeout);
-    tokio::spawn(async move {
-        while let Some(v) = rx.recv().await {
-            let ev: DialogOpening = decode(v);
-            match policy {
-                DialogPolicy::AutoAccept | DialogPolicy::AutoDismiss => {
-                    auto_answer(&pg, &st, policy == DialogPolicy::AutoAccept, ev).await;
-                }
-                DialogPolicy::MustRespond => hold_dialog(&pg, &st, ev, timeout),
-            }
-        }
-    })
-}
-
-/// Answer a dialog at once and note it for the next tool result.
-async fn auto_answer(pg: &Page, st: &TabState, accept: bool, ev: DialogOpening) {
-    let prompt = if accept {
-        ev.default_prompt.as_deref()
-    } else {
-        None
-    };
-    let _ = answer_dialog(pg, accept, prompt).await;
-    push_capped(
-        &st.handled_dialogs,
-        json!({"type": ev.kind, "message": ev.message, "action": if accept {"accepted"} else {"dismissed"}}),
-    );
-}
-
-/// Keep a dialog pending for the model (`browser_press` answers it); one
-/// still pending after `timeout` is dismissed and noted.
-fn hold_dialog(pg: &Page, st: &Arc<TabState>, ev: DialogOpening, timeout: Duration) {
-    let id = st.next_dialog.fetch_add(1, Ordering::SeqCst);
-    st.pending_dialogs
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
-        .push(PendingDialog {
-            kind: ev.kind.clone(),
-            message: ev.message.clone(),
-            default_prompt: ev.default_prompt.unwrap_or_default(),
-            id,
-        });
-    st.dialog_opened.notify_waiters();
-    let (st, pg) = (st.clone(), pg.clone());
-    let (kind, message) = (ev.kind, ev.message);
-    tokio::spawn(async move {
-        tokio::time::sleep(timeout).await;
-        let still = {
-            let mut p = st
-                .pending_dialogs
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner);
-            let before = p.len();
-            p.retain(|d| d.id != id);
-            p.len() != before
-        };
-        if still {
-            let _ = answer_dialog(&pg, false, None).await;
-            push_capped(
-                &st.handled_dialogs,
-                json!({"type": kind, "message": message, "action": "dismissed (no response before browser.dialog_timeout_s)"}),
-            );
-        }
-    });
 }

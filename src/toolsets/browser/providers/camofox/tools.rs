@@ -19,8 +19,9 @@ use super::{CamofoxSession, Shared};
 use crate::hermes::Context;
 use crate::llm::task::vision::{Analysis, VisionClient};
 use crate::toolsets::browser::args::{ConsoleArgs, Tool};
+use crate::toolsets::browser::chromium::urlcheck;
 use crate::toolsets::browser::reply::{Fail, R, Reply, ok};
-use crate::toolsets::browser::{snapshot, snapshot_tool, textsafety, urlcheck};
+use crate::toolsets::browser::snapshot::{self, summary, textsafety};
 
 const NO_SESSION: &str = "No browser session. Call browser_navigate first.";
 
@@ -107,7 +108,7 @@ fn truncate(env: &Env<'_>, text: String) -> String {
     if text.chars().count() <= SNAPSHOT_MAX_CHARS {
         return text;
     }
-    let stored = snapshot_tool::store_full_snapshot(env.ctx, &text);
+    let stored = summary::store_full_snapshot(env.ctx, &text);
     snapshot::truncate(&text, SNAPSHOT_MAX_CHARS, stored.as_deref())
 }
 
@@ -333,7 +334,7 @@ impl Tab<'_> {
     async fn snapshot(&self, env: &Env<'_>, task: &str) -> R {
         let (text, n) = snapshot_raw(self.s, self.tab).await.map_err(fail)?;
         let text = if text.chars().count() > SNAPSHOT_MAX_CHARS && !task.trim().is_empty() {
-            match snapshot_tool::summarize_snapshot(env.ctx, &text, task).await {
+            match summary::summarize_snapshot(env.ctx, &text, task).await {
                 Some(summary) => summary,
                 None => truncate(env, text),
             }

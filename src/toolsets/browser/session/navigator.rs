@@ -8,7 +8,7 @@
 
 use serde_json::Value;
 
-use super::cdp::{CdpError, Connection};
+use crate::toolsets::browser::cdp::{CdpError, Connection};
 
 /// Why the session could not be attached or a command on it failed.
 #[derive(Debug, thiserror::Error)]

@@ -1,7 +1,7 @@
 //! The parts of CDP results and events the tools read, as small lenient
 //! structs.
 //!
-//! Commands go out as raw JSON (see `cdp.rs`); what comes back is read
+//! Commands go out as raw JSON (see `connection.rs`); what comes back is read
 //! through these instead of walking `serde_json::Value`. Every field has a
 //! default, so a field Chromium leaves out reads as empty, as it did when the
 //! JSON was walked by hand. Field names follow the DevTools protocol

@@ -24,10 +24,10 @@ use std::time::Instant;
 
 use serde_json::{Value, json};
 
-use super::args::Tool;
-use super::reply::{Fail, Reply};
 use crate::hermes::Context;
 use crate::net::HttpClient;
+use crate::toolsets::browser::args::Tool;
+use crate::toolsets::browser::reply::{Fail, Reply};
 use client::{CfError, Client};
 use state::{CamofoxConfig, Identity};
 
@@ -192,7 +192,7 @@ pub(crate) async fn dispatch(
     let Some(cfg) = CamofoxConfig::from_context(ctx) else {
         return Err(Fail::msg("CAMOFOX_URL is not set"));
     };
-    if let Tool::Console(super::args::ConsoleArgs {
+    if let Tool::Console(crate::toolsets::browser::args::ConsoleArgs {
         expression: None, ..
     }) = &tool
     {

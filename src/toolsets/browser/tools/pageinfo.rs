@@ -1,20 +1,20 @@
 //! The tools that read the page without acting on it:
 //! `browser_get_images`, and `browser_console` (the console and uncaught
-//! errors collected by `session.rs`, or with `expression` a JavaScript
+//! errors collected by `session/mod.rs`, or with `expression` a JavaScript
 //! evaluation, after the `browser.restrict_evaluate` policy in
-//! `textsafety.rs`). Everything the page says is redacted before it leaves.
+//! `snapshot/textsafety.rs`). Everything the page says is redacted before it leaves.
 
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use super::page::{CmdError, call_on, cmd, cmd_as, eval_value, settle};
-use super::protocol::Evaluated;
-use super::reply::{Fail, R, ok};
-use super::session::Session;
-use super::settings::Settings;
-use super::textsafety;
+use crate::toolsets::browser::cdp::protocol::Evaluated;
+use crate::toolsets::browser::chromium::settings::Settings;
+use crate::toolsets::browser::reply::{Fail, R, ok};
+use crate::toolsets::browser::session::Session;
+use crate::toolsets::browser::session::page::{CmdError, call_on, cmd, cmd_as, eval_value, settle};
+use crate::toolsets::browser::snapshot::textsafety;
 
 /// The page's images, as Hermes' `browser_get_images` lists them
 /// (hermes-agent: tools/browser_tool.py); `data:` URLs are left out.

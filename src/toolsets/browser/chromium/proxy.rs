@@ -34,7 +34,7 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio::task::{JoinHandle, JoinSet};
 use url::Url;
 
-use super::urlcheck::BrowserPolicy;
+use super::urlcheck::{BrowserPolicy, NoAddress, dial_addrs};
 
 /// A request head larger than this is refused (Chromium's are a few KiB).
 const MAX_HEAD: usize = 64 * 1024;
@@ -289,23 +289,18 @@ async fn checked_addrs(
     }
     crate::net::check_url(&as_http, &policy.policy)
         .map_err(|b| ("403 Forbidden", b.to_string()))?;
-    let (host, ips) = super::urlcheck::host_addrs(url, port)
-        .await
-        .map_err(|e| match e {
-            super::urlcheck::NoAddress::NoHost => ("400 Bad Request", "no host".to_string()),
-            super::urlcheck::NoAddress::Unresolved(why) => ("502 Bad Gateway", why),
-        })?;
+    let no_address = |e| match e {
+        NoAddress::NoHost => ("400 Bad Request", "no host".to_string()),
+        NoAddress::Unresolved(why) => ("502 Bad Gateway", why),
+    };
     let scheme = as_http.scheme().to_string();
-    for ip in &ips {
+    dial_addrs(url, port, no_address, |host, ip| {
         policy
             .policy
-            .check_ip(&host, &scheme, *ip)
-            .map_err(|b| ("403 Forbidden", b.to_string()))?;
-    }
-    Ok(ips
-        .into_iter()
-        .map(|ip| SocketAddr::new(ip, port))
-        .collect())
+            .check_ip(host, &scheme, ip)
+            .map_err(|b| ("403 Forbidden", b.to_string()))
+    })
+    .await
 }
 
 #[cfg(test)]

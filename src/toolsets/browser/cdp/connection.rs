@@ -111,7 +111,7 @@ impl Connection {
     /// metadata rule passed) and start its connection task.
     async fn open(ws_url: &str, timeout: Duration) -> Result<(Self, JoinHandle<()>), CdpError> {
         use async_tungstenite::tungstenite::client::IntoClientRequest;
-        let addrs = super::urlcheck::check_endpoint(ws_url)
+        let addrs = crate::toolsets::browser::chromium::urlcheck::check_endpoint(ws_url)
             .await
             .map_err(CdpError::Refused)?;
         let config = WebSocketConfig::default()
@@ -316,7 +316,7 @@ async fn discover(url: &str) -> Result<String, CdpError> {
         let slash = if url.ends_with('/') { "" } else { "/" };
         format!("{url}{slash}json/version")
     };
-    let addrs = super::urlcheck::check_endpoint(&version)
+    let addrs = crate::toolsets::browser::chromium::urlcheck::check_endpoint(&version)
         .await
         .map_err(CdpError::Refused)?;
     crate::net::client::install_crypto();

@@ -9,16 +9,16 @@ use std::time::Duration;
 use base64::Engine as _;
 use serde_json::{Value, json};
 
-use super::page::{call_on, cmd_as, eval_value, settle};
-use super::protocol::{Evaluated, LayoutMetrics, Screenshot, decode};
-use super::reply::{Fail, Reply, ok};
-use super::session::Session;
-use super::settings::Settings;
 use super::snapshot_tool::take_snapshot;
-use super::textsafety;
-use super::walk;
 use crate::hermes::Context;
 use crate::llm::task::vision::{Analysis, VisionClient};
+use crate::toolsets::browser::cdp::protocol::{Evaluated, LayoutMetrics, Screenshot, decode};
+use crate::toolsets::browser::chromium::settings::Settings;
+use crate::toolsets::browser::reply::{Fail, Reply, ok};
+use crate::toolsets::browser::session::Session;
+use crate::toolsets::browser::session::page::{call_on, cmd_as, eval_value, settle};
+use crate::toolsets::browser::session::walk;
+use crate::toolsets::browser::snapshot::textsafety;
 
 /// Screenshots older than this are deleted (Hermes' `_cleanup_old_screenshots`,
 /// hermes-agent: tools/browser_tool.py: 24 h).
@@ -196,26 +196,14 @@ pub(crate) async fn vision(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::time::SystemTime;
+    use crate::toolsets::browser::testutil::write_aged;
 
     #[test]
     fn screenshots_older_than_a_day_are_pruned() {
         let d = tempfile::tempdir().unwrap();
-        let old = d.path().join("browser_screenshot_old.png");
-        let new = d.path().join("browser_screenshot_new.png");
-        let other = d.path().join("keep.png");
-        for p in [&old, &new, &other] {
-            std::fs::write(p, b"x").unwrap();
-        }
-        let past = SystemTime::now() - Duration::from_secs(25 * 3600);
-        for p in [&old, &other] {
-            std::fs::File::options()
-                .write(true)
-                .open(p)
-                .unwrap()
-                .set_modified(past)
-                .unwrap();
-        }
+        let past = Duration::from_secs(25 * 3600);
+        let [old, other] = write_aged(d.path(), ["browser_screenshot_old.png", "keep.png"], past);
+        let [new] = write_aged(d.path(), ["browser_screenshot_new.png"], Duration::ZERO);
         prune_screenshots(d.path());
         assert!(!old.exists());
         assert!(new.exists());

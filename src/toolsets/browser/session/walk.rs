@@ -18,13 +18,13 @@
 
 use serde_json::{Value, json};
 
-use super::domsnap::{self, WALKER_JS, Walk, split_key};
+use super::Session;
 use super::frames::{FrameCtx, Frames, Via};
 use super::navigator::Navigator;
 use super::page::{CmdError, cmd, cmd_as};
-use super::protocol::{ContentQuads, Evaluated, decode};
-use super::session::Session;
-use super::settings::Settings;
+use crate::toolsets::browser::cdp::protocol::{ContentQuads, Evaluated, decode};
+use crate::toolsets::browser::chromium::settings::Settings;
+use crate::toolsets::browser::snapshot::domsnap::{self, WALKER_JS, Walk, split_key};
 
 /// At most this many cross-origin frames are walked per snapshot.
 const MAX_FRAMES: usize = 20;

@@ -149,6 +149,24 @@ pub(crate) async fn host_addrs(url: &Url, port: u16) -> Result<(String, Vec<IpAd
     Ok((host, ips))
 }
 
+/// The addresses to dial for `url`: [`host_addrs`], every one passed
+/// through `check` (host name, address) before any is returned.
+pub(crate) async fn dial_addrs<E>(
+    url: &Url,
+    port: u16,
+    no_address: impl FnOnce(NoAddress) -> E,
+    check: impl Fn(&str, IpAddr) -> Result<(), E>,
+) -> Result<Vec<SocketAddr>, E> {
+    let (host, ips) = host_addrs(url, port).await.map_err(no_address)?;
+    for ip in &ips {
+        check(&host, *ip)?;
+    }
+    Ok(ips
+        .into_iter()
+        .map(|ip| SocketAddr::new(ip, port))
+        .collect())
+}
+
 /// Check a configured browser endpoint (`http(s)://` DevTools address or
 /// `ws(s)://` WebSocket URL) against the metadata rule: its host name, its
 /// literal address in any form, and every address the name resolves to.
@@ -176,20 +194,20 @@ pub(crate) async fn check_endpoint(raw: &str) -> Result<Vec<SocketAddr>, String>
     if let Err(b @ Blocked::Metadata { .. }) = check_url(&as_http, &floor) {
         return Err(b.to_string());
     }
-    let (_, ips) = host_addrs(&url, port).await.map_err(|e| match e {
+    let no_address = |e| match e {
         NoAddress::NoHost => format!("'{raw}' has no host"),
         NoAddress::Unresolved(why) => why,
-    })?;
-    if ips.iter().any(|ip| classify(*ip) == IpClass::Metadata) {
-        return Err(Blocked::Metadata {
-            host: url.host_str().unwrap_or_default().to_string(),
+    };
+    dial_addrs(&url, port, no_address, |_, ip| {
+        if classify(ip) == IpClass::Metadata {
+            return Err(Blocked::Metadata {
+                host: url.host_str().unwrap_or_default().to_string(),
+            }
+            .to_string());
         }
-        .to_string());
-    }
-    Ok(ips
-        .into_iter()
-        .map(|ip| SocketAddr::new(ip, port))
-        .collect())
+        Ok(())
+    })
+    .await
 }
 
 #[cfg(test)]
