@@ -1,7 +1,7 @@
 //! One handler per kanban tool: run the operation for a parsed [`Call`] and
 //! shape Hermes' result JSON or error text (hermes-agent:
 //! `tools/kanban_tools.py`, `_handle_*`). Checks Hermes makes after the
-//! database is open live here; the earlier ones are in `tool::parse`.
+//! database is open live here; the earlier ones are in `args::parse`.
 
 use rusqlite::Connection;
 use serde_json::{Map, Value, json};
@@ -25,7 +25,7 @@ use crate::toolsets::kanban::store::{
     child_ids, event_payload, get_task, latest_run_id, list_comments, list_events, list_runs,
     parent_ids, run_metadata,
 };
-use crate::toolsets::kanban::tool::{BlockArgs, Call, CompleteArgs, CreateArgs, ListArgs};
+use crate::toolsets::kanban::args::{BlockArgs, Call, CompleteArgs, CreateArgs, ListArgs};
 use crate::toolsets::kanban::util::{claimer_id, py_list, py_repr, py_strip};
 
 const LIST_DEFAULT_LIMIT: i64 = 50;

@@ -15,19 +15,20 @@
 //!   opening a board's file;
 //! * `store`: rows and queries; `workspace`: scratch files (no SQL);
 //! * `ops/*`: the state machine, one module per operation family;
-//! * `env`, `tool`, `handlers`: a call's environment, parsed arguments and
-//!   result shaping; this file wires them to the `Toolset` trait.
+//! * `schema`: the tool definitions; `env`, `args`, `handlers`: a call's
+//!   environment, parsed arguments and result shaping; this file wires them
+//!   to the `Toolset` trait.
 
+mod args;
 mod db;
 mod env;
 mod error;
 mod handlers;
 mod ops;
 mod paths;
-mod schemas;
+mod schema;
 mod store;
 mod tables;
-mod tool;
 mod txn;
 mod util;
 mod workspace;
@@ -48,7 +49,7 @@ use crate::server::{Availability, ToolCall, ToolDef, ToolEntry, ToolOutput, Tool
 use env::KEnv;
 use error::KanbanError;
 use paths::KanbanPaths;
-use tool::KanbanTool;
+use args::KanbanTool;
 
 #[derive(Default)]
 pub struct KanbanToolset {
@@ -129,7 +130,7 @@ impl Toolset for KanbanToolset {
     }
 
     fn defs(&self) -> &'static [ToolDef] {
-        schemas::DEFS
+        schema::DEFS
     }
 
     fn resolve(&self, ctx: &Context, def: &'static ToolDef) -> ToolEntry {
@@ -141,7 +142,7 @@ impl Toolset for KanbanToolset {
             KanbanTool::from_name(name).is_some_and(KanbanTool::orchestrator_only);
         let availability = if orchestrator_only {
             if worker {
-                Availability::Unavailable(tool::orchestrator_only_message(name))
+                Availability::Unavailable(args::orchestrator_only_message(name))
             } else if has_toolset {
                 Availability::Available
             } else {
@@ -171,7 +172,7 @@ impl Toolset for KanbanToolset {
                 return ToolOutput::error(format!("Unknown tool: {name}"));
             };
             // Checks that need no database come first, as in Hermes' handlers.
-            let parsed = match tool::parse(tool, &args, &kenv) {
+            let parsed = match args::parse(tool, &args, &kenv) {
                 Ok(p) => p,
                 Err(out) => return out,
             };
