@@ -8,8 +8,8 @@
 //! on tokio's blocking pool.
 //!
 //! Layers, each importing only from the ones above it:
-//! * `util`, `error`: leaf helpers (clock, ids, Python string semantics) and
-//!   the error types;
+//! * `util`, `error`, `status`: leaf helpers (clock, ids, Python string
+//!   semantics), the error types and a task's status;
 //! * `paths`: which board and file a call targets;
 //! * `txn`: write transactions; `tables`: schema and migrations; `db`:
 //!   opening a board's file;
@@ -27,6 +27,7 @@ mod handlers;
 mod ops;
 mod paths;
 mod schema;
+mod status;
 mod store;
 mod tables;
 mod txn;
@@ -46,10 +47,10 @@ use crate::hermes::envvars as ev;
 use crate::server::args::ArgsExt;
 use crate::server::toolset::BoxFuture;
 use crate::server::{Availability, ToolCall, ToolDef, ToolEntry, ToolOutput, Toolset};
+use args::KanbanTool;
 use env::KEnv;
 use error::KanbanError;
 use paths::KanbanPaths;
-use args::KanbanTool;
 
 #[derive(Default)]
 pub struct KanbanToolset {
