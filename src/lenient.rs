@@ -146,6 +146,44 @@ where
     Value::deserialize(d).map(Some)
 }
 
+/// A value read as `T` when it has `T`'s shape, else kept as it came, so a
+/// file we rewrite keeps what another program (or a newer one) put there.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(untagged)]
+pub enum Kept<T> {
+    Typed(T),
+    Raw(Value),
+}
+
+impl<T> Kept<T> {
+    /// The value when it has `T`'s shape.
+    pub fn typed(&self) -> Option<&T> {
+        match self {
+            Kept::Typed(t) => Some(t),
+            Kept::Raw(_) => None,
+        }
+    }
+
+    /// The value when it has `T`'s shape, to edit in place.
+    pub fn typed_mut(&mut self) -> Option<&mut T> {
+        match self {
+            Kept::Typed(t) => Some(t),
+            Kept::Raw(_) => None,
+        }
+    }
+}
+
+/// `deserialize_with` for an `Option<Kept<T>>` field: present (an explicit
+/// `null` included) is `Some`, so a rewrite keeps the `null`; missing is
+/// `None` (with `#[serde(default)]`).
+pub fn kept<'de, D, T>(d: D) -> Result<Option<Kept<T>>, D::Error>
+where
+    D: Deserializer<'de>,
+    T: Deserialize<'de>,
+{
+    Kept::deserialize(d).map(Some)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

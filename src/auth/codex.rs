@@ -31,10 +31,10 @@
 use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use crate::auth::store::{
-    self as auth_store, AuthStoreError, PoolEntry, jwt_claims, jwt_exp, nonempty,
+    self as auth_store, AuthStore, AuthStoreError, PoolEntry, Tokens, jwt_claims, jwt_exp, nonempty,
 };
 
 pub const PROVIDER: &str = "openai-codex";
@@ -106,23 +106,21 @@ struct CodexCliAuth {
     tokens: Option<CodexCliTokens>,
 }
 
-fn load_store(path: &Path) -> Result<Map<String, Value>, CodexAuthError> {
+fn load_store(path: &Path) -> Result<AuthStore, CodexAuthError> {
     auth_store::load(path).map_err(CodexAuthError::from)
 }
 
-fn pool_entries(store: &Map<String, Value>) -> Vec<PoolEntry> {
+fn pool_entries(store: &AuthStore) -> Vec<PoolEntry> {
     auth_store::pool_entries(store, PROVIDER)
 }
 
-fn singleton_tokens(store: &Map<String, Value>) -> Option<&Map<String, Value>> {
-    auth_store::provider_state(store, PROVIDER)?
-        .get("tokens")?
-        .as_object()
+fn singleton_tokens(store: &AuthStore) -> Option<&Tokens> {
+    auth_store::singleton_tokens(store, PROVIDER)
 }
 
 /// `_normalize_pool_auth_type`: openai-codex tokens that look like JWTs are OAuth.
 fn is_oauth(e: &PoolEntry) -> bool {
-    e.auth_type.as_deref() == Some("oauth") || e.token().is_some_and(looks_like_jwt)
+    e.auth_type() == Some("oauth") || e.token().is_some_and(looks_like_jwt)
 }
 
 fn looks_like_jwt(t: &str) -> bool {
@@ -214,7 +212,7 @@ pub fn read_token(
     let store = load_store(&auth_store::path_for(hermes_home, PROVIDER))?;
     for e in pool_entries(&store) {
         if e.selectable(now) && !e.token().is_some_and(|t| is_expired(t, now)) {
-            let id = e.id.clone();
+            let id = e.id().to_string();
             return Ok(token(
                 e.token().unwrap_or_default(),
                 None,
@@ -228,8 +226,8 @@ pub fn read_token(
     codex_cli_token(codex_home, now).ok_or(CodexAuthError::Missing)
 }
 
-fn hermes_singleton(store: &Map<String, Value>, now: f64) -> Option<CodexToken> {
-    let access = nonempty(singleton_tokens(store)?.get("access_token")?.as_str())?;
+fn hermes_singleton(store: &AuthStore, now: f64) -> Option<CodexToken> {
+    let access = nonempty(singleton_tokens(store)?.access_token())?;
     (!is_expired(access, now)).then(|| token(access, None, TokenSource::HermesAuthStore))
 }
 
@@ -402,7 +400,7 @@ pub async fn resolve_token(
         }
         let access = e.token().unwrap_or_default().to_string();
         if is_oauth(&e) && is_expiring(&access, REFRESH_SKEW_SECONDS, now) {
-            if nonempty(e.refresh_token.as_deref()).is_none() {
+            if nonempty(e.refresh_token()).is_none() {
                 continue;
             }
             match refresh_and_store(http, token_url, &path, &access).await {
@@ -410,18 +408,20 @@ pub async fn resolve_token(
                     return Ok(token(
                         &new,
                         None,
-                        TokenSource::CredentialPool { id: e.id.clone() },
+                        TokenSource::CredentialPool {
+                            id: e.id().to_string(),
+                        },
                     ));
                 }
                 // Rotated by another process meanwhile: read what it stored.
                 Ok(None) => return read_token(hermes_home, codex_home, now),
                 Err(CodexAuthError::Store(err @ AuthStoreError::Locked(_))) => {
-                    tracing::warn!("codex pool entry {} not refreshed: {err}", e.id);
+                    tracing::warn!("codex pool entry {} not refreshed: {err}", e.id());
                     locked.get_or_insert(err);
                     continue;
                 }
                 Err(err) => {
-                    tracing::debug!("codex pool entry {} refresh failed: {err}", e.id);
+                    tracing::debug!("codex pool entry {} refresh failed: {err}", e.id());
                     continue;
                 }
             }
@@ -429,7 +429,9 @@ pub async fn resolve_token(
         return Ok(token(
             &access,
             None,
-            TokenSource::CredentialPool { id: e.id },
+            TokenSource::CredentialPool {
+                id: e.id().to_string(),
+            },
         ));
     }
     if let Some(t) = hermes_singleton(&store, now) {
@@ -455,10 +457,10 @@ pub fn sign_in_source(
     let store = load_store(&auth_store::path_for(hermes_home, PROVIDER)).ok()?;
     pool_entries(&store)
         .into_iter()
-        .find(|e| {
-            e.selectable(now) && is_oauth(e) && nonempty(e.refresh_token.as_deref()).is_some()
+        .find(|e| e.selectable(now) && is_oauth(e) && nonempty(e.refresh_token()).is_some())
+        .map(|e| TokenSource::CredentialPool {
+            id: e.id().to_string(),
         })
-        .map(|e| TokenSource::CredentialPool { id: e.id })
 }
 
 /// The endpoint answered HTTP 401 to `stale`: refresh the Hermes record that holds it (pool

@@ -1,6 +1,8 @@
 //! Every credential hermes-mcp reads, and every sign-in it refreshes, kept as
 //! Hermes keeps them so Hermes and hermes-mcp can share them safely.
 //!
+//! * [`authjson`]: `auth.json` as typed structs that keep every field they
+//!   do not name.
 //! * [`store`]: Hermes' `$HERMES_HOME/auth.json` (credential pools and their
 //!   rules, `auth.lock`, atomic 0600 writes, profiles reading the root's
 //!   sign-ins), and JWT claims as typed, tolerant structs.
@@ -18,6 +20,7 @@
 //! Layer: `auth` imports `net` (token endpoints) and `hermes` (the home, the
 //! config), nothing above.
 
+pub mod authjson;
 pub mod claude;
 pub mod codex;
 pub mod lock;

@@ -38,12 +38,22 @@ pub(crate) fn auth_path(home: &HermesHome) -> PathBuf {
 pub(crate) fn load_store(home: &HermesHome) -> Option<Map<String, Value>> {
     auth_store::load(&auth_path(home))
         .ok()
-        .filter(|m| !m.is_empty())
+        .filter(|s| !s.is_empty())
+        .and_then(|s| as_map(&s).ok())
+}
+
+/// The typed store as the JSON object it is written as: the Nous login is
+/// read and edited as Hermes keeps it, one object of Portal fields.
+fn as_map(store: &auth_store::AuthStore) -> Result<Map<String, Value>, serde_json::Error> {
+    Ok(match store.to_value()? {
+        Value::Object(m) => m,
+        _ => Map::new(),
+    })
 }
 
 /// `providers.nous` (Hermes' `get_provider_auth_state("nous")`).
 pub(crate) fn provider_state(store: &Map<String, Value>) -> Option<&Map<String, Value>> {
-    auth_store::provider_state(store, "nous")
+    store.get("providers")?.get("nous")?.as_object()
 }
 
 /// `credential_pool.nous` entries (objects only).
@@ -143,7 +153,11 @@ pub(crate) fn save_store_with(
     let path = auth_path(home);
     // A store that cannot be read is an error, never an empty store to
     // write over (that would drop every other sign-in).
-    let mut store = auth_store::load(&path)?;
+    let typed = auth_store::load(&path)?;
+    let mut store = as_map(&typed).map_err(|e| AuthStoreError::Write {
+        path: path.clone(),
+        source: Box::new(e),
+    })?;
     edit(&mut store);
     let providers = store
         .entry("providers")
@@ -154,6 +168,7 @@ pub(crate) fn save_store_with(
     if let Some(p) = providers.as_object_mut() {
         p.insert("nous".into(), Value::Object(state));
     }
+    let store = auth_store::AuthStore::from_value(Value::Object(store));
     auth_store::write_store(&path, store)
 }
 

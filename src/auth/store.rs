@@ -14,7 +14,9 @@ use std::path::{Path, PathBuf};
 
 use base64::Engine as _;
 use serde::Deserialize;
-use serde_json::{Map, Value};
+use serde_json::Value;
+
+pub use crate::auth::authjson::{AuthStore, PoolEntry, ProviderState, Tokens};
 
 /// Hermes' `AUTH_STORE_VERSION`.
 const VERSION: i64 = 1;
@@ -24,10 +26,18 @@ const TTL_DEFAULT: f64 = 60.0 * 60.0;
 
 #[derive(Debug, thiserror::Error)]
 pub enum AuthStoreError {
-    #[error("cannot read {path}: {reason}")]
-    Read { path: PathBuf, reason: String },
-    #[error("cannot update {path}: {reason}")]
-    Write { path: PathBuf, reason: String },
+    #[error("cannot read {path}: {source}")]
+    Read {
+        path: PathBuf,
+        #[source]
+        source: crate::fs::FileError,
+    },
+    #[error("cannot update {path}: {source}")]
+    Write {
+        path: PathBuf,
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
     /// Hermes' `auth.lock` is held by another process (or cannot be opened).
     #[error(transparent)]
     Locked(#[from] crate::auth::lock::LockError),
@@ -35,6 +45,12 @@ pub enum AuthStoreError {
     #[error(transparent)]
     ShuttingDown(#[from] crate::auth::refreshes::ShuttingDown),
 }
+
+/// The task that spends a refresh token ended without an answer (it
+/// panicked or was cancelled).
+#[derive(Debug, thiserror::Error)]
+#[error("refresh task failed: {0}")]
+pub struct RefreshTaskFailed(#[source] tokio::task::JoinError);
 
 /// `$HERMES_HOME/auth.json`.
 pub fn path(hermes_home: &Path) -> PathBuf {
@@ -52,11 +68,7 @@ pub fn path_for(hermes_home: &Path, provider: &str) -> PathBuf {
     let own = path(hermes_home);
     let holds = |p: &Path| {
         load(p).ok().is_some_and(|s| {
-            provider_state(&s, provider).is_some()
-                || s.get("credential_pool")
-                    .and_then(|c| c.get(provider))
-                    .and_then(Value::as_array)
-                    .is_some_and(|a| !a.is_empty())
+            s.provider(provider).is_some() || s.pool(provider).is_some_and(|a| !a.is_empty())
         })
     };
     if holds(&own) {
@@ -76,87 +88,46 @@ pub fn path_for(hermes_home: &Path, provider: &str) -> PathBuf {
 }
 
 /// The store, or an empty one when missing or not a JSON object (as Hermes).
-pub fn load(path: &Path) -> Result<Map<String, Value>, AuthStoreError> {
+pub fn load(path: &Path) -> Result<AuthStore, AuthStoreError> {
     match crate::fs::read_to_string_capped(path, crate::fs::CONFIG_CAP) {
-        Ok(s) => Ok(match serde_json::from_str::<Value>(&s) {
-            Ok(Value::Object(m)) => m,
-            _ => Map::new(),
-        }),
-        Err(e) if e.is_not_found() => Ok(Map::new()),
+        Ok(s) => Ok(serde_json::from_str::<Value>(&s)
+            .map(AuthStore::from_value)
+            .unwrap_or_default()),
+        Err(e) if e.is_not_found() => Ok(AuthStore::default()),
         Err(e) => Err(AuthStoreError::Read {
             path: path.to_path_buf(),
-            reason: e.to_string(),
+            source: e,
         }),
     }
 }
 
 /// `providers.<provider>` when it is an object.
-pub fn provider_state<'a>(
-    store: &'a Map<String, Value>,
-    provider: &str,
-) -> Option<&'a Map<String, Value>> {
-    store.get("providers")?.get(provider)?.as_object()
+pub fn provider_state<'a>(store: &'a AuthStore, provider: &str) -> Option<&'a ProviderState> {
+    store.provider(provider)
 }
 
-/// One `credential_pool.<provider>` entry (fields we do not use are ignored).
-#[derive(Clone, Deserialize, Default)]
-pub struct PoolEntry {
-    #[serde(default)]
-    pub id: String,
-    #[serde(default)]
-    pub priority: i64,
-    #[serde(default)]
-    pub auth_type: Option<String>,
-    #[serde(default)]
-    pub access_token: Option<String>,
-    #[serde(default)]
-    pub refresh_token: Option<String>,
-    #[serde(default)]
-    pub base_url: Option<String>,
-    #[serde(default)]
-    pub last_status: Option<String>,
-    #[serde(default)]
-    pub last_status_at: Option<Value>,
-    #[serde(default)]
-    pub last_error_code: Option<i64>,
-    #[serde(default)]
-    pub last_error_reset_at: Option<Value>,
-}
-
-/// Never prints the tokens.
-impl std::fmt::Debug for PoolEntry {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("PoolEntry")
-            .field("id", &self.id)
-            .field("priority", &self.priority)
-            .field("last_status", &self.last_status)
-            .finish_non_exhaustive()
-    }
-}
-
-/// The pool's entries for `provider`, by `priority` (Hermes' `fill_first`).
-pub fn pool_entries(store: &Map<String, Value>, provider: &str) -> Vec<PoolEntry> {
+/// The pool's well-formed entries for `provider` ([`PoolEntry::well_formed`]),
+/// by `priority` (Hermes' `fill_first`).
+pub fn pool_entries(store: &AuthStore, provider: &str) -> Vec<PoolEntry> {
     let mut v: Vec<PoolEntry> = store
-        .get("credential_pool")
-        .and_then(|p| p.get(provider))
-        .and_then(Value::as_array)
-        .map(|a| {
-            a.iter()
-                .filter_map(|e| serde_json::from_value(e.clone()).ok())
-                .collect()
-        })
-        .unwrap_or_default();
-    v.sort_by_key(|e| e.priority);
+        .pool(provider)
+        .unwrap_or_default()
+        .iter()
+        .filter_map(crate::lenient::Kept::typed)
+        .filter(|e| e.well_formed())
+        .cloned()
+        .collect();
+    v.sort_by_key(PoolEntry::priority);
     v
 }
 
 impl PoolEntry {
     pub fn token(&self) -> Option<&str> {
-        nonempty(self.access_token.as_deref())
+        nonempty(self.access_token())
     }
 
     pub fn refresh(&self) -> Option<&str> {
-        nonempty(self.refresh_token.as_deref())
+        nonempty(self.refresh_token())
     }
 
     /// `_available_entries` before any refresh: a token, not `dead`, and not
@@ -168,22 +139,18 @@ impl PoolEntry {
 
     /// Not `dead`, and not `exhausted` inside its cooldown (whatever the token).
     pub fn status_ok(&self, now: f64) -> bool {
-        match self.last_status.as_deref() {
+        match self.last_status() {
             Some("dead") => false,
             Some("exhausted") => {
-                let until = self
-                    .last_error_reset_at
-                    .as_ref()
-                    .and_then(timestamp)
-                    .or_else(|| {
-                        let at = self.last_status_at.as_ref().and_then(timestamp)?;
-                        let ttl = if self.last_error_code == Some(401) {
-                            TTL_401
-                        } else {
-                            TTL_DEFAULT
-                        };
-                        Some(at + ttl)
-                    });
+                let until = self.last_error_reset_at().and_then(timestamp).or_else(|| {
+                    let at = self.last_status_at().and_then(timestamp)?;
+                    let ttl = if self.last_error_code() == Some(401) {
+                        TTL_401
+                    } else {
+                        TTL_DEFAULT
+                    };
+                    Some(at + ttl)
+                });
                 until.is_none_or(|u| now >= u)
             }
             _ => true,
@@ -323,75 +290,55 @@ impl std::fmt::Debug for Rotated<'_> {
 /// Put a rotated pair into every record of `store` holding `old_access`
 /// (pool entries and the `providers.<id>.tokens` singleton), keeping every
 /// other field. `false` when no record held it (someone rotated it first).
-pub fn rotate(store: &mut Map<String, Value>, r: &Rotated<'_>) -> bool {
+pub fn rotate(store: &mut AuthStore, r: &Rotated<'_>) -> bool {
+    use crate::lenient::Kept;
     let stamp = now_iso(r.now);
     let mut changed = false;
-    if let Some(entries) = store
-        .get_mut("credential_pool")
-        .and_then(|p| p.get_mut(r.provider))
-        .and_then(Value::as_array_mut)
-    {
-        for e in entries.iter_mut().filter_map(Value::as_object_mut) {
-            if e.get("access_token").and_then(Value::as_str) == Some(r.old_access) {
-                e.insert("access_token".into(), r.access_token.into());
-                e.insert("refresh_token".into(), r.refresh_token.into());
-                e.insert("last_refresh".into(), stamp.clone().into());
-                e.insert("last_status".into(), "ok".into());
+    if let Some(entries) = store.pool_mut(r.provider) {
+        for e in entries.iter_mut().filter_map(Kept::typed_mut) {
+            if e.access_token() == Some(r.old_access) {
+                e.set_rotated(r.access_token, r.refresh_token, &stamp);
                 changed = true;
             }
         }
     }
-    if let Some(state) = store
-        .get_mut("providers")
-        .and_then(|p| p.get_mut(r.provider))
-        .and_then(Value::as_object_mut)
+    if let Some(state) = store.provider_mut(r.provider)
+        && let Some(t) = state.tokens.as_mut().and_then(Kept::typed_mut)
+        && t.access_token() == Some(r.old_access)
     {
-        let matches = state
-            .get("tokens")
-            .and_then(|t| t.get("access_token"))
-            .and_then(Value::as_str)
-            == Some(r.old_access);
-        if matches {
-            if let Some(t) = state.get_mut("tokens").and_then(Value::as_object_mut) {
-                t.insert("access_token".into(), r.access_token.into());
-                t.insert("refresh_token".into(), r.refresh_token.into());
-            }
-            state.insert("last_refresh".into(), stamp.into());
-            changed = true;
-        }
+        t.access_token = Some(Kept::Typed(r.access_token.to_string()));
+        t.refresh_token = Some(Kept::Typed(r.refresh_token.to_string()));
+        state.last_refresh = Some(Kept::Typed(stamp));
+        changed = true;
     }
     changed
 }
 
 /// Whether a record (pool entry or singleton) of `provider` holds `access`.
-pub fn holds(store: &Map<String, Value>, provider: &str, access: &str) -> bool {
+pub fn holds(store: &AuthStore, provider: &str, access: &str) -> bool {
     pool_entries(store, provider)
         .iter()
         .any(|e| e.token() == Some(access))
-        || provider_state(store, provider)
-            .and_then(|s| s.get("tokens"))
-            .and_then(|t| t.get("access_token"))
-            .and_then(Value::as_str)
+        || singleton_tokens(store, provider)
+            .and_then(Tokens::access_token)
             .is_some_and(|a| a.trim() == access)
+}
+
+/// `providers.<provider>.tokens` when it is an object.
+pub fn singleton_tokens<'a>(store: &'a AuthStore, provider: &str) -> Option<&'a Tokens> {
+    store.provider(provider)?.tokens()
 }
 
 /// The refresh token of the record (pool entry, else singleton) of
 /// `provider` whose access token is `access`, if one still holds it.
-pub fn refresh_token_of(
-    store: &Map<String, Value>,
-    provider: &str,
-    access: &str,
-) -> Option<String> {
+pub fn refresh_token_of(store: &AuthStore, provider: &str, access: &str) -> Option<String> {
     let from_pool = pool_entries(store, provider)
         .into_iter()
         .find(|e| e.token() == Some(access))
         .and_then(|e| e.refresh().map(str::to_string));
     from_pool.or_else(|| {
-        let t = provider_state(store, provider)?
-            .get("tokens")?
-            .as_object()?;
-        (t.get("access_token")?.as_str()? == access)
-            .then(|| nonempty(t.get("refresh_token")?.as_str()).map(str::to_string))?
+        let t = singleton_tokens(store, provider)?;
+        (t.access_token()? == access).then(|| nonempty(t.refresh_token()).map(str::to_string))?
     })
 }
 
@@ -422,7 +369,7 @@ where
             .await
             .map_err(|e| AuthStoreError::Write {
                 path: path.clone(),
-                reason: e.to_string(),
+                source: Box::new(e),
             })??;
         let mut store = load(&path)?;
         if !holds(&store, provider, &old_access) {
@@ -450,7 +397,7 @@ where
         Ok(r) => r,
         Err(e) => Err(E::from(AuthStoreError::Write {
             path: PathBuf::new(),
-            reason: format!("refresh task failed: {e}"),
+            source: Box::new(RefreshTaskFailed(e)),
         })),
     }
 }
@@ -470,10 +417,10 @@ pub fn lock(path: &Path) -> Result<crate::fs::Flock, AuthStoreError> {
 /// Write the store as Hermes' `_save_auth_store` does (2-space JSON,
 /// `version` and `updated_at` stamped, atomic replace, mode 0600). The
 /// caller holds [`lock`].
-pub fn write_store(path: &Path, mut store: Map<String, Value>) -> Result<(), AuthStoreError> {
-    let werr = |reason: String| AuthStoreError::Write {
+pub fn write_store(path: &Path, mut store: AuthStore) -> Result<(), AuthStoreError> {
+    let werr = |e: Box<dyn std::error::Error + Send + Sync>| AuthStoreError::Write {
         path: path.to_path_buf(),
-        reason,
+        source: e,
     };
     // Hermes keeps a damaged store as `auth.json.corrupt` before replacing
     // it (`_load_auth_store`); so do we.
@@ -483,19 +430,20 @@ pub fn write_store(path: &Path, mut store: Map<String, Value>) -> Result<(), Aut
     {
         let _ = crate::fs::atomic_write(&path.with_extension("json.corrupt"), &old);
     }
-    store.insert("version".into(), VERSION.into());
-    store.insert("updated_at".into(), iso_utc(now()).into());
-    let text = serde_json::to_string_pretty(&Value::Object(store))
-        .map_err(|e| werr(e.to_string()))?
+    store.stamp(VERSION, iso_utc(now()));
+    let text = store
+        .to_value()
+        .and_then(|v| serde_json::to_string_pretty(&v))
+        .map_err(|e| werr(e.into()))?
         + "\n";
-    crate::fs::atomic_write(path, text.as_bytes()).map_err(|e| werr(e.to_string()))?;
+    crate::fs::atomic_write(path, text.as_bytes()).map_err(|e| werr(e.into()))?;
     // Hermes writes its store 0600 whatever it was before: it holds tokens.
     use std::os::unix::fs::PermissionsExt;
     std::fs::set_permissions(
         crate::fs::real_target(path),
         std::fs::Permissions::from_mode(0o600),
     )
-    .map_err(|e| werr(e.to_string()))?;
+    .map_err(|e| werr(e.into()))?;
     Ok(())
 }
 

@@ -28,7 +28,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use crate::auth::store::{self as auth_store, PoolEntry};
+use crate::auth::store::{self as auth_store, AuthStore, PoolEntry};
 use crate::hermes::{Context, envvars};
 
 pub(crate) const PROVIDER: &str = "xai-oauth";
@@ -84,26 +84,16 @@ pub(crate) fn peek(ctx: &Context) -> Option<&'static str> {
 }
 
 /// Pool entries, or the singleton as the entry Hermes would seed from it.
-fn entries(store: &serde_json::Map<String, Value>) -> Vec<PoolEntry> {
+fn entries(store: &AuthStore) -> Vec<PoolEntry> {
     let mut v: Vec<PoolEntry> = auth_store::pool_entries(store, PROVIDER)
         .into_iter()
         .filter(|e| e.token().is_some())
         .collect();
     if v.is_empty()
-        && let Some(t) = auth_store::provider_state(store, PROVIDER)
-            .and_then(|s| s.get("tokens"))
-            .and_then(Value::as_object)
-        && let Some(a) = auth_store::nonempty(t.get("access_token").and_then(Value::as_str))
+        && let Some(t) = auth_store::singleton_tokens(store, PROVIDER)
+        && let Some(a) = auth_store::nonempty(t.access_token())
     {
-        v.push(PoolEntry {
-            id: "device_code".into(),
-            access_token: Some(a.to_string()),
-            refresh_token: t
-                .get("refresh_token")
-                .and_then(Value::as_str)
-                .map(str::to_string),
-            ..PoolEntry::default()
-        });
+        v.push(PoolEntry::seeded("device_code", a, t.refresh_token()));
     }
     v
 }
@@ -200,18 +190,18 @@ pub async fn resolve(ctx: &Context, http: &reqwest::Client) -> Result<XaiCreds, 
                 match refresh_entry(http, &path, &store, &access).await {
                     Ok(Some(t)) => t,
                     // Another process rotated it meanwhile: use what it stored.
-                    Ok(None) => match current_token(&path, &e.id, now) {
+                    Ok(None) => match current_token(&path, e.id(), now) {
                         Some(t) => t,
                         None => continue,
                     },
                     // Hermes' lock held by another process: the log says so plainly.
                     Err(XaiAuthError::Store(err @ auth_store::AuthStoreError::Locked(_))) => {
-                        tracing::warn!("xai-oauth entry {} not refreshed: {err}", e.id);
+                        tracing::warn!("xai-oauth entry {} not refreshed: {err}", e.id());
                         why.locked = Some(err.to_string());
                         continue;
                     }
                     Err(err) => {
-                        tracing::debug!("xai-oauth entry {} refresh failed: {err}", e.id);
+                        tracing::debug!("xai-oauth entry {} refresh failed: {err}", e.id());
                         continue;
                     }
                 }
@@ -220,7 +210,7 @@ pub async fn resolve(ctx: &Context, http: &reqwest::Client) -> Result<XaiCreds, 
             };
             return Ok(XaiCreds {
                 api_key: access,
-                base_url: oauth_base_url(ctx, e.base_url.as_deref()),
+                base_url: oauth_base_url(ctx, e.base_url()),
                 oauth: true,
             });
         }
@@ -246,7 +236,7 @@ pub(crate) async fn refresh_rejected(
         .find(|e| e.token() == Some(stale.api_key.as_str()))?;
     let fresh = match refresh_entry(http, &path, &store, &stale.api_key).await {
         Ok(Some(t)) => Ok(t),
-        Ok(None) => current_token(&path, &e.id, auth_store::now()).ok_or(()),
+        Ok(None) => current_token(&path, e.id(), auth_store::now()).ok_or(()),
         Err(err) => {
             tracing::warn!("xAI OAuth refresh after 401 failed: {err}");
             Err(())
@@ -266,7 +256,7 @@ fn current_token(path: &std::path::Path, id: &str, now: f64) -> Option<String> {
     let store = auth_store::load(path).ok()?;
     entries(&store)
         .into_iter()
-        .find(|e| e.id == id && e.selectable(now))
+        .find(|e| e.id() == id && e.selectable(now))
         .and_then(|e| e.token().map(str::to_string))
 }
 
@@ -276,7 +266,7 @@ fn current_token(path: &std::path::Path, id: &str, now: f64) -> Option<String> {
 async fn refresh_entry(
     http: &reqwest::Client,
     path: &std::path::Path,
-    store: &serde_json::Map<String, Value>,
+    store: &AuthStore,
     old_access: &str,
 ) -> Result<Option<String>, XaiAuthError> {
     let cached = auth_store::provider_state(store, PROVIDER)

@@ -1,14 +1,17 @@
 //! State shared by every tool call: the Hermes home, its config and `.env`.
-//! Building it does no I/O; the config is read on first use.
+//! Building it does no I/O; the config is read on first use, and its typed
+//! sections ([`Sections`]) once, on the first call that reads one.
 
 use std::sync::OnceLock;
 
+use super::sections::Sections;
 use super::{Env, HermesConfig, HermesHome, envvars};
 
 pub struct Context {
     pub(crate) home: HermesHome,
     pub(crate) env: Env,
     config: OnceLock<(HermesConfig, Option<String>)>,
+    sections: OnceLock<Sections>,
     preset_config: Option<HermesConfig>,
 }
 
@@ -20,6 +23,7 @@ impl Context {
             home,
             env,
             config: OnceLock::new(),
+            sections: OnceLock::new(),
             preset_config: None,
         }
     }
@@ -30,6 +34,7 @@ impl Context {
             home,
             env,
             config: OnceLock::new(),
+            sections: OnceLock::new(),
             preset_config: Some(config),
         }
     }
@@ -53,6 +58,12 @@ impl Context {
     /// (see [`Self::config_error`]).
     pub(crate) fn config(&self) -> &HermesConfig {
         &self.loaded().0
+    }
+
+    /// The config's sections the toolsets read, as typed structs (read once).
+    pub(crate) fn sections(&self) -> &Sections {
+        self.sections
+            .get_or_init(|| Sections::read(self.config(), &|n: &str| self.env.get_unlisted(n)))
     }
 
     /// Why `config.yaml` could not be used, if it could not.

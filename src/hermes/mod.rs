@@ -1,5 +1,5 @@
 //! Everything about the Hermes Agent installation we read: where its home is,
-//! its `config.yaml`, its `.env`, and the one list of environment variables
+//! its `config.yaml` (and its [`sections`] as typed structs), its `.env`, and the one list of environment variables
 //! hermes-mcp reads ([`envvars`]), and the [`Context`] every tool call and
 //! HTTP client shares.
 
@@ -11,6 +11,7 @@ pub mod envvars;
 pub mod home;
 pub mod logfile;
 pub mod python;
+pub mod sections;
 
 pub use config::{ConfigError, HermesConfig};
 pub use context::Context;

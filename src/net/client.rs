@@ -92,13 +92,24 @@ pub enum FetchError {
     TooLarge(usize),
     #[error("timed out fetching {0}")]
     Timeout(String),
+    /// `reason` is the cause's whole chain, as Hermes' texts show it.
     #[error("cannot fetch {url}: {reason}")]
-    Network { url: String, reason: String },
+    Network {
+        url: String,
+        reason: String,
+        #[source]
+        source: reqwest::Error,
+    },
     #[error("invalid URL {0:?}")]
     BadUrl(String),
     /// The body's `Content-Encoding` cannot be decoded (or is not what it claims).
     #[error("cannot decode the response from {url}: {reason}")]
-    Encoding { url: String, reason: String },
+    Encoding {
+        url: String,
+        reason: String,
+        #[source]
+        source: Option<std::io::Error>,
+    },
     #[error("{0}")]
     Other(String),
 }
@@ -221,6 +232,7 @@ fn map_reqwest(e: reqwest::Error, url: &Url) -> FetchError {
     FetchError::Network {
         url: url.to_string(),
         reason: describe(&e),
+        source: e,
     }
 }
 
@@ -563,6 +575,7 @@ fn decode_codings(
                     reason: format!(
                         "the server sent it with Content-Encoding {other:?}, which hermes-mcp cannot decode (it decodes gzip, deflate and br)"
                     ),
+                    source: None,
                 });
             }
         };
@@ -572,6 +585,7 @@ fn decode_codings(
             .map_err(|e| FetchError::Encoding {
                 url: url.to_string(),
                 reason: format!("the body is not valid {coding} data ({e})"),
+                source: Some(e),
             })?;
         if body.len() > cap {
             return Err(FetchError::TooLarge(cap));

@@ -69,7 +69,7 @@ fn trimmed(v: Option<String>) -> Option<String> {
 fn auth_json(ctx: &Context) -> Option<Value> {
     auth_store::load(&auth_store::path(&ctx.home.path))
         .ok()
-        .map(Value::Object)
+        .and_then(|s| s.to_value().ok())
 }
 
 /// The pool entries of `provider` in auth.json (`credential_pool.<p>`) that
@@ -84,7 +84,7 @@ fn pool_entries(ctx: &Context, provider: &str) -> Vec<Value> {
         .into_iter()
         .filter_map(|e| {
             let p: auth_store::PoolEntry = serde_json::from_value(e.clone()).ok()?;
-            p.status_ok(now).then_some((p.priority, e))
+            (p.well_formed() && p.status_ok(now)).then_some((p.priority(), e))
         })
         .collect();
     v.sort_by_key(|(p, _)| *p);

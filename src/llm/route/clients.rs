@@ -238,7 +238,7 @@ fn pool_base_url(ctx: &Context) -> Option<String> {
     auth_store::pool_entries(&store, codex_auth::PROVIDER)
         .into_iter()
         .find_map(|e| {
-            auth_store::nonempty(e.base_url.as_deref()).map(|b| b.trim_end_matches('/').to_string())
+            auth_store::nonempty(e.base_url()).map(|b| b.trim_end_matches('/').to_string())
         })
 }
 

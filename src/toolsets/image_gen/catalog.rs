@@ -409,7 +409,10 @@ pub(crate) fn fal_model(id: &str) -> Option<&'static FalModel> {
 /// unknown ids fall back to the default (with a warning).
 pub(crate) fn resolve_fal_model(ctx: &Context) -> (&'static FalModel, Option<String>) {
     let configured = ctx
-        .config_str("image_gen.model")
+        .sections()
+        .image_gen
+        .model
+        .clone()
         .map(|s| s.trim().to_string())
         .filter(|s| !s.is_empty())
         .or_else(|| {
@@ -454,11 +457,18 @@ pub(crate) fn resolve_gpt_tier(ctx: &Context, section: &str) -> (&'static str, &
         .get(envvars::OPENAI_IMAGE_MODEL)
         .and_then(|s| is_tier(s.trim()))
         .or_else(|| {
-            ctx.config_str(&format!("image_gen.{section}.model"))
+            ctx.sections()
+                .image_gen
+                .provider(section)
+                .model
+                .clone()
                 .and_then(|s| is_tier(s.trim()))
         })
         .or_else(|| {
-            ctx.config_str("image_gen.model")
+            ctx.sections()
+                .image_gen
+                .model
+                .clone()
                 .and_then(|s| is_tier(s.trim()))
         })
         .unwrap_or(("gpt-image-2-medium", "medium"))

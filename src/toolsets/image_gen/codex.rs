@@ -57,7 +57,11 @@ pub(crate) fn describe_source(s: &TokenSource) -> String {
 }
 
 fn base_url(ctx: &Context) -> String {
-    ctx.config_str("image_gen.openai-codex.base_url")
+    ctx.sections()
+        .image_gen
+        .provider("openai-codex")
+        .base_url
+        .clone()
         .map(|s| s.trim().to_string())
         .filter(|s| !s.is_empty())
         .unwrap_or_else(|| codex_auth::DEFAULT_CODEX_BASE_URL.to_string())
@@ -70,7 +74,11 @@ fn base_url(ctx: &Context) -> String {
 /// hand Hermes' single-use refresh token to whoever config.yaml names.
 fn token_url(ctx: &Context) -> String {
     let configured = ctx
-        .config_str("image_gen.openai-codex.token_url")
+        .sections()
+        .image_gen
+        .provider("openai-codex")
+        .token_url
+        .clone()
         .map(|s| s.trim().to_string())
         .filter(|s| !s.is_empty());
     match configured {

@@ -45,14 +45,22 @@ pub(crate) fn configured_model(ctx: &Context) -> Option<String> {
         .map(|s| s.trim().to_string())
         .filter(|s| !s.is_empty())
         .or_else(|| {
-            ctx.config_str("image_gen.deepinfra.model")
+            ctx.sections()
+                .image_gen
+                .provider("deepinfra")
+                .model
+                .clone()
                 .map(|s| s.trim().to_string())
                 .filter(|s| !s.is_empty())
         })
 }
 
 fn base_url(ctx: &Context) -> String {
-    ctx.config_str("image_gen.deepinfra.base_url")
+    ctx.sections()
+        .image_gen
+        .provider("deepinfra")
+        .base_url
+        .clone()
         .filter(|s| !s.is_empty())
         .or_else(|| ctx.env.get(envvars::DEEPINFRA_BASE_URL))
         .unwrap_or_else(|| DEFAULT_BASE_URL.to_string())

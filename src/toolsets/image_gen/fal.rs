@@ -96,7 +96,11 @@ fn error_text(e: &Value) -> String {
 }
 
 fn fal_base(ctx: &Context) -> String {
-    ctx.config_str("image_gen.fal.base_url")
+    ctx.sections()
+        .image_gen
+        .provider("fal")
+        .base_url
+        .clone()
         .unwrap_or_else(|| DEFAULT_FAL_BASE_URL.to_string())
         .trim_end_matches('/')
         .to_string()

@@ -58,8 +58,15 @@ pub(crate) fn resolve_model(ctx: &Context) -> &'static str {
     ctx.env
         .get(envvars::KREA_IMAGE_MODEL)
         .and_then(known)
-        .or_else(|| ctx.config_str("image_gen.krea.model").and_then(known))
-        .or_else(|| ctx.config_str("image_gen.model").and_then(known))
+        .or_else(|| {
+            ctx.sections()
+                .image_gen
+                .provider("krea")
+                .model
+                .clone()
+                .and_then(known)
+        })
+        .or_else(|| ctx.sections().image_gen.model.clone().and_then(known))
         .unwrap_or(DEFAULT_MODEL)
 }
 
@@ -85,14 +92,22 @@ async fn managed(ctx: &Context, http: &HttpClient) -> Option<gateway::Gateway> {
 
 /// `_resolve_creativity` with no argument: `image_gen.krea.creativity`, else `medium`.
 fn creativity(ctx: &Context) -> String {
-    ctx.config_str("image_gen.krea.creativity")
+    ctx.sections()
+        .image_gen
+        .provider("krea")
+        .creativity
+        .clone()
         .map(|s| s.trim().to_ascii_lowercase())
         .filter(|s| CREATIVITY.contains(&s.as_str()))
         .unwrap_or_else(|| "medium".into())
 }
 
 fn base_url(ctx: &Context) -> String {
-    ctx.config_str("image_gen.krea.base_url")
+    ctx.sections()
+        .image_gen
+        .provider("krea")
+        .base_url
+        .clone()
         .map(|s| s.trim().trim_end_matches('/').to_string())
         .filter(|s| !s.is_empty())
         .unwrap_or_else(|| DEFAULT_BASE_URL.to_string())

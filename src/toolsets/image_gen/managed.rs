@@ -44,13 +44,16 @@ pub(super) fn krea_ready(ctx: &Context) -> Option<Gateway> {
 /// config names, when a gateway user would be routed to Krea's gateway.
 pub(super) fn krea_routed_model(ctx: &Context) -> Option<&'static str> {
     let provider = ctx
-        .config_str("image_gen.provider")
+        .sections()
+        .image_gen
+        .provider
+        .clone()
         .map(|s| s.trim().to_ascii_lowercase())
         .unwrap_or_default();
     if !(provider.is_empty() || provider == "fal") {
         return None;
     }
-    let model = krea::native_model(ctx.config_str("image_gen.model")?.trim())?;
+    let model = krea::native_model(ctx.sections().image_gen.model.as_deref()?.trim())?;
     krea_ready(ctx).map(|_| model)
 }
 

@@ -106,7 +106,10 @@ impl Backend {
 /// then reports what to set.
 pub(crate) fn select(ctx: &Context) -> (Backend, String) {
     let configured = ctx
-        .config_str("image_gen.provider")
+        .sections()
+        .image_gen
+        .provider
+        .clone()
         .map(|s| s.trim().to_ascii_lowercase())
         .filter(|s| !s.is_empty());
     if let Some(p) = configured {
@@ -177,7 +180,10 @@ pub(crate) fn backend(ctx: &Context) -> Backend {
 
 /// `_read_configured_image_model`: `image_gen.model`, trimmed.
 fn configured_model(ctx: &Context) -> Option<String> {
-    ctx.config_str("image_gen.model")
+    ctx.sections()
+        .image_gen
+        .model
+        .clone()
         .map(|s| s.trim().to_string())
         .filter(|s| !s.is_empty())
 }
@@ -200,7 +206,10 @@ pub(crate) fn description(ctx: &Context) -> String {
     let (provider, model, both, max_refs) = match backend(ctx) {
         Backend::OpenAiCodex => {
             let model = ctx
-                .config_str("image_gen.model")
+                .sections()
+                .image_gen
+                .model
+                .clone()
                 .map(|s| s.trim().to_string())
                 .unwrap_or_else(|| OPENAI_DEFAULT_TIER.to_string());
             (
@@ -239,7 +248,10 @@ pub(crate) fn description(ctx: &Context) -> String {
         ),
         Backend::OpenAi => {
             let model = ctx
-                .config_str("image_gen.model")
+                .sections()
+                .image_gen
+                .model
+                .clone()
                 .map(|s| s.trim().to_string())
                 .unwrap_or_else(|| OPENAI_DEFAULT_TIER.to_string());
             ("OpenAI".to_string(), model, true, OPENAI_MAX_SOURCES)

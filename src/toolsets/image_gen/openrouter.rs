@@ -37,8 +37,14 @@ pub(crate) fn model_chain(ctx: &Context) -> Vec<String> {
     let pick = ctx
         .env
         .get(envvars::OPENROUTER_IMAGE_MODEL)
-        .or_else(|| ctx.config_str("image_gen.openrouter.model"))
-        .or_else(|| ctx.config_str("image_gen.model"))
+        .or_else(|| {
+            ctx.sections()
+                .image_gen
+                .provider("openrouter")
+                .model
+                .clone()
+        })
+        .or_else(|| ctx.sections().image_gen.model.clone())
         .map(|s| s.trim().to_string())
         .filter(|s| !s.is_empty());
     match pick {
@@ -48,7 +54,11 @@ pub(crate) fn model_chain(ctx: &Context) -> Vec<String> {
 }
 
 fn base_url(ctx: &Context) -> String {
-    ctx.config_str("image_gen.openrouter.base_url")
+    ctx.sections()
+        .image_gen
+        .provider("openrouter")
+        .base_url
+        .clone()
         .or_else(|| ctx.env.get(envvars::OPENROUTER_BASE_URL))
         .map(|s| s.trim().trim_end_matches('/').to_string())
         .filter(|s| !s.is_empty())

@@ -40,12 +40,25 @@ pub(crate) fn resolve_model(ctx: &Context) -> &'static str {
     ctx.env
         .get(envvars::XAI_IMAGE_MODEL)
         .and_then(known)
-        .or_else(|| ctx.config_str("image_gen.xai.model").and_then(known))
+        .or_else(|| {
+            ctx.sections()
+                .image_gen
+                .provider("xai")
+                .model
+                .clone()
+                .and_then(known)
+        })
         .unwrap_or(DEFAULT_MODEL)
 }
 
 fn resolution(ctx: &Context) -> &'static str {
-    match ctx.config_str("image_gen.xai.resolution").as_deref() {
+    match ctx
+        .sections()
+        .image_gen
+        .provider("xai")
+        .resolution
+        .as_deref()
+    {
         Some("2k") => "2k",
         _ => "1k",
     }
@@ -54,7 +67,11 @@ fn resolution(ctx: &Context) -> &'static str {
 /// `image_gen.xai.base_url`, else the credentials' base URL (the sign-in's
 /// pinned xAI origin, or `XAI_BASE_URL` with a key).
 fn base_url(ctx: &Context, creds: &xai_auth::XaiCreds) -> String {
-    ctx.config_str("image_gen.xai.base_url")
+    ctx.sections()
+        .image_gen
+        .provider("xai")
+        .base_url
+        .clone()
         .map(|s| s.trim().trim_end_matches('/').to_string())
         .filter(|s| !s.is_empty())
         .unwrap_or_else(|| creds.base_url.clone())

@@ -200,19 +200,20 @@ fn guard_healthy(path: &Path) -> KanbanResult<()> {
         Ok(m) if m.len() > 0 => {}
         _ => return Ok(()),
     }
-    let reason = match raw_connect(path).map_err(|e| match e {
+    let refused = |e: rusqlite::Error| (format!("sqlite refused to open file: {e}"), Some(Box::new(e)));
+    let (reason, source) = match raw_connect(path).map_err(|e| match e {
         KanbanError::Sqlite(s) => s,
         other => rusqlite::Error::InvalidPath(PathBuf::from(other.to_string())),
     }) {
         Ok(probe) => match probe.query_row("PRAGMA integrity_check", [], |r| r.get::<_, String>(0))
         {
             Ok(s) if s.eq_ignore_ascii_case("ok") => return Ok(()),
-            Ok(s) => format!("integrity_check returned {}", py_repr(&s)),
+            Ok(s) => (format!("integrity_check returned {}", py_repr(&s)), None),
             Err(e) if is_busy(&e) => return Err(e.into()),
-            Err(e) => format!("sqlite refused to open file: {e}"),
+            Err(e) => refused(e),
         },
         Err(e) if is_busy(&e) => return Err(e.into()),
-        Err(e) => format!("sqlite refused to open file: {e}"),
+        Err(e) => refused(e),
     };
     let backup = backup_corrupt(path)
         .map(|p| p.display().to_string())
@@ -221,6 +222,7 @@ fn guard_healthy(path: &Path) -> KanbanResult<()> {
         path: path.to_path_buf(),
         reason,
         backup,
+        source,
     })
 }
 

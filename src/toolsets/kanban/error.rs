@@ -27,6 +27,9 @@ pub(crate) enum KanbanError {
         path: PathBuf,
         reason: String,
         backup: String,
+        /// SQLite's refusal, when that is the reason.
+        #[source]
+        source: Option<Box<rusqlite::Error>>,
     },
     #[error("file is not a database: invalid SQLite header for {path}{signature}; first_32={hex}")]
     BadHeader {

@@ -1,13 +1,14 @@
 //! One handler per kanban tool: run the operation for a parsed [`Call`] and
 //! shape Hermes' result JSON or error text (hermes-agent:
 //! `tools/kanban_tools.py`, `_handle_*`). Checks Hermes makes after the
-//! database is open live here; the earlier ones are in `tool::parse`.
+//! database is open live here; the earlier ones are in `args::parse`.
 
 use rusqlite::Connection;
 use serde_json::{Map, Value, json};
 
 use crate::redact::{redact_json_value, redact_sensitive_text};
 use crate::server::ToolOutput;
+use crate::toolsets::kanban::args::{BlockArgs, Call, CompleteArgs, CreateArgs, ListArgs};
 use crate::toolsets::kanban::env::KEnv;
 use crate::toolsets::kanban::error::{KanbanError, KanbanResult};
 use crate::toolsets::kanban::ops::VALID_BLOCK_KINDS;
@@ -21,11 +22,11 @@ use crate::toolsets::kanban::ops::lifecycle::{
 };
 use crate::toolsets::kanban::ops::read::{ListFilter, list_tasks};
 use crate::toolsets::kanban::paths::KanbanPaths;
+use crate::toolsets::kanban::status::Status;
 use crate::toolsets::kanban::store::{
     child_ids, event_payload, get_task, latest_run_id, list_comments, list_events, list_runs,
     parent_ids, run_metadata,
 };
-use crate::toolsets::kanban::tool::{BlockArgs, Call, CompleteArgs, CreateArgs, ListArgs};
 use crate::toolsets::kanban::util::{claimer_id, py_list, py_repr, py_strip};
 
 const LIST_DEFAULT_LIMIT: i64 = 50;
@@ -162,7 +163,7 @@ fn list(
         c,
         &ListFilter {
             assignee: a.assignee.as_deref(),
-            status: a.status.as_deref(),
+            status: a.status.as_ref(),
             tenant: a.tenant.as_deref(),
             include_archived: a.include_archived,
             limit: limit + 1,
@@ -453,7 +454,7 @@ fn create(
         initial_status: a
             .initial_status
             .filter(|s| !s.is_empty())
-            .unwrap_or_else(|| "running".into()),
+            .map_or(Status::Running, |s| Status::from(s.as_str())),
         session_id: kenv.session_id.clone(),
         board_default_workdir: paths.board_default_workdir(&board),
     };

@@ -8,26 +8,28 @@
 //! on tokio's blocking pool.
 //!
 //! Layers, each importing only from the ones above it:
-//! * `util`, `error`: leaf helpers (clock, ids, Python string semantics) and
-//!   the error types;
+//! * `util`, `error`, `status`: leaf helpers (clock, ids, Python string
+//!   semantics), the error types and a task's status;
 //! * `paths`: which board and file a call targets;
 //! * `txn`: write transactions; `tables`: schema and migrations; `db`:
 //!   opening a board's file;
 //! * `store`: rows and queries; `workspace`: scratch files (no SQL);
 //! * `ops/*`: the state machine, one module per operation family;
-//! * `env`, `tool`, `handlers`: a call's environment, parsed arguments and
-//!   result shaping; this file wires them to the `Toolset` trait.
+//! * `schema`: the tool definitions; `env`, `args`, `handlers`: a call's
+//!   environment, parsed arguments and result shaping; this file wires them
+//!   to the `Toolset` trait.
 
+mod args;
 mod db;
 mod env;
 mod error;
 mod handlers;
 mod ops;
 mod paths;
-mod schemas;
+mod schema;
+mod status;
 mod store;
 mod tables;
-mod tool;
 mod txn;
 mod util;
 mod workspace;
@@ -45,10 +47,10 @@ use crate::hermes::envvars as ev;
 use crate::server::args::ArgsExt;
 use crate::server::toolset::BoxFuture;
 use crate::server::{Availability, ToolCall, ToolDef, ToolEntry, ToolOutput, Toolset};
+use args::KanbanTool;
 use env::KEnv;
 use error::KanbanError;
 use paths::KanbanPaths;
-use tool::KanbanTool;
 
 #[derive(Default)]
 pub struct KanbanToolset {
@@ -129,7 +131,7 @@ impl Toolset for KanbanToolset {
     }
 
     fn defs(&self) -> &'static [ToolDef] {
-        schemas::DEFS
+        schema::DEFS
     }
 
     fn resolve(&self, ctx: &Context, def: &'static ToolDef) -> ToolEntry {
@@ -141,7 +143,7 @@ impl Toolset for KanbanToolset {
             KanbanTool::from_name(name).is_some_and(KanbanTool::orchestrator_only);
         let availability = if orchestrator_only {
             if worker {
-                Availability::Unavailable(tool::orchestrator_only_message(name))
+                Availability::Unavailable(args::orchestrator_only_message(name))
             } else if has_toolset {
                 Availability::Available
             } else {
@@ -171,7 +173,7 @@ impl Toolset for KanbanToolset {
                 return ToolOutput::error(format!("Unknown tool: {name}"));
             };
             // Checks that need no database come first, as in Hermes' handlers.
-            let parsed = match tool::parse(tool, &args, &kenv) {
+            let parsed = match args::parse(tool, &args, &kenv) {
                 Ok(p) => p,
                 Err(out) => return out,
             };

@@ -13,6 +13,7 @@ use serde_json::{Value, json};
 
 use crate::pycompat::py_json;
 use crate::toolsets::kanban::error::{KanbanResult, value_err};
+use crate::toolsets::kanban::status::Status;
 use crate::toolsets::kanban::util::{now, py_strip};
 
 /// `normalize_profile_name`: strip, `default` case-insensitively, else lower-case.
@@ -100,8 +101,8 @@ impl Task {
     pub(crate) fn id(&self) -> String {
         self.0.s("id").unwrap_or_default()
     }
-    pub(crate) fn status(&self) -> String {
-        self.0.s("status").unwrap_or_default()
+    pub(crate) fn status(&self) -> Status {
+        Status::from(self.0.s("status").unwrap_or_default().as_str())
     }
     pub(crate) fn assignee(&self) -> Option<String> {
         self.0.s("assignee")

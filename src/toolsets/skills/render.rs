@@ -56,13 +56,13 @@ pub(crate) fn looks_injected(content: &str) -> bool {
 /// default on), then inline shell snippets (`skills.inline_shell`, default off).
 pub(crate) fn preprocess(ctx: &Context, content: &str, skill_dir: Option<&Path>) -> String {
     let mut rendered = content.to_string();
-    if ctx.config().bool("skills.template_vars").unwrap_or(true) {
+    let cfg = &ctx.sections().skills;
+    if cfg.template_vars.unwrap_or(true) {
         rendered = substitute_template_vars(&rendered, skill_dir, ctx.session_id().as_deref());
     }
-    if ctx.config().bool("skills.inline_shell").unwrap_or(false) {
-        let timeout = ctx
-            .config()
-            .f64("skills.inline_shell_timeout")
+    if cfg.inline_shell.unwrap_or(false) {
+        let timeout = cfg
+            .inline_shell_timeout
             .filter(|t| *t != 0.0)
             .map_or(10, |t| t.max(1.0) as u64);
         rendered = super::inline_shell::expand(&rendered, skill_dir, timeout);

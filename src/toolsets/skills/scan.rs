@@ -62,7 +62,7 @@ impl Roots {
             local.clone()
         });
         let mut external: Vec<PathBuf> = Vec::new();
-        let raw: Vec<String> = match ctx.config().get("skills.external_dirs") {
+        let raw: Vec<String> = match &ctx.sections().skills.external_dirs {
             Some(Value::Array(a)) => a.iter().map(py_str_or_json).collect(),
             Some(Value::String(s)) => vec![s.clone()],
             _ => Vec::new(),
@@ -393,12 +393,12 @@ fn string_set(v: Option<&Value>) -> BTreeSet<String> {
 
 /// `skills.disabled`, plus `skills.platform_disabled.<HERMES_PLATFORM>` when set.
 pub(crate) fn disabled_names(ctx: &Context) -> BTreeSet<String> {
-    let cfg = ctx.config();
-    let mut set = string_set(cfg.get("skills.disabled"));
+    let cfg = &ctx.sections().skills;
+    let mut set = string_set(cfg.disabled.as_ref());
     if let Some(platform) = ctx.env.get(envvars::HERMES_PLATFORM) {
         let per = cfg
-            .get("skills.platform_disabled")
-            .and_then(Value::as_object)
+            .platform_disabled
+            .as_ref()
             .and_then(|m| m.get(&platform));
         set.extend(string_set(per));
     }

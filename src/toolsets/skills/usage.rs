@@ -72,9 +72,9 @@ fn count(v: Option<&Value>) -> Option<i64> {
 #[derive(Debug, thiserror::Error)]
 enum UsageError {
     #[error("cannot lock {0}: {1}")]
-    Lock(String, io::Error),
+    Lock(String, #[source] io::Error),
     #[error("cannot create {0}: {1}")]
-    Dir(String, io::Error),
+    Dir(String, #[source] io::Error),
     #[error("{0}")]
     Write(#[from] crate::fs::FileError),
     #[error("{0}")]

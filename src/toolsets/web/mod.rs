@@ -235,14 +235,10 @@ async fn web_search(ctx: &Context, http: &HttpClient, args: SearchArgs) -> ToolO
 
 /// `web.extract_char_limit` (an int, or a numeric string), default 15000.
 fn configured_char_limit(ctx: &Context) -> i64 {
-    match ctx.config().get("web.extract_char_limit") {
-        Some(Value::Number(n)) => n
-            .as_i64()
-            .or_else(|| n.as_f64().map(|f| f as i64))
-            .unwrap_or(extract::DEFAULT_CHAR_LIMIT),
-        Some(Value::String(s)) => s.trim().parse().unwrap_or(extract::DEFAULT_CHAR_LIMIT),
-        _ => extract::DEFAULT_CHAR_LIMIT,
-    }
+    ctx.sections()
+        .web
+        .extract_char_limit
+        .unwrap_or(extract::DEFAULT_CHAR_LIMIT)
 }
 
 /// One requested URL on its way through `web_extract`: the document once fetched (or

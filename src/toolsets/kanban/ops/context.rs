@@ -8,6 +8,7 @@ use rusqlite::Connection;
 use serde_json::Value;
 
 use crate::toolsets::kanban::error::{KanbanResult, value_err};
+use crate::toolsets::kanban::status::Status;
 use crate::toolsets::kanban::store::{
     Row, Task, get_task, list_attachments, list_comments, list_runs, parent_ids, recent_work_by,
     run_metadata,
@@ -202,7 +203,7 @@ fn parent_results(
         let Some(pt) = get_task(conn, &pid)? else {
             continue;
         };
-        if pt.status() != "done" {
+        if pt.status() != Status::Done {
             continue;
         }
         let mut runs: Vec<Row> = list_runs(conn, &pid)?

@@ -9,6 +9,7 @@ use serde_json::{Value, json};
 
 use crate::pycompat::py_json;
 use crate::toolsets::kanban::error::{KanbanError, KanbanResult, value_err};
+use crate::toolsets::kanban::status::Status;
 use crate::toolsets::kanban::store::{
     append_event, canonical_assignee, find_missing, query_strings, task_exists,
 };
@@ -94,7 +95,7 @@ pub(crate) struct NewTask {
     pub(crate) skills: Option<Vec<String>>,
     pub(crate) goal_mode: bool,
     pub(crate) goal_max_turns: Option<i64>,
-    pub(crate) initial_status: String,
+    pub(crate) initial_status: Status,
     pub(crate) session_id: Option<String>,
     /// The board's `default_workdir` (for `dir`/`worktree` without a path).
     pub(crate) board_default_workdir: Option<String>,
@@ -138,7 +139,7 @@ fn validate(t: &NewTask) -> KanbanResult<Validated> {
     if py_strip(&t.title).is_empty() {
         return value_err("title is required");
     }
-    if !["running", "blocked"].contains(&t.initial_status.as_str()) {
+    if !matches!(t.initial_status, Status::Running | Status::Blocked) {
         return value_err("initial_status must be one of ['blocked', 'running']");
     }
     if !["scratch", "worktree", "dir"].contains(&t.workspace_kind.as_str()) {
@@ -211,26 +212,26 @@ fn clean_skills(list: &[String]) -> KanbanResult<Vec<String>> {
 
 /// `blocked` when asked, else `triage`, else `ready` unless a parent is not
 /// yet done (`todo`).
-fn initial_status(c: &Connection, t: &NewTask, parents: &[String]) -> KanbanResult<&'static str> {
-    Ok(if t.initial_status == "blocked" {
-        "blocked"
+fn initial_status(c: &Connection, t: &NewTask, parents: &[String]) -> KanbanResult<Status> {
+    Ok(if t.initial_status == Status::Blocked {
+        Status::Blocked
     } else if t.triage {
-        "triage"
+        Status::Triage
     } else if parents.is_empty() {
-        "ready"
+        Status::Ready
     } else {
         let sql = format!(
             "SELECT status FROM tasks WHERE id IN ({})",
             vec!["?"; parents.len()].join(",")
         );
         let mut st = c.prepare(&sql)?;
-        let statuses: Vec<String> = st
+        let statuses: Vec<Status> = st
             .query_map(params_from_iter(parents.iter()), |r| r.get(0))?
             .collect::<Result<_, _>>()?;
-        if statuses.iter().any(|s| s != "done") {
-            "todo"
+        if statuses.iter().any(|s| *s != Status::Done) {
+            Status::Todo
         } else {
-            "ready"
+            Status::Ready
         }
     })
 }
@@ -309,7 +310,7 @@ fn insert(
         })),
         None,
     )?;
-    if status == "blocked" {
+    if status == Status::Blocked {
         // Sticky: recompute_ready leaves it until an explicit unblock.
         append_event(
             c,
@@ -386,11 +387,11 @@ pub(crate) fn link_tasks(conn: &Connection, parent: &str, child: &str) -> Kanban
             "INSERT OR IGNORE INTO task_links (parent_id, child_id) VALUES (?, ?)",
             params![parent, child],
         )?;
-        let pstatus: String =
+        let pstatus: Status =
             c.query_row("SELECT status FROM tasks WHERE id = ?", [parent], |r| {
                 r.get(0)
             })?;
-        if pstatus != "done" {
+        if pstatus != Status::Done {
             c.execute(
                 "UPDATE tasks SET status = 'todo' WHERE id = ? AND status = 'ready'",
                 [child],

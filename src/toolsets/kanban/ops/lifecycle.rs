@@ -9,6 +9,7 @@ use serde_json::json;
 
 use crate::toolsets::kanban::error::{KanbanResult, value_err};
 use crate::toolsets::kanban::ops::{BLOCK_RECURRENCE_LIMIT, VALID_BLOCK_KINDS};
+use crate::toolsets::kanban::status::Status;
 use crate::toolsets::kanban::store::{
     append_event, current_run_id, end_run, query_rows, synthesize_ended_run,
 };
@@ -126,7 +127,7 @@ pub(crate) fn block_task(
     reason: Option<&str>,
     kind: Option<&str>,
     expected_run_id: Option<i64>,
-) -> KanbanResult<Option<String>> {
+) -> KanbanResult<Option<Status>> {
     if let Some(k) = kind
         && !VALID_BLOCK_KINDS.contains(&k)
     {
@@ -182,7 +183,7 @@ pub(crate) fn block_task(
                 Some(json!({"reason": reason, "kind": kind})),
                 run_id,
             )?;
-            return Ok(Some("todo".to_string()));
+            return Ok(Some(Status::Todo));
         }
         let rec = if prev_kind.as_deref() == kind {
             prev_rec + 1
@@ -192,13 +193,13 @@ pub(crate) fn block_task(
         // A block of the same kind that keeps coming back goes to triage (loop breaker).
         let (status, event, payload) = if rec >= BLOCK_RECURRENCE_LIMIT {
             (
-                "triage",
+                Status::Triage,
                 "block_loop_detected",
                 json!({"reason": reason, "kind": kind, "recurrences": rec, "limit": BLOCK_RECURRENCE_LIMIT}),
             )
         } else {
             (
-                "blocked",
+                Status::Blocked,
                 "blocked",
                 json!({"reason": reason, "kind": kind, "recurrences": rec}),
             )
@@ -215,12 +216,12 @@ pub(crate) fn block_task(
         }
         let run_id = close(c)?;
         append_event(c, task_id, event, Some(payload), run_id)?;
-        Ok(Some(status.to_string()))
+        Ok(Some(status))
     })
 }
 
 /// `unblock_task`: `blocked|scheduled → ready`, or `todo` while a parent is open.
-pub(crate) fn unblock_task(conn: &Connection, task_id: &str) -> KanbanResult<Option<String>> {
+pub(crate) fn unblock_task(conn: &Connection, task_id: &str) -> KanbanResult<Option<Status>> {
     let t = now();
     write_txn(conn, |c| {
         let stale: Option<Option<i64>> = c
@@ -244,7 +245,7 @@ pub(crate) fn unblock_task(conn: &Connection, task_id: &str) -> KanbanResult<Opt
                  WHERE l.child_id = ? AND p.status != 'done' LIMIT 1",
             )?
             .exists([task_id])?;
-        let new_status = if undone { "todo" } else { "ready" };
+        let new_status = if undone { Status::Todo } else { Status::Ready };
         let n = c.execute(
             "UPDATE tasks SET status = ?, current_run_id = NULL, consecutive_failures = 0, \
              last_failure_error = NULL WHERE id = ? AND status IN ('blocked', 'scheduled')",
@@ -253,8 +254,8 @@ pub(crate) fn unblock_task(conn: &Connection, task_id: &str) -> KanbanResult<Opt
         if n != 1 {
             return Ok(None);
         }
-        let payload = (new_status != "ready").then(|| json!({"status": new_status}));
+        let payload = (new_status != Status::Ready).then(|| json!({"status": new_status}));
         append_event(c, task_id, "unblocked", payload, None)?;
-        Ok(Some(new_status.to_string()))
+        Ok(Some(new_status))
     })
 }

@@ -19,17 +19,6 @@ pub(crate) mod create;
 pub(crate) mod lifecycle;
 pub(crate) mod read;
 
-pub(crate) const VALID_STATUSES: &[&str] = &[
-    "triage",
-    "todo",
-    "scheduled",
-    "ready",
-    "running",
-    "blocked",
-    "review",
-    "done",
-    "archived",
-];
 pub(crate) const VALID_BLOCK_KINDS: &[&str] =
     &["capability", "dependency", "needs_input", "transient"];
 pub(crate) const BLOCK_RECURRENCE_LIMIT: i64 = 2;
@@ -44,6 +33,7 @@ mod tests {
     use super::lifecycle::{recompute_ready, unblock_task};
     use super::read::{ListFilter, list_tasks};
     use crate::toolsets::kanban::db;
+    use crate::toolsets::kanban::status::Status;
     use crate::toolsets::kanban::store::{append_event, get_task};
 
     #[test]
@@ -57,7 +47,7 @@ mod tests {
                 title: "x".into(),
                 assignee: Some("a".into()),
                 workspace_kind: "scratch".into(),
-                initial_status: "running".into(),
+                initial_status: Status::Running,
                 ..Default::default()
             },
         )
@@ -70,34 +60,34 @@ mod tests {
             limit: 10,
         };
         recompute_ready(&a).unwrap();
-        assert_eq!(list_tasks(&a, &f).unwrap()[0].status(), "ready");
+        assert_eq!(list_tasks(&a, &f).unwrap()[0].status(), Status::Ready);
         let b = rusqlite::Connection::open(&p).unwrap();
         b.execute("UPDATE tasks SET status='running' WHERE id=?", [&id])
             .unwrap();
         assert!(a.is_autocommit(), "a read transaction is open");
         recompute_ready(&a).unwrap();
-        assert_eq!(list_tasks(&a, &f).unwrap()[0].status(), "running");
+        assert_eq!(list_tasks(&a, &f).unwrap()[0].status(), Status::Running);
     }
 
     #[test]
     fn recompute_ready_follows_hermes_rules() {
         let d = tempfile::tempdir().unwrap();
         let c = db::open(&d.path().join("kanban.db")).unwrap();
-        let ins = |id: &str, status: &str, failures: i64, max_retries: Option<i64>| {
+        let ins = |id: &str, status: Status, failures: i64, max_retries: Option<i64>| {
             c.execute(
                 "INSERT INTO tasks (id, title, status, created_at, consecutive_failures, max_retries) VALUES (?, 'x', ?, 1, ?, ?)",
                 params![id, status, failures, max_retries],
             )
             .unwrap();
         };
-        ins("t_p_done", "done", 0, None);
-        ins("t_p_open", "running", 0, None);
-        ins("t_todo_ok", "todo", 0, None);
-        ins("t_todo_wait", "todo", 0, None);
-        ins("t_sticky", "blocked", 0, None);
-        ins("t_breaker", "blocked", 0, None);
-        ins("t_tripped", "blocked", 2, None);
-        ins("t_retries", "blocked", 2, Some(5));
+        ins("t_p_done", Status::Done, 0, None);
+        ins("t_p_open", Status::Running, 0, None);
+        ins("t_todo_ok", Status::Todo, 0, None);
+        ins("t_todo_wait", Status::Todo, 0, None);
+        ins("t_sticky", Status::Blocked, 0, None);
+        ins("t_breaker", Status::Blocked, 0, None);
+        ins("t_tripped", Status::Blocked, 2, None);
+        ins("t_retries", Status::Blocked, 2, Some(5));
         for (p, ch) in [
             ("t_p_done", "t_todo_ok"),
             ("t_p_open", "t_todo_wait"),
@@ -112,12 +102,12 @@ mod tests {
         append_event(&c, "t_breaker", "unblocked", None, None).unwrap();
         assert_eq!(recompute_ready(&c).unwrap(), 3);
         let st = |id: &str| get_task(&c, id).unwrap().unwrap().status();
-        assert_eq!(st("t_todo_ok"), "ready");
-        assert_eq!(st("t_todo_wait"), "todo");
-        assert_eq!(st("t_sticky"), "blocked");
-        assert_eq!(st("t_breaker"), "ready");
-        assert_eq!(st("t_tripped"), "blocked");
-        assert_eq!(st("t_retries"), "ready");
+        assert_eq!(st("t_todo_ok"), Status::Ready);
+        assert_eq!(st("t_todo_wait"), Status::Todo);
+        assert_eq!(st("t_sticky"), Status::Blocked);
+        assert_eq!(st("t_breaker"), Status::Ready);
+        assert_eq!(st("t_tripped"), Status::Blocked);
+        assert_eq!(st("t_retries"), Status::Ready);
         assert_eq!(recompute_ready(&c).unwrap(), 0);
         // Each promotion is recorded as Hermes records it.
         let n: i64 = c
@@ -134,24 +124,24 @@ mod tests {
     fn idempotent_create_and_sticky_initial_block() {
         let d = tempfile::tempdir().unwrap();
         let c = db::open(&d.path().join("kanban.db")).unwrap();
-        let new = |key: Option<&str>, initial: &str| NewTask {
+        let new = |key: Option<&str>, initial: Status| NewTask {
             title: " t ".into(),
             assignee: Some("Default".into()),
             workspace_kind: "scratch".into(),
-            initial_status: initial.into(),
+            initial_status: initial,
             idempotency_key: key.map(str::to_string),
             ..Default::default()
         };
-        let (a, created) = create_task(&c, new(Some("k"), "running")).unwrap();
+        let (a, created) = create_task(&c, new(Some("k"), Status::Running)).unwrap();
         assert!(created);
-        let (b, created) = create_task(&c, new(Some("k"), "running")).unwrap();
+        let (b, created) = create_task(&c, new(Some("k"), Status::Running)).unwrap();
         assert_eq!((a.as_str(), created), (b.as_str(), false));
         let t = get_task(&c, &a).unwrap().unwrap();
         assert_eq!(t.0.s("title").as_deref(), Some("t"));
         assert_eq!(t.assignee().as_deref(), Some("default"));
-        let (g, _) = create_task(&c, new(None, "blocked")).unwrap();
+        let (g, _) = create_task(&c, new(None, Status::Blocked)).unwrap();
         recompute_ready(&c).unwrap();
-        assert_eq!(get_task(&c, &g).unwrap().unwrap().status(), "blocked");
-        assert_eq!(unblock_task(&c, &g).unwrap().as_deref(), Some("ready"));
+        assert_eq!(get_task(&c, &g).unwrap().unwrap().status(), Status::Blocked);
+        assert_eq!(unblock_task(&c, &g).unwrap(), Some(Status::Ready));
     }
 }

@@ -6,13 +6,13 @@ use rusqlite::params_from_iter;
 use rusqlite::types::Value as Sql;
 
 use crate::toolsets::kanban::error::{KanbanResult, value_err};
-use crate::toolsets::kanban::ops::VALID_STATUSES;
+use crate::toolsets::kanban::status::Status;
 use crate::toolsets::kanban::store::{Task, canonical_assignee, get_task};
 use crate::toolsets::kanban::util::py_list;
 
 pub(crate) struct ListFilter<'a> {
     pub(crate) assignee: Option<&'a str>,
-    pub(crate) status: Option<&'a str>,
+    pub(crate) status: Option<&'a Status>,
     pub(crate) tenant: Option<&'a str>,
     pub(crate) include_archived: bool,
     pub(crate) limit: i64,
@@ -27,17 +27,18 @@ pub(crate) fn list_tasks(conn: &Connection, f: &ListFilter) -> KanbanResult<Vec<
         p.push(Sql::Text(canonical_assignee(a)?));
     }
     if let Some(s) = f.status {
-        if !VALID_STATUSES.contains(&s) {
-            return value_err(format!("status must be one of {}", py_list(VALID_STATUSES)));
+        if !s.is_known() {
+            let names = Status::known_names();
+            return value_err(format!("status must be one of {}", py_list(&names)));
         }
         q.push_str(" AND status = ?");
-        p.push(Sql::Text(s.into()));
+        p.push(Sql::Text(s.to_string()));
     }
     if let Some(t) = f.tenant {
         q.push_str(" AND tenant = ?");
         p.push(Sql::Text(t.into()));
     }
-    if !f.include_archived && f.status != Some("archived") {
+    if !f.include_archived && f.status != Some(&Status::Archived) {
         q.push_str(" AND status != 'archived'");
     }
     q.push_str(" ORDER BY priority DESC, created_at ASC");

@@ -142,7 +142,9 @@ const AUTO_ORDER: &[Backend] = &[
 ];
 
 fn cfg_name(ctx: &Context, key: &str) -> Option<String> {
-    ctx.config_str(key)
+    ctx.sections()
+        .web
+        .backend_setting(key)
         .map(|s| s.trim().to_ascii_lowercase())
         .filter(|s| !s.is_empty())
 }
@@ -249,8 +251,10 @@ fn min_interval(ctx: &Context, b: Backend) -> Duration {
         _ => 0.0,
     };
     let secs = ctx
-        .config()
-        .f64(&format!("web.{key}.min_interval"))
+        .sections()
+        .web
+        .section(key)
+        .min_interval
         .filter(|v| v.is_finite() && *v >= 0.0)
         .unwrap_or(default);
     Duration::from_secs_f64(secs.min(60.0))
@@ -267,20 +271,42 @@ fn base_url(ctx: &Context, b: Backend) -> String {
             .get(envvars::TAVILY_BASE_URL)
             .unwrap_or_else(|| "https://api.tavily.com".into()),
         Backend::Exa => ctx
-            .config_str("web.exa.base_url")
+            .sections()
+            .web
+            .section("exa")
+            .base_url
+            .clone()
             .unwrap_or_else(|| "https://api.exa.ai".into()),
         Backend::Parallel => ctx
-            .config_str("web.parallel.base_url")
+            .sections()
+            .web
+            .section("parallel")
+            .base_url
+            .clone()
             .unwrap_or_else(|| "https://api.parallel.ai".into()),
         Backend::Searxng => ctx.env.get(envvars::SEARXNG_URL).unwrap_or_default(),
         Backend::BraveFree => ctx
-            .config_str("web.brave.base_url")
+            .sections()
+            .web
+            .section("brave")
+            .base_url
+            .clone()
             .unwrap_or_else(|| "https://api.search.brave.com".into()),
         Backend::Ddgs => ctx
-            .config_str("web.ddgs.base_url")
+            .sections()
+            .web
+            .section("ddgs")
+            .base_url
+            .clone()
             .unwrap_or_else(|| "https://html.duckduckgo.com".into()),
         // The credentials' base URL is used when this is empty (xai.rs).
-        Backend::Xai => ctx.config_str("web.xai.base_url").unwrap_or_default(),
+        Backend::Xai => ctx
+            .sections()
+            .web
+            .section("xai")
+            .base_url
+            .clone()
+            .unwrap_or_default(),
         Backend::Builtin => String::new(),
     };
     s.trim().trim_end_matches('/').to_string()

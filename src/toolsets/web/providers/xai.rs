@@ -48,20 +48,10 @@ struct Message<'a> {
     content: &'a str,
 }
 
-/// `web.xai.<name>` as a list of at most 5 non-blank, stripped strings
+/// A `web.xai` domain list (non-blank, stripped strings) cut to at most 5
 /// (`_coerce_domain_list`).
-fn domains(ctx: &Context, name: &str) -> Vec<String> {
-    let Some(Value::Array(items)) = ctx.config().get(&format!("web.xai.{name}")) else {
-        return Vec::new();
-    };
-    items
-        .iter()
-        .filter_map(Value::as_str)
-        .map(str::trim)
-        .filter(|s| !s.is_empty())
-        .take(MAX_DOMAIN_FILTERS)
-        .map(str::to_string)
-        .collect()
+fn domains(list: &[String]) -> Vec<String> {
+    list.iter().take(MAX_DOMAIN_FILTERS).cloned().collect()
 }
 
 /// Hermes' `_build_prompt`, word for word.
@@ -91,23 +81,16 @@ pub(super) async fn search(
         Err(_) => return Err(ProviderError::NotConfigured(NO_KEY)),
     };
     let limit = limit.clamp(1, 100);
-    let model = ctx
-        .config()
-        .get("web.xai.model")
-        .and_then(Value::as_str)
-        .map(str::trim)
-        .filter(|m| !m.is_empty())
-        .unwrap_or(DEFAULT_MODEL)
-        .to_string();
-    let timeout = ctx
-        .config()
-        .f64("web.xai.timeout")
+    let cfg = ctx.sections().web.section("xai");
+    let model = cfg.model.as_deref().unwrap_or(DEFAULT_MODEL).to_string();
+    let timeout = cfg
+        .timeout
         .filter(|t| t.is_finite() && *t > 0.0)
         .unwrap_or(DEFAULT_TIMEOUT)
         .min(3600.0);
     let (allowed, excluded) = (
-        domains(ctx, "allowed_domains"),
-        domains(ctx, "excluded_domains"),
+        domains(&cfg.allowed_domains),
+        domains(&cfg.excluded_domains),
     );
     let mut tool = json!({"type": "web_search"});
     match (allowed.is_empty(), excluded.is_empty()) {

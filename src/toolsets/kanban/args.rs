@@ -14,6 +14,7 @@ use serde_json::{Map, Value};
 use crate::server::ToolOutput;
 use crate::server::args::ArgsExt;
 use crate::toolsets::kanban::env::KEnv;
+use crate::toolsets::kanban::status::Status;
 use crate::toolsets::kanban::util::py_strip;
 
 /// One of the kanban tools.
@@ -108,7 +109,7 @@ pub(crate) struct ListArgs {
     /// `None` when absent; `Some(None)` when not an integer (refused later).
     pub(crate) limit: Option<Option<i64>>,
     pub(crate) assignee: Option<String>,
-    pub(crate) status: Option<String>,
+    pub(crate) status: Option<Status>,
     pub(crate) tenant: Option<String>,
     pub(crate) include_archived: bool,
 }
@@ -265,7 +266,7 @@ pub(crate) fn parse(
         KanbanTool::List => Call::List(ListArgs {
             limit: args.get("limit").map(Value::as_i64),
             assignee: string(args, "assignee"),
-            status: string(args, "status"),
+            status: args.str_arg("status").map(Status::from),
             tenant: string(args, "tenant"),
             include_archived: args.bool_arg("include_archived").unwrap_or(false),
         }),

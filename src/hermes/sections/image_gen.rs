@@ -1,0 +1,75 @@
+//! `image_gen:` (hermes-agent: tools/image_generation_tool.py and the image
+//! provider plugins): the provider, the model, and per provider
+//! (`image_gen.<provider>:`) its model, endpoint and options.
+
+use std::collections::BTreeMap;
+
+use serde_json::{Map, Value};
+
+use super::Reader;
+
+/// `image_gen:`.
+#[derive(Debug, Clone, Default)]
+pub struct ImageGen {
+    /// `image_gen.provider`.
+    pub provider: Option<String>,
+    /// `image_gen.model`.
+    pub model: Option<String>,
+    /// `image_gen.<provider>:` sections that are mappings.
+    providers: BTreeMap<String, ImageGenProvider>,
+}
+
+/// `image_gen.<provider>:` (`fal`, `xai`, `krea`, `openrouter`, `deepinfra`,
+/// `openai-codex`, …).
+#[derive(Debug, Clone, Default)]
+pub struct ImageGenProvider {
+    pub model: Option<String>,
+    pub base_url: Option<String>,
+    /// `openai-codex`'s token endpoint.
+    pub token_url: Option<String>,
+    /// `xai`'s resolution.
+    pub resolution: Option<String>,
+    /// `krea`'s creativity.
+    pub creativity: Option<String>,
+}
+
+static NO_PROVIDER: ImageGenProvider = ImageGenProvider {
+    model: None,
+    base_url: None,
+    token_url: None,
+    resolution: None,
+    creativity: None,
+};
+
+impl ImageGen {
+    pub(crate) fn read(r: &Reader<'_>, sec: Option<&Map<String, Value>>) -> Self {
+        let providers = sec
+            .into_iter()
+            .flatten()
+            .filter_map(|(name, v)| {
+                let p = v.as_object()?;
+                let p = Some(p);
+                Some((
+                    name.clone(),
+                    ImageGenProvider {
+                        model: r.text(p, "model"),
+                        base_url: r.text(p, "base_url"),
+                        token_url: r.text(p, "token_url"),
+                        resolution: r.text(p, "resolution"),
+                        creativity: r.text(p, "creativity"),
+                    },
+                ))
+            })
+            .collect();
+        ImageGen {
+            provider: r.text(sec, "provider"),
+            model: r.text(sec, "model"),
+            providers,
+        }
+    }
+
+    /// `image_gen.<name>:`, empty when missing or not a mapping.
+    pub fn provider(&self, name: &str) -> &ImageGenProvider {
+        self.providers.get(name).unwrap_or(&NO_PROVIDER)
+    }
+}
