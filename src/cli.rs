@@ -258,13 +258,16 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             rt.block_on(async {
                 // Only tools/list and tools/call wait for the portal; initialize does not.
                 let warm = server.clone();
-                server.start_warmup(GATEWAY_PREFETCH, async move {
-                    crate::gateway::prefetch(warm.context()).await;
-                });
+                server.start_warmup(
+                    crate::hermes::deadlines::GATEWAY_PREFETCH.get(),
+                    async move {
+                        crate::gateway::prefetch(warm.context()).await;
+                    },
+                );
                 let served = server::serve_stdio(server).await;
                 // A refresh token spent by a refresh still under way is stored
                 // before the runtime (and that refresh with it) goes.
-                crate::auth::refreshes::drain(crate::auth::refreshes::DRAIN_LIMIT).await;
+                crate::auth::refreshes::drain(crate::hermes::deadlines::REFRESH_DRAIN.get()).await;
                 served
             })?;
             // A pending read on tokio's stdin cannot be cancelled; do not wait for it.
@@ -304,7 +307,8 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 // Not cut short: a token refresh it starts must be stored.
                 rt.block_on(async {
                     crate::gateway::prefetch(server.context()).await;
-                    crate::auth::refreshes::drain(crate::auth::refreshes::DRAIN_LIMIT).await;
+                    crate::auth::refreshes::drain(crate::hermes::deadlines::REFRESH_DRAIN.get())
+                        .await;
                 });
             }
             tools_report(&server, args.json, v)?;
@@ -312,10 +316,6 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         }
     }
 }
-
-/// How long `serve` and `tools` wait for the Nous Portal to say whether the
-/// login may use the tool gateway (only asked when the token cannot tell).
-const GATEWAY_PREFETCH: std::time::Duration = std::time::Duration::from_secs(3);
 
 /// Resolve the Hermes home from the flags and build the server (no I/O).
 pub fn build_server(home: &HomeArgs) -> anyhow::Result<HermesServer> {

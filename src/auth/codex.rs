@@ -287,7 +287,7 @@ pub async fn refresh_oauth(
         .header("User-Agent", "hermes-cli/0.19.0")
         .header("Content-Type", "application/x-www-form-urlencoded")
         .body(form)
-        .timeout(std::time::Duration::from_secs(20))
+        .timeout(crate::hermes::deadlines::TOKEN_REFRESH.get())
         .send()
         .await
         .map_err(|e| {

@@ -2,7 +2,8 @@
 //! `auth.json`, `nous_auth.lock` beside the shared Nous store), taken as
 //! Hermes takes them (hermes_cli/auth.py `_file_lock`: an exclusive `flock`
 //! tried without blocking every 50 ms until the deadline,
-//! `AUTH_LOCK_TIMEOUT_SECONDS` = 15 s for `auth.lock`).
+//! `AUTH_LOCK_TIMEOUT_SECONDS` = 15 s for `auth.lock`:
+//! [`crate::hermes::deadlines::AUTH_LOCK_WAIT`]).
 //!
 //! Two things beyond Hermes, both about a lock another process keeps:
 //!
@@ -23,9 +24,6 @@ use std::time::{Duration, Instant};
 
 use crate::fs::Flock;
 
-/// Hermes' `AUTH_LOCK_TIMEOUT_SECONDS`.
-pub const LOCK_TIMEOUT: Duration = Duration::from_secs(15);
-
 /// Hermes' `_file_lock` polling interval.
 const POLL: Duration = Duration::from_millis(50);
 
@@ -41,7 +39,7 @@ pub enum LockError {
         "Hermes' sign-in lock {} is held by {} and was not released within {}s, so the sign-in could not be refreshed. Wait for that process to finish (a `hermes auth` login or a Hermes session refreshing a token), or end it if it is stuck, then try again.",
         path.display(),
         holder.as_deref().unwrap_or("another process"),
-        waited.as_secs()
+        crate::hermes::deadlines::unscaled(*waited).as_secs()
     )]
     Held {
         path: PathBuf,

@@ -15,11 +15,6 @@
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-/// How long shutdown waits for refreshes under way: the token endpoints'
-/// own timeout (20 s for ChatGPT and xAI, 15 s for Nous) and a few seconds
-/// to store the answer.
-pub const DRAIN_LIMIT: Duration = Duration::from_secs(25);
-
 struct State {
     /// Shutdown has begun: no refresh token is spent any more.
     closing: bool,

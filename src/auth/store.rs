@@ -402,15 +402,13 @@ where
     }
 }
 
-pub use crate::auth::lock::LOCK_TIMEOUT;
-
 /// Hermes' lock on its auth store (`auth.lock` beside `auth.json`,
-/// hermes_cli/auth.py `_auth_lock_path`), waited for up to [`LOCK_TIMEOUT`]
+/// hermes_cli/auth.py `_auth_lock_path`), waited for up to [`AUTH_LOCK_WAIT`](crate::hermes::deadlines::AUTH_LOCK_WAIT)
 /// ([`crate::auth::lock::take`]).
 pub fn lock(path: &Path) -> Result<crate::fs::Flock, AuthStoreError> {
     Ok(crate::auth::lock::take(
         &path.with_extension("lock"),
-        LOCK_TIMEOUT,
+        crate::hermes::deadlines::AUTH_LOCK_WAIT.get(),
     )?)
 }
 

@@ -24,8 +24,6 @@
 //! A 401 on a sign-in token is retried once after a forced refresh
 //! ([`refresh_rejected`]), as Hermes' xAI web search does.
 
-use std::time::Duration;
-
 use serde_json::Value;
 
 use crate::auth::store::{self as auth_store, AuthStore, PoolEntry};
@@ -336,7 +334,7 @@ async fn discover_token_endpoint(
     let resp = http
         .get(url)
         .header("Accept", "application/json")
-        .timeout(Duration::from_secs(15))
+        .timeout(crate::hermes::deadlines::XAI_DISCOVERY.get())
         .send()
         .await
         .map_err(|e| XaiAuthError::Refresh(format!("xAI OIDC discovery failed: {e}")))?;
@@ -375,7 +373,7 @@ pub(crate) async fn refresh_pure(
         .header("Accept", "application/json")
         .header("Content-Type", "application/x-www-form-urlencoded")
         .body(form)
-        .timeout(Duration::from_secs(20))
+        .timeout(crate::hermes::deadlines::TOKEN_REFRESH.get())
         .send()
         .await
         .map_err(|e| XaiAuthError::Refresh(format!("xAI token refresh failed: {e}")))?;

@@ -39,8 +39,6 @@ use crate::net::HttpClient;
 const CACHE_TTL: Duration = Duration::from_secs(60);
 /// `min_jwt_ttl_seconds`.
 const MIN_JWT_TTL: f64 = 60.0;
-/// `_fetch_nous_account_info(..., timeout=8)`.
-const ACCOUNT_TIMEOUT: Duration = Duration::from_secs(8);
 
 /// The parts of `NousPortalAccountInfo` the gate and its messages read.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -335,7 +333,7 @@ async fn fetch(http: &HttpClient, tok: &str, portal: Option<String>) -> AccountI
     let req = http
         .api()
         .get(format!("{}/api/oauth/account", base.trim_end_matches('/')))
-        .timeout(ACCOUNT_TIMEOUT)
+        .timeout(crate::hermes::deadlines::GATEWAY_ACCOUNT.get())
         .bearer_auth(tok)
         .header("Accept", "application/json");
     let resp = match http.send_api("nous-portal", Duration::ZERO, req).await {

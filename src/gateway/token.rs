@@ -20,7 +20,7 @@ use serde_json::{Map, Value};
 
 use crate::auth::nous::{self as nous_auth, LockError, text};
 use crate::auth::store::AuthStoreError;
-use crate::hermes::{Context, HermesHome, envvars};
+use crate::hermes::{Context, HermesHome, deadlines, envvars};
 use crate::net::{ApiError, HttpClient};
 
 pub(crate) const DEFAULT_PORTAL_URL: &str = "https://portal.nousresearch.com";
@@ -29,8 +29,6 @@ const DEFAULT_CLIENT_ID: &str = "hermes-cli";
 pub(crate) const REFRESH_SKEW: f64 = 120.0;
 /// `_NOUS_PORTAL_ALLOWED_HOSTS`.
 const ALLOWED_PORTAL_HOSTS: [&str; 3] = ["portal.nousresearch.com", "localhost", "127.0.0.1"];
-/// `resolve_nous_access_token(timeout_seconds=15.0)`.
-const REFRESH_TIMEOUT: Duration = Duration::from_secs(15);
 
 /// `TOOL_GATEWAY_USER_TOKEN`, trimmed, when set.
 fn explicit(ctx: &Context) -> Option<String> {
@@ -240,8 +238,9 @@ async fn take_locks(
     let home = home.clone();
     let shared_lock = nous_auth::shared_lock_path(shared_path);
     let locks = tokio::task::spawn_blocking(move || {
-        let a = nous_auth::StoreLock::acquire(&home, crate::auth::lock::LOCK_TIMEOUT)?;
-        let shared_wait = REFRESH_TIMEOUT + Duration::from_secs(5);
+        let a = nous_auth::StoreLock::acquire(&home, deadlines::AUTH_LOCK_WAIT.get())?;
+        let shared_wait =
+            deadlines::GATEWAY_REFRESH.get() + deadlines::scaled(Duration::from_secs(5));
         let b = nous_auth::StoreLock::acquire_path(&shared_lock, shared_wait)?;
         Ok::<_, LockError>((a, b))
     })
@@ -300,7 +299,7 @@ async fn exchange(
     let req = http
         .api()
         .post(format!("{portal}/api/oauth/token"))
-        .timeout(REFRESH_TIMEOUT)
+        .timeout(deadlines::GATEWAY_REFRESH.get())
         .header("Accept", "application/json")
         .header("x-nous-refresh-token", refresh)
         .header("Content-Type", "application/x-www-form-urlencoded")

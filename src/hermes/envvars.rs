@@ -202,6 +202,7 @@ vars! {
     NO_COLOR = Cli, "migrate", "disable colour in diffs and reports";
     HERMES_MCP_TEST_PAUSE_BEFORE_RENAME_MS = Cli, "migrate", "crash tests only: pause (ms) between the fsynced temp file and the rename";
     HERMES_MCP_TEST_XAI_TOKEN_URL = Cli, "auth", "tests only: a loopback (http://127.0.0.1) xAI OAuth token endpoint, as xAI's cannot be faked";
+    HERMES_MCP_TEST_TIME_SCALE = Cli, "core", "tests only: a factor (e.g. 0.01) every fixed deadline of hermes/deadlines.rs and configured wait is scaled by";
 }
 
 /// The variables `serve` reads: what `migrate` lists in `env_vars`.

@@ -1,10 +1,12 @@
 //! Everything about the Hermes Agent installation we read: where its home is,
-//! its `config.yaml` (and its [`sections`] as typed structs), its `.env`, and the one list of environment variables
-//! hermes-mcp reads ([`envvars`]), and the [`Context`] every tool call and
-//! HTTP client shares.
+//! its `config.yaml` (and its [`sections`] as typed structs), its `.env`,
+//! the one list of environment variables hermes-mcp reads ([`envvars`]),
+//! the one table of fixed deadlines ([`deadlines`]), and the [`Context`]
+//! every tool call and HTTP client shares.
 
 pub mod config;
 pub mod context;
+pub mod deadlines;
 pub mod dotenv;
 pub mod env;
 pub mod envvars;

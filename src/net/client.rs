@@ -33,6 +33,7 @@ use super::policy::{
     Blocked, IpClass, METADATA_HOSTS, Policy, check_url, classify, normalize_host,
 };
 use super::ratelimit;
+use crate::hermes::deadlines;
 
 /// Name resolution, injectable so tests can script DNS answers (including
 /// answers that change between calls).
@@ -71,13 +72,13 @@ pub struct Limits {
 impl Default for Limits {
     fn default() -> Self {
         Limits {
-            connect: Duration::from_secs(10),
-            read: Duration::from_secs(20),
-            total: Duration::from_secs(45),
+            connect: deadlines::HTTP_CONNECT.get(),
+            read: deadlines::HTTP_READ.get(),
+            total: deadlines::HTTP_TOTAL.get(),
             max_redirects: 10,
             max_bytes: 20 * 1024 * 1024,
             max_api_bytes: 20 * 1024 * 1024,
-            max_retry_wait: Duration::from_secs(20),
+            max_retry_wait: deadlines::HTTP_MAX_RETRY_WAIT.get(),
         }
     }
 }

@@ -5,7 +5,7 @@
 //!   refreshes (ChatGPT, xAI, Nous): their refresh tokens are single-use, so
 //!   exiting between the token endpoint's answer and the write to `auth.json`
 //!   would leave the user signed out. The fake token endpoint answers after
-//!   3 s; the server is stopped 1 s after the request reached it.
+//!   1 s; the server is stopped 0.2 s after the request reached it.
 //! * Hermes' `auth.lock` held by another process costs one 15 s wait per
 //!   call, not one per attempt, and the error names the lock and its holder
 //!   instead of "no credentials".
@@ -42,7 +42,7 @@ fn auth_json(env: &TestEnv) -> Value {
         .unwrap()
 }
 
-/// A token endpoint that answers any POST to `path` with a new pair after 3 s.
+/// A token endpoint that answers any POST to `path` with a new pair after 1 s.
 fn slow_token_endpoint(path: &'static str, access: String) -> TestServer {
     TestServer::start(move |req| {
         if req.method == "POST" && req.path == path {
@@ -51,7 +51,7 @@ fn slow_token_endpoint(path: &'static str, access: String) -> TestServer {
                 json!({"access_token": access, "refresh_token": "rt-2", "token_type": "Bearer",
                        "expires_in": 3600}),
             )
-            .delayed(Duration::from_secs(3))
+            .delayed(Duration::from_secs(1))
         } else {
             Resp::json(404, json!({"error": "no route"}))
         }
@@ -66,7 +66,7 @@ enum Stop {
     Term,
 }
 
-/// Call `tool` in a `serve` started in `env` with `vars`, stop the server 1 s
+/// Call `tool` in a `serve` started in `env` with `vars`, stop the server 0.2 s
 /// after the refresh reached `token_srv` at `path`, and wait for it to exit.
 fn stop_mid_refresh(
     env: &TestEnv,
@@ -83,7 +83,7 @@ fn stop_mid_refresh(
         |r| r.iter().any(|r| r.path == path),
         30,
     );
-    std::thread::sleep(Duration::from_secs(1));
+    std::thread::sleep(Duration::from_millis(200));
     match stop {
         Stop::Eof => rc.close_stdin(),
         Stop::Term => {
@@ -264,6 +264,9 @@ fn hold_lock(path: &std::path::Path) -> Holder {
 /// and again for the call) and two ChatGPT pool entries — waits for it once:
 /// the call ends within one 15 s wait (plus start-up), not 38 s or more, with
 /// an error that names the held lock and the process holding it.
+///
+/// The real-time test of the `auth.lock` wait: it runs unscaled (no
+/// [`TIME_SCALE`]), so it proves Hermes' 15 s itself.
 #[test]
 fn a_held_auth_lock_costs_one_wait_and_is_named_with_its_holder() {
     let env = TestEnv::new();
@@ -292,6 +295,7 @@ fn a_held_auth_lock_costs_one_wait_and_is_named_with_its_holder() {
         "the holder is not named: {err}"
     );
     assert!(err.contains("fcntl.flock"), "the holder's command: {err}");
+    assert!(err.contains("not released within 15s"), "{err}");
     assert!(!err.contains("No Codex"), "{err}");
     // The deadline is what is under test: one 15 s wait, generously bounded.
     assert!(took < Duration::from_secs(30), "took {took:?}");
@@ -305,7 +309,8 @@ fn a_held_auth_lock_costs_one_wait_and_is_named_with_its_holder() {
 /// The xAI sign-in behind a held `auth.lock`: the tool says the lock is held
 /// (and by whom), not "No xAI credentials found". The token endpoint is a
 /// closed loopback port, so nothing could leave the machine even if the lock
-/// were ignored.
+/// were ignored. Deadlines scaled to 1/100: the wait is 0.15 s, the text
+/// still names Hermes' 15 s.
 #[test]
 fn a_held_auth_lock_is_named_for_the_xai_sign_in() {
     let env = TestEnv::new();
@@ -315,15 +320,25 @@ fn a_held_auth_lock_is_named_for_the_xai_sign_in() {
     let holder_pid = holder.0.id();
     let mut rc = client(
         &env,
-        &[("HERMES_MCP_TEST_XAI_TOKEN_URL", "http://127.0.0.1:9/token")],
+        &[
+            ("HERMES_MCP_TEST_XAI_TOKEN_URL", "http://127.0.0.1:9/token"),
+            (TIME_SCALE, "0.01"),
+        ],
     );
+    let start = Instant::now();
     let r = rc.call_tool("image_generate", json!({"prompt": "a comet"}));
+    let took = start.elapsed();
     drop(holder);
     let v = result_json(&r);
     let err = v["error"].as_str().unwrap_or_default();
     assert_eq!(v["success"], false, "{v}");
     assert!(err.contains(&lock.display().to_string()), "{err}");
     assert!(err.contains(&format!("process {holder_pid}")), "{err}");
+    assert!(err.contains("not released within 15s"), "{err}");
+    assert!(
+        took < Duration::from_secs(10),
+        "the scaled wait took {took:?}"
+    );
     assert!(!err.contains("No xAI credentials"), "{err}");
     assert_eq!(
         auth_json(&env)["providers"]["xai-oauth"]["tokens"]["refresh_token"],

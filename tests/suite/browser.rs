@@ -777,6 +777,8 @@ fn browser_no_orphan_chromium_after_sigterm() {
     no_orphans(true);
 }
 
+/// The real-time test of `browser.inactivity_timeout` (unscaled: Hermes'
+/// 5 s floor, in real Chromium).
 #[test]
 fn browser_idle_session_closes_and_relaunches() {
     let pages = page_server();

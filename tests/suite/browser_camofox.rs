@@ -13,7 +13,9 @@ use serde_json::{Value, json};
 use super::browser_camofox_fake::{FakeCamofox, FakeTab, KEY, Seen};
 
 use super::browser::procs_with;
-use super::common::{RawClient, TestEnv, hermes_python, is_error, provider_for, result_json};
+use super::common::{
+    RawClient, TIME_SCALE, TestEnv, hermes_python, is_error, provider_for, result_json,
+};
 use super::fake::free_port;
 
 /// `hermes-mcp serve` in Camofox mode.
@@ -454,10 +456,16 @@ fn browser_camofox_unreachable_server_is_reported_as_hermes_does() {
     );
 }
 
+/// The 5 s idle limit, with time at 1/5 (1 s): the real-time test of
+/// `browser.inactivity_timeout` is the Chromium one (`browser.rs`).
 #[test]
 fn browser_camofox_session_is_released_when_idle() {
     let fake = FakeCamofox::start();
-    let vars = [("CAMOFOX_API_KEY", KEY), ("CAMOFOX_URL", &fake.url())];
+    let vars = [
+        ("CAMOFOX_API_KEY", KEY),
+        ("CAMOFOX_URL", &fake.url()),
+        (TIME_SCALE, "0.2"),
+    ];
     let mut s = Served::start("browser:\n  inactivity_timeout: 5\n", &vars);
     let (err, v) = s.call("browser_navigate", &json!({"url": fake.page("form.html")}));
     assert!(!err, "{v}");

@@ -347,3 +347,10 @@ pub fn run_ok(mut c: Command) -> String {
     );
     String::from_utf8(out.stdout).unwrap()
 }
+
+/// The test-only variable that scales every fixed deadline of `serve`
+/// (`src/hermes/deadlines.rs`) by a factor: a test that exercises a deadline
+/// sets it (e.g. to `"0.01"`) and waits a fraction of Hermes' time, while the
+/// texts still name Hermes' values. One real-time test per deadline runs
+/// without it.
+pub const TIME_SCALE: &str = "HERMES_MCP_TEST_TIME_SCALE";

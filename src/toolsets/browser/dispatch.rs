@@ -20,7 +20,7 @@ use super::reply::{Fail, Reply};
 use super::session::{self, Session, recording};
 use super::snapshot::textsafety;
 use super::tools::{self, navigate};
-use crate::hermes::Context;
+use crate::hermes::{Context, deadlines};
 use crate::server::ToolCall;
 
 /// The main session (cloud, attached or local) and Hermes' local sidecar
@@ -274,8 +274,8 @@ impl BrowserToolset {
         self.camofox_http
             .get_or_build(|| {
                 let limits = crate::net::Limits {
-                    read: std::time::Duration::from_secs(150),
-                    total: std::time::Duration::from_secs(180),
+                    read: deadlines::CAMOFOX_HTTP_READ.get(),
+                    total: deadlines::CAMOFOX_HTTP_TOTAL.get(),
                     ..Default::default()
                 };
                 crate::net::HttpClient::new(
@@ -355,7 +355,11 @@ impl BrowserToolset {
             return;
         }
         let slot = self.session.clone();
-        let tick = (idle / 4).clamp(Duration::from_millis(250), Duration::from_secs(15));
+        let tick = (idle / 4).clamp(
+            deadlines::scaled(Duration::from_millis(250)),
+            deadlines::scaled(Duration::from_secs(15)),
+        );
+        let idle_secs = deadlines::unscaled(idle).as_secs();
         *g = Some(tokio::spawn(async move {
             loop {
                 tokio::time::sleep(tick).await;
@@ -369,8 +373,7 @@ impl BrowserToolset {
                     .is_some_and(|c| c.last_used.elapsed() >= idle)
                 {
                     tracing::info!(
-                        "browser: releasing the Camofox session after {}s idle (browser.inactivity_timeout)",
-                        idle.as_secs()
+                        "browser: releasing the Camofox session after {idle_secs}s idle (browser.inactivity_timeout)"
                     );
                     if let Some(c) = g.camofox.take() {
                         c.close().await;
@@ -379,8 +382,7 @@ impl BrowserToolset {
                 for s in [&mut g.main, &mut g.local] {
                     if s.as_ref().is_some_and(|x| x.last_used.elapsed() >= idle) {
                         tracing::info!(
-                            "browser: closing after {}s idle (browser.inactivity_timeout)",
-                            idle.as_secs()
+                            "browser: closing after {idle_secs}s idle (browser.inactivity_timeout)"
                         );
                         if let Some(x) = s.take() {
                             x.close().await;

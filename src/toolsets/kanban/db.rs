@@ -20,9 +20,8 @@ use crate::toolsets::kanban::util::py_repr;
 
 /// Hermes' `DEFAULT_BUSY_TIMEOUT_MS`; `HERMES_KANBAN_BUSY_TIMEOUT_MS` overrides
 /// it. Here it caps a call's total lock wait, with
-/// [`crate::toolsets::kanban::txn::LOCK_WAIT_LIMIT`] as the ceiling.
+/// [`crate::hermes::deadlines::KANBAN_LOCK_WAIT`] as the ceiling.
 pub(crate) const DEFAULT_BUSY_TIMEOUT_MS: u64 = 120_000;
-const INIT_LOCK_TIMEOUT: Duration = Duration::from_secs(10);
 const INIT_LOCK_POLL: Duration = Duration::from_millis(50);
 const SQLITE_HEADER: &[u8] = b"SQLite format 3\0";
 
@@ -126,7 +125,7 @@ impl InitLock {
         else {
             return InitLock { file: None };
         };
-        let deadline = Instant::now() + INIT_LOCK_TIMEOUT;
+        let deadline = Instant::now() + crate::hermes::deadlines::KANBAN_INIT_LOCK.get();
         loop {
             // SAFETY: flock on a file descriptor we own.
             let rc = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
@@ -135,8 +134,11 @@ impl InitLock {
             }
             if Instant::now() >= deadline {
                 tracing::warn!(
-                    "kanban init lock {} not acquired within 10s; proceeding without it",
-                    lock_path.display()
+                    "kanban init lock {} not acquired within {}s; proceeding without it",
+                    lock_path.display(),
+                    crate::hermes::deadlines::KANBAN_INIT_LOCK
+                        .hermes()
+                        .as_secs()
                 );
                 return InitLock { file: None };
             }

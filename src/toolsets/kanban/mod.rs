@@ -42,8 +42,8 @@ use std::time::{Duration, Instant};
 use rusqlite::Connection;
 use serde_json::Value;
 
-use crate::hermes::Context;
 use crate::hermes::envvars as ev;
+use crate::hermes::{Context, deadlines};
 use crate::server::args::ArgsExt;
 use crate::server::toolset::BoxFuture;
 use crate::server::{Availability, ToolCall, ToolDef, ToolEntry, ToolOutput, Toolset};
@@ -95,7 +95,7 @@ fn name_the_lock(e: KanbanError, db_path: &Path, started: Instant) -> KanbanErro
     match e {
         KanbanError::Sqlite(s) if txn::is_busy(&s) => KanbanError::Locked {
             path: db_path.to_path_buf(),
-            waited_secs: started.elapsed().as_secs(),
+            waited_secs: deadlines::unscaled(started.elapsed()).as_secs(),
         },
         other => other,
     }
@@ -191,14 +191,15 @@ impl Toolset for KanbanToolset {
             // One budget for all of this call's lock waits (Hermes'
             // HERMES_KANBAN_BUSY_TIMEOUT_MS may shorten it, never lengthen it).
             let started = Instant::now();
-            let budget = Duration::from_millis(kenv.busy_timeout_ms).min(txn::LOCK_WAIT_LIMIT);
+            let budget = deadlines::scaled(Duration::from_millis(kenv.busy_timeout_ms))
+                .min(deadlines::KANBAN_LOCK_WAIT.get());
             let deadline = started + budget;
             let res = tokio::task::spawn_blocking(move || {
                 let _budget = txn::LockBudget::start(deadline);
                 let Some(mut guard) = lock_slot(&conn, deadline) else {
                     let e = KanbanError::InUse {
                         path: db_path,
-                        waited_secs: started.elapsed().as_secs(),
+                        waited_secs: deadlines::unscaled(started.elapsed()).as_secs(),
                     };
                     return fail(name, e);
                 };

@@ -6,7 +6,8 @@
 //! Waiting for another process's lock is bounded per tool call, not per
 //! statement: Hermes waits up to `busy_timeout` (120 s) on every statement and
 //! retries each boundary 5 times, so a board held by a wedged process costs a
-//! Hermes call many minutes. Here one call waits [`LOCK_WAIT_LIMIT`] in all
+//! Hermes call many minutes. Here one call waits
+//! [`KANBAN_LOCK_WAIT`](crate::hermes::deadlines::KANBAN_LOCK_WAIT) in all
 //! (a [`LockBudget`] set by the call, read by the busy handler and the retry
 //! loop) and then fails with an error naming the lock.
 
@@ -20,13 +21,6 @@ use crate::toolsets::kanban::error::{KanbanError, KanbanResult};
 use crate::toolsets::kanban::util::random_u32;
 
 const BUSY_MAX_RETRIES: usize = 5;
-
-/// The longest one kanban tool call waits, in total, for other processes'
-/// locks on a board. Hermes' own writers (dispatcher ticks, workers, `hermes
-/// kanban`) hold the write lock for one short `write_txn` at a time, so
-/// normal contention clears in milliseconds; 30 s also ends the call well
-/// before Codex's default 60 s MCP tool timeout, so the user sees why.
-pub(crate) const LOCK_WAIT_LIMIT: Duration = Duration::from_secs(30);
 
 thread_local! {
     /// When the current call's lock waiting must end (set by [`LockBudget`]).
@@ -53,9 +47,11 @@ impl Drop for LockBudget {
     }
 }
 
-/// The call's deadline, else (outside a call) `LOCK_WAIT_LIMIT` after `since`.
+/// The call's deadline, else (outside a call) `KANBAN_LOCK_WAIT` after `since`.
 fn deadline_after(since: Instant) -> Instant {
-    DEADLINE.get().unwrap_or(since + LOCK_WAIT_LIMIT)
+    DEADLINE
+        .get()
+        .unwrap_or_else(|| since + crate::hermes::deadlines::KANBAN_LOCK_WAIT.get())
 }
 
 /// True once the current call has used up its lock-wait budget.

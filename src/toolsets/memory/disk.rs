@@ -9,7 +9,8 @@
 //! for `USER.md`), opened `a+` (mode 0666 less the umask) and never deleted.
 //! We take the same lock on the same file, held from the re-read through the
 //! rename, so no entry is lost whichever side writes first. Hermes waits
-//! forever; a call here gives up after [`LOCK_WAIT`] with nothing written.
+//! forever; a call here gives up after
+//! [`MEMORY_LOCK_WAIT`](crate::hermes::deadlines::MEMORY_LOCK_WAIT) with nothing written.
 //!
 //! **Where we are stricter than Hermes**, so that bad input never loses
 //! entries: a memory file that is not a regular file (a FIFO would block
@@ -20,16 +21,13 @@
 use std::fs::{self, OpenOptions};
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
 use crate::fs::{FileError, Flock};
+use crate::hermes::deadlines;
 
 /// The largest memory file read: far beyond any char limit a Hermes config
 /// would set (the default whole-file limit is 2,200 characters).
 pub(crate) const READ_CAP: u64 = 16 << 20;
-
-/// How long a call waits for another writer's lock.
-pub(crate) const LOCK_WAIT: Duration = Duration::from_secs(30);
 
 /// A failure Hermes would raise as an exception: the call answers
 /// `{"error": <text>, "success": false}`.
@@ -126,7 +124,7 @@ pub(crate) fn lock(path: &Path) -> Result<Flock, Failure> {
         if e.kind() == std::io::ErrorKind::TimedOut {
             Failure(format!(
                 "Timed out after {} s waiting for {} (another Hermes process is writing memory). Nothing was written; retry.",
-                LOCK_WAIT.as_secs(),
+                deadlines::MEMORY_LOCK_WAIT.hermes().as_secs(),
                 lock_path.display()
             ))
         } else {
@@ -141,13 +139,14 @@ pub(crate) fn lock(path: &Path) -> Result<Flock, Failure> {
         .mode(0o666)
         .open(&lock_path)
         .map_err(fail)?;
-    Flock::take_timeout(&lock_path, LOCK_WAIT).map_err(fail)
+    Flock::take_timeout(&lock_path, deadlines::MEMORY_LOCK_WAIT.get()).map_err(fail)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use std::os::unix::fs::PermissionsExt;
+    use std::time::Duration;
 
     #[test]
     fn writes_0600_through_symlinks_and_reads_back_universal_newlines() {

@@ -4,8 +4,7 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use crate::hermes::Context;
-use crate::hermes::envvars;
+use crate::hermes::{Context, deadlines, envvars};
 
 /// What to do with `alert`/`confirm`/`prompt`/`beforeunload` dialogs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -52,7 +51,7 @@ impl Settings {
             .map(|s| s.trim().to_string())
             .filter(|s| !s.is_empty());
         let command = secs(ctx, "browser.command_timeout")
-            .unwrap_or(30.0)
+            .unwrap_or(deadlines::BROWSER_COMMAND.hermes().as_secs_f64())
             .max(1.0);
         // Hermes: `open` gets at least 60 s. `browser.navigation_timeout` is ours.
         let navigation = secs(ctx, "browser.navigation_timeout").unwrap_or(command.max(60.0));
@@ -63,8 +62,8 @@ impl Settings {
                     .get(envvars::BROWSER_INACTIVITY_TIMEOUT)
                     .and_then(|v| v.trim().parse().ok())
             })
-            .unwrap_or(120.0)
-            .max(5.0);
+            .unwrap_or(deadlines::BROWSER_INACTIVITY.hermes().as_secs_f64())
+            .max(deadlines::BROWSER_INACTIVITY_FLOOR.hermes().as_secs_f64());
         let dialog_policy = match cfg
             .str("browser.dialog_policy")
             .unwrap_or_default()
@@ -84,9 +83,10 @@ impl Settings {
         };
         Settings {
             cdp_url,
-            command_timeout: crate::pycompat::seconds(command),
-            navigation_timeout: crate::pycompat::seconds(navigation.max(1.0)),
-            inactivity_timeout: crate::pycompat::seconds(inactivity),
+            // Configured or not, every wait is scaled as `deadlines` scales it.
+            command_timeout: deadlines::scaled(crate::pycompat::seconds(command)),
+            navigation_timeout: deadlines::scaled(crate::pycompat::seconds(navigation.max(1.0))),
+            inactivity_timeout: deadlines::scaled(crate::pycompat::seconds(inactivity)),
             dialog_policy,
             dialog_timeout: crate::pycompat::seconds(
                 secs(ctx, "browser.dialog_timeout_s").unwrap_or(300.0),

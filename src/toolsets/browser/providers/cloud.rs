@@ -28,18 +28,12 @@ use reqwest::Method;
 use serde_json::{Value, json};
 
 use crate::gateway;
-use crate::hermes::Context;
-use crate::hermes::envvars;
+use crate::hermes::{Context, deadlines, envvars};
 use crate::net::{ApiError, HttpClient};
 
 const BROWSERBASE_URL: &str = "https://api.browserbase.com";
 const BROWSER_USE_URL: &str = "https://api.browser-use.com/api/v3";
 const FIRECRAWL_URL: &str = "https://api.firecrawl.dev";
-
-/// Hermes' create timeout (`requests.post(..., timeout=30)`).
-const CREATE_TIMEOUT: Duration = Duration::from_secs(30);
-/// Hermes' release timeout (`close_session`, `timeout=10`).
-const RELEASE_TIMEOUT: Duration = Duration::from_secs(10);
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Provider {
@@ -373,7 +367,7 @@ async fn post_create(
         &req.url,
         &headers,
         Some(&req.body),
-        CREATE_TIMEOUT,
+        deadlines::CLOUD_CREATE.get(),
     )
     .await
     .map_err(|source| CreateError::Connection { name, source })?;
@@ -416,7 +410,7 @@ async fn browserbase_retries(
             &req.url,
             &req.headers,
             Some(&req.body),
-            CREATE_TIMEOUT,
+            deadlines::CLOUD_CREATE.get(),
         )
         .await
         .map_err(|source| CreateError::Connection {
@@ -619,7 +613,7 @@ impl CloudSession {
             &url,
             &self.headers,
             body.as_ref(),
-            RELEASE_TIMEOUT,
+            deadlines::CLOUD_RELEASE.get(),
         )
         .await
         {

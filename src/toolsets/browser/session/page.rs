@@ -22,7 +22,7 @@ pub(crate) enum CmdError {
     Cdp(#[from] CdpError),
     #[error(
         "Browser command {method} timed out after {}s (browser.command_timeout)",
-        .after.as_secs_f64()
+        crate::hermes::deadlines::unscaled(*.after).as_secs_f64()
     )]
     Timeout {
         method: &'static str,

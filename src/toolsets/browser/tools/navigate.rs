@@ -127,13 +127,13 @@ pub(crate) async fn navigate(ctx: &Context, st: &Settings, s: &mut Session, url:
             if s.tab.state.doc_gen() == gen_before {
                 return Err(Fail::msg(format!(
                     "Navigation timed out after {}s: {url} did not respond (browser.navigation_timeout / browser.command_timeout)",
-                    nav_timeout.as_secs_f64()
+                    crate::hermes::deadlines::unscaled(nav_timeout).as_secs_f64()
                 )));
             }
             // The document arrived in part: show what there is.
             warning = Some(format!(
                 "The page did not finish loading within {}s; loading was stopped and the snapshot shows what had arrived.",
-                nav_timeout.as_secs_f64()
+                crate::hermes::deadlines::unscaled(nav_timeout).as_secs_f64()
             ));
             Ok(json!({}))
         }
@@ -177,7 +177,7 @@ pub(crate) async fn navigate(ctx: &Context, st: &Settings, s: &mut Session, url:
             let _ = cmd(st, s, "Page.stopLoading", json!({})).await;
             warning = Some(format!(
                 "The page did not finish loading within {}s; loading was stopped and the snapshot shows what had arrived.",
-                nav_timeout.as_secs_f64()
+                crate::hermes::deadlines::unscaled(nav_timeout).as_secs_f64()
             ));
         }
     }
@@ -205,7 +205,8 @@ pub(crate) async fn navigate(ctx: &Context, st: &Settings, s: &mut Session, url:
 /// How long a page may take to answer the liveness probe before it is
 /// abandoned (never longer than `browser.command_timeout`).
 pub(crate) fn probe_timeout(st: &Settings) -> Duration {
-    st.command_timeout.min(Duration::from_secs(5))
+    st.command_timeout
+        .min(crate::hermes::deadlines::scaled(Duration::from_secs(5)))
 }
 
 /// A page that did not finish loading and no longer answers (a script that
@@ -219,8 +220,8 @@ async fn abandon_if_unresponsive(st: &Settings, s: &mut Session, url: &str) -> R
     s.abandon_tab(st).await.map_err(Fail::msg)?;
     Err(Fail::msg(format!(
         "The page stopped responding ({url} kept the browser busy: no load within {}s and no answer within {}s); its tab was closed and the next browser call runs in a fresh tab.",
-        st.navigation_timeout.as_secs_f64(),
-        probe.as_secs_f64()
+        crate::hermes::deadlines::unscaled(st.navigation_timeout).as_secs_f64(),
+        crate::hermes::deadlines::unscaled(probe).as_secs_f64()
     )))
 }
 

@@ -20,11 +20,9 @@ use reqwest::Method;
 use serde_json::Value;
 use url::Url;
 
+use crate::hermes::deadlines;
 use crate::net::client::api_error;
 use crate::net::{ApiError, Blocked, HttpClient, Limits, Policy, check_url};
-
-/// Hermes' `/health` probe timeout.
-const HEALTH_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// Why a Camofox request failed.
 #[derive(Debug, thiserror::Error)]
@@ -194,7 +192,9 @@ impl Client {
             }
             other => return CfError::Other(other.to_string()),
         }
-        let idle = Limits::default().read;
+        // In Hermes' time: a test run scaled down still says "24s".
+        let (waited, limit) = (deadlines::unscaled(waited), deadlines::unscaled(limit));
+        let idle = deadlines::HTTP_READ.hermes();
         let detail = if waited + Duration::from_secs(1) < limit {
             format!(
                 "timed out after {:.0}s (no data for {}s; the call's own limit is {}s)",
@@ -332,7 +332,7 @@ impl Client {
                 "/health",
                 &[],
                 None,
-                Some(HEALTH_TIMEOUT),
+                Some(deadlines::CAMOFOX_HEALTH.get()),
                 false,
             )
             .await

@@ -21,8 +21,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use sha1::Digest as _;
 
-use crate::hermes::Context;
-use crate::hermes::envvars;
+use crate::hermes::{Context, deadlines, envvars};
 
 /// The logical task every call belongs to (Hermes' `task_id or "default"`;
 /// one `serve` process is one task).
@@ -82,7 +81,8 @@ fn env_text(ctx: &Context, name: &str) -> Option<String> {
         .filter(|v| !v.is_empty())
 }
 
-/// Hermes' `_get_command_timeout`: `max(int(val), 5)`, default 30.
+/// Hermes' `_get_command_timeout`: `max(int(val), 5)`, default 30 (scaled
+/// as [`deadlines::scaled`] scales every wait).
 fn command_timeout(ctx: &Context) -> Duration {
     let v = ctx.config().get("browser.command_timeout").cloned();
     let secs = match v {
@@ -91,7 +91,11 @@ fn command_timeout(ctx: &Context) -> Duration {
         Some(Value::Bool(b)) => Some(if b { 1.0 } else { 0.0 }),
         _ => None,
     };
-    crate::pycompat::seconds(secs.map(|s| s.max(5.0)).unwrap_or(30.0))
+    let floor = deadlines::CAMOFOX_COMMAND_FLOOR.hermes().as_secs_f64();
+    let default = deadlines::BROWSER_COMMAND.hermes().as_secs_f64();
+    deadlines::scaled(crate::pycompat::seconds(
+        secs.map(|s| s.max(floor)).unwrap_or(default),
+    ))
 }
 
 impl CamofoxConfig {

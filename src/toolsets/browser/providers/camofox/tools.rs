@@ -9,8 +9,6 @@
 //! browser policy refuses (cloud metadata, `security.website_blocklist`) is
 //! reported as blocked and the tab is sent to `about:blank`.
 
-use std::time::Duration;
-
 use serde_json::{Value, json};
 
 use super::client::CfError;
@@ -25,8 +23,6 @@ use crate::toolsets::browser::snapshot::{self, summary, textsafety};
 
 const NO_SESSION: &str = "No browser session. Call browser_navigate first.";
 
-/// Hermes' navigate timeout (`timeout=60`).
-const NAVIGATE_TIMEOUT: Duration = Duration::from_secs(60);
 /// Hermes repeats a Camofox scroll this many times (no pixel argument).
 const SCROLL_REPEATS: usize = 5;
 /// Hermes' `SNAPSHOT_SUMMARIZE_THRESHOLD`.
@@ -154,7 +150,7 @@ async fn navigate(env: &Env<'_>, s: &mut CamofoxSession, url: &str) -> R {
                 .post(
                     &format!("/tabs/{tab}/navigate"),
                     &body,
-                    Some(NAVIGATE_TIMEOUT),
+                    Some(crate::hermes::deadlines::CAMOFOX_NAVIGATE.get()),
                 )
                 .await
             {
