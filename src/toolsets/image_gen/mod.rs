@@ -15,7 +15,7 @@
 //! Every backend goes through one request skeleton and states only what differs: it
 //! builds an `ApiRequest` (`net::vendor`), sends it with `vendor::exchange` (which sorts
 //! what went wrong into a `vendor::Failure`), words each failure in the texts Hermes'
-//! plugin gives ([`error::GenError`]; [`plugin_http`] for the plugins that share theirs),
+//! plugin gives ([`error::GenError`]; `providers::plugin_http` for the plugins that share theirs),
 //! and reads the image out of the answer ([`answer`]). [`ImageGenToolset::generate`] then
 //! saves it ([`save`]) and answers in Hermes' result shape.
 //!
@@ -26,18 +26,10 @@
 
 mod answer;
 mod catalog;
-mod codex;
-mod deepinfra;
 mod error;
-mod fal;
-mod krea;
-mod managed;
-mod openai;
-mod openrouter;
-mod plugin_http;
+mod providers;
 mod save;
 mod source;
-mod xai;
 
 use base64::Engine as _;
 use serde_json::{Map, Value, json};
@@ -59,6 +51,7 @@ use codex::codex_generate;
 use error::GenError;
 use fal::fal_generate;
 use openai::openai_generate;
+use providers::{codex, deepinfra, fal, krea, managed, openai, openrouter, xai};
 use save::{Generated, save_generated};
 
 /// Images larger than this are saved but not inlined as MCP image content.

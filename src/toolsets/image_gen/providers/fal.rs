@@ -17,10 +17,6 @@ use serde::Deserialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Number, Value, json};
 
-use super::catalog::{resolve_fal_model, timeout_cfg};
-use super::error::GenError;
-use super::save::Generated;
-use super::source::read_local_image;
 use crate::gateway::{self, Unavailable};
 use crate::hermes::Context;
 use crate::hermes::envvars;
@@ -28,6 +24,10 @@ use crate::lenient;
 use crate::net::HttpClient;
 use crate::net::vendor::{self as http, ApiRequest, Failure};
 use crate::server::ToolCall;
+use crate::toolsets::image_gen::catalog::{resolve_fal_model, timeout_cfg};
+use crate::toolsets::image_gen::error::GenError;
+use crate::toolsets::image_gen::save::Generated;
+use crate::toolsets::image_gen::source::read_local_image;
 
 pub(crate) const DEFAULT_FAL_BASE_URL: &str = "https://queue.fal.run";
 

@@ -16,14 +16,14 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Map, Value, json};
 
-use super::answer::ImageItem;
-use super::catalog::aspect_index;
-use super::error::GenError;
-use super::save::Generated;
 use crate::hermes::Context;
 use crate::hermes::envvars;
 use crate::net::HttpClient;
 use crate::net::vendor::{self as http, ApiRequest, Failure};
+use crate::toolsets::image_gen::answer::ImageItem;
+use crate::toolsets::image_gen::catalog::aspect_index;
+use crate::toolsets::image_gen::error::GenError;
+use crate::toolsets::image_gen::save::Generated;
 
 pub(crate) const DISPLAY: &str = "DeepInfra";
 const DEFAULT_BASE_URL: &str = "https://api.deepinfra.com/v1/openai";

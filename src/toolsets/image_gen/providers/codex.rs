@@ -18,10 +18,6 @@ use std::time::Duration;
 use base64::Engine as _;
 use serde_json::{Map, Value, json};
 
-use super::catalog::{OPENAI_API_MODEL, OPENAI_SIZES, aspect_index, resolve_gpt_tier, timeout_cfg};
-use super::error::GenError;
-use super::save::Generated;
-use super::source::read_local_image;
 use crate::auth::codex::{self as codex_auth, CodexAuthError, TokenSource, codex_home};
 use crate::auth::store::now;
 use crate::hermes::Context;
@@ -29,6 +25,12 @@ use crate::llm::codex::{Answer, CodexClient, CodexError, CodexSignIn, error_text
 use crate::net::HttpClient;
 use crate::net::vendor::MAX_IMAGE_BYTES;
 use crate::server::Progress;
+use crate::toolsets::image_gen::catalog::{
+    OPENAI_API_MODEL, OPENAI_SIZES, aspect_index, resolve_gpt_tier, timeout_cfg,
+};
+use crate::toolsets::image_gen::error::GenError;
+use crate::toolsets::image_gen::save::Generated;
+use crate::toolsets::image_gen::source::read_local_image;
 
 pub(crate) const PROVIDER: &str = "openai-codex";
 pub(crate) const DISPLAY: &str = "OpenAI (Codex auth)";

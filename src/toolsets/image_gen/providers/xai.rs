@@ -12,16 +12,16 @@ use std::time::Duration;
 use base64::Engine as _;
 use serde_json::{Map, Value, json};
 
-use super::answer::{Found, ImageItem};
-use super::catalog::aspect_index;
-use super::error::GenError;
 use super::plugin_http::{PluginPost, post_json};
-use super::save::Generated;
-use super::source::read_local_image;
 use crate::auth::xai as xai_auth;
 use crate::hermes::Context;
 use crate::hermes::envvars;
 use crate::net::HttpClient;
+use crate::toolsets::image_gen::answer::{Found, ImageItem};
+use crate::toolsets::image_gen::catalog::aspect_index;
+use crate::toolsets::image_gen::error::GenError;
+use crate::toolsets::image_gen::save::Generated;
+use crate::toolsets::image_gen::source::read_local_image;
 
 pub(crate) const DISPLAY: &str = "xAI (Grok)";
 pub(crate) const DEFAULT_MODEL: &str = "grok-imagine-image";

@@ -4,18 +4,18 @@
 
 use serde_json::{Map, Value, json};
 
-use super::answer::ImageItem;
-use super::catalog::{
-    OPENAI_API_MODEL, OPENAI_MAX_SOURCES, OPENAI_SIZES, aspect_index, resolve_openai_tier,
-    timeout_cfg,
-};
-use super::error::GenError;
-use super::save::Generated;
-use super::source::read_local_image;
 use crate::hermes::Context;
 use crate::hermes::envvars;
 use crate::net::HttpClient;
 use crate::net::vendor::{self as http, ApiRequest, Body};
+use crate::toolsets::image_gen::answer::ImageItem;
+use crate::toolsets::image_gen::catalog::{
+    OPENAI_API_MODEL, OPENAI_MAX_SOURCES, OPENAI_SIZES, aspect_index, resolve_openai_tier,
+    timeout_cfg,
+};
+use crate::toolsets::image_gen::error::GenError;
+use crate::toolsets::image_gen::save::Generated;
+use crate::toolsets::image_gen::source::read_local_image;
 
 pub(crate) const DEFAULT_OPENAI_BASE_URL: &str = "https://api.openai.com/v1";
 

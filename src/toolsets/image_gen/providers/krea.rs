@@ -19,14 +19,14 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Map, Value, json};
 
-use super::catalog::aspect_index;
-use super::error::GenError;
-use super::save::Generated;
 use crate::gateway;
 use crate::hermes::Context;
 use crate::hermes::envvars;
 use crate::net::HttpClient;
 use crate::net::vendor::{self as http, ApiRequest, Failure, SendError};
+use crate::toolsets::image_gen::catalog::aspect_index;
+use crate::toolsets::image_gen::error::GenError;
+use crate::toolsets::image_gen::save::Generated;
 
 pub(crate) const DISPLAY: &str = "Krea";
 pub(crate) const DEFAULT_MODEL: &str = "krea-2-medium";
