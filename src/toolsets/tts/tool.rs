@@ -13,7 +13,7 @@ use super::config::tts_config;
 use super::error::TtsError;
 use super::plan::{Engine, Plan, max_text_length, plan};
 use super::providers::Produced;
-use super::providers::cloud::cloud_speech;
+use super::providers::cloud::{Speech, cloud_speech};
 use super::providers::command::{command_format, run_command_provider};
 use super::providers::edge::edge_speech;
 use super::providers::elevenlabs::elevenlabs_speech;
@@ -106,7 +106,17 @@ impl TtsToolset {
                 Err(e) => Err(TtsError::Failed(e.to_string())),
             },
             Engine::Cloud { api, key } => match self.http.get(ctx) {
-                Ok(h) => cloud_speech(ctx, &h, cfg, *api, key, text, file_path).await,
+                Ok(h) => {
+                    let job = Speech {
+                        ctx,
+                        http: &h,
+                        cfg,
+                        key,
+                        text,
+                        output: file_path,
+                    };
+                    cloud_speech(job, *api).await
+                }
                 Err(e) => Err(TtsError::Failed(e.to_string())),
             },
             Engine::ElevenLabs { key } => match self.http.get(ctx) {
