@@ -15,7 +15,7 @@ use super::error::GenError;
 use super::providers::codex::{self, codex_generate};
 use super::providers::fal::fal_generate;
 use super::providers::openai::openai_generate;
-use super::providers::{deepinfra, krea, managed, openrouter, xai};
+use super::providers::{Outcome, Request, deepinfra, krea, managed, openrouter, xai};
 use super::save::{Generated, save_generated};
 use crate::hermes::Context;
 use crate::net::HttpClient;
@@ -111,11 +111,7 @@ struct Job<'a> {
 impl Job<'_> {
     /// Run the backend: its image (not yet saved) and the modality it reports. FAL and
     /// OpenAI get the prompt as given, Hermes' other plugins get it trimmed.
-    async fn run(
-        &self,
-        backend: &Backend,
-        routed_krea: Option<&'static str>,
-    ) -> Result<(Generated, &'static str), GenError> {
+    async fn run(&self, backend: &Backend, routed_krea: Option<&'static str>) -> Outcome {
         let Job {
             ctx,
             http,
@@ -124,22 +120,25 @@ impl Job<'_> {
             aspect,
             sources,
         } = *self;
+        let r = Request {
+            ctx,
+            http,
+            prompt,
+            aspect,
+            sources,
+        };
+        let plugin = Request {
+            prompt: prompt.trim(),
+            ..r
+        };
         match backend {
-            Backend::Fal => fal_generate(ctx, http, call, prompt, aspect, sources).await,
-            Backend::OpenAi => openai_generate(ctx, http, prompt, aspect, sources).await,
-            Backend::OpenAiCodex => {
-                codex_generate(ctx, http, &call.progress, prompt.trim(), aspect, sources).await
-            }
-            Backend::Xai => xai::xai_generate(ctx, http, prompt.trim(), aspect, sources).await,
-            Backend::OpenRouter => {
-                openrouter::openrouter_generate(ctx, http, prompt.trim(), aspect, sources).await
-            }
-            Backend::DeepInfra => {
-                deepinfra::deepinfra_generate(ctx, http, prompt.trim(), aspect, sources).await
-            }
-            Backend::Krea => {
-                krea::krea_generate(ctx, http, prompt.trim(), aspect, sources, routed_krea).await
-            }
+            Backend::Fal => fal_generate(r, call).await,
+            Backend::OpenAi => openai_generate(r).await,
+            Backend::OpenAiCodex => codex_generate(plugin, &call.progress).await,
+            Backend::Xai => xai::xai_generate(plugin).await,
+            Backend::OpenRouter => openrouter::openrouter_generate(plugin).await,
+            Backend::DeepInfra => deepinfra::deepinfra_generate(plugin).await,
+            Backend::Krea => krea::krea_generate(plugin, routed_krea).await,
             Backend::Unsupported(p) => Err(GenError::ProviderNotRegistered(format!(
                 "image_gen.provider='{p}' is set but hermes-mcp has no such backend (supported: {SUPPORTED})."
             ))),

@@ -16,6 +16,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Map, Value, json};
 
+use super::{Outcome, Request};
 use crate::hermes::Context;
 use crate::hermes::envvars;
 use crate::net::HttpClient;
@@ -155,13 +156,9 @@ fn sdk_status_error(status: u16, body: &[u8]) -> String {
     }
 }
 
-pub(crate) async fn deepinfra_generate(
-    ctx: &Context,
-    http: &HttpClient,
-    prompt: &str,
-    aspect: &str,
-    sources: &[String],
-) -> Result<(Generated, &'static str), GenError> {
+pub(crate) async fn deepinfra_generate(r: Request<'_>) -> Outcome {
+    let Request { ctx, http, .. } = r;
+    let (prompt, aspect, sources) = (r.prompt, r.aspect, r.sources);
     if !sources.is_empty() {
         return Err(GenError::typed(
             "modality_unsupported",

@@ -17,6 +17,7 @@ use serde::Deserialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Number, Value, json};
 
+use super::{Outcome, Request};
 use crate::gateway::{self, Unavailable};
 use crate::hermes::Context;
 use crate::hermes::envvars;
@@ -403,14 +404,9 @@ impl Drop for CancelOnDrop {
     }
 }
 
-pub(crate) async fn fal_generate(
-    ctx: &Context,
-    http: &HttpClient,
-    call: &ToolCall,
-    prompt: &str,
-    aspect: &str,
-    sources: &[String],
-) -> Result<(Generated, &'static str), GenError> {
+pub(crate) async fn fal_generate(r: Request<'_>, call: &ToolCall) -> Outcome {
+    let Request { ctx, http, .. } = r;
+    let (prompt, aspect, sources) = (r.prompt, r.aspect, r.sources);
     let (model, model_warning) = resolve_fal_model(ctx);
     if let Some(w) = &model_warning {
         tracing::warn!("{w}");

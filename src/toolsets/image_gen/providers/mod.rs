@@ -17,3 +17,23 @@ pub(crate) mod openai;
 pub(crate) mod openrouter;
 mod plugin_http;
 pub(crate) mod xai;
+
+use crate::hermes::Context;
+use crate::net::HttpClient;
+use crate::toolsets::image_gen::error::GenError;
+use crate::toolsets::image_gen::save::Generated;
+
+/// One generation as every backend takes it.
+#[derive(Clone, Copy)]
+pub(crate) struct Request<'a> {
+    pub(crate) ctx: &'a Context,
+    pub(crate) http: &'a HttpClient,
+    /// As given for FAL and OpenAI; trimmed for Hermes' other plugins.
+    pub(crate) prompt: &'a str,
+    pub(crate) aspect: &'a str,
+    /// `image_url` first, then `reference_image_urls`.
+    pub(crate) sources: &'a [String],
+}
+
+/// What a backend gives: its image (not yet saved) and the modality it reports.
+pub(crate) type Outcome = Result<(Generated, &'static str), GenError>;

@@ -4,6 +4,7 @@
 
 use serde_json::{Map, Value, json};
 
+use super::{Outcome, Request};
 use crate::hermes::Context;
 use crate::hermes::envvars;
 use crate::net::HttpClient;
@@ -77,13 +78,9 @@ impl Default for Multipart {
     }
 }
 
-pub(crate) async fn openai_generate(
-    ctx: &Context,
-    http: &HttpClient,
-    prompt: &str,
-    aspect: &str,
-    sources: &[String],
-) -> Result<(Generated, &'static str), GenError> {
+pub(crate) async fn openai_generate(r: Request<'_>) -> Outcome {
+    let Request { ctx, http, .. } = r;
+    let (prompt, aspect, sources) = (r.prompt, r.aspect, r.sources);
     let Some(key) = ctx.env.get(envvars::OPENAI_API_KEY) else {
         return Err(GenError::AuthRequired("OPENAI_API_KEY not set. Run `hermes tools` → Image Generation → OpenAI to configure, or `hermes setup` to add the key.".into()));
     };

@@ -16,6 +16,7 @@ use base64::Engine as _;
 use serde_json::{Map, Value, json};
 
 use super::plugin_http::{PluginPost, post_json};
+use super::{Outcome, Request};
 use crate::hermes::Context;
 use crate::hermes::envvars;
 use crate::net::HttpClient;
@@ -123,13 +124,9 @@ fn extract_images(v: &Value) -> Vec<String> {
     out
 }
 
-pub(crate) async fn openrouter_generate(
-    ctx: &Context,
-    http: &HttpClient,
-    prompt: &str,
-    aspect: &str,
-    sources: &[String],
-) -> Result<(Generated, &'static str), GenError> {
+pub(crate) async fn openrouter_generate(r: Request<'_>) -> Outcome {
+    let Request { ctx, http, .. } = r;
+    let (prompt, aspect, sources) = (r.prompt, r.aspect, r.sources);
     let Some(key) = ctx.env.get(envvars::OPENROUTER_API_KEY) else {
         return Err(GenError::typed(
             "missing_api_key",

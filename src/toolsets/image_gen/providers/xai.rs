@@ -13,10 +13,10 @@ use base64::Engine as _;
 use serde_json::{Map, Value, json};
 
 use super::plugin_http::{PluginPost, post_json};
+use super::{Outcome, Request};
 use crate::auth::xai as xai_auth;
 use crate::hermes::Context;
 use crate::hermes::envvars;
-use crate::net::HttpClient;
 use crate::toolsets::image_gen::answer::{Found, ImageItem};
 use crate::toolsets::image_gen::catalog::aspect_index;
 use crate::toolsets::image_gen::error::GenError;
@@ -181,13 +181,9 @@ fn image_field(src: &str) -> Result<Value, GenError> {
     Ok(json!({"url": url, "type": "image_url"}))
 }
 
-pub(crate) async fn xai_generate(
-    ctx: &Context,
-    http: &HttpClient,
-    prompt: &str,
-    aspect: &str,
-    sources: &[String],
-) -> Result<(Generated, &'static str), GenError> {
+pub(crate) async fn xai_generate(r: Request<'_>) -> Outcome {
+    let Request { ctx, http, .. } = r;
+    let (prompt, aspect, sources) = (r.prompt, r.aspect, r.sources);
     let creds = xai_auth::resolve(ctx, http.api()).await.map_err(|why| {
         GenError::typed(
             if why.locked.is_some() { "auth_locked" } else { "missing_api_key" },
