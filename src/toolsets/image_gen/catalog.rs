@@ -33,15 +33,33 @@ pub(crate) struct FalModel {
     /// landscape, square, portrait
     sizes: [&'static str; 3],
     defaults: &'static str,
-    supports: &'static [&'static str],
+    /// The payload keys Hermes' entry accepts, space-separated, in its order.
+    supports: &'static str,
     pub(crate) upscale: bool,
     pub(crate) edit_endpoint: Option<&'static str>,
-    edit_supports: &'static [&'static str],
+    /// The same for the edit endpoint.
+    edit_supports: &'static str,
     pub(crate) max_reference_images: usize,
 }
 
 const PRESET_16_9: [&str; 3] = ["landscape_16_9", "square_hd", "portrait_16_9"];
 const RATIO_16_9: [&str; 3] = ["16:9", "1:1", "9:16"];
+
+/// Krea 2 on FAL: the medium and large entries differ only in id and name.
+const fn krea_2(id: &'static str, display: &'static str) -> FalModel {
+    FalModel {
+        id,
+        display,
+        size_style: SizeStyle::AspectRatio,
+        sizes: RATIO_16_9,
+        defaults: r#"{"creativity":"medium"}"#,
+        supports: "prompt aspect_ratio creativity seed image_style_references",
+        upscale: false,
+        edit_endpoint: None,
+        edit_supports: "",
+        max_reference_images: 0,
+    }
+}
 
 pub(crate) static FAL_MODELS: &[FalModel] = &[
     FalModel {
@@ -50,24 +68,10 @@ pub(crate) static FAL_MODELS: &[FalModel] = &[
         size_style: SizeStyle::Preset,
         sizes: PRESET_16_9,
         defaults: r#"{"num_inference_steps":4,"output_format":"png","enable_safety_checker":false}"#,
-        supports: &[
-            "prompt",
-            "image_size",
-            "num_inference_steps",
-            "seed",
-            "output_format",
-            "enable_safety_checker",
-        ],
+        supports: "prompt image_size num_inference_steps seed output_format enable_safety_checker",
         upscale: false,
         edit_endpoint: Some("fal-ai/flux-2/klein/9b/edit"),
-        edit_supports: &[
-            "prompt",
-            "image_urls",
-            "num_inference_steps",
-            "seed",
-            "output_format",
-            "enable_safety_checker",
-        ],
+        edit_supports: "prompt image_urls num_inference_steps seed output_format enable_safety_checker",
         max_reference_images: 9,
     },
     FalModel {
@@ -76,32 +80,10 @@ pub(crate) static FAL_MODELS: &[FalModel] = &[
         size_style: SizeStyle::Preset,
         sizes: PRESET_16_9,
         defaults: r#"{"num_inference_steps":50,"guidance_scale":4.5,"num_images":1,"output_format":"png","enable_safety_checker":false,"safety_tolerance":"5","sync_mode":true}"#,
-        supports: &[
-            "prompt",
-            "image_size",
-            "num_inference_steps",
-            "guidance_scale",
-            "num_images",
-            "output_format",
-            "enable_safety_checker",
-            "safety_tolerance",
-            "sync_mode",
-            "seed",
-        ],
+        supports: "prompt image_size num_inference_steps guidance_scale num_images output_format enable_safety_checker safety_tolerance sync_mode seed",
         upscale: true,
         edit_endpoint: Some("fal-ai/flux-2-pro/edit"),
-        edit_supports: &[
-            "prompt",
-            "image_urls",
-            "num_inference_steps",
-            "guidance_scale",
-            "num_images",
-            "output_format",
-            "enable_safety_checker",
-            "safety_tolerance",
-            "sync_mode",
-            "seed",
-        ],
+        edit_supports: "prompt image_urls num_inference_steps guidance_scale num_images output_format enable_safety_checker safety_tolerance sync_mode seed",
         max_reference_images: 9,
     },
     FalModel {
@@ -110,19 +92,10 @@ pub(crate) static FAL_MODELS: &[FalModel] = &[
         size_style: SizeStyle::Preset,
         sizes: PRESET_16_9,
         defaults: r#"{"num_inference_steps":8,"num_images":1,"output_format":"png","enable_safety_checker":false,"enable_prompt_expansion":false}"#,
-        supports: &[
-            "prompt",
-            "image_size",
-            "num_inference_steps",
-            "num_images",
-            "seed",
-            "output_format",
-            "enable_safety_checker",
-            "enable_prompt_expansion",
-        ],
+        supports: "prompt image_size num_inference_steps num_images seed output_format enable_safety_checker enable_prompt_expansion",
         upscale: false,
         edit_endpoint: None,
-        edit_supports: &[],
+        edit_supports: "",
         max_reference_images: 0,
     },
     FalModel {
@@ -131,33 +104,10 @@ pub(crate) static FAL_MODELS: &[FalModel] = &[
         size_style: SizeStyle::AspectRatio,
         sizes: RATIO_16_9,
         defaults: r#"{"num_images":1,"output_format":"png","safety_tolerance":"5","resolution":"1K"}"#,
-        supports: &[
-            "prompt",
-            "aspect_ratio",
-            "num_images",
-            "output_format",
-            "safety_tolerance",
-            "seed",
-            "sync_mode",
-            "resolution",
-            "enable_web_search",
-            "limit_generations",
-        ],
+        supports: "prompt aspect_ratio num_images output_format safety_tolerance seed sync_mode resolution enable_web_search limit_generations",
         upscale: false,
         edit_endpoint: Some("fal-ai/nano-banana-pro/edit"),
-        edit_supports: &[
-            "prompt",
-            "image_urls",
-            "aspect_ratio",
-            "num_images",
-            "output_format",
-            "safety_tolerance",
-            "seed",
-            "sync_mode",
-            "resolution",
-            "enable_web_search",
-            "limit_generations",
-        ],
+        edit_supports: "prompt image_urls aspect_ratio num_images output_format safety_tolerance seed sync_mode resolution enable_web_search limit_generations",
         max_reference_images: 2,
     },
     FalModel {
@@ -166,26 +116,10 @@ pub(crate) static FAL_MODELS: &[FalModel] = &[
         size_style: SizeStyle::GptLiteral,
         sizes: ["1536x1024", "1024x1024", "1024x1536"],
         defaults: r#"{"quality":"medium","num_images":1,"output_format":"png"}"#,
-        supports: &[
-            "prompt",
-            "image_size",
-            "quality",
-            "num_images",
-            "output_format",
-            "background",
-            "sync_mode",
-        ],
+        supports: "prompt image_size quality num_images output_format background sync_mode",
         upscale: false,
         edit_endpoint: Some("fal-ai/gpt-image-1.5/edit"),
-        edit_supports: &[
-            "prompt",
-            "image_urls",
-            "image_size",
-            "quality",
-            "num_images",
-            "output_format",
-            "sync_mode",
-        ],
+        edit_supports: "prompt image_urls image_size quality num_images output_format sync_mode",
         max_reference_images: 16,
     },
     FalModel {
@@ -194,25 +128,10 @@ pub(crate) static FAL_MODELS: &[FalModel] = &[
         size_style: SizeStyle::Preset,
         sizes: ["landscape_4_3", "square_hd", "portrait_4_3"],
         defaults: r#"{"quality":"medium","num_images":1,"output_format":"png"}"#,
-        supports: &[
-            "prompt",
-            "image_size",
-            "quality",
-            "num_images",
-            "output_format",
-            "sync_mode",
-        ],
+        supports: "prompt image_size quality num_images output_format sync_mode",
         upscale: false,
         edit_endpoint: Some("openai/gpt-image-2/edit"),
-        edit_supports: &[
-            "prompt",
-            "image_urls",
-            "quality",
-            "num_images",
-            "output_format",
-            "sync_mode",
-            "mask_image_url",
-        ],
+        edit_supports: "prompt image_urls quality num_images output_format sync_mode mask_image_url",
         max_reference_images: 16,
     },
     FalModel {
@@ -221,24 +140,10 @@ pub(crate) static FAL_MODELS: &[FalModel] = &[
         size_style: SizeStyle::Preset,
         sizes: PRESET_16_9,
         defaults: r#"{"rendering_speed":"BALANCED","expand_prompt":true,"style":"AUTO"}"#,
-        supports: &[
-            "prompt",
-            "image_size",
-            "rendering_speed",
-            "expand_prompt",
-            "style",
-            "seed",
-        ],
+        supports: "prompt image_size rendering_speed expand_prompt style seed",
         upscale: false,
         edit_endpoint: Some("fal-ai/ideogram/v3/edit"),
-        edit_supports: &[
-            "prompt",
-            "image_urls",
-            "rendering_speed",
-            "expand_prompt",
-            "style",
-            "seed",
-        ],
+        edit_supports: "prompt image_urls rendering_speed expand_prompt style seed",
         max_reference_images: 1,
     },
     FalModel {
@@ -247,16 +152,10 @@ pub(crate) static FAL_MODELS: &[FalModel] = &[
         size_style: SizeStyle::Preset,
         sizes: PRESET_16_9,
         defaults: r#"{"enable_safety_checker":false}"#,
-        supports: &[
-            "prompt",
-            "image_size",
-            "enable_safety_checker",
-            "colors",
-            "background_color",
-        ],
+        supports: "prompt image_size enable_safety_checker colors background_color",
         upscale: false,
         edit_endpoint: None,
-        edit_supports: &[],
+        edit_supports: "",
         max_reference_images: 0,
     },
     FalModel {
@@ -265,68 +164,14 @@ pub(crate) static FAL_MODELS: &[FalModel] = &[
         size_style: SizeStyle::Preset,
         sizes: PRESET_16_9,
         defaults: r#"{"num_inference_steps":30,"guidance_scale":2.5,"num_images":1,"output_format":"png","acceleration":"regular"}"#,
-        supports: &[
-            "prompt",
-            "image_size",
-            "num_inference_steps",
-            "guidance_scale",
-            "num_images",
-            "output_format",
-            "acceleration",
-            "seed",
-            "sync_mode",
-        ],
+        supports: "prompt image_size num_inference_steps guidance_scale num_images output_format acceleration seed sync_mode",
         upscale: false,
         edit_endpoint: Some("fal-ai/qwen-image-2/pro/edit"),
-        edit_supports: &[
-            "prompt",
-            "image_urls",
-            "num_inference_steps",
-            "guidance_scale",
-            "num_images",
-            "output_format",
-            "acceleration",
-            "seed",
-            "sync_mode",
-        ],
+        edit_supports: "prompt image_urls num_inference_steps guidance_scale num_images output_format acceleration seed sync_mode",
         max_reference_images: 3,
     },
-    FalModel {
-        id: "fal-ai/krea/v2/medium/text-to-image",
-        display: "Krea 2 Medium",
-        size_style: SizeStyle::AspectRatio,
-        sizes: RATIO_16_9,
-        defaults: r#"{"creativity":"medium"}"#,
-        supports: &[
-            "prompt",
-            "aspect_ratio",
-            "creativity",
-            "seed",
-            "image_style_references",
-        ],
-        upscale: false,
-        edit_endpoint: None,
-        edit_supports: &[],
-        max_reference_images: 0,
-    },
-    FalModel {
-        id: "fal-ai/krea/v2/large/text-to-image",
-        display: "Krea 2 Large",
-        size_style: SizeStyle::AspectRatio,
-        sizes: RATIO_16_9,
-        defaults: r#"{"creativity":"medium"}"#,
-        supports: &[
-            "prompt",
-            "aspect_ratio",
-            "creativity",
-            "seed",
-            "image_style_references",
-        ],
-        upscale: false,
-        edit_endpoint: None,
-        edit_supports: &[],
-        max_reference_images: 0,
-    },
+    krea_2("fal-ai/krea/v2/medium/text-to-image", "Krea 2 Medium"),
+    krea_2("fal-ai/krea/v2/large/text-to-image", "Krea 2 Large"),
 ];
 
 pub(crate) fn aspect_index(aspect: &str) -> usize {
@@ -353,6 +198,11 @@ pub(crate) fn resolve_aspect_ratio(value: Option<&str>) -> (String, Option<Strin
     }
 }
 
+/// Whether the space-separated `list` names `key`.
+fn listed(list: &str, key: &str) -> bool {
+    list.split_whitespace().any(|k| k == key)
+}
+
 impl FalModel {
     fn defaults(&self) -> Map<String, Value> {
         serde_json::from_str(self.defaults).unwrap_or_default()
@@ -369,7 +219,7 @@ impl FalModel {
         };
         Value::Object(
             p.into_iter()
-                .filter(|(k, _)| self.supports.contains(&k.as_str()) || k == "prompt")
+                .filter(|(k, _)| listed(self.supports, k) || k == "prompt")
                 .collect(),
         )
     }
@@ -382,11 +232,11 @@ impl FalModel {
         let size = self.sizes[aspect_index(aspect)];
         match self.size_style {
             SizeStyle::Preset | SizeStyle::GptLiteral
-                if self.edit_supports.contains(&"image_size") =>
+                if listed(self.edit_supports, "image_size") =>
             {
                 p.insert("image_size".into(), json!(size));
             }
-            SizeStyle::AspectRatio if self.edit_supports.contains(&"aspect_ratio") => {
+            SizeStyle::AspectRatio if listed(self.edit_supports, "aspect_ratio") => {
                 p.insert("aspect_ratio".into(), json!(size));
             }
             _ => {}
@@ -394,7 +244,7 @@ impl FalModel {
         Value::Object(
             p.into_iter()
                 .filter(|(k, _)| {
-                    self.edit_supports.contains(&k.as_str()) || k == "prompt" || k == "image_urls"
+                    listed(self.edit_supports, k) || k == "prompt" || k == "image_urls"
                 })
                 .collect(),
         )

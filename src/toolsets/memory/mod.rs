@@ -11,6 +11,7 @@
 //!
 //! Modules, each importing only from the ones above it:
 //! * `schema`: the tool's declaration, Hermes' schema verbatim;
+//! * `args`: the call's arguments, read as Hermes' handler reads them;
 //! * `config`: the `memory:` section (limits, write approval, availability);
 //! * `format`: the file format and Hermes' number formatting, no I/O;
 //! * `scan`: the threat/injection scan on new content;
@@ -21,6 +22,7 @@
 //!   `Toolset` trait.
 
 mod approval;
+mod args;
 mod config;
 mod disk;
 mod format;

@@ -12,45 +12,17 @@
 
 use std::path::Path;
 
-use serde_json::{Map, Value, json};
-
 use super::approval;
+use super::args::Args;
 use super::config::MemoryConfig;
 use super::disk::{self, Failure};
 use super::store::{Outcome, Store, Target};
-use crate::pycompat::{py_bool, py_str_or_json};
+use crate::pycompat::py_bool;
+use serde_json::{Map, Value, json};
 
 /// Hermes' `tool_error(message, success=False)`: `error` first.
 pub(crate) fn tool_error(message: impl Into<String>) -> Value {
     json!({"error": message.into(), "success": false})
-}
-
-/// A call's arguments, read as the registry handler reads them.
-struct Args<'a> {
-    /// `args.get("action", "")`.
-    action: String,
-    /// `args.get("target", "memory")`.
-    target: String,
-    content: Option<&'a str>,
-    old_text: Option<&'a str>,
-    operations: Option<&'a Value>,
-}
-
-impl<'a> Args<'a> {
-    fn read(args: &'a Map<String, Value>) -> Self {
-        let text = |k: &str| args.get(k).and_then(Value::as_str);
-        Args {
-            action: args.get("action").map(py_str_or_json).unwrap_or_default(),
-            target: args
-                .get("target")
-                .filter(|v| !v.is_null())
-                .map(py_str_or_json)
-                .unwrap_or_else(|| "memory".into()),
-            content: text("content"),
-            old_text: text("old_text"),
-            operations: args.get("operations"),
-        }
-    }
 }
 
 /// Run one call against the Hermes home `home`: Hermes' result value.

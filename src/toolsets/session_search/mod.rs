@@ -26,13 +26,14 @@
 //! browse, scroll and read work fully.
 //!
 //! Layers, each importing only from the ones above it:
-//! * `schema`: the tool's declaration;
+//! * `schema`: the tool's declaration; `args`: the call's arguments;
 //! * `db`: opening and checking the file;
 //! * `store`, `search`: row reads and the FTS5 search (Hermes' SQL);
 //! * `format`: message shaping, timestamps, result text;
 //! * `browse`, `discover`, `read`, `profiles`: the shapes;
 //! * `tool`: routing one call; this file wires it to the `Toolset` trait.
 
+mod args;
 mod browse;
 mod db;
 mod discover;
@@ -47,7 +48,8 @@ mod tool;
 use crate::hermes::Context;
 use crate::server::toolset::BoxFuture;
 use crate::server::{Availability, ToolCall, ToolDef, ToolEntry, ToolOutput, Toolset};
-use tool::{Args, CallEnv};
+use args::Args;
+use tool::CallEnv;
 
 #[derive(Default)]
 pub struct SessionSearchToolset {

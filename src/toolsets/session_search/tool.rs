@@ -6,8 +6,9 @@
 
 use std::path::PathBuf;
 
-use serde_json::{Map, Value};
+use serde_json::Value;
 
+use super::args::Args;
 use super::browse::recent;
 use super::db::{DbCache, StateDb};
 use super::discover::{Discover, discover};
@@ -26,46 +27,6 @@ pub(crate) struct CallEnv {
     pub(crate) root: PathBuf,
     /// `HERMES_SESSION_ID`: the conversation Codex is part of, left out of results.
     pub(crate) current: Option<String>,
-}
-
-/// The arguments, read as the registry handler reads them (`args.get(k, default)`).
-#[derive(Debug, Default)]
-pub(crate) struct Args {
-    query: String,
-    role_filter: Option<String>,
-    limit: i64,
-    session_id: Option<String>,
-    /// Present: `Some(anchor)`, the anchor `None` when it does not fit an i64.
-    around: Option<Option<i64>>,
-    window: i64,
-    sort: Option<String>,
-    profile: Option<String>,
-}
-
-impl Args {
-    /// From validated arguments (strings and integers already coerced).
-    pub(crate) fn parse(args: &Map<String, Value>) -> Args {
-        let s = |k: &str| args.get(k).and_then(Value::as_str).map(str::to_string);
-        let int = |k: &str, default: i64| args.get(k).map_or(default, saturating_int);
-        Args {
-            query: s("query").unwrap_or_default(),
-            role_filter: s("role_filter"),
-            limit: int("limit", 3),
-            session_id: s("session_id"),
-            around: args.get("around_message_id").map(Value::as_i64),
-            window: int("window", 5),
-            sort: s("sort"),
-            profile: s("profile"),
-        }
-    }
-}
-
-/// An integer argument; one beyond i64 (JSON allows up to u64) saturates.
-fn saturating_int(v: &Value) -> i64 {
-    v.as_i64()
-        .or_else(|| v.as_u64().map(|_| i64::MAX))
-        .or_else(|| v.as_f64().map(|f| f as i64))
-        .unwrap_or(0)
 }
 
 /// Non-blank after Python's `strip()`.

@@ -412,6 +412,17 @@ fn nonempty_str(v: Option<&Value>) -> Option<String> {
     }
 }
 
+/// Python's `str(m.get(a) or m.get(b) or "").strip()`.
+fn first_truthy(m: &Map<String, Value>, keys: [&str; 2]) -> String {
+    keys.iter()
+        .filter_map(|k| m.get(*k))
+        .find(|v| truthy(v))
+        .map(py_str_or_json)
+        .unwrap_or_default()
+        .trim()
+        .to_string()
+}
+
 /// Hermes' `_get_required_environment_variables`: `required_environment_variables`,
 /// then `setup.collect_secrets`, then legacy `prerequisites.env_vars`.
 fn required_env_vars(fm: &Frontmatter, legacy: &[String]) -> Vec<Map<String, Value>> {
@@ -420,14 +431,7 @@ fn required_env_vars(fm: &Frontmatter, legacy: &[String]) -> Vec<Map<String, Val
     let mut out: Vec<Map<String, Value>> = Vec::new();
     let mut seen = std::collections::HashSet::new();
     let mut append = |entry: &Map<String, Value>| {
-        let name = [entry.get("name"), entry.get("env_var")]
-            .into_iter()
-            .flatten()
-            .find(|v| truthy(v))
-            .map(py_str_or_json)
-            .unwrap_or_default()
-            .trim()
-            .to_string();
+        let name = first_truthy(entry, ["name", "env_var"]);
         if name.is_empty() || seen.contains(&name) || !is_env_name(&name) {
             return;
         }
@@ -521,14 +525,7 @@ fn missing_credential_files(ctx: &Context, fm: &Frontmatter) -> Vec<String> {
     for item in items {
         let rel = match item {
             Value::String(s) => s.trim().to_string(),
-            Value::Object(m) => [m.get("path"), m.get("name")]
-                .into_iter()
-                .flatten()
-                .find(|v| truthy(v))
-                .map(py_str_or_json)
-                .unwrap_or_default()
-                .trim()
-                .to_string(),
+            Value::Object(m) => first_truthy(m, ["path", "name"]),
             _ => continue,
         };
         if rel.is_empty() {

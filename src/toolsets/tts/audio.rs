@@ -40,6 +40,24 @@ impl WavInfo {
     }
 }
 
+/// A PCM WAV's `RIFF` header and `fmt ` chunk, for `data_len` bytes of
+/// samples; the `data` chunk follows.
+pub(crate) fn wav_head(sample_rate: u32, channels: u16, bits: u16, data_len: u32) -> Vec<u8> {
+    let block = channels * bits / 8;
+    let mut v = Vec::with_capacity(44 + data_len as usize);
+    v.extend_from_slice(b"RIFF");
+    v.extend_from_slice(&(36 + data_len).to_le_bytes());
+    v.extend_from_slice(b"WAVEfmt ");
+    v.extend_from_slice(&16u32.to_le_bytes());
+    v.extend_from_slice(&1u16.to_le_bytes());
+    v.extend_from_slice(&channels.to_le_bytes());
+    v.extend_from_slice(&sample_rate.to_le_bytes());
+    v.extend_from_slice(&(sample_rate * block as u32).to_le_bytes());
+    v.extend_from_slice(&block.to_le_bytes());
+    v.extend_from_slice(&bits.to_le_bytes());
+    v
+}
+
 /// Parse a RIFF/WAVE header (walks the chunks to `fmt ` and `data`).
 /// A streamed WAV (espeak-ng writing to a pipe) can carry a 0 or 0xFFFFFFFF
 /// data size; the bytes actually present are used then.
@@ -393,19 +411,8 @@ mod tests {
     use super::*;
 
     fn wav(sample_rate: u32, channels: u16, bits: u16, samples: u32) -> Vec<u8> {
-        let block = channels * bits / 8;
-        let data_len = samples * block as u32;
-        let mut v = Vec::new();
-        v.extend_from_slice(b"RIFF");
-        v.extend_from_slice(&(36 + data_len).to_le_bytes());
-        v.extend_from_slice(b"WAVEfmt ");
-        v.extend_from_slice(&16u32.to_le_bytes());
-        v.extend_from_slice(&1u16.to_le_bytes());
-        v.extend_from_slice(&channels.to_le_bytes());
-        v.extend_from_slice(&sample_rate.to_le_bytes());
-        v.extend_from_slice(&(sample_rate * block as u32).to_le_bytes());
-        v.extend_from_slice(&block.to_le_bytes());
-        v.extend_from_slice(&bits.to_le_bytes());
+        let data_len = samples * (channels * bits / 8) as u32;
+        let mut v = wav_head(sample_rate, channels, bits, data_len);
         v.extend_from_slice(b"LIST");
         v.extend_from_slice(&3u32.to_le_bytes());
         v.extend_from_slice(b"abc\0"); // odd chunk + pad byte

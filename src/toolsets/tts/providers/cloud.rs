@@ -19,7 +19,7 @@ use base64::Engine as _;
 use serde_json::{Map, Value, json};
 
 use super::openai::{SpeechCall, speech};
-use super::{Produced, deliver_mp3, deliver_wav_bytes, write_audio};
+use super::{Produced, check_status, deliver_mp3, deliver_wav_bytes, send, write_audio};
 use crate::hermes::Context;
 use crate::hermes::envvars;
 use crate::net::HttpClient;
@@ -141,51 +141,37 @@ async fn post(
     req.headers = headers;
     req.body = Body::Json(body);
     req.timeout = API_TIMEOUT;
-    http::send(http, req)
-        .await
-        .map_err(|e| failed(e.to_string()))
+    send(http, req).await
 }
 
-/// `requests`' `raise_for_status` in our words.
-fn check_status(resp: &crate::net::ApiResponse, who: &str) -> Result<(), TtsError> {
-    if (200..300).contains(&resp.status) {
-        Ok(())
-    } else {
-        Err(failed(format!(
-            "{who} request failed: {}",
-            http::status_error(resp)
-        )))
-    }
+/// One speech request, as every API of this module takes it.
+#[derive(Clone, Copy)]
+pub(crate) struct Speech<'a> {
+    pub(crate) ctx: &'a Context,
+    pub(crate) http: &'a HttpClient,
+    /// The `tts` section.
+    pub(crate) cfg: &'a Map<String, Value>,
+    pub(crate) key: &'a str,
+    pub(crate) text: &'a str,
+    /// Where the audio goes; its extension is the format asked for.
+    pub(crate) output: &'a Path,
 }
 
 /// Speak `text` with `api` into `output` (format by its extension, see each API).
-pub(crate) async fn cloud_speech(
-    ctx: &Context,
-    http: &HttpClient,
-    cfg: &Map<String, Value>,
-    api: Api,
-    key: &str,
-    text: &str,
-    output: &Path,
-) -> Result<Produced, TtsError> {
+pub(crate) async fn cloud_speech(job: Speech<'_>, api: Api) -> Result<Produced, TtsError> {
     match api {
-        Api::Minimax => minimax(ctx, http, cfg, key, text, output).await,
-        Api::Xai => xai(ctx, http, cfg, key, text, output).await,
-        Api::Mistral => mistral(http, cfg, key, text, output).await,
-        Api::Gemini => gemini(ctx, http, cfg, key, text, output).await,
-        Api::DeepInfra => deepinfra(ctx, http, cfg, key, text, output).await,
+        Api::Minimax => minimax(job).await,
+        Api::Xai => xai(job).await,
+        Api::Mistral => mistral(job).await,
+        Api::Gemini => gemini(job).await,
+        Api::DeepInfra => deepinfra(job).await,
     }
 }
 
 /// MiniMax: `t2a_v2` (JSON with hex audio, MP3) or the flat `text_to_speech` endpoint.
-async fn minimax(
-    ctx: &Context,
-    http: &HttpClient,
-    cfg: &Map<String, Value>,
-    key: &str,
-    text: &str,
-    output: &Path,
-) -> Result<Produced, TtsError> {
+async fn minimax(job: Speech<'_>) -> Result<Produced, TtsError> {
+    let Speech { ctx, http, cfg, .. } = job;
+    let (key, text, output) = (job.key, job.text, job.output);
     let m = sec(cfg, "minimax");
     let model = raw(&m, "model", json!(DEFAULT_MINIMAX_MODEL));
     let voice_id = raw(&m, "voice_id", json!(DEFAULT_MINIMAX_VOICE_ID));
@@ -293,14 +279,9 @@ fn decode_hex(s: &str) -> Option<Vec<u8>> {
 }
 
 /// xAI `POST {base}/tts`: MP3 by default, WAV for a `.wav` path.
-async fn xai(
-    ctx: &Context,
-    http: &HttpClient,
-    cfg: &Map<String, Value>,
-    _key: &str,
-    text: &str,
-    output: &Path,
-) -> Result<Produced, TtsError> {
+async fn xai(job: Speech<'_>) -> Result<Produced, TtsError> {
+    let Speech { ctx, http, cfg, .. } = job;
+    let (text, output) = (job.text, job.output);
     let x = sec(cfg, "xai");
     let voice_id = s(&x, "voice_id", DEFAULT_XAI_VOICE_ID);
     let language = s(&x, "language", "en");
@@ -403,13 +384,9 @@ async fn xai(
 
 /// Mistral `POST /v1/audio/speech` (the `mistralai` SDK's `audio.speech.complete`):
 /// JSON answer with base64 `audio_data` in the requested format.
-async fn mistral(
-    http: &HttpClient,
-    cfg: &Map<String, Value>,
-    key: &str,
-    text: &str,
-    output: &Path,
-) -> Result<Produced, TtsError> {
+async fn mistral(job: Speech<'_>) -> Result<Produced, TtsError> {
+    let Speech { http, cfg, .. } = job;
+    let (key, text, output) = (job.key, job.text, job.output);
     let m = sec(cfg, "mistral");
     let model = s(&m, "model", DEFAULT_MISTRAL_MODEL);
     let voice_id = s(&m, "voice_id", DEFAULT_MISTRAL_VOICE_ID);
@@ -460,11 +437,7 @@ async fn mistral(
         .decode(audio_b64.trim())
         .map_err(|_| failed("Mistral TTS failed: Error (audio_data is not base64)"))?;
     write_audio(output, &bytes)?;
-    Ok(Produced {
-        path: output.to_path_buf(),
-        notes: Vec::new(),
-        duration: None,
-    })
+    Ok(Produced::written(output))
 }
 
 /// Hermes' `_read_gemini_persona_prompt` (`tts.gemini.persona_prompt_file`).
@@ -524,18 +497,7 @@ fn gemini_prompt(persona: Option<&str>, text: &str) -> String {
 
 /// Raw 16-bit little-endian PCM in a WAV header (Hermes' `_wrap_pcm_as_wav`).
 pub(crate) fn pcm_to_wav(pcm: &[u8], sample_rate: u32, channels: u16) -> Vec<u8> {
-    let block = channels * 2;
-    let mut v = Vec::with_capacity(44 + pcm.len());
-    v.extend_from_slice(b"RIFF");
-    v.extend_from_slice(&(36 + pcm.len() as u32).to_le_bytes());
-    v.extend_from_slice(b"WAVEfmt ");
-    v.extend_from_slice(&16u32.to_le_bytes());
-    v.extend_from_slice(&1u16.to_le_bytes());
-    v.extend_from_slice(&channels.to_le_bytes());
-    v.extend_from_slice(&sample_rate.to_le_bytes());
-    v.extend_from_slice(&(sample_rate * block as u32).to_le_bytes());
-    v.extend_from_slice(&block.to_le_bytes());
-    v.extend_from_slice(&16u16.to_le_bytes());
+    let mut v = audio::wav_head(sample_rate, channels, 16, pcm.len() as u32);
     v.extend_from_slice(b"data");
     v.extend_from_slice(&(pcm.len() as u32).to_le_bytes());
     v.extend_from_slice(pcm);
@@ -544,14 +506,9 @@ pub(crate) fn pcm_to_wav(pcm: &[u8], sample_rate: u32, channels: u16) -> Vec<u8>
 
 /// Gemini `POST {base}/models/{model}:generateContent` with `responseModalities:
 /// ["AUDIO"]`: base64 24 kHz mono L16 PCM, wrapped as WAV and converted.
-async fn gemini(
-    ctx: &Context,
-    http: &HttpClient,
-    cfg: &Map<String, Value>,
-    key: &str,
-    text: &str,
-    output: &Path,
-) -> Result<Produced, TtsError> {
+async fn gemini(job: Speech<'_>) -> Result<Produced, TtsError> {
+    let Speech { ctx, http, cfg, .. } = job;
+    let (key, text, output) = (job.key, job.text, job.output);
     let g = sec(cfg, "gemini");
     let model = s(&g, "model", DEFAULT_GEMINI_MODEL);
     let voice = s(&g, "voice", DEFAULT_GEMINI_VOICE);
@@ -638,14 +595,9 @@ async fn gemini(
 /// DeepInfra: `tts.deepinfra.model`, else the first `tts`-tagged model of the live
 /// catalog (`GET {DEEPINFRA_BASE_URL}/models?filter=true&sort_by=hermes`, Hermes'
 /// `deepinfra_model_ids("tts")`), then OpenAI-compatible `POST {base}/audio/speech`.
-async fn deepinfra(
-    ctx: &Context,
-    http: &HttpClient,
-    cfg: &Map<String, Value>,
-    key: &str,
-    text: &str,
-    output: &Path,
-) -> Result<Produced, TtsError> {
+async fn deepinfra(job: Speech<'_>) -> Result<Produced, TtsError> {
+    let Speech { ctx, http, cfg, .. } = job;
+    let (key, text, output) = (job.key, job.text, job.output);
     let d = sec(cfg, "deepinfra");
     let env_base = ctx.env.get(envvars::DEEPINFRA_BASE_URL);
     let model = match d.get("model").and_then(Value::as_str).filter(|m| !m.trim().is_empty()) {

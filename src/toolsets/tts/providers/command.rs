@@ -131,11 +131,7 @@ pub(crate) async fn run_command_provider(
             )));
         }
     }
-    Ok(Produced {
-        path: output.to_path_buf(),
-        notes: Vec::new(),
-        duration: None,
-    })
+    Ok(Produced::written(output))
 }
 
 #[cfg(test)]

@@ -6,9 +6,9 @@ use std::time::Duration;
 
 use serde_json::{Map, Value, json};
 
-use super::{Produced, write_audio};
+use super::{Produced, fetch_audio};
 use crate::hermes::Context;
-use crate::net::vendor::{self as http, ApiRequest, Body};
+use crate::net::vendor::{ApiRequest, Body};
 use crate::toolsets::tts::audio;
 use crate::toolsets::tts::config::section_str;
 use crate::toolsets::tts::error::TtsError;
@@ -66,16 +66,7 @@ pub(crate) async fn elevenlabs_speech(
     req.headers.push(("accept", "audio/*".to_string()));
     req.body = Body::Json(json!({"text": text, "model_id": model_id}));
     req.timeout = API_TIMEOUT;
-    let resp = http::send(http, req)
-        .await
-        .map_err(|e| TtsError::Failed(e.to_string()))?;
-    if !(200..300).contains(&resp.status) {
-        return Err(TtsError::Failed(format!(
-            "ElevenLabs request failed: {}",
-            http::status_error(&resp)
-        )));
-    }
-    write_audio(output, &resp.body)?;
+    fetch_audio(http, req, "ElevenLabs", output).await?;
     Ok(Produced {
         path: output.clone(),
         notes,

@@ -22,6 +22,8 @@ use std::path::{Path, PathBuf};
 
 use super::error::TtsError;
 use crate::hermes::Context;
+use crate::net::vendor::{self as http, ApiRequest};
+use crate::net::{ApiResponse, HttpClient};
 use crate::toolsets::tts::audio;
 
 /// What a provider produced.
@@ -31,6 +33,50 @@ pub(crate) struct Produced {
     pub(crate) duration: Option<f64>,
 }
 
+impl Produced {
+    /// Audio written at `path` as the engine made it, with nothing to note.
+    pub(crate) fn written(path: &Path) -> Self {
+        Produced {
+            path: path.to_path_buf(),
+            notes: Vec::new(),
+            duration: None,
+        }
+    }
+}
+
+/// Send a speech API request; one that does not complete fails with the client's text.
+pub(crate) async fn send(http: &HttpClient, req: ApiRequest<'_>) -> Result<ApiResponse, TtsError> {
+    http::send(http, req)
+        .await
+        .map_err(|e| TtsError::Failed(e.to_string()))
+}
+
+/// `requests`' `raise_for_status` in our words: `<who> request failed: <status>`.
+pub(crate) fn check_status(resp: &ApiResponse, who: &str) -> Result<(), TtsError> {
+    if (200..300).contains(&resp.status) {
+        Ok(())
+    } else {
+        Err(TtsError::Failed(format!(
+            "{who} request failed: {}",
+            http::status_error(resp)
+        )))
+    }
+}
+
+/// A speech API whose answer is the audio itself, in the requested format:
+/// sent, checked (`who` names it in the failure) and written at `output`.
+pub(crate) async fn fetch_audio(
+    http: &HttpClient,
+    req: ApiRequest<'_>,
+    who: &str,
+    output: &Path,
+) -> Result<(), TtsError> {
+    let resp = send(http, req).await?;
+    check_status(&resp, who)?;
+    write_audio(output, &resp.body)
+}
+
+/// Write `bytes` at `path` through a temporary file in its directory, renamed into place.
 /// Write `bytes` at `path` through a temporary file in its directory, renamed
 /// into place ([`crate::fs::WriteOptions::OUTPUT`]).
 pub(crate) fn write_audio(path: &Path, bytes: &[u8]) -> Result<(), TtsError> {

@@ -12,10 +12,10 @@ use std::time::Duration;
 
 use serde_json::{Map, Value, json};
 
-use super::{Produced, write_audio};
+use super::{Produced, fetch_audio};
 use crate::gateway;
 use crate::hermes::Context;
-use crate::net::vendor::{self as http, ApiRequest, Body};
+use crate::net::vendor::{ApiRequest, Body};
 use crate::toolsets::tts::audio;
 use crate::toolsets::tts::config::{num, section, section_str};
 use crate::toolsets::tts::error::TtsError;
@@ -132,22 +132,8 @@ pub(crate) async fn speech(
         .push(("x-idempotency-key", format!("{:032x}", fastrand::u128(..))));
     req.body = Body::Json(body);
     req.timeout = API_TIMEOUT;
-    let resp = http::send(http, req)
-        .await
-        .map_err(|e| TtsError::Failed(e.to_string()))?;
-    if !(200..300).contains(&resp.status) {
-        return Err(TtsError::Failed(format!(
-            "{} speech request failed: {}",
-            call.service,
-            http::status_error(&resp)
-        )));
-    }
-    write_audio(output, &resp.body)?;
-    Ok(Produced {
-        path: output.to_path_buf(),
-        notes: Vec::new(),
-        duration: None,
-    })
+    fetch_audio(http, req, &format!("{} speech", call.service), output).await?;
+    Ok(Produced::written(output))
 }
 
 #[cfg(test)]

@@ -1,16 +1,13 @@
 //! Brave Search's free tier (`GET /res/v1/web/search`, `X-Subscription-Token`),
 //! as Hermes calls it (hermes-agent: plugins/web/brave_free/provider.py).
 
-use std::time::Duration;
-
 use serde::Deserialize;
 
 use super::{
-    Backend, Hit, ProviderError, base_url, key, lenient, min_interval, numbered, read_json,
+    Backend, Hit, ProviderError, Search, base_url, endpoint_url, get_json, key, lenient, numbered,
 };
-use crate::hermes::Context;
 use crate::hermes::envvars;
-use crate::net::{ApiError, HttpClient};
+use crate::net::ApiError;
 
 #[derive(Debug, Default, Deserialize)]
 struct Answer {
@@ -34,38 +31,32 @@ struct Result_ {
     description: String,
 }
 
-pub(super) async fn search(
-    http: &HttpClient,
-    ctx: &Context,
-    query: &str,
-    limit: usize,
-) -> Result<Vec<Hit>, ProviderError> {
+pub(super) async fn search(s: Search<'_>) -> Result<Vec<Hit>, ProviderError> {
+    let Search { http, ctx, .. } = s;
+    let (query, limit) = (s.query, s.limit);
     let Some(k) = key(ctx, envvars::BRAVE_SEARCH_API_KEY) else {
         return Err(ProviderError::NotConfigured(
             "BRAVE_SEARCH_API_KEY is not set",
         ));
     };
     let base = base_url(ctx, Backend::BraveFree);
-    let mut url = url::Url::parse(&format!("{base}/res/v1/web/search")).map_err(|source| {
-        ProviderError::BadBaseUrl {
-            setting: "web.brave.base_url",
-            source,
-            suffix: String::new(),
-        }
-    })?;
+    let mut url = endpoint_url(
+        &base,
+        "/res/v1/web/search",
+        "web.brave.base_url",
+        String::new(),
+    )?;
     url.query_pairs_mut()
         .append_pair("q", query)
         .append_pair("count", &limit.clamp(1, 20).to_string());
-    let req = http
-        .api()
-        .get(url)
-        .header("X-Subscription-Token", k)
-        .header("Accept", "application/json")
-        .timeout(Duration::from_secs(15));
-    let r = http
-        .send_api("brave-free", min_interval(ctx, Backend::BraveFree), req)
-        .await
-        .map_err(|e| match e {
+    let req = http.api().get(url).header("X-Subscription-Token", k);
+    let a: Answer = get_json(
+        http,
+        ctx,
+        Backend::BraveFree,
+        req,
+        "Brave Search",
+        |e| match e {
             ApiError::RateLimited { .. } => ProviderError::RateLimited {
                 what: "Brave Search",
                 source: e,
@@ -74,14 +65,9 @@ pub(super) async fn search(
                 what: "Brave Search".into(),
                 source: other,
             },
-        })?;
-    if !(200..300).contains(&r.status) {
-        return Err(ProviderError::BadStatus {
-            what: "Brave Search",
-            status: r.status,
-        });
-    }
-    let a: Answer = read_json(&r).map_err(|_| ProviderError::Unparsable("Brave Search"))?;
+        },
+    )
+    .await?;
     Ok(numbered(&a.web.results, limit, |r| {
         (&r.title, &r.url, r.description.clone())
     }))

@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use super::{Backend, Hit, ProviderError, base_url, min_interval};
+use super::{Backend, Hit, ProviderError, Search, base_url, min_interval};
 use crate::hermes::Context;
 use crate::net::HttpClient;
 
@@ -19,12 +19,9 @@ const MAX_PAGES: usize = 10;
 /// package's `DDGS().text(max_results=...)` does: page `n > 1` sends
 /// `s = 10 + (n - 2) * 15` (ddgs: engines/duckduckgo.py `build_payload`), and
 /// paging stops at `limit` results or when a page adds no new URL.
-pub(super) async fn search(
-    http: &HttpClient,
-    ctx: &Context,
-    query: &str,
-    limit: usize,
-) -> Result<Vec<Hit>, ProviderError> {
+pub(super) async fn search(s: Search<'_>) -> Result<Vec<Hit>, ProviderError> {
+    let Search { http, ctx, .. } = s;
+    let (query, limit) = (s.query, s.limit);
     let mut hits: Vec<Hit> = Vec::new();
     for page in 1..=MAX_PAGES {
         let html = match fetch_page(http, ctx, query, page).await {

@@ -1,19 +1,28 @@
 //! Exa (`POST /search`, `POST /contents`, `x-api-key`), as Hermes calls it
 //! (hermes-agent: plugins/web/exa/provider.py).
 
-use std::time::Duration;
-
 use serde::{Deserialize, Serialize};
 
 use super::{
-    Backend, Doc, Hit, ProviderError, base_url, call_json, fail_all, http_code_suffix, key,
-    lenient, numbered, reorder,
+    Backend, Doc, Hit, KeyedApi, ProviderError, Search, http_code_suffix, lenient, numbered,
+    reorder,
 };
 use crate::hermes::Context;
 use crate::hermes::envvars;
 use crate::net::HttpClient;
 
-const NO_KEY: &str = "EXA_API_KEY environment variable not set. Get your API key at https://exa.ai";
+const API: KeyedApi = KeyedApi {
+    backend: Backend::Exa,
+    vendor: "Exa",
+    key_var: envvars::EXA_API_KEY,
+    no_key: "EXA_API_KEY environment variable not set. Get your API key at https://exa.ai",
+    search_path: "/search",
+    extract_path: "/contents",
+    auth: |req, k| {
+        req.header("x-api-key", k)
+            .header("x-exa-integration", "hermes-agent")
+    },
+};
 
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -77,49 +86,25 @@ struct StatusError {
     http_status_code: Option<u64>,
 }
 
-pub(super) async fn search(
-    http: &HttpClient,
-    ctx: &Context,
-    query: &str,
-    limit: usize,
-) -> Result<Vec<Hit>, ProviderError> {
-    let Some(k) = key(ctx, envvars::EXA_API_KEY) else {
-        return Err(ProviderError::NotConfigured(NO_KEY));
-    };
-    let base = base_url(ctx, Backend::Exa);
-    let req = http
-        .api()
-        .post(format!("{base}/search"))
-        .header("x-api-key", k)
-        .header("x-exa-integration", "hermes-agent")
-        .json(&SearchRequest {
+pub(super) async fn search(s: Search<'_>) -> Result<Vec<Hit>, ProviderError> {
+    let Search { query, limit, .. } = s;
+    let a: Answer = API
+        .search(s, |_| SearchRequest {
             query,
             num_results: limit,
             contents: Contents { highlights: true },
-        });
-    let a: Answer = call_json(http, ctx, Backend::Exa, req)
-        .await
-        .map_err(|e| e.failed("Exa", "search"))?;
+        })
+        .await?;
     Ok(numbered(&a.results, limit, |r| {
         (&r.title, &r.url, r.highlights.join(" "))
     }))
 }
 
 pub(crate) async fn extract(http: &HttpClient, ctx: &Context, urls: &[String]) -> Vec<Doc> {
-    let Some(k) = key(ctx, envvars::EXA_API_KEY) else {
-        return fail_all(urls, &ProviderError::NotConfigured(NO_KEY));
-    };
-    let base = base_url(ctx, Backend::Exa);
-    let req = http
-        .api()
-        .post(format!("{base}/contents"))
-        .header("x-api-key", k)
-        .header("x-exa-integration", "hermes-agent")
-        .timeout(Duration::from_secs(60))
-        .json(&ContentsRequest { urls, text: true });
-    let a: Answer = match call_json(http, ctx, Backend::Exa, req).await {
+    let body = |_: &str| ContentsRequest { urls, text: true };
+    let a: Answer = match API.extract(http, ctx, urls, body).await {
         Ok(a) => a,
-        Err(e) => return fail_all(urls, &e.failed("Exa", "extract")),
+        Err(docs) => return docs,
     };
     let mut docs: Vec<Doc> = a
         .results

@@ -12,7 +12,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::{Backend, Doc, Hit, ProviderError, base_url, call_json, key, lenient};
+use super::{Backend, Doc, Hit, ProviderError, Search, base_url, call_json, key, lenient};
 use crate::gateway::{self, Unavailable};
 use crate::hermes::Context;
 use crate::hermes::envvars;
@@ -195,12 +195,9 @@ struct Metadata {
     source_url: Option<String>,
 }
 
-pub(super) async fn search(
-    http: &HttpClient,
-    ctx: &Context,
-    query: &str,
-    limit: usize,
-) -> Result<Vec<Hit>, ProviderError> {
+pub(super) async fn search(s: Search<'_>) -> Result<Vec<Hit>, ProviderError> {
+    let Search { http, ctx, .. } = s;
+    let (query, limit) = (s.query, s.limit);
     let ep = endpoint(http, ctx).await?;
     let base = ep.base;
     let mut req = http

@@ -319,6 +319,15 @@ fn key(ctx: &Context, name: &str) -> Option<String> {
         .filter(|v| !v.is_empty())
 }
 
+/// One search as every provider takes it.
+#[derive(Clone, Copy)]
+pub(super) struct Search<'a> {
+    pub(super) http: &'a HttpClient,
+    pub(super) ctx: &'a Context,
+    pub(super) query: &'a str,
+    pub(super) limit: usize,
+}
+
 /// One search hit in Hermes' shape (`data.web[]` of tools/web_tools.py's
 /// provider dicts); fields serialize in this order.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -489,6 +498,115 @@ async fn call_json<T: DeserializeOwned + Default>(
     read_json(&r).map_err(ProviderError::NotJson)
 }
 
+/// A keyed JSON API called as Tavily, Exa and Parallel are: the key from the
+/// environment (its absence worded as the vendor's provider words it), then a
+/// POST to the search or the extract endpoint whose failure reads
+/// `<Vendor> <search|extract> failed: …`.
+struct KeyedApi {
+    backend: Backend,
+    vendor: &'static str,
+    key_var: &'static str,
+    no_key: &'static str,
+    search_path: &'static str,
+    extract_path: &'static str,
+    /// Puts the key on a request (bearer, `x-api-key`, a vendor header).
+    auth: fn(reqwest::RequestBuilder, &str) -> reqwest::RequestBuilder,
+}
+
+/// How long an extract batch may take (the search keeps the client's default).
+const EXTRACT_TIMEOUT: Duration = Duration::from_secs(60);
+
+impl KeyedApi {
+    /// A search: `body(key)` to the search endpoint, the answer read into `T`.
+    async fn search<T: DeserializeOwned + Default, B: Serialize>(
+        &self,
+        s: Search<'_>,
+        body: impl FnOnce(&str) -> B,
+    ) -> Result<T, ProviderError> {
+        self.post(s.http, s.ctx, false, body).await
+    }
+
+    /// An extract batch: `body(key)` to the extract endpoint; a failure is
+    /// every URL's document.
+    async fn extract<T: DeserializeOwned + Default, B: Serialize>(
+        &self,
+        http: &HttpClient,
+        ctx: &Context,
+        urls: &[String],
+        body: impl FnOnce(&str) -> B,
+    ) -> Result<T, Vec<Doc>> {
+        self.post(http, ctx, true, body)
+            .await
+            .map_err(|e| fail_all(urls, &e))
+    }
+
+    async fn post<T: DeserializeOwned + Default, B: Serialize>(
+        &self,
+        http: &HttpClient,
+        ctx: &Context,
+        extract: bool,
+        body: impl FnOnce(&str) -> B,
+    ) -> Result<T, ProviderError> {
+        let Some(k) = key(ctx, self.key_var) else {
+            return Err(ProviderError::NotConfigured(self.no_key));
+        };
+        let (path, action) = if extract {
+            (self.extract_path, "extract")
+        } else {
+            (self.search_path, "search")
+        };
+        let base = base_url(ctx, self.backend);
+        let mut req = (self.auth)(http.api().post(format!("{base}{path}")), &k);
+        if extract {
+            req = req.timeout(EXTRACT_TIMEOUT);
+        }
+        call_json(http, ctx, self.backend, req.json(&body(&k)))
+            .await
+            .map_err(|e| e.failed(self.vendor, action))
+    }
+}
+
+/// A GET to a search-only vendor (Brave, SearXNG), JSON accepted within 15 s:
+/// a 2xx JSON answer read into `T`; `unreachable` words a request that did not
+/// complete, `what` names the vendor in the other failures.
+async fn get_json<T: DeserializeOwned + Default>(
+    http: &HttpClient,
+    ctx: &Context,
+    b: Backend,
+    req: reqwest::RequestBuilder,
+    what: &'static str,
+    unreachable: impl FnOnce(ApiError) -> ProviderError,
+) -> Result<T, ProviderError> {
+    let req = req
+        .header("Accept", "application/json")
+        .timeout(Duration::from_secs(15));
+    let r = http
+        .send_api(b.name(), min_interval(ctx, b), req)
+        .await
+        .map_err(unreachable)?;
+    if !(200..300).contains(&r.status) {
+        return Err(ProviderError::BadStatus {
+            what,
+            status: r.status,
+        });
+    }
+    read_json(&r).map_err(|_| ProviderError::Unparsable(what))
+}
+
+/// `<base><path>` as a URL; a base that does not parse names its `setting`.
+fn endpoint_url(
+    base: &str,
+    path: &str,
+    setting: &'static str,
+    suffix: String,
+) -> Result<url::Url, ProviderError> {
+    url::Url::parse(&format!("{base}{path}")).map_err(|source| ProviderError::BadBaseUrl {
+        setting,
+        source,
+        suffix,
+    })
+}
+
 /// The body as JSON, then as `T` where it fits (else `T::default()`).
 fn read_json<T: DeserializeOwned + Default>(r: &ApiResponse) -> Result<T, serde_json::Error> {
     let v: Value = serde_json::from_slice(&r.body)?;
@@ -516,15 +634,21 @@ pub(crate) async fn search(
     query: &str,
     limit: usize,
 ) -> Value {
+    let s = Search {
+        http,
+        ctx,
+        query,
+        limit,
+    };
     let r = match b {
-        Backend::Firecrawl => firecrawl::search(http, ctx, query, limit).await,
-        Backend::Tavily => tavily::search(http, ctx, query, limit).await,
-        Backend::Exa => exa::search(http, ctx, query, limit).await,
-        Backend::Parallel => parallel::search(http, ctx, query, limit).await,
-        Backend::Searxng => searxng::search(http, ctx, query, limit).await,
-        Backend::BraveFree => brave::search(http, ctx, query, limit).await,
-        Backend::Ddgs => ddg::search(http, ctx, query, limit).await,
-        Backend::Xai => xai::search(http, ctx, query, limit).await,
+        Backend::Firecrawl => firecrawl::search(s).await,
+        Backend::Tavily => tavily::search(s).await,
+        Backend::Exa => exa::search(s).await,
+        Backend::Parallel => parallel::search(s).await,
+        Backend::Searxng => searxng::search(s).await,
+        Backend::BraveFree => brave::search(s).await,
+        Backend::Ddgs => ddg::search(s).await,
+        Backend::Xai => xai::search(s).await,
         Backend::Builtin => Err(ProviderError::CannotSearch),
     };
     match r {

@@ -1,20 +1,28 @@
 //! Parallel (`POST /v1beta/search`, `POST /v1beta/extract`, `x-api-key`,
 //! `parallel-beta`), as Hermes calls it (hermes-agent: plugins/web/parallel/provider.py).
 
-use std::time::Duration;
-
 use serde::{Deserialize, Serialize};
 
 use super::{
-    Backend, Doc, Hit, ProviderError, base_url, call_json, fail_all, http_code_suffix, key,
-    lenient, numbered, reorder,
+    Backend, Doc, Hit, KeyedApi, ProviderError, Search, http_code_suffix, lenient, numbered,
+    reorder,
 };
 use crate::hermes::Context;
 use crate::hermes::envvars;
 use crate::net::HttpClient;
 
-const NO_KEY: &str =
-    "PARALLEL_API_KEY environment variable not set. Get your API key at https://parallel.ai";
+const API: KeyedApi = KeyedApi {
+    backend: Backend::Parallel,
+    vendor: "Parallel",
+    key_var: envvars::PARALLEL_API_KEY,
+    no_key: "PARALLEL_API_KEY environment variable not set. Get your API key at https://parallel.ai",
+    search_path: "/v1beta/search",
+    extract_path: "/v1beta/extract",
+    auth: |req, k| {
+        req.header("x-api-key", k)
+            .header("parallel-beta", PARALLEL_BETA)
+    },
+};
 
 const PARALLEL_BETA: &str = "search-extract-2025-10-10";
 
@@ -77,53 +85,31 @@ fn mode(ctx: &Context) -> String {
     }
 }
 
-pub(super) async fn search(
-    http: &HttpClient,
-    ctx: &Context,
-    query: &str,
-    limit: usize,
-) -> Result<Vec<Hit>, ProviderError> {
-    let Some(k) = key(ctx, envvars::PARALLEL_API_KEY) else {
-        return Err(ProviderError::NotConfigured(NO_KEY));
-    };
-    let base = base_url(ctx, Backend::Parallel);
-    let req = http
-        .api()
-        .post(format!("{base}/v1beta/search"))
-        .header("x-api-key", k)
-        .header("parallel-beta", PARALLEL_BETA)
-        .json(&SearchRequest {
+pub(super) async fn search(s: Search<'_>) -> Result<Vec<Hit>, ProviderError> {
+    let Search {
+        ctx, query, limit, ..
+    } = s;
+    let a: Answer = API
+        .search(s, |_| SearchRequest {
             objective: query,
             search_queries: [query],
             mode: mode(ctx),
             max_results: limit.min(20),
-        });
-    let a: Answer = call_json(http, ctx, Backend::Parallel, req)
-        .await
-        .map_err(|e| e.failed("Parallel", "search"))?;
+        })
+        .await?;
     Ok(numbered(&a.results, limit, |r| {
         (&r.title, &r.url, r.excerpts.join(" "))
     }))
 }
 
 pub(crate) async fn extract(http: &HttpClient, ctx: &Context, urls: &[String]) -> Vec<Doc> {
-    let Some(k) = key(ctx, envvars::PARALLEL_API_KEY) else {
-        return fail_all(urls, &ProviderError::NotConfigured(NO_KEY));
+    let body = |_: &str| ExtractRequest {
+        urls,
+        full_content: true,
     };
-    let base = base_url(ctx, Backend::Parallel);
-    let req = http
-        .api()
-        .post(format!("{base}/v1beta/extract"))
-        .header("x-api-key", k)
-        .header("parallel-beta", PARALLEL_BETA)
-        .timeout(Duration::from_secs(60))
-        .json(&ExtractRequest {
-            urls,
-            full_content: true,
-        });
-    let a: Answer = match call_json(http, ctx, Backend::Parallel, req).await {
+    let a: Answer = match API.extract(http, ctx, urls, body).await {
         Ok(a) => a,
-        Err(e) => return fail_all(urls, &e.failed("Parallel", "extract")),
+        Err(docs) => return docs,
     };
     let mut docs = Vec::new();
     for r in a.results {

@@ -2,20 +2,22 @@
 //! (hermes-agent: plugins/web/tavily/provider.py): bearer auth, and the key
 //! in the body too, as Hermes sends it.
 
-use std::time::Duration;
-
 use serde::{Deserialize, Serialize};
 
-use super::{
-    Backend, Doc, Hit, ProviderError, base_url, call_json, fail_all, key, lenient, numbered,
-    reorder,
-};
+use super::{Backend, Doc, Hit, KeyedApi, ProviderError, Search, lenient, numbered, reorder};
 use crate::hermes::Context;
 use crate::hermes::envvars;
 use crate::net::HttpClient;
 
-const NO_KEY: &str =
-    "TAVILY_API_KEY environment variable not set. Get your API key at https://app.tavily.com/home";
+const API: KeyedApi = KeyedApi {
+    backend: Backend::Tavily,
+    vendor: "Tavily",
+    key_var: envvars::TAVILY_API_KEY,
+    no_key: "TAVILY_API_KEY environment variable not set. Get your API key at https://app.tavily.com/home",
+    search_path: "/search",
+    extract_path: "/extract",
+    auth: |req, k| req.bearer_auth(k),
+};
 
 #[derive(Serialize)]
 struct SearchRequest<'a> {
@@ -23,14 +25,14 @@ struct SearchRequest<'a> {
     max_results: usize,
     include_raw_content: bool,
     include_images: bool,
-    api_key: &'a str,
+    api_key: String,
 }
 
 #[derive(Serialize)]
 struct ExtractRequest<'a> {
     urls: &'a [String],
     include_images: bool,
-    api_key: &'a str,
+    api_key: String,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -65,53 +67,31 @@ struct Failure {
     error: Option<String>,
 }
 
-pub(super) async fn search(
-    http: &HttpClient,
-    ctx: &Context,
-    query: &str,
-    limit: usize,
-) -> Result<Vec<Hit>, ProviderError> {
-    let Some(k) = key(ctx, envvars::TAVILY_API_KEY) else {
-        return Err(ProviderError::NotConfigured(NO_KEY));
-    };
-    let base = base_url(ctx, Backend::Tavily);
-    let req = http
-        .api()
-        .post(format!("{base}/search"))
-        .bearer_auth(&k)
-        .json(&SearchRequest {
+pub(super) async fn search(s: Search<'_>) -> Result<Vec<Hit>, ProviderError> {
+    let Search { query, limit, .. } = s;
+    let a: Answer = API
+        .search(s, |k| SearchRequest {
             query,
             max_results: limit.min(20),
             include_raw_content: false,
             include_images: false,
-            api_key: &k,
-        });
-    let a: Answer = call_json(http, ctx, Backend::Tavily, req)
-        .await
-        .map_err(|e| e.failed("Tavily", "search"))?;
+            api_key: k.to_string(),
+        })
+        .await?;
     Ok(numbered(&a.results, limit, |r| {
         (&r.title, &r.url, r.content.clone())
     }))
 }
 
 pub(crate) async fn extract(http: &HttpClient, ctx: &Context, urls: &[String]) -> Vec<Doc> {
-    let Some(k) = key(ctx, envvars::TAVILY_API_KEY) else {
-        return fail_all(urls, &ProviderError::NotConfigured(NO_KEY));
+    let body = |k: &str| ExtractRequest {
+        urls,
+        include_images: false,
+        api_key: k.to_string(),
     };
-    let base = base_url(ctx, Backend::Tavily);
-    let req = http
-        .api()
-        .post(format!("{base}/extract"))
-        .bearer_auth(&k)
-        .timeout(Duration::from_secs(60))
-        .json(&ExtractRequest {
-            urls,
-            include_images: false,
-            api_key: &k,
-        });
-    let a: Answer = match call_json(http, ctx, Backend::Tavily, req).await {
+    let a: Answer = match API.extract(http, ctx, urls, body).await {
         Ok(a) => a,
-        Err(e) => return fail_all(urls, &e.failed("Tavily", "extract")),
+        Err(docs) => return docs,
     };
     let mut docs = Vec::new();
     for r in a.results {

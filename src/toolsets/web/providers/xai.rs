@@ -17,10 +17,9 @@
 use serde::Serialize;
 use serde_json::{Value, json};
 
-use super::{Backend, Hit, ProviderError, base_url, min_interval};
+use super::{Backend, Hit, ProviderError, Search, base_url, min_interval};
 use crate::auth::xai as xai_auth;
-use crate::hermes::Context;
-use crate::net::{ApiError, HttpClient};
+use crate::net::ApiError;
 use crate::pycompat::{py_bool, py_str_or_json};
 
 const DEFAULT_MODEL: &str = "grok-build-0.1";
@@ -69,12 +68,9 @@ fn prompt(query: &str, limit: usize) -> String {
     )
 }
 
-pub(super) async fn search(
-    http: &HttpClient,
-    ctx: &Context,
-    query: &str,
-    limit: usize,
-) -> Result<Vec<Hit>, ProviderError> {
+pub(super) async fn search(s: Search<'_>) -> Result<Vec<Hit>, ProviderError> {
+    let Search { http, ctx, .. } = s;
+    let (query, limit) = (s.query, s.limit);
     let mut creds = match xai_auth::resolve(ctx, http.api()).await {
         Ok(c) => c,
         Err(xai_auth::NoCreds { locked: Some(why) }) => return Err(ProviderError::Refused(why)),

@@ -16,25 +16,25 @@ use super::krea;
 use crate::gateway::{self, Gateway, Unavailable};
 use crate::hermes::{Context, envvars};
 
-pub(super) const FAL_VENDOR: &str = "fal-queue";
-pub(super) const KREA_VENDOR: &str = "krea";
+pub(crate) const FAL_VENDOR: &str = "fal-queue";
+pub(crate) const KREA_VENDOR: &str = "krea";
 
 /// FAL calls go to the gateway (no `FAL_KEY`, or `image_gen.use_gateway`).
-pub(super) fn fal_via_gateway(ctx: &Context) -> bool {
+pub(crate) fn fal_via_gateway(ctx: &Context) -> bool {
     !ctx.env.is_set(envvars::FAL_KEY) || gateway::prefers_gateway(ctx, "image_gen")
 }
 
-pub(super) fn fal_ready(ctx: &Context) -> Result<Gateway, Unavailable> {
+pub(crate) fn fal_ready(ctx: &Context) -> Result<Gateway, Unavailable> {
     gateway::peek(ctx, FAL_VENDOR)
 }
 
 /// Krea calls go to the gateway (no `KREA_API_KEY`, or `image_gen.use_gateway`).
-pub(super) fn krea_via_gateway(ctx: &Context) -> bool {
+pub(crate) fn krea_via_gateway(ctx: &Context) -> bool {
     !ctx.env.is_set(envvars::KREA_API_KEY) || gateway::prefers_gateway(ctx, "image_gen")
 }
 
 /// `_resolve_managed_krea_gateway`, without the network.
-pub(super) fn krea_ready(ctx: &Context) -> Option<Gateway> {
+pub(crate) fn krea_ready(ctx: &Context) -> Option<Gateway> {
     krea_via_gateway(ctx)
         .then(|| gateway::peek(ctx, KREA_VENDOR).ok())
         .flatten()
@@ -42,7 +42,7 @@ pub(super) fn krea_ready(ctx: &Context) -> Option<Gateway> {
 
 /// `_maybe_route_managed_krea`'s test: the native Krea model a FAL-path
 /// config names, when a gateway user would be routed to Krea's gateway.
-pub(super) fn krea_routed_model(ctx: &Context) -> Option<&'static str> {
+pub(crate) fn krea_routed_model(ctx: &Context) -> Option<&'static str> {
     let provider = ctx
         .sections()
         .image_gen
@@ -58,7 +58,7 @@ pub(super) fn krea_routed_model(ctx: &Context) -> Option<&'static str> {
 }
 
 /// Why the gateway, for `tools`/`doctor`.
-pub(super) fn why(ctx: &Context, vendor: &'static str, key_var: &str) -> String {
+pub(crate) fn why(ctx: &Context, vendor: &'static str, key_var: &str) -> String {
     let route = if ctx.env.is_set(key_var) {
         format!(
             "image_gen.use_gateway is set, so the Nous tool gateway ({vendor}) wins over {key_var}"

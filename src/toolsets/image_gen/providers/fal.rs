@@ -17,10 +17,7 @@ use serde::Deserialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Number, Value, json};
 
-use super::catalog::{resolve_fal_model, timeout_cfg};
-use super::error::GenError;
-use super::save::Generated;
-use super::source::read_local_image;
+use super::{Outcome, Request};
 use crate::gateway::{self, Unavailable};
 use crate::hermes::Context;
 use crate::hermes::envvars;
@@ -28,6 +25,10 @@ use crate::lenient;
 use crate::net::HttpClient;
 use crate::net::vendor::{self as http, ApiRequest, Failure};
 use crate::server::ToolCall;
+use crate::toolsets::image_gen::catalog::{resolve_fal_model, timeout_cfg};
+use crate::toolsets::image_gen::error::GenError;
+use crate::toolsets::image_gen::save::Generated;
+use crate::toolsets::image_gen::source::read_local_image;
 
 pub(crate) const DEFAULT_FAL_BASE_URL: &str = "https://queue.fal.run";
 
@@ -407,14 +408,9 @@ impl Drop for CancelOnDrop {
     }
 }
 
-pub(crate) async fn fal_generate(
-    ctx: &Context,
-    http: &HttpClient,
-    call: &ToolCall,
-    prompt: &str,
-    aspect: &str,
-    sources: &[String],
-) -> Result<(Generated, &'static str), GenError> {
+pub(crate) async fn fal_generate(r: Request<'_>, call: &ToolCall) -> Outcome {
+    let Request { ctx, http, .. } = r;
+    let (prompt, aspect, sources) = (r.prompt, r.aspect, r.sources);
     let (model, model_warning) = resolve_fal_model(ctx);
     if let Some(w) = &model_warning {
         tracing::warn!("{w}");

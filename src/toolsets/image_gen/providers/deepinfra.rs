@@ -16,14 +16,15 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Map, Value, json};
 
-use super::answer::ImageItem;
-use super::catalog::aspect_index;
-use super::error::GenError;
-use super::save::Generated;
+use super::{Outcome, Request};
 use crate::hermes::Context;
 use crate::hermes::envvars;
 use crate::net::HttpClient;
 use crate::net::vendor::{self as http, ApiRequest, Failure};
+use crate::toolsets::image_gen::answer::ImageItem;
+use crate::toolsets::image_gen::catalog::aspect_index;
+use crate::toolsets::image_gen::error::GenError;
+use crate::toolsets::image_gen::save::Generated;
 
 pub(crate) const DISPLAY: &str = "DeepInfra";
 const DEFAULT_BASE_URL: &str = "https://api.deepinfra.com/v1/openai";
@@ -163,13 +164,9 @@ fn sdk_status_error(status: u16, body: &[u8]) -> String {
     }
 }
 
-pub(crate) async fn deepinfra_generate(
-    ctx: &Context,
-    http: &HttpClient,
-    prompt: &str,
-    aspect: &str,
-    sources: &[String],
-) -> Result<(Generated, &'static str), GenError> {
+pub(crate) async fn deepinfra_generate(r: Request<'_>) -> Outcome {
+    let Request { ctx, http, .. } = r;
+    let (prompt, aspect, sources) = (r.prompt, r.aspect, r.sources);
     if !sources.is_empty() {
         return Err(GenError::typed(
             "modality_unsupported",

@@ -15,14 +15,15 @@ use std::time::Duration;
 use base64::Engine as _;
 use serde_json::{Map, Value, json};
 
-use super::answer::Found;
-use super::error::GenError;
 use super::plugin_http::{PluginPost, post_json};
-use super::save::Generated;
-use super::source::read_local_image;
+use super::{Outcome, Request};
 use crate::hermes::Context;
 use crate::hermes::envvars;
 use crate::net::HttpClient;
+use crate::toolsets::image_gen::answer::Found;
+use crate::toolsets::image_gen::error::GenError;
+use crate::toolsets::image_gen::save::Generated;
+use crate::toolsets::image_gen::source::read_local_image;
 
 pub(crate) const DISPLAY: &str = "OpenRouter";
 pub(crate) const DEFAULT_MODEL: &str = "openai/gpt-5.4-image-2";
@@ -133,13 +134,9 @@ fn extract_images(v: &Value) -> Vec<String> {
     out
 }
 
-pub(crate) async fn openrouter_generate(
-    ctx: &Context,
-    http: &HttpClient,
-    prompt: &str,
-    aspect: &str,
-    sources: &[String],
-) -> Result<(Generated, &'static str), GenError> {
+pub(crate) async fn openrouter_generate(r: Request<'_>) -> Outcome {
+    let Request { ctx, http, .. } = r;
+    let (prompt, aspect, sources) = (r.prompt, r.aspect, r.sources);
     let Some(key) = ctx.env.get(envvars::OPENROUTER_API_KEY) else {
         return Err(GenError::typed(
             "missing_api_key",
@@ -159,7 +156,7 @@ pub(crate) async fn openrouter_generate(
         url: format!("{}/chat/completions", base_url(ctx)),
         key,
         content,
-        aspect: ASPECTS[super::catalog::aspect_index(aspect)],
+        aspect: ASPECTS[crate::toolsets::image_gen::catalog::aspect_index(aspect)],
     };
     for (i, model) in chain.iter().enumerate() {
         match ask.model(http, model).await {

@@ -12,16 +12,16 @@ use std::time::Duration;
 use base64::Engine as _;
 use serde_json::{Map, Value, json};
 
-use super::answer::{Found, ImageItem};
-use super::catalog::aspect_index;
-use super::error::GenError;
 use super::plugin_http::{PluginPost, post_json};
-use super::save::Generated;
-use super::source::read_local_image;
+use super::{Outcome, Request};
 use crate::auth::xai as xai_auth;
 use crate::hermes::Context;
 use crate::hermes::envvars;
-use crate::net::HttpClient;
+use crate::toolsets::image_gen::answer::{Found, ImageItem};
+use crate::toolsets::image_gen::catalog::aspect_index;
+use crate::toolsets::image_gen::error::GenError;
+use crate::toolsets::image_gen::save::Generated;
+use crate::toolsets::image_gen::source::read_local_image;
 
 pub(crate) const DISPLAY: &str = "xAI (Grok)";
 pub(crate) const DEFAULT_MODEL: &str = "grok-imagine-image";
@@ -185,13 +185,9 @@ fn image_field(src: &str) -> Result<Value, GenError> {
     Ok(json!({"url": url, "type": "image_url"}))
 }
 
-pub(crate) async fn xai_generate(
-    ctx: &Context,
-    http: &HttpClient,
-    prompt: &str,
-    aspect: &str,
-    sources: &[String],
-) -> Result<(Generated, &'static str), GenError> {
+pub(crate) async fn xai_generate(r: Request<'_>) -> Outcome {
+    let Request { ctx, http, .. } = r;
+    let (prompt, aspect, sources) = (r.prompt, r.aspect, r.sources);
     let creds = xai_auth::resolve(ctx, http.api()).await.map_err(|why| {
         GenError::typed(
             if why.locked.is_some() { "auth_locked" } else { "missing_api_key" },

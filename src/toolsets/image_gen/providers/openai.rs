@@ -4,18 +4,19 @@
 
 use serde_json::{Map, Value, json};
 
-use super::answer::ImageItem;
-use super::catalog::{
-    OPENAI_API_MODEL, OPENAI_MAX_SOURCES, OPENAI_SIZES, aspect_index, resolve_openai_tier,
-    timeout_cfg,
-};
-use super::error::GenError;
-use super::save::Generated;
-use super::source::read_local_image;
+use super::{Outcome, Request};
 use crate::hermes::Context;
 use crate::hermes::envvars;
 use crate::net::HttpClient;
 use crate::net::vendor::{self as http, ApiRequest, Body};
+use crate::toolsets::image_gen::answer::ImageItem;
+use crate::toolsets::image_gen::catalog::{
+    OPENAI_API_MODEL, OPENAI_MAX_SOURCES, OPENAI_SIZES, aspect_index, resolve_openai_tier,
+    timeout_cfg,
+};
+use crate::toolsets::image_gen::error::GenError;
+use crate::toolsets::image_gen::save::Generated;
+use crate::toolsets::image_gen::source::read_local_image;
 
 pub(crate) const DEFAULT_OPENAI_BASE_URL: &str = "https://api.openai.com/v1";
 
@@ -77,13 +78,9 @@ impl Default for Multipart {
     }
 }
 
-pub(crate) async fn openai_generate(
-    ctx: &Context,
-    http: &HttpClient,
-    prompt: &str,
-    aspect: &str,
-    sources: &[String],
-) -> Result<(Generated, &'static str), GenError> {
+pub(crate) async fn openai_generate(r: Request<'_>) -> Outcome {
+    let Request { ctx, http, .. } = r;
+    let (prompt, aspect, sources) = (r.prompt, r.aspect, r.sources);
     let Some(key) = ctx.env.get(envvars::OPENAI_API_KEY) else {
         return Err(GenError::AuthRequired("OPENAI_API_KEY not set. Run `hermes tools` → Image Generation → OpenAI to configure, or `hermes setup` to add the key.".into()));
     };

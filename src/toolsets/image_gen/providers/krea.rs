@@ -19,14 +19,15 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Map, Value, json};
 
-use super::catalog::aspect_index;
-use super::error::GenError;
-use super::save::Generated;
+use super::{Outcome, Request};
 use crate::gateway;
 use crate::hermes::Context;
 use crate::hermes::envvars;
 use crate::net::HttpClient;
 use crate::net::vendor::{self as http, ApiRequest, Failure, SendError};
+use crate::toolsets::image_gen::catalog::aspect_index;
+use crate::toolsets::image_gen::error::GenError;
+use crate::toolsets::image_gen::save::Generated;
 
 pub(crate) const DISPLAY: &str = "Krea";
 pub(crate) const DEFAULT_MODEL: &str = "krea-2-medium";
@@ -134,14 +135,9 @@ fn submit_error_message(body: &[u8]) -> String {
     picked.unwrap_or(text)
 }
 
-pub(crate) async fn krea_generate(
-    ctx: &Context,
-    http: &HttpClient,
-    prompt: &str,
-    aspect: &str,
-    sources: &[String],
-    routed_model: Option<&'static str>,
-) -> Result<(Generated, &'static str), GenError> {
+pub(crate) async fn krea_generate(r: Request<'_>, routed_model: Option<&'static str>) -> Outcome {
+    let Request { ctx, http, .. } = r;
+    let (prompt, aspect, sources) = (r.prompt, r.aspect, r.sources);
     let managed = managed(ctx, http).await;
     let (base, key) = match &managed {
         Some(g) => (g.origin.clone(), g.token().to_string()),

@@ -7,9 +7,9 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use super::error::GenError;
 use crate::net::HttpClient;
 use crate::net::vendor::{self as http, ApiRequest, Failure};
+use crate::toolsets::image_gen::error::GenError;
 
 /// A plugin endpoint call.
 pub(crate) struct PluginPost<'a> {

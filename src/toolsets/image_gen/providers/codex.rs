@@ -18,17 +18,19 @@ use std::time::Duration;
 use base64::Engine as _;
 use serde_json::{Map, Value, json};
 
-use super::catalog::{OPENAI_API_MODEL, OPENAI_SIZES, aspect_index, resolve_gpt_tier, timeout_cfg};
-use super::error::GenError;
-use super::save::Generated;
-use super::source::read_local_image;
+use super::{Outcome, Request};
 use crate::auth::codex::{self as codex_auth, CodexAuthError, TokenSource, codex_home};
 use crate::auth::store::now;
 use crate::hermes::Context;
 use crate::llm::wire::codex::{Answer, CodexClient, CodexError, CodexSignIn, error_text};
-use crate::net::HttpClient;
 use crate::net::vendor::MAX_IMAGE_BYTES;
 use crate::server::Progress;
+use crate::toolsets::image_gen::catalog::{
+    OPENAI_API_MODEL, OPENAI_SIZES, aspect_index, resolve_gpt_tier, timeout_cfg,
+};
+use crate::toolsets::image_gen::error::GenError;
+use crate::toolsets::image_gen::save::Generated;
+use crate::toolsets::image_gen::source::read_local_image;
 
 pub(crate) const PROVIDER: &str = "openai-codex";
 pub(crate) const DISPLAY: &str = "OpenAI (Codex auth)";
@@ -344,14 +346,9 @@ async fn stream_image(
     Ok((seen.image, seen.error))
 }
 
-pub(crate) async fn codex_generate(
-    ctx: &Context,
-    http: &HttpClient,
-    progress: &Progress,
-    prompt: &str,
-    aspect: &str,
-    sources: &[String],
-) -> Result<(Generated, &'static str), GenError> {
+pub(crate) async fn codex_generate(r: Request<'_>, progress: &Progress) -> Outcome {
+    let Request { ctx, http, .. } = r;
+    let (prompt, aspect, sources) = (r.prompt, r.aspect, r.sources);
     let (_tier, quality) = resolve_gpt_tier(ctx, PROVIDER);
     let size = OPENAI_SIZES[aspect_index(aspect)];
     let sign_in = CodexSignIn::new(ctx, token_url(ctx));
