@@ -17,8 +17,8 @@ use std::time::{Duration, Instant};
 use base64::Engine as _;
 use serde_json::{Value, json};
 
-use super::common::*;
-use super::fake::*;
+use super::support::common::*;
+use super::support::fake::*;
 
 fn now() -> i64 {
     std::time::SystemTime::now()

@@ -13,11 +13,13 @@ use std::sync::OnceLock;
 use base64::Engine as _;
 use serde_json::{Value, json};
 
-use super::browser::{Browsing, page_server, require_chromium};
-use super::common::*;
-use super::fake::*;
-use super::media_support::*;
-use super::tts_cloud::{hermes_tts, ours};
+use super::support::browser::{Browsing, page_server};
+use super::support::common::*;
+use super::support::fake::*;
+use super::support::media::*;
+use super::support::prereq::require_chromium;
+use super::support::serve::Serve;
+use super::support::tts::{hermes_tts, ours};
 
 const ANSWER: &str = "[laugh] Hello there, friend. [pause] How are you today?";
 
@@ -435,16 +437,12 @@ fn summarised_like_hermes(
     let vars: Vec<(&str, &str)> = vars.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
     require_chromium();
     let env = TestEnv::new();
-    std::fs::create_dir_all(env.dir.path().join("tmp")).unwrap();
-    env.write_hermes("config.yaml", &main);
     setup(&env, &srv.base());
-    let mut cmd = env.cmd();
-    cmd.env("TMPDIR", env.dir.path().join("tmp"));
-    for (k, v) in &vars {
-        cmd.env(k, v);
-    }
-    let mut client = RawClient::spawn(cmd);
-    client.initialize();
+    let client = Serve::new()
+        .config(&main)
+        .private_tmp()
+        .vars(&vars)
+        .client(&env);
     let mut b = Browsing { env, client };
     b.ok("browser_navigate", json!({"url": pages.url("/big?n=4000")}));
     let s = snap(&b.ok("browser_snapshot", json!({"task": "open item 7"})));

@@ -6,47 +6,19 @@
 //! results are compared.
 
 use std::process::Command;
-use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use super::browser_camofox_fake::{FakeCamofox, FakeTab, KEY, Seen};
+use super::support::camofox::{FakeCamofox, FakeTab, KEY, Seen};
 
-use super::browser::procs_with;
-use super::common::{
-    RawClient, TIME_SCALE, TestEnv, hermes_python, is_error, provider_for, result_json,
-};
-use super::fake::free_port;
+use super::support::browser::procs_with;
+use super::support::common::{TIME_SCALE, TestEnv, hermes_python, is_error, provider_for, result_json};
+use super::support::fake::free_port;
+use super::support::serve::{Serve, Served};
 
 /// `hermes-mcp serve` in Camofox mode.
-struct Served {
-    env: TestEnv,
-    client: RawClient,
-}
-
-impl Served {
-    fn start(config: &str, vars: &[(&str, &str)]) -> Self {
-        let env = TestEnv::new();
-        std::fs::create_dir_all(env.dir.path().join("tmp")).unwrap();
-        env.write_hermes("config.yaml", config);
-        let mut cmd = env.cmd();
-        cmd.env("TMPDIR", env.dir.path().join("tmp"));
-        for (k, v) in vars {
-            cmd.env(k, v);
-        }
-        let mut client = RawClient::spawn(cmd);
-        client.initialize();
-        Served { env, client }
-    }
-    /// The tool's result JSON and whether it was an error.
-    fn call(&mut self, tool: &str, args: &Value) -> (bool, Value) {
-        let r = self.client.call_tool(tool, args.clone());
-        (is_error(&r), result_json(&r))
-    }
-    fn finish(self) {
-        let Served { env: _env, client } = self;
-        client.finish(Duration::from_secs(20));
-    }
+fn served(config: &str, vars: &[(&str, &str)]) -> Served {
+    Serve::new().config(config).vars(vars).private_tmp().start()
 }
 
 /// The calls of the comparison, as MCP tool calls; `__control` flips a
@@ -185,7 +157,7 @@ fn run_ours(
 ) -> (Vec<Value>, Vec<bool>, Vec<Value>) {
     let mut vars = vars.to_vec();
     vars.push(("CAMOFOX_URL", camofox_url));
-    let mut s = Served::start(config, &vars);
+    let mut s = served(config, &vars);
     let (mut results, mut errors, mut raw) = (Vec::new(), Vec::new(), Vec::new());
     let home = s.env.hermes_home().display().to_string();
     let mut served = Some(s);
@@ -466,8 +438,8 @@ fn browser_camofox_session_is_released_when_idle() {
         ("CAMOFOX_URL", &fake.url()),
         (TIME_SCALE, "0.2"),
     ];
-    let mut s = Served::start("browser:\n  inactivity_timeout: 5\n", &vars);
-    let (err, v) = s.call("browser_navigate", &json!({"url": fake.page("form.html")}));
+    let mut s = served("browser:\n  inactivity_timeout: 5\n", &vars);
+    let (err, v) = s.call("browser_navigate", json!({"url": fake.page("form.html")}));
     assert!(!err, "{v}");
     let seen = fake.wait_for(
         "the idle release",
@@ -481,13 +453,13 @@ fn browser_camofox_session_is_released_when_idle() {
         "{seen:#?}"
     );
     // The session is gone; a navigation starts a new one with a new userId.
-    let (err, v) = s.call("browser_snapshot", &json!({}));
+    let (err, v) = s.call("browser_snapshot", json!({}));
     assert!(err, "{v}");
     assert_eq!(
         v["error"],
         "No browser session. Call browser_navigate first."
     );
-    let (err, v) = s.call("browser_navigate", &json!({"url": fake.page("index.html")}));
+    let (err, v) = s.call("browser_navigate", json!({"url": fake.page("index.html")}));
     assert!(!err, "{v}");
     let last_tab = fake
         .seen()
@@ -498,10 +470,7 @@ fn browser_camofox_session_is_released_when_idle() {
     assert_ne!(last_tab.body["userId"], json!(user));
     // A page that lands on cloud metadata (a server-side redirect) is
     // refused as the CDP browser refuses it, and the tab is blanked.
-    let (err, v) = s.call(
-        "browser_navigate",
-        &json!({"url": fake.page("to-metadata")}),
-    );
+    let (err, v) = s.call("browser_navigate", json!({"url": fake.page("to-metadata")}));
     assert!(err, "{v}");
     assert_eq!(
         v["error"],
@@ -546,7 +515,7 @@ fn browser_camofox_managed_profile_uses_hermes_identity_adopts_its_tab_and_is_ke
         ("CAMOFOX_URL", &fake.url()),
         ("CAMOFOX_REWRITE_LOOPBACK_URLS", "true"),
     ];
-    let mut s = Served::start(config, &vars);
+    let mut s = served(config, &vars);
     let id = hermes_identity(&s.env.hermes_home());
     // The server already has a tab for this profile (a previous run).
     fake.state.lock().unwrap().tabs.push(FakeTab {
@@ -557,7 +526,7 @@ fn browser_camofox_managed_profile_uses_hermes_identity_adopts_its_tab_and_is_ke
         idx: 0,
     });
     // Adopted: a snapshot works without a navigation.
-    let (err, v) = s.call("browser_snapshot", &json!({}));
+    let (err, v) = s.call("browser_snapshot", json!({}));
     assert!(!err, "{v}");
     assert!(
         v["snapshot"].as_str().unwrap().contains("Place an order"),
@@ -571,7 +540,7 @@ fn browser_camofox_managed_profile_uses_hermes_identity_adopts_its_tab_and_is_ke
     // A loopback page URL is opened on the Docker host alias, and said so.
     let (err, v) = s.call(
         "browser_navigate",
-        &json!({"url": "http://127.0.0.1:3000/pages/index.html"}),
+        json!({"url": "http://127.0.0.1:3000/pages/index.html"}),
     );
     assert!(!err, "{v}");
     assert_eq!(

@@ -6,8 +6,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use super::common::{RawClient, TIME_SCALE, TestEnv, is_error, result_json};
-use super::fake::{Resp, TestServer};
+use super::support::common::{RawClient, TIME_SCALE, TestEnv, is_error, result_json};
+use super::support::fake::{Resp, TestServer};
 
 fn navigate_via(camofox: &str, config_yaml: &str, vars: &[(&str, &str)]) -> (Value, Duration) {
     let env = TestEnv::new();

@@ -12,9 +12,11 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use super::browser::{ExternalChrome, page_server, procs_with, ref_of, require_chromium};
-use super::common::{RawClient, TestEnv, hermes_python, is_error, provider_for, result_json};
-use super::fake::{Req, Resp, TestServer};
+use super::support::browser::{ExternalChrome, page_server, ref_of};
+use super::support::common::{TestEnv, hermes_python, provider_for};
+use super::support::fake::{Req, Resp, TestServer};
+use super::support::prereq::require_chromium;
+use super::support::serve::{Serve, Served};
 
 /// A loopback fake of a provider's REST API answering `answer(request)` as JSON, over
 /// persistent connections as the real services keep them.
@@ -77,42 +79,9 @@ impl ExternalChrome {
 }
 
 /// `hermes-mcp serve` with this config and these variables.
-struct Served {
-    env: TestEnv,
-    client: RawClient,
-}
-
-impl Served {
-    fn start(config: &str, vars: &[(&str, &str)]) -> Self {
-        require_chromium();
-        let env = TestEnv::new();
-        std::fs::create_dir_all(env.dir.path().join("tmp")).unwrap();
-        env.write_hermes("config.yaml", config);
-        let mut cmd = env.cmd();
-        cmd.env("TMPDIR", env.dir.path().join("tmp"));
-        for (k, v) in vars {
-            cmd.env(k, v);
-        }
-        let mut client = RawClient::spawn(cmd);
-        client.initialize();
-        Served { env, client }
-    }
-    fn call(&mut self, tool: &str, args: Value) -> (bool, Value) {
-        let r = self.client.call_tool(tool, args);
-        (is_error(&r), result_json(&r))
-    }
-    fn ok(&mut self, tool: &str, args: Value) -> Value {
-        let (err, v) = self.call(tool, args.clone());
-        assert!(
-            !err && v["success"] == json!(true),
-            "{tool} {args} failed: {v}"
-        );
-        v
-    }
-    /// Our own Chromium processes (their profiles live under our TMPDIR).
-    fn local_chromium(&self) -> usize {
-        procs_with(&self.env.dir.path().join("tmp").display().to_string()).len()
-    }
+fn served(config: &str, vars: &[(&str, &str)]) -> Served {
+    require_chromium();
+    Serve::new().config(config).vars(vars).private_tmp().start()
 }
 
 /// `hermes-mcp tools --json`'s browser provider line.
@@ -193,7 +162,7 @@ fn browser_cloud_browserbase_session_is_created_driven_over_cdp_and_released_on_
     assert_eq!(p["provider"], "browserbase", "{p}");
     assert!(p["why"].as_str().unwrap().contains("cloud_provider"), "{p}");
 
-    let mut s = Served::start(&config, &vars);
+    let mut s = served(&config, &vars);
     let v = s.ok("browser_navigate", json!({"url": pages.url("/form.html")}));
     assert_eq!(v["title"], "Order form", "{v}");
     let snap = s.ok("browser_snapshot", json!({}));
@@ -287,7 +256,7 @@ fn browser_cloud_browser_use_resolves_an_http_cdp_url_and_is_released_when_idle(
         p["why"].as_str().unwrap().contains("BROWSER_USE_API_KEY"),
         "{p}"
     );
-    let mut s = Served::start(&config, &vars);
+    let mut s = served(&config, &vars);
     let v = s.ok("browser_navigate", json!({"url": pages.url("/form.html")}));
     assert_eq!(v["title"], "Order form", "{v}");
     assert!(chrome.titles().iter().any(|t| t == "Order form"));
@@ -333,7 +302,7 @@ fn browser_cloud_firecrawl_is_used_only_when_named_and_released_on_exit() {
         fake.base()
     );
     assert_eq!(browser_provider(&config, &vars)["provider"], "firecrawl");
-    let mut s = Served::start(&config, &vars);
+    let mut s = served(&config, &vars);
     let v = s.ok("browser_navigate", json!({"url": pages.url("/form.html")}));
     assert_eq!(v["title"], "Order form", "{v}");
     assert!(chrome.titles().iter().any(|t| t == "Order form"));
@@ -373,7 +342,7 @@ fn browser_cloud_private_urls_use_a_local_chromium_by_default() {
     let p = browser_provider(&config, &vars);
     let why = p["why"].as_str().unwrap();
     assert!(why.contains("auto_local_for_private_urls"), "{p}");
-    let mut s = Served::start(&config, &vars);
+    let mut s = served(&config, &vars);
     // Loopback → Hermes' local sidecar: no cloud session is created.
     let v = s.ok("browser_navigate", json!({"url": pages.url("/form.html")}));
     assert_eq!(v["title"], "Order form", "{v}");
@@ -387,7 +356,7 @@ fn browser_cloud_private_urls_use_a_local_chromium_by_default() {
         "  cloud_provider: browserbase\n",
         "  cloud_provider: browserbase\n  auto_local_for_private_urls: false\n",
     );
-    let mut s = Served::start(&config, &vars);
+    let mut s = served(&config, &vars);
     let (err, v) = s.call("browser_navigate", json!({"url": pages.url("/form.html")}));
     assert!(err, "{v}");
     assert!(
@@ -417,7 +386,7 @@ fn browser_cloud_failures_retry_like_hermes_then_fall_back_to_local_chromium() {
         "browser:\n  cloud_provider: browserbase\n  auto_local_for_private_urls: false\n  allow_private_urls: true\n  browserbase:\n    base_url: \"{}\"\n",
         fake.base()
     );
-    let mut s = Served::start(&config, &vars);
+    let mut s = served(&config, &vars);
     let v = s.ok("browser_navigate", json!({"url": pages.url("/form.html")}));
     assert_eq!(v["title"], "Order form", "{v}");
     let fb = v["cloud_fallback"].as_str().unwrap();
@@ -439,7 +408,7 @@ fn browser_cloud_failures_retry_like_hermes_then_fall_back_to_local_chromium() {
     drop(s);
 
     // Missing credentials: Hermes' error text, and local Chromium.
-    let mut s = Served::start(&config, &[]);
+    let mut s = served(&config, &[]);
     let v = s.ok("browser_navigate", json!({"url": pages.url("/form.html")}));
     assert!(
         v["cloud_fallback"].as_str().unwrap().contains(

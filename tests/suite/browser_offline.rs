@@ -9,24 +9,13 @@ use std::time::Duration;
 
 use serde_json::json;
 
-use super::browser::{page_server, require_chromium};
-use super::common::{RawClient, TestEnv, is_error, result_json};
+use super::support::browser::page_server;
+use super::support::common::{RawClient, TestEnv, is_error, result_json};
+use super::support::prereq::{require_chromium, require_strace};
 
 /// How long Chromium is watched after the page loaded (its background
 /// services start within seconds of launch).
 const IDLE: Duration = Duration::from_secs(12);
-
-fn require_strace() {
-    let ok = Command::new("strace")
-        .arg("-V")
-        .output()
-        .map(|o| o.status.success())
-        .unwrap_or(false);
-    assert!(
-        ok,
-        "strace is required to record Chromium's connections: `apt-get install strace` (tools/test.sh does)"
-    );
-}
 
 /// The DevTools port of the Chromium whose profile lives under `tmp`.
 fn devtools_port(tmp: &Path) -> u16 {
@@ -47,7 +36,7 @@ fn devtools_port(tmp: &Path) -> u16 {
 /// goes to it, and the server dials the page's server.
 fn proxy_port(tmp: &Path) -> u16 {
     let marker = tmp.display().to_string();
-    for (_, _, cmd) in super::browser::procs_with(&marker) {
+    for (_, _, cmd) in super::support::browser::procs_with(&marker) {
         if let Some(rest) = cmd.split("--proxy-server=http://127.0.0.1:").nth(1)
             && let Some(port) = rest.split_whitespace().next().and_then(|p| p.parse().ok())
         {
@@ -164,7 +153,7 @@ fn chromium_connects_only_where_the_page_asks() {
         "-o",
     ])
     .arg(&trace)
-    .arg(super::common::bin());
+    .arg(super::support::common::bin());
     env.apply(&mut cmd);
     cmd.env("TMPDIR", &tmp);
     let mut c = RawClient::spawn(cmd);

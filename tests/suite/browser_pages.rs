@@ -8,30 +8,8 @@ use std::sync::{Arc, Mutex};
 
 use serde_json::{Value, json};
 
-use super::browser::{Browsing, ref_of};
-use super::fake::{Resp, TestServer};
-
-/// The ports of the second server (127.0.0.1) and the third (127.0.0.2).
-pub(super) type Others = Arc<Mutex<(u16, u16)>>;
-
-/// Pages served on one address; `{B}` and `{C}` in a page are the other
-/// servers' ports and `{who}` the request's `who=` query value.
-pub(super) fn serve(addr: &str, pages: Vec<(&'static str, String)>, other: Others) -> u16 {
-    let srv = TestServer::start_on(addr, move |req| {
-        let (b, c) = *other.lock().unwrap();
-        let who = req.query.strip_prefix("who=").unwrap_or("");
-        match pages.iter().find(|(p, _)| *p == req.path) {
-            Some((_, page)) => Resp::html(
-                &page
-                    .replace("{B}", &b.to_string())
-                    .replace("{C}", &c.to_string())
-                    .replace("{who}", who),
-            ),
-            None => Resp::new(404, "text/html; charset=utf-8", "<h1>Not found</h1>"),
-        }
-    });
-    srv.port()
-}
+use super::support::browser::{Browsing, Others, ref_of, serve};
+use super::support::fake::{Resp, TestServer};
 
 const INNER: &str = r#"<!doctype html><title>Inner {who}</title>
 <input aria-label="Field {who}">
@@ -216,7 +194,7 @@ fn chat_server(reply: &'static str) -> TestServer {
 
 #[test]
 fn browser_long_snapshots_are_summarised_by_the_auxiliary_model() {
-    let pages = super::browser::page_server();
+    let pages = super::support::browser::page_server();
     let chat = chat_server("Item number 7 is the link [ref=e9].");
     let port = chat.port();
     let mut b = Browsing::start(&format!(

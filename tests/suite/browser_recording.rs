@@ -10,9 +10,9 @@ use std::time::{Duration, SystemTime};
 
 use serde_json::{Value, json};
 
-use super::browser::{page_server, require_chromium};
-use super::common::{RawClient, TestEnv, is_error, provider_for, result_json};
-use super::tts_edge::require_program;
+use super::support::browser::page_server;
+use super::support::common::{RawClient, TestEnv, is_error, provider_for, result_json};
+use super::support::prereq::{require_chromium, require_program};
 
 fn call(c: &mut RawClient, tool: &str, args: Value) -> Value {
     let r = c.call_tool(tool, args.clone());

@@ -16,9 +16,9 @@ use std::time::Duration;
 
 use serde_json::json;
 
-use super::browser::require_chromium;
-use super::common::{RawClient, TestEnv, is_error, result_json};
-use super::fake::{Req, Resp, TestServer};
+use super::support::common::{RawClient, TestEnv, is_error, result_json};
+use super::support::fake::{Req, Resp, TestServer};
+use super::support::prereq::require_chromium;
 
 /// The name the server's `/etc/hosts` points at 169.254.169.254.
 const META_NAME: &str = "meta.hermes-test.example";
@@ -127,7 +127,7 @@ pub fn served_with_meta_name(env: &TestEnv) -> Command {
         "mount --bind \"$0\" /etc/hosts && exec \"$@\"",
     ])
     .arg(&hosts)
-    .arg(super::common::bin());
+    .arg(super::support::common::bin());
     env.apply(&mut c);
     c
 }

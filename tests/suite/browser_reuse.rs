@@ -7,8 +7,7 @@ use std::sync::{Arc, Mutex};
 
 use serde_json::{Value, json};
 
-use super::browser::{Browsing, ref_of};
-use super::browser_pages::{Others, serve};
+use super::support::browser::{Browsing, Others, ref_of, serve};
 
 const STILL: &str = r#"<!doctype html><title>Still</title><h1>Quiet page</h1>
 <p>Nothing moves here.</p><label>Name <input id="n"></label><button id="go" onclick="document.getElementById('out').textContent='clicked!'">Go</button><p id="out">waiting</p>"#;

@@ -6,8 +6,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 
-use super::browser::Browsing;
-use super::fake::{Resp, TestServer};
+use super::support::browser::Browsing;
+use super::support::fake::{Resp, TestServer};
 
 #[test]
 fn browser_spinning_page_is_abandoned_and_the_next_navigation_works() {

@@ -4,7 +4,7 @@
 use std::io::Read;
 use std::process::{Command, Stdio};
 
-use super::common::bin;
+use super::support::common::bin;
 
 /// Run `args` with a stdout pipe closed before the program writes, and return
 /// (status, stderr).

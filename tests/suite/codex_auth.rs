@@ -8,7 +8,7 @@ use hermes_mcp::auth::codex::{
 };
 use serde_json::{Value, json};
 
-use super::fake::{Resp, TestServer};
+use super::support::fake::{Resp, TestServer};
 
 const NOW: f64 = 1_800_000_000.0;
 

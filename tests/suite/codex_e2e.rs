@@ -3,34 +3,12 @@
 //! `codex exec` (or `codex app-server`) so the model calls a hermes-tools tool.
 //! These tests fail (never skip) when codex is missing: tools/test.sh installs it.
 
-use std::path::Path;
 use std::process::Command;
 
 use serde_json::Value;
 
-use super::common::*;
-
-/// Run the harness; returns its JSON summary (panics with the summary on failure).
-pub fn run_harness(hermes_home: &Path, tool: &str, args: &str, extra: &[&str]) -> Value {
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tools/codex_e2e.py");
-    let out = Command::new("python3")
-        .arg(&script)
-        .args([
-            "--bin",
-            bin().to_str().unwrap(),
-            "--hermes-home",
-            hermes_home.to_str().unwrap(),
-        ])
-        .args(["--tool", tool, "--args", args])
-        .args(extra)
-        .output()
-        .expect("python3 must be installed to run the codex end-to-end harness");
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_ne!(out.status.code(), Some(2), "harness setup failed: {stderr}");
-    let summary: Value = serde_json::from_slice(&out.stdout)
-        .unwrap_or_else(|e| panic!("harness printed no JSON ({e}); stderr: {stderr}"));
-    summary
-}
+use super::support::codex::{model_saw, run_harness};
+use super::support::common::*;
 
 fn assert_ok(s: &Value) {
     assert_eq!(
@@ -41,18 +19,10 @@ fn assert_ok(s: &Value) {
     );
 }
 
-/// What the model received as the tool's output (the second request's function_call_output).
-pub fn model_saw(s: &Value) -> String {
-    match &s["function_call_output"] {
-        Value::String(t) => t.clone(),
-        other => other.to_string(),
-    }
-}
-
 #[test]
 fn codex_exec_calls_skills_list_and_skill_view_through_migrated_config() {
     let env = TestEnv::new();
-    super::skills::install_skill_fixtures(&env);
+    super::support::skills::install_skill_fixtures(&env);
 
     let s = run_harness(&env.hermes_home(), "skills_list", "{}", &[]);
     assert_ok(&s);
@@ -87,7 +57,7 @@ fn codex_exec_calls_skills_list_and_skill_view_through_migrated_config() {
 #[test]
 fn hermes_tools_namespace_is_in_the_first_request_every_time() {
     let env = TestEnv::new();
-    super::skills::install_skill_fixtures(&env);
+    super::support::skills::install_skill_fixtures(&env);
     let mut misses = Vec::new();
     for i in 0..10 {
         let s = run_harness(&env.hermes_home(), "skills_list", "{}", &[]);
@@ -113,7 +83,7 @@ fn hermes_tools_namespace_is_in_the_first_request_every_time() {
 #[test]
 fn codex_app_server_turn_calls_skill_view() {
     let env = TestEnv::new();
-    super::skills::install_skill_fixtures(&env);
+    super::support::skills::install_skill_fixtures(&env);
     let s = run_harness(
         &env.hermes_home(),
         "skill_view",
@@ -136,7 +106,7 @@ fn codex_app_server_turn_calls_skill_view() {
 /// pre-approved kanban_complete runs under `codex exec`.
 #[test]
 fn codex_exec_worker_completes_its_kanban_task() {
-    use super::kanban::{claim_env, hermes, py_create, py_show};
+    use super::support::kanban::{claim_env, hermes, py_create, py_show};
     let env = TestEnv::new();
     let id = py_create(&env, "ship it", "coder", &[]);
     hermes(&env, &["kanban", "claim", &id]);
@@ -173,7 +143,7 @@ fn codex_exec_worker_completes_its_kanban_task() {
 /// explicit (HERMES_ALLOW_PRIVATE_URLS, forwarded by the migrated env_vars).
 #[test]
 fn codex_exec_web_extract_returns_the_page_to_the_model() {
-    use super::fake::{Resp, TestServer};
+    use super::support::fake::{Resp, TestServer};
     let page = "<html><head><title>Otter facts</title></head><body><nav>Home | About</nav><article>\
         <h1>Otter facts</h1><p>Sea otters hold hands while they sleep so they do not drift apart.</p>\
         <p>They keep a favourite stone in a pouch of loose skin under the forearm.</p></article></body></html>";
@@ -214,7 +184,7 @@ fn codex_exec_web_extract_returns_the_page_to_the_model() {
 /// would refuse it under its "never" approval policy.
 #[test]
 fn codex_browser_navigate_then_snapshot_returns_the_outline() {
-    use super::fake::{Resp, TestServer};
+    use super::support::fake::{Resp, TestServer};
     let page = "<html><head><title>Signup</title></head><body><h1>Join the otter club</h1>\
         <form><label>Email <input name=email type=email></label><button type=submit>Sign up</button></form></body></html>";
     let server = TestServer::start(move |_| Resp::html(page));

@@ -5,7 +5,7 @@
 use std::path::Path;
 use std::process::Command;
 
-use super::common::bin;
+use super::support::common::bin;
 
 /// Write `hermes-mcp completion SHELL` to `dir/name` and return its path.
 fn script(shell: &str, dir: &Path, name: &str) -> std::path::PathBuf {

@@ -9,9 +9,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use super::common::{bin, hermes_python};
-use super::migrate::{END, START};
-use super::migrate_codex::CodexEnv;
+use super::support::common::{bin, hermes_python};
+use super::support::migrate::{CodexEnv, END, START};
 
 fn doctor(env: &CodexEnv, extra: &[(&str, &str)]) -> (Output, Value) {
     let mut c = Command::new(bin());

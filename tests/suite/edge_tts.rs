@@ -1,13 +1,13 @@
 //! TTS provider `edge`: hermes-mcp's Read Aloud client against a loopback fake of the
 //! service, and the fake against the real `edge-tts` Python client Hermes uses.
 
-use std::path::PathBuf;
 use std::process::Command;
 
 use hermes_mcp::toolsets::tts::edge::{self as edge_tts, EdgeTtsError};
 
-use super::edge_support::{FakeEdge, fake_audio};
-use super::fake::free_port;
+use super::support::edge::{FakeEdge, fake_audio};
+use super::support::fake::free_port;
+use super::support::prereq::edge_tts_python;
 
 const ARIA: &str = "Microsoft Server Speech Text to Speech Voice (en-US, AriaNeural)";
 
@@ -119,25 +119,6 @@ fn bad_parameters_and_dead_endpoints_are_reported() {
     assert!(matches!(e, EdgeTtsError::BadUrl { .. }), "{e}");
 }
 
-/// A Python that can `import edge_tts`: `$EDGE_TTS_PYTHON`, else Hermes' (`$HERMES_PYTHON`,
-/// default /opt/hermes-venv/bin/python) with its `edge-tts` extra installed.
-fn edge_tts_python() -> PathBuf {
-    let py = std::env::var("EDGE_TTS_PYTHON")
-        .or_else(|_| std::env::var("HERMES_PYTHON"))
-        .unwrap_or_else(|_| "/opt/hermes-venv/bin/python".into());
-    let ok = Command::new(&py)
-        .args(["-c", "import edge_tts"])
-        .output()
-        .map(|o| o.status.success())
-        .unwrap_or(false);
-    assert!(
-        ok,
-        "{py} cannot import edge_tts: install Hermes' extra (`pip install 'hermes-agent[edge-tts]==0.19.0'`, \
-         i.e. edge-tts==7.2.7) into that venv, or point EDGE_TTS_PYTHON at a python that has edge-tts"
-    );
-    PathBuf::from(py)
-}
-
 const DRIVER: &str = r#"
 import asyncio, sys
 import edge_tts, edge_tts.communicate as communicate
@@ -193,7 +174,7 @@ fn the_real_edge_tts_client_accepts_the_fake_and_gets_what_we_get() {
         let ours = speak(&fake, voice, rate, &text).unwrap();
         assert_eq!(fake.errors(), Vec::<String>::new(), "what hermes-mcp sent");
         assert_eq!(ours, python_audio, "{voice}");
-        let ssml = |s: &[super::edge_support::Session]| -> Vec<_> {
+        let ssml = |s: &[super::support::edge::Session]| -> Vec<_> {
             s.iter().map(|s| s.ssml.clone()).collect()
         };
         let all = fake.sessions();

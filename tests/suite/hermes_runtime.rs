@@ -11,9 +11,9 @@ use std::process::{Command, Output};
 use hermes_mcp::migrate::hermes_plugin;
 use serde_json::Value;
 
-use super::common::{TestEnv, bin, hermes_python};
-use super::migrate::{END, START};
-use super::migrate_codex::codex_bin;
+use super::support::common::{TestEnv, bin, hermes_python};
+use super::support::migrate::{END, START};
+use super::support::prereq::codex_bin;
 
 /// Hermes 0.19's `/codex-runtime` writes `~/.codex/config.toml` whatever
 /// CODEX_HOME says, so this test's Codex home is `$HOME/.codex`.

@@ -10,9 +10,9 @@ use std::sync::{Arc, Mutex};
 use base64::Engine as _;
 use serde_json::{Value, json};
 
-use super::common::*;
-use super::fake::*;
-use super::media_support::*;
+use super::support::common::*;
+use super::support::fake::*;
+use super::support::media::*;
 
 fn jwt(account: &str, tag: &str) -> String {
     let b = |v: Value| base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(v.to_string());

@@ -11,9 +11,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use base64::Engine as _;
 use serde_json::{Value, json};
 
-use super::common::*;
-use super::fake::*;
-use super::media_support::*;
+use super::support::common::*;
+use super::support::fake::*;
+use super::support::media::*;
 
 /// Run Hermes' plugin `<name>` in Hermes' Python; `setup` is Python run on module `m` first.
 fn hermes_plugin(

@@ -8,9 +8,9 @@ use std::process::Command;
 use base64::Engine as _;
 use serde_json::{Value, json};
 
-use super::common::*;
-use super::fake::*;
-use super::media_support::*;
+use super::support::common::*;
+use super::support::fake::*;
+use super::support::media::*;
 
 fn b64(bytes: &[u8]) -> String {
     base64::engine::general_purpose::STANDARD.encode(bytes)

@@ -11,9 +11,9 @@ use std::time::Duration;
 use base64::Engine as _;
 use serde_json::{Value, json};
 
-use super::common::*;
-use super::fake::*;
-use super::media_support::*;
+use super::support::common::*;
+use super::support::fake::*;
+use super::support::media::*;
 
 fn listed(rc: &mut RawClient) -> Vec<Value> {
     let r = rc.request("tools/list", json!({}));

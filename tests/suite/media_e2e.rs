@@ -8,9 +8,9 @@
 
 use serde_json::Value;
 
-use super::codex_e2e::{model_saw, run_harness};
-use super::common::*;
-use super::media_support::require;
+use super::support::codex::{model_saw, run_harness};
+use super::support::common::*;
+use super::support::media::require;
 
 #[test]
 fn codex_e2e_text_to_speech_returns_the_file_path_to_the_model() {

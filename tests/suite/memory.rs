@@ -14,7 +14,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use super::common::*;
+use super::support::common::*;
 
 /// Runs a JSON list of steps on `$HERMES_HOME` and prints the results as a
 /// JSON list: `{"call": args}` through the registry handler's argument reading

@@ -8,11 +8,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use super::common::{TestEnv, bin};
-
-pub const START: &str =
-    "# managed by hermes-agent — `hermes codex-runtime migrate` regenerates this section";
-pub const END: &str = "# end hermes-agent managed section";
+use super::support::common::{TestEnv, bin};
+use super::support::migrate::{END, START, config, run};
 
 pub const HERMES_YAML: &str = r#"
 defaults: &slow
@@ -47,18 +44,6 @@ mcp_servers:
 
 pub const USER_TOML: &str =
     "# my codex settings\nmodel = \"gpt-5.5\"\n\n# features\n[features]\nplugins = false\n";
-
-pub fn run(env: &TestEnv, args: &[&str]) -> Output {
-    env.cmd()
-        .arg("migrate")
-        .args(args)
-        .output()
-        .expect("run hermes-mcp migrate")
-}
-
-pub fn config(env: &TestEnv) -> String {
-    fs::read_to_string(env.codex_home().join("config.toml")).unwrap()
-}
 
 fn json(out: &Output) -> Value {
     serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {

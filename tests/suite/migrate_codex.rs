@@ -2,61 +2,13 @@
 //! a local marketplace (no network). These tests FAIL when codex is missing.
 
 use std::fs;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::path::Path;
+use std::process::Output;
 
 use serde_json::Value;
 
-use super::common::{TestEnv, bin};
-use super::migrate::{END, START};
-
-/// Temp HOME / HERMES_HOME / CODEX_HOME under ~/.cache (codex refuses some
-/// helper setup under /tmp).
-/// A [`TestEnv`] where codex can run (see [`TestEnv::under_cache`]).
-pub struct CodexEnv(TestEnv);
-
-impl std::ops::Deref for CodexEnv {
-    type Target = TestEnv;
-    fn deref(&self) -> &TestEnv {
-        &self.0
-    }
-}
-
-pub fn codex_bin() -> PathBuf {
-    let ok = Command::new("codex")
-        .arg("--version")
-        .output()
-        .map(|o| o.status.success())
-        .unwrap_or(false);
-    assert!(
-        ok,
-        "`codex` (0.169) is not on PATH: these tests need the real Codex CLI; run tools/test.sh, which installs it"
-    );
-    PathBuf::from("codex")
-}
-
-impl CodexEnv {
-    pub fn new() -> Self {
-        codex_bin();
-        CodexEnv(TestEnv::under_cache("migrate-"))
-    }
-    pub fn codex(&self, args: &[&str]) -> Output {
-        let mut c = Command::new("codex");
-        self.apply(&mut c);
-        c.args(args).output().expect("run codex")
-    }
-    pub fn migrate(&self, args: &[&str]) -> Output {
-        let mut c = Command::new(bin());
-        self.apply(&mut c);
-        c.arg("migrate").args(args).output().expect("run migrate")
-    }
-    pub fn config(&self) -> String {
-        fs::read_to_string(self.codex_home().join("config.toml")).unwrap()
-    }
-    pub fn write_config(&self, text: &str) {
-        fs::write(self.codex_home().join("config.toml"), text).unwrap();
-    }
-}
+use super::support::common::bin;
+use super::support::migrate::{CodexEnv, END, START};
 
 fn ok(out: &Output, what: &str) -> String {
     assert!(

@@ -6,8 +6,8 @@ use std::process::Command;
 
 use serde_json::Value;
 
-use super::common::bin;
-use super::migrate_codex::CodexEnv;
+use super::support::common::bin;
+use super::support::migrate::CodexEnv;
 
 fn migrate(env: &CodexEnv, vars: &[(&str, &str)]) -> Value {
     let mut c = Command::new(bin());

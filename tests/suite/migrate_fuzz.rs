@@ -12,28 +12,7 @@ use hermes_mcp::migrate::block::{self, BlockContent, END, START};
 
 use hermes_mcp::migrate::translate::{CodexServer, Timeout, TomlVal};
 
-/// xorshift64*: deterministic, no dependency (also used by serve_fuzz).
-pub struct Rng(pub u64);
-
-impl Rng {
-    pub fn next(&mut self) -> u64 {
-        let mut x = self.0;
-        x ^= x >> 12;
-        x ^= x << 25;
-        x ^= x >> 27;
-        self.0 = x;
-        x.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-    pub fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-    pub fn chance(&mut self, pct: u64) -> bool {
-        self.next() % 100 < pct
-    }
-    pub fn pick<'a>(&mut self, items: &[&'a str]) -> &'a str {
-        items[self.below(items.len())]
-    }
-}
+use super::support::fuzz::{Rng, env_u64};
 
 const PIECES: &[&str] = &[
     "model = \"gpt-5\"",
@@ -187,10 +166,6 @@ fn check(text: &str, c: &BlockContent) -> Result<(), String> {
         return Err(format!("not idempotent:\n{out:?}\n---\n{twice:?}"));
     }
     Ok(())
-}
-
-pub fn env_u64(name: &str) -> Option<u64> {
-    std::env::var(name).ok().and_then(|v| v.parse().ok())
 }
 
 #[test]

@@ -5,8 +5,8 @@
 use std::fs;
 use std::process::Command;
 
-use super::common::{TestEnv, bin, hermes_python};
-use super::migrate::{END, START, config, run};
+use super::support::common::{TestEnv, bin, hermes_python};
+use super::support::migrate::{END, START, config, run};
 
 /// Run Hermes' `migrate()` on this env's config.yaml and CODEX_HOME.
 fn hermes_migrate(env: &TestEnv) {

@@ -5,14 +5,14 @@
 use std::fs;
 use std::os::unix::fs::{FileTypeExt, PermissionsExt};
 use std::os::unix::process::CommandExt;
-use std::path::Path;
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use super::common::TestEnv;
-use super::migrate::{END, START};
+use super::support::common::TestEnv;
+use super::support::fs::mkfifo;
+use super::support::migrate::{END, START};
 
 /// Run with a deadline: a hang fails the test instead of blocking the suite.
 fn run_bounded(mut cmd: Command) -> Output {
@@ -52,11 +52,6 @@ fn code(out: &Output) -> i32 {
 
 fn stderr(out: &Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
-}
-
-fn mkfifo(p: &Path) {
-    let st = Command::new("mkfifo").arg(p).status().unwrap();
-    assert!(st.success());
 }
 
 fn is_root() -> bool {

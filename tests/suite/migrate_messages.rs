@@ -10,8 +10,8 @@ use std::process::{Command, Output};
 
 use serde_json::{Value, json};
 
-use super::common::{RawClient, TestEnv, hermes_python};
-use super::migrate::{START, config, run};
+use super::support::common::{RawClient, TestEnv, hermes_python};
+use super::support::migrate::{START, config, run};
 
 fn stderr(out: &Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
@@ -291,7 +291,7 @@ fn check_says_in_one_line_what_is_stale() {
     let python = good.replace(
         &format!(
             "command = {:?}\nargs = [\"serve\"]",
-            fs::canonicalize(super::common::bin())
+            fs::canonicalize(super::support::common::bin())
                 .unwrap()
                 .display()
                 .to_string()

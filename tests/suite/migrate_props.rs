@@ -15,8 +15,8 @@ use serde_json::{Map, Value};
 use hermes_mcp::migrate::block::{self, BlockContent};
 use hermes_mcp::migrate::translate::{self, TomlVal, Translation};
 
-use super::common::TestEnv;
-use super::migrate_codex::codex_bin;
+use super::support::common::TestEnv;
+use super::support::prereq::codex_bin;
 
 fn number() -> impl Strategy<Value = Value> {
     prop_oneof![

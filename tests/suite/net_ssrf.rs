@@ -11,8 +11,8 @@ use hermes_mcp::net::{
 };
 use url::Url;
 
-use super::fake::*;
-use super::web_support::*;
+use super::support::fake::*;
+use super::support::web::*;
 
 fn client(policy: Policy, lookup: &ScriptedLookup) -> HttpClient {
     HttpClient::new(policy, Arc::new(lookup.clone()), Limits::default()).unwrap()

@@ -13,11 +13,11 @@ use std::sync::{Arc, Mutex};
 
 use serde_json::{Value, json};
 
-use super::browser::{ExternalChrome, page_server};
-use super::common::*;
-use super::fake::*;
-use super::media_support::*;
-use super::nous_gateway_support::*;
+use super::support::browser::{ExternalChrome, page_server};
+use super::support::common::*;
+use super::support::fake::*;
+use super::support::media::*;
+use super::support::nous_gateway::*;
 
 /// (name, access token, config.yaml, extra variables, whether every tool goes through the gateway).
 type Case<'a> = (&'a str, &'a str, &'a str, Vec<(&'a str, &'a str)>, bool);
@@ -394,8 +394,8 @@ print(json.dumps(m.KreaImageGenProvider().generate("a cat", model="krea-2-large"
 
 #[test]
 fn openai_tts_through_the_gateway_like_hermes() {
-    super::tts_edge::require_program("lame");
-    let mp3 = super::tts_edge::real_mp3(tempfile::tempdir().unwrap().path());
+    super::support::prereq::require_program("lame");
+    let mp3 = super::support::tts::real_mp3(tempfile::tempdir().unwrap().path());
     let fake = Fake::start(mp3.clone());
     let tok = token("u1", true);
     fake.paid(&tok);

@@ -378,3 +378,42 @@ impl<'ast> syn::visit::Visit<'ast> for FnLengths {
         syn::visit::visit_trait_item_fn(self, f);
     }
 }
+
+/// A suite file imports only `support` (and the crate, std, external crates), never
+/// another suite file: what two test files share lives in `tests/suite/support/`, so
+/// each test file can be read, changed and run on its own. Files under `support/` may
+/// import each other.
+#[test]
+fn suite_files_import_only_support() {
+    let suite = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/suite");
+    let mut offenders = Vec::new();
+    for e in std::fs::read_dir(&suite).unwrap() {
+        let f = e.unwrap().path();
+        if f.is_dir() || f.extension().is_none_or(|x| x != "rs") {
+            continue;
+        }
+        let name = f.file_name().unwrap().to_string_lossy().into_owned();
+        if name == "mod.rs" {
+            continue;
+        }
+        let text = std::fs::read_to_string(&f).unwrap();
+        let code: String = text
+            .lines()
+            .filter(|l| !l.trim_start().starts_with("//"))
+            .collect::<Vec<_>>()
+            .join(" ");
+        for prefix in ["super::", "crate::suite::"] {
+            for used in used_paths(&code, prefix) {
+                let first = used.split('/').next().unwrap_or_default();
+                if first != "support" {
+                    offenders.push(format!("tests/suite/{name}: {prefix}{used}"));
+                }
+            }
+        }
+    }
+    assert!(
+        offenders.is_empty(),
+        "suite files importing another suite file (move what they share to support/):\n{}",
+        offenders.join("\n")
+    );
+}

@@ -20,8 +20,8 @@ use std::time::Duration;
 use hermes_mcp::server::framing::MAX_LINE;
 use serde_json::{Value, json};
 
-use super::common::*;
-use super::migrate_fuzz::{Rng, env_u64};
+use super::support::common::*;
+use super::support::fuzz::{Rng, env_u64};
 
 /// Method names: answered ones, unknown ones, and ones whose params rmcp checks.
 const METHODS: &[&str] = &[

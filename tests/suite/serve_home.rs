@@ -3,7 +3,7 @@
 
 use serde_json::{Value, json};
 
-use super::common::*;
+use super::support::common::*;
 
 #[test]
 fn serve_does_not_create_a_missing_hermes_home() {

@@ -5,14 +5,16 @@
 //! The failing tool call is a `web_search` against a loopback fake.
 
 use std::os::unix::fs::PermissionsExt;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::path::PathBuf;
+use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use serde_json::json;
 
-use super::common::*;
-use super::fake::{Resp, TestServer};
+use super::support::common::*;
+use super::support::fake::{Resp, TestServer};
+use super::support::fs::mkfifo;
+use super::support::serve::Serve;
 
 fn log_path(env: &TestEnv) -> PathBuf {
     env.hermes_home().join("logs/hermes-mcp.log")
@@ -30,16 +32,12 @@ fn refusing_firecrawl() -> TestServer {
 
 /// `serve` in `env` with Firecrawl pointed at `srv`, `vars` added.
 fn serve(env: &TestEnv, srv: &TestServer, vars: &[(&str, &str)]) -> RawClient {
-    env.write_hermes("config.yaml", "web:\n  backend: firecrawl\n");
-    let mut c = env.cmd();
-    c.env("FIRECRAWL_API_URL", srv.base())
-        .env("FIRECRAWL_API_KEY", "fc-testkey123456");
-    for (k, v) in vars {
-        c.env(k, v);
-    }
-    let mut rc = RawClient::spawn(c);
-    rc.initialize();
-    rc
+    Serve::new()
+        .config("web:\n  backend: firecrawl\n")
+        .var("FIRECRAWL_API_URL", srv.base())
+        .var("FIRECRAWL_API_KEY", "fc-testkey123456")
+        .vars(vars)
+        .client(env)
 }
 
 #[test]
@@ -144,10 +142,6 @@ fn serve_stderr_at_eof(env: &TestEnv) -> String {
         std::thread::sleep(Duration::from_millis(20));
     }
     std::fs::read_to_string(err).unwrap()
-}
-
-fn mkfifo(p: &Path) {
-    assert!(Command::new("mkfifo").arg(p).status().unwrap().success());
 }
 
 #[test]

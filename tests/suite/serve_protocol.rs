@@ -4,7 +4,7 @@ use std::time::Duration;
 
 use serde_json::json;
 
-use super::common::*;
+use super::support::common::*;
 
 #[test]
 fn initialize_answers_with_server_identity() {

@@ -8,8 +8,8 @@ use std::time::{Duration, Instant};
 use hermes_mcp::server::framing::MAX_LINE;
 use serde_json::{Value, json};
 
-use super::browser::procs_with;
-use super::common::*;
+use super::support::browser::procs_with;
+use super::support::common::*;
 
 /// Messages that are not requests, sent before `initialize`, are ignored: the
 /// server neither exits nor answers them, and the handshake then works.

@@ -18,7 +18,7 @@ use proptest::strategy::ValueTree;
 use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
 use serde_json::{Map, Value, json};
 
-use super::common::*;
+use super::support::common::*;
 
 /// Characters that break byte-index slicing, plus the ASCII that steers
 /// parsers (`data:`, `file://`, `~/`, `%`).

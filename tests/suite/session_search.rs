@@ -19,7 +19,9 @@ use std::sync::OnceLock;
 
 use serde_json::{Value, json};
 
-use super::common::{RawClient, TestEnv, hermes_python, is_error, run_ok};
+use super::support::common::{RawClient, TestEnv, hermes_python, is_error, run_ok};
+use super::support::fs::copy_tree;
+use super::support::serve::Serve;
 
 fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/session_search")
@@ -59,19 +61,6 @@ fn fixture() -> &'static Fixture {
     })
 }
 
-fn copy_tree(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for e in std::fs::read_dir(from).unwrap() {
-        let e = e.unwrap();
-        let dest = to.join(e.file_name());
-        if e.file_type().unwrap().is_dir() {
-            copy_tree(&e.path(), &dest);
-        } else {
-            std::fs::copy(e.path(), &dest).unwrap();
-        }
-    }
-}
-
 /// A test env whose Hermes home is a copy of the fixture.
 fn filled_env() -> TestEnv {
     let env = TestEnv::new();
@@ -81,14 +70,11 @@ fn filled_env() -> TestEnv {
 
 /// `serve` in `env`, with the local time zone Hermes' Python gets.
 fn serve(env: &TestEnv, session: Option<&str>) -> RawClient {
-    let mut c = env.cmd();
-    c.env("TZ", "UTC");
+    let mut serve = Serve::new().var("TZ", "UTC");
     if let Some(s) = session {
-        c.env("HERMES_SESSION_ID", s);
+        serve = serve.var("HERMES_SESSION_ID", s);
     }
-    let mut rc = RawClient::spawn(c);
-    rc.initialize();
-    rc
+    serve.client(env)
 }
 
 /// The tool's text and `isError`.
@@ -434,7 +420,7 @@ fn available_when_the_hermes_home_exists() {
 
 #[test]
 fn migrate_passes_hermes_session_id_when_hermes_runs_codex() {
-    use super::migrate_codex::CodexEnv;
+    use super::support::migrate::CodexEnv;
     let env = CodexEnv::new();
     env.write_hermes(
         "config.yaml",

@@ -8,8 +8,9 @@ use std::path::Path;
 
 use serde_json::{Value, json};
 
-use super::common::*;
-use super::skills::install_skill_fixtures;
+use super::support::common::*;
+use super::support::fs::mkfifo;
+use super::support::skills::install_skill_fixtures;
 
 fn call(c: &mut RawClient, name: &str, args: Value) -> (bool, Value) {
     let r = c.call_tool(name, args);
@@ -36,11 +37,6 @@ fn chain(dir: &Path, prefix: &str, n: usize, target: &Path) -> String {
         std::os::unix::fs::symlink(to, link).unwrap();
     }
     format!("references/{prefix}1.md")
-}
-
-fn mkfifo(p: &Path) {
-    let c = std::ffi::CString::new(p.to_str().unwrap()).unwrap();
-    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0, "mkfifo");
 }
 
 #[test]

@@ -9,7 +9,8 @@ use std::process::Command;
 
 use serde_json::{Value, json};
 
-use super::common::*;
+use super::support::common::*;
+use super::support::serve::Serve;
 
 const INIT: &str = r#"
 from pathlib import Path
@@ -68,11 +69,7 @@ fn hermes_view(env: &TestEnv, name: &str) -> Value {
 }
 
 fn client(env: &TestEnv) -> RawClient {
-    let mut c = env.cmd();
-    c.env("HERMES_PYTHON", python());
-    let mut rc = RawClient::spawn(c);
-    rc.initialize();
-    rc
+    Serve::new().var("HERMES_PYTHON", python()).client(env)
 }
 
 fn ours(rc: &mut RawClient, name: &str) -> Value {

@@ -6,7 +6,7 @@ use std::process::Command;
 
 use serde_json::{Value, json};
 
-use super::common::*;
+use super::support::common::*;
 
 fn skill(env: &TestEnv, name: &str) {
     env.write_hermes(

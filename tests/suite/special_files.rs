@@ -2,19 +2,13 @@
 //! pointer, a board's `board.json`, vision's local images) may be FIFOs or
 //! devices: each is refused or skipped at once, never read until it blocks.
 
-use std::path::Path;
 use std::time::{Duration, Instant};
 
 use serde_json::json;
 
-use super::common::*;
-use super::kanban::{call, call_ok, orchestrator};
-
-fn mkfifo(p: &Path) {
-    std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-    let c = std::ffi::CString::new(p.to_str().unwrap()).unwrap();
-    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0, "mkfifo");
-}
+use super::support::common::*;
+use super::support::fs::mkfifo;
+use super::support::kanban::{call, call_ok, orchestrator};
 
 #[test]
 fn kanban_board_pointer_that_is_a_fifo_does_not_block() {

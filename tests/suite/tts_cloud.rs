@@ -4,54 +4,13 @@
 //! reach the fake (all but Mistral, whose SDK is not in Hermes' base install), Hermes'
 //! `text_to_speech_tool` runs against the same fake and the requests must be the same.
 
-use std::path::Path;
-use std::process::Command;
-
 use base64::Engine as _;
 use serde_json::{Value, json};
 
-use super::common::*;
-use super::fake::*;
-use super::tts_edge::{client, real_mp3, require_program, tts_choice};
-
-/// Hermes' own `text_to_speech_tool` with this env's `$HERMES_HOME` and `vars`.
-pub(crate) fn hermes_tts(env: &TestEnv, vars: &[(&str, &str)], text: &str, out: &Path) -> Value {
-    let py = hermes_python("tools.tts_tool");
-    const DRIVER: &str = r#"
-import sys
-from tools.tts_tool import text_to_speech_tool
-print(text_to_speech_tool(text=sys.argv[1], output_path=sys.argv[2]))
-"#;
-    let mut c = Command::new(py);
-    c.args(["-c", DRIVER, text]).arg(out);
-    env.apply(&mut c);
-    for (k, v) in vars {
-        c.env(k, v);
-    }
-    for k in [
-        "http_proxy",
-        "https_proxy",
-        "HTTP_PROXY",
-        "HTTPS_PROXY",
-        "ALL_PROXY",
-        "all_proxy",
-    ] {
-        c.env_remove(k);
-    }
-    let o = c.output().unwrap();
-    let stdout = String::from_utf8_lossy(&o.stdout);
-    serde_json::from_str(stdout.lines().last().unwrap_or("")).unwrap_or_else(|e| {
-        panic!(
-            "Hermes printed no JSON ({e}): {stdout}\n{}",
-            String::from_utf8_lossy(&o.stderr)
-        )
-    })
-}
-
-pub(crate) fn ours(env: &TestEnv, vars: &[(&str, &str)], text: &str, out: &Path) -> Value {
-    let mut rc = client(env, vars);
-    result_json(&rc.call_tool("text_to_speech", json!({"text": text, "output_path": out})))
-}
+use super::support::common::*;
+use super::support::fake::*;
+use super::support::prereq::require_program;
+use super::support::tts::{hermes_tts, ours, real_mp3, tts_choice};
 
 fn core(v: &Value) -> Value {
     json!({"success": v["success"], "provider": v["provider"], "voice_compatible": v["voice_compatible"]})

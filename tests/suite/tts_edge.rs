@@ -8,60 +8,14 @@ use std::process::Command;
 
 use serde_json::{Value, json};
 
-use super::common::*;
-use super::edge_support::{FakeEdge, fake_audio};
-use super::fake::free_port;
+use super::support::common::*;
+use super::support::edge::{FakeEdge, fake_audio};
+use super::support::fake::free_port;
+use super::support::prereq::require_program;
+use super::support::tts::{real_mp3, tts_choice};
 
 const ARIA: &str = "Microsoft Server Speech Text to Speech Voice (en-US, AriaNeural)";
 const SONIA: &str = "Microsoft Server Speech Text to Speech Voice (en-GB, SoniaNeural)";
-
-pub(crate) fn client(env: &TestEnv, vars: &[(&str, &str)]) -> RawClient {
-    let mut c = env.cmd();
-    for (k, v) in vars {
-        c.env(k, v);
-    }
-    let mut rc = RawClient::spawn(c);
-    rc.initialize();
-    rc
-}
-
-/// `hermes-mcp tools --json`'s provider entry for `text_to_speech`.
-pub(crate) fn tts_choice(env: &TestEnv, vars: &[(&str, &str)]) -> (Value, Value) {
-    let mut c = env.cmd();
-    for (k, v) in vars {
-        c.env(k, v);
-    }
-    let out = c.args(["tools", "--json"]).output().unwrap();
-    let doc: Value = serde_json::from_slice(&out.stdout)
-        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stdout)));
-    let tool = doc["tools"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|t| t["name"] == "text_to_speech")
-        .cloned()
-        .unwrap_or(Value::Null);
-    let choice = doc
-        .to_string()
-        .contains("\"job\":\"text_to_speech\"")
-        .then(|| find_job(&doc, "text_to_speech"))
-        .flatten()
-        .unwrap_or(Value::Null);
-    (tool, choice)
-}
-
-fn find_job(v: &Value, job: &str) -> Option<Value> {
-    match v {
-        Value::Object(m) => {
-            if m.get("job").and_then(Value::as_str) == Some(job) {
-                return Some(v.clone());
-            }
-            m.values().find_map(|x| find_job(x, job))
-        }
-        Value::Array(a) => a.iter().find_map(|x| find_job(x, job)),
-        _ => None,
-    }
-}
 
 /// Hermes' own `text_to_speech_tool` with `$HERMES_HOME` = the env's, edge-tts pointed
 /// at `wss_url`; returns its JSON result.
@@ -342,39 +296,4 @@ fn edge_mp3_is_measured_and_converted_for_other_formats() {
             .contains("install ffmpeg or lame"),
         "{v}"
     );
-}
-
-pub(crate) fn require_program(p: &str) {
-    let ok = Command::new("sh")
-        .args(["-c", &format!("command -v {p}")])
-        .output()
-        .map(|o| o.status.success())
-        .unwrap_or(false);
-    assert!(
-        ok,
-        "{p} is not installed: `apt install {p}` (tools/test.sh does)"
-    );
-}
-
-/// One second of a 440 Hz tone, encoded by lame.
-pub(crate) fn real_mp3(dir: &Path) -> Vec<u8> {
-    let wav = dir.join("tone.wav");
-    let mp3 = dir.join("tone.mp3");
-    let ok = Command::new("sox")
-        .args(["-n", "-r", "24000", "-c", "1", "-b", "16"])
-        .arg(&wav)
-        .args(["synth", "1", "sine", "440"])
-        .status()
-        .unwrap()
-        .success();
-    assert!(ok, "sox could not make a tone");
-    let ok = Command::new("lame")
-        .args(["--quiet", "-b", "48"])
-        .arg(&wav)
-        .arg(&mp3)
-        .status()
-        .unwrap()
-        .success();
-    assert!(ok, "lame could not encode");
-    std::fs::read(&mp3).unwrap()
 }

@@ -25,10 +25,10 @@ use std::process::Command;
 
 use serde_json::{Value, json};
 
-use super::common::*;
-use super::fake::*;
-use super::tts_cloud::{hermes_tts, ours};
-use super::tts_edge::tts_choice;
+use super::support::common::*;
+use super::support::fake::*;
+use super::support::prereq::piper_python;
+use super::support::tts::{hermes_tts, ours, tts_choice};
 
 /// Builds the tiny voice `<argv[1]>` (+ `.json`): piper's ONNX signature
 /// (`input` [1,N] int64, `input_lengths` [1], `scales` [noise, length, noise_w]) →
@@ -76,24 +76,6 @@ json.dump({"audio": {"sample_rate": 16000}, "espeak": {"voice": "en-us"}, "num_s
            "inference": {"noise_scale": 0.667, "length_scale": 1, "noise_w": 0.8}},
           open(out + ".json", "w"), ensure_ascii=False)
 "#;
-
-/// A Python with the real piper-tts and onnx: `$PIPER_PYTHON`, default `/opt/piper-venv/bin/python`.
-fn piper_python() -> PathBuf {
-    let py = std::env::var("PIPER_PYTHON").unwrap_or_else(|_| "/opt/piper-venv/bin/python".into());
-    let ok = Command::new(&py)
-        .args([
-            "-c",
-            "from piper import PiperVoice, SynthesisConfig; import onnx",
-        ])
-        .output()
-        .map(|o| o.status.success())
-        .unwrap_or(false);
-    assert!(
-        ok,
-        "{py} cannot import piper-tts and onnx: run tools/test.sh (it installs them) or point PIPER_PYTHON at a Python that has them"
-    );
-    PathBuf::from(py)
-}
 
 /// The tiny voice's files (`.onnx`, `.onnx.json`).
 fn tiny_voice(py: &Path, dir: &Path) -> (Vec<u8>, Vec<u8>) {
@@ -525,7 +507,7 @@ fn a_relative_output_path_lands_in_the_working_directory_as_in_hermes() {
         "config.yaml",
         "tts:\n  provider: echoer\n  providers:\n    echoer:\n      type: command\n      command: \"cat {input_path} > {output_path}\"\n      output_format: wav\n",
     );
-    let mut rc = super::common::client(&env, &[]);
+    let mut rc = super::support::common::client(&env, &[]);
     let v = result_json(&rc.call_tool(
         "text_to_speech",
         json!({"text": "spoken", "output_path": "out/ours.wav"}),

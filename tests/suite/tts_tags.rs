@@ -10,10 +10,10 @@ use std::sync::{Arc, Mutex};
 use base64::Engine as _;
 use serde_json::{Value, json};
 
-use super::common::*;
-use super::fake::*;
-use super::media_support::*;
-use super::tts_cloud::{hermes_tts, ours};
+use super::support::common::*;
+use super::support::fake::*;
+use super::support::media::*;
+use super::support::tts::{hermes_tts, ours};
 
 /// What the fake auxiliary model answers next: (status, body).
 type AuxAnswer = Arc<Mutex<(u16, Value)>>;

@@ -9,8 +9,8 @@ use hermes_mcp::server::untrusted::{wrap, wrap_text};
 use rmcp::model::ContentBlock;
 use serde_json::{Value, json};
 
-use super::common::*;
-use super::fake::{Resp, TestServer};
+use super::support::common::*;
+use super::support::fake::{Resp, TestServer};
 
 /// Hermes' `_maybe_wrap_untrusted` over `[name, content]` pairs.
 fn hermes_wrap(cases: &Value) -> Vec<Value> {

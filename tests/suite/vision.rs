@@ -7,58 +7,35 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use base64::Engine as _;
-use hermes_mcp::hermes::Context;
-use hermes_mcp::hermes::{Env, HermesConfig, HermesHome};
-use hermes_mcp::server::{Availability, HermesServer, Progress, ToolOutput};
-use hermes_mcp::toolsets::vision::VisionToolset;
+use hermes_mcp::server::{Availability, ToolOutput};
 use image::{DynamicImage, ImageFormat};
-use serde_json::{Map, json};
-use tokio_util::sync::CancellationToken;
+use serde_json::json;
 
-use super::common::*;
-use super::fake::{Req, Resp, TestServer};
+use super::support::common::*;
+use super::support::fake::{Req, Resp, TestServer};
+use super::support::vision::{H, mk};
 
 const B64: base64::engine::GeneralPurpose = base64::engine::general_purpose::STANDARD;
 
 // ----------------------------------------------------------------- helpers
 
-struct Harness {
-    dir: tempfile::TempDir,
-    server: HermesServer,
+/// The vision-only server of [`super::support::vision`], asked about any image.
+struct Harness(H);
+
+impl std::ops::Deref for Harness {
+    type Target = H;
+    fn deref(&self) -> &H {
+        &self.0
+    }
 }
 
 fn harness(config_yaml: &str, env: &[(&str, &str)]) -> Harness {
-    let dir = tempfile::tempdir().unwrap();
-    let home = HermesHome {
-        path: dir.path().join("hermes"),
-        explicit: true,
-    };
-    std::fs::create_dir_all(&home.path).unwrap();
-    let cfg = HermesConfig::from_yaml(config_yaml).expect("test config");
-    let env = Env::from_map(env.iter().map(|(k, v)| (k.to_string(), v.to_string())));
-    let ctx = Context::with_parts(home, env, cfg);
-    let server = HermesServer::new(ctx, vec![Box::new(VisionToolset::default())]);
-    Harness { dir, server }
+    Harness(mk(config_yaml, env, None))
 }
 
 impl Harness {
     async fn analyze(&self, image_url: &str, question: &str) -> ToolOutput {
-        let mut args = Map::new();
-        args.insert("image_url".into(), json!(image_url));
-        args.insert("question".into(), json!(question));
-        self.server
-            .call(
-                "vision_analyze",
-                Some(args),
-                CancellationToken::new(),
-                Progress::none(),
-            )
-            .await
-    }
-    fn file(&self, name: &str, data: &[u8]) -> String {
-        let p = self.dir.path().join(name);
-        std::fs::write(&p, data).unwrap();
-        p.display().to_string()
+        self.0.ask(image_url, question).await
     }
 }
 

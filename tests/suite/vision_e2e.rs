@@ -6,7 +6,7 @@ use std::io::Cursor;
 use base64::Engine as _;
 use serde_json::Value;
 
-use super::codex_e2e::run_harness;
+use super::support::codex::run_harness;
 
 #[test]
 fn codex_model_receives_input_image_for_a_local_png() {

@@ -10,9 +10,9 @@ use std::process::Command;
 
 use serde_json::{Value, json};
 
-use super::common::hermes_python;
-use super::fake::{Req, Resp, TestServer};
-use super::vision_providers::{assert_seen, mk, text};
+use super::support::common::hermes_python;
+use super::support::fake::{Req, Resp, TestServer};
+use super::support::vision::{assert_seen, mk, text};
 use hermes_mcp::llm::route::providers as table;
 use hermes_mcp::server::Availability;
 
@@ -631,7 +631,7 @@ async fn text_only_main_model_is_skipped_by_the_models_dev_cache() {
         ("DEEPSEEK_API_KEY", "ds-key"),
         ("DEEPSEEK_BASE_URL", &ds_base),
     ];
-    let write_cache = |h: &super::vision_providers::H| {
+    let write_cache = |h: &super::support::vision::H| {
         std::fs::write(
             h.dir.path().join("hermes/models_dev_cache.json"),
             cache.to_string(),

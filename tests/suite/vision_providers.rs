@@ -4,91 +4,15 @@
 //! `HERMES_VISION_MAX_CONCURRENCY`, which (as in Hermes) bounds only the
 //! image decode/resize, never the model calls.
 
-use std::io::Cursor;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use hermes_mcp::hermes::{Context, Env, HermesConfig, HermesHome};
-use hermes_mcp::server::{Availability, HermesServer, Progress, ToolOutput};
-use hermes_mcp::toolsets::vision::VisionToolset;
-use serde_json::{Map, Value, json};
-use tokio_util::sync::CancellationToken;
+use hermes_mcp::server::Availability;
+use serde_json::{Value, json};
 
-use super::fake::{Resp, TestServer};
-
-pub(super) struct H {
-    pub(super) dir: tempfile::TempDir,
-    server: HermesServer,
-}
-
-pub(super) fn mk(yaml: &str, env: &[(&str, &str)], auth: Option<Value>) -> H {
-    let dir = tempfile::tempdir().unwrap();
-    let home = HermesHome {
-        path: dir.path().join("hermes"),
-        explicit: true,
-    };
-    std::fs::create_dir_all(&home.path).unwrap();
-    if let Some(a) = auth {
-        std::fs::write(home.path.join("auth.json"), a.to_string()).unwrap();
-    }
-    let cfg = HermesConfig::from_yaml(yaml).expect("test config");
-    let env = Env::from_map(env.iter().map(|(k, v)| (k.to_string(), v.to_string())));
-    let ctx = Context::with_parts(home, env, cfg);
-    let server = HermesServer::new(ctx, vec![Box::new(VisionToolset::default())]);
-    H { dir, server }
-}
-
-impl H {
-    /// (provider, why) that `tools`/`doctor` show for vision_analyze.
-    pub(super) fn choice(&self) -> (String, String) {
-        let p = self.server.providers();
-        assert_eq!(p.len(), 1, "{p:?}");
-        assert_eq!(p[0].1.job, "vision_analyze");
-        (p[0].1.provider.clone(), p[0].1.why.clone())
-    }
-    pub(super) fn png(&self) -> String {
-        let img = image::DynamicImage::new_rgb8(16, 12);
-        let mut out = Cursor::new(Vec::new());
-        img.write_to(&mut out, image::ImageFormat::Png).unwrap();
-        static N: AtomicUsize = AtomicUsize::new(0);
-        let p = self
-            .dir
-            .path()
-            .join(format!("x{}.png", N.fetch_add(1, Ordering::SeqCst)));
-        std::fs::write(&p, out.into_inner()).unwrap();
-        p.to_string_lossy().into_owned()
-    }
-    pub(super) async fn analyze(&self) -> ToolOutput {
-        let mut args = Map::new();
-        args.insert("image_url".into(), json!(self.png()));
-        args.insert("question".into(), json!("what?"));
-        self.server
-            .call(
-                "vision_analyze",
-                Some(args),
-                CancellationToken::new(),
-                Progress::none(),
-            )
-            .await
-    }
-    pub(super) fn availability(&self) -> Availability {
-        self.server
-            .entries()
-            .into_iter()
-            .find(|(_, e)| e.spec.name == "vision_analyze")
-            .unwrap()
-            .1
-            .availability
-    }
-}
-
-pub(super) fn text(out: &ToolOutput) -> String {
-    out.content
-        .iter()
-        .find_map(|c| c.as_text().map(|t| t.text.clone()))
-        .expect("text content")
-}
+use super::support::fake::{Resp, TestServer};
+use super::support::vision::{assert_seen, mk, text};
 
 /// A chat-completions fake that answers "seen" (and serves a DeepInfra-style
 /// catalog on GET /models).
@@ -112,19 +36,11 @@ fn fake() -> TestServer {
     })
 }
 
-fn chat_req(srv: &TestServer) -> super::fake::Req {
+fn chat_req(srv: &TestServer) -> super::support::fake::Req {
     srv.reqs()
         .into_iter()
         .find(|r| r.path.ends_with("/chat/completions"))
         .expect("a chat-completions request")
-}
-
-pub(super) fn assert_seen(out: &ToolOutput) {
-    assert!(!out.is_error, "{}", text(out));
-    assert_eq!(
-        out.first_json().unwrap(),
-        json!({"success": true, "analysis": "seen"})
-    );
 }
 
 fn nous_auth(base: &str, exp: &str) -> Value {

@@ -8,9 +8,10 @@ use hermes_mcp::hermes::{Env, HermesConfig, HermesHome};
 use hermes_mcp::toolsets::web::providers::{Backend, extract_backend, search_backend};
 use serde_json::{Value, json};
 
-use super::common::{RawClient, TestEnv, is_error, result_json};
-use super::fake::*;
-use super::web_support::*;
+use super::support::common::{RawClient, TestEnv, is_error, result_json};
+use super::support::fake::*;
+use super::support::serve::Serve;
+use super::support::web::*;
 
 fn web(v: &Value) -> Vec<Value> {
     v["data"]["web"].as_array().cloned().unwrap_or_default()
@@ -878,9 +879,9 @@ async fn readability_fixture_pages_score_well() {
 // ------------------------------------------------------------------- MCP --
 
 fn serve_env(t: &TestEnv) -> std::process::Command {
-    let mut c = t.cmd();
-    c.env("HERMES_ALLOW_PRIVATE_URLS", "1");
-    c
+    Serve::new()
+        .var("HERMES_ALLOW_PRIVATE_URLS", "1")
+        .command(t)
 }
 
 #[test]

@@ -9,9 +9,9 @@ use hermes_mcp::hermes::{Env, HermesConfig, HermesHome};
 use hermes_mcp::toolsets::web::providers::{Backend, extract_backend, search_backend};
 use serde_json::{Value, json};
 
-use super::common::{TestEnv, hermes_python};
-use super::fake::*;
-use super::web_support::*;
+use super::support::common::{TestEnv, hermes_python};
+use super::support::fake::*;
+use super::support::web::*;
 
 fn web(v: &Value) -> Vec<Value> {
     v["data"]["web"].as_array().cloned().unwrap_or_default()

@@ -17,8 +17,8 @@ use std::sync::OnceLock;
 
 use serde_json::Value;
 
-use super::common::{TestEnv, hermes_python};
-use super::migrate_codex::codex_bin;
+use super::support::common::{TestEnv, hermes_python};
+use super::support::prereq::codex_bin;
 
 /// The platform tag the wheel is built for and must be consistent with (PEP 600).
 const MANYLINUX: &str = "manylinux_2_28";

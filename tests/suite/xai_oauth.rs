@@ -13,9 +13,9 @@ use serde_json::{Value, json};
 use hermes_mcp::auth::xai as xai_auth;
 use hermes_mcp::hermes::{Context, Env, HermesConfig, HermesHome};
 
-use super::common::*;
-use super::fake::*;
-use super::media_support::*;
+use super::support::common::*;
+use super::support::fake::*;
+use super::support::media::*;
 
 /// A JWT-shaped token whose `exp` is `secs` from now (the signature is not checked).
 fn jwt(tag: &str, secs: i64) -> String {

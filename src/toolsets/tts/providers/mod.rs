@@ -76,7 +76,6 @@ pub(crate) async fn fetch_audio(
     write_audio(output, &resp.body)
 }
 
-/// Write `bytes` at `path` through a temporary file in its directory, renamed into place.
 /// Write `bytes` at `path` through a temporary file in its directory, renamed
 /// into place ([`crate::fs::WriteOptions::OUTPUT`]).
 pub(crate) fn write_audio(path: &Path, bytes: &[u8]) -> Result<(), TtsError> {

@@ -1,5 +1,5 @@
-//! Shared test helpers: hermetic homes, the binary, a raw JSON-RPC stdio client.
-#![allow(dead_code)]
+//! The basics: hermetic homes ([`TestEnv`]), the binary, a raw JSON-RPC stdio client
+//! ([`RawClient`]), polling, and reading tool results.
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
@@ -9,25 +9,10 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-/// Hermes Agent's Python (hermes-agent 0.19.0): `$HERMES_PYTHON`, default
-/// `/opt/hermes-venv/bin/python` (tools/test.sh installs it there). Fails the
-/// test, with what to do, when it is missing or cannot import `module`.
-pub fn hermes_python(module: &str) -> PathBuf {
-    let py =
-        std::env::var("HERMES_PYTHON").unwrap_or_else(|_| "/opt/hermes-venv/bin/python".into());
-    let ok = Command::new(&py)
-        .args(["-c", &format!("import {module}")])
-        .output()
-        .map(|o| o.status.success())
-        .unwrap_or(false);
-    assert!(
-        ok,
-        "Hermes Agent's Python ({py}) cannot import {module}: these tests need hermes-agent 0.19.0; \
-         run tools/test.sh (it installs it) or point HERMES_PYTHON at its python"
-    );
-    PathBuf::from(py)
-}
+/// Re-exported here: nearly every suite that has a client also asks for Hermes' Python.
+pub use super::prereq::hermes_python;
 
+/// The `hermes-mcp` binary under test.
 pub fn bin() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_hermes-mcp"))
 }
@@ -265,15 +250,9 @@ pub fn poll_until<T: std::fmt::Debug>(
     }
 }
 
-/// `hermes-mcp serve` in `env` with `vars` added, initialized.
+/// `hermes-mcp serve` in `env` with `vars` added, initialized ([`super::serve::Serve`]).
 pub fn client(env: &TestEnv, vars: &[(&str, &str)]) -> RawClient {
-    let mut c = env.cmd();
-    for (k, v) in vars {
-        c.env(k, v);
-    }
-    let mut rc = RawClient::spawn(c);
-    rc.initialize();
-    rc
+    super::serve::Serve::new().vars(vars).client(env)
 }
 
 /// The text of a tool result's first text block, parsed as JSON; for the

@@ -1,6 +1,5 @@
 //! Helpers for the web and net tests: a scripted resolver, a server with only the web
 //! toolset, extraction scoring and a PDF maker. Their loopback servers are [`super::fake`].
-#![allow(dead_code)]
 
 use std::collections::HashMap;
 use std::net::IpAddr;

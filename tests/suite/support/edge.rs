@@ -9,7 +9,6 @@
 //!
 //! The "MP3" it returns is `FAKE-MP3|<voice>|<rate>|<volume>|<pitch>|<escaped text>`, split
 //! over two frames, so two clients that send the same SSML get the same bytes.
-#![allow(dead_code)]
 
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
@@ -18,6 +17,7 @@ use async_tungstenite::tungstenite::Message;
 use async_tungstenite::tungstenite::handshake::server::{ErrorResponse, Request, Response};
 use async_tungstenite::tungstenite::http::StatusCode;
 use futures::StreamExt;
+use hermes_mcp::time::DateTime;
 use hermes_mcp::toolsets::tts::edge::{
     OUTPUT_FORMAT, TRUSTED_CLIENT_TOKEN, sec_ms_gec_v1, sec_ms_gec_v2,
 };
@@ -190,17 +190,12 @@ fn http_date() -> String {
     // Any valid IMF-fixdate near now; the client only uses it to correct its clock.
     let t = now();
     let days = t.div_euclid(86_400);
-    let (y, m, d) = {
-        let z = days + 719_468;
-        let era = z.div_euclid(146_097);
-        let doe = z - era * 146_097;
-        let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-        let mp = (5 * doy + 2) / 153;
-        let d = doy - (153 * mp + 2) / 5 + 1;
-        let m = if mp < 10 { mp + 3 } else { mp - 9 };
-        (yoe + era * 400 + i64::from(m <= 2), m, d)
-    };
+    let DateTime {
+        year: y,
+        month: m,
+        day: d,
+        ..
+    } = DateTime::utc(t);
     let months = [
         "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
     ];

@@ -1,9 +1,11 @@
 //! Helpers for the media tests: fixtures (a real PNG, a WAV around PCM) and checks for audio
 //! files. Their loopback servers are [`super::fake`].
-#![allow(dead_code)]
 
 use std::path::Path;
 use std::process::Command;
+
+/// Re-exported here: the media suites check their programs with it.
+pub use super::prereq::require;
 
 /// Our result and Hermes' agree on each of `keys`.
 pub fn assert_fields_match(ours: &serde_json::Value, hermes: &serde_json::Value, keys: &[&str]) {
@@ -53,18 +55,4 @@ pub fn soxi_duration(path: &Path) -> f64 {
         String::from_utf8_lossy(&out.stderr)
     );
     String::from_utf8_lossy(&out.stdout).trim().parse().unwrap()
-}
-
-/// Fail clearly when a program the tests need is missing.
-pub fn require(program: &str, package: &str) {
-    let ok = Command::new("sh")
-        .arg("-c")
-        .arg(format!("command -v {program}"))
-        .output()
-        .map(|o| o.status.success())
-        .unwrap_or(false);
-    assert!(
-        ok,
-        "{program} is not installed: `apt install {package}` (tools/test.sh installs it)"
-    );
 }

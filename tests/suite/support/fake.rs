@@ -10,7 +10,6 @@
 //! instead (the Edge TTS fake speaks the websocket protocol itself), and [`free_port`] names a
 //! port nobody listens on. One OS thread per connection; nothing runs until a test starts a
 //! server, so the module costs the suite no time.
-#![allow(dead_code)]
 
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Read, Write};

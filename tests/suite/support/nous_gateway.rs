@@ -1,7 +1,6 @@
-//! Helpers for the Nous tool gateway tests ([`super::nous_gateway`]): Nous
+//! Helpers for the Nous tool gateway tests (`nous_gateway.rs`): Nous
 //! tokens and logins, the loopback fake that plays the Nous Portal and every
 //! vendor's gateway, and Hermes' own choices run in its Python.
-#![allow(dead_code)]
 
 use std::process::Command;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -13,7 +12,7 @@ use serde_json::{Value, json};
 
 use super::common::*;
 use super::fake::*;
-use super::media_support::*;
+use super::media::*;
 
 pub fn now() -> u64 {
     SystemTime::now()
@@ -38,23 +37,8 @@ pub fn token(sub: &str, paid: bool) -> String {
 }
 
 pub fn iso(t: u64) -> String {
-    // `date -u -d @t +%FT%T+00:00`, computed (days from civil, inverse).
-    let z = (t / 86_400) as i64 + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    let s = t % 86_400;
-    format!(
-        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}+00:00",
-        s / 3600,
-        s % 3600 / 60,
-        s % 60
-    )
+    // `date -u -d @t +%FT%T+00:00`.
+    hermes_mcp::time::utc_isoformat(t as f64)
 }
 
 /// `auth.json` with a Nous login (`providers.nous`), as `hermes auth` writes it.
