@@ -12,7 +12,9 @@ use serde_json::{Value, json};
 use super::support::camofox::{FakeCamofox, FakeTab, KEY, Seen};
 
 use super::support::browser::procs_with;
-use super::support::common::{TIME_SCALE, TestEnv, hermes_python, is_error, provider_for, result_json};
+use super::support::common::{
+    TIME_SCALE, TestEnv, hermes_python, is_error, provider_for, result_json,
+};
 use super::support::fake::free_port;
 use super::support::serve::{Serve, Served};
 

@@ -92,7 +92,8 @@ impl Toolset for BrowserToolset {
     }
 
     fn providers(&self, ctx: &Context) -> Vec<ProviderChoice> {
-        let (provider, why) = crate::llm::task::textaux::describe(&snapshot::summary::summary_model(ctx));
+        let (provider, why) =
+            crate::llm::task::textaux::describe(&snapshot::summary::summary_model(ctx));
         // Printed as "JOB  PROVIDER — WHY": no parentheses of its own around `why`.
         let what = if provider == "none" {
             "so snapshots over 15,000 characters are truncated"

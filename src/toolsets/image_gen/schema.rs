@@ -28,9 +28,9 @@ pub(crate) fn description(ctx: &Context) -> String {
         Backend::OpenAiCodex => {
             let model = ctx
                 .sections()
-        .image_gen
-        .model
-        .clone()
+                .image_gen
+                .model
+                .clone()
                 .map(|s| s.trim().to_string())
                 .unwrap_or_else(|| OPENAI_DEFAULT_TIER.to_string());
             (
@@ -70,9 +70,9 @@ pub(crate) fn description(ctx: &Context) -> String {
         Backend::OpenAi => {
             let model = ctx
                 .sections()
-        .image_gen
-        .model
-        .clone()
+                .image_gen
+                .model
+                .clone()
                 .map(|s| s.trim().to_string())
                 .unwrap_or_else(|| OPENAI_DEFAULT_TIER.to_string());
             ("OpenAI".to_string(), model, true, OPENAI_MAX_SOURCES)

@@ -202,7 +202,12 @@ fn guard_healthy(path: &Path) -> KanbanResult<()> {
         Ok(m) if m.len() > 0 => {}
         _ => return Ok(()),
     }
-    let refused = |e: rusqlite::Error| (format!("sqlite refused to open file: {e}"), Some(Box::new(e)));
+    let refused = |e: rusqlite::Error| {
+        (
+            format!("sqlite refused to open file: {e}"),
+            Some(Box::new(e)),
+        )
+    };
     let (reason, source) = match raw_connect(path).map_err(|e| match e {
         KanbanError::Sqlite(s) => s,
         other => rusqlite::Error::InvalidPath(PathBuf::from(other.to_string())),

@@ -10,8 +10,8 @@ use crate::hermes::Context;
 use crate::server::ToolOutput;
 
 use super::source::{self, SourceError};
-use crate::llm::Mode;
 use crate::image::prep::{Budget, PrepError, Prepared};
+use crate::llm::Mode;
 use crate::llm::route::resolve;
 use crate::llm::task::vision::{self as llm_vision, Analysis, VisionClient, VisionError};
 
