@@ -21,6 +21,7 @@ use serde_json::{Value, json};
 
 use super::support::common::{RawClient, TestEnv, hermes_python, is_error, run_ok};
 use super::support::fs::copy_tree;
+use super::support::run::once_per_run;
 use super::support::serve::Serve;
 
 fn fixtures() -> PathBuf {
@@ -41,7 +42,8 @@ fn python(env: &TestEnv, home: &Path, session: Option<&str>) -> Command {
     c
 }
 
-/// The filled home (built once per test run) and the ids fill_state.py reported.
+/// The filled home (built once per test run, shared by the run's test processes) and the
+/// ids fill_state.py reported.
 struct Fixture {
     home: PathBuf,
     info: Value,
@@ -50,14 +52,17 @@ struct Fixture {
 fn fixture() -> &'static Fixture {
     static F: OnceLock<Fixture> = OnceLock::new();
     F.get_or_init(|| {
-        let env = TestEnv::new();
-        let home = env.dir.path().join("template");
-        let mut c = python(&env, &home, None);
-        c.arg(fixtures().join("fill_state.py")).arg("300");
-        let info = serde_json::from_str(run_ok(c).trim()).unwrap();
-        // Kept for the whole run: every test copies it.
-        let _ = env.dir.keep();
-        Fixture { home, info }
+        let dir = once_per_run("session_search_state", |dir| {
+            let env = TestEnv::new();
+            let mut c = python(&env, &dir.join("template"), None);
+            c.arg(fixtures().join("fill_state.py")).arg("300");
+            std::fs::write(dir.join("info.json"), run_ok(c).trim()).unwrap();
+        });
+        let info = std::fs::read_to_string(dir.join("info.json")).unwrap();
+        Fixture {
+            home: dir.join("template"),
+            info: serde_json::from_str(&info).unwrap(),
+        }
     })
 }
 

@@ -19,6 +19,7 @@ use serde_json::Value;
 
 use super::support::common::{TestEnv, hermes_python};
 use super::support::prereq::codex_bin;
+use super::support::run::once_per_run;
 
 /// The platform tag the wheel is built for and must be consistent with (PEP 600).
 const MANYLINUX: &str = "manylinux_2_28";
@@ -90,7 +91,15 @@ fn site_packages(python: &Path) -> PathBuf {
 /// The manylinux wheel, built once for every test of this run.
 fn manylinux_wheel() -> &'static Path {
     static WHEEL: OnceLock<PathBuf> = OnceLock::new();
-    WHEEL.get_or_init(build_manylinux_wheel)
+    WHEEL.get_or_init(|| {
+        // Once per run, also across nextest's test processes (the wheel group runs them one
+        // at a time, so the second does not start maturin again).
+        let dir = once_per_run("manylinux-wheel", |d| {
+            let wheel = build_manylinux_wheel();
+            fs::write(d.join("path"), wheel.to_str().unwrap()).unwrap();
+        });
+        PathBuf::from(fs::read_to_string(dir.join("path")).unwrap())
+    })
 }
 
 /// `maturin build --zig --compatibility manylinux_2_28 --profile dev`: the README's command with

@@ -9,6 +9,8 @@
 //! - [`prereq`]: what the machine must have (Hermes' Python and its modules, codex,
 //!   Chromium, strace, piper, edge-tts, programs), each probed once per run; missing
 //!   ones fail the test with what to do.
+//! - [`run`]: work done once per test run and shared by its tests (also across the
+//!   processes of a nextest run): fixtures, probes.
 //! - [`fs`]: file-system fixtures (FIFOs).
 //! - [`fake`]: the loopback HTTP server ([`fake::TestServer`]) every fake is built on.
 //! - [`edge`]: the Microsoft Read Aloud (Edge TTS) websocket fake.
@@ -31,6 +33,7 @@ pub mod media;
 pub mod migrate;
 pub mod nous_gateway;
 pub mod prereq;
+pub mod run;
 pub mod serve;
 pub mod skills;
 pub mod tts;

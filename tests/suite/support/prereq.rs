@@ -1,7 +1,8 @@
 //! What the suite needs on the machine — Hermes Agent's Python and its modules, the real
 //! codex, Chromium, strace, piper, edge-tts, command-line programs — each probed once per
-//! run of the test binary (the answers are cached), failing the test with what to do when
-//! it is missing. Tests never skip: tools/test.sh installs all of it.
+//! test run (the answers are cached in this process and, for the other test processes of a
+//! nextest run, in the run's directory: [`super::run`]), failing the test with what to do
+//! when it is missing. Tests never skip: tools/test.sh installs all of it.
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -15,7 +16,9 @@ fn probed(key: &str, probe: impl FnOnce() -> bool) -> bool {
         .get_or_init(Default::default)
         .lock()
         .unwrap_or_else(|e| e.into_inner());
-    *seen.entry(key.to_string()).or_insert_with(probe)
+    *seen
+        .entry(key.to_string())
+        .or_insert_with(|| super::run::probed_once_per_run(key, probe))
 }
 
 /// `cmd` ran and exited with success.
