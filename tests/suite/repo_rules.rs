@@ -417,3 +417,56 @@ fn suite_files_import_only_support() {
         offenders.join("\n")
     );
 }
+
+/// Every toolset folder has one skeleton (README, "Layout"): `mod.rs` holds the `Toolset`
+/// impl, `schema.rs` the `ToolDef` table, `args.rs` the argument parser; vendors live under
+/// `providers/` (no other name for that room).
+#[test]
+fn toolsets_keep_the_skeleton() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/toolsets");
+    let mut offenders = Vec::new();
+    for e in std::fs::read_dir(&root).unwrap() {
+        let dir = e.unwrap().path();
+        if !dir.is_dir() {
+            continue;
+        }
+        let name = dir.file_name().unwrap().to_string_lossy().to_string();
+        for f in ["mod.rs", "schema.rs", "args.rs"] {
+            if !dir.join(f).is_file() {
+                offenders.push(format!("src/toolsets/{name}/{f} is missing"));
+            }
+        }
+        for vendors in ["backends", "vendors"] {
+            if dir.join(vendors).exists() {
+                offenders.push(format!(
+                    "src/toolsets/{name}/{vendors}/: vendors live under providers/"
+                ));
+            }
+        }
+        let mut files = Vec::new();
+        rust_files(&dir, &mut files);
+        for f in &files {
+            let rel = f
+                .strip_prefix(&dir)
+                .unwrap()
+                .to_string_lossy()
+                .replace('\\', "/");
+            let text = std::fs::read_to_string(f).unwrap();
+            if text.contains("impl Toolset for") && rel != "mod.rs" {
+                offenders.push(format!(
+                    "src/toolsets/{name}/{rel}: the Toolset impl belongs in mod.rs"
+                ));
+            }
+            if text.contains("ToolDef {") && rel != "schema.rs" {
+                offenders.push(format!(
+                    "src/toolsets/{name}/{rel}: the ToolDef table belongs in schema.rs"
+                ));
+            }
+        }
+    }
+    assert!(
+        offenders.is_empty(),
+        "toolset folders off the skeleton:\n{}",
+        offenders.join("\n")
+    );
+}
