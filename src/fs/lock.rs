@@ -11,15 +11,20 @@ use std::path::Path;
 /// interleave.
 pub struct Flock(File);
 
+/// The lock file, created 0600 when missing (its content is never read or written).
+fn open_lock_file(path: &Path) -> io::Result<File> {
+    OpenOptions::new()
+        .create(true)
+        .append(true)
+        .read(true)
+        .mode(0o600)
+        .open(path)
+}
+
 impl Flock {
     /// Blocks until the lock is ours.
     pub fn take(path: &Path) -> io::Result<Flock> {
-        let f = OpenOptions::new()
-            .create(true)
-            .append(true)
-            .read(true)
-            .mode(0o600)
-            .open(path)?;
+        let f = open_lock_file(path)?;
         // SAFETY: flock on a descriptor we own.
         if unsafe { libc::flock(std::os::fd::AsRawFd::as_raw_fd(&f), libc::LOCK_EX) } != 0 {
             return Err(io::Error::last_os_error());
@@ -30,12 +35,7 @@ impl Flock {
     /// Like [`Flock::take`], giving up after `timeout` (Hermes waits 15 s
     /// for its auth store lock, then fails with "Timed out waiting ...").
     pub fn take_timeout(path: &Path, timeout: std::time::Duration) -> io::Result<Flock> {
-        let f = OpenOptions::new()
-            .create(true)
-            .append(true)
-            .read(true)
-            .mode(0o600)
-            .open(path)?;
+        let f = open_lock_file(path)?;
         let deadline = std::time::Instant::now() + timeout;
         loop {
             // SAFETY: flock on a descriptor we own.

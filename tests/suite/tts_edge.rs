@@ -4,7 +4,6 @@
 //! are Hermes', not our reading of them.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use serde_json::{Value, json};
 
@@ -12,7 +11,7 @@ use super::support::common::*;
 use super::support::edge::{FakeEdge, fake_audio};
 use super::support::fake::free_port;
 use super::support::prereq::require_program;
-use super::support::tts::{real_mp3, tts_choice};
+use super::support::tts::{real_mp3, run_hermes_tts, tts_choice};
 
 const ARIA: &str = "Microsoft Server Speech Text to Speech Voice (en-US, AriaNeural)";
 const SONIA: &str = "Microsoft Server Speech Text to Speech Voice (en-GB, SoniaNeural)";
@@ -20,7 +19,6 @@ const SONIA: &str = "Microsoft Server Speech Text to Speech Voice (en-GB, SoniaN
 /// Hermes' own `text_to_speech_tool` with `$HERMES_HOME` = the env's, edge-tts pointed
 /// at `wss_url`; returns its JSON result.
 fn hermes_tts(env: &TestEnv, wss_url: &str, text: &str, out: &Path) -> Value {
-    let py = hermes_python("tools.tts_tool");
     const DRIVER: &str = r#"
 import json, sys
 import edge_tts.communicate as communicate
@@ -28,28 +26,12 @@ communicate.WSS_URL = sys.argv[1]
 from tools.tts_tool import text_to_speech_tool
 print(text_to_speech_tool(text=sys.argv[2], output_path=sys.argv[3]))
 "#;
-    let mut c = Command::new(py);
-    c.args(["-c", DRIVER, wss_url, text]).arg(out);
-    env.apply(&mut c);
-    for k in [
-        "http_proxy",
-        "https_proxy",
-        "HTTP_PROXY",
-        "HTTPS_PROXY",
-        "ALL_PROXY",
-        "all_proxy",
-    ] {
-        c.env_remove(k);
-    }
-    let o = c.output().unwrap();
-    let stdout = String::from_utf8_lossy(&o.stdout);
-    let line = stdout.lines().last().unwrap_or("");
-    serde_json::from_str(line).unwrap_or_else(|e| {
-        panic!(
-            "Hermes' text_to_speech_tool printed no JSON ({e}): {stdout}\n{}",
-            String::from_utf8_lossy(&o.stderr)
-        )
-    })
+    run_hermes_tts(
+        env,
+        &[],
+        DRIVER,
+        &[wss_url.as_ref(), text.as_ref(), out.as_os_str()],
+    )
 }
 
 fn hermes_keys(v: &Value) -> Value {

@@ -22,17 +22,21 @@ pub(super) const DEFS: &[ToolDef] = &[ToolDef {
 
 pub(crate) const GENERIC_DESCRIPTION: &str = "Generate high-quality images from text prompts (text-to-image), or edit / transform an existing image (image-to-image) when the active model supports it. Pass `image_url` to edit that image; add `reference_image_urls` for style/composition references; omit both for text-to-image. The underlying backend (FAL, OpenAI, xAI, etc.) and model are user-configured and not selectable by the agent. Returns the result in the `image` field — either a URL or an absolute file path. To show it to the user, reference that path/URL in your response using the file-delivery convention for the current platform (your platform guidance describes how files are delivered here). When the active terminal backend has a different filesystem, successful local-file results may also include `agent_visible_image` for follow-up terminal/file operations.";
 
+/// The OpenAI backends' model as the description names it: `image_gen.model`, trimmed (even
+/// when empty), else the default quality tier.
+fn openai_tier_model(ctx: &Context) -> String {
+    ctx.sections()
+        .image_gen
+        .model
+        .as_deref()
+        .map_or_else(|| OPENAI_DEFAULT_TIER.to_string(), |s| s.trim().to_string())
+}
+
 /// Hermes' `_build_dynamic_image_schema` description for the active backend.
 pub(crate) fn description(ctx: &Context) -> String {
     let (provider, model, both, max_refs) = match backend(ctx) {
         Backend::OpenAiCodex => {
-            let model = ctx
-                .sections()
-                .image_gen
-                .model
-                .clone()
-                .map(|s| s.trim().to_string())
-                .unwrap_or_else(|| OPENAI_DEFAULT_TIER.to_string());
+            let model = openai_tier_model(ctx);
             (
                 codex::DISPLAY.to_string(),
                 model,
@@ -68,13 +72,7 @@ pub(crate) fn description(ctx: &Context) -> String {
             krea::MAX_REFERENCE_IMAGES,
         ),
         Backend::OpenAi => {
-            let model = ctx
-                .sections()
-                .image_gen
-                .model
-                .clone()
-                .map(|s| s.trim().to_string())
-                .unwrap_or_else(|| OPENAI_DEFAULT_TIER.to_string());
+            let model = openai_tier_model(ctx);
             ("OpenAI".to_string(), model, true, OPENAI_MAX_SOURCES)
         }
         _ => {

@@ -71,14 +71,25 @@ pub fn real_mp3(dir: &Path) -> Vec<u8> {
 
 /// Hermes' own `text_to_speech_tool` with this env's `$HERMES_HOME` and `vars`.
 pub fn hermes_tts(env: &TestEnv, vars: &[(&str, &str)], text: &str, out: &Path) -> Value {
-    let py = hermes_python("tools.tts_tool");
     const DRIVER: &str = r#"
 import sys
 from tools.tts_tool import text_to_speech_tool
 print(text_to_speech_tool(text=sys.argv[1], output_path=sys.argv[2]))
 "#;
-    let mut c = Command::new(py);
-    c.args(["-c", DRIVER, text]).arg(out);
+    run_hermes_tts(env, vars, DRIVER, &[text.as_ref(), out.as_os_str()])
+}
+
+/// Run `driver` (a `python -c` script that prints the JSON result of Hermes'
+/// `text_to_speech_tool` last) with `args`, in Hermes' Python, this env's homes plus `vars`
+/// and no proxy variables; its JSON result.
+pub fn run_hermes_tts(
+    env: &TestEnv,
+    vars: &[(&str, &str)],
+    driver: &str,
+    args: &[&std::ffi::OsStr],
+) -> Value {
+    let mut c = Command::new(hermes_python("tools.tts_tool"));
+    c.args(["-c", driver]).args(args);
     env.apply(&mut c);
     for (k, v) in vars {
         c.env(k, v);
@@ -97,7 +108,7 @@ print(text_to_speech_tool(text=sys.argv[1], output_path=sys.argv[2]))
     let stdout = String::from_utf8_lossy(&o.stdout);
     serde_json::from_str(stdout.lines().last().unwrap_or("")).unwrap_or_else(|e| {
         panic!(
-            "Hermes printed no JSON ({e}): {stdout}\n{}",
+            "Hermes' text_to_speech_tool printed no JSON ({e}): {stdout}\n{}",
             String::from_utf8_lossy(&o.stderr)
         )
     })
