@@ -452,29 +452,48 @@ pub(crate) fn skill_name(fm: &Frontmatter, fallback: &str) -> String {
     frontmatter::get_str(fm, "name").unwrap_or_else(|| fallback.to_string())
 }
 
-/// What a cached scan depends on: per root, the newest mtime of the root and
-/// its immediate subdirectories (adding or removing a skill or category bumps
-/// one), plus the disabled set (Hermes' `_skills_scan_signature`).
+/// What a cached scan depends on: per root, the mtime of the root and the
+/// names and mtimes of its immediate subdirectories (adding or removing a
+/// skill or category changes one), plus the disabled set (Hermes'
+/// `_skills_scan_signature`, which keeps only the newest mtime; the names are
+/// kept too because two changes within one filesystem timestamp tick leave
+/// the newest mtime as it was).
 #[derive(Debug, Clone, PartialEq, Eq)]
 struct ScanSignature {
-    dirs: Vec<(PathBuf, Option<std::time::SystemTime>)>,
+    dirs: Vec<RootSignature>,
     disabled: BTreeSet<String>,
+}
+
+type Mtime = Option<std::time::SystemTime>;
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct RootSignature {
+    root: PathBuf,
+    mtime: Mtime,
+    subdirs: Vec<(std::ffi::OsString, Mtime)>,
 }
 
 fn scan_signature(dirs: &[PathBuf], disabled: &BTreeSet<String>) -> ScanSignature {
     let dirs = dirs
         .iter()
         .map(|d| {
-            let mut newest = std::fs::metadata(d).and_then(|m| m.modified()).ok();
-            if let Ok(rd) = std::fs::read_dir(d) {
-                for e in rd.flatten() {
-                    if e.file_type().is_ok_and(|t| t.is_dir()) {
-                        let m = e.metadata().and_then(|m| m.modified()).ok();
-                        newest = newest.max(m);
-                    }
-                }
+            let mtime = std::fs::metadata(d).and_then(|m| m.modified()).ok();
+            let mut subdirs: Vec<_> = std::fs::read_dir(d)
+                .into_iter()
+                .flatten()
+                .flatten()
+                .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
+                .map(|e| {
+                    let m = e.metadata().and_then(|m| m.modified()).ok();
+                    (e.file_name(), m)
+                })
+                .collect();
+            subdirs.sort();
+            RootSignature {
+                root: d.clone(),
+                mtime,
+                subdirs,
             }
-            (d.clone(), newest)
         })
         .collect();
     ScanSignature {
