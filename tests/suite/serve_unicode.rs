@@ -114,7 +114,15 @@ fn arguments(schema: &Value, s: &mut impl FnMut() -> String) -> Value {
 fn every_tool_takes_arbitrary_unicode_without_a_panic() {
     let env = TestEnv::new();
     // An orchestrator profile, so the kanban tools are listed too.
-    env.write_hermes("config.yaml", "toolsets:\n  - hermes-cli\n  - kanban\n");
+    // Every endpoint a keyless tool would call is a closed loopback port, so
+    // no input can reach the outside even without a network namespace; no
+    // pacing between DuckDuckGo calls (64 cases in CI).
+    env.write_hermes(
+        "config.yaml",
+        "toolsets:\n  - hermes-cli\n  - kanban\n\
+         web:\n  ddgs:\n    base_url: http://127.0.0.1:9\n    min_interval: 0\n\
+         tts:\n  edge:\n    base_url: ws://127.0.0.1:9/edge\n",
+    );
     let mut c = client(&env, &[("HERMES_PROFILE", "orch")]);
     let list = c.request("tools/list", json!({}));
     let tools = list["result"]["tools"].as_array().expect("tools").clone();
