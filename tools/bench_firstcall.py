@@ -1,0 +1,210 @@
+#!/usr/bin/env python3
+"""First call against warm call, per tool, in a fresh `hermes-mcp serve`.
+
+For each tool: start a fresh server on a realistic Hermes home (a few skills, memory
+entries, a state.db of 300 sessions filled through Hermes' own SessionDB, a kanban board,
+a local image, a loopback web page), answer `initialize` and `tools/list` as Codex does,
+then call the tool three times with the same arguments. The first call pays whatever the
+tool builds on first use (regex sets, SQLite opens, TLS configurations, caches); the
+second and third are warm. Reported per tool: median first call, median warm call (the
+faster of calls two and three), their ratio and difference, over --rounds fresh servers.
+The goal (issue #31): every first call within 2x its warm time, or at most 20 ms above it.
+
+Also reported: spawn -> `initialize` answered, to show warm-up work stays off that path.
+
+Run with Hermes' Python (the state.db is filled through hermes_state):
+    cargo build --release
+    /opt/hermes-venv/bin/python tools/bench_firstcall.py [--bin target/release/hermes-mcp] [--rounds 7]
+"""
+
+import argparse
+import functools
+import hashlib
+import http.server
+import json
+import os
+import shutil
+import statistics
+import struct
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import zlib
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+FILL = ROOT / "tests/fixtures/session_search/fill_state.py"
+SESSIONS = 300
+CACHE = Path("/tmp/hermes-mcp-bench-sessions")
+
+
+def png(w=64, h=48) -> bytes:
+    """A small valid RGB PNG."""
+    def chunk(kind, data):
+        return (struct.pack(">I", len(data)) + kind + data
+                + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF))
+    rows = b"".join(
+        b"\0" + bytes(v for x in range(w) for v in (x * 4 % 256, y * 5 % 256, 128)) for y in range(h)
+    )
+    return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", w, h, 8, 2, 0, 0, 0))
+            + chunk(b"IDAT", zlib.compress(rows)) + chunk(b"IEND", b""))
+
+
+PAGE = (
+    "<html><head><title>Bench article</title></head><body><nav>menu</nav><article><h1>Bench</h1>"
+    + "".join(f"<p>Paragraph {i} of a plain article with some words to extract.</p>" for i in range(60))
+    + "</article><footer>foot</footer></body></html>"
+).encode()
+
+
+def state_db() -> Path:
+    """A state.db of SESSIONS sessions, built once per fill script version."""
+    digest = hashlib.sha256(FILL.read_bytes()).hexdigest()[:12]
+    home = CACHE / f"{digest}-{SESSIONS}"
+    if not (home / "state.db").exists():
+        tmp = CACHE / f"{digest}-{SESSIONS}.partial"
+        shutil.rmtree(tmp, ignore_errors=True)
+        tmp.mkdir(parents=True)
+        env = dict(os.environ, HERMES_HOME=str(tmp), TZ="UTC")
+        subprocess.run([sys.executable, str(FILL), str(SESSIONS)], env=env, check=True,
+                       stdout=subprocess.DEVNULL)
+        tmp.rename(home)
+    return home / "state.db"
+
+
+def make_home(root: Path, port: int) -> Path:
+    home = root / "hermes"
+    for i in range(5):
+        d = home / "skills" / ("devops" if i % 2 else "writing") / f"skill-{i}"
+        d.mkdir(parents=True)
+        (d / "SKILL.md").write_text(
+            f"---\nname: skill-{i}\ndescription: Skill number {i} for the benchmark.\n---\n"
+            + "# Steps\n" + "Do the thing carefully.\n" * 40
+        )
+    mem = home / "memories"
+    mem.mkdir(parents=True)
+    (mem / "MEMORY.md").write_text("\n§\n".join(f"Project fact {i}: uses tool {i}." for i in range(8)))
+    (mem / "USER.md").write_text("Prefers short answers.\n§\nWorks in UTC.")
+    shutil.copy(state_db(), home / "state.db")
+    (home / "pic.png").write_bytes(png())
+    (home / "config.yaml").write_text(
+        "toolsets:\n  - hermes-cli\n  - kanban\n"
+        "security:\n  allow_private_urls: true\n"
+        "agent:\n  image_input_mode: native\n"
+        f"web:\n  extract_backend: builtin\n"
+    )
+    return home
+
+
+def tool_calls(home: Path, port: int):
+    return [
+        ("skills_list", {}),
+        ("skill_view", {"name": "skill-3"}),
+        ("memory", {"action": "replace", "target": "memory", "old_text": "Project fact 0",
+                    "content": "Project fact 0: uses tool 0."}),
+        ("session_search", {"query": "auth"}),
+        ("session_search", {}),
+        ("kanban_list", {}),
+        ("vision_analyze", {"image_url": str(home / "pic.png"), "question": "what is it?"}),
+        ("web_extract", {"urls": [f"http://127.0.0.1:{port}/article.html"]}),
+    ]
+
+
+class Pages(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        self.send_response(200)
+        self.send_header("Content-Type", "text/html; charset=utf-8")
+        self.send_header("Content-Length", str(len(PAGE)))
+        self.end_headers()
+        self.wfile.write(PAGE)
+
+    def log_message(self, *a):
+        pass
+
+
+class Mcp:
+    def __init__(self, binary: str, env: dict):
+        t0 = time.perf_counter()
+        self.p = subprocess.Popen([binary, "serve"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                  stderr=subprocess.DEVNULL, env=env, text=True, bufsize=1)
+        self.id = 0
+        self.req("initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
+                                "clientInfo": {"name": "codex-mcp-client", "version": "0.169.0"}})
+        self.init_ms = (time.perf_counter() - t0) * 1000
+        self.p.stdin.write(json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}) + "\n")
+        self.tools = {t["name"] for t in self.req("tools/list", {})["result"]["tools"]}
+
+    def req(self, method, params):
+        self.id += 1
+        self.p.stdin.write(json.dumps({"jsonrpc": "2.0", "id": self.id, "method": method,
+                                       "params": params}) + "\n")
+        self.p.stdin.flush()
+        while True:
+            line = self.p.stdout.readline()
+            if not line:
+                sys.exit(f"error: the server exited during {method}")
+            msg = json.loads(line)
+            if msg.get("id") == self.id:
+                return msg
+
+    def timed_call(self, name, args):
+        t0 = time.perf_counter()
+        r = self.req("tools/call", {"name": name, "arguments": args})
+        ms = (time.perf_counter() - t0) * 1000
+        if "result" not in r or r["result"].get("isError"):
+            sys.exit(f"error: {name} failed: {json.dumps(r)[:400]}")
+        return ms
+
+    def close(self):
+        self.p.stdin.close()
+        self.p.wait(timeout=10)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--bin", default=str(ROOT / "target/release/hermes-mcp"))
+    ap.add_argument("--rounds", type=int, default=7)
+    ap.add_argument("--json", action="store_true")
+    a = ap.parse_args()
+    if not Path(a.bin).exists():
+        sys.exit(f"error: {a.bin} not found\nhint: cargo build --release, or pass --bin")
+    srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Pages)
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    port = srv.server_address[1]
+    rows, inits = [], []
+    with tempfile.TemporaryDirectory() as tmp:
+        home = make_home(Path(tmp), port)
+        env = {"PATH": os.environ.get("PATH", ""), "HOME": tmp, "HERMES_HOME": str(home),
+               "TZ": "UTC", "HERMES_KANBAN_BOARD": "bench"}
+        for name, args in tool_calls(home, port):
+            firsts, warms = [], []
+            for _ in range(a.rounds):
+                m = Mcp(a.bin, env)
+                inits.append(m.init_ms)
+                if name not in m.tools:
+                    sys.exit(f"error: {name} is not offered on the bench home")
+                t = [m.timed_call(name, args) for _ in range(3)]
+                m.close()
+                firsts.append(t[0])
+                warms.append(min(t[1:]))
+            first, warm = statistics.median(firsts), statistics.median(warms)
+            label = name if args else f"{name} (no arguments)"
+            rows.append({"tool": label, "first_ms": round(first, 2), "warm_ms": round(warm, 2),
+                         "ratio": round(first / warm, 2) if warm else None,
+                         "over_ms": round(first - warm, 2),
+                         "ok": first <= 2 * warm or first - warm <= 20})
+    srv.shutdown()
+    if a.json:
+        print(json.dumps({"rows": rows, "initialize_ms": statistics.median(inits)}, indent=2))
+        return
+    print(f"{'tool':34} {'first ms':>9} {'warm ms':>9} {'ratio':>6} {'over ms':>8}  goal")
+    for r in rows:
+        print(f"{r['tool']:34} {r['first_ms']:9.2f} {r['warm_ms']:9.2f} {r['ratio']:6.2f} "
+              f"{r['over_ms']:8.2f}  {'ok' if r['ok'] else 'MISSED'}")
+    print(f"spawn -> initialize answered: median {statistics.median(inits):.2f} ms over {len(inits)} servers")
+
+
+if __name__ == "__main__":
+    main()
