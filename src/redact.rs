@@ -190,6 +190,29 @@ fn g<'t>(c: &Captures<'t>, i: usize) -> &'t str {
     c.get(i).map(|m| m.as_str()).unwrap_or("")
 }
 
+/// Compile every pattern now. The first redaction otherwise pays for all of
+/// them on a request path (the call log redacts each call's line); `serve`
+/// calls this off that path, once the tool list is out.
+pub fn warm() {
+    LazyLock::force(&PREFIX_SUBSTRINGS);
+    LazyLock::force(&PREFIX_RE);
+    LazyLock::force(&ENV_ASSIGN_RE);
+    LazyLock::force(&ENV_LOOKUP_VALUE_RE);
+    LazyLock::force(&CFG_DOTTED_RE);
+    LazyLock::force(&CFG_ANCHORED_RE);
+    LazyLock::force(&YAML_ASSIGN_RE);
+    LazyLock::force(&JSON_FIELD_RE);
+    LazyLock::force(&AUTH_HEADER_RE);
+    LazyLock::force(&SECRET_HEADER_RE);
+    LazyLock::force(&TELEGRAM_RE);
+    LazyLock::force(&PRIVATE_KEY_RE);
+    LazyLock::force(&DB_CONNSTR_RE);
+    LazyLock::force(&URL_BARE_TOKEN_RE);
+    LazyLock::force(&JWT_RE);
+    LazyLock::force(&SIGNAL_PHONE_RE);
+    LazyLock::force(&FORM_BODY_RE);
+}
+
 /// Hermes' `mask_secret(value, head, tail, floor)` (lengths in characters).
 pub fn mask_secret(value: &str, head: usize, tail: usize, floor: usize) -> String {
     if value.is_empty() {

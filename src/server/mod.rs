@@ -56,6 +56,8 @@ struct Inner {
     /// has finished ([`HermesServer::start_warmup`]); `tools/list` and
     /// `tools/call` wait for it, `initialize` does not.
     warmup: std::sync::Mutex<Option<tokio::sync::watch::Receiver<bool>>>,
+    /// Set when the listed toolsets' [`Toolset::warm_up`] has been started.
+    warm_started: std::sync::atomic::AtomicBool,
 }
 
 impl HermesServer {
@@ -74,6 +76,7 @@ impl HermesServer {
                 index,
                 shutdown: CancellationToken::new(),
                 warmup: std::sync::Mutex::new(None),
+                warm_started: std::sync::atomic::AtomicBool::new(false),
             }),
         }
     }
@@ -170,6 +173,38 @@ impl HermesServer {
             .collect()
     }
 
+    /// Once, after the first `tools/list`: warm what first calls would build
+    /// (the call log's redaction patterns, each listed toolset's
+    /// [`Toolset::warm_up`]) on a blocking thread, while the client's model
+    /// is still composing its first request. Needs a tokio runtime.
+    fn start_tool_warmup(&self) {
+        use std::sync::atomic::Ordering;
+        if self.inner.warm_started.swap(true, Ordering::SeqCst) {
+            return;
+        }
+        let inner = self.inner.clone();
+        let listed: Vec<usize> = (0..inner.toolsets.len())
+            .filter(|&i| {
+                let ts = inner.toolsets[i].as_ref();
+                ts.defs()
+                    .iter()
+                    .any(|def| self.resolve(ts, def).availability.is_available())
+            })
+            .collect();
+        tokio::task::spawn_blocking(move || {
+            let started = std::time::Instant::now();
+            crate::redact::warm();
+            untrusted::warm();
+            for i in listed {
+                let ts = inner.toolsets[i].as_ref();
+                let t = std::time::Instant::now();
+                ts.warm_up(&inner.ctx);
+                tracing::debug!("warm-up of {}: {:?}", ts.name(), t.elapsed());
+            }
+            tracing::debug!("warm-up done in {:?}", started.elapsed());
+        });
+    }
+
     /// Run one call as `tools/call` would (also used by tests and benchmarks).
     pub async fn call(
         &self,
@@ -256,7 +291,9 @@ impl ServerHandler for HermesServer {
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
         self.warmed().await;
-        Ok(ListToolsResult::with_all_items(self.listed_tools()))
+        let listed = self.listed_tools();
+        self.start_tool_warmup();
+        Ok(ListToolsResult::with_all_items(listed))
     }
 
     async fn call_tool(

@@ -152,6 +152,13 @@ pub trait Toolset: Send + Sync + 'static {
     /// Run one call (only names this toolset declared are routed here).
     fn call<'a>(&'a self, ctx: &'a Context, call: ToolCall) -> BoxFuture<'a, ToolOutput>;
 
+    /// Build now what this toolset's first call would otherwise build on the
+    /// request path (compiled patterns, HTTP clients, parsed tables). Runs once,
+    /// on a blocking thread, after the first `tools/list`, and only when one of
+    /// the toolset's tools is listed. Must not write anything, open a user's
+    /// database, start a process or reach the network.
+    fn warm_up(&self, _ctx: &Context) {}
+
     /// Release resources (child processes, connections) before the server exits.
     fn shutdown(&self) -> BoxFuture<'_, ()> {
         Box::pin(async {})

@@ -32,6 +32,11 @@ static DELIMITER_TOKEN: LazyLock<regex::Regex> = LazyLock::new(|| {
     regex::Regex::new("(?i)untrusted_tool_result").expect("a valid literal pattern")
 });
 
+/// Compile the delimiter pattern now (see [`super::HermesServer`]'s warm-up).
+pub(crate) fn warm() {
+    LazyLock::force(&DELIMITER_TOKEN);
+}
+
 /// `_is_untrusted_tool`: whether a tool's results carry attacker-controllable content.
 pub fn is_untrusted_tool(name: &str) -> bool {
     NAMES.contains(&name) || PREFIXES.iter().any(|p| name.starts_with(p))

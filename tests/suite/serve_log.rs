@@ -205,3 +205,56 @@ fn a_signal_is_named_as_the_reason_for_shutting_down() {
     let log = std::fs::read_to_string(log_path(&env)).unwrap();
     assert!(log.contains("shut down: SIGTERM"), "{log}");
 }
+
+/// Every file under `dir` but the log, with its bytes (what a warm-up must leave alone).
+fn files_but_logs(dir: &std::path::Path) -> Vec<(PathBuf, Vec<u8>)> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap().flatten() {
+            let p = e.path();
+            if p.ends_with("logs") {
+                continue;
+            }
+            if e.file_type().unwrap().is_dir() {
+                out.push((p.clone(), Vec::new()));
+                stack.push(p);
+            } else {
+                out.push((p.clone(), std::fs::read(&p).unwrap()));
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+#[test]
+fn the_warm_up_after_the_tool_list_reads_only_and_says_when_it_is_done() {
+    let env = TestEnv::new();
+    env.write_hermes(
+        "skills/writing/essay/SKILL.md",
+        "---\nname: essay\ndescription: Write an essay.\n---\nBody with !`date` and ${HERMES_SKILL_DIR}.\n",
+    );
+    env.write_hermes("memories/MEMORY.md", "Likes tea.\n§\nWorks in UTC.");
+    env.write_hermes("config.yaml", "toolsets:\n  - hermes-cli\n  - kanban\n");
+    let before = files_but_logs(&env.hermes_home());
+    let mut c = Serve::new().var("HERMES_MCP_LOG", "debug").client(&env);
+    let list = c.request("tools/list", json!({}));
+    assert!(list["result"]["tools"].as_array().is_some(), "{list}");
+    let log = poll_until(
+        "the warm-up's last log line",
+        30,
+        || std::fs::read_to_string(log_path(&env)).unwrap_or_default(),
+        |l| l.contains("warm-up done in"),
+    );
+    assert!(log.contains("warm-up of skills"), "{log}");
+    assert_eq!(
+        files_but_logs(&env.hermes_home()),
+        before,
+        "the warm-up wrote into the Hermes home"
+    );
+    // The warm skills listing answers as a cold one does.
+    let r = c.call_tool("skills_list", json!({}));
+    assert!(r.to_string().contains("essay"), "{r}");
+    assert!(c.finish(Duration::from_secs(20)).success());
+}

@@ -10,6 +10,11 @@ use serde_json::{Map, Value};
 static END_FENCE: LazyLock<regex::Regex> =
     LazyLock::new(|| regex::Regex::new(r"\n---\s*\n").expect("valid regex"));
 
+/// Compile the pattern now (the toolset's warm-up).
+pub(crate) fn warm() {
+    LazyLock::force(&END_FENCE);
+}
+
 pub(crate) type Frontmatter = Map<String, Value>;
 
 fn yaml_options() -> serde_saphyr::Options {

@@ -14,6 +14,11 @@ use std::time::Duration;
 static INLINE_SHELL_RE: LazyLock<regex::Regex> =
     LazyLock::new(|| regex::Regex::new(r"!`([^`\n]+)`").expect("valid regex"));
 
+/// Compile the pattern now (the toolset's warm-up).
+pub(crate) fn warm() {
+    LazyLock::force(&INLINE_SHELL_RE);
+}
+
 const MAX_OUTPUT_CHARS: usize = 4000;
 
 /// Replace every `` !`cmd` `` in `content` with the command's output.

@@ -53,6 +53,18 @@ impl Toolset for SkillsToolset {
         def.entry(Availability::Available)
     }
 
+    /// The patterns a view compiles and the listing scan (cached as Hermes
+    /// caches it), when the skills directory is there: reads only.
+    fn warm_up(&self, ctx: &Context) {
+        frontmatter::warm();
+        inline_shell::warm();
+        render::warm();
+        let roots = scan::Roots::load(ctx);
+        if roots.local.is_dir() {
+            scan::find_all_skills(ctx, &roots);
+        }
+    }
+
     fn call<'a>(&'a self, ctx: &'a Context, call: ToolCall) -> BoxFuture<'a, ToolOutput> {
         Box::pin(async move {
             match SkillsCall::parse(call.name, call.args) {

@@ -16,6 +16,11 @@ static TEMPLATE_RE: LazyLock<regex::Regex> = LazyLock::new(|| {
     regex::Regex::new(r"\$\{(HERMES_SKILL_DIR|HERMES_SESSION_ID)\}").expect("valid regex")
 });
 
+/// Compile the pattern now (the toolset's warm-up).
+pub(crate) fn warm() {
+    LazyLock::force(&TEMPLATE_RE);
+}
+
 /// `${HERMES_SKILL_DIR}` / `${HERMES_SESSION_ID}`; tokens without a value stay as written.
 pub(crate) fn substitute_template_vars(
     content: &str,
