@@ -210,4 +210,33 @@ mod tests {
         drop(other);
         take(&p, Duration::from_millis(300)).expect("free now");
     }
+
+    #[test]
+    fn a_lock_file_that_is_a_fifo_or_a_symlink_is_refused_at_once() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let p = dir.path().join("auth.lock");
+        let c = std::ffi::CString::new(p.to_str().expect("utf-8")).expect("no NUL");
+        // SAFETY: a NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        let refused = |kind: &str| {
+            let t = Instant::now();
+            let Err(e) = take(&p, Duration::from_secs(15)) else {
+                panic!("took {}", p.display());
+            };
+            assert!(t.elapsed() < Duration::from_secs(5), "{:?}", t.elapsed());
+            assert!(matches!(e, LockError::Open { .. }), "{e}");
+            let text = e.to_string();
+            for part in [&p.display().to_string(), kind, "remove it"] {
+                assert!(text.contains(part), "{part:?} not in {text}");
+            }
+        };
+        refused("a FIFO (named pipe)");
+        std::fs::remove_file(&p).expect("rm");
+        let real = dir.path().join("real.lock");
+        std::fs::write(&real, "").expect("write");
+        std::os::unix::fs::symlink(&real, &p).expect("symlink");
+        refused("a symlink");
+        std::fs::remove_file(&p).expect("rm");
+        take(&p, Duration::ZERO).expect("a regular file again");
+    }
 }

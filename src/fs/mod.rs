@@ -23,7 +23,7 @@ use std::io;
 use std::os::unix::fs::FileTypeExt;
 use std::path::{Path, PathBuf};
 
-pub use lock::Flock;
+pub use lock::{Flock, NotALockFile, open_lock_file};
 pub use paths::{
     absolute, expand_tilde, has_traversal_component, prune_older_than, short_id, unique_path,
 };

@@ -6,8 +6,8 @@
 //! file's directory, is fsynced, renamed over the target, and the directory is
 //! fsynced, so a crash leaves the old or the new file, never a torn one.
 
-use std::fs::{self, File, OpenOptions};
-use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+use std::fs::{self, File};
+use std::os::unix::fs::DirBuilderExt;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -89,35 +89,25 @@ pub(crate) struct Lock {
 /// Take the migrate lock in `dir`, waiting up to `wait`.
 pub(crate) fn lock(dir: &Path, wait: Duration) -> Result<Lock, WriteError> {
     let path = dir.join(LOCK_FILE);
-    let file = OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .mode(0o600)
-        // A FIFO planted as the lock file must not block the open.
-        .custom_flags(libc::O_NONBLOCK)
-        .open(&path)
-        .map_err(|source| {
-            if crate::fs::is_not_writable(&source) {
-                WriteError::LockDirNotWritable {
-                    path: path.clone(),
-                    source,
-                }
-            } else {
-                WriteError::LockOpen {
-                    path: path.clone(),
-                    source,
-                }
+    // Never blocks (a FIFO), never follows a symlink, a regular file only.
+    let file = crate::fs::open_lock_file(&path, 0o600).map_err(|source| {
+        if let Some(refusal) = crate::fs::NotALockFile::in_io(&source) {
+            WriteError::LockNotRegular {
+                path: path.clone(),
+                kind: refusal.kind,
             }
-        })?;
-    if let Ok(m) = file.metadata()
-        && !m.is_file()
-    {
-        return Err(WriteError::LockNotRegular {
-            path,
-            kind: crate::fs::kind_name(&m.file_type()),
-        });
-    }
+        } else if crate::fs::is_not_writable(&source) {
+            WriteError::LockDirNotWritable {
+                path: path.clone(),
+                source,
+            }
+        } else {
+            WriteError::LockOpen {
+                path: path.clone(),
+                source,
+            }
+        }
+    })?;
     let deadline = Instant::now() + wait;
     loop {
         match file.try_lock() {
@@ -234,5 +224,29 @@ mod tests {
         );
         drop(held);
         lock(d.path(), Duration::from_millis(50)).unwrap();
+    }
+
+    #[test]
+    fn a_lock_file_that_is_a_fifo_or_a_symlink_is_refused_at_once() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join(LOCK_FILE);
+        let c = std::ffi::CString::new(p.to_str().unwrap()).unwrap();
+        // SAFETY: a NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        let refused = |kind: &str| {
+            let t = Instant::now();
+            let e = lock(d.path(), Duration::from_secs(30)).err().unwrap();
+            assert!(t.elapsed() < Duration::from_secs(5));
+            assert!(
+                matches!(&e, WriteError::LockNotRegular { kind: k, .. } if *k == kind),
+                "{e}"
+            );
+            assert!(e.hint().starts_with("remove "), "{}", e.hint());
+        };
+        refused("a FIFO (named pipe)");
+        fs::remove_file(&p).unwrap();
+        std::os::unix::fs::symlink(d.path().join("nowhere"), &p).unwrap();
+        refused("a symlink");
+        assert!(!d.path().join("nowhere").exists());
     }
 }

@@ -1014,3 +1014,32 @@ fn kanban_call_ends_with_a_clear_error_while_another_process_holds_the_board() {
         "{titles:?}"
     );
 }
+
+/// `kanban.db.init.lock` that is a FIFO or a symlink: the call is refused at
+/// once with what is there and what to do, and the server keeps answering.
+#[test]
+fn an_init_lock_that_is_a_fifo_or_a_symlink_is_refused_at_once() {
+    let env = TestEnv::new();
+    let lock = env.hermes_home().join("kanban.db.init.lock");
+    let mut c = orchestrator(&env);
+    let refused = |c: &mut RawClient, kind: &str| {
+        let t = std::time::Instant::now();
+        let r = c.call_tool("kanban_list", json!({}));
+        assert!(t.elapsed() < std::time::Duration::from_secs(10));
+        assert!(is_error(&r), "{r}");
+        let text = r.to_string();
+        for part in [&lock.display().to_string(), kind, "remove it"] {
+            assert!(text.contains(part), "{part:?} not in {text}");
+        }
+    };
+    super::support::fs::mkfifo(&lock);
+    refused(&mut c, "a FIFO (named pipe)");
+    std::fs::remove_file(&lock).unwrap();
+    std::os::unix::fs::symlink(env.dir.path().join("nowhere"), &lock).unwrap();
+    refused(&mut c, "a symlink");
+    assert!(!env.dir.path().join("nowhere").exists());
+    std::fs::remove_file(&lock).unwrap();
+    let (err, listed) = call(&mut c, "kanban_list", json!({}));
+    assert!(!err, "{listed}");
+    assert!(std::fs::metadata(&lock).unwrap().is_file());
+}

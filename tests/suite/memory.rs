@@ -729,3 +729,66 @@ fn a_missing_hermes_home_is_not_created() {
     c.finish(Duration::from_secs(10));
     assert!(!missing.exists());
 }
+
+/// A `MEMORY.md.lock` / `USER.md.lock` that is a FIFO (a blocking open for
+/// writing would wait for a reader for ever) or a symlink is refused at once,
+/// naming the file and what to do; nothing is written, the server keeps
+/// answering, and once the lock file is removed the write goes through.
+#[test]
+fn a_lock_file_that_is_a_fifo_or_a_symlink_is_refused_at_once() {
+    let env = home("");
+    let dir = env.hermes_home().join("memories");
+    let elsewhere = env.dir.path().join("elsewhere.lock");
+    std::fs::write(&elsewhere, "").unwrap();
+    let mut c = client(&env, &[]);
+    // The first call builds the threat scan (seconds in a debug build).
+    for target in ["memory", "user"] {
+        let r = c.call_tool(
+            "memory",
+            json!({"action": "add", "target": target, "content": "warm up"}),
+        );
+        assert_eq!(result_json(&r)["success"], true, "{r}");
+    }
+    for (target, file) in [("memory", "MEMORY.md"), ("user", "USER.md")] {
+        let lock = dir.join(format!("{file}.lock"));
+        std::fs::remove_file(&lock).unwrap();
+        let mut refused = |kind: &str| {
+            let t = std::time::Instant::now();
+            let r = c.call_tool(
+                "memory",
+                json!({"action": "add", "target": target, "content": "a fact"}),
+            );
+            assert!(t.elapsed() < Duration::from_secs(10), "{:?}", t.elapsed());
+            assert!(is_error(&r), "{r}");
+            let e = result_json(&r)["error"].as_str().unwrap().to_string();
+            for part in [
+                &lock.display().to_string(),
+                kind,
+                "not a regular file",
+                "remove it",
+                "Nothing was written",
+            ] {
+                assert!(e.contains(part), "{part:?} not in {e}");
+            }
+            assert_eq!(std::fs::read_to_string(dir.join(file)).unwrap(), "warm up");
+        };
+        super::support::fs::mkfifo(&lock);
+        refused("a FIFO (named pipe)");
+        std::fs::remove_file(&lock).unwrap();
+        std::os::unix::fs::symlink(&elsewhere, &lock).unwrap();
+        refused("a symlink");
+        std::fs::remove_file(&lock).unwrap();
+        std::os::unix::fs::symlink(env.dir.path().join("nowhere"), &lock).unwrap();
+        refused("a symlink");
+        assert!(!env.dir.path().join("nowhere").exists());
+        std::fs::remove_file(&lock).unwrap();
+        let r = c.call_tool(
+            "memory",
+            json!({"action": "add", "target": target, "content": "a fact"}),
+        );
+        assert_eq!(result_json(&r)["success"], true, "{r}");
+        assert!(std::fs::metadata(&lock).unwrap().is_file());
+    }
+    assert_eq!(std::fs::read(&elsewhere).unwrap(), b"");
+    c.finish(Duration::from_secs(10));
+}

@@ -24,6 +24,7 @@ mod kanban;
 mod media;
 mod media_e2e;
 mod memory;
+mod memory_scan;
 mod migrate;
 mod migrate_codex;
 mod migrate_envvars;

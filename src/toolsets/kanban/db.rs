@@ -44,7 +44,7 @@ pub(crate) fn open(path: &Path) -> KanbanResult<Connection> {
         apply_pragmas(&conn)?;
         return Ok(conn);
     }
-    let _lock = InitLock::acquire(path);
+    let _lock = InitLock::acquire(path)?;
     validate_header(path)?;
     guard_healthy(path)?;
     let conn = raw_connect(path)?;
@@ -108,29 +108,30 @@ fn apply_pragmas(conn: &Connection) -> KanbanResult<()> {
 
 /// `<db>.init.lock`: a bounded (10 s) exclusive flock serializing first-open
 /// setup across processes; on timeout we proceed without it, as Hermes does.
+/// A lock file that is not a regular file (a FIFO, a symlink) is refused at
+/// once ([`crate::fs::open_lock_file`]); one that cannot be opened otherwise
+/// is done without.
 struct InitLock {
     file: Option<std::fs::File>,
 }
 
 impl InitLock {
-    fn acquire(db: &Path) -> Self {
+    fn acquire(db: &Path) -> KanbanResult<Self> {
         let mut name = db.file_name().unwrap_or_default().to_os_string();
         name.push(".init.lock");
         let lock_path = db.with_file_name(name);
-        let Ok(file) = std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .read(true)
-            .open(&lock_path)
-        else {
-            return InitLock { file: None };
+        // Python's open("a+b") makes it 0666 less the umask.
+        let file = match crate::fs::open_lock_file(&lock_path, 0o666) {
+            Ok(file) => file,
+            Err(e) if crate::fs::NotALockFile::in_io(&e).is_some() => return Err(e.into()),
+            Err(_) => return Ok(InitLock { file: None }),
         };
         let deadline = Instant::now() + crate::hermes::deadlines::KANBAN_INIT_LOCK.get();
         loop {
             // SAFETY: flock on a file descriptor we own.
             let rc = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
             if rc == 0 {
-                return InitLock { file: Some(file) };
+                return Ok(InitLock { file: Some(file) });
             }
             if Instant::now() >= deadline {
                 tracing::warn!(
@@ -140,7 +141,7 @@ impl InitLock {
                         .hermes()
                         .as_secs()
                 );
-                return InitLock { file: None };
+                return Ok(InitLock { file: None });
             }
             std::thread::sleep(INIT_LOCK_POLL);
         }

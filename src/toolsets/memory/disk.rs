@@ -16,10 +16,10 @@
 //! entries: a memory file that is not a regular file (a FIFO would block
 //! Hermes forever), larger than [`READ_CAP`], not UTF-8 (Hermes raises) or
 //! unreadable (Hermes reads it as empty and the next write would replace it)
-//! is an error naming the file, and nothing is written.
+//! is an error naming the file, and nothing is written; so is a lock file
+//! that is not a regular file (a FIFO, a symlink: see [`crate::fs::lock`]).
 
-use std::fs::{self, OpenOptions};
-use std::os::unix::fs::OpenOptionsExt;
+use std::fs;
 use std::path::{Path, PathBuf};
 
 use crate::fs::{FileError, Flock};
@@ -127,19 +127,17 @@ pub(crate) fn lock(path: &Path) -> Result<Flock, Failure> {
                 deadlines::MEMORY_LOCK_WAIT.hermes().as_secs(),
                 lock_path.display()
             ))
+        } else if let Some(refusal) = crate::fs::NotALockFile::in_io(&e) {
+            Failure(format!(
+                "Cannot write memory: {refusal}. Nothing was written."
+            ))
         } else {
             Failure(format!("cannot lock {}: {e}", lock_path.display()))
         }
     };
     // Created as Python's open(..., "a+") creates it (0666 less the umask);
-    // `Flock` would make a missing one 0600.
-    OpenOptions::new()
-        .create(true)
-        .append(true)
-        .mode(0o666)
-        .open(&lock_path)
-        .map_err(fail)?;
-    Flock::take_timeout(&lock_path, deadlines::MEMORY_LOCK_WAIT.get()).map_err(fail)
+    // opened without blocking or following a symlink, a regular file only.
+    Flock::take_timeout_mode(&lock_path, deadlines::MEMORY_LOCK_WAIT.get(), 0o666).map_err(fail)
 }
 
 #[cfg(test)]
