@@ -247,7 +247,9 @@ fn the_warm_up_after_the_tool_list_reads_only_and_says_when_it_is_done() {
         || std::fs::read_to_string(log_path(&env)).unwrap_or_default(),
         |l| l.contains("warm-up done in"),
     );
-    assert!(log.contains("warm-up of skills"), "{log}");
+    for toolset in ["skills", "memory", "web"] {
+        assert!(log.contains(&format!("warm-up of {toolset}")), "{log}");
+    }
     assert_eq!(
         files_but_logs(&env.hermes_home()),
         before,

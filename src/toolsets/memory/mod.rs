@@ -58,6 +58,12 @@ impl Toolset for MemoryToolset {
         })
     }
 
+    /// The threat scan's patterns (the exact forms stay lazy: they are built
+    /// only for content the loose forms flag).
+    fn warm_up(&self, _ctx: &Context) {
+        scan::warm();
+    }
+
     fn call<'a>(&'a self, ctx: &'a Context, call: ToolCall) -> BoxFuture<'a, ToolOutput> {
         Box::pin(async move {
             if call.name != "memory" {

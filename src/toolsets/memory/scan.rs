@@ -342,6 +342,11 @@ impl Pattern {
 static COMPILED: LazyLock<Vec<Pattern>> =
     LazyLock::new(|| PATTERNS.iter().map(|(id, p)| Pattern::new(id, p)).collect());
 
+/// Build the patterns a first scan would build (the toolset's warm-up).
+pub(crate) fn warm() {
+    scan("");
+}
+
 /// `scan_for_threats(content, scope="strict")`: the ids found, invisible
 /// characters first. Python lists those in the order of a `set` (random per
 /// process); here they come in order of first appearance.

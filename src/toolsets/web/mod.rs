@@ -112,6 +112,17 @@ impl Toolset for WebToolset {
         ]
     }
 
+    /// The HTTP client (its TLS configuration) and one run of the built-in
+    /// extractor over a small page in memory (its parser and patterns).
+    fn warm_up(&self, ctx: &Context) {
+        let _ = self.client(ctx);
+        const PAGE: &str = "<html><head><title>warm</title></head><body><nav><a href=\"/\">home</a></nav>\
+            <article><h1>Warm</h1><p>A paragraph with <a href=\"/x\">a link</a> and <code>code</code>.</p>\
+            <img src=\"data:image/png;base64,AAAA\" alt=\"a\"><ul><li>one</li></ul><pre>x</pre></article></body></html>";
+        let (md, _) = extract::html_to_markdown(PAGE, "https://warm.invalid/");
+        let _ = extract::convert_base64_images(&md);
+    }
+
     fn call<'a>(&'a self, ctx: &'a Context, call: ToolCall) -> BoxFuture<'a, ToolOutput> {
         Box::pin(async move {
             let http = match self.client(ctx) {
