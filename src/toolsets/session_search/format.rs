@@ -4,16 +4,59 @@
 
 use serde_json::{Map, Value, json};
 
-use super::store::Msg;
+use super::store::{Msg, TEXT_CAP, cut_text};
 use crate::pycompat::{py_bool, py_json};
 use crate::server::ToolOutput;
 use rmcp::model::ContentBlock;
 
-/// A successful result: the JSON text Hermes' function returns.
+/// The largest answer, in bytes of JSON text (1 MiB). Hermes has no limit;
+/// a bigger answer is more than Codex can put before its model.
+pub(crate) const ANSWER_CAP: usize = 1 << 20;
+/// The shortest a text is cut to when fitting an answer into [`ANSWER_CAP`].
+const MIN_TEXT_CAP: usize = 200;
+
+/// A successful result: the JSON text Hermes' function returns. One longer
+/// than [`ANSWER_CAP`] has its texts cut shorter (halving from [`TEXT_CAP`],
+/// each cut marked) until it fits.
 pub(crate) fn ok(v: Value) -> ToolOutput {
-    ToolOutput {
-        content: vec![ContentBlock::text(py_json(&v))],
-        is_error: false,
+    let text = py_json(&v);
+    if text.len() <= ANSWER_CAP {
+        return ToolOutput {
+            content: vec![ContentBlock::text(text)],
+            is_error: false,
+        };
+    }
+    let full = text.len();
+    let mut cap = TEXT_CAP / 2;
+    while cap >= MIN_TEXT_CAP {
+        let mut cut = v.clone();
+        cut_strings(&mut cut, cap);
+        let text = py_json(&cut);
+        if text.len() <= ANSWER_CAP {
+            return ToolOutput {
+                content: vec![ContentBlock::text(text)],
+                is_error: false,
+            };
+        }
+        cap /= 2;
+    }
+    tool_error(format!(
+        "session_search's answer would be {full} bytes, more than the {ANSWER_CAP} an answer may carry even with each text cut to {MIN_TEXT_CAP} characters; ask for fewer sessions (limit) or a smaller window"
+    ))
+}
+
+/// Cut every string in `v` longer than `cap` characters (see [`cut_text`]).
+fn cut_strings(v: &mut Value, cap: usize) {
+    match v {
+        Value::String(s) if s.len() > cap => {
+            let (text, cut) = cut_text(s.as_bytes(), cap);
+            if cut {
+                *s = text;
+            }
+        }
+        Value::Array(a) => a.iter_mut().for_each(|x| cut_strings(x, cap)),
+        Value::Object(m) => m.values_mut().for_each(|x| cut_strings(x, cap)),
+        _ => {}
     }
 }
 
