@@ -336,7 +336,7 @@ fn check_table(
         Some(k) => return Err(shape(format!("{name} is a {k}, not a table"))),
     }
     let mut stmt = conn
-        .prepare_cached("SELECT name FROM pragma_table_info(?1)")
+        .prepare_cached("SELECT name FROM pragma_table_xinfo(?1)")
         .map_err(|e| classify(path, e))?;
     let have = stmt
         .query_map([name], |r| r.get::<_, String>(0))
