@@ -232,7 +232,7 @@ mod tests {
         assert!(c.ends_with("... [truncated]") && c.starts_with("éé"), "{c}");
         assert_eq!(v["messages"][19]["id"], 19);
         // Too many items to fit even with every text short: a clear error.
-        let many: Vec<Value> = (0..60_000)
+        let many: Vec<Value> = (0..8_000)
             .map(|i| json!({"id": i, "content": "x".repeat(300)}))
             .collect();
         let out = ok(json!({"messages": many}));
