@@ -176,7 +176,7 @@ fn a_cancelled_call_stops_its_database_work() {
     std::thread::sleep(Duration::from_secs(3));
     let spent = cpu_time(pid) - before;
     assert!(
-        spent < Duration::from_millis(300),
+        spent < Duration::from_millis(150),
         "serve used {spent:?} of CPU in the 3 s after the cancel"
     );
     still_serving(&mut c);
