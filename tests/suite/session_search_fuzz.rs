@@ -142,7 +142,7 @@ fn generate(path: &Path, rng: &mut Rng) -> String {
 #[test]
 fn hostile_state_dbs_always_get_an_answer_and_never_stop_the_server() {
     let count = env_u64("HERMES_MCP_FUZZ_STATE_DBS").unwrap_or(24);
-    let seed = env_u64("HERMES_MCP_FUZZ_SEED").unwrap_or(0x5354_4154_4544_42);
+    let seed = env_u64("HERMES_MCP_FUZZ_SEED").unwrap_or(0x0053_5441_5445_4442);
     let mut rng = Rng(seed | 1);
     let env = TestEnv::new();
     let home = env.hermes_home();
