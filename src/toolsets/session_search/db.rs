@@ -488,3 +488,63 @@ pub(crate) fn is_operational(e: &rusqlite::Error) -> bool {
         )
     )
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A minimal database with the tables and columns the queries read.
+    fn minimal(dir: &Path) -> PathBuf {
+        let path = dir.join("state.db");
+        let c = Connection::open(&path).unwrap();
+        c.execute_batch(&format!(
+            "CREATE TABLE schema_version(version INTEGER); INSERT INTO schema_version VALUES (22);
+             CREATE TABLE sessions({}); CREATE TABLE messages({});",
+            SESSION_COLUMNS.join(", "),
+            MESSAGE_COLUMNS.join(", ")
+        ))
+        .unwrap();
+        path
+    }
+
+    #[test]
+    fn the_connection_distrusts_the_schema_and_caps_values() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = open(&minimal(dir.path()), Fts::Probe, &Budget::new()).unwrap();
+        let c = &db.conn;
+        assert!(
+            !c.db_config(DbConfig::SQLITE_DBCONFIG_TRUSTED_SCHEMA)
+                .unwrap()
+        );
+        assert!(c.db_config(DbConfig::SQLITE_DBCONFIG_DEFENSIVE).unwrap());
+        assert_eq!(c.limit(Limit::SQLITE_LIMIT_LENGTH).unwrap(), VALUE_CAP);
+        let e = c
+            .query_row("SELECT length(zeroblob(?1))", [VALUE_CAP + 1], |r| {
+                r.get::<_, i64>(0)
+            })
+            .unwrap_err();
+        assert!(e.to_string().contains("too big"), "{e}");
+    }
+
+    #[test]
+    fn a_cancelled_budget_interrupts_a_running_statement() {
+        let dir = tempfile::tempdir().unwrap();
+        let budget = Budget::new();
+        let db = open(&minimal(dir.path()), Fts::Probe, &budget).unwrap();
+        budget.cancel();
+        let e = db
+            .conn
+            .query_row(
+                "WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r) \
+                 SELECT count(*) FROM r",
+                [],
+                |r| r.get::<_, i64>(0),
+            )
+            .unwrap_err();
+        assert_eq!(primary_code(&e), Some(ffi::SQLITE_INTERRUPT), "{e}");
+        assert_eq!(
+            budget.stopped(),
+            Some(super::super::budget::Stop::Cancelled)
+        );
+    }
+}
