@@ -250,6 +250,12 @@ fn a_wal_database_in_a_read_only_directory_is_read_without_writing() {
     // The home read-only even for root: a read-only bind mount in a private
     // mount namespace (chmod suffices for anyone else).
     let cmd = if unsafe { libc::geteuid() } == 0 {
+        let probe = Command::new("unshare").args(["-m", "true"]).status();
+        assert!(
+            probe.is_ok_and(|s| s.success()),
+            "as root this test makes the home read-only with a bind mount: it needs `unshare -m` \
+             (util-linux) and CAP_SYS_ADMIN, as tools/test.sh's namespace has"
+        );
         let mut cmd = Command::new("unshare");
         env.apply(&mut cmd);
         cmd.args([
