@@ -79,6 +79,13 @@ pub const KANBAN_INIT_LOCK: Deadline = Deadline::secs(10);
 /// forever, tools/memory_tool.py; a call here gives up with nothing written).
 pub const MEMORY_LOCK_WAIT: Deadline = Deadline::secs(30);
 
+/// The longest one `session_search` call may read `state.db` (the statements
+/// of one call together; `toolsets/session_search/budget.rs`). Hermes has no
+/// such limit; a real database answers in milliseconds, so 20 s only ever
+/// ends a call on a damaged or hostile file, well before Codex's 60 s MCP
+/// tool timeout.
+pub const SESSION_SEARCH_CALL: Deadline = Deadline::secs(20);
+
 // HTTP (src/net): the default cuts of every client.
 
 /// Connecting to a server.

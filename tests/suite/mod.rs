@@ -43,6 +43,8 @@ mod serve_protocol;
 mod serve_reliability;
 mod serve_unicode;
 mod session_search;
+mod session_search_fuzz;
+mod session_search_hostile;
 mod skills;
 mod skills_files;
 mod skills_plugins;

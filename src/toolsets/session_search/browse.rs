@@ -5,6 +5,8 @@
 //! conversation sorts by its latest activity, and each compression root is
 //! then shown as its live tip.
 //!
+//! The chain's recursion is bounded (see [`CHAIN_DEPTH`]).
+//!
 //! In two steps with the same result: the ordered ids first, then the
 //! preview and last activity of only the rows shown. Hermes' one statement
 //! computes those two subqueries for every session before sorting.
@@ -35,6 +37,13 @@ const LAST_ACTIVE: &str = "COALESCE(
         (SELECT MAX(m2.timestamp) FROM messages m2 WHERE m2.session_id = s.id),
         s.started_at
     ) AS last_active";
+
+/// The longest compression chain browse follows (Hermes' `get_compression_tip`
+/// stops at 100 steps too). With `UNION` instead of Hermes' `UNION ALL`, a
+/// cycle of `parent_session_id`s or duplicate session ids (neither of which
+/// Hermes writes) cannot make the chain endless or explode; on Hermes' own
+/// data the rows, and so the order, are the same.
+const CHAIN_DEPTH: u32 = 100;
 
 /// The session columns a browse entry shows, plus the two that decide projection.
 const COLS: &str =
@@ -104,14 +113,15 @@ pub(crate) fn recent(conn: &Connection, limit: i64, current: Option<&str>) -> To
 /// with compression roots projected onto their tips.
 fn list_rich(conn: &Connection, limit: i64) -> rusqlite::Result<Vec<Listed>> {
     let sql = format!(
-        "WITH RECURSIVE chain(root_id, cur_id) AS (
-    SELECT s.id, s.id FROM sessions s {WHERE}
-    UNION ALL
-    SELECT c.root_id, child.id
+        "WITH RECURSIVE chain(root_id, cur_id, depth) AS (
+    SELECT s.id, s.id, 0 FROM sessions s {WHERE}
+    UNION
+    SELECT c.root_id, child.id, c.depth + 1
     FROM chain c
     JOIN sessions parent ON parent.id = c.cur_id
     JOIN sessions child ON child.parent_session_id = c.cur_id
-    WHERE parent.end_reason = 'compression'
+    WHERE c.depth < {CHAIN_DEPTH}
+      AND parent.end_reason = 'compression'
       AND json_extract(COALESCE(child.model_config, '{{}}'), '$._branched_from') IS NULL
       AND json_extract(COALESCE(child.model_config, '{{}}'), '$._delegate_from') IS NULL
       AND COALESCE(child.source, '') != 'tool'

@@ -5,15 +5,28 @@
 //! rows. hermes-mcp never does any of that: the file is opened with
 //! `SQLITE_OPEN_READ_ONLY` (what Hermes' `SessionDB(read_only=True)` gets from
 //! its `file:…?mode=ro` URI), so a missing file is an error rather than a new
-//! empty database, and nothing is ever written. In WAL mode (Hermes' default)
+//! empty database, and the database file itself is never written. SQLite
+//! does write beside it, as it does for every reader of a WAL database
+//! (Hermes' default mode): it creates `state.db-wal` and `state.db-shm` when
+//! they are missing and keeps the readers' marks in `-shm`. Where it cannot
+//! (a read-only directory), the file is read through SQLite's read-only-media
+//! path (`immutable=1`: no lock, no `-shm`; safe, as nothing can write a WAL
+//! database there either), and such a connection is not kept. In WAL mode
 //! readers never block Hermes' writers; the busy timeout is Hermes' own short
 //! one (1 s, `timeout=1.0`), for the rare moment a writer holds the file
 //! exclusively (rollback-journal mode, WAL recovery).
 //!
-//! Before any query the file is checked: a SQLite database, with Hermes'
-//! `schema_version` table at the version these queries were written against.
-//! Each failure has its own text, prefixed like Hermes' own
-//! `format_session_db_unavailable()`.
+//! The file is hostile until checked: only a regular file is opened (a FIFO
+//! would block the open for ever); the connection runs with
+//! `SQLITE_DBCONFIG_TRUSTED_SCHEMA` off and `SQLITE_DBCONFIG_DEFENSIVE` on,
+//! a value size cap ([`VALUE_CAP`], so a huge or generated value fails its
+//! statement instead of exhausting memory) and the call's [`Budget`] as its
+//! progress handler (a statement that runs past the deadline, or whose call
+//! was cancelled, is interrupted). Before any query: a SQLite database,
+//! Hermes' `schema_version` table at the version these queries were written
+//! against, and `sessions` and `messages` as tables (not views) with the
+//! columns the queries read. Each failure has its own text, prefixed like
+//! Hermes' own `format_session_db_unavailable()`.
 //!
 //! The current profile's connection is kept between calls ([`DbCache`]), as
 //! Hermes' agent and gateway keep their `SessionDB`s open: idle, it holds no
@@ -27,7 +40,11 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::Duration;
 
+use rusqlite::config::DbConfig;
+use rusqlite::limits::Limit;
 use rusqlite::{Connection, OpenFlags, ffi};
+
+use super::budget::Budget;
 
 /// `hermes_state.SCHEMA_VERSION` of the Hermes these queries copy.
 pub(crate) const SCHEMA_VERSION: i64 = 22;
@@ -37,6 +54,40 @@ pub(crate) const HERMES_RELEASE: &str = "hermes-agent 0.19";
 const BUSY_TIMEOUT: Duration = Duration::from_secs(1);
 /// The most memory a connection's page cache may use (32 MiB).
 const PAGE_CACHE_KIB: u32 = 32 * 1024;
+/// The largest value (one message, one title) a statement may read or make,
+/// in bytes (64 MiB, `SQLITE_LIMIT_LENGTH`); a larger one fails the
+/// statement with "string or blob too big".
+pub(crate) const VALUE_CAP: i32 = 64 << 20;
+/// SQLite VM steps between two looks at the call's [`Budget`].
+const PROGRESS_STEPS: i32 = 4096;
+
+/// The `sessions` columns the queries read.
+const SESSION_COLUMNS: [&str; 11] = [
+    "id",
+    "source",
+    "model",
+    "model_config",
+    "parent_session_id",
+    "started_at",
+    "ended_at",
+    "end_reason",
+    "message_count",
+    "title",
+    "archived",
+];
+/// The `messages` columns the queries read.
+const MESSAGE_COLUMNS: [&str; 10] = [
+    "id",
+    "session_id",
+    "role",
+    "content",
+    "tool_call_id",
+    "tool_calls",
+    "tool_name",
+    "timestamp",
+    "active",
+    "compacted",
+];
 
 /// Whether discovery may use the FTS5 tables of this database.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -58,6 +109,8 @@ pub(crate) struct StateDb {
     pub(crate) fts: bool,
     /// `messages_fts_trigram` may be queried (Hermes' `_trigram_available`).
     pub(crate) trigram: bool,
+    /// Opened with `immutable=1` (a read-only directory): never kept.
+    immutable: bool,
 }
 
 /// Why a `state.db` cannot be read.
@@ -69,10 +122,29 @@ pub(crate) enum OpenError {
     )]
     Missing { path: PathBuf },
     #[error(
+        "Session database not available: {} is {kind}, not a regular file; session_search reads only a regular SQLite file there.",
+        path.display()
+    )]
+    NotRegular { path: PathBuf, kind: &'static str },
+    #[error(
         "Session database not available: {} is locked by another process ({why}); try again in a moment.",
         path.display()
     )]
     Locked { path: PathBuf, why: String },
+    #[error(
+        "Session database not available: {} has a hot rollback journal ({}-journal): a Hermes process stopped in the middle of a write, and only a writer can roll it back. Start Hermes once (it recovers the database), then retry.",
+        path.display(), path.display()
+    )]
+    HotJournal { path: PathBuf },
+    #[error(
+        "Session database not available: {} cannot be read because its directory {} is read-only and SQLite needs to create state.db-wal and state.db-shm there to read a WAL database ({why}); make the directory writable, or start Hermes once there so they exist.",
+        path.display(), dir.display()
+    )]
+    ReadOnlyDir {
+        path: PathBuf,
+        dir: PathBuf,
+        why: String,
+    },
     #[error(
         "Session database not available: {} is not a readable SQLite database ({why}).",
         path.display()
@@ -84,6 +156,11 @@ pub(crate) enum OpenError {
     )]
     NotHermes { path: PathBuf },
     #[error(
+        "Session database not available: {} is not a Hermes state.db as {HERMES_RELEASE} writes it: {why}.",
+        path.display()
+    )]
+    Shape { path: PathBuf, why: String },
+    #[error(
         "Session database not available: {} is at schema version {version}, from a Hermes older than {HERMES_RELEASE}; hermes-mcp reads schema {SCHEMA_VERSION}. Start Hermes once (it upgrades the database), then retry.",
         path.display()
     )]
@@ -94,45 +171,189 @@ pub(crate) enum OpenError {
     )]
     Newer { path: PathBuf, version: i64 },
     #[error("Session database not available: {}: {why}.", path.display())]
-    Other { path: PathBuf, why: String },
+    Other {
+        path: PathBuf,
+        why: String,
+        code: Option<i32>,
+    },
 }
 
-/// Open `path` read-only and check it is a Hermes state.db of the known schema.
-pub(crate) fn open(path: &Path, fts: Fts) -> Result<StateDb, OpenError> {
-    if !path.exists() {
-        return Err(OpenError::Missing {
-            path: path.to_path_buf(),
-        });
+/// Open `path` read-only and check it is a Hermes state.db of the known
+/// schema; its statements run under `budget`.
+pub(crate) fn open(path: &Path, fts: Fts, budget: &Budget) -> Result<StateDb, OpenError> {
+    regular(path)?;
+    match open_as(path, fts, budget, false) {
+        Err(OpenError::Other {
+            why,
+            code: Some(ffi::SQLITE_CANTOPEN),
+            ..
+        }) if !dir_writable(path) => {
+            open_as(path, fts, budget, true).map_err(|_| OpenError::ReadOnlyDir {
+                path: path.to_path_buf(),
+                dir: path.parent().unwrap_or(Path::new(".")).to_path_buf(),
+                why,
+            })
+        }
+        other => other,
     }
-    let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
-    let conn = Connection::open_with_flags(path, flags).map_err(|e| classify(path, e))?;
-    conn.busy_timeout(BUSY_TIMEOUT)
-        .map_err(|e| classify(path, e))?;
+}
+
+/// `path` must be a regular file (or a link to one), checked on a
+/// non-blocking open: SQLite's own open of a FIFO blocks for ever.
+fn regular(path: &Path) -> Result<(), OpenError> {
+    match crate::fs::open_regular(path) {
+        Ok(_) => Ok(()),
+        Err(crate::fs::FileError::NotRegular { kind, .. }) => Err(OpenError::NotRegular {
+            path: path.to_path_buf(),
+            kind,
+        }),
+        Err(e) if e.is_not_found() => Err(OpenError::Missing {
+            path: path.to_path_buf(),
+        }),
+        Err(e) => Err(OpenError::Other {
+            path: path.to_path_buf(),
+            why: e.to_string(),
+            code: None,
+        }),
+    }
+}
+
+/// Whether the directory holding `path` can be written by this process.
+fn dir_writable(path: &Path) -> bool {
+    use std::os::unix::ffi::OsStrExt;
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    let Ok(c) = std::ffi::CString::new(dir.as_os_str().as_bytes()) else {
+        return false;
+    };
+    // SAFETY: `c` is a valid NUL-terminated path for the duration of the call.
+    unsafe { libc::access(c.as_ptr(), libc::W_OK) == 0 }
+}
+
+/// `path` as a SQLite URI (`file:` with `%`, `?` and `#` escaped).
+fn uri(path: &Path, immutable: bool) -> String {
+    let mut out = String::from("file:");
+    for b in path.as_os_str().as_encoded_bytes() {
+        match b {
+            b'%' | b'?' | b'#' => out.push_str(&format!("%{b:02X}")),
+            _ if b.is_ascii() => out.push(char::from(*b)),
+            _ => out.push_str(&format!("%{b:02X}")),
+        }
+    }
+    out.push_str(if immutable {
+        "?immutable=1"
+    } else {
+        "?mode=ro"
+    });
+    out
+}
+
+/// One attempt at [`open`]: the connection, hardened, then checked.
+fn open_as(path: &Path, fts: Fts, budget: &Budget, immutable: bool) -> Result<StateDb, OpenError> {
+    let flags = OpenFlags::SQLITE_OPEN_READ_ONLY
+        | OpenFlags::SQLITE_OPEN_NO_MUTEX
+        | OpenFlags::SQLITE_OPEN_URI;
+    let conn =
+        Connection::open_with_flags(uri(path, immutable), flags).map_err(|e| classify(path, e))?;
+    harden(&conn).map_err(|e| classify(path, e))?;
+    let mut db = StateDb {
+        conn,
+        fts: false,
+        trigram: false,
+        immutable,
+    };
+    db.check(path, fts, budget)?;
+    Ok(db)
+}
+
+/// Settings for a file nobody vouches for, and the caches that make it fast.
+fn harden(conn: &Connection) -> rusqlite::Result<()> {
+    conn.set_db_config(DbConfig::SQLITE_DBCONFIG_TRUSTED_SCHEMA, false)?;
+    conn.set_db_config(DbConfig::SQLITE_DBCONFIG_DEFENSIVE, true)?;
+    conn.set_limit(Limit::SQLITE_LIMIT_LENGTH, VALUE_CAP)?;
+    conn.busy_timeout(BUSY_TIMEOUT)?;
     conn.set_prepared_statement_cache_capacity(32);
     // A page cache that holds what a ranked search touches (the FTS index and
     // its document sizes), kept between calls with the connection: SQLite's
     // default 2 MB is re-read from the file on every search.
     conn.execute_batch(&format!("PRAGMA cache_size = -{PAGE_CACHE_KIB}"))
-        .map_err(|e| classify(path, e))?;
-    let mut db = StateDb {
-        conn,
-        fts: false,
-        trigram: false,
-    };
-    db.check(path, fts)?;
-    Ok(db)
 }
 
 impl StateDb {
-    /// The schema version, and which FTS tables may be used.
-    fn check(&mut self, path: &Path, fts: Fts) -> Result<(), OpenError> {
+    /// Run this call's statements under `budget`, then check the schema
+    /// version, the tables, and which FTS tables may be used.
+    fn check(&mut self, path: &Path, fts: Fts, budget: &Budget) -> Result<(), OpenError> {
+        let b = budget.clone();
+        self.conn
+            .progress_handler(PROGRESS_STEPS, Some(move || b.should_stop()))
+            .map_err(|e| classify(path, e))?;
+        check_table(&self.conn, path, "schema_version", &["version"])?;
         check_version(&self.conn, path)?;
+        check_table(&self.conn, path, "sessions", &SESSION_COLUMNS)?;
+        check_table(&self.conn, path, "messages", &MESSAGE_COLUMNS)?;
         (self.fts, self.trigram) = match fts {
             Fts::Off => (false, false),
             Fts::Probe => fts_tables(&self.conn).map_err(|e| classify(path, e))?,
         };
         Ok(())
     }
+}
+
+/// `name` is a table (not a view) with every column of `columns`. A missing
+/// `schema_version` is [`OpenError::NotHermes`].
+fn check_table(
+    conn: &Connection,
+    path: &Path,
+    name: &str,
+    columns: &[&str],
+) -> Result<(), OpenError> {
+    let shape = |why: String| OpenError::Shape {
+        path: path.to_path_buf(),
+        why,
+    };
+    let kind = conn
+        .query_row(
+            "SELECT type FROM sqlite_schema WHERE name = ?1 COLLATE NOCASE \
+             AND type IN ('table', 'view') LIMIT 1",
+            [name],
+            |r| r.get::<_, String>(0),
+        )
+        .map(Some)
+        .or_else(|e| match e {
+            rusqlite::Error::QueryReturnedNoRows => Ok(None),
+            e => Err(classify(path, e)),
+        })?;
+    match kind.as_deref() {
+        Some("table") => {}
+        None if name == "schema_version" => {
+            return Err(OpenError::NotHermes {
+                path: path.to_path_buf(),
+            });
+        }
+        None => return Err(shape(format!("it has no {name} table"))),
+        Some(k) => return Err(shape(format!("{name} is a {k}, not a table"))),
+    }
+    let mut stmt = conn
+        .prepare_cached("SELECT name FROM pragma_table_xinfo(?1)")
+        .map_err(|e| classify(path, e))?;
+    let have = stmt
+        .query_map([name], |r| r.get::<_, String>(0))
+        .and_then(|rows| rows.collect::<rusqlite::Result<Vec<_>>>())
+        .map_err(|e| classify(path, e))?;
+    let missing: Vec<&str> = columns
+        .iter()
+        .copied()
+        .filter(|c| !have.iter().any(|h| h.eq_ignore_ascii_case(c)))
+        .collect();
+    if missing.is_empty() {
+        return Ok(());
+    }
+    Err(shape(format!(
+        "table {name} has no column {}",
+        missing.join(", ")
+    )))
 }
 
 /// The file a path names now: `(device, inode)`.
@@ -155,7 +376,7 @@ pub(crate) struct DbCache(Mutex<Option<Kept>>);
 impl DbCache {
     /// The current profile's `state.db` at `path`: the kept connection when
     /// it is still the same file (checked again), else a new one.
-    pub(crate) fn take(&self, path: &Path) -> Result<StateDb, OpenError> {
+    pub(crate) fn take(&self, path: &Path, budget: &Budget) -> Result<StateDb, OpenError> {
         let kept = self
             .0
             .lock()
@@ -166,14 +387,18 @@ impl DbCache {
             && k.path == path
             && Some(k.id) == now
         {
-            k.db.check(path, Fts::Probe)?;
+            k.db.check(path, Fts::Probe, budget)?;
             return Ok(k.db);
         }
-        open(path, Fts::Probe)
+        open(path, Fts::Probe, budget)
     }
 
-    /// Keep `db` (opened by [`Self::take`] for `path`) for the next call.
+    /// Keep `db` (opened by [`Self::take`] for `path`) for the next call;
+    /// an `immutable=1` connection is not kept.
     pub(crate) fn put(&self, path: PathBuf, db: StateDb) {
+        if db.immutable {
+            return;
+        }
         if let Some(id) = file_id(&path) {
             *self
                 .0
@@ -201,9 +426,6 @@ fn check_version(conn: &Connection, path: &Path) -> Result<(), OpenError> {
         Ok(None) | Err(rusqlite::Error::QueryReturnedNoRows) => Err(OpenError::NotHermes {
             path: path.to_path_buf(),
         }),
-        Err(e) if e.to_string().starts_with("no such table") => Err(OpenError::NotHermes {
-            path: path.to_path_buf(),
-        }),
         Err(e) => Err(classify(path, e)),
     }
 }
@@ -224,10 +446,15 @@ fn fts_tables(conn: &Connection) -> rusqlite::Result<(bool, bool)> {
 /// Sort an SQLite failure into the errors above by its result code.
 fn classify(path: &Path, e: rusqlite::Error) -> OpenError {
     let (path, why) = (path.to_path_buf(), e.to_string());
+    if let rusqlite::Error::SqliteFailure(f, _) = &e
+        && f.extended_code == ffi::SQLITE_READONLY_ROLLBACK
+    {
+        return OpenError::HotJournal { path };
+    }
     match primary_code(&e) {
         Some(ffi::SQLITE_BUSY | ffi::SQLITE_LOCKED) => OpenError::Locked { path, why },
         Some(ffi::SQLITE_NOTADB | ffi::SQLITE_CORRUPT) => OpenError::Corrupt { path, why },
-        _ => OpenError::Other { path, why },
+        code => OpenError::Other { path, why, code },
     }
 }
 
@@ -260,4 +487,64 @@ pub(crate) fn is_operational(e: &rusqlite::Error) -> bool {
                 | ffi::SQLITE_SCHEMA
         )
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A minimal database with the tables and columns the queries read.
+    fn minimal(dir: &Path) -> PathBuf {
+        let path = dir.join("state.db");
+        let c = Connection::open(&path).unwrap();
+        c.execute_batch(&format!(
+            "CREATE TABLE schema_version(version INTEGER); INSERT INTO schema_version VALUES (22);
+             CREATE TABLE sessions({}); CREATE TABLE messages({});",
+            SESSION_COLUMNS.join(", "),
+            MESSAGE_COLUMNS.join(", ")
+        ))
+        .unwrap();
+        path
+    }
+
+    #[test]
+    fn the_connection_distrusts_the_schema_and_caps_values() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = open(&minimal(dir.path()), Fts::Probe, &Budget::new()).unwrap();
+        let c = &db.conn;
+        assert!(
+            !c.db_config(DbConfig::SQLITE_DBCONFIG_TRUSTED_SCHEMA)
+                .unwrap()
+        );
+        assert!(c.db_config(DbConfig::SQLITE_DBCONFIG_DEFENSIVE).unwrap());
+        assert_eq!(c.limit(Limit::SQLITE_LIMIT_LENGTH).unwrap(), VALUE_CAP);
+        let e = c
+            .query_row("SELECT length(zeroblob(?1))", [VALUE_CAP + 1], |r| {
+                r.get::<_, i64>(0)
+            })
+            .unwrap_err();
+        assert!(e.to_string().contains("too big"), "{e}");
+    }
+
+    #[test]
+    fn a_cancelled_budget_interrupts_a_running_statement() {
+        let dir = tempfile::tempdir().unwrap();
+        let budget = Budget::new();
+        let db = open(&minimal(dir.path()), Fts::Probe, &budget).unwrap();
+        budget.cancel();
+        let e = db
+            .conn
+            .query_row(
+                "WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r) \
+                 SELECT count(*) FROM r",
+                [],
+                |r| r.get::<_, i64>(0),
+            )
+            .unwrap_err();
+        assert_eq!(primary_code(&e), Some(ffi::SQLITE_INTERRUPT), "{e}");
+        assert_eq!(
+            budget.stopped(),
+            Some(super::super::budget::Stop::Cancelled)
+        );
+    }
 }

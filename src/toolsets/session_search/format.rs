@@ -4,22 +4,74 @@
 
 use serde_json::{Map, Value, json};
 
-use super::store::Msg;
+use super::db::VALUE_CAP;
+use super::store::{Msg, TEXT_CAP, cut_text};
 use crate::pycompat::{py_bool, py_json};
 use crate::server::ToolOutput;
 use rmcp::model::ContentBlock;
 
-/// A successful result: the JSON text Hermes' function returns.
+/// The largest answer, in bytes of JSON text (1 MiB). Hermes has no limit;
+/// a bigger answer is more than Codex can put before its model.
+pub(crate) const ANSWER_CAP: usize = 1 << 20;
+/// The shortest a text is cut to when fitting an answer into [`ANSWER_CAP`].
+const MIN_TEXT_CAP: usize = 200;
+
+/// A successful result: the JSON text Hermes' function returns. One longer
+/// than [`ANSWER_CAP`] has its texts cut shorter (halving from [`TEXT_CAP`],
+/// each cut marked) until it fits.
 pub(crate) fn ok(v: Value) -> ToolOutput {
-    ToolOutput {
-        content: vec![ContentBlock::text(py_json(&v))],
-        is_error: false,
+    let text = py_json(&v);
+    if text.len() <= ANSWER_CAP {
+        return ToolOutput {
+            content: vec![ContentBlock::text(text)],
+            is_error: false,
+        };
+    }
+    let full = text.len();
+    let mut cap = TEXT_CAP / 2;
+    while cap >= MIN_TEXT_CAP {
+        let mut cut = v.clone();
+        cut_strings(&mut cut, cap);
+        let text = py_json(&cut);
+        if text.len() <= ANSWER_CAP {
+            return ToolOutput {
+                content: vec![ContentBlock::text(text)],
+                is_error: false,
+            };
+        }
+        cap /= 2;
+    }
+    tool_error(format!(
+        "session_search's answer would be {full} bytes, more than the {ANSWER_CAP} an answer may carry even with each text cut to {MIN_TEXT_CAP} characters; ask for fewer sessions (limit) or a smaller window"
+    ))
+}
+
+/// Cut every string in `v` longer than `cap` characters (see [`cut_text`]).
+fn cut_strings(v: &mut Value, cap: usize) {
+    match v {
+        Value::String(s) if s.len() > cap => {
+            let (text, cut) = cut_text(s.as_bytes(), cap);
+            if cut {
+                *s = text;
+            }
+        }
+        Value::Array(a) => a.iter_mut().for_each(|x| cut_strings(x, cap)),
+        Value::Object(m) => m.values_mut().for_each(|x| cut_strings(x, cap)),
+        _ => {}
     }
 }
 
 /// Hermes' `tool_error(msg, success=False)`: `{"error": msg, "success": false}`.
+/// SQLite's "string or blob too big" (the value cap) is explained.
 pub(crate) fn tool_error(msg: impl Into<String>) -> ToolOutput {
-    let v = json!({"error": msg.into(), "success": false});
+    let mut msg = msg.into();
+    if msg.contains("string or blob too big") {
+        msg.push_str(&format!(
+            " (a value in the session database is larger than {} MiB, the most session_search reads from one field; the file may be damaged or hostile)",
+            VALUE_CAP >> 20
+        ));
+    }
+    let v = json!({"error": msg, "success": false});
     ToolOutput {
         content: vec![ContentBlock::text(py_json(&v))],
         is_error: true,
@@ -155,6 +207,40 @@ mod tests {
             "{s}"
         );
         assert_eq!(when(&json!("1752000000")), s);
+    }
+
+    #[test]
+    fn an_answer_over_the_cap_has_its_texts_cut_until_it_fits() {
+        let text = |o: &ToolOutput| {
+            o.content[0]
+                .as_text()
+                .map(|t| t.text.clone())
+                .unwrap_or_default()
+        };
+        // Small: untouched, byte for byte.
+        let small = json!({"success": true, "messages": [{"content": "héllo"}]});
+        assert_eq!(text(&ok(small.clone())), py_json(&small));
+        // Twenty texts of 90,000 characters: 1.8 MB, cut to fit 1 MiB.
+        let big: Vec<Value> = (0..20)
+            .map(|i| json!({"id": i, "content": "é".repeat(90_000)}))
+            .collect();
+        let out = ok(json!({"success": true, "messages": big}));
+        let t = text(&out);
+        assert!(!out.is_error && t.len() <= ANSWER_CAP, "{}", t.len());
+        let v: Value = serde_json::from_str(&t).unwrap();
+        let c = v["messages"][19]["content"].as_str().unwrap();
+        assert!(c.ends_with("... [truncated]") && c.starts_with("éé"), "{c}");
+        assert_eq!(v["messages"][19]["id"], 19);
+        // Too many items to fit even with every text short: a clear error.
+        let many: Vec<Value> = (0..8_000)
+            .map(|i| json!({"id": i, "content": "x".repeat(300)}))
+            .collect();
+        let out = ok(json!({"messages": many}));
+        assert!(
+            out.is_error && text(&out).contains("more than the 1048576"),
+            "{}",
+            text(&out)
+        );
     }
 
     #[test]

@@ -7,7 +7,8 @@
 //!
 //! Stateless: no model call, no live agent. Each call reads the database
 //! through a read-only connection (never creating, migrating or locking it
-//! for writing; see `db`), runs Hermes' own SQL, and shapes the result byte
+//! for writing; SQLite keeps its `-wal`/`-shm` files beside it, as for any
+//! reader; see `db`) under a deadline, runs Hermes' own SQL, and shapes the result byte
 //! for byte as Hermes' registry handler returns it. Under Hermes,
 //! `HERMES_SESSION_ID` names the conversation Codex is in; its lineage is
 //! left out of results as Hermes leaves out the agent's own session.
@@ -27,7 +28,8 @@
 //!
 //! Layers, each importing only from the ones above it:
 //! * `schema`: the tool's declaration; `args`: the call's arguments;
-//! * `db`: opening and checking the file;
+//!   `budget`: the call's deadline and cancel flag;
+//! * `db`: opening, hardening and checking the file;
 //! * `store`, `search`: row reads and the FTS5 search (Hermes' SQL);
 //! * `format`: message shaping, timestamps, result text;
 //! * `browse`, `discover`, `read`, `profiles`: the shapes;
@@ -35,6 +37,7 @@
 
 mod args;
 mod browse;
+mod budget;
 mod db;
 mod discover;
 mod format;
@@ -89,10 +92,14 @@ impl Toolset for SessionSearchToolset {
         };
         let args = Args::parse(&call.args);
         let cache = self.cache.clone();
+        let budget = budget::Budget::new();
+        // Dropped with this future (cancel, shutdown): stops the SQLite work.
+        let stop = budget::CancelOnDrop(budget.clone());
         Box::pin(async move {
-            tokio::task::spawn_blocking(move || tool::run(&env, &cache, args))
-                .await
-                .unwrap_or_else(|e| format::tool_error(format!("session_search failed: {e}")))
+            let out =
+                tokio::task::spawn_blocking(move || tool::run(&env, &cache, args, &budget)).await;
+            drop(stop);
+            out.unwrap_or_else(|e| format::tool_error(format!("session_search failed: {e}")))
         })
     }
 }

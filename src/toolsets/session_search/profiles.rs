@@ -6,6 +6,7 @@
 
 use std::path::{Path, PathBuf};
 
+use super::budget::Budget;
 use super::db::{Fts, OpenError, StateDb, open};
 use super::store::get_session;
 use crate::hermes::home::is_valid_profile_name;
@@ -36,7 +37,7 @@ fn profile_dir(root: &Path, canon: &str) -> PathBuf {
 /// `_resolve_profile_db(profile)`: the named profile's `state.db`, opened
 /// read-only and without FTS (as Hermes opens it). `Err` is the tool's error
 /// text, `profile '<as passed>': <why>`.
-pub(crate) fn open_profile(root: &Path, raw: &str) -> Result<StateDb, String> {
+pub(crate) fn open_profile(root: &Path, raw: &str, budget: &Budget) -> Result<StateDb, String> {
     let fail = |why: String| format!("profile '{raw}': {why}");
     let canon = normalize(raw);
     if canon != "default" {
@@ -56,7 +57,11 @@ pub(crate) fn open_profile(root: &Path, raw: &str) -> Result<StateDb, String> {
             return Err(fail(format!("profile '{canon}' does not exist")));
         }
     }
-    match open(&profile_dir(root, &canon).join("state.db"), Fts::Off) {
+    match open(
+        &profile_dir(root, &canon).join("state.db"),
+        Fts::Off,
+        budget,
+    ) {
         Ok(db) => Ok(db),
         // What Hermes' `sqlite3.connect("file:…?mode=ro")` raises.
         Err(OpenError::Missing { .. }) => Err(fail("unable to open database file".into())),
@@ -66,7 +71,7 @@ pub(crate) fn open_profile(root: &Path, raw: &str) -> Result<StateDb, String> {
 
 /// `_locate_session_db(sid)`: the first profile (default first, then the
 /// others by name) whose `state.db` has the session, opened read-only.
-pub(crate) fn locate(root: &Path, sid: &str) -> Option<(StateDb, String)> {
+pub(crate) fn locate(root: &Path, sid: &str, budget: &Budget) -> Option<(StateDb, String)> {
     let mut targets = vec![("default".to_string(), root.to_path_buf())];
     if root.is_dir() {
         targets.push(("default".to_string(), root.to_path_buf()));
@@ -90,7 +95,7 @@ pub(crate) fn locate(root: &Path, sid: &str) -> Option<(StateDb, String)> {
         if !seen.insert(path.clone()) || !path.exists() {
             continue;
         }
-        let Ok(db) = open(&path, Fts::Off) else {
+        let Ok(db) = open(&path, Fts::Off, budget) else {
             continue;
         };
         if let Ok(Some(_)) = get_session(&db.conn, sid) {

@@ -18,13 +18,36 @@ const MSG_COLS: &str =
 /// Hermes' marker for JSON-encoded (multimodal) content (`_CONTENT_JSON_PREFIX`).
 const CONTENT_JSON_PREFIX: &str = "\x00json:";
 
-/// A column as Python's `sqlite3` returns it, as JSON.
+/// The most characters of one text an answer carries: Hermes'
+/// `DEFAULT_RESULT_SIZE_CHARS` (`tools/budget_config.py`), the size above
+/// which Hermes stops handing a tool result to the model inline.
+pub(crate) const TEXT_CAP: usize = 100_000;
+/// How Hermes marks a cut line (`tools/file_operations.py`, `tools/mcp_tool.py`).
+pub(crate) const TRUNCATED: &str = "... [truncated]";
+
+/// `bytes` as text (invalid UTF-8 replaced), cut after `cap` characters with
+/// [`TRUNCATED`]; whether it was cut. Only the bytes kept are copied.
+pub(crate) fn cut_text(bytes: &[u8], cap: usize) -> (String, bool) {
+    if bytes.len() <= cap {
+        return (String::from_utf8_lossy(bytes).into_owned(), false);
+    }
+    // `cap` characters take at most 4 bytes each.
+    let head = &bytes[..bytes.len().min(cap.saturating_mul(4))];
+    let text = String::from_utf8_lossy(head);
+    match text.char_indices().nth(cap) {
+        Some((i, _)) => (format!("{}{TRUNCATED}", &text[..i]), true),
+        None => (text.into_owned(), false),
+    }
+}
+
+/// A column as Python's `sqlite3` returns it, as JSON; a text longer than
+/// [`TEXT_CAP`] characters is cut there.
 pub(crate) fn json_value(v: ValueRef<'_>) -> Value {
     match v {
         ValueRef::Null => Value::Null,
         ValueRef::Integer(i) => Value::from(i),
         ValueRef::Real(f) => serde_json::Number::from_f64(f).map_or(Value::Null, Value::Number),
-        ValueRef::Text(t) | ValueRef::Blob(t) => Value::String(String::from_utf8_lossy(t).into()),
+        ValueRef::Text(t) | ValueRef::Blob(t) => Value::String(cut_text(t, TEXT_CAP).0),
     }
 }
 
@@ -64,7 +87,13 @@ impl Msg {
             content: decode_content(col(row, 3)?),
             timestamp: col(row, 4)?,
             tool_name: col(row, 5)?,
-            tool_calls: decode_tool_calls(col(row, 6)?),
+            tool_calls: match row.get_ref(6)? {
+                // Cut: no longer JSON, shown as the text it starts with.
+                ValueRef::Text(t) | ValueRef::Blob(t) if cut_text(t, TEXT_CAP).1 => {
+                    Value::String(cut_text(t, TEXT_CAP).0)
+                }
+                v => decode_tool_calls(json_value(v)),
+            },
             tool_call_id: col(row, 7)?,
         })
     }

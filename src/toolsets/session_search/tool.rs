@@ -10,11 +10,13 @@ use serde_json::Value;
 
 use super::args::Args;
 use super::browse::recent;
+use super::budget::{Budget, Stop};
 use super::db::{DbCache, StateDb};
 use super::discover::{Discover, discover};
 use super::format::{ok, tool_error};
 use super::profiles::{locate, open_profile};
 use super::read::{read_session, scroll};
+use crate::hermes::deadlines::SESSION_SEARCH_CALL;
 use crate::pycompat::py_strip;
 use crate::server::ToolOutput;
 
@@ -34,33 +36,53 @@ fn non_blank(s: &Option<String>) -> Option<&str> {
     s.as_deref().filter(|v| !py_strip(v).is_empty())
 }
 
+/// Run one call within `budget`; a call the budget stopped answers with why,
+/// never with the partial result its interrupted statements left.
+pub(crate) fn run(env: &CallEnv, cache: &DbCache, a: Args, budget: &Budget) -> ToolOutput {
+    let out = run_in(env, cache, a, budget);
+    match budget.stopped() {
+        None => out,
+        Some(Stop::Cancelled) => tool_error("session_search was cancelled"),
+        Some(Stop::Deadline) => tool_error(format!(
+            "session_search stopped after {}s: the session database took too long to answer (it may be damaged, or built to stall its readers). Nothing was returned; check the file with `sqlite3 <path> 'PRAGMA integrity_check'`.",
+            SESSION_SEARCH_CALL.hermes().as_secs()
+        )),
+    }
+}
+
 /// Run one call: on another profile's database when one is named (where
 /// this conversation's ids never occur), else on this home's.
-pub(crate) fn run(env: &CallEnv, cache: &DbCache, mut a: Args) -> ToolOutput {
+fn run_in(env: &CallEnv, cache: &DbCache, mut a: Args, budget: &Budget) -> ToolOutput {
     split_link(&mut a);
     if let Some(p) = non_blank(&a.profile) {
-        return match open_profile(&env.root, p) {
-            Ok(db) => shape(env, &db, &a, None),
+        return match open_profile(&env.root, p, budget) {
+            Ok(db) => shape(env, &db, &a, None, budget),
             Err(text) => tool_error(text),
         };
     }
     let path = env.home.join("state.db");
-    let db = match cache.take(&path) {
+    let db = match cache.take(&path, budget) {
         Ok(db) => db,
         Err(e) => return tool_error(e.to_string()),
     };
     let current = env.current.as_deref().filter(|c| !c.is_empty());
-    let out = shape(env, &db, &a, current);
+    let out = shape(env, &db, &a, current, budget);
     cache.put(path, db);
     out
 }
 
 /// The shape the arguments ask for, on `db`.
-fn shape(env: &CallEnv, db: &StateDb, a: &Args, current: Option<&str>) -> ToolOutput {
+fn shape(
+    env: &CallEnv,
+    db: &StateDb,
+    a: &Args,
+    current: Option<&str>,
+    budget: &Budget,
+) -> ToolOutput {
     if let Some(sid) = non_blank(&a.session_id) {
         return match a.around {
             Some(anchor) => scroll(&db.conn, sid, anchor, a.window, current),
-            None => read(env, db, py_strip(sid)),
+            None => read(env, db, py_strip(sid), budget),
         };
     }
     let limit = a.limit.clamp(1, 10);
@@ -113,12 +135,12 @@ fn split_link(a: &mut Args) {
 
 /// The read shape; a session not found here is looked for in every profile
 /// and, when found, read there and tagged with its `profile`.
-fn read(env: &CallEnv, db: &StateDb, sid: &str) -> ToolOutput {
+fn read(env: &CallEnv, db: &StateDb, sid: &str, budget: &Budget) -> ToolOutput {
     let first = match read_session(&db.conn, sid) {
         Ok(r) => return ok(Value::Object(r)),
         Err(text) => text,
     };
-    if let Some((other, owner)) = locate(&env.root, sid)
+    if let Some((other, owner)) = locate(&env.root, sid, budget)
         && let Ok(mut r) = read_session(&other.conn, sid)
     {
         r.insert("profile".into(), Value::String(owner));

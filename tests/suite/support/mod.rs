@@ -17,7 +17,7 @@
 //! - [`nous_gateway`]: the Nous Portal and tool-gateway fake, Nous logins and tokens.
 //! - [`camofox`]: the Camofox REST fake.
 //! - [`web`], [`media`], [`browser`], [`vision`], [`tts`], [`kanban`], [`skills`],
-//!   [`migrate`], [`codex`], [`fuzz`]: the helpers of those suites that more than one
+//!   [`migrate`], [`codex`], [`fuzz`], [`session_search`]: the helpers of those suites that more than one
 //!   test file uses.
 
 pub mod browser;
@@ -35,6 +35,7 @@ pub mod nous_gateway;
 pub mod prereq;
 pub mod run;
 pub mod serve;
+pub mod session_search;
 pub mod skills;
 pub mod tts;
 pub mod vision;
