@@ -247,7 +247,7 @@ fn the_warm_up_after_the_tool_list_reads_only_and_says_when_it_is_done() {
         || std::fs::read_to_string(log_path(&env)).unwrap_or_default(),
         |l| l.contains("warm-up done in"),
     );
-    for toolset in ["skills", "memory", "web"] {
+    for toolset in ["skills", "memory", "web", "session_search"] {
         assert!(log.contains(&format!("warm-up of {toolset}")), "{log}");
     }
     assert_eq!(

@@ -84,6 +84,10 @@ impl Toolset for SessionSearchToolset {
         def.entry(availability)
     }
 
+    fn warm_up(&self, _ctx: &Context) {
+        search::warm();
+    }
+
     fn call<'a>(&'a self, ctx: &'a Context, call: ToolCall) -> BoxFuture<'a, ToolOutput> {
         let env = CallEnv {
             home: ctx.home.path.clone(),

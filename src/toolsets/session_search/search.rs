@@ -89,6 +89,26 @@ static TRAILING_OP: LazyLock<Regex> =
 static COMPOUND: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"\b(\w+(?:[._-]\w+)+)\b").expect("valid regex"));
 
+/// The toolset's warm-up: the query patterns, and SQLite with FTS5 set up
+/// once on an in-memory database (no file is opened).
+pub(crate) fn warm() {
+    for re in [
+        &SPECIAL,
+        &STARS,
+        &LEADING_STAR,
+        &LEADING_OP,
+        &TRAILING_OP,
+        &COMPOUND,
+    ] {
+        LazyLock::force(re);
+    }
+    if let Ok(conn) = rusqlite::Connection::open_in_memory() {
+        let _ = conn.execute_batch(
+            "CREATE VIRTUAL TABLE w USING fts5(c); SELECT rowid FROM w WHERE w MATCH 'warm';",
+        );
+    }
+}
+
 /// `_sanitize_fts5_query`: keep balanced `"…"` phrases, drop FTS5 operators
 /// that would be syntax errors, quote dotted/hyphenated terms.
 pub(crate) fn sanitize(query: &str) -> String {
