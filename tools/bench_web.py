@@ -1,26 +1,56 @@
 #!/usr/bin/env python3
-"""Benchmark web_extract's built-in extractor against mcp-server-fetch.
+"""Benchmark web_extract's built-in extractor against mcp-server-fetch and trafilatura.
 
-Both servers are driven the same way: as stdio MCP servers, one tools/call per
-page, pages served from a loopback HTTP server. Measured in the same run:
-pages per second (extraction calls only, server startup excluded) and
-token-level F1 of the returned text against the text Mozilla Readability
-extracts (`expected.html`) for every page of the readability corpus.
+Servers are driven the same way: as stdio MCP servers, one tools/call per page,
+pages served from a loopback HTTP server. trafilatura (the library, `extract()`
+with its evaluation settings) runs in-process on the same bytes. Measured in
+the same run, per corpus and per part of the set: pages per second
+(extraction calls only, start-up excluded) and F1.
+
+Corpora (each read from a directory outside the repo; nothing is committed):
+  readability  Mozilla Readability's test pages: DIR/pages/<name>/{source,expected}.html.
+               Score: token F1 of the text against the text of expected.html.
+               Default DIR: ../shared/corpora/readability, /work/shared/corpora/readability.
+  scrapinghub  github.com/scrapinghub/article-extraction-benchmark (a checkout):
+               DIR/html/<id>.html.gz + DIR/ground-truth.json (articleBody).
+               Score: token F1 of the text against articleBody.
+  trafilatura  github.com/adbar/trafilatura (a checkout, tests/ is enough):
+               DIR/tests/evaldata.json + DIR/tests/{cache,eval}/<file>.
+               Score: trafilatura's own: per page, the "with" snippets found (tp)
+               and "without" snippets found (fp); F1 from the summed tp/fp/fn.
+               trafilatura was developed against this set: its own figure there
+               is not a held-out one.
+  The default DIR of scrapinghub and trafilatura is $XDG_CACHE_HOME (~/.cache)
+  /hermes-mcp/bench-web/<name>; get them with
+    git clone https://github.com/scrapinghub/article-extraction-benchmark ~/.cache/hermes-mcp/bench-web/scrapinghub
+    git clone https://github.com/adbar/trafilatura ~/.cache/hermes-mcp/bench-web/trafilatura
+  (or pass --corpus NAME=DIR). A corpus that is absent is reported and skipped;
+  --require makes that an error.
+
+Tuning / held-out split (fixed, written down here, never to be tuned on):
+  a page is HELD-OUT when int(sha256("<corpus>/<page name>").hexdigest()[:8], 16) % 3 == 0,
+  else TUNE. Page names: readability the directory name, scrapinghub the id,
+  trafilatura the evaldata "file". Develop heuristics with --part tune only.
+  The headline "held-out F1" is the mean of the corpora's held-out F1.
+
+Text comparison: Markdown is reduced to its text for every tool alike (link
+and image targets dropped, emphasis/heading/list/table/escape marks removed).
 
 Usage:
-  tools/bench_web.py [--corpus DIR] [--bin target/release/hermes-mcp]
-                     [--fetch-venv tools/.venv-bench] [--rounds 3] [--dump DIR]
+  tools/bench_web.py [--corpus NAME=DIR ...] [--only-corpus readability,scrapinghub]
+                     [--part tune|held-out|all] [--servers hermes-mcp,mcp-server-fetch,trafilatura]
+                     [--bin target/release/hermes-mcp] [--fetch-venv tools/.venv-bench]
+                     [--rounds 1] [--dump DIR] [--only NAMES] [--worst 8]
 
-The corpus defaults to ../shared/corpora/readability (relative to the repo),
-then /work/shared/corpora/readability; the script exits with a clear message
-when it is absent. mcp-server-fetch is installed into --fetch-venv on first
-use (`python3 -m venv` + `pip install mcp-server-fetch`); it runs with
---allow-private-ips (the pages are on loopback) and --ignore-robots-txt (we do
-not fetch robots.txt either, so both do one HTTP request per page).
+mcp-server-fetch and trafilatura are installed into --fetch-venv on first use
+(`python3 -m venv` + `pip install mcp-server-fetch trafilatura`); mcp-server-fetch
+runs with --allow-private-ips (the pages are on loopback) and --ignore-robots-txt
+(we do not fetch robots.txt either, so both do one HTTP request per page).
 """
 
 import argparse
-import functools
+import gzip
+import hashlib
 import html.parser
 import http.server
 import json
@@ -28,6 +58,7 @@ import os
 import re
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from collections import Counter
@@ -36,22 +67,21 @@ from pathlib import Path
 from untrusted import unwrap_untrusted  # tools/untrusted.py
 
 REPO = Path(__file__).resolve().parent.parent
+CACHE = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "hermes-mcp" / "bench-web"
 
 
-def find_corpus(arg):
-    cands = [Path(arg)] if arg else [
-        REPO.parent / "shared" / "corpora" / "readability",
-        Path("/work/shared/corpora/readability"),
-    ]
-    for c in cands:
-        if (c / "pages").is_dir():
-            return c
-    sys.exit(
-        "error: the readability corpus is not available (looked in: "
-        + ", ".join(str(c) for c in cands)
-        + ").\nhint: pass --corpus DIR pointing at a directory with pages/<name>/{source,expected}.html"
-    )
+# ---------------------------------------------------------------------------
+# Split
+# ---------------------------------------------------------------------------
 
+def part_of(corpus, name):
+    h = int(hashlib.sha256(f"{corpus}/{name}".encode()).hexdigest()[:8], 16)
+    return "held-out" if h % 3 == 0 else "tune"
+
+
+# ---------------------------------------------------------------------------
+# Text and scores
+# ---------------------------------------------------------------------------
 
 class TextOf(html.parser.HTMLParser):
     def __init__(self):
@@ -78,21 +108,29 @@ def html_text(s):
     return " ".join(p.out)
 
 
-
-LINK_TARGET = re.compile(r"\]\([^)]*\)")
+IMAGE = re.compile(r"!\[([^\]]*)\]\([^)]*\)")
+LINK_TARGET = re.compile(r"\]\((?:[^()\s]|\([^)]*\))*(?:\s+\"[^\"]*\")?\)")
+REF_DEF = re.compile(r"(?m)^\s*\[[^\]]+\]:\s+\S+.*$")
+MARKS = re.compile(r"(?m)^\s{0,3}(?:#{1,6}\s+|>\s?|[-*+]\s+|\d+[.)]\s+)|\*\*|__|`+|\\(?=[^\w\s])|^\s*\|?(?:\s*:?-{3,}:?\s*\|)+\s*$")
 
 
 def md_text(s):
-    # Markdown link/image targets are not page text; drop them for both servers.
-    return LINK_TARGET.sub("]", s)
+    """The text of Markdown: targets dropped, formatting marks removed."""
+    s = IMAGE.sub(lambda m: m.group(1), s)
+    s = LINK_TARGET.sub("]", s)
+    s = REF_DEF.sub("", s)
+    s = s.replace("[", "").replace("]", "")
+    s = MARKS.sub("", s)
+    s = s.replace("|", " ")
+    return s
 
 
 def tokens(s):
     return Counter(t.lower() for t in re.split(r"[^\w]+", s, flags=re.UNICODE) if t and t != "_")
 
 
-def f1(got, want):
-    g, w = tokens(md_text(got)), tokens(want)
+def token_f1(got, want):
+    g, w = tokens(got), tokens(want)
     gn, wn = sum(g.values()), sum(w.values())
     if gn == 0 or wn == 0:
         return 1.0 if gn == wn else 0.0
@@ -102,6 +140,163 @@ def f1(got, want):
     p, r = common / gn, common / wn
     return 2 * p * r / (p + r)
 
+
+def norm_ws(s):
+    return re.sub(r"\s+", " ", s).strip()
+
+
+def snippet_counts(item, text):
+    """trafilatura's count_item: (tp, fp, fn, tn) by whitespace-normalised substring."""
+    t = norm_ws(text)
+    tp = sum(1 for w in item["with"] if norm_ws(w) in t)
+    fp = sum(1 for w in item["without"] if norm_ws(w) in t)
+    return tp, fp, len(item["with"]) - tp, len(item["without"]) - fp
+
+
+def f1_of_counts(counts):
+    tp = sum(c[0] for c in counts)
+    fp = sum(c[1] for c in counts)
+    fn = sum(c[2] for c in counts)
+    p = tp / (tp + fp) if tp + fp else 0.0
+    r = tp / (tp + fn) if tp + fn else 0.0
+    return 2 * p * r / (p + r) if p + r else 0.0
+
+
+# ---------------------------------------------------------------------------
+# Corpora
+# ---------------------------------------------------------------------------
+
+class Page:
+    __slots__ = ("corpus", "name", "part", "load", "truth")
+
+    def __init__(self, corpus, name, load, truth):
+        self.corpus, self.name, self.load, self.truth = corpus, name, load, truth
+        self.part = part_of(corpus, name)
+
+
+class Corpus:
+    """name, pages, and how a page's text is scored (`page_score`, `aggregate`)."""
+
+    kind = "token"  # "token": mean of per-page token F1; "snippet": F1 of summed counts
+
+    def __init__(self, name, root):
+        self.name, self.root = name, root
+
+    def page_score(self, page, text):
+        if self.kind == "snippet":
+            return snippet_counts(page.truth(), text)
+        return token_f1(text, page.truth())
+
+    def aggregate(self, scores):
+        if not scores:
+            return float("nan")
+        if self.kind == "snippet":
+            return f1_of_counts(scores)
+        return sum(scores) / len(scores)
+
+    def page_f1(self, score):
+        """One page's F1 (for the worst-page list)."""
+        if self.kind == "snippet":
+            return f1_of_counts([score]) if score[0] + score[1] + score[2] else 1.0
+        return score
+
+
+class Readability(Corpus):
+    @staticmethod
+    def present(root):
+        return (root / "pages").is_dir()
+
+    def pages(self):
+        out = []
+        for d in sorted((self.root / "pages").iterdir()):
+            if (d / "source.html").exists() and (d / "expected.html").exists():
+                out.append(Page(self.name, d.name, (lambda d=d: (d / "source.html").read_bytes()),
+                                (lambda d=d: html_text((d / "expected.html").read_text(errors="replace")))))
+        return out
+
+
+class Scrapinghub(Corpus):
+    @staticmethod
+    def present(root):
+        return (root / "ground-truth.json").is_file() and (root / "html").is_dir()
+
+    def pages(self):
+        truth = json.loads((self.root / "ground-truth.json").read_text())
+        out = []
+        for key in sorted(truth):
+            f = self.root / "html" / f"{key}.html.gz"
+            if f.exists():
+                body = truth[key].get("articleBody", "")
+                out.append(Page(self.name, key, (lambda f=f: gzip.decompress(f.read_bytes())),
+                                (lambda body=body: body)))
+        return out
+
+
+class Trafilatura(Corpus):
+    kind = "snippet"
+
+    @staticmethod
+    def present(root):
+        return (root / "tests" / "evaldata.json").is_file()
+
+    def pages(self):
+        data = json.loads((self.root / "tests" / "evaldata.json").read_text())
+        out, seen = [], set()
+        for url in sorted(data):
+            item = data[url]
+            fname = item.get("file")
+            if not fname or fname in seen or not item.get("with"):
+                continue
+            f = next((self.root / "tests" / sub / fname for sub in ("cache", "eval")
+                      if (self.root / "tests" / sub / fname).is_file()), None)
+            if f is None:
+                continue
+            seen.add(fname)
+            out.append(Page(self.name, fname, (lambda f=f: f.read_bytes()), (lambda item=item: item)))
+        return out
+
+
+ADAPTERS = {"readability": Readability, "scrapinghub": Scrapinghub, "trafilatura": Trafilatura}
+
+
+def default_dirs(name):
+    if name == "readability":
+        return [REPO.parent / "shared" / "corpora" / "readability", Path("/work/shared/corpora/readability"),
+                CACHE / "readability"]
+    return [CACHE / name]
+
+
+def find_corpora(args):
+    given = {}
+    for spec in args.corpus or []:
+        if "=" not in spec:
+            sys.exit(f"error: --corpus takes NAME=DIR (NAME one of {', '.join(ADAPTERS)}), got {spec!r}")
+        n, d = spec.split("=", 1)
+        if n not in ADAPTERS:
+            sys.exit(f"error: unknown corpus {n!r}; known: {', '.join(ADAPTERS)}")
+        given[n] = [Path(d)]
+    wanted = args.only_corpus.split(",") if args.only_corpus else list(ADAPTERS)
+    out = []
+    for n in wanted:
+        if n not in ADAPTERS:
+            sys.exit(f"error: unknown corpus {n!r}; known: {', '.join(ADAPTERS)}")
+        cands = given.get(n) or default_dirs(n)
+        root = next((c for c in cands if ADAPTERS[n].present(c)), None)
+        if root is None:
+            msg = f"corpus {n} not found (looked in: {', '.join(map(str, cands))}); see --help for its layout"
+            if args.require:
+                sys.exit("error: " + msg)
+            print("skipped: " + msg, file=sys.stderr)
+            continue
+        out.append(ADAPTERS[n](n, root))
+    if not out:
+        sys.exit("error: no corpus available; see --help")
+    return out
+
+
+# ---------------------------------------------------------------------------
+# Extractors
+# ---------------------------------------------------------------------------
 
 class Mcp:
     """A minimal stdio MCP client."""
@@ -145,47 +340,98 @@ class Mcp:
             self.p.kill()
 
 
-def ensure_fetch_venv(venv):
+def ensure_venv(venv):
     exe = venv / "bin" / "mcp-server-fetch"
-    if exe.exists():
-        return exe
-    print(f"installing mcp-server-fetch into {venv} ...", file=sys.stderr)
-    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
-    subprocess.run([str(venv / "bin" / "pip"), "install", "-q", "mcp-server-fetch"], check=True)
-    return exe
+    py = venv / "bin" / "python"
+    ok = exe.exists() and subprocess.run([str(py), "-c", "import trafilatura"],
+                                         capture_output=True).returncode == 0
+    if not ok:
+        print(f"installing mcp-server-fetch and trafilatura into {venv} ...", file=sys.stderr)
+        if not py.exists():
+            subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+        subprocess.run([str(venv / "bin" / "pip"), "install", "-q", "mcp-server-fetch", "trafilatura"], check=True)
+    return exe, py
 
+
+TRAFILATURA_WORKER = r"""
+import json, sys, time
+from trafilatura import extract
+out = sys.stdout
+for line in sys.stdin:
+    path = json.loads(line)
+    data = open(path, "rb").read()
+    t0 = time.perf_counter()
+    try:
+        text = extract(data, include_comments=False, include_tables=True, include_formatting=False) or ""
+    except Exception:
+        text = ""
+    out.write(json.dumps({"text": text, "dt": time.perf_counter() - t0}) + "\n")
+    out.flush()
+"""
+
+
+def version_of(py, pkg):
+    r = subprocess.run([str(py), "-c", f"import importlib.metadata as m; print(m.version({pkg!r}))"],
+                       capture_output=True, text=True)
+    return r.stdout.strip() or "?"
+
+
+# ---------------------------------------------------------------------------
+# Main
+# ---------------------------------------------------------------------------
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--corpus")
+    ap.add_argument("--corpus", action="append", metavar="NAME=DIR")
+    ap.add_argument("--only-corpus", help="comma-separated corpus names")
+    ap.add_argument("--require", action="store_true", help="a missing corpus is an error")
+    ap.add_argument("--part", choices=["tune", "held-out", "all"], default="all")
+    ap.add_argument("--servers", default="hermes-mcp,mcp-server-fetch,trafilatura")
     ap.add_argument("--bin", default=str(REPO / "target" / "release" / "hermes-mcp"))
     ap.add_argument("--fetch-venv", default=str(REPO / "tools" / ".venv-bench"))
-    ap.add_argument("--rounds", type=int, default=3)
-    ap.add_argument("--dump", help="write each server's text per page into this directory")
+    ap.add_argument("--rounds", type=int, default=1, help="rounds of hermes-mcp (speed); others run once")
+    ap.add_argument("--dump", help="write each tool's text per page into this directory")
     ap.add_argument("--only", help="comma-separated page names")
+    ap.add_argument("--worst", type=int, default=8, help="worst pages of hermes-mcp to list per corpus")
     a = ap.parse_args()
 
-    corpus = find_corpus(a.corpus)
-    pages = sorted(p.name for p in (corpus / "pages").iterdir() if (p / "source.html").exists())
-    if a.only:
-        pages = [p for p in pages if p in a.only.split(",")]
-    if not Path(a.bin).exists():
+    corpora = find_corpora(a)
+    servers = [s for s in a.servers.split(",") if s]
+    if "hermes-mcp" in servers and not Path(a.bin).exists():
         sys.exit(f"error: {a.bin} not found\nhint: cargo build --release (or pass --bin)")
-    fetch_exe = ensure_fetch_venv(Path(a.fetch_venv))
+    fetch_exe = py = None
+    if "mcp-server-fetch" in servers or "trafilatura" in servers:
+        fetch_exe, py = ensure_venv(Path(a.fetch_venv))
 
-    class Handler(http.server.SimpleHTTPRequestHandler):
+    pages = []
+    for c in corpora:
+        for p in c.pages():
+            if a.part != "all" and p.part != a.part:
+                continue
+            if a.only and p.name not in a.only.split(","):
+                continue
+            pages.append((c, p))
+    if not pages:
+        sys.exit("error: no page selected")
+    by_key = {f"{c.name}/{p.name}": p for c, p in pages}
+    # the bytes are served from a temporary directory (scrapinghub's are gzipped)
+    serve_dir = Path(tempfile.mkdtemp(prefix="bench-web-pages-"))
+    for key, p in by_key.items():
+        f = serve_dir / hashlib.sha1(key.encode()).hexdigest()
+        f.write_bytes(p.load())
+
+    class Handler(http.server.BaseHTTPRequestHandler):
         def log_message(self, *args):
             pass
 
         def do_GET(self):
-            name = self.path.strip("/")
-            f = corpus / "pages" / name / "source.html"
-            if not f.exists():
+            f = serve_dir / self.path.strip("/").split("/")[0]
+            if not f.is_file():
                 self.send_error(404)
                 return
             body = f.read_bytes()
             self.send_response(200)
-            self.send_header("Content-Type", "text/html; charset=utf-8")
+            self.send_header("Content-Type", "text/html")
             self.send_header("Content-Length", str(len(body)))
             self.end_headers()
             self.wfile.write(body)
@@ -193,61 +439,116 @@ def main():
     srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     threading.Thread(target=srv.serve_forever, daemon=True).start()
     base = f"http://127.0.0.1:{srv.server_address[1]}"
-    expected = {p: html_text((corpus / "pages" / p / "expected.html").read_text(errors="replace"))
-                for p in pages}
+    url_of = lambda key: f"{base}/{hashlib.sha1(key.encode()).hexdigest()}/"
 
-    import tempfile
     home = tempfile.mkdtemp(prefix="bench-hermes-")
     env = {"PATH": os.environ.get("PATH", ""), "HOME": home, "HERMES_HOME": home,
            "HERMES_ALLOW_PRIVATE_URLS": "1"}
-
-    servers = {
+    mcp_servers = {
         "hermes-mcp": (
-            [a.bin, "serve"], env,
+            lambda: Mcp([a.bin, "serve"], env),
             lambda c, url: json.loads(unwrap_untrusted(c.call("web_extract", {"urls": [url], "char_limit": 500000})))
             ["results"][0].get("content") or "",
+            a.rounds,
         ),
         "mcp-server-fetch": (
-            [str(fetch_exe), "--allow-private-ips", "--ignore-robots-txt"],
-            {"PATH": os.environ.get("PATH", ""), "HOME": home},
-            lambda c, url: re.sub(r"^Contents of \S+:\n", "",
-                                  c.call("fetch", {"url": url, "max_length": 999999})),
+            lambda: Mcp([str(fetch_exe), "--allow-private-ips", "--ignore-robots-txt"],
+                        {"PATH": os.environ.get("PATH", ""), "HOME": home}),
+            lambda c, url: re.sub(r"^Contents of \S+:\n", "", c.call("fetch", {"url": url, "max_length": 999999})),
+            1,
         ),
     }
-    results = {}
-    for name, (argv, env_, extract) in servers.items():
-        c = Mcp(argv, env_)
-        extract(c, f"{base}/{pages[0]}/")  # warm-up
-        texts = {}
-        t0 = time.perf_counter()
-        for _ in range(a.rounds):
-            for p in pages:
-                texts[p] = extract(c, f"{base}/{p}/")
-        dt = time.perf_counter() - t0
-        c.close()
-        scores = {p: f1(texts[p], expected[p]) for p in pages}
-        results[name] = {"pps": len(pages) * a.rounds / dt, "scores": scores, "texts": texts}
-        if a.dump:
-            d = Path(a.dump) / name
-            d.mkdir(parents=True, exist_ok=True)
-            for p, t in texts.items():
-                (d / f"{p}.md").write_text(t)
 
-    ours, base_ = results["hermes-mcp"], results["mcp-server-fetch"]
-    mean = lambda s: sum(s.values()) / len(s)
-    print(f"readability corpus: {len(pages)} pages x {a.rounds} rounds, loopback, sequential tools/call")
-    print(f"{'server':<18} {'pages/s':>9} {'mean F1':>8} {'median F1':>10}")
-    for name, r in results.items():
-        s = sorted(r["scores"].values())
-        print(f"{name:<18} {r['pps']:>9.1f} {mean(r['scores']):>8.3f} {s[len(s)//2]:>10.3f}")
-    print(f"speed ratio hermes-mcp / mcp-server-fetch: {ours['pps'] / base_['pps']:.1f}x")
-    print(f"F1 difference (hermes-mcp - mcp-server-fetch): {mean(ours['scores']) - mean(base_['scores']):+.3f}")
-    wins = sum(1 for p in pages if ours["scores"][p] >= base_["scores"][p])
-    print(f"pages where hermes-mcp F1 >= mcp-server-fetch: {wins}/{len(pages)}")
-    print("worst pages (hermes-mcp):")
-    for p in sorted(pages, key=lambda p: ours["scores"][p])[:8]:
-        print(f"  {p:<40} hermes-mcp {ours['scores'][p]:.3f}   mcp-server-fetch {base_['scores'][p]:.3f}")
+    texts = {}   # tool -> key -> text
+    times = {}   # tool -> corpus -> seconds (per page, one round)
+    for tool in servers:
+        texts[tool], times[tool] = {}, Counter()
+        if tool == "trafilatura":
+            w = subprocess.Popen([str(py), "-c", TRAFILATURA_WORKER], stdin=subprocess.PIPE,
+                                 stdout=subprocess.PIPE, text=True, bufsize=1)
+            for c, p in pages:
+                key = f"{c.name}/{p.name}"
+                w.stdin.write(json.dumps(str(serve_dir / hashlib.sha1(key.encode()).hexdigest())) + "\n")
+                w.stdin.flush()
+                r = json.loads(w.stdout.readline())
+                texts[tool][key] = r["text"]
+                times[tool][c.name] += r["dt"]
+            w.stdin.close()
+            w.wait()
+            continue
+        start, extract, rounds = mcp_servers[tool]
+        conn = start()
+        extract(conn, url_of(f"{pages[0][0].name}/{pages[0][1].name}"))  # warm-up
+        for _ in range(rounds):
+            for c, p in pages:
+                key = f"{c.name}/{p.name}"
+                t0 = time.perf_counter()
+                try:
+                    texts[tool][key] = extract(conn, url_of(key))
+                except RuntimeError as e:
+                    print(f"{tool}: {key}: {e}", file=sys.stderr)
+                    texts[tool][key] = ""
+                    conn = start()
+                times[tool][c.name] += (time.perf_counter() - t0) / rounds
+        conn.close()
+        print(f"{tool}: done", file=sys.stderr)
     srv.shutdown()
+
+    if a.dump:
+        for tool, t in texts.items():
+            for key, s in t.items():
+                f = Path(a.dump) / tool / f"{key}.md"
+                f.parent.mkdir(parents=True, exist_ok=True)
+                f.write_text(s)
+
+    # scores
+    scores = {tool: {} for tool in servers}
+    for tool in servers:
+        for c, p in pages:
+            key = f"{c.name}/{p.name}"
+            raw = texts[tool][key]
+            scores[tool][key] = c.page_score(p, raw if tool == "trafilatura" else md_text(raw))
+
+    parts = ["tune", "held-out"] if a.part == "all" else [a.part]
+    versions = {"trafilatura": version_of(py, "trafilatura") if py else "",
+                "mcp-server-fetch": version_of(py, "mcp-server-fetch") if py else ""}
+    print(f"bench_web: {len(pages)} pages; hermes-mcp x{a.rounds} rounds, others x1; loopback, sequential calls")
+    print("  " + ", ".join(f"{t} {versions[t]}" for t in servers if versions.get(t)))
+    print("  F1: readability/scrapinghub mean token F1; trafilatura snippet F1 (summed counts)")
+    print(f"{'corpus':<12} {'part':<9} {'pages':>5}  " + "  ".join(f"{t:>16}" for t in servers))
+    headline = {t: {pt: [] for pt in parts} for t in servers}
+    for c in corpora:
+        for pt in parts:
+            sel = [p for cc, p in pages if cc is c and p.part == pt]
+            if not sel:
+                continue
+            row = []
+            for t in servers:
+                v = c.aggregate([scores[t][f"{c.name}/{p.name}"] for p in sel])
+                headline[t][pt].append(v)
+                row.append(f"{v:>16.3f}")
+            print(f"{c.name:<12} {pt:<9} {len(sel):>5}  " + "  ".join(row))
+    for pt in parts:
+        vals = [headline[t][pt] for t in servers]
+        print(f"{'MEAN':<12} {pt:<9} {'':>5}  " + "  ".join(f"{sum(v) / len(v):>16.3f}" if v else f"{'-':>16}" for v in vals))
+    print(f"{'speed':<12} {'pages/s':<9} {'':>5}  " + "  ".join(
+        f"{len(pages) / sum(times[t].values()):>16.1f}" for t in servers))
+    if "hermes-mcp" in servers:
+        ours = len(pages) / sum(times["hermes-mcp"].values())
+        for t in servers:
+            if t != "hermes-mcp":
+                theirs = len(pages) / sum(times[t].values())
+                note = " (in-process library, no HTTP/MCP)" if t == "trafilatura" else ""
+                print(f"speed ratio hermes-mcp / {t}: {ours / theirs:.1f}x{note}")
+        for c in corpora:
+            sel = [p for cc, p in pages if cc is c and p.part == "tune"]  # never held-out pages
+            worst = sorted(sel, key=lambda p: c.page_f1(scores["hermes-mcp"][f"{c.name}/{p.name}"]))[: a.worst]
+            if worst:
+                print(f"worst tune pages of {c.name} (hermes-mcp" + "".join(f" / {t}" for t in servers if t != "hermes-mcp") + "):")
+            for p in worst:
+                key = f"{c.name}/{p.name}"
+                print(f"  {p.name[:60]:<60} " + " ".join(
+                    f"{c.page_f1(scores[t][key]):.3f}" for t in servers))
 
 
 if __name__ == "__main__":
