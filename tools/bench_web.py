@@ -33,17 +33,22 @@ Tuning / held-out split (fixed, written down here, never to be tuned on):
   trafilatura the evaldata "file". Develop heuristics with --part tune only.
   The headline "held-out F1" is the mean of the corpora's held-out F1.
 
+mcp-server-fetch runs Readability.js in node for every page (seconds a page),
+so it runs on a fixed sample of the selected pages (--fetch-every K: pages with
+int(sha256(...).hexdigest()[8:16], 16) % K == 0; K=1 is all); its F1 and its
+speed ratio are reported against hermes-mcp's on the same pages.
+
 Text comparison: Markdown is reduced to its text for every tool alike (link
 and image targets dropped, emphasis/heading/list/table/escape marks removed).
 
 Usage:
   tools/bench_web.py [--corpus NAME=DIR ...] [--only-corpus readability,scrapinghub]
                      [--part tune|held-out|all] [--servers hermes-mcp,mcp-server-fetch,trafilatura]
-                     [--bin target/release/hermes-mcp] [--fetch-venv tools/.venv-bench]
+                     [--bin target/release/hermes-mcp] [--baseline-bin OLD_BINARY] [--fetch-venv tools/.venv-bench]
                      [--rounds 1] [--dump DIR] [--only NAMES] [--worst 8]
 
 mcp-server-fetch and trafilatura are installed into --fetch-venv on first use
-(`python3 -m venv` + `pip install mcp-server-fetch trafilatura`); mcp-server-fetch
+(`python3 -m venv` + `pip install mcp-server-fetch trafilatura lxml_html_clean`); mcp-server-fetch
 runs with --allow-private-ips (the pages are on loopback) and --ignore-robots-txt
 (we do not fetch robots.txt either, so both do one HTTP request per page).
 """
@@ -77,6 +82,11 @@ CACHE = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "herm
 def part_of(corpus, name):
     h = int(hashlib.sha256(f"{corpus}/{name}".encode()).hexdigest()[:8], 16)
     return "held-out" if h % 3 == 0 else "tune"
+
+
+def in_sample(corpus, name, every):
+    """mcp-server-fetch's sample (it takes seconds a page): a fixed 1/every of each part."""
+    return int(hashlib.sha256(f"{corpus}/{name}".encode()).hexdigest()[8:16], 16) % every == 0
 
 
 # ---------------------------------------------------------------------------
@@ -388,15 +398,19 @@ def main():
     ap.add_argument("--part", choices=["tune", "held-out", "all"], default="all")
     ap.add_argument("--servers", default="hermes-mcp,mcp-server-fetch,trafilatura")
     ap.add_argument("--bin", default=str(REPO / "target" / "release" / "hermes-mcp"))
+    ap.add_argument("--baseline-bin", help="another hermes-mcp build, measured as hermes-mcp@base")
     ap.add_argument("--fetch-venv", default=str(REPO / "tools" / ".venv-bench"))
     ap.add_argument("--rounds", type=int, default=1, help="rounds of hermes-mcp (speed); others run once")
     ap.add_argument("--dump", help="write each tool's text per page into this directory")
     ap.add_argument("--only", help="comma-separated page names")
+    ap.add_argument("--fetch-every", type=int, default=20, help="mcp-server-fetch's sample: 1/K of the pages")
     ap.add_argument("--worst", type=int, default=8, help="worst pages of hermes-mcp to list per corpus")
     a = ap.parse_args()
 
     corpora = find_corpora(a)
     servers = [s for s in a.servers.split(",") if s]
+    if a.baseline_bin:
+        servers.insert(1, "hermes-mcp@base")
     if "hermes-mcp" in servers and not Path(a.bin).exists():
         sys.exit(f"error: {a.bin} not found\nhint: cargo build --release (or pass --bin)")
     fetch_exe = py = None
@@ -414,6 +428,7 @@ def main():
     if not pages:
         sys.exit("error: no page selected")
     by_key = {f"{c.name}/{p.name}": p for c, p in pages}
+    sample = [(c, p) for c, p in pages if in_sample(c.name, p.name, max(1, a.fetch_every))] or pages[:1]
     # the bytes are served from a temporary directory (scrapinghub's are gzipped)
     serve_dir = Path(tempfile.mkdtemp(prefix="bench-web-pages-"))
     for key, p in by_key.items():
@@ -451,6 +466,12 @@ def main():
             ["results"][0].get("content") or "",
             a.rounds,
         ),
+        "hermes-mcp@base": (
+            lambda: Mcp([a.baseline_bin, "serve"], env),
+            lambda c, url: json.loads(unwrap_untrusted(c.call("web_extract", {"urls": [url], "char_limit": 500000})))
+            ["results"][0].get("content") or "",
+            a.rounds,
+        ),
         "mcp-server-fetch": (
             lambda: Mcp([str(fetch_exe), "--allow-private-ips", "--ignore-robots-txt"],
                         {"PATH": os.environ.get("PATH", ""), "HOME": home}),
@@ -461,8 +482,9 @@ def main():
 
     texts = {}   # tool -> key -> text
     times = {}   # tool -> corpus -> seconds (per page, one round)
+    page_t = {}  # tool -> key -> seconds (one round)
     for tool in servers:
-        texts[tool], times[tool] = {}, Counter()
+        texts[tool], times[tool], page_t[tool] = {}, Counter(), Counter()
         if tool == "trafilatura":
             w = subprocess.Popen([str(py), "-c", TRAFILATURA_WORKER], stdin=subprocess.PIPE,
                                  stdout=subprocess.PIPE, text=True, bufsize=1)
@@ -473,14 +495,16 @@ def main():
                 r = json.loads(w.stdout.readline())
                 texts[tool][key] = r["text"]
                 times[tool][c.name] += r["dt"]
+                page_t[tool][key] += r["dt"]
             w.stdin.close()
             w.wait()
             continue
         start, extract, rounds = mcp_servers[tool]
+        todo = sample if tool == "mcp-server-fetch" else pages
         conn = start()
-        extract(conn, url_of(f"{pages[0][0].name}/{pages[0][1].name}"))  # warm-up
+        extract(conn, url_of(f"{todo[0][0].name}/{todo[0][1].name}"))  # warm-up
         for _ in range(rounds):
-            for c, p in pages:
+            for c, p in todo:
                 key = f"{c.name}/{p.name}"
                 t0 = time.perf_counter()
                 try:
@@ -490,6 +514,7 @@ def main():
                     texts[tool][key] = ""
                     conn = start()
                 times[tool][c.name] += (time.perf_counter() - t0) / rounds
+                page_t[tool][key] += (time.perf_counter() - t0) / rounds
         conn.close()
         print(f"{tool}: done", file=sys.stderr)
     srv.shutdown()
@@ -504,7 +529,7 @@ def main():
     # scores
     scores = {tool: {} for tool in servers}
     for tool in servers:
-        for c, p in pages:
+        for c, p in (sample if tool == "mcp-server-fetch" else pages):
             key = f"{c.name}/{p.name}"
             raw = texts[tool][key]
             scores[tool][key] = c.page_score(p, raw if tool == "trafilatura" else md_text(raw))
@@ -512,43 +537,57 @@ def main():
     parts = ["tune", "held-out"] if a.part == "all" else [a.part]
     versions = {"trafilatura": version_of(py, "trafilatura") if py else "",
                 "mcp-server-fetch": version_of(py, "mcp-server-fetch") if py else ""}
-    print(f"bench_web: {len(pages)} pages; hermes-mcp x{a.rounds} rounds, others x1; loopback, sequential calls")
+    fetch_on = "mcp-server-fetch" in servers
+    cols = [t for t in servers if t != "mcp-server-fetch"]  # on every page
+    scols = ["hermes-mcp", "mcp-server-fetch"] if fetch_on and "hermes-mcp" in servers else (
+        ["mcp-server-fetch"] if fetch_on else [])  # on mcp-server-fetch's sample
+    print(f"bench_web: {len(pages)} pages (mcp-server-fetch: a sample of {len(sample)}, --fetch-every "
+          f"{a.fetch_every}); hermes-mcp x{a.rounds} rounds, others x1; loopback, sequential calls")
     print("  " + ", ".join(f"{t} {versions[t]}" for t in servers if versions.get(t)))
     print("  F1: readability/scrapinghub mean token F1; trafilatura snippet F1 (summed counts)")
-    print(f"{'corpus':<12} {'part':<9} {'pages':>5}  " + "  ".join(f"{t:>16}" for t in servers))
-    headline = {t: {pt: [] for pt in parts} for t in servers}
+    head = [f"{t:>16}" for t in cols] + [f"{(t + '@sample'):>24}" for t in scols]
+    print(f"{'corpus':<12} {'part':<9} {'pages':>5} {'sample':>6}  " + "  ".join(head))
+    headline = {pt: {t: [] for t in cols + [x + "@s" for x in scols]} for pt in parts}
     for c in corpora:
         for pt in parts:
             sel = [p for cc, p in pages if cc is c and p.part == pt]
+            ssel = [p for cc, p in sample if cc is c and p.part == pt]
             if not sel:
                 continue
             row = []
-            for t in servers:
+            for t in cols:
                 v = c.aggregate([scores[t][f"{c.name}/{p.name}"] for p in sel])
-                headline[t][pt].append(v)
+                headline[pt][t].append(v)
                 row.append(f"{v:>16.3f}")
-            print(f"{c.name:<12} {pt:<9} {len(sel):>5}  " + "  ".join(row))
+            for t in scols:
+                v = c.aggregate([scores[t][f"{c.name}/{p.name}"] for p in ssel])
+                if ssel:
+                    headline[pt][t + "@s"].append(v)
+                row.append(f"{v:>24.3f}")
+            print(f"{c.name:<12} {pt:<9} {len(sel):>5} {len(ssel):>6}  " + "  ".join(row))
     for pt in parts:
-        vals = [headline[t][pt] for t in servers]
-        print(f"{'MEAN':<12} {pt:<9} {'':>5}  " + "  ".join(f"{sum(v) / len(v):>16.3f}" if v else f"{'-':>16}" for v in vals))
-    print(f"{'speed':<12} {'pages/s':<9} {'':>5}  " + "  ".join(
-        f"{len(pages) / sum(times[t].values()):>16.1f}" for t in servers))
+        vals = list(headline[pt].values())
+        print(f"{'MEAN':<12} {pt:<9} {'':>5} {'':>6}  " + "  ".join(
+            (f"{sum(v) / len(v):>16.3f}" if v else f"{'-':>16}") if k in cols else
+            (f"{sum(v) / len(v):>24.3f}" if v else f"{'-':>24}") for k, v in headline[pt].items()))
+    rate = lambda t, sel: len(sel) / sum(page_t[t][f"{c.name}/{p.name}"] for c, p in sel)
+    print(f"{'speed':<12} {'pages/s':<9} {'':>5} {'':>6}  " + "  ".join(
+        [f"{rate(t, pages):>16.1f}" for t in cols] + [f"{rate(t, sample):>24.2f}" for t in scols]))
     if "hermes-mcp" in servers:
-        ours = len(pages) / sum(times["hermes-mcp"].values())
-        for t in servers:
-            if t != "hermes-mcp":
-                theirs = len(pages) / sum(times[t].values())
-                note = " (in-process library, no HTTP/MCP)" if t == "trafilatura" else ""
-                print(f"speed ratio hermes-mcp / {t}: {ours / theirs:.1f}x{note}")
+        if fetch_on:
+            print(f"speed ratio hermes-mcp / mcp-server-fetch (same {len(sample)} pages): "
+                  f"{rate('hermes-mcp', sample) / rate('mcp-server-fetch', sample):.0f}x")
+        if "trafilatura" in servers:
+            print(f"speed ratio hermes-mcp / trafilatura (all pages; trafilatura in-process, no HTTP/MCP): "
+                  f"{rate('hermes-mcp', pages) / rate('trafilatura', pages):.1f}x")
         for c in corpora:
             sel = [p for cc, p in pages if cc is c and p.part == "tune"]  # never held-out pages
             worst = sorted(sel, key=lambda p: c.page_f1(scores["hermes-mcp"][f"{c.name}/{p.name}"]))[: a.worst]
             if worst:
-                print(f"worst tune pages of {c.name} (hermes-mcp" + "".join(f" / {t}" for t in servers if t != "hermes-mcp") + "):")
+                print(f"worst tune pages of {c.name} (" + " / ".join(cols) + "):")
             for p in worst:
                 key = f"{c.name}/{p.name}"
-                print(f"  {p.name[:60]:<60} " + " ".join(
-                    f"{c.page_f1(scores[t][key]):.3f}" for t in servers))
+                print(f"  {p.name[:60]:<60} " + " ".join(f"{c.page_f1(scores[t][key]):.3f}" for t in cols))
 
 
 if __name__ == "__main__":
