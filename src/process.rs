@@ -73,11 +73,21 @@ fn drain<R: Read + AsRawFd + Send + 'static>(
 
 /// Read `r` into `buf` until end of file, more than `cap` bytes, an error,
 /// or `stop`.
-fn read_until_stopped(
+fn read_until_stopped(r: impl Read + AsRawFd, buf: &mut Vec<u8>, cap: usize, stop: &AtomicBool) {
+    read_polled(r, stop, |chunk| {
+        buf.extend_from_slice(chunk);
+        buf.len() <= cap
+    });
+}
+
+/// Read a pipe without blocking, polled in short steps, handing each chunk
+/// to `each` (which says whether to go on), until end of file, an error, or
+/// `stop`: a descendant that left the process group (`setsid`) and keeps the
+/// pipe open cannot hold the reading thread for ever.
+pub(crate) fn read_polled(
     mut r: impl Read + AsRawFd,
-    buf: &mut Vec<u8>,
-    cap: usize,
     stop: &AtomicBool,
+    mut each: impl FnMut(&[u8]) -> bool,
 ) {
     let fd = r.as_raw_fd();
     // SAFETY: fcntl on a descriptor this reader owns; only the flags change.
@@ -88,7 +98,7 @@ fn read_until_stopped(
         }
     }
     let mut chunk = vec![0u8; 64 * 1024];
-    while !stop.load(Ordering::SeqCst) && buf.len() <= cap {
+    while !stop.load(Ordering::SeqCst) {
         let mut pfd = libc::pollfd {
             fd,
             events: libc::POLLIN,
@@ -104,7 +114,11 @@ fn read_until_stopped(
         }
         match r.read(&mut chunk) {
             Ok(0) => return,
-            Ok(k) => buf.extend_from_slice(&chunk[..k]),
+            Ok(k) => {
+                if !each(chunk.get(..k).unwrap_or_default()) {
+                    return;
+                }
+            }
             Err(e)
                 if matches!(
                     e.kind(),
@@ -117,7 +131,7 @@ fn read_until_stopped(
 
 /// Sets the flag when dropped: whatever way a run returns, its reader
 /// threads stop.
-struct StopOnDrop(Arc<AtomicBool>);
+pub(crate) struct StopOnDrop(pub(crate) Arc<AtomicBool>);
 
 impl Drop for StopOnDrop {
     fn drop(&mut self) {
@@ -159,7 +173,7 @@ pub fn output_then_kill_group(
 /// Whether the child `pid` has ended, without reaping it: until
 /// `Child::wait`, its zombie keeps `pid` (and so the group id) from being
 /// given to another process, so a group kill cannot reach a stranger.
-fn exited(pid: u32) -> io::Result<bool> {
+pub(crate) fn exited(pid: u32) -> io::Result<bool> {
     let id = libc::id_t::from(pid);
     // SAFETY: waitid(2) on our own child with WNOWAIT (nothing is reaped)
     // into a zeroed siginfo_t owned by this frame.
