@@ -73,11 +73,21 @@ fn drain<R: Read + AsRawFd + Send + 'static>(
 
 /// Read `r` into `buf` until end of file, more than `cap` bytes, an error,
 /// or `stop`.
-fn read_until_stopped(
+fn read_until_stopped(r: impl Read + AsRawFd, buf: &mut Vec<u8>, cap: usize, stop: &AtomicBool) {
+    read_polled(r, stop, |chunk| {
+        buf.extend_from_slice(chunk);
+        buf.len() <= cap
+    });
+}
+
+/// Read a pipe without blocking, polled in short steps, handing each chunk
+/// to `each` (which says whether to go on), until end of file, an error, or
+/// `stop`: a descendant that left the process group (`setsid`) and keeps the
+/// pipe open cannot hold the reading thread for ever.
+pub(crate) fn read_polled(
     mut r: impl Read + AsRawFd,
-    buf: &mut Vec<u8>,
-    cap: usize,
     stop: &AtomicBool,
+    mut each: impl FnMut(&[u8]) -> bool,
 ) {
     let fd = r.as_raw_fd();
     // SAFETY: fcntl on a descriptor this reader owns; only the flags change.
@@ -88,7 +98,7 @@ fn read_until_stopped(
         }
     }
     let mut chunk = vec![0u8; 64 * 1024];
-    while !stop.load(Ordering::SeqCst) && buf.len() <= cap {
+    while !stop.load(Ordering::SeqCst) {
         let mut pfd = libc::pollfd {
             fd,
             events: libc::POLLIN,
@@ -104,7 +114,11 @@ fn read_until_stopped(
         }
         match r.read(&mut chunk) {
             Ok(0) => return,
-            Ok(k) => buf.extend_from_slice(&chunk[..k]),
+            Ok(k) => {
+                if !each(chunk.get(..k).unwrap_or_default()) {
+                    return;
+                }
+            }
             Err(e)
                 if matches!(
                     e.kind(),
@@ -117,7 +131,7 @@ fn read_until_stopped(
 
 /// Sets the flag when dropped: whatever way a run returns, its reader
 /// threads stop.
-struct StopOnDrop(Arc<AtomicBool>);
+pub(crate) struct StopOnDrop(pub(crate) Arc<AtomicBool>);
 
 impl Drop for StopOnDrop {
     fn drop(&mut self) {
@@ -142,7 +156,7 @@ pub fn kill_group(pid: u32) {
 /// exits is killed with the group when the time is up, rather than holding
 /// the caller. A child that writes more than the cap is killed with its group.
 pub fn output_with_timeout(cmd: Command, timeout: Duration) -> Result<Output, RunError> {
-    run(cmd, timeout, OUTPUT_CAP, false)
+    run(cmd, timeout, OUTPUT_CAP, false, kill_group)
 }
 
 /// [`output_with_timeout`] with its own cap, for a step that must leave
@@ -153,10 +167,41 @@ pub fn output_then_kill_group(
     timeout: Duration,
     cap: usize,
 ) -> Result<Output, RunError> {
-    run(cmd, timeout, cap, true)
+    run(cmd, timeout, cap, true, kill_group)
 }
 
-fn run(mut cmd: Command, timeout: Duration, cap: usize, reap: bool) -> Result<Output, RunError> {
+/// Whether the child `pid` has ended, without reaping it: until
+/// `Child::wait`, its zombie keeps `pid` (and so the group id) from being
+/// given to another process, so a group kill cannot reach a stranger.
+pub(crate) fn exited(pid: u32) -> io::Result<bool> {
+    let id = libc::id_t::from(pid);
+    // SAFETY: waitid(2) on our own child with WNOWAIT (nothing is reaped)
+    // into a zeroed siginfo_t owned by this frame.
+    let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
+    let r = unsafe {
+        libc::waitid(
+            libc::P_PID,
+            id,
+            &mut info,
+            libc::WEXITED | libc::WNOHANG | libc::WNOWAIT,
+        )
+    };
+    if r < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: si_pid is set by waitid when a child changed state; 0 otherwise.
+    Ok(unsafe { info.si_pid() } != 0)
+}
+
+/// The run; `kill` kills the process group (every call comes before the
+/// leader is reaped).
+fn run(
+    mut cmd: Command,
+    timeout: Duration,
+    cap: usize,
+    reap: bool,
+    kill: fn(u32),
+) -> Result<Output, RunError> {
     cmd.stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -173,25 +218,25 @@ fn run(mut cmd: Command, timeout: Duration, cap: usize, reap: bool) -> Result<Ou
     // A timeout too large to add to now (`.inf` in config.yaml) never expires.
     let deadline = Instant::now().checked_add(timeout);
     let end = |child: &mut std::process::Child, e: RunError| {
-        kill_group(pid);
+        kill(pid);
         let _ = child.wait();
         Err(e)
     };
-    let status = loop {
+    loop {
         match over.load(Ordering::SeqCst) {
             0 => {}
             1 => return end(&mut child, RunError::TooMuchOutput(cap, "stdout")),
             _ => return end(&mut child, RunError::TooMuchOutput(cap, "stderr")),
         }
-        match child.try_wait() {
-            Ok(Some(st)) => break st,
-            Ok(None) if deadline.is_some_and(|d| Instant::now() >= d) => {
+        match exited(pid) {
+            Ok(true) => break,
+            Ok(false) if deadline.is_some_and(|d| Instant::now() >= d) => {
                 return end(&mut child, RunError::TimedOut(timeout));
             }
-            Ok(None) => std::thread::sleep(Duration::from_millis(5)),
+            Ok(false) => std::thread::sleep(Duration::from_millis(5)),
             Err(e) => return end(&mut child, RunError::Spawn(e)),
         }
-    };
+    }
     let collect = |rx: mpsc::Receiver<Result<Vec<u8>, ()>>, name: &'static str| {
         let left = deadline.map_or(Duration::MAX, |d| {
             d.saturating_duration_since(Instant::now())
@@ -200,7 +245,7 @@ fn run(mut cmd: Command, timeout: Duration, cap: usize, reap: bool) -> Result<Ou
             Ok(b) => Some(b),
             Err(_) => {
                 // Something the child started still holds the pipe.
-                kill_group(pid);
+                kill(pid);
                 let got = rx.recv_timeout(Duration::from_secs(1)).ok();
                 stop.store(true, Ordering::SeqCst);
                 got
@@ -212,17 +257,18 @@ fn run(mut cmd: Command, timeout: Duration, cap: usize, reap: bool) -> Result<Ou
             None => Err(RunError::TimedOut(timeout)),
         }
     };
-    let result = collect(out, "stdout").and_then(|stdout| {
-        Ok(Output {
-            status,
-            stdout,
-            stderr: collect(err, "stderr")?,
-        })
-    });
+    let result = collect(out, "stdout").and_then(|stdout| Ok((stdout, collect(err, "stderr")?)));
     if reap || result.is_err() {
-        kill_group(pid);
+        kill(pid);
     }
-    result
+    // Reaped only now: every group kill above found the zombie holding its id.
+    let status = child.wait().map_err(RunError::Spawn)?;
+    let (stdout, stderr) = result?;
+    Ok(Output {
+        status,
+        stdout,
+        stderr,
+    })
 }
 
 /// Run blocking work (a child process, a file lock) from async code without
@@ -338,6 +384,43 @@ mod tests {
             gone,
             "the descendant still writes into a pipe somebody reads"
         );
+    }
+
+    thread_local! {
+        /// For each group kill of this thread's run: whether the leader was
+        /// still unreaped (its /proc entry there, a zombie or running).
+        static KILLS: std::cell::RefCell<Vec<bool>> = const { std::cell::RefCell::new(Vec::new()) };
+    }
+
+    fn recording_kill(pid: u32) {
+        let unreaped = std::path::Path::new(&format!("/proc/{pid}")).exists();
+        KILLS.with(|k| k.borrow_mut().push(unreaped));
+        kill_group(pid);
+    }
+
+    /// Every group kill comes while the leader's zombie still holds its pid
+    /// (so a reused pid can never be killed), after a clean end and after
+    /// pipes held past the deadline.
+    #[test]
+    fn the_group_is_killed_before_the_leader_is_reaped() {
+        let t = tempfile::tempdir().expect("tempdir");
+        let pidfile = t.path().join("pid");
+        let mut c = Command::new("sh");
+        c.arg("-c").arg(format!(
+            "sleep 100000 >/dev/null 2>&1 & echo $! > {}; echo done",
+            pidfile.display()
+        ));
+        let o = run(c, Duration::from_secs(60), OUTPUT_CAP, true, recording_kill).expect("run");
+        assert_eq!(o.stdout, b"done\n");
+        assert!(o.status.success());
+        assert!(gone_within(read_pid(&pidfile), Duration::from_secs(30)));
+        let mut c = Command::new("sh");
+        c.args(["-c", "sleep 30 & exit 3"]);
+        // The background sleep holds the pipes past the deadline: killed, then the run ends.
+        let o = run(c, Duration::from_secs(1), OUTPUT_CAP, true, recording_kill).expect("run");
+        assert_eq!(o.status.code(), Some(3));
+        let kills = KILLS.with(|k| k.borrow().clone());
+        assert!(kills.len() >= 2 && kills.iter().all(|k| *k), "{kills:?}");
     }
 
     #[test]

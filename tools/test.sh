@@ -36,7 +36,7 @@ apt_install() {  # apt_install PKG... (only the missing ones)
 # and decoding: Debian's sox has no MP3 codec), chromium (browser),
 # strace (records Chromium's connections), util-linux's unshare and iproute2's ip (the
 # loopback-only network namespace the tests run in).
-apt_install python3-venv sqlite3 espeak-ng sox lame chromium strace util-linux iproute2 ffmpeg zsh fish
+apt_install python3-venv sqlite3 espeak-ng sox lame chromium strace util-linux iproute2 ffmpeg zsh fish openssl
 
 # The real codex CLI (end-to-end and config-validation tests).
 if ! command -v codex >/dev/null 2>&1 || [ "$(codex --version 2>/dev/null | awk '{print $2}')" != "$CODEX_VERSION" ]; then

@@ -13,14 +13,16 @@
 //! stderr is kept; and what doctor shows of the server's output is redacted
 //! as the tools redact their results (`crate::redact`).
 
-use std::io::{Read, Write};
+use std::io::Write;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use crate::process::{RunError, human_bytes, kill_group};
+use crate::process::{RunError, StopOnDrop, exited, human_bytes, kill_group, read_polled};
 use crate::redact::redact_sensitive_text as redact;
 
 use serde_json::{Value, json};
@@ -87,6 +89,10 @@ struct Running {
     stdin: Option<std::process::ChildStdin>,
     lines: mpsc::Receiver<Out>,
     stderr: mpsc::Receiver<String>,
+    /// Set when doctor is done with the server (at the latest when this is
+    /// dropped): the pipe readers end then, whoever still holds the pipes.
+    stop: Arc<AtomicBool>,
+    _stop_on_drop: StopOnDrop,
 }
 
 impl Running {
@@ -133,8 +139,10 @@ impl Running {
     fn finish(mut self) -> String {
         drop(self.stdin.take());
         let deadline = Instant::now() + GRACE;
+        // Seen to end without being reaped: its zombie keeps the group id
+        // from going to another process until the group kill below.
         while Instant::now() < deadline {
-            if matches!(self.child.try_wait(), Ok(Some(_))) {
+            if exited(self.child.id()).unwrap_or(true) {
                 break;
             }
             std::thread::sleep(Duration::from_millis(10));
@@ -142,8 +150,13 @@ impl Running {
         kill_group(self.child.id());
         let _ = self.child.kill();
         let _ = self.child.wait();
-        // A process that left the group (setsid) may still hold stderr.
-        redact(&self.stderr.recv_timeout(GRACE).unwrap_or_default())
+        // A process that left the group (setsid) may still hold stderr: the
+        // reader then stops and hands over what it has.
+        let stderr = self.stderr.recv_timeout(GRACE).unwrap_or_else(|_| {
+            self.stop.store(true, Ordering::SeqCst);
+            self.stderr.recv_timeout(GRACE).unwrap_or_default()
+        });
+        redact(&stderr)
     }
 }
 
@@ -166,26 +179,26 @@ fn spawn(launch: &Launch) -> std::io::Result<Running> {
         .stdout
         .take()
         .ok_or_else(|| std::io::Error::other("no stdout"))?;
-    let mut stderr = child
+    let stderr = child
         .stderr
         .take()
         .ok_or_else(|| std::io::Error::other("no stderr"))?;
+    let stop = Arc::new(AtomicBool::new(false));
     let (tx, lines) = mpsc::channel();
-    std::thread::spawn(move || read_lines(stdout, &tx));
+    let halt = stop.clone();
+    std::thread::spawn(move || read_lines(stdout, &tx, &halt));
     let (tx, stderr_rx) = mpsc::channel();
+    let halt = stop.clone();
     std::thread::spawn(move || {
         let mut buf = Vec::new();
-        let mut chunk = [0u8; 4096];
-        while let Ok(n) = stderr.read(&mut chunk) {
-            if n == 0 {
-                break;
-            }
-            buf.extend_from_slice(chunk.get(..n).unwrap_or_default());
+        read_polled(stderr, &halt, |chunk| {
+            buf.extend_from_slice(chunk);
             // Keep the end, which says why it stopped; drop the start in bulk.
             if buf.len() > 2 * STDERR_CAP {
                 buf.drain(..buf.len() - STDERR_CAP);
             }
-        }
+            true
+        });
         let keep = buf.len().saturating_sub(STDERR_CAP);
         let _ = tx.send(String::from_utf8_lossy(buf.get(keep..).unwrap_or_default()).into_owned());
     });
@@ -195,43 +208,45 @@ fn spawn(launch: &Launch) -> std::io::Result<Running> {
         stdin,
         lines,
         stderr: stderr_rx,
+        _stop_on_drop: StopOnDrop(stop.clone()),
+        stop,
     })
 }
 
-/// Hand over stdout line by line until EOF, or until more than
+/// Hand over stdout line by line until EOF or `stop`, or until more than
 /// [`STDOUT_CAP`] bytes came (then [`Out::TooMuch`] and stop reading: a
 /// server writing without a newline must not grow one line without end).
-fn read_lines(mut stdout: impl Read, tx: &mpsc::Sender<Out>) {
+fn read_lines(
+    stdout: impl std::io::Read + std::os::fd::AsRawFd,
+    tx: &mpsc::Sender<Out>,
+    stop: &AtomicBool,
+) {
     let mut total = 0usize;
     let mut line = Vec::new();
-    let mut chunk = [0u8; 8192];
-    loop {
-        let n = match stdout.read(&mut chunk) {
-            Ok(0) | Err(_) => break,
-            Ok(n) => n,
-        };
-        total += n;
+    let mut over = false;
+    let mut gone = false;
+    read_polled(stdout, stop, |chunk| {
+        total += chunk.len();
         if total > STDOUT_CAP {
             let _ = tx.send(Out::TooMuch);
-            return;
+            over = true;
+            return false;
         }
-        for part in chunk
-            .get(..n)
-            .unwrap_or_default()
-            .split_inclusive(|b| *b == b'\n')
-        {
+        for part in chunk.split_inclusive(|b| *b == b'\n') {
             line.extend_from_slice(part);
             if line.last() == Some(&b'\n') {
                 line.pop();
                 let text = String::from_utf8_lossy(&line).into_owned();
                 line.clear();
                 if tx.send(Out::Line(text)).is_err() {
-                    return;
+                    gone = true;
+                    return false;
                 }
             }
         }
-    }
-    if !line.is_empty() {
+        true
+    });
+    if !over && !gone && !line.is_empty() {
         let _ = tx.send(Out::Line(String::from_utf8_lossy(&line).into_owned()));
     }
 }
@@ -398,4 +413,60 @@ pub(crate) fn resolve(command: &str, path_var: Option<&str>, cwd: &Path) -> Opti
         .filter(|d| !d.is_empty())
         .map(|d| Path::new(d).join(command))
         .find(|p| is_exec(p))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Whether `pid` ends within `limit` (a zombie counts).
+    fn gone_within(pid: &str, limit: Duration) -> bool {
+        let deadline = Instant::now() + limit;
+        loop {
+            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+            let state = stat.rsplit(") ").next().and_then(|r| r.chars().next());
+            if matches!(state, None | Some('Z' | 'X')) {
+                return true;
+            }
+            if Instant::now() > deadline {
+                return false;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// A descendant that left the server's process group (`setsid`) and
+    /// keeps writing to its stderr does not keep doctor's pipe readers: once
+    /// doctor is done with the server they stop (the descendant's next write
+    /// fails), and what it wrote so far is still shown.
+    #[test]
+    fn a_descendant_outside_the_group_does_not_keep_the_readers() {
+        let t = tempfile::tempdir().expect("tempdir");
+        let pidfile = t.path().join("pid");
+        let launch = Launch {
+            program: PathBuf::from("/bin/sh"),
+            args: vec![
+                "-c".into(),
+                format!(
+                    "setsid sh -c 'echo $$ > {}; while :; do echo held >&2 || exit 0; sleep 0.1; done' & sleep 0.3",
+                    pidfile.display()
+                ),
+            ],
+            env: vec![("PATH".into(), "/usr/bin:/bin".into())],
+            cwd: None,
+            timeout: Duration::from_secs(1),
+        };
+        let e = probe(&launch).expect_err("no handshake");
+        assert!(e.stderr.contains("held"), "{e:?}");
+        let pid = std::fs::read_to_string(&pidfile).expect("pid");
+        let pid = pid.trim();
+        let gone = gone_within(pid, Duration::from_secs(10));
+        if let Ok(p) = pid.parse::<libc::pid_t>() {
+            // SAFETY: plain kill(2) of the test's own descendant.
+            unsafe {
+                libc::kill(p, libc::SIGKILL);
+            }
+        }
+        assert!(gone, "the descendant still writes into a pipe doctor reads");
+    }
 }

@@ -12,7 +12,8 @@
 //!
 //! The check: the variables `serve` reads that are set here, not passed, and
 //! not in `.env`; if there are any, `tools --json` runs again with them, and
-//! every tool or provider that changes is a finding.
+//! every tool or provider that changes is a finding. Only when the configured
+//! command is this very binary: another program never gets this shell's keys.
 
 use std::collections::HashSet;
 
@@ -38,6 +39,15 @@ pub(super) fn check(launch: &probe::Launch, doc: &Value, r: &mut Report) {
         .filter_map(|n| envvars::get(n).map(|v| (n.to_string(), v)))
         .collect();
     if shell_only.is_empty() {
+        return;
+    }
+    // The shell's keys go only to this very binary: never to whatever program
+    // the config names, which codex would not give them either.
+    if !is_this_binary(&launch.program) {
+        r.notes.push(format!(
+            "this shell's keys were not compared: hermes-tools runs {}, not this hermes-mcp, and doctor gives it only what codex would",
+            launch.program.display()
+        ));
         return;
     }
     let mut env = launch.env.clone();
@@ -77,6 +87,20 @@ pub(super) fn check(launch: &probe::Launch, doc: &Value, r: &mut Report) {
             "put {list} in {home}/.env, which hermes-tools reads itself however codex is started; or run `hermes-mcp migrate` again from this shell so env_vars lists {it}, and start codex from an environment that exports {it}"
         ),
     );
+}
+
+/// `program` is the file this process runs from (same device and inode, so
+/// no path spelling or link can stand in for another program).
+fn is_this_binary(program: &std::path::Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    let id = |m: std::fs::Metadata| (m.dev(), m.ino());
+    match (
+        std::env::current_exe().and_then(std::fs::metadata),
+        std::fs::metadata(program),
+    ) {
+        (Ok(this), Ok(that)) => id(this) == id(that),
+        _ => false,
+    }
 }
 
 /// What the server loses without the shell's keys ("image_generate is

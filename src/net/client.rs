@@ -262,6 +262,22 @@ pub fn install_crypto() {
     });
 }
 
+/// The rustls client configuration the HTTP client verifies with (ring, the
+/// platform verifier: the system's roots, `SSL_CERT_FILE`/`SSL_CERT_DIR` honoured),
+/// for the connections reqwest does not make (WebSockets: browser CDP, tts edge).
+/// Built once; a failure (no usable root store) is kept and returned again.
+pub(crate) fn tls_client_config() -> Result<Arc<rustls::ClientConfig>, rustls::Error> {
+    use rustls_platform_verifier::ConfigVerifierExt;
+    static CONFIG: std::sync::OnceLock<Result<Arc<rustls::ClientConfig>, rustls::Error>> =
+        std::sync::OnceLock::new();
+    CONFIG
+        .get_or_init(|| {
+            install_crypto();
+            rustls::ClientConfig::with_platform_verifier().map(Arc::new)
+        })
+        .clone()
+}
+
 /// The shared HTTP client (cheap to clone: the connection pools are shared).
 #[derive(Clone)]
 pub struct HttpClient {

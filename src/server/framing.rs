@@ -121,16 +121,22 @@ pub(crate) fn judge(line: &[u8]) -> Verdict {
 }
 
 /// The id of a line that is valid JSON syntax but holds a lone UTF-16
-/// surrogate escape (`"\ud800"`), which serde_json refuses: with each lone
-/// surrogate read as U+FFFD the line parses, and its id (when it is a valid
+/// surrogate escape (`"\ud800"`) or bytes that are not UTF-8 (a raw CESU-8
+/// surrogate), which serde_json refuses: with each read as U+FFFD the line parses, and its id (when it is a valid
 /// request id) is the one to answer with. The answer stays `-32700`: such a
 /// string is not Unicode text, so the line is not a JSON text a JSON-RPC
 /// peer must accept (RFC 8259 §8.2, I-JSON RFC 7493 §2.1), and the request is
 /// not run with a substituted character; but the id was readable, and
 /// JSON-RPC 2.0 sends `null` only when it was not.
 fn readable_id(line: &[u8]) -> Value {
-    let Some(fixed) = replace_lone_surrogates(line) else {
-        return Value::Null;
+    // Bytes that are not UTF-8 (raw CESU-8 surrogates `ED A0 80`, stray
+    // continuation bytes) are read as U+FFFD the same way.
+    let text = String::from_utf8_lossy(line);
+    let not_utf8 = matches!(text, std::borrow::Cow::Owned(_));
+    let fixed = match replace_lone_surrogates(text.as_bytes()) {
+        Some(fixed) => fixed,
+        None if not_utf8 => text.into_owned().into_bytes(),
+        None => return Value::Null,
     };
     let Ok(Value::Object(obj)) = serde_json::from_slice::<Value>(&fixed) else {
         return Value::Null;
@@ -535,6 +541,23 @@ mod tests {
             );
         }
         assert_eq!(replace_lone_surrogates(br#""\ud83d\ude00""#), None);
+    }
+
+    #[test]
+    fn raw_surrogate_bytes_keep_the_id() {
+        for raw in [
+            &b"\xed\xa0\x80"[..],
+            b"\xed\xbf\xbf",
+            b"a\xed\xa0\xbd\xed\xb8\x80",
+            b"\xff",
+        ] {
+            let mut line = br#"{"jsonrpc":"2.0","id":"s","method":"ping","params":{"x":""#.to_vec();
+            line.extend_from_slice(raw);
+            line.extend_from_slice(br#""}}"#);
+            assert_eq!(code(&judge(&line)), Some((json!("s"), -32700)), "{raw:?}");
+        }
+        // Not JSON at all, with or without such bytes: no id to read.
+        assert_eq!(code(&judge(b"\xed\xa0\x80")), Some((Value::Null, -32700)));
     }
 
     #[test]

@@ -17,6 +17,7 @@ use super::support::common::{TestEnv, hermes_python, provider_for};
 use super::support::fake::{Req, Resp, TestServer};
 use super::support::prereq::require_chromium;
 use super::support::serve::{Serve, Served};
+use super::support::tls::{TestCa, tls_relay};
 
 /// A loopback fake of a provider's REST API answering `answer(request)` as JSON, over
 /// persistent connections as the real services keep them.
@@ -414,6 +415,54 @@ fn browser_cloud_failures_retry_like_hermes_then_fall_back_to_local_chromium() {
         v["cloud_fallback"].as_str().unwrap().contains(
             "Browserbase requires BROWSERBASE_API_KEY and BROWSERBASE_PROJECT_ID environment variables."
         ),
+        "{v}"
+    );
+}
+
+#[test]
+fn browser_cloud_wss_cdp_urls_connect_over_tls_verified_like_the_http_client() {
+    let pages = page_server();
+    let chrome = ExternalChrome::start();
+    // The provider's browser behind TLS: a loopback TLS front on the test
+    // Chromium's DevTools port, its certificate signed by a test authority.
+    let ca = TestCa::new();
+    let front = tls_relay(&ca, chrome.port);
+    let ws = chrome.ws_url();
+    let path = &ws[ws.find("/devtools/").unwrap()..];
+    let fake = provider_fake(
+        "firecrawl",
+        format!("wss://127.0.0.1:{}{path}", front.port()),
+    );
+    let config = format!(
+        "browser:\n  cloud_provider: firecrawl\n  auto_local_for_private_urls: false\n  allow_private_urls: true\n  firecrawl:\n    base_url: \"{}\"\n",
+        fake.base()
+    );
+    // Trusted through SSL_CERT_FILE, as the HTTP client trusts it.
+    let trusted = ca.ca_pem();
+    let vars = [
+        ("FIRECRAWL_API_KEY", "fc_test_key"),
+        ("SSL_CERT_FILE", trusted.to_str().unwrap()),
+    ];
+    let mut s = served(&config, &vars);
+    let v = s.ok("browser_navigate", json!({"url": pages.url("/form.html")}));
+    assert_eq!(v["title"], "Order form", "{v}");
+    assert!(v.get("cloud_fallback").is_none(), "{v}");
+    assert!(chrome.titles().iter().any(|t| t == "Order form"));
+    assert_eq!(s.local_chromium(), 0);
+    drop(s);
+
+    // A certificate the process does not trust: refused, and the answer says why.
+    let other = TestCa::new();
+    let untrusted = other.ca_pem();
+    let vars = [
+        ("FIRECRAWL_API_KEY", "fc_test_key"),
+        ("SSL_CERT_FILE", untrusted.to_str().unwrap()),
+    ];
+    let mut s = served(&config, &vars);
+    let (_, v) = s.call("browser_navigate", json!({"url": pages.url("/form.html")}));
+    let text = v.to_string();
+    assert!(
+        text.contains("TLS to 127.0.0.1 failed: invalid peer certificate: UnknownIssuer"),
         "{v}"
     );
 }

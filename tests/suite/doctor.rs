@@ -547,6 +547,33 @@ fn a_key_exported_only_in_the_shell_is_a_finding_with_the_fix() {
     assert_eq!(out.status.code(), Some(0), "{v:#}");
 }
 
+/// The shell-environment comparison re-runs `tools --json` with this shell's
+/// keys only when hermes-tools is this very binary: a configured program of
+/// another kind never sees a key codex would not give it.
+#[test]
+fn a_configured_program_never_gets_the_shells_keys() {
+    let env = CodexEnv::new();
+    env.write_hermes("config.yaml", "toolsets: [hermes-cli]\n");
+    let seen = env.dir.path().join("tools-env.txt");
+    fake_hermes_tools(
+        &env,
+        ANSWERS,
+        &format!(
+            "env >> '{}'\necho ---- >> '{}'\n{TOOLS_OK}",
+            seen.display(),
+            seen.display()
+        ),
+    );
+    let (_, v) = doctor(&env, &[("FAL_KEY", "fal-shell-only-key")]);
+    let seen = fs::read_to_string(&seen).unwrap();
+    assert!(seen.contains("PATH="), "`tools --json` never ran: {v:#}");
+    assert!(!seen.contains("FAL_KEY"), "{seen}");
+    assert!(
+        notes(&v).contains("this shell's keys were not compared"),
+        "{v:#}"
+    );
+}
+
 /// Deepest nesting of parentheses in `s`.
 fn paren_depth(s: &str) -> usize {
     let (mut d, mut max) = (0usize, 0usize);

@@ -11,7 +11,7 @@ use std::process::{Command, Output};
 use hermes_mcp::migrate::hermes_plugin;
 use serde_json::Value;
 
-use super::support::common::{TestEnv, bin, hermes_python};
+use super::support::common::{TestEnv, bin, hermes_python, poll_until};
 use super::support::migrate::{END, START};
 use super::support::prereq::codex_bin;
 
@@ -47,11 +47,9 @@ st = apply(load_config(), "codex_app_server", persist_callback=save_config)
 assert st.success, st.message
 "#;
 
-/// A new session's first turn: Hermes' logging (agent.log) and plugin
-/// discovery as `hermes chat` does them (hermes_cli/main.py), then the
-/// conversation loop's system-prompt step, which fires `on_session_start` for
-/// a brand-new session.
-const SESSION_START: &str = r#"
+/// Hermes' logging (agent.log) and plugin discovery as `hermes chat` does
+/// them (hermes_cli/main.py), and an agent whose session is brand new.
+const SESSION_SETUP: &str = r#"
 import types
 from hermes_logging import setup_logging
 setup_logging(mode="cli")
@@ -66,9 +64,18 @@ agent = types.SimpleNamespace(
     _session_db=None, _cached_system_prompt=None,
     _build_system_prompt=lambda system_message: "system prompt",
 )
-_restore_or_build_system_prompt(agent, None, [])
-assert agent._cached_system_prompt == "system prompt"
 "#;
+
+/// A new session's first turn: [`SESSION_SETUP`], then the conversation
+/// loop's system-prompt step, which fires `on_session_start` for a brand-new
+/// session; then the plugin's background run is waited for (its event).
+fn session_start() -> String {
+    format!(
+        "{SESSION_SETUP}\n_restore_or_build_system_prompt(agent, None, [])\n\
+         assert agent._cached_system_prompt == \"system prompt\"\n\
+         assert loaded.module.DONE.wait(120), \"the plugin's background run never ended\"\n"
+    )
+}
 
 fn hermes_tools(env: &TestEnv) -> Value {
     let mut c = Command::new(codex_bin());
@@ -168,7 +175,7 @@ fn codex_runtime_switch_is_undone_at_next_session_start() {
     );
 
     // The next session starts: hermes-tools is hermes-mcp again, with the user's settings.
-    let out = run_hermes(&env, SESSION_START);
+    let out = run_hermes(&env, &session_start());
     assert!(
         out.stdout.is_empty(),
         "{}",
@@ -220,7 +227,7 @@ fn codex_runtime_switch_is_undone_at_next_session_start() {
         .unwrap()
         .modified()
         .unwrap();
-    let out = run_hermes(&env, SESSION_START);
+    let out = run_hermes(&env, &session_start());
     assert!(
         out.stdout.is_empty(),
         "{}",
@@ -351,7 +358,7 @@ fn session_start_brings_a_stale_block_up_to_date() {
     assert!(!current.contains("HERMES_KANBAN_TASK"), "{current}");
 
     // Up to date: the hook neither writes nor logs.
-    run_hermes(&env, SESSION_START);
+    run_hermes(&env, &session_start());
     assert_eq!(config(&env), current);
     assert_eq!(plugin_log(&env), Vec::<String>::new());
 
@@ -362,7 +369,7 @@ fn session_start_brings_a_stale_block_up_to_date() {
         "toolsets: [hermes-cli, kanban]\nmcp_servers:\n  web:\n    url: http://127.0.0.1:9/mcp\n",
     );
     fs::write(env.hermes_home().join("config.yaml"), yaml).unwrap();
-    let out = run_hermes(&env, SESSION_START);
+    let out = run_hermes(&env, &session_start());
     assert!(
         out.stdout.is_empty(),
         "{}",
@@ -408,7 +415,61 @@ fn session_start_brings_a_stale_block_up_to_date() {
     );
 
     // And quiet again.
-    run_hermes(&env, SESSION_START);
+    run_hermes(&env, &session_start());
     assert_eq!(config(&env), updated);
     assert_eq!(plugin_log(&env), log);
+}
+
+/// A hung `hermes-mcp` (its check never answers) holds a session start up
+/// for about a second at most, through Hermes' real plugin loader and hook;
+/// as Hermes exits, the hung process is stopped and agent.log says so.
+#[test]
+fn a_hung_hermes_mcp_does_not_hold_up_session_start() {
+    let env = TestEnv::under_cache("hermes-hung-");
+    let codex = codex_home(&env);
+    fs::create_dir_all(&codex).unwrap();
+    env.write_hermes("config.yaml", "model:\n  default: gpt-5.5\n");
+    migrate(&env, &["--no-plugins"]);
+    // The plugin's hermes-mcp is now one that never answers.
+    let pid_file = env.dir.path().join("hung.pid");
+    let hung = env.dir.path().join("hung-hermes-mcp");
+    fs::write(
+        &hung,
+        format!(
+            "#!/bin/sh\necho $$ > '{}'\nexec sleep 600\n",
+            pid_file.display()
+        ),
+    )
+    .unwrap();
+    fs::set_permissions(&hung, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let settings_path = env.hermes_home().join("plugins/hermes-mcp/settings.json");
+    let mut settings: Value = serde_json::from_slice(&fs::read(&settings_path).unwrap()).unwrap();
+    settings["argv"][0] = Value::from(hung.to_str().unwrap());
+    fs::write(&settings_path, settings.to_string()).unwrap();
+
+    // Session start, timed; then (before exiting) wait until the hung check runs.
+    let script = format!(
+        "{SESSION_SETUP}\nimport os, time\nt = time.monotonic()\n\
+         _restore_or_build_system_prompt(agent, None, [])\n\
+         print(f\"{{time.monotonic() - t:.3f}}\")\n\
+         while not os.path.exists({pid:?}):\n    time.sleep(0.01)\n",
+        pid = pid_file.to_str().unwrap()
+    );
+    let out = run_hermes(&env, &script);
+    let took: f64 = String::from_utf8_lossy(&out.stdout).trim().parse().unwrap();
+    assert!(took < 2.0, "session start took {took} s");
+    // Hermes has exited: the hung process is gone (or a zombie for its new parent to reap).
+    let pid = fs::read_to_string(&pid_file).unwrap().trim().to_string();
+    poll_until(
+        "the hung hermes-mcp stopped",
+        10,
+        || fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default(),
+        |stat| stat.is_empty() || stat.contains(") Z "),
+    );
+    let log = plugin_log(&env);
+    assert!(
+        log.iter()
+            .any(|l| l.contains("was still running as Hermes exited; stopped it")),
+        "{log:?}"
+    );
 }

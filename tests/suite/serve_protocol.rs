@@ -108,6 +108,28 @@ fn lone_surrogates_are_refused_with_the_request_id() {
     assert!(st.success(), "{st:?}");
 }
 
+/// Raw CESU-8 surrogate bytes (`ED A0 80`, not UTF-8) inside an otherwise
+/// valid request are refused like the escape form, with the request's id.
+#[test]
+fn raw_surrogate_bytes_are_refused_with_the_request_id() {
+    let env = TestEnv::new();
+    let mut c = RawClient::spawn(env.cmd());
+    c.initialize();
+    c.send_line_bytes(
+        b"{\"jsonrpc\":\"2.0\",\"id\":556,\"method\":\"ping\",\"params\":{\"x\":\"\xed\xa0\x80\"}}",
+    );
+    let r = c.recv(Duration::from_secs(10)).unwrap();
+    assert_eq!(
+        (r["id"].clone(), r["error"]["code"].clone()),
+        (json!(556), json!(-32700)),
+        "{r}"
+    );
+    let r = c.request("ping", json!({}));
+    assert!(r["result"].is_object(), "{r}");
+    let st = c.finish(Duration::from_secs(5));
+    assert!(st.success(), "{st:?}");
+}
+
 /// stdin EOF while requests are in flight: the server exits promptly and cleanly.
 #[test]
 fn eof_with_requests_in_flight_exits_promptly() {

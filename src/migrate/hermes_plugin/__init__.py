@@ -22,6 +22,13 @@ plugin then:
    when Hermes' Python server is in the block, or when `migrate --check
    --no-plugins` (a few milliseconds, no codex spawned) says the block is stale.
 
+The work runs in a daemon thread: session start waits for it at most
+INLINE_WAIT_SECONDS (the check costs milliseconds, so a current or stale block
+is settled before Hermes goes on), and a hung or slow hermes-mcp never holds
+the session up longer than that; the thread finishes (or times out) on its own.
+One run at a time: a session start while a run goes on adds none. As Hermes
+exits, a run still going gets EXIT_WAIT_SECONDS, then its hermes-mcp is killed.
+
 It prints nothing, and logs nothing when the block is current; what it did goes
 to Hermes' log (agent.log), one record per line, each with the plugin's prefix.
 It never raises into Hermes: a failure is logged and the session goes on.
@@ -31,10 +38,12 @@ Generated file: edit `src/migrate/hermes_plugin/__init__.py` in hermes-mcp inste
 
 from __future__ import annotations
 
+import atexit
 import json
 import logging
 import os
 import subprocess
+import threading
 from pathlib import Path
 
 logger = logging.getLogger(__name__)
@@ -49,6 +58,8 @@ REPLACED = "Hermes' /codex-runtime replaced hermes-tools with its Python server"
 SETTINGS_FILE = Path(__file__).resolve().with_name("settings.json")
 MIGRATE_TIMEOUT_SECONDS = 60
 CHECK_TIMEOUT_SECONDS = 20
+INLINE_WAIT_SECONDS = 1.0
+EXIT_WAIT_SECONDS = 1.0
 PREFIX = "hermes-mcp plugin: "
 
 
@@ -149,15 +160,37 @@ def migrate_env(settings: dict, codex_home: Path) -> dict:
     return env
 
 
+# The background run: its thread, the hermes-mcp it waits for, and DONE, set
+# whenever no run is going on (tests and Hermes' exit wait on it).
+_lock = threading.Lock()
+_worker: threading.Thread | None = None
+_child: subprocess.Popen | None = None
+DONE = threading.Event()
+DONE.set()
+
+
 def run(argv: list[str], env: dict, timeout: int) -> subprocess.CompletedProcess:
-    return subprocess.run(
+    """`subprocess.run`, with the child kept in `_child` while it runs (so
+    Hermes' exit can stop a hung one)."""
+    global _child
+    with subprocess.Popen(
         argv,
         env=env,
         stdin=subprocess.DEVNULL,
-        capture_output=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
         text=True,
-        timeout=timeout,
-    )
+    ) as child:
+        _child = child
+        try:
+            out, err = child.communicate(timeout=timeout)
+        except BaseException:
+            child.kill()
+            child.wait()
+            raise
+        finally:
+            _child = None
+    return subprocess.CompletedProcess(argv, child.returncode, out, err)
 
 
 def block_is_stale(argv: list[str], env: dict) -> bool | None:
@@ -236,11 +269,47 @@ def keep_current(settings: dict | None = None) -> str:
     return "restored" if replaced else "updated"
 
 
-def on_session_start(**_kwargs) -> None:
+def _background() -> None:
     try:
         keep_current()
-    except Exception as exc:  # never break Hermes' session start
+    except Exception as exc:  # never break Hermes
         log(logging.WARNING, f"on_session_start failed: {exc}")
+    finally:
+        DONE.set()
+
+
+def on_session_start(**_kwargs) -> None:
+    """Start keep_current() in the background; wait for it INLINE_WAIT_SECONDS at most."""
+    global _worker
+    try:
+        with _lock:
+            if _worker is None or not _worker.is_alive():
+                DONE.clear()
+                _worker = threading.Thread(
+                    target=_background, name="hermes-mcp-keep-current", daemon=True
+                )
+                _worker.start()
+        DONE.wait(INLINE_WAIT_SECONDS)
+    except Exception as exc:  # never break Hermes' session start
+        DONE.set()
+        log(logging.WARNING, f"on_session_start failed: {exc}")
+
+
+def _at_exit() -> None:
+    """Hermes exits: give a run still going EXIT_WAIT_SECONDS, then stop its
+    hermes-mcp (a daemon thread dies with the interpreter; its child would not)."""
+    if DONE.wait(EXIT_WAIT_SECONDS):
+        return
+    child = _child
+    if child is not None and child.poll() is None:
+        child.kill()
+        log(
+            logging.WARNING,
+            f"`{' '.join(map(str, child.args))}` was still running as Hermes exited; stopped it",
+        )
+
+
+atexit.register(_at_exit)
 
 
 def register(ctx) -> None:

@@ -129,8 +129,13 @@ impl RawClient {
     }
 
     pub fn send_line(&mut self, line: &str) {
+        self.send_line_bytes(line.as_bytes());
+    }
+
+    /// One line of raw bytes (not necessarily UTF-8), then a newline.
+    pub fn send_line_bytes(&mut self, line: &[u8]) {
         let stdin = self.stdin.as_mut().expect("stdin open");
-        stdin.write_all(line.as_bytes()).unwrap();
+        stdin.write_all(line).unwrap();
         stdin.write_all(b"\n").unwrap();
         stdin.flush().unwrap();
     }

@@ -16,6 +16,7 @@
 //! - [`edge`]: the Microsoft Read Aloud (Edge TTS) websocket fake.
 //! - [`nous_gateway`]: the Nous Portal and tool-gateway fake, Nous logins and tokens.
 //! - [`camofox`]: the Camofox REST fake.
+//! - [`tls`]: a test certificate authority and a loopback TLS front (`wss://` CDP).
 //! - [`web`], [`media`], [`browser`], [`vision`], [`tts`], [`kanban`], [`skills`],
 //!   [`migrate`], [`codex`], [`fuzz`], [`session_search`]: the helpers of those suites that more than one
 //!   test file uses.
@@ -37,6 +38,7 @@ pub mod run;
 pub mod serve;
 pub mod session_search;
 pub mod skills;
+pub mod tls;
 pub mod tts;
 pub mod vision;
 pub mod web;

@@ -41,6 +41,10 @@ pub(crate) enum CdpError {
     NoResponse,
     #[error("the browser answered without a session id")]
     NoSession,
+    /// The TLS handshake of a `wss` endpoint failed (an untrusted or
+    /// mismatched certificate, a server that speaks no TLS).
+    #[error("TLS to {host} failed: {reason}")]
+    Tls { host: String, reason: String },
     /// The endpoint is refused by the metadata rule (`urlcheck::check_endpoint`).
     #[error("{0}")]
     Refused(String),
@@ -108,7 +112,8 @@ impl Drop for Forget<'_> {
 
 impl Connection {
     /// Open the WebSocket at `ws_url` (dialled only at the addresses the
-    /// metadata rule passed) and start its connection task.
+    /// metadata rule passed; `wss` over TLS verified as the HTTP client
+    /// verifies) and start its connection task.
     async fn open(ws_url: &str, timeout: Duration) -> Result<(Self, JoinHandle<()>), CdpError> {
         use async_tungstenite::tungstenite::client::IntoClientRequest;
         let addrs = crate::toolsets::browser::chromium::urlcheck::check_endpoint(ws_url)
@@ -121,13 +126,12 @@ impl Connection {
         let socket = tokio::net::TcpStream::connect(&addrs[..])
             .await
             .map_err(|e| CdpError::Ws(tungstenite::Error::Io(e)))?;
-        let (ws, _) = async_tungstenite::tokio::client_async_tls_with_connector_and_config(
-            request,
-            socket,
-            None,
-            Some(config),
-        )
-        .await?;
+        let io: Box<dyn Io> = match request.uri().scheme_str() {
+            Some("wss") => Box::new(tls(request.uri().host().unwrap_or(""), socket).await?),
+            _ => Box::new(socket),
+        };
+        let (ws, _) =
+            async_tungstenite::tokio::client_async_with_config(request, io, Some(config)).await?;
         let (out, rx) = mpsc::unbounded_channel();
         let routes = Arc::new(Mutex::new(Routes::default()));
         let task = tokio::spawn(run(ws, rx, routes.clone()));
@@ -222,10 +226,34 @@ fn message(id: u64, session: Option<&str>, method: &str, params: Value) -> Strin
     m.to_string()
 }
 
+/// The byte stream under the WebSocket: TCP, or TLS over it.
+trait Io: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send {}
+impl<T: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send> Io for T {}
+
+/// TLS over `tcp` to `host` (the URL's host: the name sent and verified),
+/// with the HTTP client's verifier.
+async fn tls(
+    host: &str,
+    tcp: tokio::net::TcpStream,
+) -> Result<tokio_rustls::client::TlsStream<tokio::net::TcpStream>, CdpError> {
+    let failed = |reason: String| CdpError::Tls {
+        host: host.to_string(),
+        reason,
+    };
+    let config = crate::net::client::tls_client_config().map_err(|e| failed(e.to_string()))?;
+    let bare = host.trim_start_matches('[').trim_end_matches(']');
+    let name = rustls::pki_types::ServerName::try_from(bare.to_string())
+        .map_err(|e| failed(e.to_string()))?;
+    tokio_rustls::TlsConnector::from(config)
+        .connect(name, tcp)
+        .await
+        .map_err(|e| failed(e.to_string()))
+}
+
 /// The connection task: writes queued commands, routes what Chromium sends;
 /// when the socket ends, fails the waiting calls and ends every event stream.
 async fn run(
-    mut ws: async_tungstenite::WebSocketStream<async_tungstenite::tokio::ConnectStream>,
+    mut ws: async_tungstenite::WebSocketStream<async_tungstenite::tokio::TokioAdapter<Box<dyn Io>>>,
     mut out: mpsc::UnboundedReceiver<String>,
     routes: Arc<Mutex<Routes>>,
 ) {

@@ -24,12 +24,17 @@
 //! A refusal is answered `403` with the policy's reason as the body (for a
 //! `CONNECT`, Chromium reports `ERR_TUNNEL_CONNECTION_FAILED`); a target
 //! that cannot be resolved or reached, `502`. Plain requests are sent on
-//! with `Connection: close` (one request per proxied connection).
+//! with `Connection: close`, and their answers come back with it (one
+//! request per proxied connection: a second request on the same connection
+//! would reach the first one's server unchecked). The proxy's own port and
+//! the launched Chromium's DevTools port are refused whatever the policy
+//! allows (a page reaching DevTools would drive the browser).
 
 use std::net::SocketAddr;
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::task::{JoinHandle, JoinSet};
 use url::Url;
@@ -49,6 +54,8 @@ const CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
 /// The running proxy; dropping it stops it and every connection it carries.
 pub(crate) struct GuardProxy {
     addr: SocketAddr,
+    /// The launched Chromium's DevTools address, once known ([`Self::forbid_devtools`]).
+    devtools: Arc<OnceLock<SocketAddr>>,
     task: JoinHandle<()>,
 }
 
@@ -57,8 +64,25 @@ impl GuardProxy {
     pub(crate) async fn start(policy: BrowserPolicy) -> std::io::Result<GuardProxy> {
         let listener = TcpListener::bind(("127.0.0.1", 0)).await?;
         let addr = listener.local_addr()?;
-        let task = tokio::spawn(serve(listener, policy, addr));
-        Ok(GuardProxy { addr, task })
+        let devtools = Arc::new(OnceLock::new());
+        let forbidden = Forbidden {
+            own: addr,
+            devtools: devtools.clone(),
+        };
+        let task = tokio::spawn(serve(listener, policy, forbidden));
+        Ok(GuardProxy {
+            addr,
+            devtools,
+            task,
+        })
+    }
+
+    /// Refuse the DevTools endpoint of the Chromium this proxy serves (its
+    /// `ws://127.0.0.1:PORT/…` URL) from now on, whatever the policy allows.
+    pub(crate) fn forbid_devtools(&self, ws_url: &str) {
+        if let Some(port) = Url::parse(ws_url).ok().and_then(|u| u.port()) {
+            let _ = self.devtools.set(SocketAddr::from(([127, 0, 0, 1], port)));
+        }
     }
 
     /// The Chromium flags that send every connection through this proxy.
@@ -96,16 +120,38 @@ fn is_own(a: SocketAddr, own: SocketAddr) -> bool {
     ip == own.ip() || ip.is_loopback() || ip.is_unspecified()
 }
 
+/// The listeners no proxied connection may reach: the proxy's own, and the
+/// browser's DevTools endpoint.
+#[derive(Clone)]
+struct Forbidden {
+    own: SocketAddr,
+    devtools: Arc<OnceLock<SocketAddr>>,
+}
+
+impl Forbidden {
+    /// Why `a` is refused, if it is.
+    fn why(&self, a: SocketAddr) -> Option<&'static str> {
+        if is_own(a, self.own) {
+            Some("Blocked: the browser's own proxy")
+        } else if self.devtools.get().is_some_and(|d| is_own(a, *d)) {
+            Some("Blocked: the browser's own DevTools port")
+        } else {
+            None
+        }
+    }
+}
+
 /// Accept connections; each runs in a task of the set, aborted with it.
-async fn serve(listener: TcpListener, policy: BrowserPolicy, own: SocketAddr) {
+async fn serve(listener: TcpListener, policy: BrowserPolicy, own: Forbidden) {
     let mut conns = JoinSet::new();
     loop {
         tokio::select! {
             a = listener.accept() => match a {
                 Ok((s, _)) => {
                     let policy = policy.clone();
+                    let own = own.clone();
                     conns.spawn(async move {
-                        if let Err(e) = handle(s, &policy, own).await {
+                        if let Err(e) = handle(s, &policy, &own).await {
                             tracing::debug!("browser proxy: {e}");
                         }
                     });
@@ -123,12 +169,23 @@ async fn serve(listener: TcpListener, policy: BrowserPolicy, own: SocketAddr) {
 /// Read up to the end of the request head; returns the head and any bytes
 /// read past it.
 async fn read_head(s: &mut TcpStream) -> std::io::Result<Option<(String, Vec<u8>)>> {
-    let mut buf = Vec::with_capacity(4096);
+    Ok(read_head_bytes(s, Vec::new())
+        .await?
+        .map(|(head, rest)| (String::from_utf8_lossy(&head).into_owned(), rest)))
+}
+
+/// Read up to the end of an HTTP head (`buf`: bytes already read); returns
+/// the head, its blank line included, and any bytes read past it. `None` at
+/// the end of the stream or past [`MAX_HEAD`].
+async fn read_head_bytes<S: AsyncRead + Unpin>(
+    s: &mut S,
+    mut buf: Vec<u8>,
+) -> std::io::Result<Option<(Vec<u8>, Vec<u8>)>> {
     let mut chunk = [0u8; 4096];
     loop {
         if let Some(end) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
             let rest = buf.split_off(end + 4);
-            return Ok(Some((String::from_utf8_lossy(&buf).into_owned(), rest)));
+            return Ok(Some((buf, rest)));
         }
         if buf.len() > MAX_HEAD {
             return Ok(None);
@@ -156,7 +213,7 @@ async fn answer(s: &mut TcpStream, status: &str, body: &str) -> std::io::Result<
 async fn handle(
     mut client: TcpStream,
     policy: &BrowserPolicy,
-    own: SocketAddr,
+    own: &Forbidden,
 ) -> std::io::Result<()> {
     let read = tokio::time::timeout(HEAD_TIMEOUT, read_head(&mut client)).await;
     let Ok(Ok(Some((head, rest)))) = read else {
@@ -192,13 +249,8 @@ async fn handle(
             return answer(&mut client, status, &why).await;
         }
     };
-    if checked.iter().any(|a| is_own(*a, own)) {
-        return answer(
-            &mut client,
-            "403 Forbidden",
-            "Blocked: the browser's own proxy",
-        )
-        .await;
+    if let Some(why) = checked.iter().find_map(|a| own.why(*a)) {
+        return answer(&mut client, "403 Forbidden", why).await;
     }
     let dialled = tokio::time::timeout(CONNECT_TIMEOUT, TcpStream::connect(&checked[..])).await;
     let mut upstream = match dialled {
@@ -216,18 +268,81 @@ async fn handle(
             return answer(&mut client, "504 Gateway Timeout", &why).await;
         }
     };
-    if connect {
+    let tunnel = if connect {
         client
             .write_all(b"HTTP/1.1 200 Connection Established\r\n\r\n")
             .await?;
+        true
     } else {
-        upstream
-            .write_all(origin_form(&url, first, lines).as_bytes())
-            .await?;
-    }
+        let (head, upgrade) = origin_form(&url, first, lines);
+        upstream.write_all(head.as_bytes()).await?;
+        upgrade
+    };
     upstream.write_all(&rest).await?;
-    let _ = tokio::io::copy_bidirectional(&mut client, &mut upstream).await;
+    if tunnel {
+        let _ = tokio::io::copy_bidirectional(&mut client, &mut upstream).await;
+        return Ok(());
+    }
+    // One request: its body goes up, its answer comes down marked `Connection: close`.
+    let (mut client_r, mut client_w) = client.split();
+    let (mut up_r, mut up_w) = upstream.split();
+    let down = relay_answer(&mut up_r, &mut client_w);
+    tokio::pin!(down);
+    tokio::select! {
+        r = &mut down => r?,
+        _ = tokio::io::copy(&mut client_r, &mut up_w) => {
+            let _ = up_w.shutdown().await;
+            down.await?;
+        }
+    }
     Ok(())
+}
+
+/// Copy a server's answer to the client, every head (interim `1xx` ones
+/// as they are) with its own connection headers replaced by `Connection:
+/// close`, then the body until the server closes; then close the client's side.
+async fn relay_answer<R, W>(up: &mut R, client: &mut W) -> std::io::Result<()>
+where
+    R: AsyncRead + Unpin,
+    W: AsyncWrite + Unpin,
+{
+    let mut rest = Vec::new();
+    loop {
+        let Some((head, more)) = read_head_bytes(up, rest).await? else {
+            return Ok(());
+        };
+        rest = more;
+        let interim = head.starts_with(b"HTTP/1.1 1") || head.starts_with(b"HTTP/1.0 1");
+        let head = if interim { head } else { closing_head(&head) };
+        client.write_all(&head).await?;
+        if !interim {
+            break;
+        }
+    }
+    client.write_all(&rest).await?;
+    tokio::io::copy(up, client).await?;
+    client.shutdown().await
+}
+
+/// A response head (blank line included) without `Connection`,
+/// `Keep-Alive` and `Proxy-Connection`, and with `Connection: close`.
+fn closing_head(head: &[u8]) -> Vec<u8> {
+    // The status line and the headers, each with its line end.
+    let lines = head.strip_suffix(b"\r\n").unwrap_or(head);
+    let mut out = Vec::with_capacity(head.len() + 19);
+    for (i, line) in lines.split_inclusive(|b| *b == b'\n').enumerate() {
+        let name = line.split(|b| *b == b':').next().unwrap_or_default();
+        let name = name.trim_ascii();
+        let hop = [&b"connection"[..], b"keep-alive", b"proxy-connection"]
+            .iter()
+            .any(|h| name.eq_ignore_ascii_case(h));
+        if i > 0 && hop {
+            continue;
+        }
+        out.extend_from_slice(line);
+    }
+    out.extend_from_slice(b"Connection: close\r\n\r\n");
+    out
 }
 
 fn host_port(url: &Url) -> String {
@@ -239,8 +354,9 @@ fn host_port(url: &Url) -> String {
 }
 
 /// The request head as the origin server reads it: origin-form target, no
-/// proxy headers, and `Connection: close` unless it is an upgrade.
-fn origin_form<'a>(url: &Url, first: &str, lines: impl Iterator<Item = &'a str>) -> String {
+/// proxy headers, and `Connection: close` unless it is an upgrade (said by
+/// the second value).
+fn origin_form<'a>(url: &Url, first: &str, lines: impl Iterator<Item = &'a str>) -> (String, bool) {
     let mut parts = first.splitn(3, ' ');
     let method = parts.next().unwrap_or("GET");
     let version = parts.nth(1).unwrap_or("HTTP/1.1");
@@ -269,10 +385,11 @@ fn origin_form<'a>(url: &Url, first: &str, lines: impl Iterator<Item = &'a str>)
         });
         headers.push("Connection: close");
     }
-    format!(
+    let head = format!(
         "{method} {path} {version}\r\n{}\r\n\r\n",
         headers.join("\r\n")
-    )
+    );
+    (head, upgrade)
 }
 
 /// The addresses `url`'s host may be dialled at, each checked with the
@@ -366,6 +483,82 @@ mod tests {
         assert!(why.contains("private or internal"), "{why}");
     }
 
+    /// `request` sent through `proxy`; everything it answers, up to its close.
+    async fn through(proxy: &GuardProxy, request: &str) -> String {
+        let mut s = TcpStream::connect(proxy.addr).await.unwrap();
+        s.write_all(request.as_bytes()).await.unwrap();
+        let mut out = Vec::new();
+        tokio::time::timeout(Duration::from_secs(10), s.read_to_end(&mut out))
+            .await
+            .expect("the proxy closes the connection after one answer")
+            .unwrap();
+        String::from_utf8_lossy(&out).into_owned()
+    }
+
+    /// A server answering each connection's request with `answer`, then closing.
+    async fn server(answer: &'static str) -> SocketAddr {
+        let l = TcpListener::bind(("127.0.0.1", 0)).await.unwrap();
+        let addr = l.local_addr().unwrap();
+        tokio::spawn(async move {
+            while let Ok((mut s, _)) = l.accept().await {
+                let _ = read_head(&mut s).await;
+                let _ = s.write_all(answer.as_bytes()).await;
+            }
+        });
+        addr
+    }
+
+    #[tokio::test]
+    async fn answers_come_back_with_connection_close() {
+        let up = server(
+            "HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 2\r\nconnection: keep-alive\r\nKeep-Alive: timeout=5\r\nX-Other: 1\r\n\r\nok",
+        )
+        .await;
+        let proxy = GuardProxy::start(local()).await.unwrap();
+        let got = through(
+            &proxy,
+            &format!(
+                "GET http://{up}/ HTTP/1.1\r\nHost: {up}\r\nProxy-Connection: keep-alive\r\n\r\n"
+            ),
+        )
+        .await;
+        assert_eq!(
+            got,
+            "HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 2\r\nX-Other: 1\r\nConnection: close\r\n\r\nok"
+        );
+    }
+
+    #[tokio::test]
+    async fn the_devtools_port_is_refused_even_when_private_addresses_are_allowed() {
+        let devtools = server("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}").await;
+        let other = server("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok").await;
+        let proxy = GuardProxy::start(local()).await.unwrap();
+        proxy.forbid_devtools(&format!("ws://{devtools}/devtools/browser/x"));
+        let port = devtools.port();
+        for request in [
+            format!("GET http://{devtools}/json/version HTTP/1.1\r\nHost: {devtools}\r\n\r\n"),
+            format!("GET http://localhost:{port}/json HTTP/1.1\r\nHost: localhost\r\n\r\n"),
+            format!("CONNECT 127.0.0.1:{port} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n\r\n"),
+            format!("CONNECT [::ffff:127.0.0.1]:{port} HTTP/1.1\r\n\r\n"),
+        ] {
+            let got = through(&proxy, &request).await;
+            assert!(
+                got.starts_with("HTTP/1.1 403 Forbidden")
+                    && got.ends_with("Blocked: the browser's own DevTools port"),
+                "{request}: {got}"
+            );
+        }
+        let got = through(
+            &proxy,
+            &format!("GET http://{other}/ HTTP/1.1\r\nHost: {other}\r\n\r\n"),
+        )
+        .await;
+        assert!(
+            got.starts_with("HTTP/1.1 200 OK") && got.ends_with("ok"),
+            "{got}"
+        );
+    }
+
     #[test]
     fn requests_go_on_in_origin_form_without_proxy_headers() {
         let url = Url::parse("http://127.0.0.1:9/a/b?c=d").unwrap();
@@ -373,14 +566,15 @@ mod tests {
         let mut lines = head.split("\r\n");
         let first = lines.next().unwrap();
         assert_eq!(
-            origin_form(&url, first, lines),
+            origin_form(&url, first, lines).0,
             "GET /a/b?c=d HTTP/1.1\r\nHost: 127.0.0.1:9\r\nAccept: */*\r\nConnection: close\r\n\r\n"
         );
         let head =
             "GET http://h/ws HTTP/1.1\r\nHost: h\r\nConnection: Upgrade\r\nUpgrade: websocket";
         let mut lines = head.split("\r\n");
         let first = lines.next().unwrap();
-        let out = origin_form(&Url::parse("http://h/ws").unwrap(), first, lines);
+        let (out, upgrade) = origin_form(&Url::parse("http://h/ws").unwrap(), first, lines);
+        assert!(upgrade);
         assert!(
             out.contains("Connection: Upgrade\r\nUpgrade: websocket\r\n\r\n"),
             "{out}"

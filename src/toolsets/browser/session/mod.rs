@@ -258,6 +258,8 @@ impl Session {
                 let p =
                     tokio::task::spawn_blocking(move || launch::spawn_chrome(&exe, headed, &flags))
                         .await??;
+                // Pages never reach the browser's own DevTools port.
+                proxy.forbid_devtools(&p.ws_url);
                 let u = p.ws_url.clone();
                 (Some(p), Some(proxy), u, false)
             }

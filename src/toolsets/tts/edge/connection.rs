@@ -5,7 +5,6 @@
 //! with a 2-byte big-endian header length, the headers and MP3 bytes). This is edge-tts'
 //! `Communicate.__stream` (`edge_tts/communicate.py`), with its 403 retry.
 
-use std::sync::Arc;
 use std::time::Duration;
 
 use async_tungstenite::tungstenite::client::IntoClientRequest;
@@ -153,7 +152,7 @@ impl Target {
             return Ok(Box::new(tcp));
         }
         let connector = tokio_rustls::TlsConnector::from(
-            tls_config().map_err(|e| err(format!("TLS setup: {e}")))?,
+            crate::net::client::tls_client_config().map_err(|e| err(format!("TLS setup: {e}")))?,
         );
         let name = rustls::pki_types::ServerName::try_from(self.host.clone())
             .map_err(|e| err(e.to_string()))?;
@@ -163,20 +162,6 @@ impl Target {
             .map_err(|e| err(format!("TLS: {e}")))?;
         Ok(Box::new(tls))
     }
-}
-
-/// rustls (ring) with the platform's roots, as the reqwest client verifies.
-/// Built once; a failure (no usable root store) is kept and returned again.
-fn tls_config() -> Result<Arc<rustls::ClientConfig>, rustls::Error> {
-    use rustls_platform_verifier::ConfigVerifierExt;
-    static CONFIG: std::sync::OnceLock<Result<Arc<rustls::ClientConfig>, rustls::Error>> =
-        std::sync::OnceLock::new();
-    CONFIG
-        .get_or_init(|| {
-            crate::net::client::install_crypto();
-            rustls::ClientConfig::with_platform_verifier().map(Arc::new)
-        })
-        .clone()
 }
 
 /// One websocket: connect with `version`'s token, send the two request frames, read the audio.
