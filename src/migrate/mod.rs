@@ -60,6 +60,7 @@ pub mod block;
 mod compute;
 pub mod diff;
 pub mod hermes_plugin;
+mod loads;
 pub mod passthrough;
 pub mod plugins;
 pub mod report;
@@ -82,7 +83,7 @@ use compute::compute;
 use report::Report;
 use translate::Translation;
 
-/// Built-in permission profiles of codex 0.169.
+/// Built-in permission profiles of codex 0.169 and 0.171 (the same three).
 pub(crate) const BUILTIN_PERMISSIONS: &[&str] =
     &[":read-only", ":workspace", ":danger-full-access"];
 
@@ -199,16 +200,18 @@ fn codex_version(codex_bin: &Path) -> Option<String> {
 }
 
 /// The hint for an unknown built-in profile: the built-ins hermes-mcp checks
-/// against (codex 0.169's), and the version of the codex found, run only now.
+/// against (codex 0.169's and 0.171's), and the version of the codex found, run only now.
 fn builtin_permissions_hint(codex_bin: &Path) -> String {
     let list = BUILTIN_PERMISSIONS.join(", ");
     let known = match codex_version(codex_bin) {
-        Some(v) if v.starts_with("0.169.") => format!("codex {v} knows {list}"),
+        Some(v) if v.starts_with("0.169.") || v.starts_with("0.171.") => {
+            format!("codex {v} knows {list}")
+        }
         Some(v) => format!(
-            "hermes-mcp knows the built-ins of codex 0.169, {list}; the codex found ({}) is {v}",
+            "hermes-mcp knows the built-ins of codex 0.169 and 0.171, {list}; the codex found ({}) is {v}",
             codex_bin.display()
         ),
-        None => format!("the built-ins of codex 0.169 are {list}"),
+        None => format!("the built-ins of codex 0.169 and 0.171 are {list}"),
     };
     format!(
         "{known}; a profile of your own is named without ':' and defined as [permissions.NAME] in config.toml"
@@ -257,9 +260,9 @@ fn plan(args: &Options) -> anyhow::Result<Plan> {
     let home = HermesHome::resolve(args.hermes_home.as_deref(), args.profile.as_deref())
         .map_err(|e| user_error(e.to_string(), "pass --hermes-home DIR or set HERMES_HOME"))?;
     let config_path = home.config_path();
-    if home.explicit && !home.path.is_dir() {
+    if let Some(why) = home.unusable() {
         return Err(user_error(
-            format!("the Hermes home {} does not exist", home.path.display()),
+            why,
             "check --hermes-home / --profile / HERMES_HOME (migrate would point hermes-tools at this directory)",
         ));
     }
@@ -557,6 +560,37 @@ fn preview(
     Ok(())
 }
 
+/// Codex's strict loader must load `new` (when codex is installed), unless
+/// it refuses the current text just the same: then migrate is not the cause,
+/// and the report says what codex objects to.
+fn prove_codex_loads(
+    p: &Plan,
+    current: Option<&str>,
+    new: &str,
+    report: &mut Report,
+) -> anyhow::Result<()> {
+    let loads::Verdict::Refused(msg) = loads::verdict(&p.codex_bin, new) else {
+        return Ok(());
+    };
+    let before = loads::verdict(&p.codex_bin, current.unwrap_or(""));
+    if let loads::Verdict::Refused(old) = before {
+        report.warnings.push(format!(
+            "codex ({}) refuses {} before and after this change: {old}",
+            p.codex_bin.display(),
+            p.real.display()
+        ));
+        return Ok(());
+    }
+    Err(user_error(
+        format!(
+            "refusing to write {}: codex ({}) could not load the result: {msg}",
+            p.real.display(),
+            p.codex_bin.display()
+        ),
+        "nothing was written; `hermes-mcp migrate --dry-run` shows the change codex refuses (please report it)",
+    ))
+}
+
 /// Under `$CODEX_HOME/.hermes-mcp.lock`: read config.toml again, compute,
 /// and replace it atomically when it changes.
 fn write_locked(
@@ -579,6 +613,7 @@ fn write_locked(
     if !report.changed {
         return Ok(());
     }
+    prove_codex_loads(p, current.as_deref(), &new, report)?;
     if let Some(dir) = p.real.parent() {
         write::ensure_dir(dir).map_err(|e| {
             user_error(

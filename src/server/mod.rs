@@ -10,6 +10,7 @@ mod calllog;
 pub mod framing;
 pub mod output;
 pub mod progress;
+pub mod running;
 pub mod toolset;
 pub mod untrusted;
 
@@ -56,6 +57,8 @@ struct Inner {
     /// has finished ([`HermesServer::start_warmup`]); `tools/list` and
     /// `tools/call` wait for it, `initialize` does not.
     warmup: std::sync::Mutex<Option<tokio::sync::watch::Receiver<bool>>>,
+    /// The first `tools/list` was logged ([`running::log_listed`]).
+    listed_logged: std::sync::atomic::AtomicBool,
 }
 
 impl HermesServer {
@@ -74,6 +77,7 @@ impl HermesServer {
                 index,
                 shutdown: CancellationToken::new(),
                 warmup: std::sync::Mutex::new(None),
+                listed_logged: std::sync::atomic::AtomicBool::new(false),
             }),
         }
     }
@@ -256,7 +260,18 @@ impl ServerHandler for HermesServer {
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
         self.warmed().await;
-        Ok(ListToolsResult::with_all_items(self.listed_tools()))
+        let tools = self.listed_tools();
+        // Codex keeps the first list for its whole session: log it, so
+        // `tools` and `doctor` can tell what this Codex is missing.
+        if !self
+            .inner
+            .listed_logged
+            .swap(true, std::sync::atomic::Ordering::SeqCst)
+        {
+            let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
+            running::log_listed(&names);
+        }
+        Ok(ListToolsResult::with_all_items(tools))
     }
 
     async fn call_tool(
