@@ -72,7 +72,54 @@ pub struct ServeArgs {
 pub struct CompletionArgs {
     /// The shell to complete for
     #[arg(value_enum)]
-    pub shell: clap_complete::Shell,
+    pub shell: CompletionShell,
+}
+
+/// The shells `completion` writes a script for.
+#[derive(Debug, Clone, Copy, ValueEnum, PartialEq, Eq)]
+pub enum CompletionShell {
+    Bash,
+    Zsh,
+    Fish,
+}
+
+impl From<CompletionShell> for clap_complete::Shell {
+    fn from(s: CompletionShell) -> Self {
+        match s {
+            CompletionShell::Bash => clap_complete::Shell::Bash,
+            CompletionShell::Zsh => clap_complete::Shell::Zsh,
+            CompletionShell::Fish => clap_complete::Shell::Fish,
+        }
+    }
+}
+
+/// `--permissions`: any profile name is accepted (a `[permissions.NAME]` of
+/// the user's, checked later against config.toml); the built-ins are what
+/// completion offers.
+#[derive(Debug, Clone, Copy)]
+struct PermissionsParser;
+
+impl clap::builder::TypedValueParser for PermissionsParser {
+    type Value = String;
+
+    fn parse_ref(
+        &self,
+        cmd: &clap::Command,
+        arg: Option<&clap::Arg>,
+        value: &std::ffi::OsStr,
+    ) -> Result<String, clap::Error> {
+        clap::builder::StringValueParser::new().parse_ref(cmd, arg, value)
+    }
+
+    fn possible_values(
+        &self,
+    ) -> Option<Box<dyn Iterator<Item = clap::builder::PossibleValue> + '_>> {
+        Some(Box::new(
+            crate::migrate::BUILTIN_PERMISSIONS
+                .iter()
+                .map(|p| clap::builder::PossibleValue::new(*p)),
+        ))
+    }
 }
 
 /// The completion script for `shell`. clap_complete's bash generator names
@@ -80,11 +127,18 @@ pub struct CompletionArgs {
 /// subcommands' cases `hermes__subcmd__mcp__subcmd__…` (it mangles the hyphen
 /// of the binary name twice), so no subcommand's flags would ever complete;
 /// the labels are renamed to the names the walk produces.
-fn completion_script(shell: clap_complete::Shell) -> Vec<u8> {
+fn completion_script(shell: CompletionShell) -> Vec<u8> {
     use clap::CommandFactory;
     let mut script = Vec::new();
-    clap_complete::generate(shell, &mut Cli::command(), "hermes-mcp", &mut script);
-    if shell != clap_complete::Shell::Bash {
+    let gen_shell: clap_complete::Shell = shell.into();
+    clap_complete::generate(gen_shell, &mut Cli::command(), "hermes-mcp", &mut script);
+    if shell == CompletionShell::Fish {
+        // clap_complete's fish script offers nothing for a positional's values.
+        script.extend_from_slice(
+            b"complete -c hermes-mcp -n \"__fish_hermes_mcp_using_subcommand completion\" -f -a \"bash zsh fish\"\n",
+        );
+    }
+    if shell != CompletionShell::Bash {
         return script;
     }
     String::from_utf8_lossy(&script)
@@ -158,7 +212,9 @@ pub struct MigrateArgs {
         long,
         value_name = "PROFILE",
         default_value = ":workspace",
-        conflicts_with = "no_permissions"
+        conflicts_with = "no_permissions",
+        value_parser = PermissionsParser,
+        hide_possible_values = true
     )]
     pub permissions: String,
     /// Do not set default_permissions

@@ -65,6 +65,8 @@ pub(crate) fn verdict(codex_bin: &Path, text: &str) -> Verdict {
     }
     let stdout = String::from_utf8_lossy(&out.stdout);
     let scratch_name = config.display().to_string();
+    // Only codex's own answer about the configuration is a refusal; any other
+    // failure (killed, out of resources) says nothing about the text.
     let msg = stdout
         .lines()
         .find_map(|l| serde_json::from_str::<Value>(l.trim()).ok())
@@ -73,16 +75,19 @@ pub(crate) fn verdict(codex_bin: &Path, text: &str) -> Verdict {
                 .or_else(|| v.pointer("/error/message"))
                 .and_then(Value::as_str)
                 .map(str::to_string)
-        })
-        .unwrap_or_else(|| {
-            let err = String::from_utf8_lossy(&out.stderr);
-            err.lines()
-                .find(|l| l.starts_with("Error"))
-                .unwrap_or("exited with an error and no message")
-                .to_string()
         });
-    // Codex names the scratch file; the position is what matters.
-    Verdict::Refused(msg.replace(&scratch_name, "config.toml"))
+    match msg {
+        // Codex names the scratch file; the position is what matters.
+        Some(m) => Verdict::Refused(m.replace(&scratch_name, "config.toml")),
+        None => {
+            let err = String::from_utf8_lossy(&out.stderr);
+            let line = err
+                .lines()
+                .find(|l| l.starts_with("Error"))
+                .unwrap_or("exited with an error and no message");
+            Verdict::NotAsked(format!("{}: {line}", codex_bin.display()))
+        }
+    }
 }
 
 #[cfg(test)]

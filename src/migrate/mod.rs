@@ -562,24 +562,17 @@ fn preview(
 
 /// Codex's strict loader must load `new` (when codex is installed), unless
 /// it refuses the current text just the same: then migrate is not the cause,
-/// and the report says what codex objects to.
-fn prove_codex_loads(
-    p: &Plan,
-    current: Option<&str>,
-    new: &str,
-    report: &mut Report,
-) -> anyhow::Result<()> {
+/// and the answer is the warning saying what codex objects to.
+fn codex_loads(p: &Plan, current: Option<&str>, new: &str) -> anyhow::Result<Option<String>> {
     let loads::Verdict::Refused(msg) = loads::verdict(&p.codex_bin, new) else {
-        return Ok(());
+        return Ok(None);
     };
-    let before = loads::verdict(&p.codex_bin, current.unwrap_or(""));
-    if let loads::Verdict::Refused(old) = before {
-        report.warnings.push(format!(
+    if let loads::Verdict::Refused(old) = loads::verdict(&p.codex_bin, current.unwrap_or("")) {
+        return Ok(Some(format!(
             "codex ({}) refuses {} before and after this change: {old}",
             p.codex_bin.display(),
             p.real.display()
-        ));
-        return Ok(());
+        )));
     }
     Err(user_error(
         format!(
@@ -591,6 +584,27 @@ fn prove_codex_loads(
     ))
 }
 
+/// Codex's verdict on the change migrate expects to make, asked before the
+/// lock is taken (codex needs a moment; other migrates wait on the lock):
+/// the text it was asked about, the new text, and the answer.
+type Asked = (Option<String>, String, anyhow::Result<Option<String>>);
+
+fn ask_codex_early(
+    args: &Options,
+    p: &Plan,
+    discovery: &Discovery,
+    report: &Report,
+) -> Option<Asked> {
+    let current = write::read(&p.real).ok()?;
+    let mut scratch = report.clone();
+    let new = compute(args, p, current.as_deref(), discovery, &mut scratch).ok()?;
+    if current.as_deref() == Some(new.as_str()) {
+        return None;
+    }
+    let answer = codex_loads(p, current.as_deref(), &new);
+    Some((current, new, answer))
+}
+
 /// Under `$CODEX_HOME/.hermes-mcp.lock`: read config.toml again, compute,
 /// and replace it atomically when it changes.
 fn write_locked(
@@ -600,6 +614,7 @@ fn write_locked(
     report: &mut Report,
 ) -> anyhow::Result<()> {
     write::ensure_dir(&p.codex_home).map_err(|e| user_error(e.to_string(), e.hint()))?;
+    let early = ask_codex_early(args, p, discovery, report);
     let _lock =
         write::lock(&p.codex_home, LOCK_WAIT).map_err(|e| user_error(e.to_string(), e.hint()))?;
     if let Some(dir) = p.real.parent() {
@@ -613,7 +628,11 @@ fn write_locked(
     if !report.changed {
         return Ok(());
     }
-    prove_codex_loads(p, current.as_deref(), &new, report)?;
+    let answer = match early {
+        Some((asked, expected, answer)) if asked == current && expected == new => answer,
+        _ => codex_loads(p, current.as_deref(), &new),
+    };
+    report.warnings.extend(answer?);
     if let Some(dir) = p.real.parent() {
         write::ensure_dir(dir).map_err(|e| {
             user_error(
