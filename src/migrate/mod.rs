@@ -89,6 +89,9 @@ pub(crate) const BUILTIN_PERMISSIONS: &[&str] =
 
 const LOCK_WAIT: Duration = Duration::from_secs(10);
 const DISCOVERY_TIMEOUT: Duration = Duration::from_secs(10);
+/// How often migrate asks codex again, outside the lock, when another migrate
+/// wrote config.toml meanwhile (then it asks while holding the lock).
+const EARLY_TRIES: u32 = 8;
 
 /// What to do, decided by the caller (the CLI layer builds it from flags).
 #[derive(Debug, Clone)]
@@ -614,25 +617,39 @@ fn write_locked(
     report: &mut Report,
 ) -> anyhow::Result<()> {
     write::ensure_dir(&p.codex_home).map_err(|e| user_error(e.to_string(), e.hint()))?;
-    let early = ask_codex_early(args, p, discovery, report);
-    let _lock =
-        write::lock(&p.codex_home, LOCK_WAIT).map_err(|e| user_error(e.to_string(), e.hint()))?;
-    if let Some(dir) = p.real.parent() {
-        write::clean_stale_temps(dir);
-    }
-    // Re-read under the lock: another migrate may have written meanwhile.
-    let current = write::read(&p.real).map_err(|e| user_error(e.to_string(), e.hint()))?;
-    let new = compute(args, p, current.as_deref(), discovery, report)?;
-    report.changed = current.as_deref() != Some(new.as_str());
-    report.config_toml_changed = report.changed;
-    if !report.changed {
-        return Ok(());
-    }
-    let answer = match early {
-        Some((asked, expected, answer)) if asked == current && expected == new => answer,
-        _ => codex_loads(p, current.as_deref(), &new),
+    let base = report.clone();
+    let mut early = ask_codex_early(args, p, discovery, report);
+    let mut tries = 0;
+    let (_lock, new) = loop {
+        let lock = write::lock(&p.codex_home, LOCK_WAIT)
+            .map_err(|e| user_error(e.to_string(), e.hint()))?;
+        if let Some(dir) = p.real.parent() {
+            write::clean_stale_temps(dir);
+        }
+        // Re-read under the lock: another migrate may have written meanwhile.
+        let current = write::read(&p.real).map_err(|e| user_error(e.to_string(), e.hint()))?;
+        *report = base.clone();
+        let new = compute(args, p, current.as_deref(), discovery, report)?;
+        report.changed = current.as_deref() != Some(new.as_str());
+        report.config_toml_changed = report.changed;
+        if !report.changed {
+            return Ok(());
+        }
+        let answer = match early.take() {
+            Some((asked, expected, answer)) if asked == current && expected == new => answer,
+            // Another migrate wrote since codex was asked: ask again without
+            // holding the lock (a few times), so no migrate waits on codex.
+            _ if tries < EARLY_TRIES => {
+                drop(lock);
+                tries += 1;
+                early = ask_codex_early(args, p, discovery, report);
+                continue;
+            }
+            _ => codex_loads(p, current.as_deref(), &new),
+        };
+        report.warnings.extend(answer?);
+        break (lock, new);
     };
-    report.warnings.extend(answer?);
     if let Some(dir) = p.real.parent() {
         write::ensure_dir(dir).map_err(|e| {
             user_error(
