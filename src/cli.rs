@@ -72,7 +72,54 @@ pub struct ServeArgs {
 pub struct CompletionArgs {
     /// The shell to complete for
     #[arg(value_enum)]
-    pub shell: clap_complete::Shell,
+    pub shell: CompletionShell,
+}
+
+/// The shells `completion` writes a script for.
+#[derive(Debug, Clone, Copy, ValueEnum, PartialEq, Eq)]
+pub enum CompletionShell {
+    Bash,
+    Zsh,
+    Fish,
+}
+
+impl From<CompletionShell> for clap_complete::Shell {
+    fn from(s: CompletionShell) -> Self {
+        match s {
+            CompletionShell::Bash => clap_complete::Shell::Bash,
+            CompletionShell::Zsh => clap_complete::Shell::Zsh,
+            CompletionShell::Fish => clap_complete::Shell::Fish,
+        }
+    }
+}
+
+/// `--permissions`: any profile name is accepted (a `[permissions.NAME]` of
+/// the user's, checked later against config.toml); the built-ins are what
+/// completion offers.
+#[derive(Debug, Clone, Copy)]
+struct PermissionsParser;
+
+impl clap::builder::TypedValueParser for PermissionsParser {
+    type Value = String;
+
+    fn parse_ref(
+        &self,
+        cmd: &clap::Command,
+        arg: Option<&clap::Arg>,
+        value: &std::ffi::OsStr,
+    ) -> Result<String, clap::Error> {
+        clap::builder::StringValueParser::new().parse_ref(cmd, arg, value)
+    }
+
+    fn possible_values(
+        &self,
+    ) -> Option<Box<dyn Iterator<Item = clap::builder::PossibleValue> + '_>> {
+        Some(Box::new(
+            crate::migrate::BUILTIN_PERMISSIONS
+                .iter()
+                .map(|p| clap::builder::PossibleValue::new(*p)),
+        ))
+    }
 }
 
 /// The completion script for `shell`. clap_complete's bash generator names
@@ -80,11 +127,18 @@ pub struct CompletionArgs {
 /// subcommands' cases `hermes__subcmd__mcp__subcmd__…` (it mangles the hyphen
 /// of the binary name twice), so no subcommand's flags would ever complete;
 /// the labels are renamed to the names the walk produces.
-fn completion_script(shell: clap_complete::Shell) -> Vec<u8> {
+fn completion_script(shell: CompletionShell) -> Vec<u8> {
     use clap::CommandFactory;
     let mut script = Vec::new();
-    clap_complete::generate(shell, &mut Cli::command(), "hermes-mcp", &mut script);
-    if shell != clap_complete::Shell::Bash {
+    let gen_shell: clap_complete::Shell = shell.into();
+    clap_complete::generate(gen_shell, &mut Cli::command(), "hermes-mcp", &mut script);
+    if shell == CompletionShell::Fish {
+        // clap_complete's fish script offers nothing for a positional's values.
+        script.extend_from_slice(
+            b"complete -c hermes-mcp -n \"__fish_hermes_mcp_using_subcommand completion\" -f -a \"bash zsh fish\"\n",
+        );
+    }
+    if shell != CompletionShell::Bash {
         return script;
     }
     String::from_utf8_lossy(&script)
@@ -158,7 +212,9 @@ pub struct MigrateArgs {
         long,
         value_name = "PROFILE",
         default_value = ":workspace",
-        conflicts_with = "no_permissions"
+        conflicts_with = "no_permissions",
+        value_parser = PermissionsParser,
+        hide_possible_values = true
     )]
     pub permissions: String,
     /// Do not set default_permissions
@@ -299,6 +355,17 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         }
         Command::Tools(args) => {
             init_logging(level("error"), None);
+            let home = HermesHome::resolve(
+                args.home.hermes_home.as_deref(),
+                args.home.profile.as_deref(),
+            )?;
+            if let Some(why) = home.unusable() {
+                return Err(crate::error::UserError::hint(
+                    why,
+                    "check --hermes-home / --profile / HERMES_HOME (the Hermes home holds config.yaml and .env)",
+                )
+                .into());
+            }
             let server = build_server(&args.home)?;
             if let Ok(rt) = tokio::runtime::Builder::new_current_thread()
                 .enable_all()
@@ -546,6 +613,21 @@ fn tool_lines(
 }
 
 /// `hermes-mcp tools [--json]`.
+/// Tools available now that a running `serve` of this home did not list to
+/// its Codex (see [`crate::server::running`]), with the pids that lack each.
+fn new_since_codex_started(
+    server: &HermesServer,
+    entries: &[(&'static str, crate::server::ToolEntry)],
+) -> Vec<(String, Vec<u32>)> {
+    let live = crate::server::running::live(&server.context().home.path);
+    let now: Vec<&str> = entries
+        .iter()
+        .filter(|(_, e)| e.availability.is_available())
+        .map(|(_, e)| e.spec.name)
+        .collect();
+    crate::server::running::new_since_start(&live, &now)
+}
+
 fn tools_report(server: &HermesServer, json: bool, v: Verbosity) -> anyhow::Result<()> {
     let entries = server.entries();
     let mut out = anstream::stdout();
@@ -568,11 +650,16 @@ fn tools_report(server: &HermesServer, json: bool, v: Verbosity) -> anyhow::Resu
             .into_iter()
             .map(|(ts, p)| serde_json::json!({"toolset": ts, "job": p.job, "provider": p.provider, "why": p.why}))
             .collect();
+        let newer: Vec<serde_json::Value> = new_since_codex_started(server, &entries)
+            .into_iter()
+            .map(|(name, pids)| serde_json::json!({"name": name, "pids": pids}))
+            .collect();
         let doc = serde_json::json!({
             "hermes_home": server.context().home.path,
             "config_error": server.context().config_error(),
             "tools": list,
             "providers": providers,
+            "new_since_codex_started": newer,
         });
         writeln!(out, "{}", serde_json::to_string_pretty(&doc)?)?;
         return Ok(());
@@ -598,15 +685,35 @@ fn tools_report(server: &HermesServer, json: bool, v: Verbosity) -> anyhow::Resu
         .max()
         .unwrap_or(4)
         .max(4);
-    writeln!(out, "{:<width$}  {:<9}  STATUS", "TOOL", "TOOLSET")?;
+    let tw = lines
+        .iter()
+        .map(|l| l.toolset.chars().count())
+        .max()
+        .unwrap_or(7)
+        .max(7);
+    writeln!(out, "{:<width$}  {:<tw$}  STATUS", "TOOL", "TOOLSET")?;
     for l in &lines {
-        writeln!(out, "{:<width$}  {:<9}  {}", l.label, l.toolset, l.status)?;
+        writeln!(out, "{:<width$}  {:<tw$}  {}", l.label, l.toolset, l.status)?;
     }
     let n = entries
         .iter()
         .filter(|(_, e)| e.availability.is_available())
         .count();
     writeln!(out, "{n} of {} tools available", entries.len())?;
+    let newer = new_since_codex_started(server, &entries);
+    if !newer.is_empty() {
+        let mut pids: Vec<u32> = newer.iter().flat_map(|(_, p)| p.clone()).collect();
+        pids.sort_unstable();
+        pids.dedup();
+        let pids: Vec<String> = pids.iter().map(u32::to_string).collect();
+        let names: Vec<&str> = newer.iter().map(|(n, _)| n.as_str()).collect();
+        writeln!(
+            out,
+            "Available now, but not when the running hermes-tools (pid {}) started: {}. Restart codex to get them (Codex reads the tool list once, at start).",
+            pids.join(", "),
+            names.join(", ")
+        )?;
+    }
     let providers = server.providers();
     if !providers.is_empty() {
         writeln!(out)?;

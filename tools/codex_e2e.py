@@ -222,8 +222,9 @@ def run_exec(codex, prompt, env, cwd, timeout):
             "tool_call": call, "final_message": final}
 
 
-def run_appserver(codex, prompt, env, cwd, timeout):
-    """One turn through `codex app-server`; answers mcpServer/elicitation/request with accept."""
+def run_appserver(codex, prompt, env, cwd, timeout, persist=None):
+    """One turn through `codex app-server`; answers mcpServer/elicitation/request with accept
+    (with `_meta.persist` = `persist` when given: "always" is the app's "Always allow")."""
     p = subprocess.Popen([codex, "app-server"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                          stderr=subprocess.PIPE, text=True, bufsize=1, env=env, cwd=cwd)
     q = queue.Queue()
@@ -252,7 +253,8 @@ def run_appserver(codex, prompt, env, cwd, timeout):
             if "id" in msg and method:
                 if method == "mcpServer/elicitation/request":
                     elicitations.append(msg.get("params"))
-                    send({"id": msg["id"], "result": {"action": "accept", "content": None, "_meta": None}})
+                    meta = {"persist": persist} if persist else None
+                    send({"id": msg["id"], "result": {"action": "accept", "content": None, "_meta": meta}})
                 elif method.endswith("requestApproval"):
                     send({"id": msg["id"], "result": {"decision": "accept"}})
                 else:
@@ -302,6 +304,8 @@ def main():
     ap.add_argument("--then", nargs=2, action="append", default=[], metavar=("TOOL", "ARGS"),
                     help="another call in the same turn, after the previous one returned (repeatable)")
     ap.add_argument("--via", choices=["exec", "appserver"], default="exec")
+    ap.add_argument("--persist", choices=["session", "always"],
+                    help="with --via appserver: answer the approval elicitation with this `persist`")
     ap.add_argument("--bin", default=str(ROOT / "target" / "debug" / "hermes-mcp"))
     ap.add_argument("--codex", default=os.environ.get("CODEX") or shutil.which("codex"))
     ap.add_argument("--hermes-home")
@@ -315,7 +319,7 @@ def main():
     NAMESPACE = a.namespace
 
     if not a.codex or not Path(a.codex).exists() and not shutil.which(a.codex):
-        print("codex not found: install it with `npm install -g @openai/codex@0.169.0` "
+        print("codex not found: install it with `npm install --prefix /opt/codex-0.171.0 @openai/codex@0.171.0` "
               "(tools/test.sh does) or pass --codex", file=sys.stderr)
         return 2
     binary = Path(a.bin).resolve()
@@ -351,8 +355,11 @@ def main():
         prompt = " THEN ".join([f"CALL {a.tool} {a.args}"] + [f"{t} {x}" for t, x in a.then])
         env = codex_env(codex_home, home, extra)
         t0 = time.monotonic()
-        runner = run_appserver if a.via == "appserver" else run_exec
-        summary.update(runner(a.codex, prompt, env, work, a.timeout))
+        if a.via == "appserver":
+            summary.update(run_appserver(a.codex, prompt, env, work, a.timeout, a.persist))
+        else:
+            summary.update(run_exec(a.codex, prompt, env, work, a.timeout))
+        summary["config_toml_after"] = (codex_home / "config.toml").read_text()
         summary["seconds"] = round(time.monotonic() - t0, 3)
     finally:
         mock.close()

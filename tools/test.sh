@@ -13,7 +13,13 @@ cd "$(dirname "$0")/.."
 quick=
 if [ "${1:-}" = "--quick" ]; then quick=1; shift; fi
 
-CODEX_VERSION=0.169.0
+# The suite runs against the newest published codex (CODEX_VERSION, first on PATH below); the
+# config-validation and end-to-end tests also run every config migrate writes through
+# CODEX_ALSO (the release Hermes 0.19 shipped with). Both live side by side under
+# /opt/codex-<version> (tests/suite/support/prereq.rs `codex_of` finds them there); a global
+# `codex` is left as it is.
+CODEX_VERSION=0.171.0
+CODEX_ALSO=0.169.0
 HERMES_AGENT_VERSION=0.19.0
 export HERMES_VENV="${HERMES_VENV:-/opt/hermes-venv}"
 export HERMES_PYTHON="${HERMES_PYTHON:-$HERMES_VENV/bin/python}"
@@ -38,11 +44,17 @@ apt_install() {  # apt_install PKG... (only the missing ones)
 # loopback-only network namespace the tests run in).
 apt_install python3-venv sqlite3 espeak-ng sox lame chromium strace util-linux iproute2 ffmpeg zsh fish openssl
 
-# The real codex CLI (end-to-end and config-validation tests).
-if ! command -v codex >/dev/null 2>&1 || [ "$(codex --version 2>/dev/null | awk '{print $2}')" != "$CODEX_VERSION" ]; then
-  say "npm install -g @openai/codex@$CODEX_VERSION"
-  npm install -g --no-fund --no-audit "@openai/codex@$CODEX_VERSION" >/dev/null
-fi
+# The real codex CLI, both releases (end-to-end and config-validation tests).
+for v in "$CODEX_VERSION" "$CODEX_ALSO"; do
+  bin="/opt/codex-$v/node_modules/.bin/codex"
+  if [ "$("$bin" --version 2>/dev/null | awk '{print $2}')" != "$v" ]; then
+    say "npm install --prefix /opt/codex-$v @openai/codex@$v"
+    as_root mkdir -p "/opt/codex-$v"
+    as_root npm install --prefix "/opt/codex-$v" --no-fund --no-audit "@openai/codex@$v" >/dev/null
+  fi
+  export "CODEX_${v//./_}=$bin"
+done
+export PATH="/opt/codex-$CODEX_VERSION/node_modules/.bin:$PATH"
 
 # cargo-nextest runs the suite (PyPI carries its release binary; the Rust machine image has it).
 NEXTEST_VERSION=0.9.148
@@ -95,7 +107,7 @@ if ! "$HERMES_PYTHON" -c "import importlib.metadata as m; assert m.version('zigl
 fi
 export MATURIN="$HERMES_VENV/bin/maturin" AUDITWHEEL="$HERMES_VENV/bin/auditwheel"
 
-say "versions: $(cargo --version); $(codex --version); hermes-agent $HERMES_AGENT_VERSION ($HERMES_PYTHON)"
+say "versions: $(cargo --version); $(codex --version) (and $CODEX_ALSO); hermes-agent $HERMES_AGENT_VERSION ($HERMES_PYTHON)"
 if [ "${CI:-}" = true ]; then export CARGO_INCREMENTAL=0 PROPTEST_CASES="${PROPTEST_CASES:-64}"; fi
 unset RUST_BACKTRACE RUST_LOG
 [ "${1:-}" = "--" ] && shift

@@ -144,10 +144,11 @@ fn examine(opts: &Options, codex_home: &Path, path: &Path, r: &mut Report) {
     let Some(text) = read_config_toml(path, r) else {
         return;
     };
-    r.codex_check = codex_check(opts, codex_home, r);
+    r.codex_check = codex_check(opts, codex_home, &text, r);
     let Some(entry) = hermes_tools_entry(path, &text, r) else {
         return;
     };
+    expected_codex_doctor_warnings(&entry, |n| envvars::get(n).is_some(), r);
     if entry.get("enabled").and_then(toml::Value::as_bool) == Some(false) {
         r.find(
             "hermes_tools_disabled",
@@ -159,11 +160,44 @@ fn examine(opts: &Options, codex_home: &Path, path: &Path, r: &mut Report) {
         r.find(
             "hermes_tools_not_stdio",
             format!("[mcp_servers.{SERVER_NAME}] has no command: it is not a stdio server"),
-            "run `hermes-mcp migrate`",
+            format!("run `{}`", migrate_command(opts)),
         );
         return;
     };
     server_checks(&entry, command, r);
+}
+
+/// `codex doctor` warns "hermes-tools env var X is not set" for each name in
+/// `env_vars` unset where it runs. For the variables Hermes sets only when it
+/// runs codex (the session id; a kanban worker's task, run, claim, board,
+/// tenant, profile and timeout) that is expected outside a Hermes session or
+/// worker: say so, once, naming them.
+fn expected_codex_doctor_warnings(
+    entry: &toml::Table,
+    is_set: impl Fn(&str) -> bool,
+    r: &mut Report,
+) {
+    let listed = entry
+        .get("env_vars")
+        .and_then(toml::Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(toml::Value::as_str);
+    let expected: Vec<&str> = listed
+        .filter(|n| {
+            (*n == envvars::HERMES_SESSION_ID
+                || migrate::passthrough::KANBAN_WORKER_VARS.contains(n))
+                && !is_set(n)
+        })
+        .collect();
+    if expected.is_empty() {
+        return;
+    }
+    r.notes.push(format!(
+        "`codex doctor` warns that hermes-tools env var {} {} not set: expected outside Hermes. Hermes sets HERMES_SESSION_ID in the codex it runs, and its kanban dispatcher sets the others for a worker; a codex you start yourself has none of them and needs none",
+        expected.join(", "),
+        if expected.len() == 1 { "is" } else { "are" }
+    ));
 }
 
 /// config.toml's text; a missing or unreadable file is a finding.
@@ -476,6 +510,7 @@ fn tools_checks(launch: &probe::Launch, r: &mut Report) {
             });
         }
     }
+    codex_started_before(&doc, r);
     for p in providers_of(&doc) {
         r.providers.push(Provider {
             toolset: text(p, "toolset"),
@@ -485,6 +520,29 @@ fn tools_checks(launch: &probe::Launch, r: &mut Report) {
         });
     }
     shellenv::check(launch, &doc, r);
+}
+
+/// Tools available now that a running Codex was not offered when its
+/// hermes-tools started (Codex reads the list once): restart codex.
+fn codex_started_before(doc: &Value, r: &mut Report) {
+    let newer: Vec<String> = doc
+        .get("new_since_codex_started")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|t| t.get("name").and_then(Value::as_str).map(str::to_string))
+        .collect();
+    if newer.is_empty() {
+        return;
+    }
+    r.find(
+        "tools_after_codex_start",
+        format!(
+            "available now, but not when the running Codex started its hermes-tools: {}",
+            newer.join(", ")
+        ),
+        "restart codex: it reads the tool list once, at start, and ignores later changes",
+    );
 }
 
 fn text(v: &Value, k: &str) -> String {
@@ -506,7 +564,52 @@ fn providers_of(doc: &Value) -> impl Iterator<Item = &Value> {
 }
 
 /// Ask codex whether it loads config.toml (`codex app-server --print-startup-config`).
-fn codex_check(opts: &Options, codex_home: &Path, r: &mut Report) -> String {
+/// The migrate command for the Codex home doctor examined.
+fn migrate_command(opts: &Options) -> String {
+    match &opts.codex_home {
+        Some(h) => format!(
+            "hermes-mcp migrate --codex-home {}",
+            sh_word(&h.to_string_lossy())
+        ),
+        None => "hermes-mcp migrate".into(),
+    }
+}
+
+/// `s` as one shell word (single-quoted unless it is plain).
+fn sh_word(s: &str) -> String {
+    if !s.is_empty()
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || "/._-+:@%=,".contains(c))
+    {
+        s.to_string()
+    } else {
+        format!("'{}'", s.replace('\'', "'\\''"))
+    }
+}
+
+/// What repairs a config.toml codex refuses, when the file says why: a
+/// server without a transport (per-tool tables of hermes-tools with no
+/// server left: migrate writes the server back and keeps the tables).
+fn rejects_hint(opts: &Options, text: &str) -> String {
+    let names = block::parse_toml(text)
+        .map(|t| block::servers_without_transport(&t))
+        .unwrap_or_default();
+    if names.iter().any(|n| n == SERVER_NAME) {
+        return format!(
+            "run `{}`: it writes [mcp_servers.{SERVER_NAME}] into the managed block and keeps your per-tool tables such as [mcp_servers.{SERVER_NAME}.tools.TOOL]",
+            migrate_command(opts)
+        );
+    }
+    if let Some(n) = names.first() {
+        return format!(
+            "[mcp_servers.{}] has neither `command` nor `url`: give it one, or delete its tables",
+            block::key(n)
+        );
+    }
+    "fix what codex names (one bad entry stops every codex command), then run `hermes-mcp doctor` again".into()
+}
+
+fn codex_check(opts: &Options, codex_home: &Path, text: &str, r: &mut Report) -> String {
     let bin = opts
         .codex_bin
         .clone()
@@ -543,8 +646,53 @@ fn codex_check(opts: &Options, codex_home: &Path, r: &mut Report) -> String {
     let msg = crate::redact::redact_sensitive_text(&msg);
     r.find(
         "codex_rejects_config",
-        format!("codex cannot load {}: {msg}", codex_home.join("config.toml").display()),
-        "fix what codex names (one bad entry stops every codex command), then run `hermes-mcp doctor` again",
+        format!(
+            "codex cannot load {}: {msg}",
+            codex_home.join("config.toml").display()
+        ),
+        rejects_hint(opts, text),
     );
     format!("refused: {msg}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_codex_doctor_warnings_hermes_explains_are_named() {
+        let entry: toml::Table = "env_vars = [\"EXA_API_KEY\", \"HERMES_SESSION_ID\", \"HERMES_KANBAN_TASK\", \"HERMES_TENANT\"]"
+            .parse()
+            .unwrap();
+        let mut r = Report::default();
+        expected_codex_doctor_warnings(&entry, |n| n == "HERMES_TENANT", &mut r);
+        assert_eq!(r.notes.len(), 1, "{:?}", r.notes);
+        assert!(
+            r.notes[0].starts_with(
+                "`codex doctor` warns that hermes-tools env var HERMES_SESSION_ID, HERMES_KANBAN_TASK are not set: expected outside Hermes."
+            ),
+            "{}",
+            r.notes[0]
+        );
+        let mut r = Report::default();
+        let keys: toml::Table = "env_vars = [\"EXA_API_KEY\"]".parse().unwrap();
+        expected_codex_doctor_warnings(&keys, |_| false, &mut r);
+        assert!(r.notes.is_empty());
+    }
+
+    #[test]
+    fn the_repair_hint_keeps_the_codex_home_given() {
+        let broken = "[mcp_servers.hermes-tools.tools.memory]\napproval_mode = \"prompt\"\n";
+        let opts = Options {
+            codex_home: Some(PathBuf::from("/my codex")),
+            ..Default::default()
+        };
+        let hint = rejects_hint(&opts, broken);
+        assert!(
+            hint.starts_with("run `hermes-mcp migrate --codex-home '/my codex'`"),
+            "{hint}"
+        );
+        let other = "[mcp_servers.x.tools.y]\napproval_mode = \"prompt\"\n";
+        assert!(rejects_hint(&opts, other).starts_with("[mcp_servers.x] has neither"));
+    }
 }

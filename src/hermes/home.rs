@@ -47,6 +47,25 @@ pub(crate) fn platform_default() -> Result<PathBuf, HomeError> {
 }
 
 impl HermesHome {
+    /// Why a home the user named (`--hermes-home`, `--profile`, `HERMES_HOME`)
+    /// cannot be served: it does not exist, or it is not a directory.
+    pub fn unusable(&self) -> Option<String> {
+        if !self.explicit {
+            return None;
+        }
+        match std::fs::metadata(&self.path) {
+            Ok(m) if m.is_dir() => None,
+            Ok(_) => Some(format!(
+                "the Hermes home {} is not a directory",
+                self.path.display()
+            )),
+            Err(_) => Some(format!(
+                "the Hermes home {} does not exist",
+                self.path.display()
+            )),
+        }
+    }
+
     /// Resolve the home: `flag` (`--hermes-home`) wins, then `HERMES_HOME`, then
     /// `~/.hermes`. With `profile`, the home is `<root>/profiles/<name>` where the
     /// root is computed as Hermes' `get_default_hermes_root` does; the profile

@@ -439,22 +439,48 @@ fn foreign_pieces(text: &str, sc: &Scan, content: (usize, usize)) -> Vec<(usize,
         .map(|k| (line_start(text, k.start), vec![k.first_key.clone()]))
         .collect();
     for h in sc.headers.iter().filter(|h| h.start >= a && h.start < b) {
-        let owner = if h.path.len() >= 2 && is_managed_namespace(&h.path[0]) {
-            h.path[..2].to_vec()
-        } else {
-            h.path.clone()
-        };
-        entries.push((attached_start(text, h.start, a), owner));
+        entries.push((attached_start(text, h.start, a), owner_of(&h.path)));
     }
     entries.sort_by_key(|e| e.0);
+    let lists_tools = owned.iter().any(|p| is_tool_table(p));
     let mut out = Vec::new();
     for (i, (start, owner)) in entries.iter().enumerate() {
         let end = entries.get(i + 1).map_or(b, |e| e.0);
-        if !owned.contains(owner) {
+        let ours = owned.contains(owner) || (!lists_tools && legacy_tool_table(owner, &owned));
+        if !ours {
             out.push((*start, end));
         }
     }
     out
+}
+
+/// `[mcp_servers.<server>.tools.<tool>]` (and deeper): one tool's settings.
+fn is_tool_table(path: &[String]) -> bool {
+    path.len() >= 4 && path[0] == "mcp_servers" && path[2] == "tools"
+}
+
+/// The block entry a table belongs to: a tool's settings table is an entry
+/// of its own (Codex's "Always allow" writes one inside the block), any other
+/// table under `mcp_servers`/`plugins`/`permissions` belongs to its server,
+/// plugin or profile.
+fn owner_of(path: &[String]) -> Vec<String> {
+    if is_tool_table(path) {
+        path[..4].to_vec()
+    } else if path.len() >= 2 && is_managed_namespace(&path[0]) {
+        path[..2].to_vec()
+    } else {
+        path.to_vec()
+    }
+}
+
+/// An inventory line that lists no tool tables was written before they were
+/// listed: then the tool tables hermes-mcp wrote were the auto-approved
+/// kanban hand-off tools of `hermes-tools`.
+fn legacy_tool_table(owner: &[String], owned: &[Vec<String>]) -> bool {
+    is_tool_table(owner)
+        && owner[1] == crate::hermes::SERVER_NAME
+        && owned.iter().any(|p| p[..] == owner[..2])
+        && super::translate::AUTO_APPROVED_TOOLS.contains(&owner[3].as_str())
 }
 
 /// Put `block` (LF text from [`render`]) into the user's text: before the first
@@ -601,13 +627,10 @@ pub fn render(c: &BlockContent) -> String {
         return lines.join("\n") + "\n";
     }
     let mut inv = toml_edit::Array::new();
-    for (parent, k) in block_paths(c) {
-        let mut path = toml_edit::Array::new();
-        if let Some(p) = parent {
-            path.push(p);
-        }
-        path.push(str_value(&k));
-        inv.push(toml_edit::Value::Array(path));
+    for path in inventory_paths(c) {
+        inv.push(toml_edit::Value::Array(
+            path.iter().map(|k| str_value(k)).collect(),
+        ));
     }
     lines.push(format!("{ENTRIES_PREFIX}{inv}"));
     if !c.root.is_empty() {
@@ -681,11 +704,68 @@ pub(crate) fn block_paths(c: &BlockContent) -> Vec<(Option<&'static str>, String
     p
 }
 
+/// What the inventory line lists: [`block_paths`], and each server's tool tables.
+fn inventory_paths(c: &BlockContent) -> Vec<Vec<String>> {
+    let mut out: Vec<Vec<String>> = c.root.iter().map(|(k, _)| vec![k.clone()]).collect();
+    for (name, s) in &c.servers {
+        out.push(vec!["mcp_servers".into(), name.clone()]);
+        for (tool, _) in s.tool_tables() {
+            out.push(vec![
+                "mcp_servers".into(),
+                name.clone(),
+                "tools".into(),
+                tool.to_string(),
+            ]);
+        }
+    }
+    out.extend(
+        c.plugins
+            .iter()
+            .map(|(id, _)| vec!["plugins".into(), id.clone()]),
+    );
+    out
+}
+
 fn get_path<'a>(t: &'a toml::Table, parent: Option<&str>, k: &str) -> Option<&'a toml::Value> {
     match parent {
         None => t.get(k),
         Some(p) => t.get(p)?.as_table()?.get(k),
     }
+}
+
+/// `ours` with the tables of `users` merged in (a key of both: the user's
+/// value below a table of both, else ours).
+fn merged(ours: &toml::Value, users: Option<&toml::Value>) -> toml::Value {
+    match (ours, users) {
+        (toml::Value::Table(o), Some(toml::Value::Table(u))) => {
+            let mut out = o.clone();
+            for (k, uv) in u {
+                let v = match o.get(k) {
+                    Some(ov) => merged(ov, Some(uv)),
+                    None => uv.clone(),
+                };
+                out.insert(k.clone(), v);
+            }
+            toml::Value::Table(out)
+        }
+        _ => ours.clone(),
+    }
+}
+
+/// `[mcp_servers.NAME]` entries of `t` that codex cannot start: no `command`
+/// and no `url` (codex 0.169 and 0.171 refuse the whole file, "invalid transport").
+pub fn servers_without_transport(t: &toml::Table) -> Vec<String> {
+    let Some(servers) = t.get("mcp_servers").and_then(toml::Value::as_table) else {
+        return Vec::new();
+    };
+    servers
+        .iter()
+        .filter(|(_, v)| {
+            v.as_table()
+                .is_none_or(|s| !s.contains_key("command") && !s.contains_key("url"))
+        })
+        .map(|(n, _)| n.clone())
+        .collect()
 }
 
 /// Check a splice result: it parses; everything outside the managed entries
@@ -703,21 +783,30 @@ pub fn validate(
     let mut parents = BTreeSet::new();
     for (parent, k) in block_paths(c) {
         let theirs = get_path(&new, parent, &k);
-        let ours = get_path(&blk, parent, &k);
-        if theirs != ours {
+        // The user's sub-tables of a managed entry (a tool's settings below
+        // a server) merge into it.
+        let users = get_path(&user_t, parent, &k);
+        let ours = get_path(&blk, parent, &k).map(|o| merged(o, users));
+        if theirs != ours.as_ref() {
             let path = match parent {
                 Some(p) => format!("{p}.{}", key(&k)),
                 None => key(&k),
             };
             return Err(SpliceError::Extended(path));
         }
-        match parent {
-            None => {
-                outside.remove(&k);
-            }
+        let container = match parent {
+            None => Some(&mut outside),
             Some(p) => {
                 parents.insert(p);
-                if let Some(t) = outside.get_mut(p).and_then(toml::Value::as_table_mut) {
+                outside.get_mut(p).and_then(toml::Value::as_table_mut)
+            }
+        };
+        if let Some(t) = container {
+            match users {
+                Some(u) => {
+                    t.insert(k.clone(), u.clone());
+                }
+                None => {
                     t.remove(&k);
                 }
             }
@@ -922,6 +1011,72 @@ mod tests {
         // Hermes' own block has no inventory: all of it is replaced.
         let hermes = text.replace(&format!("\n{ENTRIES_PREFIX}"), "\n# ");
         assert!(take_apart(&hermes).kept_from_block.is_empty());
+    }
+
+    fn with_tool_tables() -> BlockContent {
+        let mut c = content();
+        let tools = crate::migrate::translate::hermes_tools_entry("/x", None, &[]);
+        c.servers.push((crate::hermes::SERVER_NAME.into(), tools));
+        c
+    }
+
+    #[test]
+    fn a_tool_table_codex_adds_inside_the_block_is_kept_as_the_users() {
+        // Codex's "Always allow" (app-server elicitation, persist "always")
+        // appends the tool's table after our last tool table, inside the block.
+        let c = with_tool_tables();
+        let block = render(&c);
+        assert!(
+            block.contains("[\"mcp_servers\", \"hermes-tools\", \"tools\", \"kanban_complete\"]")
+        );
+        let added =
+            "[mcp_servers.hermes-tools.tools.text_to_speech]\napproval_mode = \"approve\"\n";
+        let text = format!("model = 1\n\n{block}\n[tui]\nx = 1\n")
+            .replace(&format!("\n{END}"), &format!("\n{added}\n{END}"));
+        let p = take_apart(&text);
+        assert_eq!(p.kept_from_block, [added.trim_end()]);
+        assert!(p.user.contains(added), "{}", p.user);
+        assert!(!p.user.contains("kanban_complete"), "{}", p.user);
+        let out = insert(&p.user, &block, p.framing);
+        validate(&out, &p.user, &block, &c).unwrap();
+        let t = parse_toml(&out).unwrap();
+        let tools = &t["mcp_servers"]["hermes-tools"]["tools"];
+        assert_eq!(
+            tools["text_to_speech"]["approval_mode"].as_str(),
+            Some("approve")
+        );
+        assert_eq!(
+            tools["kanban_complete"]["approval_mode"].as_str(),
+            Some("approve")
+        );
+        // Stable from now on.
+        let again = take_apart(&out);
+        assert!(again.kept_from_block.is_empty());
+        assert_eq!(insert(&again.user, &block, again.framing), out);
+        // A block whose inventory lists no tool tables (written before they
+        // were listed): the kanban tables were ours, the new one is not.
+        let legacy = text.replace(
+            ", [\"mcp_servers\", \"hermes-tools\", \"tools\", \"kanban_complete\"], [\"mcp_servers\", \"hermes-tools\", \"tools\", \"kanban_block\"], [\"mcp_servers\", \"hermes-tools\", \"tools\", \"kanban_heartbeat\"], [\"mcp_servers\", \"hermes-tools\", \"tools\", \"kanban_comment\"]",
+            "",
+        );
+        assert_ne!(legacy, text);
+        assert_eq!(take_apart(&legacy).kept_from_block, [added.trim_end()]);
+    }
+
+    #[test]
+    fn validation_merges_the_users_tool_tables_into_our_server() {
+        let c = with_tool_tables();
+        let block = render(&c);
+        let user =
+            "model = 1\n\n[mcp_servers.hermes-tools.tools.memory]\napproval_mode = \"prompt\"\n";
+        let out = insert(user, &block, detect_framing(user));
+        validate(&out, user, &block, &c).unwrap();
+        let t = parse_toml(&out).unwrap();
+        assert!(servers_without_transport(&t).is_empty());
+        assert_eq!(
+            servers_without_transport(&parse_toml(user).unwrap()),
+            ["hermes-tools"]
+        );
     }
 
     #[test]

@@ -5,7 +5,7 @@
 
 use super::block::{self, BlockContent};
 use super::report::{self, Report, ServerReport};
-use super::translate::{TomlVal, Translation};
+use super::translate::{CodexServer, TomlVal, Translation};
 use super::{BUILTIN_PERMISSIONS, Discovery, Options, Plan, check_existing, plugins, user_error};
 use crate::hermes::SERVER_NAME;
 
@@ -28,8 +28,8 @@ pub(super) fn compute(
     }
     let user = UserFile::parse(p, &parsed)?;
     let mut content = BlockContent::default();
-    add_servers(p, &user, report, &mut content);
-    add_hermes_tools(p, &user, report, &mut content);
+    add_servers(p, &user, report, &mut content)?;
+    add_hermes_tools(p, &user, report, &mut content)?;
     content.servers.sort_by(|a, b| a.0.cmp(&b.0));
     if !content.servers.is_empty() && !user.extensible("mcp_servers") {
         return Err(user_error(
@@ -88,6 +88,7 @@ fn remove_block(
             format!("nothing was written; edit {} by hand", p.real.display()),
         )
     })?;
+    refuse_servers_without_transport(p, &new, true)?;
     let user_plugins = user.get("plugins");
     let plugins_is_table = user_plugins.is_none_or(toml::Value::is_table);
     let kept: Vec<plugins::Plugin> = previous_plugins(&parsed.old_block)
@@ -161,6 +162,43 @@ impl UserFile {
             .is_some_and(|t| t.contains_key(k))
     }
 
+    /// What the user's part of the file says about server `name`.
+    fn claim(&self, name: &str) -> Claim {
+        let Some(t) = self
+            .table
+            .get("mcp_servers")
+            .and_then(toml::Value::as_table)
+            .and_then(|s| s.get(name))
+        else {
+            return Claim::Free;
+        };
+        let Some(t) = t.as_table() else {
+            return Claim::Broken(format!("`mcp_servers.{}` is not a table", block::key(name)));
+        };
+        if t.contains_key("command") || t.contains_key("url") {
+            return Claim::Defined;
+        }
+        // Only sub-tables (`[mcp_servers.NAME.tools.TOOL]`), none of them
+        // written as the server's own table or as dotted keys: settings on
+        // the server the block defines.
+        let item = self
+            .doc
+            .get("mcp_servers")
+            .and_then(|s| s.as_table_like())
+            .and_then(|s| s.get(name));
+        let settings_only = item.and_then(toml_edit::Item::as_table).is_some_and(|t| {
+            t.is_implicit() && !t.is_dotted() && t.iter().all(|(_, v)| v.is_table())
+        });
+        if settings_only {
+            Claim::Settings(t.clone())
+        } else {
+            Claim::Broken(format!(
+                "[mcp_servers.{}] has neither `command` nor `url`",
+                block::key(name)
+            ))
+        }
+    }
+
     /// `[parent.NAME]` tables can be added: `parent` is absent or a table
     /// (not `parent = { ... }`).
     fn extensible(&self, parent: &str) -> bool {
@@ -168,9 +206,83 @@ impl UserFile {
     }
 }
 
+/// What the user's part of config.toml holds for one server name.
+enum Claim {
+    /// Nothing.
+    Free,
+    /// The server itself (a `command` or a `url`): theirs wins.
+    Defined,
+    /// Only tables below it (a tool's `approval_mode`, ...): settings on the
+    /// server the block defines, kept where they are.
+    Settings(toml::Table),
+    /// Keys codex cannot load as a server, and the block cannot complete.
+    Broken(String),
+}
+
+/// `server` without what the user's `settings` set themselves (their tool
+/// tables, a table of theirs for `env` or headers); the entries of theirs
+/// kept are reported.
+fn under_user_settings(
+    name: &str,
+    server: &CodexServer,
+    settings: &toml::Table,
+    report: &mut Report,
+) -> CodexServer {
+    let mut out = server.clone();
+    let path = format!("mcp_servers.{}", block::key(name));
+    for (k, v) in settings {
+        if k == "tools" {
+            for tool in v.as_table().into_iter().flat_map(|t| t.keys()) {
+                let replaces = out.tools.iter().any(|(t, _)| t == tool);
+                out.tools.retain(|(t, _)| t != tool);
+                report.preserved_user_entries.push(format!(
+                    "[{path}.tools.{}]{}",
+                    block::key(tool),
+                    if replaces {
+                        " (instead of hermes-mcp's own setting for this tool)"
+                    } else {
+                        ""
+                    }
+                ));
+            }
+            continue;
+        }
+        match k.as_str() {
+            "env" => out.env.clear(),
+            "http_headers" => out.http_headers.clear(),
+            "env_http_headers" => out.env_http_headers.clear(),
+            _ => {}
+        }
+        report
+            .preserved_user_entries
+            .push(format!("[{path}.{}]", block::key(k)));
+    }
+    out
+}
+
+/// The error for a server entry of the user's that codex cannot load.
+fn broken_server(p: &Plan, name: &str, why: &str) -> anyhow::Error {
+    user_error(
+        format!(
+            "{} defines {why} outside the managed block: codex cannot load a server without a transport (\"invalid transport in mcp_servers.{}\")",
+            p.real.display(),
+            block::key(name)
+        ),
+        format!(
+            "keep only per-tool tables such as [mcp_servers.{n}.tools.TOOL] for it (migrate writes the server itself), or give it a `command` or `url`, then run migrate again (nothing was written)",
+            n = block::key(name)
+        ),
+    )
+}
+
 /// Hermes' servers: into the block, unless the user defines one of the same
 /// name outside it; skipped ones are reported as errors.
-fn add_servers(p: &Plan, user: &UserFile, report: &mut Report, content: &mut BlockContent) {
+fn add_servers(
+    p: &Plan,
+    user: &UserFile,
+    report: &mut Report,
+    content: &mut BlockContent,
+) -> anyhow::Result<()> {
     for (name, t) in &p.translations {
         match t {
             Translation::Ok {
@@ -184,15 +296,24 @@ fn add_servers(p: &Plan, user: &UserFile, report: &mut Report, content: &mut Blo
                         .skipped_keys_per_server
                         .insert(name.clone(), notes.clone());
                 }
-                let status = if user.has("mcp_servers", name) {
-                    report.preserved_user_servers.push(name.clone());
-                    report
-                        .preserved_user_entries
-                        .push(format!("[mcp_servers.{}]", block::key(name)));
-                    "preserved"
-                } else {
-                    content.servers.push((name.clone(), server.clone()));
-                    "migrated"
+                let status = match user.claim(name) {
+                    Claim::Defined => {
+                        report.preserved_user_servers.push(name.clone());
+                        report
+                            .preserved_user_entries
+                            .push(format!("[mcp_servers.{}]", block::key(name)));
+                        "preserved"
+                    }
+                    Claim::Broken(why) => return Err(broken_server(p, name, &why)),
+                    Claim::Settings(t) => {
+                        let server = under_user_settings(name, server, &t, report);
+                        content.servers.push((name.clone(), server));
+                        "migrated"
+                    }
+                    Claim::Free => {
+                        content.servers.push((name.clone(), server.clone()));
+                        "migrated"
+                    }
                 };
                 report.servers.push(ServerReport {
                     name: name.clone(),
@@ -222,14 +343,25 @@ fn add_servers(p: &Plan, user: &UserFile, report: &mut Report, content: &mut Blo
             }
         }
     }
+    Ok(())
 }
 
 /// `hermes-tools` itself, unless `--no-hermes-tools` or the user defines it.
-fn add_hermes_tools(p: &Plan, user: &UserFile, report: &mut Report, content: &mut BlockContent) {
+fn add_hermes_tools(
+    p: &Plan,
+    user: &UserFile,
+    report: &mut Report,
+    content: &mut BlockContent,
+) -> anyhow::Result<()> {
     let Some((exe, entry)) = &p.hermes_tools else {
-        return;
+        return Ok(());
     };
-    if user.has("mcp_servers", SERVER_NAME) {
+    let entry = match user.claim(SERVER_NAME) {
+        Claim::Broken(why) => return Err(broken_server(p, SERVER_NAME, &why)),
+        Claim::Settings(t) => under_user_settings(SERVER_NAME, entry, &t, report),
+        Claim::Free | Claim::Defined => entry.clone(),
+    };
+    if matches!(user.claim(SERVER_NAME), Claim::Defined) {
         report.preserved_user_servers.push(SERVER_NAME.into());
         report
             .preserved_user_entries
@@ -244,7 +376,7 @@ fn add_hermes_tools(p: &Plan, user: &UserFile, report: &mut Report, content: &mu
             ..Default::default()
         });
     } else {
-        content.servers.push((SERVER_NAME.into(), entry.clone()));
+        content.servers.push((SERVER_NAME.into(), entry));
         report.hermes_tools = Some(exe.clone());
         report.hermes_tools_env_vars = Some(report::EnvVarsReport::from(&p.passthrough));
         report.servers.push(ServerReport {
@@ -254,6 +386,7 @@ fn add_hermes_tools(p: &Plan, user: &UserFile, report: &mut Report, content: &mu
             ..Default::default()
         });
     }
+    Ok(())
 }
 
 /// Installed plugins (or, when discovery did not run, the previous block's),
@@ -361,6 +494,7 @@ fn splice(p: &Plan, parsed: &block::Parsed, content: &BlockContent) -> anyhow::R
             "nothing was written; move the settings that follow the managed block above it or into their own table, then run migrate again",
         )
     })?;
+    refuse_servers_without_transport(p, &new, false)?;
     let again = block::take_apart(&new);
     if block::insert(&again.user, &rendered, again.framing) != new {
         anyhow::bail!(
@@ -369,6 +503,42 @@ fn splice(p: &Plan, parsed: &block::Parsed, content: &BlockContent) -> anyhow::R
         );
     }
     Ok(new)
+}
+
+/// The structural half of "codex loads what migrate writes": every
+/// `[mcp_servers.NAME]` has a transport (codex refuses the whole file
+/// otherwise). `removing`: the check of `--remove`'s result.
+fn refuse_servers_without_transport(p: &Plan, new: &str, removing: bool) -> anyhow::Result<()> {
+    let Ok(t) = block::parse_toml(new) else {
+        return Ok(());
+    };
+    let names = block::servers_without_transport(&t);
+    if names.is_empty() {
+        return Ok(());
+    }
+    let tables = names
+        .iter()
+        .map(|n| format!("[mcp_servers.{}]", block::key(n)))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let hint = if removing {
+        format!(
+            "these are settings (such as a tool's approval_mode) for a server only the managed block defines; delete their tables from {} first, then run `hermes-mcp migrate --remove` again (nothing was written)",
+            p.real.display()
+        )
+    } else {
+        format!(
+            "give each a `command` or `url`, or delete its tables from {}, then run migrate again (nothing was written)",
+            p.real.display()
+        )
+    };
+    Err(user_error(
+        format!(
+            "refusing to write {}: {tables} would have neither `command` nor `url`, and codex refuses such a file (\"invalid transport\")",
+            p.real.display()
+        ),
+        hint,
+    ))
 }
 
 /// `[plugins."<id>"]` entries of the previous block (used when discovery did not run).

@@ -60,6 +60,7 @@ pub mod block;
 mod compute;
 pub mod diff;
 pub mod hermes_plugin;
+mod loads;
 pub mod passthrough;
 pub mod plugins;
 pub mod report;
@@ -82,12 +83,15 @@ use compute::compute;
 use report::Report;
 use translate::Translation;
 
-/// Built-in permission profiles of codex 0.169.
+/// Built-in permission profiles of codex 0.169 and 0.171 (the same three).
 pub(crate) const BUILTIN_PERMISSIONS: &[&str] =
     &[":read-only", ":workspace", ":danger-full-access"];
 
 const LOCK_WAIT: Duration = Duration::from_secs(10);
 const DISCOVERY_TIMEOUT: Duration = Duration::from_secs(10);
+/// How often migrate asks codex again, outside the lock, when another migrate
+/// wrote config.toml meanwhile (then it asks while holding the lock).
+const EARLY_TRIES: u32 = 8;
 
 /// What to do, decided by the caller (the CLI layer builds it from flags).
 #[derive(Debug, Clone)]
@@ -199,16 +203,18 @@ fn codex_version(codex_bin: &Path) -> Option<String> {
 }
 
 /// The hint for an unknown built-in profile: the built-ins hermes-mcp checks
-/// against (codex 0.169's), and the version of the codex found, run only now.
+/// against (codex 0.169's and 0.171's), and the version of the codex found, run only now.
 fn builtin_permissions_hint(codex_bin: &Path) -> String {
     let list = BUILTIN_PERMISSIONS.join(", ");
     let known = match codex_version(codex_bin) {
-        Some(v) if v.starts_with("0.169.") => format!("codex {v} knows {list}"),
+        Some(v) if v.starts_with("0.169.") || v.starts_with("0.171.") => {
+            format!("codex {v} knows {list}")
+        }
         Some(v) => format!(
-            "hermes-mcp knows the built-ins of codex 0.169, {list}; the codex found ({}) is {v}",
+            "hermes-mcp knows the built-ins of codex 0.169 and 0.171, {list}; the codex found ({}) is {v}",
             codex_bin.display()
         ),
-        None => format!("the built-ins of codex 0.169 are {list}"),
+        None => format!("the built-ins of codex 0.169 and 0.171 are {list}"),
     };
     format!(
         "{known}; a profile of your own is named without ':' and defined as [permissions.NAME] in config.toml"
@@ -257,9 +263,9 @@ fn plan(args: &Options) -> anyhow::Result<Plan> {
     let home = HermesHome::resolve(args.hermes_home.as_deref(), args.profile.as_deref())
         .map_err(|e| user_error(e.to_string(), "pass --hermes-home DIR or set HERMES_HOME"))?;
     let config_path = home.config_path();
-    if home.explicit && !home.path.is_dir() {
+    if let Some(why) = home.unusable() {
         return Err(user_error(
-            format!("the Hermes home {} does not exist", home.path.display()),
+            why,
             "check --hermes-home / --profile / HERMES_HOME (migrate would point hermes-tools at this directory)",
         ));
     }
@@ -557,6 +563,51 @@ fn preview(
     Ok(())
 }
 
+/// Codex's strict loader must load `new` (when codex is installed), unless
+/// it refuses the current text just the same: then migrate is not the cause,
+/// and the answer is the warning saying what codex objects to.
+fn codex_loads(p: &Plan, current: Option<&str>, new: &str) -> anyhow::Result<Option<String>> {
+    let loads::Verdict::Refused(msg) = loads::verdict(&p.codex_bin, new) else {
+        return Ok(None);
+    };
+    if let loads::Verdict::Refused(old) = loads::verdict(&p.codex_bin, current.unwrap_or("")) {
+        return Ok(Some(format!(
+            "codex ({}) refuses {} before and after this change: {old}",
+            p.codex_bin.display(),
+            p.real.display()
+        )));
+    }
+    Err(user_error(
+        format!(
+            "refusing to write {}: codex ({}) could not load the result: {msg}",
+            p.real.display(),
+            p.codex_bin.display()
+        ),
+        "nothing was written; `hermes-mcp migrate --dry-run` shows the change codex refuses (please report it)",
+    ))
+}
+
+/// Codex's verdict on the change migrate expects to make, asked before the
+/// lock is taken (codex needs a moment; other migrates wait on the lock):
+/// the text it was asked about, the new text, and the answer.
+type Asked = (Option<String>, String, anyhow::Result<Option<String>>);
+
+fn ask_codex_early(
+    args: &Options,
+    p: &Plan,
+    discovery: &Discovery,
+    report: &Report,
+) -> Option<Asked> {
+    let current = write::read(&p.real).ok()?;
+    let mut scratch = report.clone();
+    let new = compute(args, p, current.as_deref(), discovery, &mut scratch).ok()?;
+    if current.as_deref() == Some(new.as_str()) {
+        return None;
+    }
+    let answer = codex_loads(p, current.as_deref(), &new);
+    Some((current, new, answer))
+}
+
 /// Under `$CODEX_HOME/.hermes-mcp.lock`: read config.toml again, compute,
 /// and replace it atomically when it changes.
 fn write_locked(
@@ -566,19 +617,39 @@ fn write_locked(
     report: &mut Report,
 ) -> anyhow::Result<()> {
     write::ensure_dir(&p.codex_home).map_err(|e| user_error(e.to_string(), e.hint()))?;
-    let _lock =
-        write::lock(&p.codex_home, LOCK_WAIT).map_err(|e| user_error(e.to_string(), e.hint()))?;
-    if let Some(dir) = p.real.parent() {
-        write::clean_stale_temps(dir);
-    }
-    // Re-read under the lock: another migrate may have written meanwhile.
-    let current = write::read(&p.real).map_err(|e| user_error(e.to_string(), e.hint()))?;
-    let new = compute(args, p, current.as_deref(), discovery, report)?;
-    report.changed = current.as_deref() != Some(new.as_str());
-    report.config_toml_changed = report.changed;
-    if !report.changed {
-        return Ok(());
-    }
+    let base = report.clone();
+    let mut early = ask_codex_early(args, p, discovery, report);
+    let mut tries = 0;
+    let (_lock, new) = loop {
+        let lock = write::lock(&p.codex_home, LOCK_WAIT)
+            .map_err(|e| user_error(e.to_string(), e.hint()))?;
+        if let Some(dir) = p.real.parent() {
+            write::clean_stale_temps(dir);
+        }
+        // Re-read under the lock: another migrate may have written meanwhile.
+        let current = write::read(&p.real).map_err(|e| user_error(e.to_string(), e.hint()))?;
+        *report = base.clone();
+        let new = compute(args, p, current.as_deref(), discovery, report)?;
+        report.changed = current.as_deref() != Some(new.as_str());
+        report.config_toml_changed = report.changed;
+        if !report.changed {
+            return Ok(());
+        }
+        let answer = match early.take() {
+            Some((asked, expected, answer)) if asked == current && expected == new => answer,
+            // Another migrate wrote since codex was asked: ask again without
+            // holding the lock (a few times), so no migrate waits on codex.
+            _ if tries < EARLY_TRIES => {
+                drop(lock);
+                tries += 1;
+                early = ask_codex_early(args, p, discovery, report);
+                continue;
+            }
+            _ => codex_loads(p, current.as_deref(), &new),
+        };
+        report.warnings.extend(answer?);
+        break (lock, new);
+    };
     if let Some(dir) = p.real.parent() {
         write::ensure_dir(dir).map_err(|e| {
             user_error(

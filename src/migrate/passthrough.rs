@@ -30,18 +30,22 @@
 use crate::hermes::config::is_var_name;
 use crate::hermes::{HermesConfig, HermesHome, envvars};
 
-/// Set by Hermes' kanban dispatcher in a worker's environment (plus the
-/// gateway's subscription variables `kanban_create` reads).
+/// What the kanban tools read of the variables Hermes' dispatcher sets in a
+/// worker's environment (hermes-agent: `hermes_cli/kanban_db.py`, the worker
+/// env), which reach codex unchanged (`hermes_subprocess_env` copies the
+/// worker's environment, `inherit_credentials=True`): the task and its run
+/// and claim (ownership, heartbeats), the board, the tenant `kanban_create`
+/// defaults to, the profile comments are signed with, and the terminal
+/// timeout `kanban_show` reports. The dispatcher's workspace, branch and
+/// goal-mode variables are for Hermes' own agent loop; no tool reads them.
 pub(crate) const KANBAN_WORKER_VARS: &[&str] = &[
     envvars::HERMES_KANBAN_TASK,
     envvars::HERMES_KANBAN_RUN_ID,
     envvars::HERMES_KANBAN_CLAIM_LOCK,
-    envvars::HERMES_KANBAN_WORKSPACE,
-    envvars::HERMES_KANBAN_BRANCH,
-    envvars::HERMES_KANBAN_GOAL_MODE,
     envvars::HERMES_KANBAN_DB,
     envvars::HERMES_KANBAN_BOARD,
     envvars::HERMES_TENANT,
+    envvars::HERMES_PROFILE,
     envvars::TERMINAL_TIMEOUT,
 ];
 
@@ -160,6 +164,23 @@ mod tests {
             (n == "HERMES_HOME").then(|| "/x".to_string())
         });
         assert!(!p.names.iter().any(|n| n == "HERMES_HOME"));
+    }
+
+    #[test]
+    fn kanban_passes_only_what_the_tools_read_of_the_workers_environment() {
+        assert_eq!(
+            KANBAN_WORKER_VARS,
+            [
+                "HERMES_KANBAN_TASK",
+                "HERMES_KANBAN_RUN_ID",
+                "HERMES_KANBAN_CLAIM_LOCK",
+                "HERMES_KANBAN_DB",
+                "HERMES_KANBAN_BOARD",
+                "HERMES_TENANT",
+                "HERMES_PROFILE",
+                "TERMINAL_TIMEOUT",
+            ]
+        );
     }
 
     #[test]

@@ -10,6 +10,7 @@ mod calllog;
 pub mod framing;
 pub mod output;
 pub mod progress;
+pub mod running;
 pub mod toolset;
 pub mod untrusted;
 
@@ -58,6 +59,8 @@ struct Inner {
     warmup: std::sync::Mutex<Option<tokio::sync::watch::Receiver<bool>>>,
     /// Set when the listed toolsets' [`Toolset::warm_up`] has been started.
     warm_started: std::sync::atomic::AtomicBool,
+    /// The first `tools/list` was logged ([`running::log_listed`]).
+    listed_logged: std::sync::atomic::AtomicBool,
 }
 
 impl HermesServer {
@@ -77,6 +80,7 @@ impl HermesServer {
                 shutdown: CancellationToken::new(),
                 warmup: std::sync::Mutex::new(None),
                 warm_started: std::sync::atomic::AtomicBool::new(false),
+                listed_logged: std::sync::atomic::AtomicBool::new(false),
             }),
         }
     }
@@ -291,9 +295,19 @@ impl ServerHandler for HermesServer {
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
         self.warmed().await;
-        let listed = self.listed_tools();
+        let tools = self.listed_tools();
+        // Codex keeps the first list for its whole session: log it, so
+        // `tools` and `doctor` can tell what this Codex is missing.
+        if !self
+            .inner
+            .listed_logged
+            .swap(true, std::sync::atomic::Ordering::SeqCst)
+        {
+            let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
+            running::log_listed(&names);
+        }
         self.start_tool_warmup();
-        Ok(ListToolsResult::with_all_items(listed))
+        Ok(ListToolsResult::with_all_items(tools))
     }
 
     async fn call_tool(

@@ -17,7 +17,8 @@ use crate::hermes::Context;
 pub(crate) type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
 /// MCP tool annotations, stated honestly: `read_only` tools run without an
-/// approval prompt in Codex's default mode.
+/// approval prompt in Codex's default mode; Codex asks before a call of a
+/// `destructive` or `open_world` one (the README's table lists each tool's).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Hints {
     pub read_only: bool,
@@ -48,6 +49,21 @@ impl Hints {
     pub(crate) const WRITE_OPEN: Hints = Hints {
         read_only: false,
         destructive: false,
+        idempotent: false,
+        open_world: true,
+    };
+    /// Writes that can delete or overwrite what the user had (a memory
+    /// entry, a task's state, a file at a path the call names): Codex asks
+    /// before each call under `approval_policy = "on-request"`.
+    pub(crate) const DESTRUCTIVE: Hints = Hints {
+        read_only: false,
+        destructive: true,
+        idempotent: false,
+        open_world: false,
+    };
+    pub(crate) const DESTRUCTIVE_OPEN: Hints = Hints {
+        read_only: false,
+        destructive: true,
         idempotent: false,
         open_world: true,
     };

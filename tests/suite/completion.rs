@@ -94,3 +94,48 @@ fn fish_completes_subcommand_flags() {
     let (got, err) = run("fish", &["--no-config", "-c", &probe]);
     assert_codex_flags("fish", &got, &err);
 }
+
+/// bash: `hermes-mcp completion <TAB>` offers the three shells, and
+/// `hermes-mcp migrate --permissions <TAB>` the built-in profiles.
+#[test]
+fn bash_completes_shells_and_permission_profiles() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = script("bash", dir.path(), "hermes-mcp.bash");
+    let complete = |words: &str, cword: usize| {
+        let probe = format!(
+            "source '{}'; COMP_WORDS=({words} ''); COMP_CWORD={cword}; \
+             COMP_LINE='{words} '; COMP_POINT=${{#COMP_LINE}}; \
+             _hermes__mcp hermes-mcp '' \"${{COMP_WORDS[$((COMP_CWORD-1))]}}\"; printf '%s\\n' \"${{COMPREPLY[@]}}\"",
+            path.display()
+        );
+        run("bash", &["-c", &probe])
+    };
+    let (got, err) = complete("hermes-mcp completion", 2);
+    let shells: Vec<&str> = got.lines().filter(|l| !l.starts_with('-')).collect();
+    assert_eq!(shells, ["bash", "zsh", "fish"], "{got}\n{err}");
+    let (got, err) = complete("hermes-mcp migrate --permissions", 3);
+    for p in [":read-only", ":workspace", ":danger-full-access"] {
+        assert!(
+            got.lines().any(|l| l == p),
+            "{p} not offered:\n{got}\n{err}"
+        );
+    }
+}
+
+/// fish: `hermes-mcp completion <TAB>` offers the three shells.
+#[test]
+fn fish_completes_shells() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = script("fish", dir.path(), "hermes-mcp.fish");
+    let probe = format!(
+        "source '{}'; complete -C 'hermes-mcp completion '",
+        path.display()
+    );
+    let (got, err) = run("fish", &["--no-config", "-c", &probe]);
+    for sh in ["bash", "zsh", "fish"] {
+        assert!(
+            got.lines().any(|l| l.split('\t').next() == Some(sh)),
+            "{sh} not offered:\n{got}\n{err}"
+        );
+    }
+}

@@ -13,7 +13,7 @@ use serde_json::Value;
 
 use super::support::common::{TestEnv, bin, hermes_python, poll_until};
 use super::support::migrate::{END, START};
-use super::support::prereq::codex_bin;
+use super::support::prereq::{CODEX_VERSIONS, codex_bin, codex_of};
 
 /// Hermes 0.19's `/codex-runtime` writes `~/.codex/config.toml` whatever
 /// CODEX_HOME says, so this test's Codex home is `$HOME/.codex`.
@@ -472,4 +472,61 @@ fn a_hung_hermes_mcp_does_not_hold_up_session_start() {
             .any(|l| l.contains("was still running as Hermes exited; stopped it")),
         "{log:?}"
     );
+}
+
+/// A user's per-tool table for hermes-tools outside the block, then a Hermes session start
+/// whose plugin brings the stale block up to date: hermes-tools stays, the user's table
+/// too, and codex 0.169 and 0.171 load the file.
+#[test]
+fn session_start_keeps_hermes_tools_and_the_users_tool_table() {
+    let env = TestEnv::under_cache("hermes-tooltable-");
+    let codex = codex_home(&env);
+    fs::create_dir_all(&codex).unwrap();
+    let yaml = "model:\n  default: gpt-5.5\n  openai_runtime: codex_app_server\nmcp_servers: {}\n";
+    env.write_hermes("config.yaml", yaml);
+    migrate(&env, &["--no-plugins"]);
+    let mine = "[mcp_servers.hermes-tools.tools.memory]\napproval_mode = \"prompt\"\n";
+    let text = format!("{}\n[features]\nplugins = false\n\n{mine}", config(&env));
+    fs::write(codex.join("config.toml"), text).unwrap();
+    // The block goes stale: the user adds a server to config.yaml.
+    let now = fs::read_to_string(env.hermes_home().join("config.yaml")).unwrap();
+    assert!(now.contains("mcp_servers: {}\n"), "{now}");
+    env.write_hermes(
+        "config.yaml",
+        &now.replace(
+            "mcp_servers: {}\n",
+            "mcp_servers:\n  web:\n    url: http://127.0.0.1:9/mcp\n",
+        ),
+    );
+    run_hermes(&env, &session_start());
+    let log = plugin_log(&env);
+    assert!(
+        log.iter().any(|l| l.contains("the managed block is stale")),
+        "{log:?}"
+    );
+    let updated = config(&env);
+    let t: toml::Table = updated.parse().unwrap();
+    let servers = t["mcp_servers"].as_table().unwrap();
+    assert!(servers["web"].get("url").is_some(), "{updated}");
+    let ht = servers["hermes-tools"].as_table().unwrap();
+    assert!(ht.get("command").is_some(), "{updated}");
+    assert_eq!(
+        ht["tools"]["memory"]["approval_mode"].as_str(),
+        Some("prompt")
+    );
+    assert_eq!(updated.matches(mine).count(), 1, "{updated}");
+    for v in CODEX_VERSIONS {
+        let mut c = Command::new(codex_of(v));
+        env.apply(&mut c);
+        let out = c
+            .env("CODEX_HOME", &codex)
+            .args(["app-server", "--strict-config", "--print-startup-config"])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "codex {v} cannot load it: {}\n{updated}",
+            String::from_utf8_lossy(&out.stdout)
+        );
+    }
 }

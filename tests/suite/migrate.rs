@@ -438,6 +438,18 @@ fn migrate_permission_profiles_are_checked() {
         let t: toml::Table = config(&env).parse().unwrap();
         assert_eq!(t["default_permissions"].as_str(), Some(p));
     }
+    // Without default_permissions, codex refuses a file that defines [permissions.*]
+    // profiles: migrate says so and writes nothing.
+    let before = config(&env);
+    let out = run(&env, &["--no-plugins", "--no-permissions"]);
+    assert_eq!(code(&out), 2, "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("does not set `default_permissions`"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(config(&env), before);
+    setup(&env, Some("model = \"m\"\n"));
     assert_eq!(code(&run(&env, &["--no-plugins", "--no-permissions"])), 0);
     let t: toml::Table = config(&env).parse().unwrap();
     assert!(t.get("default_permissions").is_none());

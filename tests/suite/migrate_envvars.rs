@@ -6,7 +6,7 @@ use std::process::Command;
 
 use serde_json::Value;
 
-use super::support::common::bin;
+use super::support::common::{bin, hermes_python};
 use super::support::migrate::CodexEnv;
 
 fn migrate(env: &CodexEnv, vars: &[(&str, &str)]) -> Value {
@@ -116,14 +116,49 @@ fn a_kanban_home_passes_the_dispatcher_worker_variables() {
     let env = CodexEnv::new();
     env.write_hermes("config.yaml", "toolsets: [hermes-cli, kanban]\n");
     let report = migrate(&env, &[]);
-    let names = report["hermes_tools_env_vars"]["names"].to_string();
-    for v in [
-        "HERMES_KANBAN_TASK",
-        "HERMES_KANBAN_RUN_ID",
-        "HERMES_KANBAN_CLAIM_LOCK",
-        "HERMES_KANBAN_WORKSPACE",
-    ] {
-        assert!(names.contains(v), "{v} not in {names}");
+    let names: Vec<String> = report["hermes_tools_env_vars"]["names"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap().to_string())
+        .collect();
+    // What the kanban tools read, nothing more (`codex doctor` warns about each one unset).
+    let worker: Vec<&str> = names
+        .iter()
+        .map(String::as_str)
+        .filter(|n| {
+            n.starts_with("HERMES_KANBAN")
+                || n.starts_with("TERMINAL_")
+                || *n == "HERMES_TENANT"
+                || *n == "HERMES_PROFILE"
+        })
+        .collect();
+    assert_eq!(
+        worker,
+        [
+            "HERMES_PROFILE",
+            "HERMES_KANBAN_TASK",
+            "HERMES_KANBAN_RUN_ID",
+            "HERMES_KANBAN_CLAIM_LOCK",
+            "HERMES_KANBAN_DB",
+            "HERMES_KANBAN_BOARD",
+            "HERMES_TENANT",
+            "TERMINAL_TIMEOUT",
+        ]
+    );
+    // Each is one Hermes' dispatcher sets in a worker's environment (hermes-agent 0.19.0),
+    // which reaches codex unchanged.
+    let py = hermes_python("hermes_cli.kanban_db");
+    let out = Command::new(py)
+        .args([
+            "-c",
+            "import inspect, hermes_cli.kanban_db as k; print(inspect.getsource(k))",
+        ])
+        .output()
+        .unwrap();
+    let src = String::from_utf8_lossy(&out.stdout);
+    for v in &worker {
+        assert!(src.contains(&format!("env[\"{v}\"] = ")), "{v}");
     }
     assert_eq!(report["hermes_tools_env_vars"]["kanban"], true);
 }

@@ -346,8 +346,8 @@ fn check_says_in_one_line_what_is_stale() {
 fn permission_hint_names_the_codex_version_found() {
     let env = TestEnv::new();
     env.write_hermes("config.yaml", "mcp_servers: {}\n");
-    let fake = env.home().join("codex-0.171");
-    fs::write(&fake, "#!/bin/sh\necho 'codex-cli 0.171.0'\n").unwrap();
+    let fake = env.home().join("codex-0.172");
+    fs::write(&fake, "#!/bin/sh\necho 'codex-cli 0.172.0'\n").unwrap();
     fs::set_permissions(&fake, fs::Permissions::from_mode(0o755)).unwrap();
     let fake = fake.display().to_string();
     let out = run(
@@ -363,13 +363,13 @@ fn permission_hint_names_the_codex_version_found() {
     assert_eq!(out.status.code(), Some(2));
     assert!(
         stderr(&out).contains(&format!(
-            "hint: hermes-mcp knows the built-ins of codex 0.169, :read-only, :workspace, :danger-full-access; the codex found ({fake}) is 0.171.0;"
+            "hint: hermes-mcp knows the built-ins of codex 0.169 and 0.171, :read-only, :workspace, :danger-full-access; the codex found ({fake}) is 0.172.0;"
         )),
         "{}",
         stderr(&out)
     );
     assert!(
-        !stderr(&out).contains("codex 0.169 knows"),
+        !stderr(&out).contains("codex 0.172.0 knows"),
         "{}",
         stderr(&out)
     );
@@ -386,7 +386,7 @@ fn permission_hint_names_the_codex_version_found() {
     );
     assert!(
         stderr(&out).contains(
-            "hint: the built-ins of codex 0.169 are :read-only, :workspace, :danger-full-access;"
+            "hint: the built-ins of codex 0.169 and 0.171 are :read-only, :workspace, :danger-full-access;"
         ),
         "{}",
         stderr(&out)

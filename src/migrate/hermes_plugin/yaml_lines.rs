@@ -268,12 +268,18 @@ pub(crate) fn disable_in_yaml(text: &str) -> Result<Option<String>, YamlEditErro
             .map(str::trim)
             .is_some_and(|n| names.iter().any(|x| x == n))
         {
-            let out: String = lines
-                .iter()
-                .enumerate()
-                .filter(|(j, _)| *j != i)
-                .map(|(_, l)| *l)
-                .collect();
+            let mut kept: Vec<String> = lines.iter().map(|l| l.to_string()).collect();
+            // The last item gone: `enabled: []`, not an `enabled:` with nothing under it.
+            if want(str_list(&root, "enabled")).is_empty()
+                && let Some(k) = (0..i)
+                    .rev()
+                    .find(|&k| content(lines[k]).trim() == "enabled:")
+                && (k + 1..i).all(|j| content(lines[j]).trim().is_empty())
+            {
+                kept[k] = lines[k].replacen("enabled:", "enabled: []", 1);
+            }
+            kept.remove(i);
+            let out = kept.concat();
             if verify(text, &out, want).is_ok() {
                 return Ok(Some(out));
             }
@@ -365,6 +371,31 @@ mod tests {
             let back = disable_in_yaml(after).unwrap().unwrap();
             assert_eq!(enabled(&back), enabled(before), "{after:?} -> {back:?}");
             assert_eq!(disable_in_yaml(&back).unwrap(), None);
+        }
+    }
+
+    #[test]
+    fn removing_the_last_entry_leaves_an_empty_list() {
+        let cases = [
+            (
+                "plugins:\n  enabled:\n    - hermes-mcp  # ours\n  disabled: [z]\n",
+                "plugins:\n  enabled: []\n  disabled: [z]\n",
+            ),
+            (
+                "plugins:\r\n  enabled:\r\n  - hermes-mcp\r\n",
+                "plugins:\r\n  enabled: []\r\n",
+            ),
+            (
+                "plugins:\n  enabled:\n  - a\n  - hermes-mcp\n",
+                "plugins:\n  enabled:\n  - a\n",
+            ),
+        ];
+        for (before, after) in cases {
+            assert_eq!(
+                disable_in_yaml(before).unwrap().as_deref(),
+                Some(after),
+                "{before:?}"
+            );
         }
     }
 

@@ -7,7 +7,7 @@ use serde_json::json;
 use crate::server::{Hints, ToolDef};
 
 /// Hints for tools that write but converge: `kanban_list` promotes todo tasks whose
-/// parents finished (`recompute_ready`); heartbeat, link and unblock repeat harmlessly.
+/// parents finished (`recompute_ready`); heartbeat and link repeat harmlessly.
 const IDEMPOTENT_WRITE: Hints = Hints {
     read_only: false,
     destructive: false,
@@ -15,7 +15,10 @@ const IDEMPOTENT_WRITE: Hints = Hints {
     open_world: false,
 };
 
-/// The nine tools in Hermes' registration order.
+/// The nine tools in Hermes' registration order. `kanban_complete`,
+/// `kanban_block` and `kanban_unblock` overwrite a task's state (the board
+/// keeps no undo): destructive. The others add (a task, a comment, a link),
+/// read, or refresh the caller's own heartbeat.
 pub(crate) const DEFS: &[ToolDef] = &[
     ToolDef {
         name: "kanban_show",
@@ -129,7 +132,7 @@ pub(crate) const DEFS: &[ToolDef] = &[
                 "required": []
             })
         },
-        hints: Hints::WRITE,
+        hints: Hints::DESTRUCTIVE,
     },
     ToolDef {
         name: "kanban_block",
@@ -166,7 +169,7 @@ pub(crate) const DEFS: &[ToolDef] = &[
                 ]
             })
         },
-        hints: Hints::WRITE,
+        hints: Hints::DESTRUCTIVE,
     },
     ToolDef {
         name: "kanban_heartbeat",
@@ -341,7 +344,7 @@ pub(crate) const DEFS: &[ToolDef] = &[
                 ]
             })
         },
-        hints: IDEMPOTENT_WRITE,
+        hints: Hints::DESTRUCTIVE,
     },
     ToolDef {
         name: "kanban_link",

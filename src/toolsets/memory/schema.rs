@@ -51,10 +51,12 @@ fn parameters() -> Value {
     })
 }
 
-/// The toolset's one tool. It writes the user's files (`MEMORY.md`, `USER.md`).
+/// The toolset's one tool. It writes the user's files (`MEMORY.md`, `USER.md`):
+/// `replace` and `remove` destroy entries, and whatever it saves lands in every
+/// future prompt, so it is destructive (Codex asks before each call).
 pub(super) const DEFS: &[ToolDef] = &[ToolDef {
     name: "memory",
     description: DESCRIPTION,
     schema: parameters,
-    hints: Hints::WRITE,
+    hints: Hints::DESTRUCTIVE,
 }];

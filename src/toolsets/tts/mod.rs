@@ -88,7 +88,7 @@ impl Toolset for TtsToolset {
         let plan = plan(ctx);
         let mut entry = def.entry(Availability::Available);
         if matches!(&plan, Ok(p) if p.is_local()) {
-            entry.spec.hints = Hints::WRITE;
+            entry.spec.hints = Hints::DESTRUCTIVE;
         }
         entry.spec.description = description(ctx, &plan);
         entry.spec.input_schema = schema(ctx);

@@ -8,12 +8,13 @@ use crate::hermes::Context;
 use crate::server::{Hints, ToolDef};
 
 /// The one tool; its description and schema are worded per call by
-/// [`description`] and [`schema`] from the configured provider.
+/// [`description`] and [`schema`] from the configured provider. Destructive:
+/// `output_path` names a file it overwrites.
 pub(super) const DEFS: &[ToolDef] = &[ToolDef {
     name: "text_to_speech",
     description: "",
     schema: || Value::Null,
-    hints: Hints::WRITE_OPEN,
+    hints: Hints::DESTRUCTIVE_OPEN,
 }];
 
 /// `~/…` when the home is under the user's home directory (Hermes' `display_hermes_home`).

@@ -44,6 +44,30 @@ impl CodexEnv {
         self.apply(&mut c);
         c.args(args).output().expect("run codex")
     }
+    /// `codex` of one release (see [`super::prereq::codex_of`]).
+    pub fn codex_at(&self, codex: &std::path::Path, args: &[&str]) -> Output {
+        let mut c = Command::new(codex);
+        self.apply(&mut c);
+        c.args(args).output().expect("run codex")
+    }
+    /// Each release of [`super::prereq::CODEX_VERSIONS`] loads config.toml with its strict
+    /// loader (`codex app-server --strict-config --print-startup-config`).
+    pub fn assert_every_codex_loads(&self) {
+        for v in super::prereq::CODEX_VERSIONS {
+            let codex = super::prereq::codex_of(v);
+            let out = self.codex_at(
+                &codex,
+                &["app-server", "--strict-config", "--print-startup-config"],
+            );
+            assert!(
+                out.status.success(),
+                "codex {v} cannot load config.toml:\nstdout: {}\nstderr: {}\n---\n{}",
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr),
+                self.config()
+            );
+        }
+    }
     pub fn migrate(&self, args: &[&str]) -> Output {
         let mut c = Command::new(bin());
         self.apply(&mut c);

@@ -76,7 +76,8 @@ pub fn piper_python() -> PathBuf {
     PathBuf::from(py)
 }
 
-/// The real Codex CLI (0.169) on PATH.
+/// The real Codex CLI on PATH (tools/test.sh puts 0.171.0 first; [`codex_of`] picks a
+/// release).
 pub fn codex_bin() -> PathBuf {
     let ok = probed("codex --version", || {
         let mut c = Command::new("codex");
@@ -85,9 +86,43 @@ pub fn codex_bin() -> PathBuf {
     });
     assert!(
         ok,
-        "`codex` (0.169) is not on PATH: these tests need the real Codex CLI; run tools/test.sh, which installs it"
+        "`codex` is not on PATH: these tests need the real Codex CLI (0.171.0, and 0.169.0 beside it); run tools/test.sh, which installs both"
     );
     PathBuf::from("codex")
+}
+
+/// The codex releases every config `migrate` writes is checked against: the newest
+/// published (0.171.0) and the one Hermes 0.19 was released with (0.169.0).
+pub const CODEX_VERSIONS: &[&str] = &["0.171.0", "0.169.0"];
+
+/// The real Codex CLI of `version` (one of [`CODEX_VERSIONS`]): `$CODEX_<version with
+/// underscores>` (e.g. `CODEX_0_171_0`), else the side-by-side install tools/test.sh makes
+/// (`/opt/codex-<version>/node_modules/.bin/codex`), else `codex` on PATH when it is that
+/// version. Fails the test, with what to do, when none is.
+pub fn codex_of(version: &str) -> PathBuf {
+    let var = format!("CODEX_{}", version.replace('.', "_"));
+    let candidates: Vec<PathBuf> = std::env::var_os(&var)
+        .map(PathBuf::from)
+        .into_iter()
+        .chain([
+            PathBuf::from(format!("/opt/codex-{version}/node_modules/.bin/codex")),
+            PathBuf::from("codex"),
+        ])
+        .collect();
+    let found = candidates.into_iter().find(|c| {
+        probed(&format!("{} --version = {version}", c.display()), || {
+            Command::new(c).arg("--version").output().is_ok_and(|o| {
+                o.status.success()
+                    && String::from_utf8_lossy(&o.stdout).trim() == format!("codex-cli {version}")
+            })
+        })
+    });
+    found.unwrap_or_else(|| {
+        panic!(
+            "codex {version} is not installed: run tools/test.sh (it installs it with \
+             `npm install --prefix /opt/codex-{version} @openai/codex@{version}`) or point {var} at it"
+        )
+    })
 }
 
 /// Fail loudly when Chromium is not installed.
