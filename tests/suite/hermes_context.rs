@@ -483,3 +483,51 @@ fn three_hundred_skills_stay_bounded_and_every_name_is_present() {
         }
     }
 }
+
+/// `migrate --no-hermes-context` writes the switch into the entry (and the
+/// Hermes plugin's re-run keeps it); `doctor` shows the size and the pieces.
+#[test]
+fn migrate_writes_the_switch_and_doctor_shows_the_context() {
+    use super::support::migrate::CodexEnv;
+    let doctor = |env: &CodexEnv, json: bool| {
+        let mut c = Command::new(bin());
+        env.apply(&mut c);
+        c.arg("doctor");
+        if json {
+            c.arg("--json");
+        }
+        String::from_utf8(c.output().unwrap().stdout).unwrap()
+    };
+    let env = CodexEnv::new();
+    env.write_hermes("memories/MEMORY.md", "A fact");
+    let out = env.migrate(&["--no-plugins", "--no-hermes-hook", "--no-hermes-context"]);
+    assert!(out.status.success(), "{out:?}");
+    assert!(
+        env.config()
+            .contains(r#"args = ["serve", "--no-hermes-context"]"#),
+        "{}",
+        env.config()
+    );
+    let v: Value = serde_json::from_str(&doctor(&env, true)).unwrap();
+    assert_eq!(v["instructions"]["hermes_context"], false, "{v:#}");
+    assert!(doctor(&env, false).contains("Hermes' context off"));
+
+    let out = env.migrate(&["--no-plugins", "--no-hermes-hook"]);
+    assert!(out.status.success(), "{out:?}");
+    let v: Value = serde_json::from_str(&doctor(&env, true)).unwrap();
+    let parts = v["instructions"]["parts"].to_string();
+    assert!(
+        parts.contains("memory (MEMORY.md)") && parts.contains("memory guidance"),
+        "{parts}"
+    );
+    assert!(v["instructions"]["chars"].as_u64().unwrap() > 1000, "{v:#}");
+    let text = doctor(&env, false);
+    assert!(
+        text.contains("instructions  ") && text.contains("memory (MEMORY.md) "),
+        "{text}"
+    );
+    assert!(
+        !text.contains("A fact"),
+        "doctor shows sizes, not the text: {text}"
+    );
+}

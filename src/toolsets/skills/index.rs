@@ -13,7 +13,8 @@
 //!
 //! When the whole `instructions` would be too long, [`Index::compact`]
 //! demotes categories to Hermes' `[names only]` line, the largest savings
-//! first, with a note that says so: every skill is still named.
+//! first, with a note that says so: every skill is still named (up to
+//! thousands of skills, where the names alone are cut and counted).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -335,7 +336,41 @@ impl Index {
             demoted.insert(category);
             text = self.render(&demoted);
         }
-        text
+        if py_len(&text) <= room {
+            return text;
+        }
+        self.names_cut(room)
+    }
+
+    /// Names only, cut to `room` where even that is too long (thousands of
+    /// skills): as many names as fit, then how many more there are.
+    fn names_cut(&self, room: usize) -> String {
+        let all: Vec<&str> = self.names().into_iter().collect();
+        let frame = py_len(HEAD) + py_len(TAIL) + py_len(NAMES_ONLY_NOTE) + 80;
+        let mut budget = room.saturating_sub(frame);
+        let mut kept = Vec::new();
+        for name in &all {
+            let cost = py_len(name) + 2;
+            if cost > budget {
+                break;
+            }
+            budget -= cost;
+            kept.push(*name);
+        }
+        format!(
+            "{HEAD}  [names only]: {}\n  ... and {} more skills: skills_list lists them all\n{TAIL}{NAMES_ONLY_NOTE}",
+            kept.join(", "),
+            all.len() - kept.len()
+        )
+    }
+
+    /// Every skill name shown, sorted.
+    fn names(&self) -> BTreeSet<&str> {
+        self.by_category
+            .values()
+            .flatten()
+            .map(|(n, _)| n.as_str())
+            .collect()
     }
 }
 
@@ -363,10 +398,23 @@ mod tests {
             "{full}"
         );
         assert!(!full.contains("[names only]"));
-        let small = i.compact(py_len(&full) - 5);
-        assert!(small.contains("  b [names only]: y, z"), "{small}");
-        assert!(small.ends_with(NAMES_ONLY_NOTE));
         assert_eq!(i.compact(usize::MAX), full);
+        // Demoting `b` (long descriptions) saves the most.
+        let long = "d".repeat(50);
+        let mut rows = vec![("a", "x".to_string(), "one")];
+        for k in 0..20 {
+            rows.push(("b", format!("s{k:02}"), long.as_str()));
+        }
+        let rows: Vec<(&str, &str, &str)> =
+            rows.iter().map(|(c, n, d)| (*c, n.as_str(), *d)).collect();
+        let big = index(&rows);
+        let full_big = big.render(&BTreeSet::new());
+        let small = big.compact(py_len(&full_big) - 5);
+        assert!(small.contains("  b [names only]: s00, s01,"), "{small}");
+        assert!(small.contains("    - x: one"), "{small}");
+        assert!(small.ends_with(NAMES_ONLY_NOTE));
+        let cut = i.compact(0);
+        assert!(cut.contains("... and 3 more skills"), "{cut}");
     }
 
     #[test]
