@@ -66,6 +66,40 @@ pub struct HomeArgs {
 pub struct ServeArgs {
     #[command(flatten)]
     pub home: HomeArgs,
+    #[command(flatten)]
+    pub context: ContextArgs,
+}
+
+/// What of Hermes' session context `serve` puts in its MCP `instructions`.
+#[derive(Debug, Args, Clone, Default)]
+pub struct ContextArgs {
+    /// Send no Hermes context (memory, user profile, skills index, tool guidance) in the server's instructions, only the note about its tools
+    #[arg(long)]
+    pub no_hermes_context: bool,
+    /// Also send Hermes' persona, $HERMES_HOME/SOUL.md (Codex keeps its own identity otherwise)
+    #[arg(long, conflicts_with = "no_hermes_context")]
+    pub hermes_soul: bool,
+}
+
+impl ContextArgs {
+    pub fn options(&self) -> server::ContextOptions {
+        server::ContextOptions {
+            enabled: !self.no_hermes_context,
+            soul: self.hermes_soul,
+        }
+    }
+
+    /// The same choices as `serve` flags (what `migrate` writes into the entry).
+    pub fn serve_flags(&self) -> Vec<String> {
+        let mut flags = Vec::new();
+        if self.no_hermes_context {
+            flags.push("--no-hermes-context".to_string());
+        }
+        if self.hermes_soul {
+            flags.push("--hermes-soul".to_string());
+        }
+        flags
+    }
 }
 
 #[derive(Debug, Args, Clone)]
@@ -150,6 +184,9 @@ fn completion_script(shell: CompletionShell) -> Vec<u8> {
 pub struct ToolsArgs {
     #[command(flatten)]
     pub home: HomeArgs,
+    /// `serve`'s context flags: the instructions shown are the ones `serve` would send with them
+    #[command(flatten)]
+    pub context: ContextArgs,
     /// Machine-readable output
     #[arg(long)]
     pub json: bool,
@@ -204,6 +241,9 @@ pub struct MigrateArgs {
     /// Do not register hermes-mcp itself as the hermes-tools MCP server
     #[arg(long)]
     pub no_hermes_tools: bool,
+    /// Flags written into hermes-tools' `serve` command (see `hermes-mcp serve --help`)
+    #[command(flatten)]
+    pub context: ContextArgs,
     /// Do not install the Hermes plugin that keeps the block current at each Hermes session start (and remove an installed one)
     #[arg(long)]
     pub no_hermes_hook: bool,
@@ -248,6 +288,7 @@ impl MigrateArgs {
             hermes_tools: !self.no_hermes_tools,
             hermes_hook: !self.no_hermes_hook,
             permissions: (!self.no_permissions).then(|| self.permissions.clone()),
+            serve_flags: self.context.serve_flags(),
         }
     }
 }
@@ -290,7 +331,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     };
     match cli.command {
         Command::Serve(args) => {
-            let server = build_server(&args.home)?;
+            let server = build_server_with(&args.home, args.context.options())?;
             let log = hermes::logfile::LogFile::open_in(&server.context().home.path);
             let file_level = if v.verbose > 1 {
                 "info,hermes_mcp=debug"
@@ -366,7 +407,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 )
                 .into());
             }
-            let server = build_server(&args.home)?;
+            let server = build_server_with(&args.home, args.context.options())?;
             if let Ok(rt) = tokio::runtime::Builder::new_current_thread()
                 .enable_all()
                 .build()
@@ -386,9 +427,17 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
 
 /// Resolve the Hermes home from the flags and build the server (no I/O).
 pub fn build_server(home: &HomeArgs) -> anyhow::Result<HermesServer> {
+    build_server_with(home, server::ContextOptions::default())
+}
+
+/// [`build_server`] with `serve`'s context switches.
+pub fn build_server_with(
+    home: &HomeArgs,
+    context: server::ContextOptions,
+) -> anyhow::Result<HermesServer> {
     let home = HermesHome::resolve(home.hermes_home.as_deref(), home.profile.as_deref())?;
     let ctx = hermes::Context::new(home);
-    Ok(HermesServer::new(ctx, toolsets::all()))
+    Ok(HermesServer::with_context(ctx, toolsets::all(), context))
 }
 
 /// Logs go to stderr (stdout is the MCP channel) at `default`, and for `serve`
@@ -543,6 +592,9 @@ fn print_doctor(r: &doctor::Report, json: bool, v: Verbosity) -> anyhow::Result<
     if let Some(rt) = &r.openai_runtime {
         writeln!(out, "runtime       model.openai_runtime: {rt}")?;
     }
+    if let Some(line) = r.instructions_line() {
+        writeln!(out, "instructions  {line}")?;
+    }
     if let Some(l) = &r.log_file {
         writeln!(out, "log file      {l}")?;
     }
@@ -660,6 +712,7 @@ fn tools_report(server: &HermesServer, json: bool, v: Verbosity) -> anyhow::Resu
             "tools": list,
             "providers": providers,
             "new_since_codex_started": newer,
+            "instructions": server.instructions_summary(),
         });
         writeln!(out, "{}", serde_json::to_string_pretty(&doc)?)?;
         return Ok(());

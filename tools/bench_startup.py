@@ -3,8 +3,10 @@
 
 Compares a baseline binary (e.g. the release build of an earlier commit) with the current one:
 file size, relative relocations (work the dynamic loader does at every start), `--version`
-exec time and page faults, and `serve` spawn -> `initialize` answered. Reports medians and the
-ratio current / baseline.
+exec time and page faults, and `serve` spawn -> `initialize` answered, in a bare Hermes home and
+in one with 300 skills and a full memory (`serve` composes Hermes' context, the skills index
+among it, before it answers; the size of the `instructions` is reported too). Reports medians
+and the ratio current / baseline.
 
     git worktree add /tmp/base-tree <rev> && (cd /tmp/base-tree && cargo build --release)
     cargo build --release
@@ -52,8 +54,26 @@ def version_run(path):
     return ms, after.ru_minflt - before.ru_minflt
 
 
+def skills_home(n=300):
+    """A Hermes home with `n` skills in 12 categories and full memory files."""
+    home = tempfile.mkdtemp(prefix="bench-startup-skills-")
+    for i in range(n):
+        d = Path(home, "skills", f"cat-{i % 12}", f"skill-{i:03}")
+        d.mkdir(parents=True)
+        (d / "SKILL.md").write_text(
+            f"---\nname: skill-{i:03}\ndescription: What skill {i} does, in a line of about sixty "
+            f"chars\n---\n# Skill {i}\n\nSteps.\n", encoding="utf-8")
+    mem = Path(home, "memories")
+    mem.mkdir()
+    (mem / "MEMORY.md").write_text("\n§\n".join(f"Fact {i}: the project builds with make" for i in range(50)),
+                                   encoding="utf-8")
+    (mem / "USER.md").write_text("\n§\n".join(f"User preference {i}" for i in range(40)),
+                                 encoding="utf-8")
+    return home
+
+
 def init_run(path, env):
-    """ms from spawn to the `initialize` answer of `serve`."""
+    """ms from spawn to the `initialize` answer of `serve`, and its instructions' length."""
     t0 = time.perf_counter()
     p = subprocess.Popen([path, "serve"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                          stderr=subprocess.DEVNULL, env=env)
@@ -63,12 +83,13 @@ def init_run(path, env):
         line = p.stdout.readline()
         if not line:
             raise RuntimeError(f"{path} serve exited before answering initialize")
-        if json.loads(line).get("id") == 1:
+        msg = json.loads(line)
+        if msg.get("id") == 1:
             break
     ms = (time.perf_counter() - t0) * 1000
     p.stdin.close()
     p.wait(timeout=10)
-    return ms
+    return ms, len((msg.get("result") or {}).get("instructions") or "")
 
 
 def main():
@@ -85,8 +106,11 @@ def main():
             sys.exit(f"{name} binary {path} is not executable: build it first (see --help)")
     home = tempfile.mkdtemp(prefix="bench-startup-")
     env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": home, "HERMES_HOME": home}
+    env_skills = dict(env, HERMES_HOME=skills_home())
     res = {n: {"size_bytes": os.path.getsize(p), "relocations": relocations(p),
-               "version_ms": [], "version_minflt": [], "init_ms": []} for n, p in bins.items()}
+               "version_ms": [], "version_minflt": [], "init_ms": [], "init_300_skills_ms": [],
+               "instructions_chars": 0, "instructions_300_skills_chars": 0}
+           for n, p in bins.items()}
     for _ in range(a.runs):
         for n, p in bins.items():
             ms, flt = version_run(p)
@@ -94,7 +118,12 @@ def main():
             res[n]["version_minflt"].append(flt)
     for _ in range(a.init_runs):
         for n, p in bins.items():
-            res[n]["init_ms"].append(init_run(p, env))
+            ms, chars = init_run(p, env)
+            res[n]["init_ms"].append(ms)
+            res[n]["instructions_chars"] = chars
+            ms, chars = init_run(p, env_skills)
+            res[n]["init_300_skills_ms"].append(ms)
+            res[n]["instructions_300_skills_chars"] = chars
     summary = {}
     for n, r in res.items():
         summary[n] = {
@@ -103,6 +132,9 @@ def main():
             "version_ms_median": round(statistics.median(r["version_ms"]), 3),
             "version_minflt_median": statistics.median(r["version_minflt"]),
             "init_ms_median": round(statistics.median(r["init_ms"]), 3),
+            "init_300_skills_ms_median": round(statistics.median(r["init_300_skills_ms"]), 3),
+            "instructions_chars": r["instructions_chars"],
+            "instructions_300_skills_chars": r["instructions_300_skills_chars"],
         }
     ratio = {k: (round(summary["current"][k] / summary["baseline"][k], 3)
                  if summary["baseline"][k] else None)

@@ -165,6 +165,15 @@ def hermes_tools_offered(body):
     return None
 
 
+def hermes_tools_description(body):
+    """The description codex gave the hermes-tools namespace in one request (the server's
+    MCP `instructions`), or None."""
+    for t in body.get("tools") or []:
+        if t.get("type") == "namespace" and t.get("name") == NAMESPACE:
+            return t.get("description")
+    return None
+
+
 def offered(body, tool):
     return tool in (hermes_tools_offered(body) or [])
 
@@ -365,7 +374,8 @@ def main():
         mock.close()
 
     posts = [r for r in mock.requests if r["method"] == "POST"]
-    summary["requests"] = [{"path": r["path"], "hermes_tools": hermes_tools_offered(r["body"] or {})}
+    summary["requests"] = [{"path": r["path"], "hermes_tools": hermes_tools_offered(r["body"] or {}),
+                            "hermes_tools_description": hermes_tools_description(r["body"] or {})}
                            for r in posts]
     last = posts[-1]["body"] if len(posts) > 1 else {}
     outputs = [i.get("output") for i in (last.get("input") or []) if i.get("type") == "function_call_output"]

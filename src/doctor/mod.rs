@@ -111,12 +111,51 @@ pub struct Report {
     pub log_file: Option<String>,
     pub unavailable_tools: Vec<ToolStatus>,
     pub providers: Vec<Provider>,
+    /// What `serve` puts in its MCP `instructions` (Codex sends them to the
+    /// model with every request): size, switches, Hermes' pieces and their
+    /// sizes; never the text (`tools --json`'s `instructions`).
+    pub instructions: Option<Value>,
     pub findings: Vec<Finding>,
     /// Worth knowing, not a problem.
     pub notes: Vec<String>,
 }
 
 impl Report {
+    /// One line on the server's `instructions`: its size and what is in it.
+    pub fn instructions_line(&self) -> Option<String> {
+        let i = self.instructions.as_ref()?;
+        let chars = i.get("chars").and_then(Value::as_u64)?;
+        let parts: Vec<String> = i
+            .get("parts")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(|p| {
+                let name = p.get("part")?.as_str()?;
+                Some(match p.get("chars").and_then(Value::as_u64) {
+                    Some(0) | None => format!("{name} (joined to the one before)"),
+                    Some(n) => format!("{name} {n}"),
+                })
+            })
+            .collect();
+        let what = if i.get("hermes_context") == Some(&Value::Bool(false)) {
+            "Hermes' context off (serve --no-hermes-context)".to_string()
+        } else if parts.is_empty() {
+            "no Hermes context to send (no memory, skills or guided tools)".to_string()
+        } else {
+            let short = if i.get("skills_index_shortened") == Some(&Value::Bool(true)) {
+                "; skills index shortened to names to fit"
+            } else {
+                ""
+            };
+            format!(
+                "Hermes' snapshot at session start: {}{short}",
+                parts.join(", ")
+            )
+        };
+        Some(format!("{chars} characters; {what}"))
+    }
+
     fn find(&mut self, code: &'static str, message: impl Into<String>, hint: impl Into<String>) {
         self.findings.push(Finding {
             code,
@@ -501,6 +540,7 @@ fn tools_checks(launch: &probe::Launch, r: &mut Report) {
     if let Some(h) = doc.get("hermes_home").and_then(Value::as_str) {
         r.hermes_home = Some(h.to_string());
     }
+    r.instructions = doc.get("instructions").cloned();
     for t in tools_of(&doc) {
         if t.get("available").and_then(Value::as_bool) == Some(false) {
             r.unavailable_tools.push(ToolStatus {

@@ -1015,7 +1015,7 @@ mod tests {
 
     fn with_tool_tables() -> BlockContent {
         let mut c = content();
-        let tools = crate::migrate::translate::hermes_tools_entry("/x", None, &[]);
+        let tools = crate::migrate::translate::hermes_tools_entry("/x", None, &[], &[]);
         c.servers.push((crate::hermes::SERVER_NAME.into(), tools));
         c
     }

@@ -117,6 +117,8 @@ pub struct Options {
     pub(crate) hermes_hook: bool,
     /// `default_permissions` to set, unchecked (see [`BUILTIN_PERMISSIONS`]); `None` sets none.
     pub(crate) permissions: Option<String>,
+    /// Flags after `serve` in hermes-tools' args (`--no-hermes-context`, `--hermes-soul`).
+    pub(crate) serve_flags: Vec<String>,
 }
 
 /// Whether migrate writes.
@@ -144,6 +146,7 @@ impl Default for Options {
             hermes_tools: true,
             hermes_hook: true,
             permissions: Some(":workspace".into()),
+            serve_flags: Vec::new(),
         }
     }
 }
@@ -337,7 +340,12 @@ fn plan(args: &Options) -> anyhow::Result<Plan> {
             .then(|| home.path.to_string_lossy().into_owned());
         Some((
             exe.clone(),
-            translate::hermes_tools_entry(&exe, home_str.as_deref(), &passthrough.names),
+            translate::hermes_tools_entry(
+                &exe,
+                home_str.as_deref(),
+                &passthrough.names,
+                &args.serve_flags,
+            ),
         ))
     };
 

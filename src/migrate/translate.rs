@@ -771,15 +771,19 @@ pub(crate) const AUTO_APPROVED_TOOLS: &[&str] = &[
 ];
 
 /// The `[mcp_servers.hermes-tools]` entry that launches this binary; `env_vars`
-/// are the pass-through names `passthrough::choose` picked.
+/// are the pass-through names `passthrough::choose` picked; `serve_flags`
+/// follow `serve` (`--no-hermes-context`, `--hermes-soul`).
 pub(crate) fn hermes_tools_entry(
     exe: &str,
     hermes_home: Option<&str>,
     env_vars: &[String],
+    serve_flags: &[String],
 ) -> CodexServer {
     CodexServer {
         command: Some(exe.to_string()),
-        args: vec!["serve".into()],
+        args: std::iter::once("serve".to_string())
+            .chain(serve_flags.iter().cloned())
+            .collect(),
         env: hermes_home
             .map(|home| {
                 vec![(
@@ -1124,13 +1128,13 @@ mod tests {
 
     #[test]
     fn hermes_tools_entry_lists_the_chosen_vars() {
-        let s = hermes_tools_entry("/usr/bin/hermes-mcp", None, &["EXA_API_KEY".into()]);
+        let s = hermes_tools_entry("/usr/bin/hermes-mcp", None, &["EXA_API_KEY".into()], &[]);
         assert_eq!(
             s.get("env_vars"),
             Some(TomlVal::List(vec!["EXA_API_KEY".into()]))
         );
         assert_eq!(s.get("env"), None);
-        let s = hermes_tools_entry("/x", Some("/h"), &[]);
+        let s = hermes_tools_entry("/x", Some("/h"), &[], &["--hermes-soul".into()]);
         assert_eq!(s.get("env_vars"), None);
         assert_eq!(
             s.get("env"),

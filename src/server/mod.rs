@@ -7,6 +7,7 @@
 
 pub mod args;
 mod calllog;
+pub mod context;
 pub mod framing;
 pub mod output;
 pub mod progress;
@@ -28,6 +29,7 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use crate::hermes::Context;
+pub use context::{Composed, ContextOptions};
 pub use output::ToolOutput;
 pub use progress::Progress;
 pub use toolset::{
@@ -61,10 +63,23 @@ struct Inner {
     warm_started: std::sync::atomic::AtomicBool,
     /// The first `tools/list` was logged ([`running::log_listed`]).
     listed_logged: std::sync::atomic::AtomicBool,
+    /// The user's switches for Hermes' context in `instructions`.
+    context: ContextOptions,
+    /// `instructions`, composed once ([`HermesServer::instructions`]).
+    instructions: std::sync::OnceLock<Composed>,
 }
 
 impl HermesServer {
     pub fn new(ctx: Context, toolsets: Vec<Box<dyn Toolset>>) -> Self {
+        Self::with_context(ctx, toolsets, ContextOptions::default())
+    }
+
+    /// A server whose `instructions` carry Hermes' context as `context` says.
+    pub fn with_context(
+        ctx: Context,
+        toolsets: Vec<Box<dyn Toolset>>,
+        context: ContextOptions,
+    ) -> Self {
         let mut index = HashMap::new();
         for (i, ts) in toolsets.iter().enumerate() {
             for def in ts.defs() {
@@ -81,6 +96,8 @@ impl HermesServer {
                 warmup: std::sync::Mutex::new(None),
                 warm_started: std::sync::atomic::AtomicBool::new(false),
                 listed_logged: std::sync::atomic::AtomicBool::new(false),
+                context,
+                instructions: std::sync::OnceLock::new(),
             }),
         }
     }
@@ -153,6 +170,53 @@ impl HermesServer {
             ));
         }
         entry
+    }
+
+    /// The `instructions` of this server: [`INSTRUCTIONS`] and, unless turned
+    /// off, Hermes' context for the tools it offers ([`context`]). Composed
+    /// on the first call and kept (Hermes' frozen snapshot); `serve` makes
+    /// that call when it starts.
+    pub fn instructions(&self) -> &Composed {
+        self.inner.instructions.get_or_init(|| {
+            let opts = self.inner.context;
+            if !opts.enabled {
+                return Composed {
+                    text: INSTRUCTIONS.to_string(),
+                    ..Default::default()
+                };
+            }
+            let mut offer = context::Offer {
+                soul: opts.soul,
+                ..Default::default()
+            };
+            for (toolset, entry) in self.entries() {
+                if entry.availability.is_available() {
+                    offer.tools.insert(entry.spec.name);
+                    offer.toolsets.insert(toolset);
+                }
+            }
+            let ctx = &self.inner.ctx;
+            let blocks = self
+                .inner
+                .toolsets
+                .iter()
+                .flat_map(|ts| ts.context(ctx, &offer))
+                .collect();
+            context::compose(INSTRUCTIONS, blocks)
+        })
+    }
+
+    /// What [`Self::instructions`] holds, without its text (for `tools
+    /// --json` and `doctor`): its size, and Hermes' pieces with theirs.
+    pub fn instructions_summary(&self) -> Value {
+        let i = self.instructions();
+        serde_json::json!({
+            "chars": i.chars(),
+            "hermes_context": self.inner.context.enabled,
+            "soul": self.inner.context.soul,
+            "parts": i.parts,
+            "skills_index_shortened": i.shrunk,
+        })
     }
 
     /// Every toolset's provider choices, in toolset order (for `tools` and `doctor`).
@@ -286,7 +350,7 @@ impl ServerHandler for HermesServer {
                 Implementation::new(crate::hermes::SERVER_NAME, env!("CARGO_PKG_VERSION"))
                     .with_title("Hermes Agent tools"),
             )
-            .with_instructions(INSTRUCTIONS)
+            .with_instructions(self.instructions().text.clone())
     }
 
     async fn list_tools(
@@ -371,6 +435,7 @@ impl ServerHandler for HermesServer {
 /// writes the replies it still has, and the toolsets shut down.
 pub(crate) async fn serve_stdio(server: HermesServer) -> anyhow::Result<()> {
     log_start(&server);
+    log_instructions(&server);
     let guard = framing::Guard::spawn(tokio::io::stdin(), tokio::io::stdout());
     let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
     let signal = async move {
@@ -439,6 +504,28 @@ fn log_start(server: &HermesServer) {
         env!("CARGO_PKG_VERSION"),
         std::process::id(),
         home.path.display(),
+    );
+}
+
+/// Compose `instructions` now (Hermes' snapshot is taken when `serve`
+/// starts, not when the client asks) and log their size.
+fn log_instructions(server: &HermesServer) {
+    let started = std::time::Instant::now();
+    let instructions = server.instructions();
+    tracing::info!(
+        "instructions: {} characters ({}) composed in {} ms",
+        instructions.chars(),
+        if instructions.parts.is_empty() {
+            "no Hermes context".to_string()
+        } else {
+            instructions
+                .parts
+                .iter()
+                .map(|p| format!("{} {}", p.part, p.chars))
+                .collect::<Vec<_>>()
+                .join(", ")
+        },
+        started.elapsed().as_millis()
     );
 }
 

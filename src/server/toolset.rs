@@ -165,6 +165,18 @@ pub trait Toolset: Send + Sync + 'static {
         Vec::new()
     }
 
+    /// This toolset's pieces of Hermes' system prompt for what `serve`
+    /// offers ([`super::context`]): guidance for its tools, the snapshots it
+    /// owns, each rendered as Hermes renders it. Runs once, when `serve`
+    /// starts; reads files, never writes.
+    fn context(
+        &self,
+        _ctx: &Context,
+        _offer: &super::context::Offer,
+    ) -> Vec<super::context::ContextBlock> {
+        Vec::new()
+    }
+
     /// Run one call (only names this toolset declared are routed here).
     fn call<'a>(&'a self, ctx: &'a Context, call: ToolCall) -> BoxFuture<'a, ToolOutput>;
 

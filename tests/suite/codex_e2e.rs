@@ -80,6 +80,34 @@ fn hermes_tools_namespace_is_in_the_first_request_every_time() {
     );
 }
 
+/// Hermes' memory snapshot reaches the model through the real codex: the
+/// server's `instructions` are the description of the `mcp__hermes_tools`
+/// namespace from the first request on, the memory block whole.
+#[test]
+fn hermes_memory_block_is_in_the_namespace_description_of_the_first_request() {
+    let env = TestEnv::new();
+    super::support::skills::install_skill_fixtures(&env);
+    let memories = env.hermes_home().join("memories");
+    std::fs::create_dir_all(&memories).unwrap();
+    std::fs::write(
+        memories.join("MEMORY.md"),
+        "The user's staging host is called orchid\n§\nBuilds run with make -j8",
+    )
+    .unwrap();
+    let s = run_harness(&env.hermes_home(), "skills_list", "{}", &[]);
+    assert_ok(&s);
+    let described = s["requests"][0]["hermes_tools_description"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no namespace description: {}", s["requests"][0]));
+    let block = "══════════════════════════════════════════════\nMEMORY (your personal notes) [3% — 67/2,200 chars]\n══════════════════════════════════════════════\nThe user's staging host is called orchid\n§\nBuilds run with make -j8";
+    assert!(described.ends_with(block), "{described}");
+    assert!(described.contains("<available_skills>"), "{described}");
+    assert!(
+        described.starts_with("Hermes Agent's tools inside Codex"),
+        "{described}"
+    );
+}
+
 #[test]
 fn codex_app_server_turn_calls_skill_view() {
     let env = TestEnv::new();

@@ -18,6 +18,7 @@ mod codex_e2e;
 mod completion;
 mod doctor;
 mod edge_tts;
+mod hermes_context;
 mod hermes_runtime;
 mod image_codex;
 mod image_more;

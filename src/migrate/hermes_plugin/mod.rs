@@ -196,7 +196,7 @@ pub(crate) fn same_dir(a: &Path, b: &Path) -> bool {
 
 /// The `hermes-mcp` arguments that reproduce this `migrate` run's block:
 /// the home (when explicit, as an absolute `--hermes-home`), `--codex-bin`,
-/// `--no-plugins` and the permission choice. Never the Codex home (the plugin
+/// `--no-plugins`, the permission choice and `serve`'s context flags. Never the Codex home (the plugin
 /// adds the one Hermes' runtime reads) nor the modes (`--dry-run`, `--check`,
 /// `--remove`, `--json`); colour off.
 pub(crate) fn rerun_args(args: &super::Options, home: &HermesHome) -> Vec<String> {
@@ -219,6 +219,7 @@ pub(crate) fn rerun_args(args: &super::Options, home: &HermesHome) -> Vec<String
             v.push(p.clone());
         }
     }
+    v.extend(args.serve_flags.iter().cloned());
     v.push("--color".into());
     v.push("never".into());
     v

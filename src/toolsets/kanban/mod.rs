@@ -23,6 +23,7 @@ mod args;
 mod db;
 mod env;
 mod error;
+mod guidance;
 mod handlers;
 mod ops;
 mod paths;
@@ -45,6 +46,7 @@ use serde_json::Value;
 use crate::hermes::envvars as ev;
 use crate::hermes::{Context, deadlines};
 use crate::server::args::ArgsExt;
+use crate::server::context::{ContextBlock, Offer, Slot};
 use crate::server::toolset::BoxFuture;
 use crate::server::{Availability, ToolCall, ToolDef, ToolEntry, ToolOutput, Toolset};
 use args::KanbanTool;
@@ -161,6 +163,18 @@ impl Toolset for KanbanToolset {
             ))
         };
         def.entry(availability)
+    }
+
+    /// `KANBAN_GUIDANCE` when `kanban_show` is offered, as Hermes decides
+    /// (`agent_init`'s `_kanban_worker_guidance`).
+    fn context(&self, _ctx: &Context, offer: &Offer) -> Vec<ContextBlock> {
+        if !offer.tools.contains("kanban_show") {
+            return Vec::new();
+        }
+        vec![ContextBlock::new(
+            Slot::KanbanGuidance,
+            guidance::KANBAN_GUIDANCE.to_string(),
+        )]
     }
 
     fn call<'a>(&'a self, ctx: &'a Context, call: ToolCall) -> BoxFuture<'a, ToolOutput> {

@@ -106,6 +106,20 @@ pub(crate) fn unavailable_reason(ctx: &Context) -> Option<String> {
     }
 }
 
+/// `(memory_enabled, user_profile_enabled)` as the agent reads them
+/// (`agent/agent_init.py`): Python truthiness over Hermes' defaults (both
+/// on); a `memory:` that is not a mapping gives no store, so neither.
+pub(crate) fn targets_enabled(ctx: &Context) -> (bool, bool) {
+    match section(ctx) {
+        Section::Defaults => (true, true),
+        Section::Other(_) => (false, false),
+        Section::Map(m) => {
+            let on = |key: &str| m.get(key).is_none_or(|v| py_bool(&expanded(ctx, v)));
+            (on("memory_enabled"), on("user_profile_enabled"))
+        }
+    }
+}
+
 /// `_normalize_enabled`: a bool as it is, a string from the list, else off
 /// (the integer 1 too).
 fn approval_on(v: &Value) -> bool {

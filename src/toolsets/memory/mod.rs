@@ -18,6 +18,8 @@
 //! * `disk`: Hermes' lock, safe reads, atomic 0600 writes, drift backups;
 //! * `store`: add / replace / remove / batch under the lock;
 //! * `approval`: staging for `memory.write_approval: true`;
+//! * `prompt`: the pieces of Hermes' system prompt this toolset owns (the
+//!   memory snapshot, the user profile, `MEMORY_GUIDANCE`, SOUL.md);
 //! * `tool`: one call, in Hermes' order of checks; this file wires it to the
 //!   `Toolset` trait.
 
@@ -26,6 +28,7 @@ mod args;
 mod config;
 mod disk;
 mod format;
+mod prompt;
 mod scan;
 mod schema;
 mod store;
@@ -35,6 +38,7 @@ use serde_json::Value;
 
 use crate::hermes::Context;
 use crate::process::blocking;
+use crate::server::context::{ContextBlock, Offer};
 use crate::server::toolset::BoxFuture;
 use crate::server::{Availability, ToolCall, ToolDef, ToolEntry, ToolOutput, Toolset};
 
@@ -62,6 +66,10 @@ impl Toolset for MemoryToolset {
     /// only for content the loose forms flag).
     fn warm_up(&self, _ctx: &Context) {
         scan::warm();
+    }
+
+    fn context(&self, ctx: &Context, offer: &Offer) -> Vec<ContextBlock> {
+        prompt::blocks(ctx, offer)
     }
 
     fn call<'a>(&'a self, ctx: &'a Context, call: ToolCall) -> BoxFuture<'a, ToolOutput> {

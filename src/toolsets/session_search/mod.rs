@@ -49,10 +49,14 @@ mod store;
 mod tool;
 
 use crate::hermes::Context;
+use crate::server::context::{ContextBlock, Offer, Slot};
 use crate::server::toolset::BoxFuture;
 use crate::server::{Availability, ToolCall, ToolDef, ToolEntry, ToolOutput, Toolset};
 use args::Args;
 use tool::CallEnv;
+
+/// `agent/prompt_builder.py::SESSION_SEARCH_GUIDANCE`.
+pub(crate) const SESSION_SEARCH_GUIDANCE: &str = "When the user references something from a past conversation or you suspect relevant cross-session context exists, use session_search to recall it before asking them to repeat themselves.";
 
 #[derive(Default)]
 pub struct SessionSearchToolset {
@@ -86,6 +90,17 @@ impl Toolset for SessionSearchToolset {
 
     fn warm_up(&self, _ctx: &Context) {
         search::warm();
+    }
+
+    /// `SESSION_SEARCH_GUIDANCE` when `session_search` is offered.
+    fn context(&self, _ctx: &Context, offer: &Offer) -> Vec<ContextBlock> {
+        if !offer.tools.contains("session_search") {
+            return Vec::new();
+        }
+        vec![ContextBlock::new(
+            Slot::SessionSearchGuidance,
+            SESSION_SEARCH_GUIDANCE.to_string(),
+        )]
     }
 
     fn call<'a>(&'a self, ctx: &'a Context, call: ToolCall) -> BoxFuture<'a, ToolOutput> {

@@ -9,12 +9,14 @@
 //! [`guard`]).
 //!
 //! Layout: [`schema`] (the tools' declarations), [`args`] (their arguments);
-//! [`scan`] lists, [`view`] reads one skill, [`guard`] keeps paths inside the
+//! [`scan`] lists, [`index`] builds the skills index of Hermes' system
+//! prompt, [`view`] reads one skill, [`guard`] keeps paths inside the
 //! roots; this file wires the calls to the `Toolset` trait.
 
 mod args;
 pub(crate) mod frontmatter;
 pub(crate) mod guard;
+mod index;
 pub(crate) mod inline_shell;
 mod plugins;
 mod render;
@@ -27,6 +29,7 @@ use serde_json::Value;
 
 use crate::hermes::Context;
 use crate::process::blocking;
+use crate::server::context::{ContextBlock, Offer};
 use crate::server::toolset::BoxFuture;
 use crate::server::{Availability, ToolCall, ToolDef, ToolEntry, ToolOutput, Toolset};
 use args::SkillsCall;
@@ -63,6 +66,11 @@ impl Toolset for SkillsToolset {
         if roots.local.is_dir() {
             scan::find_all_skills(ctx, &roots);
         }
+    }
+
+    /// The skills index Hermes puts in its system prompt ([`index`]).
+    fn context(&self, ctx: &Context, offer: &Offer) -> Vec<ContextBlock> {
+        index::blocks(ctx, offer)
     }
 
     fn call<'a>(&'a self, ctx: &'a Context, call: ToolCall) -> BoxFuture<'a, ToolOutput> {

@@ -100,8 +100,14 @@ pub struct RawClient {
 }
 
 impl RawClient {
-    pub fn spawn(mut cmd: Command) -> Self {
+    pub fn spawn(cmd: Command) -> Self {
+        Self::spawn_with(cmd, &[])
+    }
+
+    /// `serve` with `flags` after it (`--no-hermes-context`, ...).
+    pub fn spawn_with(mut cmd: Command, flags: &[&str]) -> Self {
         cmd.arg("serve")
+            .args(flags)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit());
