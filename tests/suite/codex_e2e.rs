@@ -9,6 +9,7 @@ use serde_json::Value;
 
 use super::support::codex::{model_saw, run_harness};
 use super::support::common::*;
+use super::support::prereq::{CODEX_VERSIONS, codex_of};
 
 fn assert_ok(s: &Value) {
     assert_eq!(
@@ -94,18 +95,29 @@ fn hermes_memory_block_is_in_the_namespace_description_of_the_first_request() {
         "The user's staging host is called orchid\n§\nBuilds run with make -j8",
     )
     .unwrap();
-    let s = run_harness(&env.hermes_home(), "skills_list", "{}", &[]);
-    assert_ok(&s);
-    let described = s["requests"][0]["hermes_tools_description"]
-        .as_str()
-        .unwrap_or_else(|| panic!("no namespace description: {}", s["requests"][0]));
     let block = "══════════════════════════════════════════════\nMEMORY (your personal notes) [3% — 67/2,200 chars]\n══════════════════════════════════════════════\nThe user's staging host is called orchid\n§\nBuilds run with make -j8";
-    assert!(described.ends_with(block), "{described}");
-    assert!(described.contains("<available_skills>"), "{described}");
-    assert!(
-        described.starts_with("Hermes Agent's tools inside Codex"),
-        "{described}"
-    );
+    for v in CODEX_VERSIONS {
+        let codex = codex_of(v);
+        let s = run_harness(
+            &env.hermes_home(),
+            "skills_list",
+            "{}",
+            &["--codex", codex.to_str().unwrap()],
+        );
+        assert_ok(&s);
+        let described = s["requests"][0]["hermes_tools_description"]
+            .as_str()
+            .unwrap_or_else(|| panic!("codex {v}: no namespace description: {}", s["requests"][0]));
+        assert!(described.ends_with(block), "codex {v}: {described}");
+        assert!(
+            described.contains("<available_skills>"),
+            "codex {v}: {described}"
+        );
+        assert!(
+            described.starts_with("Hermes Agent's tools inside Codex"),
+            "codex {v}: {described}"
+        );
+    }
 }
 
 #[test]

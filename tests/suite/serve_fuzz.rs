@@ -100,11 +100,25 @@ fn owed_id(line: &[u8]) -> Option<String> {
         return None;
     }
     let Ok(Value::Object(o)) = serde_json::from_slice::<Value>(line.trim_ascii()) else {
-        return None;
+        return refused_with_id(line);
     };
     let id = o.get("id").filter(|i| !i.is_null())?;
     let response = o.contains_key("result") || o.contains_key("error");
     (o.contains_key("method") || !response).then(|| id.to_string())
+}
+
+/// A line with bytes that are not UTF-8 is refused (`-32700`), with its id
+/// when the line, each bad sequence read as U+FFFD, is an object whose id is
+/// a string or an integer (the id was readable, so JSON-RPC wants it back).
+fn refused_with_id(line: &[u8]) -> Option<String> {
+    let std::borrow::Cow::Owned(text) = String::from_utf8_lossy(line) else {
+        return None;
+    };
+    let Ok(Value::Object(o)) = serde_json::from_str::<Value>(text.trim_ascii()) else {
+        return None;
+    };
+    let id = o.get("id")?;
+    (id.is_string() || id.is_i64() || id.is_u64()).then(|| id.to_string())
 }
 
 fn next_id(rng: &mut Rng, n: usize) -> Value {

@@ -418,16 +418,24 @@ fn available_when_the_hermes_home_exists() {
         (&json!(true), &json!(true)),
         "{r}"
     );
+    // `tools` refuses a home that is not there; `serve` (which Codex starts
+    // whatever the home) leaves the tool out and says why when it is called.
     let gone = env.dir.path().join("no-such-home");
-    let r = row(&gone);
-    assert_eq!(r["available"], false, "{r}");
-    assert_eq!(
-        r["reason"],
-        format!(
-            "the Hermes home {} does not exist (session_search reads its state.db)",
-            gone.display()
-        )
+    let mut c = Serve::new().var("HERMES_HOME", &gone).client(&env);
+    let list = c.request("tools/list", json!({}));
+    let listed = list["result"]["tools"].as_array().expect("tools").clone();
+    assert!(
+        !listed.iter().any(|t| t["name"] == "session_search"),
+        "{list}"
     );
+    let r = c.call_tool("session_search", json!({}));
+    assert!(is_error(&r), "{r}");
+    let why = format!(
+        "the Hermes home {} does not exist (session_search reads its state.db)",
+        gone.display()
+    );
+    assert!(r.to_string().contains(&why), "{r}");
+    assert!(c.finish(std::time::Duration::from_secs(20)).success());
 }
 
 #[test]
