@@ -196,12 +196,22 @@ impl HermesServer {
                 }
             }
             let ctx = &self.inner.ctx;
-            let blocks = self
-                .inner
-                .toolsets
-                .iter()
-                .flat_map(|ts| ts.context(ctx, &offer))
-                .collect();
+            let offer = &offer;
+            // Each toolset's pieces on a thread of their own (the skills index
+            // reads every SKILL.md, the memory snapshot builds the threat
+            // scan): `initialize` waits for the slowest, not for the sum.
+            let blocks = std::thread::scope(|s| {
+                let running: Vec<_> = self
+                    .inner
+                    .toolsets
+                    .iter()
+                    .map(|ts| s.spawn(move || ts.context(ctx, offer)))
+                    .collect();
+                running
+                    .into_iter()
+                    .flat_map(|t| t.join().unwrap_or_default())
+                    .collect()
+            });
             context::compose(INSTRUCTIONS, blocks)
         })
     }
