@@ -284,7 +284,7 @@ pub fn blocking<T>(f: impl FnOnce() -> T) -> T {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     #[test]
@@ -345,7 +345,7 @@ mod tests {
 
     /// Whether `pid` ends within `limit` (a zombie counts: init reaps it
     /// when it likes, so the state is what tells).
-    fn gone_within(pid: libc::pid_t, limit: Duration) -> bool {
+    pub(crate) fn gone_within(pid: libc::pid_t, limit: Duration) -> bool {
         let deadline = Instant::now() + limit;
         loop {
             let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();

@@ -419,21 +419,7 @@ pub(crate) fn resolve(command: &str, path_var: Option<&str>, cwd: &Path) -> Opti
 mod tests {
     use super::*;
 
-    /// Whether `pid` ends within `limit` (a zombie counts).
-    fn gone_within(pid: &str, limit: Duration) -> bool {
-        let deadline = Instant::now() + limit;
-        loop {
-            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-            let state = stat.rsplit(") ").next().and_then(|r| r.chars().next());
-            if matches!(state, None | Some('Z' | 'X')) {
-                return true;
-            }
-            if Instant::now() > deadline {
-                return false;
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
-    }
+    use crate::process::tests::gone_within;
 
     /// A descendant that left the server's process group (`setsid`) and
     /// keeps writing to its stderr does not keep doctor's pipe readers: once
@@ -458,14 +444,15 @@ mod tests {
         };
         let e = probe(&launch).expect_err("no handshake");
         assert!(e.stderr.contains("held"), "{e:?}");
-        let pid = std::fs::read_to_string(&pidfile).expect("pid");
-        let pid = pid.trim();
+        let pid: libc::pid_t = std::fs::read_to_string(&pidfile)
+            .expect("pid")
+            .trim()
+            .parse()
+            .expect("pid number");
         let gone = gone_within(pid, Duration::from_secs(10));
-        if let Ok(p) = pid.parse::<libc::pid_t>() {
-            // SAFETY: plain kill(2) of the test's own descendant.
-            unsafe {
-                libc::kill(p, libc::SIGKILL);
-            }
+        // SAFETY: plain kill(2) of the test's own descendant.
+        unsafe {
+            libc::kill(pid, libc::SIGKILL);
         }
         assert!(gone, "the descendant still writes into a pipe doctor reads");
     }

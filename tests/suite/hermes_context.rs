@@ -8,8 +8,7 @@
 //! `serve`'s `instructions` must end with exactly that text. Also: the
 //! snapshot is frozen when `serve` starts; the switches; the size bound.
 
-use std::io::Write;
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::Duration;
 
 use serde_json::{Value, json};
@@ -78,27 +77,8 @@ for a in json.loads(sys.stdin.read()):
 fn python(env: &TestEnv, vars: &[(&str, &str)], code: &str, input: &Value) -> String {
     let mut cmd = Command::new(hermes_python("agent.prompt_builder"));
     env.apply(&mut cmd);
-    cmd.envs(vars.iter().copied());
-    let mut child = cmd
-        .args(["-c", code])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(input.to_string().as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap()
+    cmd.envs(vars.iter().copied()).args(["-c", code]);
+    run_ok_with_input(cmd, input.to_string().as_bytes())
 }
 
 /// Memory writes through Hermes' own `memory_tool`.

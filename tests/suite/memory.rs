@@ -7,7 +7,7 @@
 //! applied by Hermes' `/memory` commands; the tool is unavailable when the
 //! config turns memory off; files it cannot read safely are refused, unchanged.
 
-use std::io::{BufRead, BufReader, Write};
+use std::io::{BufRead, BufReader};
 use std::os::unix::fs::{FileTypeExt, PermissionsExt};
 use std::process::{Command, Stdio};
 use std::time::Duration;
@@ -52,29 +52,10 @@ fn home(config: &str) -> TestEnv {
 
 /// The steps through Hermes' own code on `env`'s home.
 fn via_hermes(env: &TestEnv, steps: &Value) -> Vec<Value> {
-    let py = hermes_python("tools.memory_tool");
-    let mut cmd = Command::new(py);
+    let mut cmd = Command::new(hermes_python("tools.memory_tool"));
     env.apply(&mut cmd);
-    let mut child = cmd
-        .args(["-c", PY_DRIVER])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(steps.to_string().as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).unwrap()
+    cmd.args(["-c", PY_DRIVER]);
+    serde_json::from_str(&run_ok_with_input(cmd, steps.to_string().as_bytes())).unwrap()
 }
 
 /// The steps through `hermes-mcp serve` (MCP `tools/call`) on `env`'s home.

@@ -8,8 +8,7 @@
 //! by Hermes' Python in one run; each entry must be refused by both or by
 //! neither, with Hermes' message whenever Hermes' is deterministic.
 
-use std::io::Write;
-use std::process::{Command, Stdio};
+use std::process::Command;
 
 use serde_json::{Value, json};
 
@@ -229,27 +228,9 @@ fn corpus() -> Vec<String> {
 
 /// Hermes' message for each text, from one run of its Python.
 fn hermes_scan(texts: &[String]) -> Vec<Option<String>> {
-    let py = hermes_python("tools.threat_patterns");
-    let mut child = Command::new(py)
-        .args(["-c", PY_SCAN])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(json!(texts).to_string().as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).unwrap()
+    let mut cmd = Command::new(hermes_python("tools.threat_patterns"));
+    cmd.args(["-c", PY_SCAN]);
+    serde_json::from_str(&run_ok_with_input(cmd, json!(texts).to_string().as_bytes())).unwrap()
 }
 
 /// Hermes' `first_threat_message` names one of the invisible characters

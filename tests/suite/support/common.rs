@@ -338,6 +338,31 @@ pub fn run_ok(mut c: Command) -> String {
     String::from_utf8(out.stdout).unwrap()
 }
 
+/// [`run_ok`] with `input` written to the command's stdin (then closed):
+/// how the suite feeds a whole corpus to one run of Hermes' Python.
+pub fn run_ok_with_input(mut c: Command, input: &[u8]) -> String {
+    use std::io::Write;
+    let mut child = c
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("run the command");
+    child
+        .stdin
+        .take()
+        .expect("piped stdin")
+        .write_all(input)
+        .expect("write the command's input");
+    let out = child.wait_with_output().expect("wait for the command");
+    assert!(
+        out.status.success(),
+        "{c:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
 /// The test-only variable that scales every fixed deadline of `serve`
 /// (`src/hermes/deadlines.rs`) by a factor: a test that exercises a deadline
 /// sets it (e.g. to `"0.01"`) and waits a fraction of Hermes' time, while the
