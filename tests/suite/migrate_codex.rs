@@ -3,23 +3,11 @@
 
 use std::fs;
 use std::path::Path;
-use std::process::Output;
 
 use serde_json::Value;
 
 use super::support::common::bin;
-use super::support::migrate::{CodexEnv, END, START};
-
-fn ok(out: &Output, what: &str) -> String {
-    assert!(
-        out.status.success(),
-        "{what} failed ({:?}):\nstdout: {}\nstderr: {}",
-        out.status,
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
+use super::support::migrate::{CodexEnv, END, START, ok};
 
 /// codex 0.171.0 and 0.169.0 both load config.toml with their strict loader.
 fn strict_check(env: &CodexEnv) {

@@ -13,19 +13,8 @@ use serde_json::Value;
 
 use super::support::codex::run_harness;
 use super::support::common::{TestEnv, bin};
-use super::support::migrate::{CodexEnv, END, START};
+use super::support::migrate::{CodexEnv, END, START, ok};
 use super::support::prereq::{CODEX_VERSIONS, codex_of};
-
-fn ok(out: &Output, what: &str) -> String {
-    assert!(
-        out.status.success(),
-        "{what} failed ({:?}):\nstdout: {}\nstderr: {}",
-        out.status,
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
 
 fn json(out: &Output, what: &str) -> Value {
     let text = ok(out, what);
