@@ -59,10 +59,9 @@ struct Inner {
     /// has finished ([`HermesServer::start_warmup`]); `tools/list` and
     /// `tools/call` wait for it, `initialize` does not.
     warmup: std::sync::Mutex<Option<tokio::sync::watch::Receiver<bool>>>,
-    /// Set when the listed toolsets' [`Toolset::warm_up`] has been started.
-    warm_started: std::sync::atomic::AtomicBool,
-    /// The first `tools/list` was logged ([`running::log_listed`]).
-    listed_logged: std::sync::atomic::AtomicBool,
+    /// The first `tools/list` was answered: it is logged
+    /// ([`running::log_listed`]) and starts the listed toolsets' warm-up.
+    listed: std::sync::atomic::AtomicBool,
     /// The user's switches for Hermes' context in `instructions`.
     context: ContextOptions,
     /// `instructions`, composed once ([`HermesServer::instructions`]).
@@ -94,8 +93,7 @@ impl HermesServer {
                 index,
                 shutdown: CancellationToken::new(),
                 warmup: std::sync::Mutex::new(None),
-                warm_started: std::sync::atomic::AtomicBool::new(false),
-                listed_logged: std::sync::atomic::AtomicBool::new(false),
+                listed: std::sync::atomic::AtomicBool::new(false),
                 context,
                 instructions: std::sync::OnceLock::new(),
             }),
@@ -251,24 +249,17 @@ impl HermesServer {
             .collect()
     }
 
-    /// Once, after the first `tools/list`: warm what first calls would build
-    /// (the call log's redaction patterns, each listed toolset's
-    /// [`Toolset::warm_up`]) on a blocking thread, while the client's model
+    /// After the first `tools/list`: warm what first calls would build (the
+    /// call log's redaction patterns, the [`Toolset::warm_up`] of each toolset
+    /// with a tool in `tools`) on a blocking thread, while the client's model
     /// is still composing its first request. Needs a tokio runtime.
-    fn start_tool_warmup(&self) {
-        use std::sync::atomic::Ordering;
-        if self.inner.warm_started.swap(true, Ordering::SeqCst) {
-            return;
-        }
-        let inner = self.inner.clone();
-        let listed: Vec<usize> = (0..inner.toolsets.len())
-            .filter(|&i| {
-                let ts = inner.toolsets[i].as_ref();
-                ts.defs()
-                    .iter()
-                    .any(|def| self.resolve(ts, def).availability.is_available())
-            })
+    fn start_tool_warmup(&self, tools: &[Tool]) {
+        let mut listed: Vec<usize> = tools
+            .iter()
+            .filter_map(|t| self.inner.index.get(t.name.as_ref()).map(|&(i, _)| i))
             .collect();
+        listed.dedup();
+        let inner = self.inner.clone();
         tokio::task::spawn_blocking(move || {
             let started = std::time::Instant::now();
             crate::redact::warm();
@@ -374,13 +365,13 @@ impl ServerHandler for HermesServer {
         // `tools` and `doctor` can tell what this Codex is missing.
         if !self
             .inner
-            .listed_logged
+            .listed
             .swap(true, std::sync::atomic::Ordering::SeqCst)
         {
             let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
             running::log_listed(&names);
+            self.start_tool_warmup(&tools);
         }
-        self.start_tool_warmup();
         Ok(ListToolsResult::with_all_items(tools))
     }
 
