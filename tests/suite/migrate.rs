@@ -221,7 +221,7 @@ fn migrate_writes_block_idempotently_and_check_tracks_changes() {
     );
     assert!(
         text.contains(
-            "  - export ALIAS=\"$SOMETHING_ELSE\" in the shell that starts codex (for fs)"
+            "  - export ALIAS=\"$SOMETHING_ELSE\" in the shell that starts codex, so ALIAS takes the value $SOMETHING_ELSE (for fs)"
         ),
         "{text}"
     );

@@ -10,7 +10,7 @@ use std::process::{Command, Output};
 
 use serde_json::{Value, json};
 
-use super::support::common::{RawClient, TestEnv, hermes_python};
+use super::support::common::{RawClient, TestEnv, hermes_python, run_ok_with_input};
 use super::support::migrate::{START, config, run};
 
 fn stderr(out: &Output) -> String {
@@ -148,11 +148,24 @@ fn quiet_keeps_what_the_user_must_do() {
         "config.yaml",
         "mcp_servers:\n  github:\n    command: npx\n    env:\n      GITHUB_PERSONAL_ACCESS_TOKEN: ${GITHUB_TOKEN}\n  linear:\n    url: https://mcp.linear.app/mcp\n    auth: oauth\n",
     );
-    let todo = "To do:\n  - export GITHUB_PERSONAL_ACCESS_TOKEN=\"$GITHUB_TOKEN\" in the shell that starts codex (for github)\n  - run `codex mcp login linear` (OAuth)";
+    let todo = "To do:\n  - export GITHUB_PERSONAL_ACCESS_TOKEN=\"$GITHUB_TOKEN\" in the shell that starts codex, so GITHUB_PERSONAL_ACCESS_TOKEN takes the value $GITHUB_TOKEN (for github)\n  - run `codex mcp login linear` (OAuth)";
     let out = run(&env, &["--no-plugins", "--no-hermes-hook"]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert!(stdout(&out).contains(todo), "{}", stdout(&out));
     assert!(stdout(&out).contains("Wrote "), "{}", stdout(&out));
+    // The plugin's runs land in Hermes' agent.log, whose redaction masks every `NAME="value"` of a
+    // secret-like name: the advice still names the variable to take the value from.
+    let mut py = Command::new(hermes_python("agent.redact"));
+    py.args([
+        "-c",
+        "import sys; from agent.redact import redact_sensitive_text as r; sys.stdout.write(r(sys.stdin.read()))",
+    ]);
+    let logged = run_ok_with_input(py, stdout(&out).as_bytes());
+    assert!(
+        logged.contains("GITHUB_PERSONAL_ACCESS_TOKEN=\"***\"")
+            && logged.contains("so GITHUB_PERSONAL_ACCESS_TOKEN takes the value $GITHUB_TOKEN"),
+        "{logged}"
+    );
     // -q: the problems and the instructions, not the narrative.
     fs::remove_file(env.codex_home().join("config.toml")).unwrap();
     let out = run(&env, &["--no-plugins", "--no-hermes-hook", "-q"]);
