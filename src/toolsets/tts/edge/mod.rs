@@ -86,24 +86,17 @@ pub struct EdgeSettings {
 
 /// `tts.edge.voice`, `tts.edge.speed` (falling back to `tts.speed`), `tts.edge.base_url`.
 pub fn settings(ctx: &Context) -> EdgeSettings {
-    let cfg = ctx.config();
-    let speed = cfg
-        .get("tts.edge.speed")
-        .or_else(|| cfg.get("tts.speed"))
-        .and_then(|v| match v {
-            serde_json::Value::Number(n) => n.as_f64(),
-            serde_json::Value::String(s) => s.trim().parse().ok(),
-            _ => None,
-        })
-        .unwrap_or(1.0);
+    let edge = &ctx.sections().tts.edge;
     EdgeSettings {
-        base_url: ctx
-            .config_str("tts.edge.base_url")
+        base_url: edge
+            .base_url
+            .clone()
             .unwrap_or_else(|| DEFAULT_BASE_URL.to_string()),
-        voice: ctx
-            .config_str("tts.edge.voice")
+        voice: edge
+            .voice
+            .clone()
             .unwrap_or_else(|| DEFAULT_VOICE.to_string()),
-        rate: rate_for_speed(speed),
+        rate: rate_for_speed(edge.speed.unwrap_or(1.0)),
     }
 }
 
