@@ -7,6 +7,7 @@ use std::collections::BTreeMap;
 use serde_json::{Map, Value};
 
 use super::Reader;
+use crate::hermes::config::bool_value;
 
 /// `browser:`.
 #[derive(Debug, Clone, Default)]
@@ -15,6 +16,8 @@ pub struct Browser {
     pub cdp_url: Option<String>,
     /// `browser.executable`.
     pub executable: Option<String>,
+    /// `browser.allow_private_urls` as a boolean (YAML 1.1 words, numbers), if it reads as one.
+    pub allow_private_urls: Option<bool>,
     /// `browser.<provider>.base_url` of the sections that are mappings.
     base_urls: BTreeMap<String, String>,
 }
@@ -29,6 +32,7 @@ impl Browser {
         Browser {
             cdp_url: r.text(sec, "cdp_url"),
             executable: r.text(sec, "executable"),
+            allow_private_urls: r.value(sec, "allow_private_urls").and_then(bool_value),
             base_urls,
         }
     }

@@ -11,6 +11,7 @@ pub mod auxiliary;
 pub mod browser;
 pub mod image_gen;
 pub mod model;
+pub mod security;
 pub mod skills;
 pub mod tts;
 pub mod web;
@@ -24,6 +25,7 @@ pub use auxiliary::{AuxTask, Auxiliary};
 pub use browser::Browser;
 pub use image_gen::ImageGen;
 pub use model::Model;
+pub use security::Security;
 pub use skills::Skills;
 pub use tts::Tts;
 pub use web::Web;
@@ -36,6 +38,7 @@ pub struct Sections {
     pub browser: Browser,
     pub image_gen: ImageGen,
     pub model: Model,
+    pub security: Security,
     pub skills: Skills,
     pub tts: Tts,
     pub web: Web,
@@ -52,6 +55,7 @@ impl Sections {
             browser: Browser::read(&r, r.section(root, "browser")),
             image_gen: ImageGen::read(&r, r.section(root, "image_gen")),
             model: Model::read(&r, r.value(root, "model")),
+            security: Security::read(&r, r.section(root, "security")),
             skills: Skills::read(&r, r.section(root, "skills")),
             tts: Tts::read(&r, r.section(root, "tts")),
             web: Web::read(&r, r.section(root, "web")),
@@ -246,5 +250,32 @@ mod tests {
         let t = read("tts: 5\n").tts;
         assert!(t.map().is_empty());
         assert_eq!(t.edge.speed, None);
+    }
+
+    #[test]
+    fn security_and_image_gen_options_read_leniently() {
+        let y = "security:\n  allow_private_urls: 'yes'\n  website_blocklist: [x]\nbrowser: {allow_private_urls: 0}\n";
+        let s = read(y);
+        assert_eq!(s.security.allow_private_urls, Some(true));
+        assert_eq!(s.browser.allow_private_urls, Some(false));
+        assert!(
+            s.security
+                .website_blocklist
+                .as_ref()
+                .is_some_and(Value::is_array)
+        );
+        let s = read(
+            "security: {allow_private_urls: maybe, website_blocklist: null}\nbrowser: {allow_private_urls: [1]}\n",
+        );
+        assert_eq!(s.security.allow_private_urls, None);
+        assert_eq!(s.security.website_blocklist, None);
+        assert_eq!(s.browser.allow_private_urls, None);
+        assert_eq!(read("security: true\n").security.allow_private_urls, None);
+        let y = "image_gen:\n  fal: {timeout: '90'}\n  openai: {timeout: x}\n  xai: {storage: {enabled: false}}\n  openai-codex: {storage: 1}\n";
+        let g = read(y).image_gen;
+        assert_eq!(g.provider("fal").timeout, Some(90.0));
+        assert_eq!(g.provider("openai").timeout, None);
+        assert_eq!(g.provider("xai").storage.as_ref().map(|m| m.len()), Some(1));
+        assert_eq!(g.provider("openai-codex").storage, None);
     }
 }
