@@ -67,7 +67,7 @@ pub enum EdgeTtsError {
     #[error("unexpected response from the Edge TTS service: {0}")]
     Protocol(String),
     #[error("Edge TTS websocket error: {0}")]
-    WebSocket(String),
+    WebSocket(#[source] Box<async_tungstenite::tungstenite::Error>),
     /// edge-tts' `NoAudioReceived`, same text.
     #[error("No audio was received. Please verify that your parameters are correct.")]
     NoAudio,
@@ -169,6 +169,17 @@ mod tests {
         assert_eq!(rate_for_speed(0.8), "-20%");
         // round() halves to even: (1.125 - 1) * 100 == 12.5 → 12.
         assert_eq!(rate_for_speed(1.125), "+12%");
+    }
+
+    #[test]
+    fn websocket_error_keeps_its_text_and_carries_the_cause() {
+        let e = connection::ws_err(async_tungstenite::tungstenite::Error::ConnectionClosed);
+        assert_eq!(
+            e.to_string(),
+            "Edge TTS websocket error: Connection closed normally"
+        );
+        let src = std::error::Error::source(&e).expect("the websocket error as source");
+        assert_eq!(src.to_string(), "Connection closed normally");
     }
 
     #[test]
