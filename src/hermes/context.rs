@@ -71,14 +71,6 @@ impl Context {
         self.loaded().1.as_deref()
     }
 
-    /// A config string with `${VAR}` references expanded (as Hermes' `load_config` does).
-    pub(crate) fn config_str(&self, dotted: &str) -> Option<String> {
-        self.config()
-            .str(dotted)
-            .map(|s| crate::hermes::config::expand_vars(&s, |n| self.env.get_unlisted(n)))
-            .filter(|s| !s.trim().is_empty())
-    }
-
     /// An executable on the server's `PATH` (`~` expanded in a path with a `/`).
     pub(crate) fn which(&self, name: &str) -> Option<std::path::PathBuf> {
         let name = name.trim();

@@ -81,8 +81,7 @@ pub(crate) fn aux_config(
     api_key: Option<String>,
     model: String,
 ) -> Result<AuxConfig, Unusable> {
-    let cfg = ctx.config();
-    let key = |k: &str| format!("auxiliary.{task}.{k}");
+    let cfg = ctx.sections().auxiliary.task(task);
     if !(base_url.starts_with("http://") || base_url.starts_with("https://")) {
         return Err(Unusable(format!(
             "auxiliary.{task}.base_url '{base_url}' is not an http(s) URL"
@@ -95,24 +94,18 @@ pub(crate) fn aux_config(
         120.0
     };
     let timeout = cfg
-        .f64(&key("timeout"))
+        .timeout
         .filter(|t| t.is_finite() && *t > 0.0)
         .unwrap_or(default_timeout)
         .min(3600.0);
-    let temperature = cfg
-        .f64(&key("temperature"))
-        .filter(|t| t.is_finite())
-        .unwrap_or(0.1);
+    let temperature = cfg.temperature.filter(|t| t.is_finite()).unwrap_or(0.1);
     let max_tokens = cfg
-        .f64(&key("max_tokens"))
+        .max_tokens
         .filter(|t| t.is_finite() && *t >= 1.0)
         .map(|t| t as u64)
         .unwrap_or(2000);
-    let mut extra_body = match cfg.get(&key("extra_body")) {
-        Some(Value::Object(m)) => m.clone(),
-        _ => Map::new(),
-    };
-    if let Some(effort) = ctx.config_str(&key("reasoning_effort"))
+    let mut extra_body = cfg.extra_body.clone().unwrap_or_default();
+    if let Some(effort) = &cfg.reasoning_effort
         && !extra_body.contains_key("reasoning")
     {
         extra_body.insert("reasoning".into(), json!({ "effort": effort.trim() }));

@@ -252,9 +252,9 @@ impl Policy {
             Some("true" | "1" | "yes") => true,
             Some("false" | "0" | "no") => false,
             _ => {
-                let cfg = ctx.config();
-                cfg.bool("security.allow_private_urls").unwrap_or(false)
-                    || cfg.bool("browser.allow_private_urls").unwrap_or(false)
+                let cfg = ctx.sections();
+                cfg.security.allow_private_urls.unwrap_or(false)
+                    || cfg.browser.allow_private_urls.unwrap_or(false)
             }
         };
         Policy {
@@ -397,8 +397,7 @@ impl WebsiteBlocklist {
     /// Read `security.website_blocklist` from the context's config. A malformed
     /// section fails open with a warning, as Hermes does.
     pub(crate) fn from_context(ctx: &Context) -> Self {
-        let cfg = ctx.config();
-        let Some(section) = cfg.get("security.website_blocklist") else {
+        let Some(section) = &ctx.sections().security.website_blocklist else {
             return Self::default();
         };
         let Some(obj) = section.as_object() else {

@@ -31,6 +31,10 @@ pub struct ImageGenProvider {
     pub resolution: Option<String>,
     /// `krea`'s creativity.
     pub creativity: Option<String>,
+    /// The request timeout in seconds (`fal`, `openai`, `openai-codex`).
+    pub timeout: Option<f64>,
+    /// `xai`'s `storage:` (image hosting options), when a mapping.
+    pub storage: Option<Map<String, Value>>,
 }
 
 static NO_PROVIDER: ImageGenProvider = ImageGenProvider {
@@ -39,6 +43,8 @@ static NO_PROVIDER: ImageGenProvider = ImageGenProvider {
     token_url: None,
     resolution: None,
     creativity: None,
+    timeout: None,
+    storage: None,
 };
 
 impl ImageGen {
@@ -57,6 +63,8 @@ impl ImageGen {
                         token_url: r.text(p, "token_url"),
                         resolution: r.text(p, "resolution"),
                         creativity: r.text(p, "creativity"),
+                        timeout: r.float(p, "timeout"),
+                        storage: r.section(p, "storage").cloned(),
                     },
                 ))
             })

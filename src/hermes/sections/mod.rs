@@ -6,23 +6,41 @@
 //! Python's `str()` renders a scalar, `${VAR}` references expanded, numbers
 //! from numeric text, `.inf`/`.nan` as floats.
 
+pub mod agent;
+pub mod auxiliary;
+pub mod browser;
 pub mod image_gen;
+pub mod model;
+pub mod security;
 pub mod skills;
+pub mod tts;
 pub mod web;
 
 use serde_json::{Map, Value};
 
 use crate::hermes::config::{HermesConfig, expand_vars, float_value, yaml_scalar_str};
 
+pub use agent::Agent;
+pub use auxiliary::{AuxTask, Auxiliary};
+pub use browser::Browser;
 pub use image_gen::ImageGen;
+pub use model::Model;
+pub use security::Security;
 pub use skills::Skills;
+pub use tts::Tts;
 pub use web::Web;
 
 /// Every section, read from one config.
 #[derive(Debug, Clone, Default)]
 pub struct Sections {
+    pub agent: Agent,
+    pub auxiliary: Auxiliary,
+    pub browser: Browser,
     pub image_gen: ImageGen,
+    pub model: Model,
+    pub security: Security,
     pub skills: Skills,
+    pub tts: Tts,
     pub web: Web,
 }
 
@@ -32,8 +50,14 @@ impl Sections {
         let r = Reader { lookup };
         let root = config.root.as_object();
         Sections {
+            agent: Agent::read(&r, r.section(root, "agent")),
+            auxiliary: Auxiliary::read(&r, r.section(root, "auxiliary")),
+            browser: Browser::read(&r, r.section(root, "browser")),
             image_gen: ImageGen::read(&r, r.section(root, "image_gen")),
+            model: Model::read(&r, r.value(root, "model")),
+            security: Security::read(&r, r.section(root, "security")),
             skills: Skills::read(&r, r.section(root, "skills")),
+            tts: Tts::read(&r, r.section(root, "tts")),
             web: Web::read(&r, r.section(root, "web")),
         }
     }
@@ -63,7 +87,7 @@ impl Reader<'_> {
         parent?.get(key).filter(|v| !v.is_null())
     }
 
-    /// A non-blank string as `Context::config_str` reads one: a scalar as
+    /// A non-blank string: a scalar as
     /// Python's `str()` renders it, `${VAR}` expanded.
     pub(crate) fn text(&self, parent: Option<&Map<String, Value>>, key: &str) -> Option<String> {
         yaml_scalar_str(self.value(parent, key)?)
@@ -99,5 +123,159 @@ mod tests {
         assert_eq!(s.image_gen.provider("xai").base_url, None);
         assert_eq!(s.image_gen.provider("fal").model, None);
         assert_eq!(s.image_gen.provider("nope").model, None);
+    }
+
+    #[test]
+    fn model_reads_a_string_or_a_mapping() {
+        let s = read("model: '  gpt-x  '\n");
+        assert_eq!(s.model.default.as_deref(), Some("gpt-x"));
+        assert_eq!(s.model.provider, None);
+        // `default` is a string only; the other keys render scalars and expand `${VAR}`.
+        let y = "model:\n  default: 5\n  provider: 7\n  base_url: '${KEY}/v1'\n  api_key: null\n";
+        let s = read(y);
+        assert_eq!(s.model.default, None);
+        assert_eq!(s.model.provider.as_deref(), Some("7"));
+        assert_eq!(s.model.base_url.as_deref(), Some("k1/v1"));
+        assert_eq!(s.model.api_key, None);
+        let s = read("model: {default: ' ', api_key: true, base_url: [x]}\n");
+        assert_eq!(s.model.default, None);
+        assert_eq!(s.model.api_key.as_deref(), Some("True"));
+        assert_eq!(s.model.base_url, None);
+        let y = "model:\n  default_headers: {A: 1, B: x, C: null}\n  extra_headers: {a: {k: 2}}\n";
+        let h = read(y).model.headers;
+        let h: Vec<_> = h.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+        assert_eq!(h, [("A", "1"), ("B", "x"), ("a", r#"{"k":2}"#)]);
+        assert!(
+            read("model: {extra_headers: [1]}\n")
+                .model
+                .headers
+                .is_empty()
+        );
+        assert_eq!(read("model: 3\n").model.default, None);
+    }
+
+    #[test]
+    fn auxiliary_tasks_read_leniently() {
+        let y = "auxiliary:\n  vision:\n    provider: 3\n    model: ' m '\n    timeout: '45'\n    \
+                 temperature: .nan\n    max_tokens: x\n    extra_body: [1]\n    max_concurrency: 2.0\n    \
+                 download_timeout: .inf\n    key_env: '${KEY}'\n  web_extract: 5\n  t: {max_concurrency: ' 4 ', extra_body: {a: 1}}\n";
+        let s = read(y);
+        let v = s.auxiliary.task("vision");
+        assert_eq!(v.provider.as_deref(), Some("3"));
+        assert_eq!(v.model.as_deref(), Some(" m "));
+        assert_eq!(v.timeout, Some(45.0));
+        assert!(v.temperature.is_some_and(f64::is_nan));
+        assert_eq!(v.max_tokens, None);
+        assert_eq!(v.extra_body, None);
+        assert_eq!(v.max_concurrency, None, "a float is not an integer count");
+        assert_eq!(v.download_timeout, Some(f64::INFINITY));
+        assert_eq!(v.key_env.as_deref(), Some("k1"));
+        assert_eq!(s.auxiliary.task("web_extract").model, None);
+        assert_eq!(s.auxiliary.task("nope").timeout, None);
+        let t = s.auxiliary.task("t");
+        assert_eq!(t.max_concurrency, Some(4));
+        assert_eq!(t.extra_body.as_ref().map(|m| m.len()), Some(1));
+        assert_eq!(
+            read("auxiliary: {t: {max_concurrency: 0}}\n")
+                .auxiliary
+                .task("t")
+                .max_concurrency,
+            None
+        );
+        assert_eq!(
+            read("auxiliary: [1]\n").auxiliary.task("vision").model,
+            None
+        );
+    }
+
+    #[test]
+    fn agent_and_browser_read_leniently() {
+        assert_eq!(
+            read("agent: {image_input_mode: native}\n")
+                .agent
+                .image_input_mode
+                .as_deref(),
+            Some("native")
+        );
+        assert_eq!(
+            read("agent: {image_input_mode: {a: 1}}\n")
+                .agent
+                .image_input_mode,
+            None
+        );
+        assert_eq!(read("agent: native\n").agent.image_input_mode, None);
+        let y = "browser:\n  cdp_url: 9222\n  executable: '  '\n  browser_use: {base_url: '${KEY}'}\n  \
+                 firecrawl: {base_url: null}\n  browserbase: x\n";
+        let b = read(y).browser;
+        assert_eq!(b.cdp_url.as_deref(), Some("9222"));
+        assert_eq!(b.executable, None);
+        assert_eq!(b.base_url("browser_use"), Some("k1"));
+        assert_eq!(b.base_url("firecrawl"), None);
+        assert_eq!(b.base_url("browserbase"), None);
+        assert_eq!(read("browser: [1]\n").browser.cdp_url, None);
+    }
+
+    #[test]
+    fn tts_reads_leniently() {
+        let y = "tts:\n  speed: 2\n  edge: {voice: 5, base_url: null}\n  elevenlabs: {base_url: '${KEY}'}\n";
+        let t = read(y).tts;
+        assert_eq!(t.edge.voice.as_deref(), Some("5"));
+        assert_eq!(t.edge.base_url, None);
+        assert_eq!(
+            t.edge.speed,
+            Some(2.0),
+            "tts.speed when tts.edge.speed is absent"
+        );
+        assert_eq!(t.elevenlabs_base_url.as_deref(), Some("k1"));
+        assert_eq!(t.map().len(), 3);
+        // A present tts.edge.speed that is not a number does not fall back.
+        assert_eq!(
+            read("tts: {speed: 2, edge: {speed: fast}}\n")
+                .tts
+                .edge
+                .speed,
+            None
+        );
+        assert_eq!(
+            read("tts: {speed: 2, edge: {speed: null}}\n")
+                .tts
+                .edge
+                .speed,
+            Some(2.0)
+        );
+        assert_eq!(
+            read("tts: {speed: ' 1.5 ', edge: 3}\n").tts.edge.speed,
+            Some(1.5)
+        );
+        let t = read("tts: 5\n").tts;
+        assert!(t.map().is_empty());
+        assert_eq!(t.edge.speed, None);
+    }
+
+    #[test]
+    fn security_and_image_gen_options_read_leniently() {
+        let y = "security:\n  allow_private_urls: 'yes'\n  website_blocklist: [x]\nbrowser: {allow_private_urls: 0}\n";
+        let s = read(y);
+        assert_eq!(s.security.allow_private_urls, Some(true));
+        assert_eq!(s.browser.allow_private_urls, Some(false));
+        assert!(
+            s.security
+                .website_blocklist
+                .as_ref()
+                .is_some_and(Value::is_array)
+        );
+        let s = read(
+            "security: {allow_private_urls: maybe, website_blocklist: null}\nbrowser: {allow_private_urls: [1]}\n",
+        );
+        assert_eq!(s.security.allow_private_urls, None);
+        assert_eq!(s.security.website_blocklist, None);
+        assert_eq!(s.browser.allow_private_urls, None);
+        assert_eq!(read("security: true\n").security.allow_private_urls, None);
+        let y = "image_gen:\n  fal: {timeout: '90'}\n  openai: {timeout: x}\n  xai: {storage: {enabled: false}}\n  openai-codex: {storage: 1}\n";
+        let g = read(y).image_gen;
+        assert_eq!(g.provider("fal").timeout, Some(90.0));
+        assert_eq!(g.provider("openai").timeout, None);
+        assert_eq!(g.provider("xai").storage.as_ref().map(|m| m.len()), Some(1));
+        assert_eq!(g.provider("openai-codex").storage, None);
     }
 }

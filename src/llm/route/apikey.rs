@@ -243,30 +243,15 @@ fn lmstudio_base(url: &str) -> String {
 /// `model.default_headers` merged with `model.extra_headers` (the latter
 /// wins), applied over the provider's headers (`_apply_user_default_headers`).
 fn user_headers(ctx: &Context, headers: &mut Vec<(String, String)>) {
-    for key in ["model.default_headers", "model.extra_headers"] {
-        if let Some(Value::Object(m)) = ctx.config().get(key) {
-            for (k, v) in m {
-                let v = match v {
-                    Value::Null => continue,
-                    Value::String(s) => s.clone(),
-                    other => other.to_string(),
-                };
-                headers.retain(|(n, _)| !n.eq_ignore_ascii_case(k));
-                headers.push((k.clone(), v));
-            }
-        }
+    for (k, v) in &ctx.sections().model.headers {
+        headers.retain(|(n, _)| !n.eq_ignore_ascii_case(k));
+        headers.push((k.clone(), v.clone()));
     }
 }
 
 /// `model.default` (or `model: <string>`).
 fn main_model(ctx: &Context) -> Option<String> {
-    match ctx.config().get("model") {
-        Some(Value::String(s)) => Some(s.clone()),
-        Some(Value::Object(m)) => m.get("default").and_then(Value::as_str).map(String::from),
-        _ => None,
-    }
-    .map(|s| s.trim().to_string())
-    .filter(|s| !s.is_empty())
+    ctx.sections().model.default.clone()
 }
 
 /// The client for API-key provider `name` (already normalized): `Err` says
@@ -416,10 +401,12 @@ fn anthropic(
             .ok_or_else(|| missing_key(&Provider::Anthropic))?,
     };
     let mut base = pool_base.unwrap_or_else(|| "https://api.anthropic.com".into());
-    if ctx
-        .config_str("model.provider")
+    let main = &ctx.sections().model;
+    if main
+        .provider
+        .as_deref()
         .is_some_and(|p| Provider::parse(&p.trim().to_ascii_lowercase()) == Provider::Anthropic)
-        && let Some(b) = trimmed(ctx.config_str("model.base_url"))
+        && let Some(b) = trimmed(main.base_url.clone())
         && host(&b) == "api.anthropic.com"
     {
         base = b;

@@ -90,12 +90,15 @@ pub(super) fn main_custom(
     model: Option<String>,
     why: &str,
 ) -> Option<Resolution> {
-    let base = ctx
-        .config_str("model.base_url")
+    let main = &ctx.sections().model;
+    let base = main
+        .base_url
+        .as_deref()
         .map(|b| b.trim().trim_end_matches('/').to_string())
         .filter(|b| !b.is_empty())?;
-    let key = ctx
-        .config_str("model.api_key")
+    let key = main
+        .api_key
+        .as_deref()
         .map(|k| k.trim().to_string())
         .filter(|k| !k.is_empty());
     build(
@@ -156,9 +159,9 @@ pub(super) fn build(
             // host, else Hermes' placeholder for keyless local servers.
             let base = base_url?;
             let same_host_main_key = || {
-                let main = ctx.config_str("model.base_url")?;
-                (host_of(&main)? == host_of(&base)?)
-                    .then(|| ctx.config_str("model.api_key"))
+                let main = &ctx.sections().model;
+                (host_of(main.base_url.as_deref()?)? == host_of(&base)?)
+                    .then(|| main.api_key.clone())
                     .flatten()
             };
             let key = api_key

@@ -32,8 +32,6 @@
 //! The provider clients themselves (OpenRouter, Nous, DeepInfra, custom, the
 //! API-key providers, the ChatGPT sign-in) are built in clients.rs.
 
-use serde_json::Value;
-
 use super::clients::{build, codex, is_keyed, keyed, main_custom};
 use super::{apikey, auto, providers};
 use crate::hermes::{Context, envvars};
@@ -87,10 +85,12 @@ struct TaskCfg {
 
 impl TaskCfg {
     fn read(ctx: &Context, task: Task) -> TaskCfg {
-        let s = |k: &str| {
-            ctx.config_str(&format!("auxiliary.{}.{k}", task.name))
-                .map(|v| v.trim().to_string())
+        let cfg = ctx.sections().auxiliary.task(task.name);
+        let s = |v: &Option<String>| {
+            v.as_deref()
+                .map(str::trim)
                 .filter(|v| !v.is_empty())
+                .map(str::to_string)
         };
         let env = |var: &str| {
             ctx.env
@@ -100,15 +100,16 @@ impl TaskCfg {
         };
         // `model: auto` means "inherit", not a model id; the task's legacy
         // variable names the model when the key is unset.
-        let model = s("model")
+        let model = s(&cfg.model)
             .filter(|m| !m.eq_ignore_ascii_case("auto"))
             .or_else(|| task.model_var.and_then(env));
         // `key_env` / `api_key_env`: the variable holding the key.
-        let api_key = s("api_key").or_else(|| env(&s("key_env").or_else(|| s("api_key_env"))?));
+        let api_key =
+            s(&cfg.api_key).or_else(|| env(&s(&cfg.key_env).or_else(|| s(&cfg.api_key_env))?));
         TaskCfg {
-            provider: normalize(ctx, s("provider").as_deref()),
+            provider: normalize(ctx, s(&cfg.provider).as_deref()),
             model,
-            base_url: s("base_url").map(|b| b.trim_end_matches('/').to_string()),
+            base_url: s(&cfg.base_url).map(|b| b.trim_end_matches('/').to_string()),
             api_key,
         }
     }
@@ -120,7 +121,10 @@ impl TaskCfg {
 pub(crate) fn resolve(ctx: &Context, task: Task) -> Resolution {
     if task.is_vision()
         && ctx
-            .config_str("agent.image_input_mode")
+            .sections()
+            .agent
+            .image_input_mode
+            .as_deref()
             .is_some_and(|m| m.trim().eq_ignore_ascii_case("native"))
     {
         return native("agent.image_input_mode: native (Hermes' native fast path)");
@@ -290,7 +294,10 @@ pub(super) fn normalize(ctx: &Context, p: Option<&str>) -> Provider {
 
 /// `model.provider` (Hermes' `_read_main_provider`), lower-cased.
 pub(super) fn main_provider(ctx: &Context) -> Option<Provider> {
-    ctx.config_str("model.provider")
+    ctx.sections()
+        .model
+        .provider
+        .as_deref()
         .map(|p| p.trim().to_ascii_lowercase())
         .filter(|p| !p.is_empty())
         .map(|p| Provider::parse(&p))
@@ -298,12 +305,7 @@ pub(super) fn main_provider(ctx: &Context) -> Option<Provider> {
 
 /// `model.default` (or `model: <string>`): Hermes' `_read_main_model`.
 pub(super) fn main_model(ctx: &Context) -> Option<String> {
-    let v = match ctx.config().get("model") {
-        Some(Value::String(s)) => Some(s.clone()),
-        Some(Value::Object(m)) => m.get("default").and_then(Value::as_str).map(String::from),
-        _ => None,
-    };
-    v.map(|s| s.trim().to_string()).filter(|s| !s.is_empty())
+    ctx.sections().model.default.clone()
 }
 
 /// What `provider` needs and does not have, for the "why" texts.

@@ -57,13 +57,7 @@ pub(crate) fn max_concurrency(ctx: &Context) -> usize {
     ctx.env
         .get(envvars::HERMES_VISION_MAX_CONCURRENCY)
         .and_then(|v| parse(&v))
-        .or_else(
-            || match ctx.config().get("auxiliary.vision.max_concurrency") {
-                Some(Value::Number(n)) => n.as_i64().filter(|n| *n >= 1),
-                Some(Value::String(s)) => parse(s),
-                _ => None,
-            },
-        )
+        .or(ctx.sections().auxiliary.task("vision").max_concurrency)
         .map(|n| n.min(1024) as usize)
         .unwrap_or_else(|| {
             std::thread::available_parallelism()
@@ -106,7 +100,7 @@ pub(crate) fn download_timeout(ctx: &Context) -> Duration {
         .env
         .get(envvars::HERMES_VISION_DOWNLOAD_TIMEOUT)
         .and_then(|v| v.trim().parse::<f64>().ok())
-        .or_else(|| ctx.config().f64("auxiliary.vision.download_timeout"))
+        .or_else(|| ctx.sections().auxiliary.task("vision").download_timeout)
         .filter(|s| s.is_finite() && *s > 0.0)
         .unwrap_or(30.0);
     Duration::from_secs_f64(secs.min(3600.0))

@@ -330,10 +330,12 @@ pub(crate) fn resolve_openai_tier(ctx: &Context) -> (&'static str, &'static str)
 }
 
 /// `image_gen.<provider>.timeout` in seconds (default 300, capped at a day).
-pub(crate) fn timeout_cfg(ctx: &Context, key: &str) -> Duration {
+pub(crate) fn timeout_cfg(ctx: &Context, provider: &str) -> Duration {
     let secs = ctx
-        .config()
-        .f64(key)
+        .sections()
+        .image_gen
+        .provider(provider)
+        .timeout
         .filter(|s| s.is_finite() && *s > 0.0)
         .unwrap_or(DEFAULT_TIMEOUT_SECS);
     Duration::from_secs_f64(secs.min(86_400.0))

@@ -62,9 +62,9 @@ pub(crate) enum SaveError {
         dir: PathBuf,
         source: std::io::Error,
     },
-    /// [`write_atomic`]'s message.
-    #[error("{0}")]
-    Write(String),
+    /// [`write_atomic`]'s error.
+    #[error(transparent)]
+    Write(#[from] crate::fs::FileError),
 }
 
 /// Save the image under `$HERMES_HOME/cache/images/<prefix>_<ts>_<id>.<ext>`.
@@ -92,11 +92,28 @@ pub(crate) async fn save_generated(
         crate::fs::short_id(),
         crate::image::sniff::extension(mime)
     )));
-    write_atomic(&path, &bytes).map_err(|e| SaveError::Write(e.to_string()))?;
+    write_atomic(&path, &bytes)?;
     Ok((path, bytes, mime))
 }
 
 /// The crate's one atomic write (temp file, fsync, rename; 0600 like Hermes' own).
 fn write_atomic(path: &std::path::Path, bytes: &[u8]) -> Result<(), crate::fs::FileError> {
     crate::fs::atomic_write(path, bytes).map(|_| ())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_failed_write_keeps_its_text_and_carries_the_io_error() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("missing").join("x.png");
+        let e: SaveError = write_atomic(&path, b"png")
+            .expect_err("no such folder")
+            .into();
+        assert!(e.to_string().contains("missing"), "{e}");
+        let src = std::error::Error::source(&e).expect("the io error as source");
+        assert!(src.downcast_ref::<std::io::Error>().is_some(), "{src:?}");
+    }
 }

@@ -13,13 +13,10 @@ pub(crate) fn positive_int(v: Option<&Value>) -> Option<usize> {
     }
 }
 
-/// The `tts` section of config.yaml (empty when missing or not a mapping).
-pub(crate) fn tts_config(ctx: &Context) -> Map<String, Value> {
-    ctx.config()
-        .get("tts")
-        .and_then(Value::as_object)
-        .cloned()
-        .unwrap_or_default()
+/// The `tts` section of config.yaml (empty when missing or not a mapping),
+/// read once per context.
+pub(crate) fn tts_config(ctx: &Context) -> &Map<String, Value> {
+    ctx.sections().tts.map()
 }
 
 pub(crate) fn section<'a>(

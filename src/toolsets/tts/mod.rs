@@ -57,7 +57,7 @@ pub(crate) mod shell;
 mod tags;
 mod tool;
 
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use crate::hermes::Context;
 use crate::net::vendor::LazyHttp;
@@ -139,9 +139,10 @@ impl Toolset for TtsToolset {
 /// first (xAI `tts.xai.auto_speech_tags`, Gemini `tts.gemini.audio_tags` on a
 /// model that takes tags), and the setting that says so.
 fn tag_rewrite_for(ctx: &Context, provider: &str) -> Option<&'static str> {
-    let sec = |name: &str| match ctx.config().get(&format!("tts.{name}")) {
-        Some(Value::Object(m)) => m.clone(),
-        _ => Map::new(),
+    let sec = |name: &str| {
+        config::section(config::tts_config(ctx), name)
+            .cloned()
+            .unwrap_or_default()
     };
     match provider {
         "xai" => {

@@ -315,9 +315,9 @@ impl Configured {
 /// `tts.provider` is `edge`: API keys in the environment never select a paid provider.
 pub(crate) fn plan(ctx: &Context) -> Result<Plan, PlanError> {
     let cfg = tts_config(ctx);
-    let c = Configured::read(&cfg);
+    let c = Configured::read(cfg);
     let why = c.why.clone();
-    if let Some(config) = command_config(&cfg, &c.name) {
+    if let Some(config) = command_config(cfg, &c.name) {
         let engine = Engine::Command {
             name: c.name.clone(),
             config,
@@ -340,7 +340,7 @@ pub(crate) fn plan(ctx: &Context) -> Result<Plan, PlanError> {
             Some(key) => Ok(c.plan("elevenlabs", Engine::ElevenLabs { key }, why)),
             None => Err(PlanError::NoElevenLabsKey),
         },
-        "piper" => plan_piper(ctx, &cfg, &c),
+        "piper" => plan_piper(ctx, cfg, &c),
         p @ ("minimax" | "xai" | "mistral" | "gemini" | "deepinfra") => {
             let api = match p {
                 "minimax" => Api::Minimax,
@@ -520,7 +520,7 @@ mod tests {
     use crate::hermes::context::test_ctx as ctx;
 
     fn cfg(yaml: &str) -> Map<String, Value> {
-        tts_config(&ctx(yaml, &[]))
+        tts_config(&ctx(yaml, &[])).clone()
     }
 
     #[test]

@@ -120,7 +120,7 @@ pub(crate) enum RunError {
     #[error("exited with code {code}: {detail}")]
     Exit { code: i32, detail: String },
     #[error("could not start the shell: {0}")]
-    Spawn(String),
+    Spawn(#[source] std::io::Error),
 }
 
 /// Kills the whole process group when dropped (timeout, cancellation, or normal end).
@@ -149,11 +149,11 @@ pub(crate) async fn run_shell(command: &str, timeout: Duration) -> Result<(), Ru
         .stderr(std::process::Stdio::piped())
         .process_group(0)
         .kill_on_drop(true);
-    let child = cmd.spawn().map_err(|e| RunError::Spawn(e.to_string()))?;
+    let child = cmd.spawn().map_err(RunError::Spawn)?;
     let mut guard = GroupGuard(child.id());
     let out = match tokio::time::timeout(timeout, child.wait_with_output()).await {
         Err(_) => return Err(RunError::Timeout(fmt_secs(timeout.as_secs_f64()))),
-        Ok(r) => r.map_err(|e| RunError::Spawn(e.to_string()))?,
+        Ok(r) => r.map_err(RunError::Spawn)?,
     };
     // Finished normally: leave the group alone (as Hermes does).
     guard.0 = None;
@@ -181,6 +181,14 @@ pub(crate) async fn run_shell(command: &str, timeout: Duration) -> Result<(), Ru
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn spawn_error_keeps_its_text_and_carries_the_io_error() {
+        let e = RunError::Spawn(std::io::Error::from(std::io::ErrorKind::NotFound));
+        assert_eq!(e.to_string(), "could not start the shell: entity not found");
+        let src = std::error::Error::source(&e).expect("the io error as source");
+        assert_eq!(src.to_string(), "entity not found");
+    }
 
     fn vals() -> Vec<(&'static str, String)> {
         vec![

@@ -41,12 +41,12 @@ impl TtsToolset {
             Err(e) => return fail(format!("TTS configuration error: {e}")),
         };
         let cfg = tts_config(ctx);
-        let (text, warning) = cap_text(text, &plan, &cfg);
+        let (text, warning) = cap_text(text, &plan, cfg);
         let mut file_path = match output_file(ctx, &plan, output_path) {
             Ok(p) => p,
             Err(out) => return out,
         };
-        let produced = self.produce(ctx, &cfg, &plan, &text, &mut file_path).await;
+        let produced = self.produce(ctx, cfg, &plan, &text, &mut file_path).await;
         let mut produced = match produced {
             Ok(p) => p,
             Err(e) => return fail(e.message(&plan.provider)),

@@ -47,7 +47,7 @@ impl Settings {
         let cdp_url = ctx
             .env
             .get(envvars::BROWSER_CDP_URL)
-            .or_else(|| ctx.config_str("browser.cdp_url"))
+            .or_else(|| ctx.sections().browser.cdp_url.clone())
             .map(|s| s.trim().to_string())
             .filter(|s| !s.is_empty());
         let command = secs(ctx, "browser.command_timeout")
@@ -134,7 +134,7 @@ pub(crate) enum ExecutableError {
 /// Find Chromium: `browser.executable`, `CHROME_PATH`, then `PATH`. Only
 /// `stat` calls.
 pub(crate) fn find_executable(ctx: &Context) -> Result<PathBuf, ExecutableError> {
-    if let Some(p) = ctx.config_str("browser.executable") {
+    if let Some(p) = &ctx.sections().browser.executable {
         let p = crate::hermes::home::expand_tilde(Path::new(p.trim()));
         return if is_executable(&p) {
             Ok(p)

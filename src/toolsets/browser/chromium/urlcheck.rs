@@ -41,10 +41,7 @@ impl BrowserPolicy {
     pub(crate) fn from_context(ctx: &Context, attached: bool) -> Self {
         let mut policy = Policy::from_context(ctx);
         if !attached {
-            policy.allow_private = ctx
-                .config()
-                .bool("browser.allow_private_urls")
-                .unwrap_or(true);
+            policy.allow_private = ctx.sections().browser.allow_private_urls.unwrap_or(true);
         }
         BrowserPolicy {
             policy,

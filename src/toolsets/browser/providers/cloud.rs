@@ -88,12 +88,13 @@ impl Provider {
         }
     }
     fn base_url(self, ctx: &Context) -> String {
-        let from_cfg = ctx.config_str(&format!("browser.{}.base_url", self.section()));
-        let from_cfg = from_cfg.or_else(|| {
+        let browser = &ctx.sections().browser;
+        let from_cfg = browser.base_url(self.section()).or_else(|| {
             (self == Provider::BrowserUse)
-                .then(|| ctx.config_str("browser.browser-use.base_url"))
+                .then(|| browser.base_url("browser-use"))
                 .flatten()
         });
+        let from_cfg = from_cfg.map(str::to_string);
         let from_env = match self {
             Provider::Browserbase => ctx.env.get(envvars::BROWSERBASE_BASE_URL),
             Provider::BrowserUse => None,

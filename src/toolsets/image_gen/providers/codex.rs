@@ -367,7 +367,7 @@ pub(crate) async fn codex_generate(r: Request<'_>, progress: &Progress) -> Outco
     let endpoint = format!("{}/responses", base_url(ctx));
     let url = reqwest::Url::parse(&endpoint)
         .map_err(|e| failed(format!("invalid URL {endpoint:?}: {e}")))?;
-    let timeout = timeout_cfg(ctx, "image_gen.openai-codex.timeout");
+    let timeout = timeout_cfg(ctx, "openai-codex");
     let (image, error) = stream_image(&mut client, &url, &body, timeout, progress).await?;
     let Some(b64) = image else {
         let base = "Codex response contained no image_generation_call result";

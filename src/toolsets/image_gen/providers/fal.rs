@@ -440,7 +440,7 @@ pub(crate) async fn fal_generate(r: Request<'_>, call: &ToolCall) -> Outcome {
         http,
         base,
         key,
-        timeout: timeout_cfg(ctx, "image_gen.fal.timeout"),
+        timeout: timeout_cfg(ctx, "fal"),
         managed,
     };
     let result: GenerateResult = queue.run(endpoint, &arguments, &call.progress).await?;

@@ -127,7 +127,7 @@ pub(crate) async fn openai_generate(r: Request<'_>) -> Outcome {
     let url = format!("{}/images/{path}", openai_base(ctx));
     let mut req = ApiRequest::new("openai", reqwest::Method::POST, &url)
         .bearer(key)
-        .timeout(timeout_cfg(ctx, "image_gen.openai.timeout"));
+        .timeout(timeout_cfg(ctx, "openai"));
     req.body = body;
     let answer = http::exchange(http, req)
         .await

@@ -111,8 +111,7 @@ struct Storage {
 
 impl Storage {
     fn from_config(ctx: &Context) -> Self {
-        let cfg = ctx.config();
-        let s = cfg.get("image_gen.xai.storage").filter(|v| v.is_object());
+        let s = ctx.sections().image_gen.provider("xai").storage.as_ref();
         let get = |k: &str| s.and_then(|s| s.get(k));
         Storage {
             enabled: crate::pycompat::coerce_bool(get("enabled"), true),

@@ -198,7 +198,7 @@ fn upgrade_request(target: &Target, version: GecVersion) -> Result<Request, Edge
     let mut request = target
         .request_url(version)
         .into_client_request()
-        .map_err(|e| EdgeTtsError::WebSocket(e.to_string()))?;
+        .map_err(ws_err)?;
     let h = request.headers_mut();
     let ua = user_agent();
     let muid = format!("muid={};", random_hex(16).to_uppercase());
@@ -276,8 +276,8 @@ impl Attempt {
     }
 }
 
-fn ws_err(e: tungstenite::Error) -> EdgeTtsError {
-    EdgeTtsError::WebSocket(e.to_string())
+pub(super) fn ws_err(e: tungstenite::Error) -> EdgeTtsError {
+    EdgeTtsError::WebSocket(Box::new(e))
 }
 
 /// `(name, value)` pairs of a frame's header block.

@@ -67,7 +67,7 @@ pub enum EdgeTtsError {
     #[error("unexpected response from the Edge TTS service: {0}")]
     Protocol(String),
     #[error("Edge TTS websocket error: {0}")]
-    WebSocket(String),
+    WebSocket(#[source] Box<async_tungstenite::tungstenite::Error>),
     /// edge-tts' `NoAudioReceived`, same text.
     #[error("No audio was received. Please verify that your parameters are correct.")]
     NoAudio,
@@ -86,24 +86,17 @@ pub struct EdgeSettings {
 
 /// `tts.edge.voice`, `tts.edge.speed` (falling back to `tts.speed`), `tts.edge.base_url`.
 pub fn settings(ctx: &Context) -> EdgeSettings {
-    let cfg = ctx.config();
-    let speed = cfg
-        .get("tts.edge.speed")
-        .or_else(|| cfg.get("tts.speed"))
-        .and_then(|v| match v {
-            serde_json::Value::Number(n) => n.as_f64(),
-            serde_json::Value::String(s) => s.trim().parse().ok(),
-            _ => None,
-        })
-        .unwrap_or(1.0);
+    let edge = &ctx.sections().tts.edge;
     EdgeSettings {
-        base_url: ctx
-            .config_str("tts.edge.base_url")
+        base_url: edge
+            .base_url
+            .clone()
             .unwrap_or_else(|| DEFAULT_BASE_URL.to_string()),
-        voice: ctx
-            .config_str("tts.edge.voice")
+        voice: edge
+            .voice
+            .clone()
             .unwrap_or_else(|| DEFAULT_VOICE.to_string()),
-        rate: rate_for_speed(speed),
+        rate: rate_for_speed(edge.speed.unwrap_or(1.0)),
     }
 }
 
@@ -176,6 +169,17 @@ mod tests {
         assert_eq!(rate_for_speed(0.8), "-20%");
         // round() halves to even: (1.125 - 1) * 100 == 12.5 → 12.
         assert_eq!(rate_for_speed(1.125), "+12%");
+    }
+
+    #[test]
+    fn websocket_error_keeps_its_text_and_carries_the_cause() {
+        let e = connection::ws_err(async_tungstenite::tungstenite::Error::ConnectionClosed);
+        assert_eq!(
+            e.to_string(),
+            "Edge TTS websocket error: Connection closed normally"
+        );
+        let src = std::error::Error::source(&e).expect("the websocket error as source");
+        assert_eq!(src.to_string(), "Connection closed normally");
     }
 
     #[test]

@@ -120,7 +120,7 @@ pub(crate) async fn run_command_provider(
                 "TTS provider '{name}' exited with code {code}: {detail}"
             )));
         }
-        Err(command::RunError::Spawn(e)) => return Err(TtsError::Dependency(e)),
+        Err(command::RunError::Spawn(e)) => return Err(TtsError::Dependency(e.to_string())),
     }
     match std::fs::metadata(output) {
         Ok(m) if m.len() > 0 => {}

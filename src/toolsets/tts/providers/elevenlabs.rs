@@ -40,7 +40,10 @@ pub(crate) async fn elevenlabs_speech(
         )));
     }
     let base = ctx
-        .config_str("tts.elevenlabs.base_url")
+        .sections()
+        .tts
+        .elevenlabs_base_url
+        .clone()
         .unwrap_or_else(|| DEFAULT_ELEVENLABS_BASE_URL.into())
         .trim_end_matches('/')
         .to_string();
