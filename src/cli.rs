@@ -194,6 +194,9 @@ pub struct ToolsArgs {
 
 #[derive(Debug, Args, Clone, Default)]
 pub struct DoctorArgs {
+    /// The Hermes home hermes-tools should serve (a finding when it serves another)
+    #[command(flatten)]
+    pub home: HomeArgs,
     /// Codex home directory [default: $CODEX_HOME, else ~/.codex]
     #[arg(long, value_name = "DIR")]
     pub codex_home: Option<PathBuf>,
@@ -386,6 +389,8 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             let report = doctor::run(&doctor::Options {
                 codex_home: args.codex_home.clone(),
                 codex_bin: args.codex_bin.clone(),
+                hermes_home: args.home.hermes_home.clone(),
+                profile: args.home.profile.clone(),
             })?;
             print_doctor(&report, args.json, v)?;
             Ok(if report.healthy {
@@ -597,6 +602,9 @@ fn print_doctor(r: &doctor::Report, json: bool, v: Verbosity) -> anyhow::Result<
     }
     if let Some(l) = &r.log_file {
         writeln!(out, "log file      {l}")?;
+    }
+    if let Some(p) = &r.plugin {
+        writeln!(out, "Hermes plugin {} ({})", p.path, p.state)?;
     }
     if !r.unavailable_tools.is_empty() {
         writeln!(out, "\nUnavailable tools ({}):", r.unavailable_tools.len())?;

@@ -17,6 +17,7 @@ mod codex_auth;
 mod codex_e2e;
 mod completion;
 mod doctor;
+mod doctor_homes;
 mod edge_tts;
 mod hermes_context;
 mod hermes_runtime;
