@@ -10,6 +10,7 @@ mod browser_recording;
 mod browser_requests;
 mod browser_reuse;
 mod browser_unresponsive;
+mod cli_help;
 mod cli_homes;
 mod cli_pipes;
 mod codex_approvals;
