@@ -257,3 +257,34 @@ fn an_initialize_slower_than_codexs_startup_timeout_is_named() {
     let (out, v) = doctor_with(&env, &[]);
     assert_eq!(out.status.code(), Some(0), "{v:#}");
 }
+
+/// What doctor shows of a failed server's stderr is redacted, but a
+/// variable's name is never eaten: `export GH_TOKEN="$GITHUB_TOKEN"` (the
+/// line `migrate` itself tells users to run) is shown as it is, while a
+/// key's value is still masked.
+#[test]
+fn doctor_shows_a_reference_to_a_variable_and_masks_a_key() {
+    let env = CodexEnv::new();
+    let script = env.dir.path().join("fails.sh");
+    fs::write(
+        &script,
+        "#!/bin/sh\necho 'run: export GH_TOKEN=\"$GITHUB_TOKEN\"' >&2\necho 'had GH_TOKEN=ghp_abcdefghijklmnopqrstuvwxyz0123' >&2\nexit 3\n",
+    )
+    .unwrap();
+    fs::set_permissions(&script, fs::Permissions::from_mode(0o755)).unwrap();
+    env.write_config(&format!(
+        "[mcp_servers.hermes-tools]\ncommand = \"{}\"\n",
+        script.display()
+    ));
+    let (out, v) = doctor_with(&env, &[]);
+    assert_eq!(out.status.code(), Some(1), "{v:#}");
+    let msg = finding(&v, "server_failed").unwrap_or_else(|| panic!("{v:#}"))["message"]
+        .as_str()
+        .unwrap();
+    assert!(
+        msg.contains("run: export GH_TOKEN=\"$GITHUB_TOKEN\""),
+        "{msg}"
+    );
+    assert!(msg.contains("had GH_TOKEN=***"), "{msg}");
+    assert!(!msg.contains("ghp_abcdefghij"), "{msg}");
+}
