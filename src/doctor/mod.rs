@@ -613,8 +613,9 @@ fn hermes_home_checks(opts: &Options, launch: &probe::Launch, r: &mut Report) {
             let runtime = c.str("model.openai_runtime");
             if runtime.as_deref() != Some("codex_app_server") {
                 r.notes.push(format!(
-                    "model.openai_runtime is {} in config.yaml: Hermes itself does not run codex, so hermes-tools serves only the codex you start yourself. To have Hermes run codex, use Hermes' `/codex-runtime codex_app_server` first and `hermes-mcp migrate` after it: that command re-runs Hermes' own migrator, which puts Hermes' Python server back as hermes-tools. The Hermes plugin `migrate` installs also undoes that at the next session start, unless you passed --no-hermes-hook",
-                    runtime.as_deref().unwrap_or("unset (auto)")
+                    "model.openai_runtime is {} in config.yaml: Hermes itself does not run codex, so hermes-tools serves only the codex you start yourself. To have Hermes run codex, use Hermes' `/codex-runtime codex_app_server` first and `{}` after it: that command re-runs Hermes' own migrator, which puts Hermes' Python server back as hermes-tools. The Hermes plugin `migrate` installs also undoes that at the next session start, unless you passed --no-hermes-hook",
+                    runtime.as_deref().unwrap_or("unset (auto)"),
+                    opts.command("migrate")
                 ));
             }
             r.openai_runtime = runtime;
