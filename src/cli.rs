@@ -23,12 +23,66 @@ use crate::toolsets;
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
-    /// Say more (migrate --check prints its report; serve logs at debug level)
+    /// Say more (what that is depends on the subcommand: see its --help)
     #[arg(short, long, global = true, action = clap::ArgAction::Count)]
     pub verbose: u8,
     /// Say less (only problems, and what you must do)
     #[arg(short, long, global = true, conflicts_with = "verbose")]
     pub quiet: bool,
+}
+
+/// What `-v` does in each subcommand (its help there); `None`: nothing, hidden.
+const VERBOSE_HELP: &[(&str, Option<&str>)] = &[
+    (
+        "serve",
+        Some(
+            "Log more on stderr, which codex keeps in its own log: -v info, -vv debug (and debug in $HERMES_HOME/logs/hermes-mcp.log too)",
+        ),
+    ),
+    (
+        "migrate",
+        Some("With --check, print the whole report instead of one line"),
+    ),
+    (
+        "tools",
+        Some(
+            "Also log on stderr: sign-in refreshes it waits for (-v), why a token refresh failed (-vv)",
+        ),
+    ),
+    (
+        "doctor",
+        Some("The report stays the same; only logging on stderr grows (-v info, -vv debug)"),
+    ),
+    ("completion", None),
+];
+
+/// The command line's grammar: [`Cli`]'s, with `-v`'s help worded for each
+/// subcommand (a global flag otherwise shows one text everywhere).
+pub fn command() -> clap::Command {
+    use clap::CommandFactory;
+    let mut cmd = Cli::command();
+    let Some(global) = cmd
+        .get_arguments()
+        .find(|a| a.get_id() == "verbose")
+        .cloned()
+    else {
+        return cmd;
+    };
+    for (name, help) in VERBOSE_HELP {
+        let arg = match help {
+            Some(h) => global.clone().help(*h),
+            None => global.clone().hide(true),
+        };
+        cmd = cmd.mut_subcommand(*name, |sc| sc.arg(arg));
+    }
+    cmd
+}
+
+/// Parse the process's arguments with [`command`] (clap's exit on `--help` or an error).
+pub fn parse() -> Cli {
+    use clap::FromArgMatches;
+    let matches = command().get_matches();
+    Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit())
 }
 
 /// `-q` / `-v`, given to every subcommand.
@@ -162,10 +216,9 @@ impl clap::builder::TypedValueParser for PermissionsParser {
 /// of the binary name twice), so no subcommand's flags would ever complete;
 /// the labels are renamed to the names the walk produces.
 fn completion_script(shell: CompletionShell) -> Vec<u8> {
-    use clap::CommandFactory;
     let mut script = Vec::new();
     let gen_shell: clap_complete::Shell = shell.into();
-    clap_complete::generate(gen_shell, &mut Cli::command(), "hermes-mcp", &mut script);
+    clap_complete::generate(gen_shell, &mut command(), "hermes-mcp", &mut script);
     if shell == CompletionShell::Fish {
         // clap_complete's fish script offers nothing for a positional's values.
         script.extend_from_slice(
@@ -194,6 +247,9 @@ pub struct ToolsArgs {
 
 #[derive(Debug, Args, Clone, Default)]
 pub struct DoctorArgs {
+    /// The Hermes home hermes-tools should serve (a finding when it serves another)
+    #[command(flatten)]
+    pub home: HomeArgs,
     /// Codex home directory [default: $CODEX_HOME, else ~/.codex]
     #[arg(long, value_name = "DIR")]
     pub codex_home: Option<PathBuf>,
@@ -386,6 +442,8 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             let report = doctor::run(&doctor::Options {
                 codex_home: args.codex_home.clone(),
                 codex_bin: args.codex_bin.clone(),
+                hermes_home: args.home.hermes_home.clone(),
+                profile: args.home.profile.clone(),
             })?;
             print_doctor(&report, args.json, v)?;
             Ok(if report.healthy {
@@ -597,6 +655,9 @@ fn print_doctor(r: &doctor::Report, json: bool, v: Verbosity) -> anyhow::Result<
     }
     if let Some(l) = &r.log_file {
         writeln!(out, "log file      {l}")?;
+    }
+    if let Some(p) = &r.plugin {
+        writeln!(out, "Hermes plugin {} ({})", p.path, p.state)?;
     }
     if !r.unavailable_tools.is_empty() {
         writeln!(out, "\nUnavailable tools ({}):", r.unavailable_tools.len())?;

@@ -1,7 +1,5 @@
 use std::process::ExitCode;
 
-use clap::Parser;
-
 fn main() -> ExitCode {
     // Internal: PDF bytes on stdin, extracted text on stdout (web_extract runs
     // it isolated). Kept out of clap so help and completions never offer it.
@@ -11,7 +9,7 @@ fn main() -> ExitCode {
     {
         return hermes_mcp::toolsets::web::pdf::child_main();
     }
-    let cli = hermes_mcp::cli::Cli::parse();
+    let cli = hermes_mcp::cli::parse();
     match hermes_mcp::cli::run(cli) {
         Ok(code) => code,
         // A reader that went away (`hermes-mcp tools | head -c1`) ends us quietly,

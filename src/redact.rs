@@ -124,6 +124,11 @@ const SECRET_CFG_NAMES: &str = r"(?:api[ _.\-]?key|token|secret|passwd|password|
 const CFG_VALUE: &str = r#"(['"]?)([^\s&]+?)\2(?=[\s&]|$)"#;
 static ENV_LOOKUP_VALUE_RE: LazyLock<Regex> =
     LazyLock::new(|| re(r"^(?:os\.(?:getenv|environ)|process\.env|\$ENV\{)"));
+/// A value that is only a shell reference to an environment variable
+/// (`$GITHUB_TOKEN`, `${GITHUB_TOKEN}`, upper-case as variable names are):
+/// it names where the secret is, and is not one.
+static SHELL_VAR_REF_RE: LazyLock<Regex> =
+    LazyLock::new(|| re(r"^\$(?:[A-Z_][A-Z0-9_]*|\{[A-Z_][A-Z0-9_]*\})$"));
 static CFG_DOTTED_RE: LazyLock<Regex> = LazyLock::new(|| {
     re(&format!(
         r"(?i)((?:[A-Za-z0-9_\-]+\.)+[A-Za-z0-9_.\-]*{n}[A-Za-z0-9_.\-]*|[A-Za-z0-9_.\-]*{n}[A-Za-z0-9_.\-]*\.[A-Za-z0-9_.\-]+)={v}",
@@ -198,6 +203,7 @@ pub fn warm() {
     LazyLock::force(&PREFIX_RE);
     LazyLock::force(&ENV_ASSIGN_RE);
     LazyLock::force(&ENV_LOOKUP_VALUE_RE);
+    LazyLock::force(&SHELL_VAR_REF_RE);
     LazyLock::force(&CFG_DOTTED_RE);
     LazyLock::force(&CFG_ANCHORED_RE);
     LazyLock::force(&YAML_ASSIGN_RE);
@@ -272,8 +278,12 @@ fn redact_form_body(text: &str) -> String {
     redact_query_string(stripped)
 }
 
+/// Hermes' env-lookup values (`os.getenv(...)`, `process.env.X`), and a
+/// shell variable reference (`$NAME`, `${NAME}`): names, not secrets, so an
+/// assignment of one is shown as it is (`export GH_TOKEN="$GITHUB_TOKEN"`).
 fn is_env_lookup(value: &str) -> bool {
     ENV_LOOKUP_VALUE_RE.is_match(value).unwrap_or(false)
+        || SHELL_VAR_REF_RE.is_match(value).unwrap_or(false)
 }
 
 /// `redact_sensitive_text(text, force=True)`: the form every Hermes safety
@@ -445,6 +455,34 @@ mod tests {
             "Authorization: Bearer abcdef...wxyz"
         );
         assert_eq!(redact_sensitive_text("x-api-key: abc"), "x-api-key: ***");
+    }
+
+    /// A variable's *name* is never eaten: assigning a reference to another
+    /// variable shows the reference; a value that only starts like one, or a
+    /// lower-case `$word` (a password may look so), is still masked.
+    #[test]
+    fn a_reference_to_a_variable_is_not_a_secret() {
+        for kept in [
+            r#"export GH_TOKEN="$GITHUB_TOKEN""#,
+            "export GH_TOKEN=$GITHUB_TOKEN",
+            "GH_TOKEN=${GITHUB_TOKEN} codex",
+            "  - export ALIAS_API_KEY=\"$OPENAI_API_KEY\" in the shell that starts codex",
+            "api_key: $OPENAI_API_KEY",
+            "password=${DB_PASSWORD}",
+            r#"{"token": "$GITHUB_TOKEN"}"#,
+            r#"export X="$GITHUB_TOKEN""#,
+        ] {
+            assert_eq!(redact_sensitive_text(kept), kept);
+        }
+        assert_eq!(
+            redact_sensitive_text("GH_TOKEN=$GITHUB_TOKEN-and-more-text"),
+            "GH_TOKEN=***"
+        );
+        assert_eq!(redact_sensitive_text("PASSWORD=$ecretword"), "PASSWORD=***");
+        assert_eq!(
+            redact_sensitive_text("GH_TOKEN=ghp_abcdefghijklmnopqrstuvwxyz0123"),
+            "GH_TOKEN=***"
+        );
     }
 
     #[test]

@@ -19,7 +19,7 @@
 //! `hermes` layer (config.yaml, the environment codex builds).
 
 pub mod lines;
-pub(crate) mod plugin;
+pub mod plugin;
 pub(crate) mod probe;
 mod shellenv;
 
@@ -29,6 +29,7 @@ use std::time::Duration;
 use serde::Serialize;
 use serde_json::Value;
 
+use crate::hermes::HermesHome;
 use crate::hermes::config::HermesConfig;
 use crate::hermes::{SERVER_NAME, envvars};
 use crate::migrate::{self, block, hermes_plugin};
@@ -52,6 +53,34 @@ pub struct Options {
     pub codex_home: Option<PathBuf>,
     /// `--codex-bin`: the codex that checks config.toml (else `codex` on PATH).
     pub codex_bin: Option<PathBuf>,
+    /// `--hermes-home`: the Hermes home hermes-tools should serve (as on
+    /// `migrate`, `serve` and `tools`).
+    pub hermes_home: Option<PathBuf>,
+    /// `--profile`: `<root>/profiles/NAME` as that Hermes home.
+    pub profile: Option<String>,
+}
+
+impl Options {
+    /// `hermes-mcp <sub>` with the homes the user passed to doctor, so a
+    /// suggested command acts on the same homes (`tools` has no Codex home).
+    pub(crate) fn command(&self, sub: &str) -> String {
+        let mut c = format!("hermes-mcp {sub}");
+        if let Some(h) = &self.hermes_home {
+            c.push_str(&format!(" --hermes-home {}", sh_word(&h.to_string_lossy())));
+        }
+        if let Some(p) = &self.profile {
+            c.push_str(&format!(" --profile {}", sh_word(p)));
+        }
+        if let (Some(h), false) = (&self.codex_home, sub.starts_with("tools")) {
+            c.push_str(&format!(" --codex-home {}", sh_word(&h.to_string_lossy())));
+        }
+        c
+    }
+
+    /// `run `hermes-mcp migrate …``, with the homes doctor examined.
+    pub(crate) fn run_migrate(&self) -> String {
+        format!("run `{}`", self.command("migrate"))
+    }
 }
 
 /// One problem, with what to do about it.
@@ -107,6 +136,8 @@ pub struct Report {
     pub hermes_config: Option<String>,
     /// `model.openai_runtime` in config.yaml (Hermes runs codex only with `codex_app_server`).
     pub openai_runtime: Option<String>,
+    /// The Hermes home named by `--hermes-home` / `--profile`, resolved.
+    pub hermes_home_named: Option<String>,
     /// Where `serve` writes its log (what it said when codex ran it).
     pub log_file: Option<String>,
     pub unavailable_tools: Vec<ToolStatus>,
@@ -115,6 +146,8 @@ pub struct Report {
     /// model with every request): size, switches, Hermes' pieces and their
     /// sizes; never the text (`tools --json`'s `instructions`).
     pub instructions: Option<Value>,
+    /// The Hermes plugin `migrate` installs (`None`: no Hermes home to look in).
+    pub plugin: Option<plugin::PluginInfo>,
     pub findings: Vec<Finding>,
     /// Worth knowing, not a problem.
     pub notes: Vec<String>,
@@ -169,22 +202,41 @@ impl Report {
 pub fn run(opts: &Options) -> anyhow::Result<Report> {
     let codex_home = migrate::resolve_codex_home(opts.codex_home.as_deref())?;
     let path = codex_home.join("config.toml");
+    let named = named_hermes_home(opts)?;
     let mut r = Report {
         codex_config: path.display().to_string(),
+        hermes_home_named: named.map(|h| h.display().to_string()),
         ..Default::default()
     };
     examine(opts, &codex_home, &path, &mut r);
-    plugin::check(&codex_home, &mut r);
+    plugin::check(opts, &codex_home, &mut r);
     Ok(finish(r))
+}
+
+/// The Hermes home `--hermes-home` / `--profile` name (resolved as `migrate`,
+/// `serve` and `tools` resolve it); one that cannot be a home is an error.
+fn named_hermes_home(opts: &Options) -> anyhow::Result<Option<PathBuf>> {
+    if opts.hermes_home.is_none() && opts.profile.is_none() {
+        return Ok(None);
+    }
+    let home = HermesHome::resolve(opts.hermes_home.as_deref(), opts.profile.as_deref())?;
+    if let Some(why) = home.unusable() {
+        return Err(crate::error::UserError::hint(
+            why,
+            "check --hermes-home / --profile / HERMES_HOME (the Hermes home holds config.yaml and .env)",
+        )
+        .into());
+    }
+    Ok(Some(home.path))
 }
 
 /// The checks in order; each stops here when what follows cannot be examined.
 fn examine(opts: &Options, codex_home: &Path, path: &Path, r: &mut Report) {
-    let Some(text) = read_config_toml(path, r) else {
+    let Some(text) = read_config_toml(opts, path, r) else {
         return;
     };
     r.codex_check = codex_check(opts, codex_home, &text, r);
-    let Some(entry) = hermes_tools_entry(path, &text, r) else {
+    let Some(entry) = hermes_tools_entry(opts, path, &text, r) else {
         return;
     };
     expected_codex_doctor_warnings(&entry, |n| envvars::get(n).is_some(), r);
@@ -192,18 +244,18 @@ fn examine(opts: &Options, codex_home: &Path, path: &Path, r: &mut Report) {
         r.find(
             "hermes_tools_disabled",
             format!("[mcp_servers.{SERVER_NAME}] has enabled = false: codex does not start it"),
-            "set enabled = true, or run `hermes-mcp migrate`",
+            format!("set enabled = true, or {}", opts.run_migrate()),
         );
     }
     let Some(command) = entry.get("command").and_then(toml::Value::as_str) else {
         r.find(
             "hermes_tools_not_stdio",
             format!("[mcp_servers.{SERVER_NAME}] has no command: it is not a stdio server"),
-            format!("run `{}`", migrate_command(opts)),
+            format!("run `{}`", opts.command("migrate")),
         );
         return;
     };
-    server_checks(&entry, command, r);
+    server_checks(opts, &entry, command, r);
 }
 
 /// `codex doctor` warns "hermes-tools env var X is not set" for each name in
@@ -240,7 +292,7 @@ fn expected_codex_doctor_warnings(
 }
 
 /// config.toml's text; a missing or unreadable file is a finding.
-fn read_config_toml(path: &Path, r: &mut Report) -> Option<String> {
+fn read_config_toml(opts: &Options, path: &Path, r: &mut Report) -> Option<String> {
     match crate::fs::read_to_string_capped_opt(path, crate::fs::CONFIG_CAP) {
         Ok(Some(t)) => Some(t),
         Ok(None) => {
@@ -248,7 +300,7 @@ fn read_config_toml(path: &Path, r: &mut Report) -> Option<String> {
             r.find(
                 "config_toml_missing",
                 format!("{} does not exist", path.display()),
-                "run `hermes-mcp migrate` to register hermes-tools with codex",
+                format!("{} to register hermes-tools with codex", opts.run_migrate()),
             );
             None
         }
@@ -266,20 +318,25 @@ fn read_config_toml(path: &Path, r: &mut Report) -> Option<String> {
 
 /// The `[mcp_servers.hermes-tools]` table of config.toml; invalid TOML, a
 /// block Hermes put its own server back into, or no entry are findings.
-fn hermes_tools_entry(path: &Path, text: &str, r: &mut Report) -> Option<toml::Table> {
+fn hermes_tools_entry(
+    opts: &Options,
+    path: &Path,
+    text: &str,
+    r: &mut Report,
+) -> Option<toml::Table> {
     let table = match block::parse_toml(text) {
         Ok(t) => t,
         Err(e) => {
             r.find(
                 "config_toml_invalid",
                 format!("{} is not valid TOML: {e}", path.display()),
-                "fix the file (codex cannot load it either), or delete the managed block and run `hermes-mcp migrate`",
+                format!("fix the file (codex cannot load it either), or delete the managed block and {}", opts.run_migrate()),
             );
             return None;
         }
     };
     if let Some(w) = hermes_plugin::replaced_by_hermes(text) {
-        r.find("hermes_python_server", w, "run `hermes-mcp migrate`");
+        r.find("hermes_python_server", w, opts.run_migrate());
     }
     let entry = table
         .get("mcp_servers")
@@ -293,7 +350,7 @@ fn hermes_tools_entry(path: &Path, text: &str, r: &mut Report) -> Option<toml::T
                 "{} has no [mcp_servers.{SERVER_NAME}] entry",
                 path.display()
             ),
-            "run `hermes-mcp migrate`",
+            opts.run_migrate(),
         );
     }
     entry
@@ -301,7 +358,7 @@ fn hermes_tools_entry(path: &Path, text: &str, r: &mut Report) -> Option<toml::T
 
 /// Start the entry as codex would: find its program, check the Hermes home
 /// it gets, probe `initialize` and `tools/list`, then ask which tools work.
-fn server_checks(entry: &toml::Table, command: &str, r: &mut Report) {
+fn server_checks(opts: &Options, entry: &toml::Table, command: &str, r: &mut Report) {
     let launch = launch_of(entry, command);
     let mut info = ServerInfo {
         command: command.to_string(),
@@ -321,7 +378,7 @@ fn server_checks(entry: &toml::Table, command: &str, r: &mut Report) {
         .unwrap_or_else(|| PathBuf::from("/"));
     let resolved = probe::resolve(command, path_var.as_deref(), &cwd);
     info.resolved = resolved.as_ref().map(|p| p.display().to_string());
-    hermes_home_checks(&launch, r);
+    hermes_home_checks(opts, &launch, r);
     let Some(program) = resolved else {
         let stale = command.contains('/');
         r.find(
@@ -331,26 +388,34 @@ fn server_checks(entry: &toml::Table, command: &str, r: &mut Report) {
             } else {
                 format!("{command} is not found in the PATH codex gives the server")
             },
-            "run `hermes-mcp migrate` with the hermes-mcp you want codex to start",
+            format!("{} with the hermes-mcp you want codex to start", opts.run_migrate()),
         );
         r.server = Some(info);
         return;
     };
     let launch = probe::Launch { program, ..launch };
-    probe_server(&launch, &mut info, r);
+    probe_server(opts, entry, &launch, &mut info, r);
     let is_ours = info.server_name.as_deref() == Some(env!("CARGO_PKG_NAME"))
         || launch.args.first().map(String::as_str) == Some("serve");
     if is_ours {
-        tools_checks(&launch, r);
+        tools_checks(opts, &launch, r);
     }
     r.server = Some(info);
 }
 
 /// `initialize` and `tools/list` against the started server, timed; a
 /// failure is a finding with the end of its stderr.
-fn probe_server(launch: &probe::Launch, info: &mut ServerInfo, r: &mut Report) {
+fn probe_server(
+    opts: &Options,
+    entry: &toml::Table,
+    launch: &probe::Launch,
+    info: &mut ServerInfo,
+    r: &mut Report,
+) {
     match probe::probe(launch) {
         Ok(p) => {
+            over_startup_timeout(entry, "initialize", p.initialize, r);
+            over_startup_timeout(entry, "tools/list", p.tools_list, r);
             info.server_name = p.server_name;
             info.server_version = p.server_version;
             info.initialize_ms = Some(p.initialize.as_millis());
@@ -382,7 +447,7 @@ fn probe_server(launch: &probe::Launch, info: &mut ServerInfo, r: &mut Report) {
                 } else {
                     format!("{}; its stderr ends with:\n{tail}", e.message)
                 },
-                "codex shows this server as failed; fix what the message says, then run `hermes-mcp doctor` again",
+                format!("codex shows this server as failed; fix what the message says, then run `{}` again", opts.command("doctor")),
             );
         }
     }
@@ -430,13 +495,8 @@ fn launch_of(entry: &toml::Table, command: &str) -> probe::Launch {
                 .collect()
         })
         .unwrap_or_default();
-    let timeout = entry
-        .get("startup_timeout_sec")
-        .and_then(|v| v.as_float().or_else(|| v.as_integer().map(|i| i as f64)))
-        .and_then(|f| Duration::try_from_secs_f64(f).ok())
-        .unwrap_or(DEFAULT_STARTUP)
-        // doctor always ends: a huge `startup_timeout_sec` is still a deadline.
-        .min(MAX_STEP);
+    // doctor always ends: a huge `startup_timeout_sec` is still a deadline.
+    let timeout = startup_timeout(entry).0.min(MAX_STEP);
     probe::Launch {
         program: PathBuf::from(command),
         args,
@@ -449,8 +509,53 @@ fn launch_of(entry: &toml::Table, command: &str) -> probe::Launch {
     }
 }
 
+/// How long codex waits for the entry's `initialize`, and again for its
+/// `tools/list` (codex-rs `codex-mcp/src/rmcp_client.rs`), with where that
+/// comes from: `startup_timeout_sec`, else the legacy `startup_timeout_ms`,
+/// else codex's default.
+fn startup_timeout(entry: &toml::Table) -> (Duration, &'static str) {
+    let secs = entry
+        .get("startup_timeout_sec")
+        .and_then(|v| v.as_float().or_else(|| v.as_integer().map(|i| i as f64)))
+        .and_then(|f| Duration::try_from_secs_f64(f).ok());
+    let millis = entry
+        .get("startup_timeout_ms")
+        .and_then(toml::Value::as_integer)
+        .and_then(|ms| u64::try_from(ms).ok())
+        .map(Duration::from_millis);
+    match (secs, millis) {
+        (Some(d), _) => (d, "its startup_timeout_sec"),
+        (None, Some(d)) => (d, "its startup_timeout_ms"),
+        (None, None) => (DEFAULT_STARTUP, "codex's default: no startup_timeout_sec"),
+    }
+}
+
+/// A step of the handshake that answered, but after codex would have
+/// stopped waiting (doctor waits longer to tell): codex shows the server as
+/// failed, so it is a finding with the time it took.
+fn over_startup_timeout(entry: &toml::Table, step: &str, took: Duration, r: &mut Report) {
+    let (limit, source) = startup_timeout(entry);
+    if took <= limit {
+        return;
+    }
+    let need = (took.as_secs_f64() * 2.0)
+        .ceil()
+        .max(limit.as_secs_f64() + 1.0);
+    r.find(
+        "startup_timeout_exceeded",
+        format!(
+            "hermes-tools answered {step} after {:.1} s, over codex's start-up timeout of {} s ({source}): codex stops waiting before that and shows hermes-tools as failed",
+            took.as_secs_f64(),
+            limit.as_secs_f64()
+        ),
+        format!(
+            "set startup_timeout_sec = {need} in [mcp_servers.{SERVER_NAME}], or find what the server waits for at start (hermes-mcp logs its start in $HERMES_HOME/logs/hermes-mcp.log)"
+        ),
+    );
+}
+
 /// The Hermes home the server will see, its config.yaml and the runtime setting.
-fn hermes_home_checks(launch: &probe::Launch, r: &mut Report) {
+fn hermes_home_checks(opts: &Options, launch: &probe::Launch, r: &mut Report) {
     let var = |n: &str| {
         launch
             .env
@@ -466,6 +571,22 @@ fn hermes_home_checks(launch: &probe::Launch, r: &mut Report) {
     };
     r.hermes_home = Some(home.display().to_string());
     r.log_file = Some(crate::hermes::home::log_file(&home).display().to_string());
+    if let Some(named) = r.hermes_home_named.as_deref().map(PathBuf::from)
+        && !hermes_plugin::same_dir(&named, &home)
+    {
+        r.find(
+            "hermes_home_differs",
+            format!(
+                "hermes-tools serves the Hermes home {}, not {} that you named",
+                home.display(),
+                named.display()
+            ),
+            format!(
+                "{} to have codex start hermes-tools with that home",
+                opts.run_migrate()
+            ),
+        );
+    }
     if !home.is_dir() && !explicit {
         r.notes.push(format!(
             "there is no Hermes home at {}: the tools run with Hermes' default settings",
@@ -477,7 +598,11 @@ fn hermes_home_checks(launch: &probe::Launch, r: &mut Report) {
         r.find(
             "hermes_home_missing",
             format!("the Hermes home the server gets, {}, does not exist", home.display()),
-            "set up Hermes there (`hermes setup`), or run `hermes-mcp migrate --hermes-home DIR` with the home you use",
+            if opts.hermes_home.is_some() || opts.profile.is_some() {
+                format!("set up Hermes there (`hermes setup`), or {} to serve the home you named", opts.run_migrate())
+            } else {
+                "set up Hermes there (`hermes setup`), or run `hermes-mcp migrate --hermes-home DIR` with the home you use".to_string()
+            },
         );
         return;
     }
@@ -488,8 +613,9 @@ fn hermes_home_checks(launch: &probe::Launch, r: &mut Report) {
             let runtime = c.str("model.openai_runtime");
             if runtime.as_deref() != Some("codex_app_server") {
                 r.notes.push(format!(
-                    "model.openai_runtime is {} in config.yaml: Hermes itself does not run codex, so hermes-tools serves only the codex you start yourself. To have Hermes run codex, use Hermes' `/codex-runtime codex_app_server` first and `hermes-mcp migrate` after it: that command re-runs Hermes' own migrator, which puts Hermes' Python server back as hermes-tools. The Hermes plugin `migrate` installs also undoes that at the next session start, unless you passed --no-hermes-hook",
-                    runtime.as_deref().unwrap_or("unset (auto)")
+                    "model.openai_runtime is {} in config.yaml: Hermes itself does not run codex, so hermes-tools serves only the codex you start yourself. To have Hermes run codex, use Hermes' `/codex-runtime codex_app_server` first and `{}` after it: that command re-runs Hermes' own migrator, which puts Hermes' Python server back as hermes-tools. The Hermes plugin `migrate` installs also undoes that at the next session start, unless you passed --no-hermes-hook",
+                    runtime.as_deref().unwrap_or("unset (auto)"),
+                    opts.command("migrate")
                 ));
             }
             r.openai_runtime = runtime;
@@ -517,7 +643,7 @@ fn ask_tools(launch: &probe::Launch, env: Vec<(String, String)>) -> Result<Value
 
 /// `<command> tools --json` in the server's environment: unavailable tools,
 /// providers; then whether this shell would see more (keys codex does not pass).
-fn tools_checks(launch: &probe::Launch, r: &mut Report) {
+fn tools_checks(opts: &Options, launch: &probe::Launch, r: &mut Report) {
     let doc = match ask_tools(launch, launch.env.clone()) {
         Ok(v) => v,
         Err(e @ (TalkError::Timeout(..) | TalkError::TooMuch(..))) => {
@@ -527,7 +653,10 @@ fn tools_checks(launch: &probe::Launch, r: &mut Report) {
                     "asked which tools work, `{} tools --json` {e}; doctor killed it",
                     launch.program.display()
                 ),
-                "run `hermes-mcp tools` in a shell to see where it stops; codex may wait on the same thing",
+                format!(
+                    "run `{}` in a shell to see where it stops; codex may wait on the same thing",
+                    opts.command("tools")
+                ),
             );
             return;
         }
@@ -559,7 +688,7 @@ fn tools_checks(launch: &probe::Launch, r: &mut Report) {
             why: text(p, "why"),
         });
     }
-    shellenv::check(launch, &doc, r);
+    shellenv::check(opts, launch, &doc, r);
 }
 
 /// Tools available now that a running Codex was not offered when its
@@ -603,18 +732,6 @@ fn providers_of(doc: &Value) -> impl Iterator<Item = &Value> {
         .flatten()
 }
 
-/// Ask codex whether it loads config.toml (`codex app-server --print-startup-config`).
-/// The migrate command for the Codex home doctor examined.
-fn migrate_command(opts: &Options) -> String {
-    match &opts.codex_home {
-        Some(h) => format!(
-            "hermes-mcp migrate --codex-home {}",
-            sh_word(&h.to_string_lossy())
-        ),
-        None => "hermes-mcp migrate".into(),
-    }
-}
-
 /// `s` as one shell word (single-quoted unless it is plain).
 fn sh_word(s: &str) -> String {
     if !s.is_empty()
@@ -637,7 +754,7 @@ fn rejects_hint(opts: &Options, text: &str) -> String {
     if names.iter().any(|n| n == SERVER_NAME) {
         return format!(
             "run `{}`: it writes [mcp_servers.{SERVER_NAME}] into the managed block and keeps your per-tool tables such as [mcp_servers.{SERVER_NAME}.tools.TOOL]",
-            migrate_command(opts)
+            opts.command("migrate")
         );
     }
     if let Some(n) = names.first() {
@@ -646,7 +763,10 @@ fn rejects_hint(opts: &Options, text: &str) -> String {
             block::key(n)
         );
     }
-    "fix what codex names (one bad entry stops every codex command), then run `hermes-mcp doctor` again".into()
+    format!(
+        "fix what codex names (one bad entry stops every codex command), then run `{}` again",
+        opts.command("doctor")
+    )
 }
 
 fn codex_check(opts: &Options, codex_home: &Path, text: &str, r: &mut Report) -> String {

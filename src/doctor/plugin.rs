@@ -10,24 +10,58 @@
 
 use std::path::{Path, PathBuf};
 
+use serde::Serialize;
 use serde_json::Value;
 
-use super::Report;
+use super::{Options, Report};
 use crate::hermes::{HermesConfig, HermesHome};
 use crate::migrate::{self, hermes_plugin};
 use hermes_plugin::{PLUGIN_NAME, RUNTIME_CODEX_HOME, SETTINGS_FILE};
 
+/// The plugin as `doctor --json` shows it.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct PluginInfo {
+    /// The Hermes home looked in.
+    pub hermes_home: String,
+    /// `<home>/plugins/hermes-mcp`.
+    pub path: String,
+    /// migrate's plugin is there (its `plugin.yaml` is migrate's).
+    pub installed: bool,
+    /// In `plugins.enabled` of config.yaml and not in `plugins.disabled`
+    /// (`None`: not installed, or config.yaml unreadable).
+    pub enabled: Option<bool>,
+    /// The command line it re-runs (`settings.json`'s `argv`).
+    pub argv: Option<Vec<String>>,
+    /// Its program is this hermes-mcp.
+    pub runs_this_binary: Option<bool>,
+    /// Its code is this hermes-mcp's version.
+    pub code_current: Option<bool>,
+    /// The config.toml it keeps current (when it works).
+    pub keeps_current: Option<String>,
+    /// `works` (keeps the examined config.toml current), `elsewhere` (works,
+    /// for another Codex home), `broken` (installed, cannot work), `missing`.
+    pub state: &'static str,
+    /// Installed and able to do its job (`works` or `elsewhere`).
+    pub current: bool,
+    /// Why not (the plugin's findings), or what it does instead.
+    pub why: Vec<String>,
+}
+
 /// Examine the plugin against the Codex home `codex_home`. It lives in the
-/// Hermes home hermes-tools gets (when `r` found one: `migrate` installed it
-/// there), else in this shell's (`HERMES_HOME`, else `~/.hermes`: the entry
-/// of Hermes' Python server names none); the first that has it wins.
-pub(crate) fn check(codex_home: &Path, r: &mut Report) {
-    let candidates: Vec<PathBuf> = r
-        .hermes_home
-        .iter()
-        .map(PathBuf::from)
-        .chain(HermesHome::resolve(None, None).ok().map(|h| h.path))
-        .collect();
+/// Hermes home named by `--hermes-home` / `--profile`; else in the one
+/// hermes-tools gets (when `r` found one: `migrate` installed it there), else
+/// in this shell's (`HERMES_HOME`, else `~/.hermes`: the entry of Hermes'
+/// Python server names none); the first that has it wins.
+pub(crate) fn check(opts: &Options, codex_home: &Path, r: &mut Report) {
+    let candidates: Vec<PathBuf> = match &r.hermes_home_named {
+        Some(named) => vec![PathBuf::from(named)],
+        None => r
+            .hermes_home
+            .iter()
+            .map(PathBuf::from)
+            .chain(HermesHome::resolve(None, None).ok().map(|h| h.path))
+            .collect(),
+    };
     let Some(home) = candidates
         .iter()
         .find(|h| hermes_plugin::is_ours(&h.join("plugins").join(PLUGIN_NAME)))
@@ -36,7 +70,24 @@ pub(crate) fn check(codex_home: &Path, r: &mut Report) {
     else {
         return;
     };
-    let state = examine(&home, codex_home, r);
+    let before = r.findings.len();
+    let mut info = PluginInfo {
+        hermes_home: home.display().to_string(),
+        path: home.join("plugins").join(PLUGIN_NAME).display().to_string(),
+        ..Default::default()
+    };
+    let state = examine(opts, &home, codex_home, &mut info, r);
+    info.state = match state {
+        State::Works => "works",
+        State::Elsewhere => "elsewhere",
+        State::Broken => "broken",
+        State::Missing => "missing",
+    };
+    info.current = matches!(state, State::Works | State::Elsewhere);
+    info.why
+        .extend(r.findings.iter().skip(before).map(|f| f.message.clone()));
+    r.plugin = Some(info);
+    let migrate = opts.run_migrate();
     if let Some(f) = r
         .findings
         .iter_mut()
@@ -44,16 +95,16 @@ pub(crate) fn check(codex_home: &Path, r: &mut Report) {
     {
         f.hint = match state {
             State::Works => format!(
-                "run `hermes-mcp migrate` (the Hermes plugin {PLUGIN_NAME} also does it by itself at the next Hermes session start)"
+                "{migrate} (the Hermes plugin {PLUGIN_NAME} also does it by itself at the next Hermes session start)"
             ),
             State::Missing => format!(
-                "run `hermes-mcp migrate` (it also installs the Hermes plugin {PLUGIN_NAME}, which then repairs this at each Hermes session start, unless you pass --no-hermes-hook)"
+                "{migrate} (it also installs the Hermes plugin {PLUGIN_NAME}, which then repairs this at each Hermes session start, unless you pass --no-hermes-hook)"
             ),
             State::Broken => format!(
-                "run `hermes-mcp migrate` (the Hermes plugin {PLUGIN_NAME} cannot repair this now: see its finding)"
+                "{migrate} (the Hermes plugin {PLUGIN_NAME} cannot repair this now: see its finding)"
             ),
             State::Elsewhere => format!(
-                "run `hermes-mcp migrate` (the Hermes plugin {PLUGIN_NAME} keeps another Codex home current, not this one)"
+                "{migrate} (the Hermes plugin {PLUGIN_NAME} keeps another Codex home current, not this one)"
             ),
         };
     }
@@ -73,16 +124,27 @@ enum State {
 }
 
 /// Findings and notes about the plugin, and what it will do.
-fn examine(home: &Path, codex_home: &Path, r: &mut Report) -> State {
+fn examine(
+    opts: &Options,
+    home: &Path,
+    codex_home: &Path,
+    info: &mut PluginInfo,
+    r: &mut Report,
+) -> State {
     let dir = home.join("plugins").join(PLUGIN_NAME);
     if !hermes_plugin::is_ours(&dir) {
         r.notes.push(format!(
-            "the Hermes plugin {PLUGIN_NAME} is not installed in {}: after Hermes' /codex-runtime or a change to config.yaml, run `hermes-mcp migrate` yourself (migrate installs the plugin unless you pass --no-hermes-hook)",
-            home.display()
+            "the Hermes plugin {PLUGIN_NAME} is not installed in {}: after Hermes' /codex-runtime or a change to config.yaml, run `{}` yourself (migrate installs the plugin unless you pass --no-hermes-hook)",
+            home.display(),
+            opts.command("migrate")
         ));
+        info.why.push("not installed".into());
         return State::Missing;
     }
-    let mut ok = enabled(home, &dir, r);
+    info.installed = true;
+    let enabled = enabled(opts, home, &dir, r);
+    info.enabled = enabled;
+    let mut ok = enabled == Some(true);
     let settings =
         crate::fs::read_to_string_capped_opt(&dir.join(SETTINGS_FILE), crate::fs::CONFIG_CAP)
             .ok()
@@ -95,22 +157,34 @@ fn examine(home: &Path, codex_home: &Path, r: &mut Report) -> State {
                 "the Hermes plugin in {} has no readable {SETTINGS_FILE}: it cannot run migrate",
                 dir.display()
             ),
-            "run `hermes-mcp migrate` to write it again",
+            format!("{} to write it again", opts.run_migrate()),
         );
         return State::Broken;
     };
-    ok &= runs_this_binary(&settings, r);
-    ok &= current(&dir, &settings, r);
+    info.argv = settings.get("argv").and_then(Value::as_array).map(|a| {
+        a.iter()
+            .filter_map(Value::as_str)
+            .map(String::from)
+            .collect()
+    });
+    let runs_this = runs_this_binary(opts, &settings, r);
+    info.runs_this_binary = Some(runs_this);
+    let code = current(opts, &dir, &settings, r);
+    info.code_current = Some(code);
+    ok &= runs_this && code;
     if !ok {
         return State::Broken;
     }
     let runtime = migrate::resolve_codex_home(None).unwrap_or_else(|_| codex_home.to_path_buf());
+    info.keeps_current = Some(runtime.join("config.toml").display().to_string());
     if !hermes_plugin::same_dir(&runtime, codex_home) {
-        r.notes.push(format!(
+        let note = format!(
             "the Hermes plugin {PLUGIN_NAME} keeps {} current ({RUNTIME_CODEX_HOME}), not {} examined here",
             runtime.join("config.toml").display(),
             codex_home.join("config.toml").display()
-        ));
+        );
+        info.why.push(note.clone());
+        r.notes.push(note);
         return State::Elsewhere;
     }
     r.notes.push(format!(
@@ -122,11 +196,11 @@ fn examine(home: &Path, codex_home: &Path, r: &mut Report) -> State {
 }
 
 /// `hermes-mcp` is in `plugins.enabled` and not in `plugins.disabled`.
-fn enabled(home: &Path, dir: &Path, r: &mut Report) -> bool {
+/// `None` when config.yaml cannot be read (doctor reports that on its own).
+fn enabled(opts: &Options, home: &Path, dir: &Path, r: &mut Report) -> Option<bool> {
     let config_yaml = home.join("config.yaml");
     let Ok(config) = HermesConfig::load(&config_yaml) else {
-        // doctor reports an unreadable config.yaml on its own.
-        return false;
+        return None;
     };
     let listed = |key: &str| {
         hermes_plugin::str_list(&config.root, key)
@@ -138,7 +212,7 @@ fn enabled(home: &Path, dir: &Path, r: &mut Report) -> bool {
     } else if !listed("enabled") {
         "is not in plugins.enabled"
     } else {
-        return true;
+        return Some(true);
     };
     r.find(
         "hermes_plugin_disabled",
@@ -148,14 +222,16 @@ fn enabled(home: &Path, dir: &Path, r: &mut Report) -> bool {
             config_yaml.display()
         ),
         format!(
-            "run `hermes plugins enable {PLUGIN_NAME}` (or `hermes-mcp migrate`), or remove it with `hermes-mcp migrate --no-hermes-hook`"
+            "run `hermes plugins enable {PLUGIN_NAME}` (or `{}`), or remove it with `{} --no-hermes-hook`",
+            opts.command("migrate"),
+            opts.command("migrate")
         ),
     );
-    false
+    Some(false)
 }
 
 /// The binary in `settings.json` exists and is this executable.
-fn runs_this_binary(settings: &Value, r: &mut Report) -> bool {
+fn runs_this_binary(opts: &Options, settings: &Value, r: &mut Report) -> bool {
     let Some(prog) = settings
         .get("argv")
         .and_then(|a| a.get(0))
@@ -164,7 +240,7 @@ fn runs_this_binary(settings: &Value, r: &mut Report) -> bool {
         r.find(
             "hermes_plugin_broken",
             format!("the Hermes plugin's {SETTINGS_FILE} names no program to run"),
-            "run `hermes-mcp migrate` to write it again",
+            format!("{} to write it again", opts.run_migrate()),
         );
         return false;
     };
@@ -174,7 +250,7 @@ fn runs_this_binary(settings: &Value, r: &mut Report) -> bool {
             format!(
                 "the Hermes plugin runs {prog}, which does not exist (hermes-mcp moved or was uninstalled)"
             ),
-            "run `hermes-mcp migrate` with the hermes-mcp you use: it points the plugin at itself",
+            format!("{} with the hermes-mcp you use: it points the plugin at itself", opts.run_migrate()),
         );
         return false;
     };
@@ -188,8 +264,9 @@ fn runs_this_binary(settings: &Value, r: &mut Report) -> bool {
                     this.display()
                 ),
                 format!(
-                    "run `{} migrate` to point it at this one, or use `{prog} doctor`",
-                    this.display()
+                    "run `{}` to point it at this one, or use `{}`",
+                    as_program(&opts.command("migrate"), &this.to_string_lossy()),
+                    as_program(&opts.command("doctor"), prog)
                 ),
             );
             false
@@ -198,9 +275,15 @@ fn runs_this_binary(settings: &Value, r: &mut Report) -> bool {
     }
 }
 
+/// `command` (`hermes-mcp …`) run by the program at `path`.
+fn as_program(command: &str, path: &str) -> String {
+    let rest = command.strip_prefix("hermes-mcp").unwrap_or(command);
+    format!("{}{rest}", super::sh_word(path))
+}
+
 /// The plugin's code and settings are this version's (an older plugin
 /// stored the Codex home it watched in `codex_config`).
-fn current(dir: &Path, settings: &Value, r: &mut Report) -> bool {
+fn current(opts: &Options, dir: &Path, settings: &Value, r: &mut Report) -> bool {
     let code =
         crate::fs::read_to_string_capped_opt(&dir.join("__init__.py"), crate::fs::CONFIG_CAP)
             .ok()
@@ -219,7 +302,7 @@ fn current(dir: &Path, settings: &Value, r: &mut Report) -> bool {
             "the Hermes plugin in {} is not this hermes-mcp's version{watched}",
             dir.display()
         ),
-        "run `hermes-mcp migrate` to update it",
+        format!("{} to update it", opts.run_migrate()),
     );
     false
 }

@@ -32,6 +32,10 @@ const STDERR_CAP: usize = 16 << 10;
 /// How much the server may write on stdout in one step: hermes-mcp's whole
 /// `tools/list` or `tools --json` is a few hundred KiB.
 pub(crate) const STDOUT_CAP: usize = 16 << 20;
+/// How much longer than codex doctor waits for each step (codex's timeout
+/// again, within these bounds): a server that answers after codex gave up is
+/// told apart from one that never does.
+const EXTRA_WAIT: (Duration, Duration) = (Duration::from_secs(3), Duration::from_secs(10));
 /// How long the server has to exit once its stdin is closed, and the stderr
 /// reader to finish once the group is killed.
 const GRACE: Duration = Duration::from_secs(2);
@@ -45,6 +49,15 @@ pub(crate) struct Launch {
     pub(crate) cwd: Option<PathBuf>,
     /// codex's `startup_timeout_sec` (applies to `initialize` and `tools/list`).
     pub(crate) timeout: Duration,
+}
+
+impl Launch {
+    /// How long doctor waits for a step: codex's timeout and as much again,
+    /// within [`EXTRA_WAIT`].
+    fn patience(&self) -> Duration {
+        let extra = self.timeout.clamp(EXTRA_WAIT.0, EXTRA_WAIT.1);
+        self.timeout.saturating_add(extra)
+    }
 }
 
 impl Launch {
@@ -124,7 +137,10 @@ impl Running {
                     return Ok(v.get("result").cloned().unwrap_or(Value::Null));
                 }
                 Err(mpsc::RecvTimeoutError::Timeout) => {
-                    return Err(TalkError::Timeout(timeout, "codex's startup_timeout_sec"));
+                    return Err(TalkError::Timeout(
+                        timeout,
+                        "codex's start-up timeout; doctor waited longer",
+                    ));
                 }
                 Err(mpsc::RecvTimeoutError::Disconnected) => {
                     return Err(TalkError::Exited);
@@ -261,7 +277,7 @@ pub(crate) fn probe(launch: &Launch) -> Result<Probe, ProbeError> {
             String::new(),
         )
     })?;
-    let deadline = far(started, launch.timeout);
+    let deadline = far(started, launch.patience());
     let init = json!({"jsonrpc":"2.0","id":0,"method":"initialize","params":{
         "protocolVersion":"2025-06-18",
         "capabilities":{"elicitation":{"form":{},"url":{}}},
@@ -281,7 +297,7 @@ pub(crate) fn probe(launch: &Launch) -> Result<Probe, ProbeError> {
     let initialize = started.elapsed();
     let _ = run.send(&json!({"jsonrpc":"2.0","method":"notifications/initialized"}));
     let t = Instant::now();
-    let deadline = far(t, launch.timeout);
+    let deadline = far(t, launch.patience());
     let mut tools = Vec::new();
     let mut cursor: Option<Value> = None;
     for id in 1..=100 {

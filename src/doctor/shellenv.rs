@@ -19,12 +19,12 @@ use std::collections::HashSet;
 
 use serde_json::Value;
 
-use super::{Report, probe, providers_of, text, tools_of};
+use super::{Options, Report, probe, providers_of, text, tools_of};
 use crate::hermes::{dotenv, envvars};
 
 /// Compare what the server sees (`doc`) with what it would see with this
 /// shell's keys; a difference is a finding that names the keys and the fix.
-pub(super) fn check(launch: &probe::Launch, doc: &Value, r: &mut Report) {
+pub(super) fn check(opts: &Options, launch: &probe::Launch, doc: &Value, r: &mut Report) {
     let passed: HashSet<&str> = launch.env.iter().map(|(k, _)| k.as_str()).collect();
     let in_dotenv = r
         .hermes_home
@@ -84,7 +84,8 @@ pub(super) fn check(launch: &probe::Launch, doc: &Value, r: &mut Report) {
             lost.join("; ")
         ),
         format!(
-            "put {list} in {home}/.env, which hermes-tools reads itself however codex is started; or run `hermes-mcp migrate` again from this shell so env_vars lists {it}, and start codex from an environment that exports {it}"
+            "put {list} in {home}/.env, which hermes-tools reads itself however codex is started; or run `{}` again from this shell so env_vars lists {it}, and start codex from an environment that exports {it}",
+            opts.command("migrate")
         ),
     );
 }

@@ -282,7 +282,7 @@ fn fake_hermes_tools(env: &CodexEnv, serve: &str, tools: &str) {
     .unwrap();
     fs::set_permissions(&script, fs::Permissions::from_mode(0o755)).unwrap();
     env.write_config(&format!(
-        "[mcp_servers.hermes-tools]\ncommand = \"{}\"\nargs = [\"serve\"]\nstartup_timeout_sec = 2.0\n",
+        "[mcp_servers.hermes-tools]\ncommand = \"{}\"\nargs = [\"serve\"]\nstartup_timeout_sec = 10.0\n",
         script.display()
     ));
 }

@@ -214,6 +214,34 @@ fn check_counts_a_stale_plugin() {
     assert!(run(&env, &["--no-plugins", "--check"]).status.success());
 }
 
+/// A plugin installed by a `migrate` with discovery is current for a quick
+/// `--check --no-plugins` (what the plugin itself runs): the check does not
+/// judge the plugin's stored argv by its own `--no-plugins`. A plugin that
+/// stored `--no-plugins` is current too, and a plain `--check` still sees the
+/// difference in the other direction.
+#[test]
+fn check_no_plugins_calls_a_current_plugin_current() {
+    let env = TestEnv::new();
+    env.write_hermes("config.yaml", YAML);
+    let codex = "--codex-bin=/nonexistent/codex";
+    let out = run(&env, &[codex]);
+    assert!(out.status.success(), "{}", text_of(&out));
+    let settings = fs::read_to_string(plugin_dir(&env).join("settings.json")).unwrap();
+    assert!(!settings.contains("--no-plugins"), "{settings}");
+    let out = run(&env, &[codex, "--no-plugins", "--check"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text_of(&out));
+    let out = text_of(&run(&env, &[codex, "--no-plugins", "--check", "-v"]));
+    assert!(out.contains("Hermes plugin hermes-mcp"), "{out}");
+    assert!(!out.contains("Would update the Hermes plugin"), "{out}");
+    assert!(run(&env, &[codex, "--check"]).status.success());
+
+    assert!(run(&env, &[codex, "--no-plugins"]).status.success());
+    let out = run(&env, &[codex, "--no-plugins", "--check"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text_of(&out));
+    let out = run(&env, &[codex, "--check"]);
+    assert_eq!(out.status.code(), Some(1), "{}", text_of(&out));
+}
+
 /// A symlink where a plugin file (or the plugin directory) goes is refused:
 /// its target is never written, and config.toml is still migrated.
 #[test]

@@ -20,7 +20,7 @@
 //! for a provider whose model has no slash).
 
 use super::capability;
-use super::clients::{build, codex, is_keyed, keyed, main_custom};
+use super::clients::{build, codex, codex_missing, is_keyed, keyed, main_custom};
 use super::providers;
 use super::resolve::{
     Resolution, Task, main_model, main_provider, missing, native, normalize, skipped,
@@ -185,7 +185,12 @@ fn text_auto(ctx: &Context, task: Task, task_model: Option<String>) -> Option<Re
 /// its type; why it cannot serve goes to `notes`.
 fn text_main(ctx: &Context, task: Task, notes: &mut Vec<String>) -> Option<Resolution> {
     let main = main_provider(ctx).filter(|p| !matches!(p, Provider::Auto | Provider::Main));
-    let (Some(mp), Some(mm)) = (main, main_model(ctx)) else {
+    let (Some(mp), Some(mm)) = (main.clone(), main_model(ctx)) else {
+        if let Some(mp) = main {
+            notes.push(format!(
+                "main provider {mp}: no model.default in config.yaml"
+            ));
+        }
         return None;
     };
     let mp = normalize(ctx, Some(mp.as_str()));
@@ -222,10 +227,16 @@ fn text_main(ctx: &Context, task: Task, notes: &mut Vec<String>) -> Option<Resol
     match hit {
         Some(r) if usable(&r) => return Some(r),
         Some(r) => notes.push(format!("main provider {mp}: {}", reason_of(&r))),
-        None if notes.is_empty() => notes.push(format!(
-            "main provider {mp} has no credentials: {}",
-            missing(task, &mp)
-        )),
+        None if notes.is_empty() => notes.push(match mp {
+            Provider::OpenAiCodex => format!(
+                "main provider {mp}: {}",
+                codex_missing(ctx, task, Some(&mm))
+            ),
+            _ => format!(
+                "main provider {mp} has no credentials: {}",
+                missing(task, &mp)
+            ),
+        }),
         None => {}
     }
     None

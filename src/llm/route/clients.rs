@@ -281,6 +281,26 @@ pub(super) fn codex(
     })
 }
 
+/// Why [`codex`] has no client: which of the two it needs is missing (the
+/// ChatGPT sign-in, the model), with what gives it.
+pub(super) fn codex_missing(ctx: &Context, task: Task, model: Option<&str>) -> String {
+    let signed_in =
+        codex_auth::sign_in_source(&ctx.home.path, codex_home(ctx).as_deref(), now()).is_some();
+    let no_sign_in = "no ChatGPT sign-in (neither Hermes' auth.json nor Codex's has one): run `hermes auth codex` or `codex login`";
+    let no_model = format!(
+        "no model: model.default (or auxiliary.{}.model) is not set in config.yaml",
+        task.name
+    );
+    match (signed_in, model.is_some()) {
+        (false, true) => no_sign_in.to_string(),
+        (true, false) => format!("signed in to ChatGPT, but {no_model}"),
+        (false, false) => format!("{no_sign_in}; and {no_model}"),
+        (true, true) => {
+            "the ChatGPT sign-in and the model are there, yet no client was built".into()
+        }
+    }
+}
+
 /// DeepInfra's default vision model: the first catalog entry tagged both
 /// `chat` (or, for entries with no surface tag, an id that is not an
 /// embedding/speech/image model) and `vision` (hermes-agent:

@@ -32,7 +32,7 @@
 //! The provider clients themselves (OpenRouter, Nous, DeepInfra, custom, the
 //! API-key providers, the ChatGPT sign-in) are built in clients.rs.
 
-use super::clients::{build, codex, is_keyed, keyed, main_custom};
+use super::clients::{build, codex, codex_missing, is_keyed, keyed, main_custom};
 use super::{apikey, auto, providers};
 use crate::hermes::{Context, envvars};
 use crate::llm::endpoint::{Mode, OPENAI_BASE_URL};
@@ -172,7 +172,8 @@ fn explicit_endpoint(
         // Text tasks speak Codex Responses with the ChatGPT sign-in; vision
         // never does (Codex's own model looks instead).
         Provider::OpenAiCodex if !task.is_vision() => {
-            codex(ctx, task, Some(base), model, &why).ok_or_else(|| missing(task, p))
+            let missing = codex_missing(ctx, task, model.as_deref());
+            codex(ctx, task, Some(base), model, &why).ok_or(missing)
         }
         // Vision takes DeepInfra's model from its live catalog (`build`).
         _ if is_keyed(p) || (*p == Provider::DeepInfra && !task.is_vision()) => {
@@ -238,11 +239,28 @@ fn named_client(
         Provider::OpenAiCodex | Provider::Native if vision => Ok(native(format!(
             "{why}: Codex's own model looks at the image"
         ))),
-        Provider::OpenAiCodex => codex(ctx, task, None, model, why).ok_or_else(|| {
-            "no ChatGPT sign-in (run: hermes auth codex) or no model (auxiliary.<task>.model / model.default)".into()
-        }),
-        Provider::OpenRouter | Provider::Nous => found(build(ctx, task, p, None, t.api_key.clone(), t.model.clone(), why)),
-        Provider::DeepInfra if vision => found(build(ctx, task, p, None, t.api_key.clone(), t.model.clone(), why)),
+        Provider::OpenAiCodex => {
+            let missing = codex_missing(ctx, task, model.as_deref());
+            codex(ctx, task, None, model, why).ok_or(missing)
+        }
+        Provider::OpenRouter | Provider::Nous => found(build(
+            ctx,
+            task,
+            p,
+            None,
+            t.api_key.clone(),
+            t.model.clone(),
+            why,
+        )),
+        Provider::DeepInfra if vision => found(build(
+            ctx,
+            task,
+            p,
+            None,
+            t.api_key.clone(),
+            t.model.clone(),
+            why,
+        )),
         Provider::Custom => found(main_custom(ctx, task, t.model.clone(), why)),
         p if providers::uncallable(p.as_str()).is_some() => {
             let u = providers::uncallable(p.as_str()).unwrap_or_default();
@@ -372,12 +390,17 @@ fn no_client(task: Task, provider: &Provider, reason: String) -> Resolution {
     if task.is_vision() {
         return unavailable(provider, reason);
     }
+    // The ChatGPT sign-in's reason says which of its two needs is missing.
+    let what = if *provider == Provider::OpenAiCodex {
+        reason
+    } else {
+        missing(task, provider)
+    };
     misconfigured(
         provider,
         format!(
-            "No LLM provider configured for task={} provider={provider} ({}). Run: hermes setup",
-            task.name,
-            missing(task, provider)
+            "No LLM provider configured for task={} provider={provider} ({what}). Run: hermes setup",
+            task.name
         ),
     )
 }
@@ -602,6 +625,58 @@ mod tests {
         let r = text_task(&ctx("", &[]), "web_extract", None);
         assert_eq!(r.mode, Mode::Native);
         assert_eq!(r.provider, "none");
+    }
+
+    /// The ChatGPT route needs a sign-in and a model: its message says which
+    /// is missing (named provider, and the main provider in auto).
+    #[test]
+    fn the_chatgpt_route_says_which_of_its_needs_is_missing() {
+        let codex = tempfile::tempdir().expect("tempdir");
+        let home = codex.path().to_str().expect("utf-8");
+        let explicit = "auxiliary:\n  web_extract:\n    provider: codex\n";
+        let why =
+            |yaml: &str| match text_task(&ctx(yaml, &[("CODEX_HOME", home)]), "web_extract", None)
+                .mode
+            {
+                Mode::Misconfigured(m) => m,
+                m => panic!("{m:?}"),
+            };
+        let m = why(explicit);
+        assert!(
+            m.contains("no ChatGPT sign-in (neither")
+                && m.contains(
+                    "; and no model: model.default (or auxiliary.web_extract.model) is not set"
+                ),
+            "{m}"
+        );
+        let m = why(&format!("{explicit}model:\n  default: gpt-5\n"));
+        assert!(
+            m.contains("no ChatGPT sign-in (neither") && !m.contains("no model"),
+            "{m}"
+        );
+        std::fs::write(
+            codex.path().join("auth.json"),
+            r#"{"tokens": {"access_token": "a.b.c", "refresh_token": "r"}}"#,
+        )
+        .expect("auth.json");
+        let m = why(explicit);
+        assert!(m.contains("signed in to ChatGPT, but no model: model.default (or auxiliary.web_extract.model) is not set in config.yaml"), "{m}");
+        assert!(!m.contains("no ChatGPT sign-in"), "{m}");
+        std::fs::remove_file(codex.path().join("auth.json")).expect("rm");
+        // auto with the ChatGPT route as the main provider.
+        let auto =
+            |yaml: &str| text_task(&ctx(yaml, &[("CODEX_HOME", home)]), "web_extract", None).why;
+        let w = auto("model:\n  provider: openai-codex\n  default: gpt-5\n");
+        assert!(
+            w.contains("main provider openai-codex: no ChatGPT sign-in (neither"),
+            "{w}"
+        );
+        assert!(!w.contains("model.default"), "{w}");
+        let w = auto("model:\n  provider: openai-codex\n");
+        assert!(
+            w.contains("main provider openai-codex: no model.default in config.yaml"),
+            "{w}"
+        );
     }
 
     #[test]

@@ -173,12 +173,23 @@ impl PluginOptions {
             .filter(|n| *n != crate::hermes::envvars::CODEX_HOME && !set_now.iter().any(|s| s == n))
             .map(String::from)
             .collect();
+        let mut migrate_args = rerun_args(args, home);
+        // `--check`/`--dry-run` with `--no-plugins` skip codex's plugin
+        // discovery to be quick (the plugin's own check does): they keep the
+        // installed plugin's choice about discovery instead of calling it
+        // stale for it.
+        if !args.writes() && !args.plugins {
+            let installed = installed_argv(&home.path);
+            if installed.is_some_and(|a| !a.iter().any(|x| x == "--no-plugins")) {
+                migrate_args.retain(|a| a != "--no-plugins");
+            }
+        }
         PluginOptions {
             hermes_home: home.path.clone(),
             exe: exe.to_path_buf(),
             codex_home: codex_home.to_path_buf(),
             runtime_codex_home,
-            migrate_args: rerun_args(args, home),
+            migrate_args,
             env_unset,
         }
     }
@@ -192,6 +203,22 @@ impl PluginOptions {
 /// The same directory, by path or (when both exist) by identity.
 pub(crate) fn same_dir(a: &Path, b: &Path) -> bool {
     a == b || matches!((fs::canonicalize(a), fs::canonicalize(b)), (Ok(x), Ok(y)) if x == y)
+}
+
+/// The `argv` the installed plugin re-runs (its `settings.json`), if it has one.
+pub(crate) fn installed_argv(hermes_home: &Path) -> Option<Vec<String>> {
+    let text = read_regular(
+        &hermes_home
+            .join("plugins")
+            .join(PLUGIN_NAME)
+            .join(SETTINGS_FILE),
+    )?;
+    let doc: serde_json::Value = serde_json::from_str(&text).ok()?;
+    doc.get("argv")?
+        .as_array()?
+        .iter()
+        .map(|a| a.as_str().map(String::from))
+        .collect()
 }
 
 /// The `hermes-mcp` arguments that reproduce this `migrate` run's block:
