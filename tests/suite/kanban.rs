@@ -841,22 +841,23 @@ fn kanban_concurrent_writers_lose_nothing() {
             (wins, errors)
         }));
     }
+    // Hermes' writers: one Python process each, racing the servers.
+    let env = std::sync::Arc::new(env);
     for p in 0..PY {
-        let mut cmds = Vec::new();
-        for i in 0..PER / 2 {
-            cmds.push(hermes_cmd(
-                &env,
-                &["kanban", "comment", &shared, &format!("py{p} c{i}")],
-            ));
-        }
+        let cmds: Vec<Vec<String>> = (0..PER / 2)
+            .map(|i| {
+                ["kanban", "comment", &shared, &format!("py{p} c{i}")]
+                    .map(String::from)
+                    .to_vec()
+            })
+            .collect();
+        let env = env.clone();
         handles.push(std::thread::spawn(move || {
-            let mut errors = vec![];
-            for mut c in cmds {
-                let out = c.output().unwrap();
-                if !out.status.success() {
-                    errors.push(String::from_utf8_lossy(&out.stderr).to_string());
-                }
-            }
+            let errors = hermes_batch(&env, &cmds)
+                .into_iter()
+                .filter(|(code, _)| *code != 0)
+                .map(|(_, stderr)| stderr)
+                .collect();
             (0, errors)
         }));
     }

@@ -158,25 +158,27 @@ fn build_manylinux_wheel() -> PathBuf {
     wheels[0].clone()
 }
 
-/// A fresh venv (`python -m venv` with Hermes' Python).
+/// A fresh venv (`python -m venv --without-pip` with Hermes' Python: seeding pip into a venv
+/// costs some 8 s of CPU, and [`pip_install`] brings its own).
 fn fresh_venv(dir: &Path) -> PathBuf {
     let venv = dir.join("venv");
     run(
         Command::new(hermes_python("hermes_cli"))
-            .args(["-m", "venv"])
+            .args(["-m", "venv", "--without-pip"])
             .arg(&venv),
         "python -m venv",
     );
     venv
 }
 
-/// Install the wheel into `venv` from the file alone (no index: the tests run offline).
+/// Install the wheel into `venv` from the file alone (no index: the tests run offline), with
+/// the pip of Hermes' Python acting on the venv's interpreter (`pip --python`).
 fn pip_install(venv: &Path, wheel: &Path) {
     run(
-        Command::new(venv.join("bin/python"))
+        Command::new(hermes_python("hermes_cli"))
+            .args(["-m", "pip", "--python"])
+            .arg(venv.join("bin/python"))
             .args([
-                "-m",
-                "pip",
                 "install",
                 "--quiet",
                 "--no-index",
