@@ -11,7 +11,13 @@
 //!
 //! Python's `re` has look-around and back-references, which the `regex` crate
 //! lacks, so the patterns are compiled with `fancy-regex` (a backtracking
-//! layer over `regex`) to keep Python's matching semantics.
+//! layer over `regex`) to keep Python's matching semantics. A pattern with
+//! look-around or a back-reference runs in fancy-regex's own matcher, which
+//! tries every position of the text (hundreds of milliseconds on a long page
+//! snapshot); each such pass is first asked of a [`Guard`], a plain `regex`
+//! pattern that matches wherever the fancy one could (the same pattern with
+//! the look-around dropped, the back-reference relaxed), so a text that
+//! cannot match skips the pass and the output stays the same.
 
 use crate::pycompat::{py_json_ascii, py_strip};
 use std::sync::LazyLock;
@@ -95,6 +101,31 @@ const SENSITIVE_QUERY_PARAMS: &[&str] = &[
 fn re(p: &str) -> Regex {
     Regex::new(p).unwrap_or_else(|e| panic!("bad redaction pattern {p}: {e}"))
 }
+
+/// A plain-`regex` pattern that matches somewhere in every text its fancy
+/// pattern matches in (a necessary condition, checked in linear time).
+type Guard = regex::Regex;
+
+fn guard(p: &str) -> Guard {
+    regex::Regex::new(p).unwrap_or_else(|e| panic!("bad redaction guard {p}: {e}"))
+}
+
+/// [`PREFIX_RE`] without its look-around.
+static PREFIX_GUARD: LazyLock<Guard> = LazyLock::new(|| guard(&PREFIX_PATTERNS.join("|")));
+/// [`ENV_ASSIGN_RE`] from the name's secret word to the first value character.
+static ENV_ASSIGN_GUARD: LazyLock<Guard> =
+    LazyLock::new(|| guard(&format!(r"{SECRET_ENV_NAMES}[A-Z0-9_]{{0,50}}\s*=\s*\S")));
+/// [`CFG_DOTTED_RE`] and [`CFG_ANCHORED_RE`] from the secret word to the `=`.
+static CFG_GUARD: LazyLock<Guard> =
+    LazyLock::new(|| guard(&format!(r"(?i){SECRET_CFG_NAMES}[A-Za-z0-9_.\-]*=")));
+/// [`YAML_ASSIGN_RE`] without its look-ahead.
+static YAML_ASSIGN_GUARD: LazyLock<Guard> = LazyLock::new(|| {
+    guard(&format!(
+        r"(?im)(^[ \t]*[A-Za-z0-9_.\-]*{YAML_CFG_NAMES}[A-Za-z0-9_.\-]*)(:[ \t]*)([^\s&]+)"
+    ))
+});
+/// [`SIGNAL_PHONE_RE`] without its look-ahead.
+static SIGNAL_PHONE_GUARD: LazyLock<Guard> = LazyLock::new(|| guard(r"\+[1-9]\d{6,14}"));
 
 /// The literal lead of each prefix pattern (Hermes' `_PREFIX_SUBSTRINGS`).
 static PREFIX_SUBSTRINGS: LazyLock<Vec<&'static str>> = LazyLock::new(|| {
@@ -217,6 +248,11 @@ pub fn warm() {
     LazyLock::force(&JWT_RE);
     LazyLock::force(&SIGNAL_PHONE_RE);
     LazyLock::force(&FORM_BODY_RE);
+    LazyLock::force(&PREFIX_GUARD);
+    LazyLock::force(&ENV_ASSIGN_GUARD);
+    LazyLock::force(&CFG_GUARD);
+    LazyLock::force(&YAML_ASSIGN_GUARD);
+    LazyLock::force(&SIGNAL_PHONE_GUARD);
 }
 
 /// Hermes' `mask_secret(value, head, tail, floor)` (lengths in characters).
@@ -300,7 +336,7 @@ pub fn redact_with(text: &str, opts: RedactOptions) -> String {
     let code_file = opts.code_file || opts.file_read;
     let mut text = text.to_string();
 
-    if PREFIX_SUBSTRINGS.iter().any(|p| text.contains(p)) {
+    if PREFIX_SUBSTRINGS.iter().any(|p| text.contains(p)) && PREFIX_GUARD.is_match(&text) {
         text = sub(&PREFIX_RE, &text, |c| {
             if opts.file_read {
                 mask_token_nonreusable(g(c, 1))
@@ -319,10 +355,14 @@ pub fn redact_with(text: &str, opts: RedactOptions) -> String {
                 }
                 format!("{name}={quote}{}{quote}", mask_token(value))
             };
-            text = sub(&ENV_ASSIGN_RE, &text, redact_env);
-            if !text.contains("://") {
+            if ENV_ASSIGN_GUARD.is_match(&text) {
+                text = sub(&ENV_ASSIGN_RE, &text, redact_env);
+            }
+            if !text.contains("://") && CFG_GUARD.is_match(&text) {
                 text = sub(&CFG_DOTTED_RE, &text, redact_env);
-                text = sub(&CFG_ANCHORED_RE, &text, redact_env);
+                if CFG_GUARD.is_match(&text) {
+                    text = sub(&CFG_ANCHORED_RE, &text, redact_env);
+                }
             }
         }
         if text.contains(':') && text.contains('"') {
@@ -334,7 +374,7 @@ pub fn redact_with(text: &str, opts: RedactOptions) -> String {
                 format!("{key}: \"{}\"", mask_token(value))
             });
         }
-        if text.contains(':') && !text.contains("://") {
+        if text.contains(':') && !text.contains("://") && YAML_ASSIGN_GUARD.is_match(&text) {
             text = sub(&YAML_ASSIGN_RE, &text, |c| {
                 let (key, sep, value) = (g(c, 1), g(c, 2), g(c, 3));
                 if is_env_lookup(value) {
@@ -379,7 +419,7 @@ pub fn redact_with(text: &str, opts: RedactOptions) -> String {
     if text.contains('&') && text.contains('=') {
         text = redact_form_body(&text);
     }
-    if text.contains('+') {
+    if text.contains('+') && SIGNAL_PHONE_GUARD.is_match(&text) {
         text = sub(&SIGNAL_PHONE_RE, &text, |c| {
             let phone: Vec<char> = g(c, 1).chars().collect();
             let s = |a: usize, b: usize| phone[a..b].iter().collect::<String>();
@@ -531,5 +571,52 @@ mod tests {
         assert_eq!(r["notes"], "used sk-pro...0XYZ");
         assert_eq!(r["n"], 3);
         assert_eq!(py_json_ascii(&serde_json::json!("é")), r#""\u00e9""#);
+    }
+
+    /// Every text a fancy pass could change passes its guard first: the
+    /// guard matches wherever the fancy pattern does.
+    #[test]
+    fn each_guard_matches_wherever_its_fancy_pattern_does() {
+        let texts = [
+            "key sk-proj-abcdef1234567890XYZ here",
+            "AKIAABCDEFGHIJKLMNOP",
+            "OPENAI_API_KEY=abc123def456ghi789jkl",
+            "MY_TOKEN = 'quoted-value'",
+            "export GITHUB_TOKEN=\"ghp_x\"",
+            "db.password=hunter2",
+            "app.Api-Key='v' rest",
+            "  api_key: abc123",
+            "secret_token:\tvalue&x",
+            "PASSWORD:plain",
+            "call +14155552671 now",
+            "+4915112345678x",
+            "- textbox \"Password\": \"x\"\n- link \"Item 1\"",
+        ];
+        let pairs: [(&Guard, &Regex); 6] = [
+            (&PREFIX_GUARD, &PREFIX_RE),
+            (&ENV_ASSIGN_GUARD, &ENV_ASSIGN_RE),
+            (&CFG_GUARD, &CFG_DOTTED_RE),
+            (&CFG_GUARD, &CFG_ANCHORED_RE),
+            (&YAML_ASSIGN_GUARD, &YAML_ASSIGN_RE),
+            (&SIGNAL_PHONE_GUARD, &SIGNAL_PHONE_RE),
+        ];
+        let mut fancy_hits = 0;
+        for t in texts {
+            for (g, re) in pairs {
+                if re.is_match(t).unwrap() {
+                    fancy_hits += 1;
+                    assert!(g.is_match(t), "{} misses {t:?}", g.as_str());
+                }
+            }
+        }
+        assert!(fancy_hits >= 10, "{fancy_hits}");
+        // A long snapshot without any secret shape skips every fancy pass.
+        let snap: String = (0..2000)
+            .map(|i| {
+                format!("- listitem:\n  - link \"Item number {i}\" [ref=e{i}]: /item/{i}?a={i}\n")
+            })
+            .collect();
+        assert!(pairs.iter().all(|(g, _)| !g.is_match(&snap)));
+        assert_eq!(redact_sensitive_text(&snap), snap);
     }
 }

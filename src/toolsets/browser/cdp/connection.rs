@@ -417,8 +417,11 @@ impl Browser {
                 session: session.into(),
                 target_id: target_id.as_str().into(),
             };
-            page.call("Page.enable", json!({})).await?;
-            page.call("Runtime.enable", json!({})).await?;
+            // Sent together: Chromium runs a session's commands in order.
+            futures::try_join!(
+                page.call("Page.enable", json!({})),
+                page.call("Runtime.enable", json!({}))
+            )?;
             Ok(page)
         }
         .await;

@@ -127,7 +127,8 @@ pub const CHROMIUM_FLAGS: &[&str] = &[
 /// The command line of a Chromium of ours: a DevTools port of its own
 /// choosing, profile `profile`, the per-launch `extra` flags (the request
 /// gate of `proxy.rs`), [`CHROMIUM_FLAGS`], headless unless `headed`,
-/// opening `about:blank`.
+/// and no first window (the session opens its own tab: a startup tab would
+/// cost a renderer process at launch and then sit unused).
 pub(crate) fn chrome_args(profile: &Path, headed: bool, extra: &[String]) -> Vec<String> {
     let mut a: Vec<String> = vec![
         "--remote-debugging-port=0".into(),
@@ -138,7 +139,7 @@ pub(crate) fn chrome_args(profile: &Path, headed: bool, extra: &[String]) -> Vec
     if !headed {
         a.push("--headless=new".into());
     }
-    a.push("about:blank".into());
+    a.push("--no-startup-window".into());
     a
 }
 
@@ -295,7 +296,7 @@ mod tests {
             ["--remote-debugging-port=0", "--user-data-dir=/tmp/p"]
         );
         assert_eq!(a[2..a.len() - 2], *CHROMIUM_FLAGS);
-        assert_eq!(a[a.len() - 2..], ["--headless=new", "about:blank"]);
+        assert_eq!(a[a.len() - 2..], ["--headless=new", "--no-startup-window"]);
         assert_eq!(
             chrome_args(Path::new("/tmp/p"), true, &[]).len(),
             a.len() - 1

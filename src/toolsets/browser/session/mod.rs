@@ -545,16 +545,24 @@ async fn open_tab(
     let mut tasks = events::watch_tab(&page, &state);
     tasks.push(events::guard_requests(&page, &state, policy));
     tasks.push(events::handle_dialogs(&page, &state, settings));
-    tokio::time::timeout(settings.command_timeout, prepare_tab(&page))
+    // Preparing the tab and attaching the navigation session are
+    // independent: both go out at once.
+    let prepared = async {
+        tokio::time::timeout(settings.command_timeout, prepare_tab(&page))
+            .await
+            .map_err(|_| SessionError::PrepareTimeout)?
+            .map_err(SessionError::Prepare)
+    };
+    let attached = async {
+        tokio::time::timeout(
+            settings.command_timeout,
+            Navigator::attach(browser.connection(), page.target_id()),
+        )
         .await
-        .map_err(|_| SessionError::PrepareTimeout)?
-        .map_err(SessionError::Prepare)?;
-    let nav = tokio::time::timeout(
-        settings.command_timeout,
-        Navigator::attach(browser.connection(), page.target_id()),
-    )
-    .await
-    .map_err(|_| SessionError::AttachTimeout)??;
+        .map_err(|_| SessionError::AttachTimeout)?
+        .map_err(SessionError::Navigator)
+    };
+    let ((), nav) = futures::try_join!(prepared, attached)?;
     Ok(Tab {
         page,
         state,
@@ -565,20 +573,21 @@ async fn open_tab(
 
 /// Turn on what the tools rely on beyond Page and Runtime events: crash
 /// events (Inspector), the pop-up binding and its script (see `popup.rs`),
-/// and pausing every document request (Fetch) for the URL policy.
+/// and pausing every document request (Fetch) for the URL policy. The
+/// commands are sent together (Chromium runs a session's commands in
+/// order) and all must succeed.
 async fn prepare_tab(page: &Page) -> Result<(), CdpError> {
-    page.call("Inspector.enable", json!({})).await?;
-    page.call("Runtime.addBinding", json!({"name": popup::BINDING}))
-        .await?;
-    page.call(
-        "Page.addScriptToEvaluateOnNewDocument",
-        json!({"source": popup::POPUP_JS}),
-    )
-    .await?;
-    page.call(
-        "Fetch.enable",
-        json!({"patterns": [{"urlPattern": "*", "resourceType": "Document", "requestStage": "Request"}]}),
-    )
-    .await?;
+    futures::try_join!(
+        page.call("Inspector.enable", json!({})),
+        page.call("Runtime.addBinding", json!({"name": popup::BINDING})),
+        page.call(
+            "Page.addScriptToEvaluateOnNewDocument",
+            json!({"source": popup::POPUP_JS}),
+        ),
+        page.call(
+            "Fetch.enable",
+            json!({"patterns": [{"urlPattern": "*", "resourceType": "Document", "requestStage": "Request"}]}),
+        ),
+    )?;
     Ok(())
 }

@@ -9,9 +9,9 @@ use std::time::Duration;
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
-use super::Session;
-use crate::toolsets::browser::cdp::CdpError;
+use super::{Session, TabState};
 use crate::toolsets::browser::cdp::protocol::{Evaluated, NavigationHistory, decode};
+use crate::toolsets::browser::cdp::{CdpError, Page};
 use crate::toolsets::browser::chromium::settings::Settings;
 
 /// Why a command on the tab failed.
@@ -96,15 +96,26 @@ pub(crate) async fn cmd_t(
     method: &'static str,
     params: Value,
 ) -> Result<Value, CmdError> {
-    let state = &s.tab.state;
+    cmd_on(t, &s.tab.page, &s.tab.state, method, params).await
+}
+
+/// [`cmd_t`] on a tab's handles rather than the session (for a command
+/// that runs beside another one).
+async fn cmd_on(
+    t: Duration,
+    page: &Page,
+    state: &TabState,
+    method: &'static str,
+    params: Value,
+) -> Result<Value, CmdError> {
     let opened = state.dialog_opened.notified();
     tokio::pin!(opened);
     opened.as_mut().enable();
     if !state.pending().is_empty() && !method.starts_with("Page.handleJavaScriptDialog") {
-        return Err(dialog_block(s));
+        return Err(dialog_block_in(state));
     }
     tokio::select! {
-        r = tokio::time::timeout(t, s.tab.page.call(method, params)) => match r {
+        r = tokio::time::timeout(t, page.call(method, params)) => match r {
             Ok(r) => Ok(r?),
             Err(_) => Err(CmdError::Timeout { method, after: t }),
         },
@@ -112,7 +123,7 @@ pub(crate) async fn cmd_t(
             if state.crashed.load(Ordering::SeqCst) {
                 Err(CmdError::Crashed)
             } else {
-                Err(dialog_block(s))
+                Err(dialog_block_in(state))
             }
         }
     }
@@ -120,7 +131,11 @@ pub(crate) async fn cmd_t(
 
 /// The error for a command refused because a dialog is open.
 pub(crate) fn dialog_block(s: &Session) -> CmdError {
-    let p = s.tab.state.pending();
+    dialog_block_in(&s.tab.state)
+}
+
+fn dialog_block_in(state: &TabState) -> CmdError {
+    let p = state.pending();
     let d = p.first();
     CmdError::DialogOpen {
         kind: d.map(|d| d.kind.clone()).unwrap_or_else(|| "alert".into()),
@@ -181,11 +196,25 @@ pub(crate) async fn settle(st: &Settings, s: &Session, grace: Duration) {
 
 /// The current history entry's URL and title (empty when unknown).
 pub(crate) async fn current_url_title(st: &Settings, s: &Session) -> (String, String) {
-    match cmd_as::<NavigationHistory>(st, s, "Page.getNavigationHistory", json!({})).await {
-        Ok(h) => {
-            let e = h.entry(0);
-            (e.url, e.title)
+    url_title_of(st, s).await
+}
+
+/// [`current_url_title`] as a future that holds the tab's handles instead of
+/// borrowing the session, so that it can run beside a snapshot of the same
+/// tab (the browser answers it without the page).
+pub(crate) fn url_title_of(
+    st: &Settings,
+    s: &Session,
+) -> impl std::future::Future<Output = (String, String)> + Send + 'static {
+    let (t, page, state) = (st.command_timeout, s.tab.page.clone(), s.tab.state.clone());
+    async move {
+        let h = cmd_on(t, &page, &state, "Page.getNavigationHistory", json!({})).await;
+        match h.map(decode::<NavigationHistory>) {
+            Ok(h) => {
+                let e = h.entry(0);
+                (e.url, e.title)
+            }
+            Err(_) => (String::new(), String::new()),
         }
-        Err(_) => (String::new(), String::new()),
     }
 }

@@ -17,7 +17,7 @@
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::outline::{self as snapshot, RefTable, Snapshot};
+use super::outline::{self as snapshot, AxNode, RefTable, Snapshot};
 
 /// The walker: a function expression for `Runtime.callFunctionOn` (with
 /// `returnByValue`; its result is a JSON string, see [`parse`]). Argument:
@@ -155,45 +155,50 @@ impl Walk {
         true
     }
 
-    /// The nodes in `Accessibility.getFullAXTree`'s shape.
-    pub(crate) fn to_ax(&self) -> Vec<Value> {
+    /// The nodes in `Accessibility.getFullAXTree`'s shape, built directly
+    /// (no JSON in between).
+    pub(crate) fn to_ax(&self) -> Vec<AxNode> {
         let mut out = Vec::with_capacity(self.count * 2 + 1);
         push_ax(&self.tree, &mut out);
         out
     }
 }
 
-fn prop(name: &str, value: Value) -> Value {
-    json!({"name": name, "value": {"value": value}})
-}
-
 /// Append `node` (and its subtree) to `out`; returns its node id.
-fn push_ax(node: &Node, out: &mut Vec<Value>) -> String {
+fn push_ax(node: &Node, out: &mut Vec<AxNode>) -> String {
     let id = out.len().to_string();
     match node {
         Node::Text(t) => {
-            out.push(json!({"nodeId": id, "ignored": false, "role": {"value": "StaticText"}, "name": {"value": t}}));
+            out.push(AxNode::built(
+                id.clone(),
+                "StaticText",
+                t,
+                None,
+                Vec::new(),
+                Vec::new(),
+                None,
+            ));
         }
         Node::El(e) => {
-            out.push(Value::Null);
+            out.push(AxNode::default());
             let slot = out.len() - 1;
-            let kids: Vec<Value> = e.c.iter().map(|c| Value::String(push_ax(c, out))).collect();
+            let kids: Vec<String> = e.c.iter().map(|c| push_ax(c, out)).collect();
             let mut props = Vec::new();
             if let Some(p) = &e.p {
                 if let Some(l) = p.level {
-                    props.push(prop("level", json!(l)));
+                    props.push(("level", json!(l)));
                 }
                 if let Some(c) = &p.checked {
-                    props.push(prop("checked", json!(c)));
+                    props.push(("checked", json!(c)));
                 }
                 if let Some(c) = &p.pressed {
-                    props.push(prop("pressed", json!(c)));
+                    props.push(("pressed", json!(c)));
                 }
                 if let Some(b) = p.selected {
-                    props.push(prop("selected", json!(b)));
+                    props.push(("selected", json!(b)));
                 }
                 if let Some(b) = p.expanded {
-                    props.push(prop("expanded", json!(b)));
+                    props.push(("expanded", json!(b)));
                 }
                 for (k, b) in [
                     ("disabled", p.disabled),
@@ -202,28 +207,22 @@ fn push_ax(node: &Node, out: &mut Vec<Value>) -> String {
                     ("focused", p.focused),
                 ] {
                     if b {
-                        props.push(prop(k, json!(true)));
+                        props.push((k, json!(true)));
                     }
                 }
                 if let Some(u) = &p.url {
-                    props.push(prop("url", json!(u)));
+                    props.push(("url", json!(u)));
                 }
             }
-            let mut v = json!({
-                "nodeId": id,
-                "ignored": false,
-                "role": {"value": e.r},
-                "name": {"value": e.n},
-                "properties": props,
-                "childIds": kids,
-            });
-            if !e.v.is_empty() {
-                v["value"] = json!({"value": e.v});
-            }
-            if let Some(i) = e.i {
-                v["backendDOMNodeId"] = json!(ref_key(e.frame, i));
-            }
-            out[slot] = v;
+            out[slot] = AxNode::built(
+                id.clone(),
+                &e.r,
+                &e.n,
+                (!e.v.is_empty()).then_some(e.v.as_str()),
+                props,
+                kids,
+                e.i.map(|i| ref_key(e.frame, i)),
+            );
         }
     }
     id
@@ -232,10 +231,7 @@ fn push_ax(node: &Node, out: &mut Vec<Value>) -> String {
 /// Render a walk with [`snapshot::render`] (same text, same ref rules as the
 /// AX path; `RefEntry::backend` holds a [`ref_key`], not a DOM node id).
 pub(crate) fn render(walk: &Walk, refs: &mut RefTable, doc_gen: u64, full: bool) -> Snapshot {
-    // The AX-shaped JSON reads into the renderer's typed nodes (lenient: defaults).
-    let nodes: Vec<snapshot::AxNode> =
-        serde_json::from_value(serde_json::Value::Array(walk.to_ax())).unwrap_or_default();
-    snapshot::render(&nodes, refs, doc_gen, full)
+    snapshot::render(&walk.to_ax(), refs, doc_gen, full)
 }
 
 #[cfg(test)]

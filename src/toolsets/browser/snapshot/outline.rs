@@ -270,6 +270,38 @@ pub(crate) struct AxNode {
     backend_dom_node_id: Option<i64>,
 }
 
+impl AxNode {
+    /// A node built in this process (the DOM walk's, see `domsnap.rs`)
+    /// rather than read from `Accessibility.getFullAXTree`.
+    pub(super) fn built(
+        node_id: String,
+        role: &str,
+        name: &str,
+        value: Option<&str>,
+        properties: Vec<(&'static str, Value)>,
+        child_ids: Vec<String>,
+        backend: Option<i64>,
+    ) -> Self {
+        let ax = |v: Value| Some(AxValue { value: Some(v) });
+        AxNode {
+            node_id: Some(node_id),
+            ignored: false,
+            role: ax(Value::String(role.to_string())),
+            name: ax(Value::String(name.to_string())),
+            value: value.and_then(|v| ax(Value::String(v.to_string()))),
+            properties: properties
+                .into_iter()
+                .map(|(name, v)| AxProperty {
+                    name: name.to_string(),
+                    value: ax(v),
+                })
+                .collect(),
+            child_ids,
+            backend_dom_node_id: backend,
+        }
+    }
+}
+
 /// `Accessibility.AXValue`: only its `value` is read.
 #[derive(Debug, Default, Deserialize)]
 #[serde(default)]

@@ -13,7 +13,9 @@ use crate::toolsets::browser::cdp::protocol::{Navigated, NavigationHistory, deco
 use crate::toolsets::browser::chromium::settings::Settings;
 use crate::toolsets::browser::chromium::urlcheck;
 use crate::toolsets::browser::reply::{Fail, R, ok};
-use crate::toolsets::browser::session::page::{cmd, cmd_as, current_url_title, settle};
+use crate::toolsets::browser::session::page::{
+    cmd, cmd_as, current_url_title, settle, url_title_of,
+};
 use crate::toolsets::browser::session::{self, Session};
 
 /// Page titles that suggest a bot wall (Hermes' `browser_navigate`,
@@ -181,7 +183,10 @@ pub(crate) async fn navigate(ctx: &Context, st: &Settings, s: &mut Session, url:
             ));
         }
     }
-    let (final_url, title) = current_url_title(st, s).await;
+    // The history entry (the browser's answer) and the snapshot (the
+    // page's) are asked for together.
+    let url_title = url_title_of(st, s);
+    let (snapshot, (final_url, title)) = tokio::join!(take_snapshot(ctx, st, s, false), url_title);
     let mut resp = json!({"url": final_url, "title": title});
     let tl = title.to_lowercase();
     if BOT_PATTERNS.iter().any(|p| tl.contains(p)) {
@@ -192,7 +197,7 @@ pub(crate) async fn navigate(ctx: &Context, st: &Settings, s: &mut Session, url:
     if let Some(w) = warning {
         resp["warning"] = json!(w);
     }
-    match take_snapshot(ctx, st, s, false).await {
+    match snapshot {
         Ok((text, n)) => {
             resp["snapshot"] = json!(text);
             resp["element_count"] = json!(n);
