@@ -1,25 +1,39 @@
 #!/usr/bin/env python3
-"""Start-up and size of two hermes-mcp builds, measured in the same run.
+"""Start-up time and memory of `hermes-mcp serve` against a minimal rmcp server, in one run.
 
-Compares a baseline binary (e.g. the release build of an earlier commit) with the current one:
-file size, relative relocations (work the dynamic loader does at every start), `--version`
-exec time and page faults, and `serve` spawn -> `initialize` answered, in a bare Hermes home and
-in one with 300 skills and a full memory (`serve` composes Hermes' context, the skills index
-among it, before it answers; the size of the `instructions` is reported too). Reports medians
-and the ratio current / baseline.
+The baseline is `tools/minimal-rmcp` (the smallest stdio server rmcp makes, with the rmcp
+version and features and the tokio runtime hermes-mcp uses; built here unless --minimal is
+given). Measured, runs interleaved so that machine load falls on all alike:
 
-    git worktree add /tmp/base-tree <rev> && (cd /tmp/base-tree && cargo build --release)
+* spawn -> `initialize` answered: the minimal server; `serve` on a bare Hermes home; `serve`
+  on a realistic home (300 skills in 12 categories, full MEMORY.md and USER.md, a kanban
+  board, a state.db of 300 sessions filled through Hermes' own SessionDB), whose
+  `instructions` carry Hermes' context (skills index, memory snapshot, guidance; their size
+  is reported). Medians, and the ratio to the minimal server (goal, issue #31: <= 2x).
+* peak RSS (the kernel's ru_maxrss of the reaped child) of a short session: `initialize`,
+  `tools/list`, `skills_list`, `session_search`, `memory` add then remove (the home is left
+  as it was) and, where offered, `kanban_list`, then end of input; on both homes, and the
+  minimal server's `initialize` + `tools/list` for scale (goal: <= 15 MiB). Medians.
+* the binary: size, relative relocations (work the dynamic loader does at every start),
+  `--version` wall time against `true`, and its minor page faults.
+
+With --baseline (an earlier hermes-mcp build, e.g. of the main branch), its figures are
+measured in the same runs and compared too.
+
+Run with Hermes' Python (it fills the state.db and the kanban board through hermes-agent):
     cargo build --release
-    python3 tools/bench_startup.py --baseline /tmp/base-tree/target/release/hermes-mcp [--runs 200]
+    /opt/hermes-venv/bin/python tools/bench_startup.py [--baseline OLD/hermes-mcp] [--json]
 
-Options: --current (default target/release/hermes-mcp), --runs (exec runs per binary),
---init-runs (serve runs per binary), --json. Runs alternate between the two binaries so that
-machine load falls on both alike.
+Options: --current (default $CARGO_TARGET_DIR or target/, release/hermes-mcp), --minimal
+(default: built into the same target dir), --runs (--version runs per binary), --init-runs
+(serve runs per binary and home), --rss-runs (sessions per binary and home).
 """
 import argparse
+import hashlib
 import json
 import os
 import resource
+import shutil
 import statistics
 import subprocess
 import sys
@@ -28,9 +42,33 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-INIT = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
-        "params": {"protocolVersion": "2025-06-18", "capabilities": {},
-                   "clientInfo": {"name": "bench", "version": "0"}}}
+MINIMAL = ROOT / "tools/minimal-rmcp"
+FILL = ROOT / "tests/fixtures/session_search/fill_state.py"
+SESSIONS = 300
+CACHE = Path("/tmp/hermes-mcp-bench-sessions")
+INIT = {"protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "codex-mcp-client", "version": "0.169.0"}}
+KANBAN = """
+import os, sys
+from hermes_cli import kanban_db as kb
+kb.init_db()
+conn = kb.connect()
+for i in range(int(sys.argv[1])):
+    kb.create_task(conn, title=f"task {i}", body="Details of the task. " * 8,
+                   assignee=f"worker-{i % 4}", created_by="bench", priority=i % 3)
+conn.close()
+"""
+
+
+def target_dir():
+    return Path(os.environ.get("CARGO_TARGET_DIR") or ROOT / "target")
+
+
+def build_minimal():
+    """Build tools/minimal-rmcp (offline, release) into the target dir; its binary."""
+    subprocess.run(["cargo", "build", "--offline", "--release", "--quiet", "--manifest-path",
+                    str(MINIMAL / "Cargo.toml"), "--target-dir", str(target_dir())], check=True)
+    return str(target_dir() / "release/minimal-rmcp")
 
 
 def relocations(path):
@@ -44,109 +82,210 @@ def relocations(path):
                or "R_AARCH64_RELATIVE" in line)
 
 
-def version_run(path):
-    """Wall time (ms) and minor page faults of one `--version`."""
+def exec_run(argv):
+    """Wall time (ms) and minor page faults of one run of `argv`."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
-    subprocess.run([path, "--version"], stdout=subprocess.DEVNULL, check=True)
+    subprocess.run(argv, stdout=subprocess.DEVNULL, check=True)
     ms = (time.perf_counter() - t0) * 1000
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     return ms, after.ru_minflt - before.ru_minflt
 
 
-def skills_home(n=300):
-    """A Hermes home with `n` skills in 12 categories and full memory files."""
-    home = tempfile.mkdtemp(prefix="bench-startup-skills-")
-    for i in range(n):
-        d = Path(home, "skills", f"cat-{i % 12}", f"skill-{i:03}")
+def hermes_python():
+    return os.environ.get("HERMES_PYTHON") or sys.executable
+
+
+def state_db():
+    """A state.db of SESSIONS sessions filled through Hermes, built once per fill script."""
+    digest = hashlib.sha256(FILL.read_bytes()).hexdigest()[:12]
+    home = CACHE / f"{digest}-{SESSIONS}"
+    if not (home / "state.db").exists():
+        tmp = CACHE / f"{digest}-{SESSIONS}.partial"
+        shutil.rmtree(tmp, ignore_errors=True)
+        tmp.mkdir(parents=True)
+        env = dict(os.environ, HERMES_HOME=str(tmp), TZ="UTC")
+        subprocess.run([hermes_python(), str(FILL), str(SESSIONS)], env=env, check=True,
+                       stdout=subprocess.DEVNULL)
+        tmp.rename(home)
+    return home / "state.db"
+
+
+def realistic_home(root, skills=300):
+    """A Hermes home with `skills` skills in 12 categories, full memory files, a kanban
+    board of 50 tasks and a state.db of SESSIONS sessions."""
+    home = Path(root, "realistic")
+    for i in range(skills):
+        d = home / "skills" / f"cat-{i % 12}" / f"skill-{i:03}"
         d.mkdir(parents=True)
         (d / "SKILL.md").write_text(
             f"---\nname: skill-{i:03}\ndescription: What skill {i} does, in a line of about sixty "
             f"chars\n---\n# Skill {i}\n\nSteps.\n", encoding="utf-8")
-    mem = Path(home, "memories")
+    mem = home / "memories"
     mem.mkdir()
-    (mem / "MEMORY.md").write_text("\n§\n".join(f"Fact {i}: the project builds with make" for i in range(50)),
-                                   encoding="utf-8")
+    (mem / "MEMORY.md").write_text(
+        "\n§\n".join(f"Fact {i}: the project builds with make" for i in range(50)), encoding="utf-8")
     (mem / "USER.md").write_text("\n§\n".join(f"User preference {i}" for i in range(40)),
                                  encoding="utf-8")
+    (home / "config.yaml").write_text("toolsets:\n  - hermes-cli\n  - kanban\n", encoding="utf-8")
+    shutil.copy(state_db(), home / "state.db")
+    subprocess.run([hermes_python(), "-c", KANBAN, "50"], check=True, stdout=subprocess.DEVNULL,
+                   env=dict(os.environ, HERMES_HOME=str(home)))
     return home
 
 
-def init_run(path, env):
-    """ms from spawn to the `initialize` answer of `serve`, and its instructions' length."""
-    t0 = time.perf_counter()
-    p = subprocess.Popen([path, "serve"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                         stderr=subprocess.DEVNULL, env=env)
-    p.stdin.write((json.dumps(INIT) + "\n").encode())
-    p.stdin.flush()
-    while True:
-        line = p.stdout.readline()
-        if not line:
-            raise RuntimeError(f"{path} serve exited before answering initialize")
-        msg = json.loads(line)
-        if msg.get("id") == 1:
-            break
-    ms = (time.perf_counter() - t0) * 1000
-    p.stdin.close()
-    p.wait(timeout=10)
-    return ms, len((msg.get("result") or {}).get("instructions") or "")
+class Session:
+    """One server process spoken to as Codex does, over stdio."""
+
+    def __init__(self, argv, env):
+        self.t0 = time.perf_counter()
+        self.p = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                  stderr=subprocess.DEVNULL, env=env)
+        self.id = 0
+
+    def req(self, method, params):
+        self.id += 1
+        msg = {"jsonrpc": "2.0", "id": self.id, "method": method, "params": params}
+        self.p.stdin.write((json.dumps(msg) + "\n").encode())
+        self.p.stdin.flush()
+        while True:
+            line = self.p.stdout.readline()
+            if not line:
+                raise RuntimeError(f"{self.p.args[0]} exited during {method}")
+            answer = json.loads(line)
+            if answer.get("id") == self.id:
+                return answer
+
+    def initialize(self):
+        """ms from spawn to the answer, and the answer's instructions' length."""
+        r = self.req("initialize", INIT)
+        ms = (time.perf_counter() - self.t0) * 1000
+        note = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+        self.p.stdin.write((json.dumps(note) + "\n").encode())
+        return ms, len((r.get("result") or {}).get("instructions") or "")
+
+    def call(self, name, args):
+        r = self.req("tools/call", {"name": name, "arguments": args})
+        if "result" not in r:
+            raise RuntimeError(f"{name}: {json.dumps(r)[:300]}")
+
+    def end(self):
+        """Close stdin and reap the process: its peak RSS in MiB."""
+        self.p.stdin.close()
+        _, status, usage = os.wait4(self.p.pid, 0)
+        self.p.returncode = os.waitstatus_to_exitcode(status)
+        return usage.ru_maxrss / 1024
+
+
+def init_run(argv, env):
+    s = Session(argv, env)
+    ms, chars = s.initialize()
+    s.end()
+    return ms, chars
+
+
+def short_session(argv, env, hermes):
+    """Peak RSS (MiB) of initialize, tools/list and, for hermes-mcp, a few calls."""
+    s = Session(argv, env)
+    s.initialize()
+    tools = {t["name"] for t in s.req("tools/list", {})["result"]["tools"]}
+    if hermes:
+        s.call("skills_list", {})
+        s.call("session_search", {"query": "auth deploy"})
+        entry = "The benchmark entry: user prefers tabs over spaces."
+        s.call("memory", {"action": "add", "target": "memory", "content": entry})
+        s.call("memory", {"action": "remove", "target": "memory", "old_text": entry})
+        if "kanban_list" in tools:
+            s.call("kanban_list", {})
+    return s.end()
+
+
+def med(xs):
+    return round(statistics.median(xs), 2) if xs else None
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--baseline", required=True)
-    ap.add_argument("--current", default=str(ROOT / "target/release/hermes-mcp"))
+    ap.add_argument("--current", default=str(target_dir() / "release/hermes-mcp"))
+    ap.add_argument("--baseline", help="an earlier hermes-mcp build, compared too")
+    ap.add_argument("--minimal", help="the minimal rmcp server (default: built here)")
     ap.add_argument("--runs", type=int, default=200)
-    ap.add_argument("--init-runs", type=int, default=50)
+    ap.add_argument("--init-runs", type=int, default=40)
+    ap.add_argument("--rss-runs", type=int, default=5)
     ap.add_argument("--json", action="store_true")
     a = ap.parse_args()
-    bins = {"baseline": a.baseline, "current": a.current}
+    bins = {"current": a.current}
+    if a.baseline:
+        bins["baseline"] = a.baseline
     for name, path in bins.items():
         if not os.access(path, os.X_OK):
             sys.exit(f"{name} binary {path} is not executable: build it first (see --help)")
-    home = tempfile.mkdtemp(prefix="bench-startup-")
-    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": home, "HERMES_HOME": home}
-    env_skills = dict(env, HERMES_HOME=skills_home())
-    res = {n: {"size_bytes": os.path.getsize(p), "relocations": relocations(p),
-               "version_ms": [], "version_minflt": [], "init_ms": [], "init_300_skills_ms": [],
-               "instructions_chars": 0, "instructions_300_skills_chars": 0}
-           for n, p in bins.items()}
+    minimal = a.minimal or build_minimal()
+    tmp = tempfile.mkdtemp(prefix="bench-startup-")
+    bare = Path(tmp, "bare")
+    bare.mkdir()
+    real = realistic_home(tmp)
+    base_env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": tmp, "TZ": "UTC"}
+    homes = {"bare": dict(base_env, HERMES_HOME=str(bare)),
+             "realistic": dict(base_env, HERMES_HOME=str(real))}
+
+    res = {"minimal": {"size_mib": round(os.path.getsize(minimal) / 2**20, 2),
+                       "relocations": relocations(minimal), "init_ms": [], "rss_mib": []}}
+    for n, p in bins.items():
+        res[n] = {"size_mib": round(os.path.getsize(p) / 2**20, 2), "relocations": relocations(p),
+                  "version_ms": [], "version_minflt": []}
+        for h in homes:
+            res[n].update({f"init_{h}_ms": [], f"rss_{h}_mib": [], f"instructions_{h}_chars": 0})
+    true_ms = []
     for _ in range(a.runs):
+        true_ms.append(exec_run(["true"])[0])
         for n, p in bins.items():
-            ms, flt = version_run(p)
+            ms, flt = exec_run([p, "--version"])
             res[n]["version_ms"].append(ms)
             res[n]["version_minflt"].append(flt)
     for _ in range(a.init_runs):
+        res["minimal"]["init_ms"].append(init_run([minimal], base_env)[0])
         for n, p in bins.items():
-            ms, chars = init_run(p, env)
-            res[n]["init_ms"].append(ms)
-            res[n]["instructions_chars"] = chars
-            ms, chars = init_run(p, env_skills)
-            res[n]["init_300_skills_ms"].append(ms)
-            res[n]["instructions_300_skills_chars"] = chars
-    summary = {}
-    for n, r in res.items():
-        summary[n] = {
-            "size_mib": round(r["size_bytes"] / 2**20, 2),
-            "relocations": r["relocations"],
-            "version_ms_median": round(statistics.median(r["version_ms"]), 3),
-            "version_minflt_median": statistics.median(r["version_minflt"]),
-            "init_ms_median": round(statistics.median(r["init_ms"]), 3),
-            "init_300_skills_ms_median": round(statistics.median(r["init_300_skills_ms"]), 3),
-            "instructions_chars": r["instructions_chars"],
-            "instructions_300_skills_chars": r["instructions_300_skills_chars"],
-        }
-    ratio = {k: (round(summary["current"][k] / summary["baseline"][k], 3)
-                 if summary["baseline"][k] else None)
-             for k in summary["current"] if summary["current"][k] is not None}
+            for h, env in homes.items():
+                ms, chars = init_run([p, "serve"], env)
+                res[n][f"init_{h}_ms"].append(ms)
+                res[n][f"instructions_{h}_chars"] = chars
+    for _ in range(a.rss_runs):
+        res["minimal"]["rss_mib"].append(short_session([minimal], base_env, False))
+        for n, p in bins.items():
+            for h, env in homes.items():
+                res[n][f"rss_{h}_mib"].append(short_session([p, "serve"], env, True))
+
+    summary = {k: {m: (med(v) if isinstance(v, list) else v) for m, v in r.items()}
+               for k, r in res.items()}
+    summary["true"] = {"exec_ms": med(true_ms)}
+    mini = summary["minimal"]["init_ms"]
+    ratios = {}
+    for n in bins:
+        s = summary[n]
+        ratios[n] = {f"init_{h}_over_minimal": round(s[f"init_{h}_ms"] / mini, 2) for h in homes}
+        ratios[n]["version_over_true"] = round(s["version_ms"] / summary["true"]["exec_ms"], 2)
     if a.json:
-        print(json.dumps({"summary": summary, "ratio_current_over_baseline": ratio}, indent=2))
+        print(json.dumps({"summary": summary, "ratios": ratios}, indent=2))
         return
-    print(f"{'':24}{'baseline':>12}{'current':>12}{'ratio':>8}")
-    for k in summary["current"]:
-        b, c = summary["baseline"][k], summary["current"][k]
-        print(f"{k:24}{b!s:>12}{c!s:>12}{ratio.get(k)!s:>8}")
-    print(f"({a.runs} --version runs and {a.init_runs} serve runs per binary, interleaved)")
+    cols = ["minimal"] + list(bins)
+    print(f"{'':30}" + "".join(f"{c:>12}" for c in cols))
+    rows = [("size MiB", "size_mib", "size_mib"), ("relative relocations", "relocations", "relocations"),
+            ("--version ms", None, "version_ms"), ("--version minor faults", None, "version_minflt"),
+            ("initialize ms, bare home", "init_ms", "init_bare_ms"),
+            ("initialize ms, realistic home", "init_ms", "init_realistic_ms"),
+            ("instructions chars, bare", None, "instructions_bare_chars"),
+            ("instructions chars, realistic", None, "instructions_realistic_chars"),
+            ("peak RSS MiB, bare home", "rss_mib", "rss_bare_mib"),
+            ("peak RSS MiB, realistic home", "rss_mib", "rss_realistic_mib")]
+    for label, mk, hk in rows:
+        cells = [summary["minimal"].get(mk) if mk else None] + [summary[n].get(hk) for n in bins]
+        print(f"{label:30}" + "".join(f"{'-' if c is None else c!s:>12}" for c in cells))
+    print(f"`true` exec ms: {summary['true']['exec_ms']}")
+    for n in bins:
+        print(f"{n}: " + ", ".join(f"{k} {v}" for k, v in ratios[n].items()))
+    print(f"({a.runs} exec runs, {a.init_runs} initialize runs and {a.rss_runs} sessions per "
+          f"binary and home, interleaved; medians. Minimal RSS: initialize + tools/list only)")
 
 
 if __name__ == "__main__":

@@ -65,18 +65,19 @@ pub(crate) struct Index {
     descriptions: BTreeMap<String, String>,
 }
 
-/// `_parse_skill_file`: (shown on this platform and environment, frontmatter,
-/// description); a file that cannot be read is shown with no frontmatter.
+/// `_parse_skill_file` of a file read by [`scan::skill_files`]: (shown on
+/// this platform and environment, frontmatter, description); a file that
+/// cannot be read is shown with no frontmatter.
 fn parse_skill_file(
     ctx: &Context,
     path: &Path,
-    trusted: &[PathBuf],
+    read: Result<std::sync::Arc<scan::SkillFile>, super::guard::ReadError>,
 ) -> (bool, Frontmatter, String) {
-    let Ok(text) = scan::read_text(path, trusted) else {
+    let Ok(file) = read else {
         tracing::warn!("Failed to parse skill file {}", path.display());
         return (true, Frontmatter::new(), String::new());
     };
-    let (fm, _) = frontmatter::parse(&text);
+    let fm = file.full().clone();
     if !scan::matches_platform(ctx, &fm) || !scan::matches_environment(ctx, &fm) {
         return (false, fm, String::new());
     }
@@ -204,8 +205,10 @@ impl Index {
             if !local {
                 seen.extend(index.by_category.values().flatten().map(|(n, _)| n.clone()));
             }
-            for path in index_files(&root, &roots.trusted, "SKILL.md") {
-                let (compatible, fm, desc) = parse_skill_file(ctx, &path, &roots.trusted);
+            let paths = index_files(&root, &roots.trusted, "SKILL.md");
+            let read = scan::skill_files(&paths, &roots.trusted);
+            for (path, read) in paths.into_iter().zip(read) {
+                let (compatible, fm, desc) = parse_skill_file(ctx, &path, read);
                 if !compatible {
                     continue;
                 }

@@ -285,6 +285,117 @@ pub(crate) fn read_text(path: &Path, trusted: &[PathBuf]) -> Result<String, guar
     Ok(frontmatter::universal_newlines(text))
 }
 
+/// A SKILL.md as the scans use it: the frontmatter and listing description
+/// of its first [`LIST_READ_CHARS`] characters (what `skills_list` reads),
+/// and the frontmatter of the whole text (what the skills index reads) when
+/// that is longer.
+#[derive(Debug)]
+pub(crate) struct SkillFile {
+    pub head: Frontmatter,
+    /// [`listing_description`] of the head.
+    pub listing_description: String,
+    full: Option<Frontmatter>,
+}
+
+impl SkillFile {
+    fn parse(text: &str) -> SkillFile {
+        let head_text = first_chars(text, LIST_READ_CHARS);
+        let (head, body) = frontmatter::parse(head_text);
+        let listing_description = listing_description(&head, body);
+        let full = (head_text.len() < text.len()).then(|| frontmatter::parse(text).0);
+        SkillFile {
+            head,
+            listing_description,
+            full,
+        }
+    }
+
+    /// The frontmatter of the whole file.
+    pub(crate) fn full(&self) -> &Frontmatter {
+        self.full.as_ref().unwrap_or(&self.head)
+    }
+}
+
+/// Which file a [`SkillFile`] was read from: device, inode, size and mtime of
+/// the file `path` names (symlinks followed). A file replaced or edited in
+/// place is another file.
+type FileStamp = (u64, u64, u64, Option<std::time::SystemTime>);
+
+fn stamp(path: &Path) -> Option<FileStamp> {
+    use std::os::unix::fs::MetadataExt;
+    let m = std::fs::metadata(path).ok()?;
+    Some((m.dev(), m.ino(), m.len(), m.modified().ok()))
+}
+
+type ParsedFiles =
+    std::sync::Mutex<std::collections::HashMap<PathBuf, (FileStamp, std::sync::Arc<SkillFile>)>>;
+
+/// Every SKILL.md parsed in this process, by path: `serve` reads the skills
+/// once for the index when it starts, and the listing scan after
+/// `tools/list` (and every rescan) finds them here while they are unchanged.
+static PARSED: std::sync::LazyLock<ParsedFiles> = std::sync::LazyLock::new(Default::default);
+
+/// `path` read (inside `trusted`) and parsed, or as parsed before when the
+/// file is the same one ([`FileStamp`]).
+pub(crate) fn skill_file(
+    path: &Path,
+    trusted: &[PathBuf],
+) -> Result<std::sync::Arc<SkillFile>, guard::ReadError> {
+    let before = stamp(path);
+    if let Some(st) = before
+        && let Ok(parsed) = PARSED.lock()
+        && let Some((at, file)) = parsed.get(path)
+        && *at == st
+    {
+        return Ok(file.clone());
+    }
+    let text = read_text(path, trusted)?;
+    let file = std::sync::Arc::new(SkillFile::parse(&text));
+    // Kept only when the file did not change while it was read.
+    if let Some(st) = before
+        && stamp(path) == Some(st)
+        && let Ok(mut parsed) = PARSED.lock()
+    {
+        parsed.insert(path.to_path_buf(), (st, file.clone()));
+    }
+    Ok(file)
+}
+
+/// [`skill_file`] for each of `paths`, in order, read on up to four threads
+/// (hundreds of skills are read before `serve` answers `initialize`).
+pub(crate) fn skill_files(
+    paths: &[PathBuf],
+    trusted: &[PathBuf],
+) -> Vec<Result<std::sync::Arc<SkillFile>, guard::ReadError>> {
+    let threads = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .min(4)
+        .min(paths.len().div_ceil(32))
+        .max(1);
+    if threads == 1 {
+        return paths.iter().map(|p| skill_file(p, trusted)).collect();
+    }
+    let chunk = paths.len().div_ceil(threads);
+    std::thread::scope(|s| {
+        let running: Vec<_> = paths
+            .chunks(chunk)
+            .map(|part| s.spawn(move || part.iter().map(|p| skill_file(p, trusted)).collect()))
+            .collect();
+        running
+            .into_iter()
+            .zip(paths.chunks(chunk))
+            .flat_map(|(t, part)| {
+                t.join().unwrap_or_else(|_| {
+                    // A reader that panicked: its part read here instead.
+                    part.iter()
+                        .map(|p| skill_file(p, trusted))
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect()
+    })
+}
+
 // ── Filters ──────────────────────────────────────────────────────────────
 
 /// `sys.platform` for this build (`linux`, `darwin`, `win32`).
@@ -540,14 +651,14 @@ fn scan_all_skills(
     let mut seen = HashSet::new();
     let mut out = Vec::new();
     for root in dirs {
-        for skill_md in skill_md_files(root, &roots.trusted) {
-            let Ok(text) = read_text(&skill_md, &roots.trusted) else {
+        let files = skill_md_files(root, &roots.trusted);
+        for (skill_md, parsed) in files.iter().zip(skill_files(&files, &roots.trusted)) {
+            let Ok(parsed) = parsed else {
                 tracing::debug!("cannot read {}", skill_md.display());
                 continue;
             };
-            let head = first_chars(&text, LIST_READ_CHARS);
-            let (fm, body) = frontmatter::parse(head);
-            if !matches_platform(ctx, &fm) || !matches_environment(ctx, &fm) {
+            let fm = &parsed.head;
+            if !matches_platform(ctx, fm) || !matches_environment(ctx, fm) {
                 continue;
             }
             let dir_name = skill_md
@@ -555,16 +666,15 @@ fn scan_all_skills(
                 .and_then(Path::file_name)
                 .map(|n| n.to_string_lossy().into_owned())
                 .unwrap_or_default();
-            let name = first_chars(&skill_name(&fm, &dir_name), MAX_NAME_LENGTH).to_string();
+            let name = first_chars(&skill_name(fm, &dir_name), MAX_NAME_LENGTH).to_string();
             if seen.contains(&name) || disabled.contains(&name) {
                 continue;
             }
-            let description = listing_description(&fm, body);
             seen.insert(name.clone());
             out.push(Listed {
                 name,
-                description,
-                category: roots.category_of(&skill_md),
+                description: parsed.listing_description.clone(),
+                category: roots.category_of(skill_md),
             });
         }
     }
