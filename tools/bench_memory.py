@@ -18,6 +18,11 @@ The two run interleaved, call by call, so load on the machine hits both
 alike. Every answer is compared first: the benchmark refuses to time calls
 whose results differ.
 
+The floor both sides pay: each discovery call's search statement alone (the
+ranked FTS5 query, or the LIKE scan for short CJK queries, as hermes-mcp runs
+it: no snippet, ids and session columns only), timed on Hermes' own warm
+connection (CPython's SQLite), reported with its share of hermes-mcp's call.
+
 Run with Hermes' Python (it imports hermes_state):
     cargo build --release
     TZ=UTC /opt/hermes-venv/bin/python tools/bench_memory.py [--bin target/release/hermes-mcp] [--n 20]
@@ -76,6 +81,35 @@ def cached_home() -> Path:
     return home
 
 
+def search_sql(db, args):
+    """The search statement hermes-mcp runs for discovery `args`, and its parameters."""
+    q = db._sanitize_fts5_query(args["query"])
+    order = {"newest": "ORDER BY m.timestamp DESC, rank", "oldest": "ORDER BY m.timestamp ASC, rank"}.get(
+        args.get("sort"), "ORDER BY rank"
+    )
+    roles = [r.strip() for r in args.get("role_filter", "user,assistant").split(",") if r.strip()]
+    tail = f" AND s.source NOT IN (?,?) AND m.role IN ({','.join('?' * len(roles))})"
+    params = ["subagent", "tool", *roles, 300, 0]
+    cols = "m.id, m.session_id, m.role, s.source, s.model, s.started_at"
+    if not db._contains_cjk(q):
+        table, match = "messages_fts", q
+    else:
+        raw = q.strip('"').strip()
+        toks = raw.split()
+        if any(db._count_cjk(t) < 3 for t in toks if t.upper() not in {"AND", "OR", "NOT"} and db._contains_cjk(t)):
+            terms = [t for t in toks if t.upper() not in {"AND", "OR", "NOT"}] or [raw]
+            like = " OR ".join(["(m.content LIKE ? ESCAPE '\\' OR m.tool_name LIKE ? ESCAPE '\\' OR m.tool_calls LIKE ? ESCAPE '\\')"] * len(terms))
+            sql = (f"SELECT {cols}, substr(m.content, max(1, instr(m.content, ?) - 40), 120) FROM messages m "
+                   f"JOIN sessions s ON s.id = m.session_id WHERE ({like}){tail} ORDER BY m.timestamp DESC LIMIT ? OFFSET ?")
+            esc = [t.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") for t in terms]
+            return sql, [terms[0], *[f"%{e}%" for e in esc for _ in range(3)], *params]
+        table = "messages_fts_trigram"
+        match = " ".join(t if t.upper() in {"AND", "OR", "NOT"} else '"' + t.replace('"', '""') + '"' for t in toks)
+    sql = (f"SELECT {cols} FROM {table} JOIN messages m ON m.id = {table}.rowid JOIN sessions s ON s.id = m.session_id "
+           f"WHERE {table} MATCH ? AND (m.active = 1 OR m.compacted = 1){tail} {order} LIMIT ? OFFSET ?")
+    return sql, [match, *params]
+
+
 class Mcp:
     def __init__(self, binary: str, env: dict):
         self.p = subprocess.Popen(
@@ -131,7 +165,8 @@ def main():
             ours, theirs = m.call(args), hermes(args)
             if ours != theirs:
                 sys.exit(f"{label}: results differ\n  hermes-mcp: {ours[:400]}\n  hermes:     {theirs[:400]}")
-            t_ours, t_hermes = [], []
+            t_ours, t_hermes, t_sql = [], [], []
+            stmt = search_sql(db, args) if "query" in args else None
             for _ in range(a.n):
                 t = time.perf_counter()
                 m.call(args)
@@ -139,8 +174,13 @@ def main():
                 t = time.perf_counter()
                 hermes(args)
                 t_hermes.append((time.perf_counter() - t) * 1000)
+                if stmt:
+                    t = time.perf_counter()
+                    db._conn.execute(*stmt).fetchall()
+                    t_sql.append((time.perf_counter() - t) * 1000)
             count = json.loads(ours).get("count")
-            rows.append((label, count, statistics.median(t_ours), statistics.median(t_hermes)))
+            floor = statistics.median(t_sql) if t_sql else None
+            rows.append((label, count, statistics.median(t_ours), statistics.median(t_hermes), floor))
         m.close()
         db.close()
 
@@ -149,11 +189,13 @@ def main():
         ro.close()
         print(f"state.db: {SESSIONS} sessions, {msgs} messages ({src})")
         print(f"median latency in ms over {a.n} calls; identical results checked; ratio = Hermes / hermes-mcp")
-        print(f"{'call':<24} {'results':>7} {'hermes-mcp':>11} {'hermes':>8} {'ratio':>7}")
-        for label, count, o, h in rows:
-            print(f"{label:<24} {count!s:>7} {o:>11.2f} {h:>8.2f} {h / o:>6.1f}x")
+        print("search = the call's search statement alone on Hermes' connection; share = search / hermes-mcp")
+        print(f"{'call':<24} {'results':>7} {'hermes-mcp':>11} {'hermes':>8} {'ratio':>7} {'search':>8} {'share':>6}")
+        for label, count, o, h, f in rows:
+            fl = f"{f:>8.2f} {f / o:>6.0%}" if f is not None else ""
+            print(f"{label:<24} {count!s:>7} {o:>11.2f} {h:>8.2f} {h / o:>6.1f}x {fl}")
         disc = rows[: len(DISCOVERY)]
-        geo = math.exp(statistics.mean(math.log(h / o) for _, _, o, h in disc))
+        geo = math.exp(statistics.mean(math.log(r[3] / r[2]) for r in disc))
         total_o, total_h = sum(r[2] for r in disc), sum(r[3] for r in disc)
         print(f"\ndiscovery, all {len(disc)} calls: hermes-mcp {total_o:.1f} ms, Hermes {total_h:.1f} ms, "
               f"ratio of totals {total_h / total_o:.1f}x, geometric mean of ratios {geo:.1f}x")

@@ -14,7 +14,7 @@
 use rusqlite::Connection;
 use serde_json::{Map, Value, json};
 
-use super::format::{ok, tool_error};
+use super::format::{failed, ok, tool_error};
 use super::store::{col, resolve_to_parent};
 use crate::pycompat::{py_len, py_strip};
 use crate::server::ToolOutput;
@@ -67,7 +67,7 @@ struct Listed {
 pub(crate) fn recent(conn: &Connection, limit: i64, current: Option<&str>) -> ToolOutput {
     let rows = match list_rich(conn, limit + 5) {
         Ok(r) => r,
-        Err(e) => return tool_error(format!("Failed to list recent sessions: {e}")),
+        Err(e) => return tool_error(failed("Failed to list recent sessions", &e)),
     };
     let current_root = current.map(|c| resolve_to_parent(conn, c));
     let mut results = Vec::new();

@@ -56,7 +56,7 @@ const BUSY_TIMEOUT: Duration = Duration::from_secs(1);
 const PAGE_CACHE_KIB: u32 = 32 * 1024;
 /// The largest value (one message, one title) a statement may read or make,
 /// in bytes (64 MiB, `SQLITE_LIMIT_LENGTH`); a larger one fails the
-/// statement with "string or blob too big".
+/// statement with `SQLITE_TOOBIG` ("string or blob too big").
 pub(crate) const VALUE_CAP: i32 = 64 << 20;
 /// SQLite VM steps between two looks at the call's [`Budget`].
 const PROGRESS_STEPS: i32 = 4096;
@@ -111,6 +111,9 @@ pub(crate) struct StateDb {
     pub(crate) trigram: bool,
     /// Opened with `immutable=1` (a read-only directory): never kept.
     immutable: bool,
+    /// The schema cookie (`PRAGMA schema_version`) the tables were last
+    /// checked at: SQLite changes it with every schema change.
+    checked_at: Option<i64>,
 }
 
 /// Why a `state.db` cannot be read.
@@ -263,6 +266,7 @@ fn open_as(path: &Path, fts: Fts, budget: &Budget, immutable: bool) -> Result<St
         fts: false,
         trigram: false,
         immutable,
+        checked_at: None,
     };
     db.check(path, fts, budget)?;
     Ok(db)
@@ -283,12 +287,20 @@ fn harden(conn: &Connection) -> rusqlite::Result<()> {
 
 impl StateDb {
     /// Run this call's statements under `budget`, then check the schema
-    /// version, the tables, and which FTS tables may be used.
+    /// version, the tables, and which FTS tables may be used. The tables are
+    /// looked at again only when the schema cookie moved since their last
+    /// check (the cookie is what SQLite itself reloads its schema on); the
+    /// version row is data, read on every call.
     fn check(&mut self, path: &Path, fts: Fts, budget: &Budget) -> Result<(), OpenError> {
         let b = budget.clone();
         self.conn
             .progress_handler(PROGRESS_STEPS, Some(move || b.should_stop()))
             .map_err(|e| classify(path, e))?;
+        let cookie = schema_cookie(&self.conn).map_err(|e| classify(path, e))?;
+        if self.checked_at == Some(cookie) {
+            return check_version(&self.conn, path);
+        }
+        self.checked_at = None;
         check_table(&self.conn, path, "schema_version", &["version"])?;
         check_version(&self.conn, path)?;
         check_table(&self.conn, path, "sessions", &SESSION_COLUMNS)?;
@@ -297,8 +309,15 @@ impl StateDb {
             Fts::Off => (false, false),
             Fts::Probe => fts_tables(&self.conn).map_err(|e| classify(path, e))?,
         };
+        self.checked_at = Some(cookie);
         Ok(())
     }
+}
+
+/// The schema cookie: SQLite bumps it with every change to the schema.
+fn schema_cookie(conn: &Connection) -> rusqlite::Result<i64> {
+    conn.prepare_cached("PRAGMA schema_version")?
+        .query_row([], |r| r.get(0))
 }
 
 /// `name` is a table (not a view) with every column of `columns`. A missing
@@ -314,12 +333,11 @@ fn check_table(
         why,
     };
     let kind = conn
-        .query_row(
+        .prepare_cached(
             "SELECT type FROM sqlite_schema WHERE name = ?1 COLLATE NOCASE \
              AND type IN ('table', 'view') LIMIT 1",
-            [name],
-            |r| r.get::<_, String>(0),
         )
+        .and_then(|mut s| s.query_row([name], |r| r.get::<_, String>(0)))
         .map(Some)
         .or_else(|e| match e {
             rusqlite::Error::QueryReturnedNoRows => Ok(None),
@@ -410,9 +428,9 @@ impl DbCache {
 
 /// `SELECT version FROM schema_version` must give [`SCHEMA_VERSION`].
 fn check_version(conn: &Connection, path: &Path) -> Result<(), OpenError> {
-    let version = conn.query_row("SELECT version FROM schema_version", [], |r| {
-        r.get::<_, Option<i64>>(0)
-    });
+    let version = conn
+        .prepare_cached("SELECT version FROM schema_version")
+        .and_then(|mut s| s.query_row([], |r| r.get::<_, Option<i64>>(0)));
     match version {
         Ok(Some(SCHEMA_VERSION)) => Ok(()),
         Ok(Some(v)) if v < SCHEMA_VERSION => Err(OpenError::Older {
@@ -432,7 +450,7 @@ fn check_version(conn: &Connection, path: &Path) -> Result<(), OpenError> {
 
 /// Which of Hermes' two FTS5 tables exist (`messages_fts`, `messages_fts_trigram`).
 fn fts_tables(conn: &Connection) -> rusqlite::Result<(bool, bool)> {
-    let mut stmt = conn.prepare(
+    let mut stmt = conn.prepare_cached(
         "SELECT name FROM sqlite_master WHERE type = 'table' \
          AND name IN ('messages_fts', 'messages_fts_trigram')",
     )?;
@@ -523,7 +541,48 @@ mod tests {
                 r.get::<_, i64>(0)
             })
             .unwrap_err();
-        assert!(e.to_string().contains("too big"), "{e}");
+        assert_eq!(
+            e.sqlite_error_code(),
+            Some(rusqlite::ErrorCode::TooBig),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn a_kept_connection_sees_changes_to_the_schema_and_the_version() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = minimal(dir.path());
+        let cache = DbCache::default();
+        let db = cache.take(&path, &Budget::new()).unwrap();
+        assert!(!db.fts && db.checked_at.is_some());
+        cache.put(path.clone(), db);
+        let writer = Connection::open(&path).unwrap();
+        // The version row is data: no schema change, still seen.
+        writer
+            .execute_batch("UPDATE schema_version SET version = 23")
+            .unwrap();
+        let e = cache.take(&path, &Budget::new()).err().unwrap();
+        assert!(matches!(e, OpenError::Newer { version: 23, .. }), "{e}");
+        writer
+            .execute_batch("UPDATE schema_version SET version = 22")
+            .unwrap();
+        cache.put(path.clone(), cache.take(&path, &Budget::new()).unwrap());
+        // A column renamed in place (same file): the tables are checked again.
+        writer
+            .execute_batch("ALTER TABLE messages RENAME COLUMN compacted TO c2")
+            .unwrap();
+        let e = cache.take(&path, &Budget::new()).err().unwrap();
+        assert!(e.to_string().contains("has no column compacted"), "{e}");
+        writer
+            .execute_batch("ALTER TABLE messages RENAME COLUMN c2 TO compacted")
+            .unwrap();
+        cache.put(path.clone(), cache.take(&path, &Budget::new()).unwrap());
+        // FTS tables added in place are found.
+        writer
+            .execute_batch("CREATE VIRTUAL TABLE messages_fts USING fts5(content)")
+            .unwrap();
+        let db = cache.take(&path, &Budget::new()).unwrap();
+        assert!(db.fts && !db.trigram);
     }
 
     #[test]

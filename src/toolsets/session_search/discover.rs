@@ -9,7 +9,7 @@ use rusqlite::Connection;
 use serde_json::{Map, Value, json};
 
 use super::db::StateDb;
-use super::format::{ok, shape_all, tool_error, when};
+use super::format::{failed, ok, shape_all, tool_error, when};
 use super::search::{Hit, Search, search};
 use super::store::{
     SessionMeta, anchored_view, get_messages, get_session, resolve_to_parent, session_by_title,
@@ -55,7 +55,7 @@ pub(crate) fn discover(db: &StateDb, d: &Discover<'_>) -> ToolOutput {
     };
     let mut found = match search(db, &search_args) {
         Ok(f) => f,
-        Err(e) => return tool_error(format!("Search failed: {e}")),
+        Err(e) => return tool_error(failed("Search failed", &e)),
     };
     let mut hits = std::mem::take(&mut found.hits);
     // `_order_for_recall`: a stable sort, cron after everything else.
@@ -78,7 +78,7 @@ pub(crate) fn discover(db: &StateDb, d: &Discover<'_>) -> ToolOutput {
         let Some(hit) = hit else { continue };
         let snippet = match found.snippet(conn, hit) {
             Ok(s) => s,
-            Err(e) => return tool_error(format!("Search failed: {e}")),
+            Err(e) => return tool_error(failed("Search failed", &e)),
         };
         if let Some(entry) = hit_entry(conn, root, hit, &snippet) {
             results.push(entry);

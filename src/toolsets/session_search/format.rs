@@ -62,20 +62,25 @@ fn cut_strings(v: &mut Value, cap: usize) {
 }
 
 /// Hermes' `tool_error(msg, success=False)`: `{"error": msg, "success": false}`.
-/// SQLite's "string or blob too big" (the value cap) is explained.
 pub(crate) fn tool_error(msg: impl Into<String>) -> ToolOutput {
-    let mut msg = msg.into();
-    if msg.contains("string or blob too big") {
+    let v = json!({"error": msg.into(), "success": false});
+    ToolOutput {
+        content: vec![ContentBlock::text(py_json(&v))],
+        is_error: true,
+    }
+}
+
+/// `"<what>: <e>"`, the text Hermes gives a failed read. A statement stopped
+/// by the value cap (`SQLITE_TOOBIG`) says which cap.
+pub(crate) fn failed(what: &str, e: &rusqlite::Error) -> String {
+    let mut msg = format!("{what}: {e}");
+    if e.sqlite_error_code() == Some(rusqlite::ErrorCode::TooBig) {
         msg.push_str(&format!(
             " (a value in the session database is larger than {} MiB, the most session_search reads from one field; the file may be damaged or hostile)",
             VALUE_CAP >> 20
         ));
     }
-    let v = json!({"error": msg, "success": false});
-    ToolOutput {
-        content: vec![ContentBlock::text(py_json(&v))],
-        is_error: true,
-    }
+    msg
 }
 
 /// `_shape_message(m, anchor_id)`: id, role, content, timestamp, then the
@@ -241,6 +246,33 @@ mod tests {
             "{}",
             text(&out)
         );
+    }
+
+    #[test]
+    fn only_a_value_cap_failure_is_explained_as_one() {
+        let text = |o: &ToolOutput| {
+            o.content[0]
+                .as_text()
+                .map(|t| t.text.clone())
+                .unwrap_or_default()
+        };
+        // A session id that reads like SQLite's message is just an id.
+        let e = tool_error("session_id not found: string or blob too big");
+        assert!(!text(&e).contains("MiB"), "{}", text(&e));
+        let too_big = rusqlite::Error::SqliteFailure(
+            rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_TOOBIG),
+            None,
+        );
+        let m = failed("failed to load session", &too_big);
+        assert!(
+            m.starts_with("failed to load session: ") && m.contains("64 MiB"),
+            "{m}"
+        );
+        let busy = rusqlite::Error::SqliteFailure(
+            rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_BUSY),
+            Some("string or blob too big".into()),
+        );
+        assert!(!failed("Search failed", &busy).contains("MiB"));
     }
 
     #[test]

@@ -105,8 +105,7 @@ impl Toolset for SessionSearchToolset {
 
     fn call<'a>(&'a self, ctx: &'a Context, call: ToolCall) -> BoxFuture<'a, ToolOutput> {
         let env = CallEnv {
-            home: ctx.home.path.clone(),
-            root: ctx.home.root(),
+            home: ctx.home.clone(),
             current: ctx.session_id(),
         };
         let args = Args::parse(&call.args);

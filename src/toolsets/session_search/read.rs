@@ -5,7 +5,7 @@
 use rusqlite::Connection;
 use serde_json::{Map, Value, json};
 
-use super::format::{ok, shape_all, tool_error, when};
+use super::format::{failed, ok, shape_all, tool_error, when};
 use super::store::{
     SessionMeta, get_messages, get_session, messages_around, owning_session, resolve_to_parent,
 };
@@ -45,7 +45,7 @@ pub(crate) fn scroll(
     };
     let mut view = match messages_around(conn, &sid, anchor, window) {
         Ok(v) => v,
-        Err(e) => return tool_error(format!("failed to load messages: {e}")),
+        Err(e) => return tool_error(failed("failed to load messages", &e)),
     };
     let mut warning = None;
     if view.window.is_empty()
@@ -111,7 +111,7 @@ pub(crate) fn read_session(conn: &Connection, sid: &str) -> Result<Map<String, V
     let Some(meta) = get_session(conn, sid).ok().flatten() else {
         return Err(format!("session_id not found: {sid}"));
     };
-    let rows = get_messages(conn, sid).map_err(|e| format!("failed to load session: {e}"))?;
+    let rows = get_messages(conn, sid).map_err(|e| failed("failed to load session", &e))?;
     let total = rows.len();
     let truncated = total > 30;
     let shown = if truncated {

@@ -307,7 +307,7 @@ fn like_query(
          WHERE {} ORDER BY m.timestamp DESC LIMIT ? OFFSET ?",
         wh.join(" AND ")
     );
-    let mut stmt = conn.prepare(&sql)?;
+    let mut stmt = conn.prepare_cached(&sql)?;
     let rows = stmt.query_map(params_from_iter(params.iter()), hit)?;
     rows.collect()
 }

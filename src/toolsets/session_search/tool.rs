@@ -16,6 +16,7 @@ use super::discover::{Discover, discover};
 use super::format::{ok, tool_error};
 use super::profiles::{locate, open_profile};
 use super::read::{read_session, scroll};
+use crate::hermes::HermesHome;
 use crate::hermes::deadlines::SESSION_SEARCH_CALL;
 use crate::pycompat::py_strip;
 use crate::server::ToolOutput;
@@ -24,11 +25,17 @@ use crate::server::ToolOutput;
 #[derive(Debug, Clone)]
 pub(crate) struct CallEnv {
     /// `$HERMES_HOME`: this profile's `state.db` lives here.
-    pub(crate) home: PathBuf,
-    /// The root holding `profiles/` (Hermes' `get_default_hermes_root()`).
-    pub(crate) root: PathBuf,
+    pub(crate) home: HermesHome,
     /// `HERMES_SESSION_ID`: the conversation Codex is part of, left out of results.
     pub(crate) current: Option<String>,
+}
+
+impl CallEnv {
+    /// The root holding `profiles/` (Hermes' `get_default_hermes_root()`),
+    /// worked out only by the calls that look at other profiles.
+    fn root(&self) -> PathBuf {
+        self.home.root()
+    }
 }
 
 /// Non-blank after Python's `strip()`.
@@ -55,12 +62,12 @@ pub(crate) fn run(env: &CallEnv, cache: &DbCache, a: Args, budget: &Budget) -> T
 fn run_in(env: &CallEnv, cache: &DbCache, mut a: Args, budget: &Budget) -> ToolOutput {
     split_link(&mut a);
     if let Some(p) = non_blank(&a.profile) {
-        return match open_profile(&env.root, p, budget) {
+        return match open_profile(&env.root(), p, budget) {
             Ok(db) => shape(env, &db, &a, None, budget),
             Err(text) => tool_error(text),
         };
     }
-    let path = env.home.join("state.db");
+    let path = env.home.path.join("state.db");
     let db = match cache.take(&path, budget) {
         Ok(db) => db,
         Err(e) => return tool_error(e.to_string()),
@@ -140,7 +147,7 @@ fn read(env: &CallEnv, db: &StateDb, sid: &str, budget: &Budget) -> ToolOutput {
         Ok(r) => return ok(Value::Object(r)),
         Err(text) => text,
     };
-    if let Some((other, owner)) = locate(&env.root, sid, budget)
+    if let Some((other, owner)) = locate(&env.root(), sid, budget)
         && let Ok(mut r) = read_session(&other.conn, sid)
     {
         r.insert("profile".into(), Value::String(owner));
