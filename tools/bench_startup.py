@@ -10,7 +10,7 @@ given). Measured, runs interleaved so that machine load falls on all alike:
   board, a state.db of 300 sessions filled through Hermes' own SessionDB), whose
   `instructions` carry Hermes' context (skills index, memory snapshot, guidance; their size
   is reported). Medians, and the ratio to the minimal server (goal, issue #31: <= 2x).
-* peak RSS (the kernel's ru_maxrss of the reaped child) of a short session: `initialize`,
+* peak RSS (the kernel's high-water mark of the server's memory, VmHWM) of a short session: `initialize`,
   `tools/list`, `skills_list`, `session_search`, `memory` add then remove (the home is left
   as it was) and, where offered, `kanban_list`, then end of input; on both homes, and the
   minimal server's `initialize` + `tools/list` for scale (goal: <= 15 MiB). Medians.
@@ -170,11 +170,18 @@ class Session:
             raise RuntimeError(f"{name}: {json.dumps(r)[:300]}")
 
     def end(self):
-        """Close stdin and reap the process: its peak RSS in MiB."""
+        """Close stdin and reap the process: its peak RSS in MiB.
+
+        The peak is the kernel's high-water mark of the server's own address space
+        (/proc/PID/status VmHWM, read after the last answer). Not wait4's ru_maxrss: Linux
+        carries the forking parent's peak into the child across exec, and this Python, with
+        hermes-agent imported, is far bigger than the server."""
+        with open(f"/proc/{self.p.pid}/status", encoding="ascii") as f:
+            hwm_kib = next(int(l.split()[1]) for l in f if l.startswith("VmHWM:"))
         self.p.stdin.close()
-        _, status, usage = os.wait4(self.p.pid, 0)
+        _, status, _ = os.wait4(self.p.pid, 0)
         self.p.returncode = os.waitstatus_to_exitcode(status)
-        return usage.ru_maxrss / 1024
+        return hwm_kib / 1024
 
 
 def init_run(argv, env):
