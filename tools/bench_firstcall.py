@@ -109,6 +109,9 @@ def tool_calls(home: Path, port: int):
         ("skill_view", {"name": "skill-3"}),
         ("memory", {"action": "replace", "target": "memory", "old_text": "Project fact 0",
                     "content": "Project fact 0: uses tool 0."}),
+        # Text beyond ASCII takes the threat scan's Unicode patterns (built apart from the ASCII ones).
+        ("memory", {"action": "replace", "target": "memory", "old_text": "Project fact 1",
+                    "content": "Project fact 1: the café's naïve résumé tool."}, "memory (non-ASCII entry)"),
         ("session_search", {"query": "auth"}),
         ("session_search", {}),
         ("kanban_list", {}),
@@ -186,7 +189,7 @@ def main():
         home = make_home(Path(tmp), port)
         env = {"PATH": os.environ.get("PATH", ""), "HOME": tmp, "HERMES_HOME": str(home),
                "TZ": "UTC", "HERMES_KANBAN_BOARD": "bench"}
-        for name, args in tool_calls(home, port):
+        for name, args, *label in tool_calls(home, port):
             firsts, warms = [], []
             for _ in range(a.rounds):
                 m = Mcp(a.bin, env, a.think_ms)
@@ -198,7 +201,7 @@ def main():
                 firsts.append(t[0])
                 warms.append(min(t[1:]))
             first, warm = statistics.median(firsts), statistics.median(warms)
-            label = name if args else f"{name} (no arguments)"
+            label = label[0] if label else name if args else f"{name} (no arguments)"
             rows.append({"tool": label, "first_ms": round(first, 2), "warm_ms": round(warm, 2),
                          "ratio": round(first / warm, 2) if warm else None,
                          "over_ms": round(first - warm, 2),
