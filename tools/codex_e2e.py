@@ -157,21 +157,25 @@ def parse_calls(prompt):
     return calls
 
 
-def hermes_tools_offered(body):
-    """Tool names codex offered in the hermes-tools namespace of one request (None: no namespace)."""
+def hermes_tools_namespace(body):
+    """The hermes-tools namespace entry of one request's tools (None: codex offered none)."""
     for t in body.get("tools") or []:
         if t.get("type") == "namespace" and t.get("name") == NAMESPACE:
-            return [s.get("name") for s in t.get("tools", [])]
+            return t
     return None
+
+
+def hermes_tools_offered(body):
+    """Tool names codex offered in the hermes-tools namespace of one request (None: no namespace)."""
+    ns = hermes_tools_namespace(body)
+    return None if ns is None else [s.get("name") for s in ns.get("tools", [])]
 
 
 def hermes_tools_description(body):
     """The description codex gave the hermes-tools namespace in one request (the server's
     MCP `instructions`), or None."""
-    for t in body.get("tools") or []:
-        if t.get("type") == "namespace" and t.get("name") == NAMESPACE:
-            return t.get("description")
-    return None
+    ns = hermes_tools_namespace(body)
+    return None if ns is None else ns.get("description")
 
 
 def offered(body, tool):
