@@ -398,33 +398,12 @@ pub(crate) mod tests {
         kill_group(pid);
     }
 
-    /// Every group kill comes while the leader's zombie still holds its pid
-    /// (so a reused pid can never be killed), after a clean end and after
-    /// pipes held past the deadline.
+    /// A step that must leave nothing ([`output_then_kill_group`]'s run)
+    /// kills its group on success; every group kill comes while the leader's
+    /// zombie still holds its pid (so a reused pid can never be killed),
+    /// after a clean end and after pipes held past the deadline.
     #[test]
     fn the_group_is_killed_before_the_leader_is_reaped() {
-        let t = tempfile::tempdir().expect("tempdir");
-        let pidfile = t.path().join("pid");
-        let mut c = Command::new("sh");
-        c.arg("-c").arg(format!(
-            "sleep 100000 >/dev/null 2>&1 & echo $! > {}; echo done",
-            pidfile.display()
-        ));
-        let o = run(c, Duration::from_secs(60), OUTPUT_CAP, true, recording_kill).expect("run");
-        assert_eq!(o.stdout, b"done\n");
-        assert!(o.status.success());
-        assert!(gone_within(read_pid(&pidfile), Duration::from_secs(30)));
-        let mut c = Command::new("sh");
-        c.args(["-c", "sleep 30 & exit 3"]);
-        // The background sleep holds the pipes past the deadline: killed, then the run ends.
-        let o = run(c, Duration::from_secs(1), OUTPUT_CAP, true, recording_kill).expect("run");
-        assert_eq!(o.status.code(), Some(3));
-        let kills = KILLS.with(|k| k.borrow().clone());
-        assert!(kills.len() >= 2 && kills.iter().all(|k| *k), "{kills:?}");
-    }
-
-    #[test]
-    fn a_step_that_must_leave_nothing_kills_its_group_on_success() {
         let t = tempfile::tempdir().expect("tempdir");
         let pidfile = t.path().join("pid");
         let mut c = Command::new("sh");
@@ -433,10 +412,18 @@ pub(crate) mod tests {
             "sleep 100000 >/dev/null 2>&1 & echo $! > {}; echo done",
             pidfile.display()
         ));
-        let o = output_then_kill_group(c, Duration::from_secs(60), OUTPUT_CAP).expect("run");
+        let o = run(c, Duration::from_secs(60), OUTPUT_CAP, true, recording_kill).expect("run");
         assert_eq!(o.stdout, b"done\n");
+        assert!(o.status.success());
         let pid = read_pid(&pidfile);
         let gone = gone_within(pid, Duration::from_secs(30));
         assert!(gone, "the background sleep {pid} survived the step");
+        let mut c = Command::new("sh");
+        c.args(["-c", "sleep 30 & exit 3"]);
+        // The background sleep holds the pipes past the deadline: killed, then the run ends.
+        let o = run(c, Duration::from_secs(1), OUTPUT_CAP, true, recording_kill).expect("run");
+        assert_eq!(o.status.code(), Some(3));
+        let kills = KILLS.with(|k| k.borrow().clone());
+        assert!(kills.len() >= 2 && kills.iter().all(|k| *k), "{kills:?}");
     }
 }

@@ -8,7 +8,7 @@
 //! `HERMES_PYTHON` (default `/opt/hermes-venv/bin/python`).
 
 use std::process::Command;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
@@ -165,7 +165,14 @@ fn a_cancelled_call_stops_its_database_work() {
         "tools/call",
         json!({"name": "session_search", "arguments": {}}),
     );
-    std::thread::sleep(Duration::from_millis(1500));
+    // Still running 1.5 s in: there is work for the cancel to stop.
+    let start = Instant::now();
+    while let Some(msg) = c.recv(Duration::from_millis(1500).saturating_sub(start.elapsed())) {
+        assert!(
+            msg.get("id") != Some(&json!(id)),
+            "the call answered before it was cancelled, so the cancel is not tested: {msg}"
+        );
+    }
     c.notify(
         "notifications/cancelled",
         json!({"requestId": id, "reason": "user"}),

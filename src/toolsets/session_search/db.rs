@@ -300,7 +300,6 @@ impl StateDb {
         if self.checked_at == Some(cookie) {
             return check_version(&self.conn, path);
         }
-        self.checked_at = None;
         check_table(&self.conn, path, "schema_version", &["version"])?;
         check_version(&self.conn, path)?;
         check_table(&self.conn, path, "sessions", &SESSION_COLUMNS)?;

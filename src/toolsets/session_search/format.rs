@@ -22,10 +22,7 @@ const MIN_TEXT_CAP: usize = 200;
 pub(crate) fn ok(v: Value) -> ToolOutput {
     let text = py_json(&v);
     if text.len() <= ANSWER_CAP {
-        return ToolOutput {
-            content: vec![ContentBlock::text(text)],
-            is_error: false,
-        };
+        return ToolOutput::text(text);
     }
     let full = text.len();
     let mut cap = TEXT_CAP / 2;
@@ -34,10 +31,7 @@ pub(crate) fn ok(v: Value) -> ToolOutput {
         cut_strings(&mut cut, cap);
         let text = py_json(&cut);
         if text.len() <= ANSWER_CAP {
-            return ToolOutput {
-                content: vec![ContentBlock::text(text)],
-                is_error: false,
-            };
+            return ToolOutput::text(text);
         }
         cap /= 2;
     }
@@ -200,6 +194,14 @@ fn local_when(ts: f64) -> Option<String> {
 mod tests {
     use super::*;
 
+    /// The answer's text.
+    fn text(o: &ToolOutput) -> String {
+        o.content[0]
+            .as_text()
+            .map(|t| t.text.clone())
+            .unwrap_or_default()
+    }
+
     #[test]
     fn timestamps_read_like_pythons_strftime() {
         assert_eq!(when(&Value::Null), "unknown");
@@ -216,12 +218,6 @@ mod tests {
 
     #[test]
     fn an_answer_over_the_cap_has_its_texts_cut_until_it_fits() {
-        let text = |o: &ToolOutput| {
-            o.content[0]
-                .as_text()
-                .map(|t| t.text.clone())
-                .unwrap_or_default()
-        };
         // Small: untouched, byte for byte.
         let small = json!({"success": true, "messages": [{"content": "héllo"}]});
         assert_eq!(text(&ok(small.clone())), py_json(&small));
@@ -250,12 +246,6 @@ mod tests {
 
     #[test]
     fn only_a_value_cap_failure_is_explained_as_one() {
-        let text = |o: &ToolOutput| {
-            o.content[0]
-                .as_text()
-                .map(|t| t.text.clone())
-                .unwrap_or_default()
-        };
         // A session id that reads like SQLite's message is just an id.
         let e = tool_error("session_id not found: string or blob too big");
         assert!(!text(&e).contains("MiB"), "{}", text(&e));

@@ -88,10 +88,11 @@ impl Msg {
             timestamp: col(row, 4)?,
             tool_name: col(row, 5)?,
             tool_calls: match row.get_ref(6)? {
-                // Cut: no longer JSON, shown as the text it starts with.
-                ValueRef::Text(t) | ValueRef::Blob(t) if cut_text(t, TEXT_CAP).1 => {
-                    Value::String(cut_text(t, TEXT_CAP).0)
-                }
+                ValueRef::Text(t) | ValueRef::Blob(t) => match cut_text(t, TEXT_CAP) {
+                    // Cut: no longer JSON, shown as the text it starts with.
+                    (text, true) => Value::String(text),
+                    (text, false) => decode_tool_calls(Value::String(text)),
+                },
                 v => decode_tool_calls(json_value(v)),
             },
             tool_call_id: col(row, 7)?,
