@@ -6,10 +6,8 @@
 
 use std::collections::HashSet;
 use std::io::Read;
-use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
 use std::sync::{LazyLock, Mutex};
-use std::time::{Duration, Instant};
 
 use rusqlite::Connection;
 
@@ -22,7 +20,6 @@ use crate::toolsets::kanban::util::py_repr;
 /// it. Here it caps a call's total lock wait, with
 /// [`crate::hermes::deadlines::KANBAN_LOCK_WAIT`] as the ceiling.
 pub(crate) const DEFAULT_BUSY_TIMEOUT_MS: u64 = 120_000;
-const INIT_LOCK_POLL: Duration = Duration::from_millis(50);
 const SQLITE_HEADER: &[u8] = b"SQLite format 3\0";
 
 /// Paths whose first-open setup already ran in this process.
@@ -44,7 +41,7 @@ pub(crate) fn open(path: &Path) -> KanbanResult<Connection> {
         apply_pragmas(&conn)?;
         return Ok(conn);
     }
-    let _lock = InitLock::acquire(path)?;
+    let _lock = init_lock(path)?;
     validate_header(path)?;
     guard_healthy(path)?;
     let conn = raw_connect(path)?;
@@ -111,48 +108,24 @@ fn apply_pragmas(conn: &Connection) -> KanbanResult<()> {
 /// A lock file that is not a regular file (a FIFO, a symlink) is refused at
 /// once ([`crate::fs::open_lock_file`]); one that cannot be opened otherwise
 /// is done without.
-struct InitLock {
-    file: Option<std::fs::File>,
-}
-
-impl InitLock {
-    fn acquire(db: &Path) -> KanbanResult<Self> {
-        let mut name = db.file_name().unwrap_or_default().to_os_string();
-        name.push(".init.lock");
-        let lock_path = db.with_file_name(name);
-        // Python's open("a+b") makes it 0666 less the umask.
-        let file = match crate::fs::open_lock_file(&lock_path, 0o666) {
-            Ok(file) => file,
-            Err(e) if crate::fs::NotALockFile::in_io(&e).is_some() => return Err(e.into()),
-            Err(_) => return Ok(InitLock { file: None }),
-        };
-        let deadline = Instant::now() + crate::hermes::deadlines::KANBAN_INIT_LOCK.get();
-        loop {
-            // SAFETY: flock on a file descriptor we own.
-            let rc = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
-            if rc == 0 {
-                return Ok(InitLock { file: Some(file) });
-            }
-            if Instant::now() >= deadline {
+fn init_lock(db: &Path) -> KanbanResult<Option<crate::fs::Flock>> {
+    let mut name = db.file_name().unwrap_or_default().to_os_string();
+    name.push(".init.lock");
+    let lock_path = db.with_file_name(name);
+    let wait = crate::hermes::deadlines::KANBAN_INIT_LOCK;
+    // Python's open("a+b") makes it 0666 less the umask.
+    match crate::fs::Flock::take_timeout_mode(&lock_path, wait.get(), 0o666) {
+        Ok(lock) => Ok(Some(lock)),
+        Err(e) if crate::fs::NotALockFile::in_io(&e).is_some() => Err(e.into()),
+        Err(e) => {
+            if e.kind() == std::io::ErrorKind::TimedOut {
                 tracing::warn!(
                     "kanban init lock {} not acquired within {}s; proceeding without it",
                     lock_path.display(),
-                    crate::hermes::deadlines::KANBAN_INIT_LOCK
-                        .hermes()
-                        .as_secs()
+                    wait.hermes().as_secs()
                 );
-                return Ok(InitLock { file: None });
             }
-            std::thread::sleep(INIT_LOCK_POLL);
-        }
-    }
-}
-
-impl Drop for InitLock {
-    fn drop(&mut self) {
-        if let Some(f) = &self.file {
-            // SAFETY: unlocking our own descriptor.
-            unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_UN) };
+            Ok(None)
         }
     }
 }
