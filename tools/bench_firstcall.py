@@ -24,7 +24,6 @@ Run with Hermes' Python (the state.db is filled through hermes_state):
 
 import argparse
 import functools
-import hashlib
 import http.server
 import json
 import os
@@ -39,10 +38,10 @@ import time
 import zlib
 from pathlib import Path
 
+from bench_sessions import state_db  # tools/bench_sessions.py
+
 ROOT = Path(__file__).resolve().parent.parent
-FILL = ROOT / "tests/fixtures/session_search/fill_state.py"
 SESSIONS = 300
-CACHE = Path("/tmp/hermes-mcp-bench-sessions")
 
 
 def png(w=64, h=48) -> bytes:
@@ -64,21 +63,6 @@ PAGE = (
 ).encode()
 
 
-def state_db() -> Path:
-    """A state.db of SESSIONS sessions, built once per fill script version."""
-    digest = hashlib.sha256(FILL.read_bytes()).hexdigest()[:12]
-    home = CACHE / f"{digest}-{SESSIONS}"
-    if not (home / "state.db").exists():
-        tmp = CACHE / f"{digest}-{SESSIONS}.partial"
-        shutil.rmtree(tmp, ignore_errors=True)
-        tmp.mkdir(parents=True)
-        env = dict(os.environ, HERMES_HOME=str(tmp), TZ="UTC")
-        subprocess.run([sys.executable, str(FILL), str(SESSIONS)], env=env, check=True,
-                       stdout=subprocess.DEVNULL)
-        tmp.rename(home)
-    return home / "state.db"
-
-
 def make_home(root: Path, port: int) -> Path:
     home = root / "hermes"
     for i in range(5):
@@ -92,7 +76,7 @@ def make_home(root: Path, port: int) -> Path:
     mem.mkdir(parents=True)
     (mem / "MEMORY.md").write_text("\n§\n".join(f"Project fact {i}: uses tool {i}." for i in range(8)))
     (mem / "USER.md").write_text("Prefers short answers.\n§\nWorks in UTC.")
-    shutil.copy(state_db(), home / "state.db")
+    shutil.copy(state_db(SESSIONS, sys.executable), home / "state.db")
     (home / "pic.png").write_bytes(png())
     (home / "config.yaml").write_text(
         "toolsets:\n  - hermes-cli\n  - kanban\n"

@@ -29,7 +29,6 @@ Options: --current (default $CARGO_TARGET_DIR or target/, release/hermes-mcp), -
 (serve runs per binary and home), --rss-runs (sessions per binary and home).
 """
 import argparse
-import hashlib
 import json
 import os
 import resource
@@ -41,11 +40,11 @@ import tempfile
 import time
 from pathlib import Path
 
+from bench_sessions import state_db  # tools/bench_sessions.py
+
 ROOT = Path(__file__).resolve().parent.parent
 MINIMAL = ROOT / "tools/minimal-rmcp"
-FILL = ROOT / "tests/fixtures/session_search/fill_state.py"
 SESSIONS = 300
-CACHE = Path("/tmp/hermes-mcp-bench-sessions")
 INIT = {"protocolVersion": "2025-06-18", "capabilities": {},
         "clientInfo": {"name": "codex-mcp-client", "version": "0.169.0"}}
 KANBAN = """
@@ -96,21 +95,6 @@ def hermes_python():
     return os.environ.get("HERMES_PYTHON") or sys.executable
 
 
-def state_db():
-    """A state.db of SESSIONS sessions filled through Hermes, built once per fill script."""
-    digest = hashlib.sha256(FILL.read_bytes()).hexdigest()[:12]
-    home = CACHE / f"{digest}-{SESSIONS}"
-    if not (home / "state.db").exists():
-        tmp = CACHE / f"{digest}-{SESSIONS}.partial"
-        shutil.rmtree(tmp, ignore_errors=True)
-        tmp.mkdir(parents=True)
-        env = dict(os.environ, HERMES_HOME=str(tmp), TZ="UTC")
-        subprocess.run([hermes_python(), str(FILL), str(SESSIONS)], env=env, check=True,
-                       stdout=subprocess.DEVNULL)
-        tmp.rename(home)
-    return home / "state.db"
-
-
 def realistic_home(root, skills=300):
     """A Hermes home with `skills` skills in 12 categories, full memory files, a kanban
     board of 50 tasks and a state.db of SESSIONS sessions."""
@@ -128,7 +112,7 @@ def realistic_home(root, skills=300):
     (mem / "USER.md").write_text("\n§\n".join(f"User preference {i}" for i in range(40)),
                                  encoding="utf-8")
     (home / "config.yaml").write_text("toolsets:\n  - hermes-cli\n  - kanban\n", encoding="utf-8")
-    shutil.copy(state_db(), home / "state.db")
+    shutil.copy(state_db(SESSIONS, hermes_python()), home / "state.db")
     subprocess.run([hermes_python(), "-c", KANBAN, "50"], check=True, stdout=subprocess.DEVNULL,
                    env=dict(os.environ, HERMES_HOME=str(home)))
     return home

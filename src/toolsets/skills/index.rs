@@ -169,21 +169,23 @@ fn should_show(fm: &Frontmatter, tools: &BTreeSet<&str>, toolsets: &BTreeSet<&st
             .all(|t| has(tools, t))
 }
 
-/// `iter_skill_index_files`: every `name` under `root`, sorted as Python
-/// sorts the path strings.
-fn index_files(root: &Path, trusted: &[PathBuf], name: &str) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    scan::walk_files(root, trusted, &mut |p| {
-        if p.file_name().is_some_and(|n| n == name) {
-            out.push(p.to_path_buf());
-        }
+/// `iter_skill_index_files(root, "SKILL.md")` and `(root, "DESCRIPTION.md")`
+/// from one walk of `root`, each sorted as Python sorts the path strings.
+fn index_files(root: &Path, trusted: &[PathBuf]) -> (Vec<PathBuf>, Vec<PathBuf>) {
+    let (mut skills, mut descriptions) = (Vec::new(), Vec::new());
+    scan::walk_files(root, trusted, &mut |p| match p.file_name() {
+        Some(n) if n == "SKILL.md" => skills.push(p.to_path_buf()),
+        Some(n) if n == "DESCRIPTION.md" => descriptions.push(p.to_path_buf()),
+        _ => {}
     });
-    out.sort_by(|a, b| {
-        a.as_os_str()
-            .as_encoded_bytes()
-            .cmp(b.as_os_str().as_encoded_bytes())
-    });
-    out
+    for files in [&mut skills, &mut descriptions] {
+        files.sort_by(|a, b| {
+            a.as_os_str()
+                .as_encoded_bytes()
+                .cmp(b.as_os_str().as_encoded_bytes())
+        });
+    }
+    (skills, descriptions)
 }
 
 impl Index {
@@ -205,7 +207,7 @@ impl Index {
             if !local {
                 seen.extend(index.by_category.values().flatten().map(|(n, _)| n.clone()));
             }
-            let paths = index_files(&root, &roots.trusted, "SKILL.md");
+            let (paths, descriptions) = index_files(&root, &roots.trusted);
             let read = scan::skill_files(&paths, &roots.trusted);
             for (path, read) in paths.into_iter().zip(read) {
                 let (compatible, fm, desc) = parse_skill_file(ctx, &path, read);
@@ -229,23 +231,29 @@ impl Index {
                     .or_default()
                     .push((name, desc));
             }
-            index.read_descriptions(&root, &roots.trusted, local);
+            index.read_descriptions(&root, &descriptions, &roots.trusted, local);
         }
         index
     }
 
-    /// The `DESCRIPTION.md` of each category under `root`; an external
-    /// root's never replaces one already read.
-    fn read_descriptions(&mut self, root: &Path, trusted: &[PathBuf], local: bool) {
-        for path in index_files(root, trusted, "DESCRIPTION.md") {
-            let Ok(text) = scan::read_text(&path, trusted) else {
+    /// The `DESCRIPTION.md` of each category under `root` (`paths`); an
+    /// external root's never replaces one already read.
+    fn read_descriptions(
+        &mut self,
+        root: &Path,
+        paths: &[PathBuf],
+        trusted: &[PathBuf],
+        local: bool,
+    ) {
+        for path in paths {
+            let Ok(text) = scan::read_text(path, trusted) else {
                 continue;
             };
             let (fm, _) = frontmatter::parse(&text);
             let Some(desc) = fm.get("description").filter(|v| truthy(v)) else {
                 continue;
             };
-            let rel = path.strip_prefix(root).unwrap_or(&path);
+            let rel = path.strip_prefix(root).unwrap_or(path);
             let parts: Vec<String> = rel
                 .components()
                 .map(|c| c.as_os_str().to_string_lossy().into_owned())

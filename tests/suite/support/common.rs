@@ -330,6 +330,11 @@ pub fn provider_for(env: &TestEnv, vars: &[(&str, &str)], job: &str) -> Value {
 /// Run `c`, assert it succeeded (its stderr in the message), and return its stdout.
 pub fn run_ok(mut c: Command) -> String {
     let out = c.output().expect("run the command");
+    success_stdout(&c, out)
+}
+
+/// `c`'s stdout, once its `out` says it succeeded (its stderr in the message).
+fn success_stdout(c: &Command, out: std::process::Output) -> String {
     assert!(
         out.status.success(),
         "{c:?} failed: {}",
@@ -355,12 +360,7 @@ pub fn run_ok_with_input(mut c: Command, input: &[u8]) -> String {
         .write_all(input)
         .expect("write the command's input");
     let out = child.wait_with_output().expect("wait for the command");
-    assert!(
-        out.status.success(),
-        "{c:?} failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap()
+    success_stdout(&c, out)
 }
 
 /// The test-only variable that scales every fixed deadline of `serve`
