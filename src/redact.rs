@@ -359,10 +359,9 @@ pub fn redact_with(text: &str, opts: RedactOptions) -> String {
                 text = sub(&ENV_ASSIGN_RE, &text, redact_env);
             }
             if !text.contains("://") && CFG_GUARD.is_match(&text) {
+                // The dotted pass keeps each name and its `=`: the guard still holds.
                 text = sub(&CFG_DOTTED_RE, &text, redact_env);
-                if CFG_GUARD.is_match(&text) {
-                    text = sub(&CFG_ANCHORED_RE, &text, redact_env);
-                }
+                text = sub(&CFG_ANCHORED_RE, &text, redact_env);
             }
         }
         if text.contains(':') && text.contains('"') {

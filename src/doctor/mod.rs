@@ -251,7 +251,7 @@ fn examine(opts: &Options, codex_home: &Path, path: &Path, r: &mut Report) {
         r.find(
             "hermes_tools_not_stdio",
             format!("[mcp_servers.{SERVER_NAME}] has no command: it is not a stdio server"),
-            format!("run `{}`", opts.command("migrate")),
+            opts.run_migrate(),
         );
         return;
     };

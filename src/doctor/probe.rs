@@ -58,9 +58,7 @@ impl Launch {
         let extra = self.timeout.clamp(EXTRA_WAIT.0, EXTRA_WAIT.1);
         self.timeout.saturating_add(extra)
     }
-}
 
-impl Launch {
     pub(crate) fn command(&self) -> Command {
         let mut c = Command::new(&self.program);
         c.args(&self.args)
@@ -104,8 +102,7 @@ struct Running {
     stderr: mpsc::Receiver<String>,
     /// Set when doctor is done with the server (at the latest when this is
     /// dropped): the pipe readers end then, whoever still holds the pipes.
-    stop: Arc<AtomicBool>,
-    _stop_on_drop: StopOnDrop,
+    stop: StopOnDrop,
 }
 
 impl Running {
@@ -169,7 +166,7 @@ impl Running {
         // A process that left the group (setsid) may still hold stderr: the
         // reader then stops and hands over what it has.
         let stderr = self.stderr.recv_timeout(GRACE).unwrap_or_else(|_| {
-            self.stop.store(true, Ordering::SeqCst);
+            self.stop.0.store(true, Ordering::SeqCst);
             self.stderr.recv_timeout(GRACE).unwrap_or_default()
         });
         redact(&stderr)
@@ -224,8 +221,7 @@ fn spawn(launch: &Launch) -> std::io::Result<Running> {
         stdin,
         lines,
         stderr: stderr_rx,
-        _stop_on_drop: StopOnDrop(stop.clone()),
-        stop,
+        stop: StopOnDrop(stop),
     })
 }
 

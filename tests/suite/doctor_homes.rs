@@ -118,7 +118,10 @@ fn doctor_takes_the_hermes_home_and_profile_and_its_hints_keep_the_homes() {
     let args = ["--profile", "work", "--codex-home", s(&codex)];
     let (_, v) = doctor_with(&env, &args);
     let hs = hints(&v);
-    assert!(hs.iter().any(|h| h.contains("migrate")), "{hs:?}");
+    assert!(
+        hs.iter().any(|h| h.contains("hermes-mcp migrate")),
+        "{hs:?}"
+    );
     for h in hs.iter().filter(|h| h.contains("hermes-mcp migrate")) {
         assert!(
             h.contains(&format!("hermes-mcp migrate {}", args.join(" "))),

@@ -8,6 +8,7 @@
 use serde_json::{Map, Value};
 
 use super::Reader;
+use crate::hermes::config::float_value;
 
 /// `tts:`.
 #[derive(Debug, Clone, Default)]
@@ -31,14 +32,6 @@ pub struct TtsEdge {
     pub speed: Option<f64>,
 }
 
-fn number(v: &Value) -> Option<f64> {
-    match v {
-        Value::Number(n) => n.as_f64(),
-        Value::String(s) => s.trim().parse().ok(),
-        _ => None,
-    }
-}
-
 impl Tts {
     pub(crate) fn read(r: &Reader<'_>, sec: Option<&Map<String, Value>>) -> Self {
         let edge = r.section(sec, "edge");
@@ -49,7 +42,7 @@ impl Tts {
                 speed: r
                     .value(edge, "speed")
                     .or_else(|| r.value(sec, "speed"))
-                    .and_then(number),
+                    .and_then(float_value),
             },
             elevenlabs_base_url: r.text(r.section(sec, "elevenlabs"), "base_url"),
             map: sec.cloned().unwrap_or_default(),

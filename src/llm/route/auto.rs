@@ -20,7 +20,7 @@
 //! for a provider whose model has no slash).
 
 use super::capability;
-use super::clients::{build, codex, codex_missing, is_keyed, keyed, main_custom};
+use super::clients::{build, codex, is_keyed, keyed, main_custom};
 use super::providers;
 use super::resolve::{
     Resolution, Task, main_model, main_provider, missing, native, normalize, skipped,
@@ -200,7 +200,13 @@ fn text_main(ctx: &Context, task: Task, notes: &mut Vec<String>) -> Option<Resol
             build(ctx, task, &mp, None, None, Some(mm.clone()), &why)
         }
         Provider::Custom => main_custom(ctx, task, Some(mm.clone()), &why),
-        Provider::OpenAiCodex => codex(ctx, task, None, Some(mm.clone()), &why),
+        Provider::OpenAiCodex => match codex(ctx, task, None, Some(mm.clone()), &why) {
+            Ok(r) => Some(r),
+            Err(e) => {
+                notes.push(format!("main provider {mp}: {e}"));
+                None
+            }
+        },
         p if providers::uncallable(p.as_str()).is_some() => {
             notes.push(format!(
                 "main provider {p}: {} — hermes-mcp cannot call it",
@@ -227,16 +233,10 @@ fn text_main(ctx: &Context, task: Task, notes: &mut Vec<String>) -> Option<Resol
     match hit {
         Some(r) if usable(&r) => return Some(r),
         Some(r) => notes.push(format!("main provider {mp}: {}", reason_of(&r))),
-        None if notes.is_empty() => notes.push(match mp {
-            Provider::OpenAiCodex => format!(
-                "main provider {mp}: {}",
-                codex_missing(ctx, task, Some(&mm))
-            ),
-            _ => format!(
-                "main provider {mp} has no credentials: {}",
-                missing(task, &mp)
-            ),
-        }),
+        None if notes.is_empty() => notes.push(format!(
+            "main provider {mp} has no credentials: {}",
+            missing(task, &mp)
+        )),
         None => {}
     }
     None

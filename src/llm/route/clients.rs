@@ -246,16 +246,29 @@ fn pool_base_url(ctx: &Context) -> Option<String> {
 }
 
 /// `_build_codex_client(model)`: the ChatGPT sign-in on the Codex Responses
-/// endpoint; `None` without a sign-in or a model (Hermes picks no default).
+/// endpoint; without a sign-in or a model (Hermes picks no default), `Err`
+/// says which of the two is missing, with what gives it.
 pub(super) fn codex(
     ctx: &Context,
     task: Task,
     base_url: Option<String>,
     model: Option<String>,
     why: &str,
-) -> Option<Resolution> {
-    let model = model?;
-    let source = codex_auth::sign_in_source(&ctx.home.path, codex_home(ctx).as_deref(), now())?;
+) -> Result<Resolution, String> {
+    let source = codex_auth::sign_in_source(&ctx.home.path, codex_home(ctx).as_deref(), now());
+    let no_sign_in = "no ChatGPT sign-in (neither Hermes' auth.json nor Codex's has one): run `hermes auth codex` or `codex login`";
+    let no_model = || {
+        format!(
+            "no model: model.default (or auxiliary.{}.model) is not set in config.yaml",
+            task.name
+        )
+    };
+    let (source, model) = match (source, model) {
+        (Some(source), Some(model)) => (source, model),
+        (None, Some(_)) => return Err(no_sign_in.to_string()),
+        (Some(_), None) => return Err(format!("signed in to ChatGPT, but {}", no_model())),
+        (None, None) => return Err(format!("{no_sign_in}; and {}", no_model())),
+    };
     let base = base_url
         .or_else(|| pool_base_url(ctx))
         .unwrap_or_else(|| codex_auth::DEFAULT_CODEX_BASE_URL.into());
@@ -274,31 +287,11 @@ pub(super) fn codex(
         codex_auth::TokenSource::HermesAuthStore => "Hermes' auth.json".into(),
         codex_auth::TokenSource::CodexCli => "Codex's auth.json".into(),
     };
-    Some(Resolution {
+    Ok(Resolution {
         mode,
         provider: Provider::OpenAiCodex.to_string(),
         why: format!("{why}, ChatGPT sign-in from {from}"),
     })
-}
-
-/// Why [`codex`] has no client: which of the two it needs is missing (the
-/// ChatGPT sign-in, the model), with what gives it.
-pub(super) fn codex_missing(ctx: &Context, task: Task, model: Option<&str>) -> String {
-    let signed_in =
-        codex_auth::sign_in_source(&ctx.home.path, codex_home(ctx).as_deref(), now()).is_some();
-    let no_sign_in = "no ChatGPT sign-in (neither Hermes' auth.json nor Codex's has one): run `hermes auth codex` or `codex login`";
-    let no_model = format!(
-        "no model: model.default (or auxiliary.{}.model) is not set in config.yaml",
-        task.name
-    );
-    match (signed_in, model.is_some()) {
-        (false, true) => no_sign_in.to_string(),
-        (true, false) => format!("signed in to ChatGPT, but {no_model}"),
-        (false, false) => format!("{no_sign_in}; and {no_model}"),
-        (true, true) => {
-            "the ChatGPT sign-in and the model are there, yet no client was built".into()
-        }
-    }
 }
 
 /// DeepInfra's default vision model: the first catalog entry tagged both

@@ -32,7 +32,7 @@
 //! The provider clients themselves (OpenRouter, Nous, DeepInfra, custom, the
 //! API-key providers, the ChatGPT sign-in) are built in clients.rs.
 
-use super::clients::{build, codex, codex_missing, is_keyed, keyed, main_custom};
+use super::clients::{build, codex, is_keyed, keyed, main_custom};
 use super::{apikey, auto, providers};
 use crate::hermes::{Context, envvars};
 use crate::llm::endpoint::{Mode, OPENAI_BASE_URL};
@@ -171,10 +171,7 @@ fn explicit_endpoint(
     let hit = match p {
         // Text tasks speak Codex Responses with the ChatGPT sign-in; vision
         // never does (Codex's own model looks instead).
-        Provider::OpenAiCodex if !task.is_vision() => {
-            let missing = codex_missing(ctx, task, model.as_deref());
-            codex(ctx, task, Some(base), model, &why).ok_or(missing)
-        }
+        Provider::OpenAiCodex if !task.is_vision() => codex(ctx, task, Some(base), model, &why),
         // Vision takes DeepInfra's model from its live catalog (`build`).
         _ if is_keyed(p) || (*p == Provider::DeepInfra && !task.is_vision()) => {
             keyed(ctx, task, p, Some(base), None, model, &why).map_err(|e| e.0)
@@ -235,32 +232,25 @@ fn named_client(
         })
     };
     let found = |r: Option<Resolution>| r.ok_or_else(|| missing(task, p));
+    // The provider's client with the task's own key and model.
+    let with_task_key = || {
+        found(build(
+            ctx,
+            task,
+            p,
+            None,
+            t.api_key.clone(),
+            t.model.clone(),
+            why,
+        ))
+    };
     match p {
         Provider::OpenAiCodex | Provider::Native if vision => Ok(native(format!(
             "{why}: Codex's own model looks at the image"
         ))),
-        Provider::OpenAiCodex => {
-            let missing = codex_missing(ctx, task, model.as_deref());
-            codex(ctx, task, None, model, why).ok_or(missing)
-        }
-        Provider::OpenRouter | Provider::Nous => found(build(
-            ctx,
-            task,
-            p,
-            None,
-            t.api_key.clone(),
-            t.model.clone(),
-            why,
-        )),
-        Provider::DeepInfra if vision => found(build(
-            ctx,
-            task,
-            p,
-            None,
-            t.api_key.clone(),
-            t.model.clone(),
-            why,
-        )),
+        Provider::OpenAiCodex => codex(ctx, task, None, model, why),
+        Provider::OpenRouter | Provider::Nous => with_task_key(),
+        Provider::DeepInfra if vision => with_task_key(),
         Provider::Custom => found(main_custom(ctx, task, t.model.clone(), why)),
         p if providers::uncallable(p.as_str()).is_some() => {
             let u = providers::uncallable(p.as_str()).unwrap_or_default();
