@@ -48,7 +48,7 @@ Usage:
                      [--rounds 1] [--dump DIR] [--only NAMES] [--worst 8]
 
 mcp-server-fetch and trafilatura are installed into --fetch-venv on first use
-(`python3 -m venv` + `pip install mcp-server-fetch trafilatura lxml_html_clean`); mcp-server-fetch
+(`python3 -m venv` + `pip install mcp-server-fetch trafilatura`); mcp-server-fetch
 runs with --allow-private-ips (the pages are on loopback) and --ignore-robots-txt
 (we do not fetch robots.txt either, so both do one HTTP request per page).
 """
@@ -428,12 +428,12 @@ def main():
     if not pages:
         sys.exit("error: no page selected")
     by_key = {f"{c.name}/{p.name}": p for c, p in pages}
+    # a page's bytes, under a file name of its key (scrapinghub's are gzipped)
+    file_of = lambda key: serve_dir / hashlib.sha1(key.encode()).hexdigest()
     sample = [(c, p) for c, p in pages if in_sample(c.name, p.name, max(1, a.fetch_every))] or pages[:1]
-    # the bytes are served from a temporary directory (scrapinghub's are gzipped)
     serve_dir = Path(tempfile.mkdtemp(prefix="bench-web-pages-"))
     for key, p in by_key.items():
-        f = serve_dir / hashlib.sha1(key.encode()).hexdigest()
-        f.write_bytes(p.load())
+        file_of(key).write_bytes(p.load())
 
     class Handler(http.server.BaseHTTPRequestHandler):
         def log_message(self, *args):
@@ -454,24 +454,16 @@ def main():
     srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     threading.Thread(target=srv.serve_forever, daemon=True).start()
     base = f"http://127.0.0.1:{srv.server_address[1]}"
-    url_of = lambda key: f"{base}/{hashlib.sha1(key.encode()).hexdigest()}/"
+    url_of = lambda key: f"{base}/{file_of(key).name}/"
 
     home = tempfile.mkdtemp(prefix="bench-hermes-")
     env = {"PATH": os.environ.get("PATH", ""), "HOME": home, "HERMES_HOME": home,
            "HERMES_ALLOW_PRIVATE_URLS": "1"}
+    hermes_extract = lambda c, url: json.loads(unwrap_untrusted(
+        c.call("web_extract", {"urls": [url], "char_limit": 500000})))["results"][0].get("content") or ""
     mcp_servers = {
-        "hermes-mcp": (
-            lambda: Mcp([a.bin, "serve"], env),
-            lambda c, url: json.loads(unwrap_untrusted(c.call("web_extract", {"urls": [url], "char_limit": 500000})))
-            ["results"][0].get("content") or "",
-            a.rounds,
-        ),
-        "hermes-mcp@base": (
-            lambda: Mcp([a.baseline_bin, "serve"], env),
-            lambda c, url: json.loads(unwrap_untrusted(c.call("web_extract", {"urls": [url], "char_limit": 500000})))
-            ["results"][0].get("content") or "",
-            a.rounds,
-        ),
+        "hermes-mcp": (lambda: Mcp([a.bin, "serve"], env), hermes_extract, a.rounds),
+        "hermes-mcp@base": (lambda: Mcp([a.baseline_bin, "serve"], env), hermes_extract, a.rounds),
         "mcp-server-fetch": (
             lambda: Mcp([str(fetch_exe), "--allow-private-ips", "--ignore-robots-txt"],
                         {"PATH": os.environ.get("PATH", ""), "HOME": home}),
@@ -481,20 +473,18 @@ def main():
     }
 
     texts = {}   # tool -> key -> text
-    times = {}   # tool -> corpus -> seconds (per page, one round)
     page_t = {}  # tool -> key -> seconds (one round)
     for tool in servers:
-        texts[tool], times[tool], page_t[tool] = {}, Counter(), Counter()
+        texts[tool], page_t[tool] = {}, Counter()
         if tool == "trafilatura":
             w = subprocess.Popen([str(py), "-c", TRAFILATURA_WORKER], stdin=subprocess.PIPE,
                                  stdout=subprocess.PIPE, text=True, bufsize=1)
             for c, p in pages:
                 key = f"{c.name}/{p.name}"
-                w.stdin.write(json.dumps(str(serve_dir / hashlib.sha1(key.encode()).hexdigest())) + "\n")
+                w.stdin.write(json.dumps(str(file_of(key))) + "\n")
                 w.stdin.flush()
                 r = json.loads(w.stdout.readline())
                 texts[tool][key] = r["text"]
-                times[tool][c.name] += r["dt"]
                 page_t[tool][key] += r["dt"]
             w.stdin.close()
             w.wait()
@@ -513,7 +503,6 @@ def main():
                     print(f"{tool}: {key}: {e}", file=sys.stderr)
                     texts[tool][key] = ""
                     conn = start()
-                times[tool][c.name] += (time.perf_counter() - t0) / rounds
                 page_t[tool][key] += (time.perf_counter() - t0) / rounds
         conn.close()
         print(f"{tool}: done", file=sys.stderr)

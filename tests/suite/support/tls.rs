@@ -4,7 +4,7 @@
 //! bytes to a plain TCP port (a DevTools endpoint, for `wss://` CDP URLs).
 //! A process trusts the authority through `SSL_CERT_FILE` = [`TestCa::ca_pem`].
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::Command;
 use std::sync::Arc;
 
@@ -12,6 +12,7 @@ use futures::FutureExt;
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer};
 
+use super::common::run_ok;
 use super::fake::TestServer;
 use super::prereq::require_program;
 
@@ -26,16 +27,9 @@ impl TestCa {
         require_program("openssl");
         let dir = tempfile::tempdir().unwrap();
         let run = |args: &[&str]| {
-            let out = Command::new("openssl")
-                .args(args)
-                .current_dir(dir.path())
-                .output()
-                .unwrap();
-            assert!(
-                out.status.success(),
-                "openssl {args:?}: {}",
-                String::from_utf8_lossy(&out.stderr)
-            );
+            let mut c = Command::new("openssl");
+            c.args(args).current_dir(dir.path());
+            run_ok(c);
         };
         std::fs::write(
             dir.path().join("leaf.ext"),
@@ -106,8 +100,8 @@ impl TestCa {
     }
 
     fn server_config(&self) -> Arc<rustls::ServerConfig> {
-        let _ = rustls::crypto::ring::default_provider().install_default();
-        let file = |n: &str| -> PathBuf { Path::new(self.dir.path()).join(n) };
+        hermes_mcp::net::client::install_crypto();
+        let file = |n: &str| -> PathBuf { self.dir.path().join(n) };
         let certs: Vec<CertificateDer<'static>> = CertificateDer::pem_file_iter(file("leaf.pem"))
             .unwrap()
             .map(Result::unwrap)

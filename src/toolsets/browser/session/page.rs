@@ -194,15 +194,11 @@ pub(crate) async fn settle(st: &Settings, s: &Session, grace: Duration) {
     }
 }
 
-/// The current history entry's URL and title (empty when unknown).
-pub(crate) async fn current_url_title(st: &Settings, s: &Session) -> (String, String) {
-    url_title_of(st, s).await
-}
-
-/// [`current_url_title`] as a future that holds the tab's handles instead of
-/// borrowing the session, so that it can run beside a snapshot of the same
-/// tab (the browser answers it without the page).
-pub(crate) fn url_title_of(
+/// The current history entry's URL and title (empty when unknown). The
+/// future holds the tab's handles instead of borrowing the session, so that
+/// it can run beside a snapshot of the same tab (the browser answers it
+/// without the page).
+pub(crate) fn current_url_title(
     st: &Settings,
     s: &Session,
 ) -> impl std::future::Future<Output = (String, String)> + Send + 'static {

@@ -13,9 +13,7 @@ use crate::toolsets::browser::cdp::protocol::{Navigated, NavigationHistory, deco
 use crate::toolsets::browser::chromium::settings::Settings;
 use crate::toolsets::browser::chromium::urlcheck;
 use crate::toolsets::browser::reply::{Fail, R, ok};
-use crate::toolsets::browser::session::page::{
-    cmd, cmd_as, current_url_title, settle, url_title_of,
-};
+use crate::toolsets::browser::session::page::{cmd, cmd_as, current_url_title, settle};
 use crate::toolsets::browser::session::{self, Session};
 
 /// Page titles that suggest a bot wall (Hermes' `browser_navigate`,
@@ -185,7 +183,7 @@ pub(crate) async fn navigate(ctx: &Context, st: &Settings, s: &mut Session, url:
     }
     // The history entry (the browser's answer) and the snapshot (the
     // page's) are asked for together.
-    let url_title = url_title_of(st, s);
+    let url_title = current_url_title(st, s);
     let (snapshot, (final_url, title)) = tokio::join!(take_snapshot(ctx, st, s, false), url_title);
     let mut resp = json!({"url": final_url, "title": title});
     let tl = title.to_lowercase();
