@@ -41,8 +41,9 @@ apt_install() {  # apt_install PKG... (only the missing ones)
 # espeak-ng (offline text_to_speech), sox (audio conversion, duration checks), lame (MP3 encoding
 # and decoding: Debian's sox has no MP3 codec), chromium (browser),
 # strace (records Chromium's connections), util-linux's unshare and iproute2's ip (the
-# loopback-only network namespace the tests run in).
-apt_install python3-venv sqlite3 espeak-ng sox lame chromium strace util-linux iproute2 ffmpeg zsh fish openssl
+# loopback-only network namespace the tests run in), openssl (the TLS tests' certificates), curl
+# (an attached browser's DevTools tab list).
+apt_install python3-venv sqlite3 espeak-ng sox lame chromium strace util-linux iproute2 ffmpeg zsh fish openssl curl
 
 # The real codex CLI, both releases (end-to-end and config-validation tests).
 for v in "$CODEX_VERSION" "$CODEX_ALSO"; do

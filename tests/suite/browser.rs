@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use serde_json::json;
+use serde_json::{Value, json};
 
 use super::support::browser::{Browsing, ExternalChrome, page_server, procs_with, ref_of};
 use super::support::common::{RawClient, TestEnv, is_error, result_json};
@@ -704,16 +704,20 @@ fn browser_attaches_over_cdp_url_with_the_shared_private_address_policy() {
         "attached browser was closed"
     );
     // ... and our tab is gone from it.
-    let list = std::process::Command::new("curl")
-        .args(["-s", &format!("{cdp}/json/list")])
-        .output();
-    if let Ok(out) = list {
-        let text = String::from_utf8_lossy(&out.stdout);
-        assert!(
-            !text.contains("Order form"),
-            "our tab was left open: {text}"
-        );
-    }
+    let text = chrome.targets();
+    let targets: Value = serde_json::from_str(&text).expect("/json/list is JSON");
+    let titles: Vec<&str> = targets
+        .as_array()
+        .expect("a list of targets")
+        .iter()
+        .filter_map(|t| t["title"].as_str())
+        .collect();
+    // The user's own tab is still listed; ours is not.
+    assert!(!titles.is_empty(), "{text}");
+    assert!(
+        !titles.contains(&"Order form"),
+        "our tab was left open: {text}"
+    );
 }
 
 #[test]

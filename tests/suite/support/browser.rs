@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use super::fake::{Req, Resp, TestServer};
-use super::prereq::require_chromium;
+use super::prereq::{require_chromium, require_program};
 use super::serve::{Serve, Served};
 
 fn fixtures() -> PathBuf {
@@ -207,6 +207,17 @@ impl ExternalChrome {
             port,
             _profile: profile,
         }
+    }
+}
+
+impl ExternalChrome {
+    /// The body of its DevTools `/json/list` (the open targets), fetched with
+    /// curl; panics when the browser does not answer.
+    pub fn targets(&self) -> String {
+        require_program("curl");
+        let mut c = Command::new("curl");
+        c.args(["-sSf", &format!("http://127.0.0.1:{}/json/list", self.port)]);
+        super::common::run_ok(c)
     }
 }
 
