@@ -6,10 +6,10 @@
 //! file's directory, is fsynced, renamed over the target, and the directory is
 //! fsynced, so a crash leaves the old or the new file, never a torn one.
 
-use std::fs::{self, File};
+use std::fs;
 use std::os::unix::fs::DirBuilderExt;
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use crate::hermes::envvars;
 
@@ -83,48 +83,33 @@ impl WriteError {
 
 /// A held lock; released on drop (and by the kernel if the process dies).
 pub(crate) struct Lock {
-    _file: File,
+    _lock: crate::fs::Flock,
 }
 
-/// Take the migrate lock in `dir`, waiting up to `wait`.
+/// Take the migrate lock in `dir`, waiting up to `wait`. The lock file is
+/// opened as every lock file is ([`crate::fs::open_lock_file`]: never blocks
+/// on a FIFO, never follows a symlink, a regular file only).
 pub(crate) fn lock(dir: &Path, wait: Duration) -> Result<Lock, WriteError> {
     let path = dir.join(LOCK_FILE);
-    // Never blocks (a FIFO), never follows a symlink, a regular file only.
-    let file = crate::fs::open_lock_file(&path, 0o600).map_err(|source| {
-        if let Some(refusal) = crate::fs::NotALockFile::in_io(&source) {
-            WriteError::LockNotRegular {
-                path: path.clone(),
-                kind: refusal.kind,
-            }
-        } else if crate::fs::is_not_writable(&source) {
-            WriteError::LockDirNotWritable {
-                path: path.clone(),
-                source,
-            }
-        } else {
-            WriteError::LockOpen {
-                path: path.clone(),
-                source,
-            }
-        }
-    })?;
-    let deadline = Instant::now() + wait;
-    loop {
-        match file.try_lock() {
-            Ok(()) => return Ok(Lock { _file: file }),
-            Err(fs::TryLockError::WouldBlock) => {
-                if Instant::now() >= deadline {
-                    return Err(WriteError::LockTimeout {
-                        path,
-                        secs: wait.as_secs(),
-                    });
+    match crate::fs::Flock::take_timeout_mode(&path, wait, 0o600) {
+        Ok(lock) => Ok(Lock { _lock: lock }),
+        Err(source) => Err(
+            if let Some(refusal) = crate::fs::NotALockFile::in_io(&source) {
+                WriteError::LockNotRegular {
+                    kind: refusal.kind,
+                    path,
                 }
-                std::thread::sleep(Duration::from_millis(10));
-            }
-            Err(fs::TryLockError::Error(source)) => {
-                return Err(WriteError::LockOpen { path, source });
-            }
-        }
+            } else if source.kind() == std::io::ErrorKind::TimedOut {
+                WriteError::LockTimeout {
+                    path,
+                    secs: wait.as_secs(),
+                }
+            } else if crate::fs::is_not_writable(&source) {
+                WriteError::LockDirNotWritable { path, source }
+            } else {
+                WriteError::LockOpen { path, source }
+            },
+        ),
     }
 }
 
@@ -196,6 +181,7 @@ fn test_pause() {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::time::Instant;
 
     #[test]
     fn lock_errors_say_what_is_wrong() {
