@@ -29,7 +29,6 @@ Run with Hermes' Python (it imports hermes_state):
 """
 
 import argparse
-import hashlib
 import json
 import math
 import os
@@ -42,10 +41,10 @@ import tempfile
 import time
 from pathlib import Path
 
+from bench_sessions import state_db  # tools/bench_sessions.py: the cached, Hermes-filled state.db
+
 ROOT = Path(__file__).resolve().parent.parent
-FILL = ROOT / "tests/fixtures/session_search/fill_state.py"
 SESSIONS = 10_000
-CACHE = Path("/tmp/hermes-mcp-bench-sessions")
 
 DISCOVERY = [
     ("common term", {"query": "auth"}),
@@ -62,23 +61,6 @@ DISCOVERY = [
     ("no match", {"query": "zebra"}),
 ]
 BROWSE = [("browse", {})]
-
-
-def cached_home() -> Path:
-    """The filled home for SESSIONS sessions, built once per fill script version."""
-    digest = hashlib.sha256(FILL.read_bytes()).hexdigest()[:12]
-    home = CACHE / f"{digest}-{SESSIONS}"
-    if (home / "state.db").exists():
-        return home
-    tmp = CACHE / f"{digest}-{SESSIONS}.partial"
-    shutil.rmtree(tmp, ignore_errors=True)
-    tmp.mkdir(parents=True)
-    env = dict(os.environ, HERMES_HOME=str(tmp), TZ="UTC")
-    t0 = time.perf_counter()
-    subprocess.run([sys.executable, str(FILL), str(SESSIONS)], env=env, check=True, stdout=subprocess.DEVNULL)
-    print(f"built {SESSIONS} sessions through SessionDB in {time.perf_counter() - t0:.0f}s", file=sys.stderr)
-    tmp.rename(home)
-    return home
 
 
 def search_sql(db, args):
@@ -144,7 +126,7 @@ def main():
     a = ap.parse_args()
     if os.environ.get("TZ") != "UTC":
         sys.exit("run with TZ=UTC (both sides format local times)")
-    src = cached_home()
+    src = state_db(SESSIONS, sys.executable).parent
     tmp = Path(tempfile.mkdtemp(prefix="bench-sessions-"))
     try:
         home = tmp / "hermes"

@@ -6,6 +6,8 @@ import hashlib
 import os
 import shutil
 import subprocess
+import sys
+import time
 from pathlib import Path
 
 FILL = Path(__file__).resolve().parent.parent / "tests/fixtures/session_search/fill_state.py"
@@ -21,7 +23,10 @@ def state_db(sessions: int, python: str) -> Path:
         shutil.rmtree(tmp, ignore_errors=True)
         tmp.mkdir(parents=True)
         env = dict(os.environ, HERMES_HOME=str(tmp), TZ="UTC")
+        t0 = time.perf_counter()
         subprocess.run([python, str(FILL), str(sessions)], env=env, check=True,
                        stdout=subprocess.DEVNULL)
+        print(f"built {sessions} sessions through SessionDB in {time.perf_counter() - t0:.0f}s",
+              file=sys.stderr)
         tmp.rename(home)
     return home / "state.db"
