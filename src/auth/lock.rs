@@ -215,9 +215,7 @@ mod tests {
     fn a_lock_file_that_is_a_fifo_or_a_symlink_is_refused_at_once() {
         let dir = tempfile::tempdir().expect("tempdir");
         let p = dir.path().join("auth.lock");
-        let c = std::ffi::CString::new(p.to_str().expect("utf-8")).expect("no NUL");
-        // SAFETY: a NUL-terminated path.
-        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        crate::fs::mkfifo(&p);
         let refused = |kind: &str| {
             let t = Instant::now();
             let Err(e) = take(&p, Duration::from_secs(15)) else {

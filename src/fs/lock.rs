@@ -142,12 +142,6 @@ mod tests {
     use super::*;
     use std::time::{Duration, Instant};
 
-    fn mkfifo(p: &Path) {
-        let c = std::ffi::CString::new(p.to_str().unwrap()).unwrap();
-        // SAFETY: a NUL-terminated path.
-        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
-    }
-
     /// Every way of taking a lock refuses `path` at once, naming it and `kind`.
     fn refused_at_once(path: &Path, kind: &str) {
         let takes: [&dyn Fn() -> io::Result<Flock>; 3] = [
@@ -175,7 +169,7 @@ mod tests {
     fn a_fifo_symlink_directory_or_socket_lock_file_is_refused_at_once() {
         let d = tempfile::tempdir().unwrap();
         let fifo = d.path().join("fifo.lock");
-        mkfifo(&fifo);
+        crate::fs::mkfifo(&fifo);
         refused_at_once(&fifo, "a FIFO (named pipe)");
         // A symlink is refused even when it leads to a good lock file.
         let real = d.path().join("real.lock");

@@ -36,6 +36,23 @@ pub use write::{
     write_atomic, write_atomic_with,
 };
 
+/// A FIFO at `path`, mode 0600: the special file the unit tests of every
+/// reader and lock plant where a regular file belongs.
+#[cfg(test)]
+pub(crate) fn mkfifo(path: &Path) {
+    use std::os::unix::ffi::OsStrExt;
+    let c = std::ffi::CString::new(path.as_os_str().as_bytes()).expect("no NUL in a test path");
+    // SAFETY: a NUL-terminated path.
+    let rc = unsafe { libc::mkfifo(c.as_ptr(), 0o600) };
+    assert_eq!(
+        rc,
+        0,
+        "mkfifo {}: {}",
+        path.display(),
+        io::Error::last_os_error()
+    );
+}
+
 #[derive(Debug, thiserror::Error)]
 pub enum FileError {
     #[error("cannot open {path}: {source}")]

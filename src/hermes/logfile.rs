@@ -225,10 +225,7 @@ mod tests {
         assert_eq!(std::fs::read_to_string(&target).unwrap(), "keep\n");
 
         std::fs::remove_file(log_path(d.path())).unwrap();
-        let fifo =
-            std::ffi::CString::new(log_path(d.path()).as_os_str().as_encoded_bytes()).unwrap();
-        // SAFETY: a valid NUL-terminated path.
-        assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o600) }, 0);
+        crate::fs::mkfifo(&log_path(d.path()));
         let err = LogFile::open_in(d.path()).err().unwrap();
         assert!(err.contains("FIFO"), "{err}");
     }

@@ -216,9 +216,7 @@ mod tests {
     fn a_lock_file_that_is_a_fifo_or_a_symlink_is_refused_at_once() {
         let d = tempfile::tempdir().unwrap();
         let p = d.path().join(LOCK_FILE);
-        let c = std::ffi::CString::new(p.to_str().unwrap()).unwrap();
-        // SAFETY: a NUL-terminated path.
-        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        crate::fs::mkfifo(&p);
         let refused = |kind: &str| {
             let t = Instant::now();
             let e = lock(d.path(), Duration::from_secs(30)).err().unwrap();

@@ -649,8 +649,7 @@ fn unsafe_or_unreadable_files_are_refused_and_kept() {
     };
     // A FIFO would block Hermes forever; here it is refused at once.
     let fifo = dir.join("MEMORY.md");
-    let c_path = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
-    assert_eq!(unsafe { libc::mkfifo(c_path.as_ptr(), 0o600) }, 0);
+    super::support::fs::mkfifo(&fifo);
     refused("memory", "FIFO");
     assert!(
         std::fs::symlink_metadata(&fifo)

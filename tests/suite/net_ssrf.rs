@@ -375,8 +375,7 @@ async fn api_429_honours_retry_after_then_gives_up_with_a_clear_error() {
 fn blocklist_files_that_are_not_regular_files_are_skipped_without_blocking() {
     let d = tempfile::tempdir().unwrap();
     let fifo = d.path().join("fifo.txt");
-    let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
-    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    super::support::fs::mkfifo(&fifo);
     std::os::unix::fs::symlink("/dev/zero", d.path().join("zero.txt")).unwrap();
     std::fs::create_dir(d.path().join("dir.txt")).unwrap();
     let huge = std::fs::File::create(d.path().join("huge.txt")).unwrap();

@@ -198,8 +198,7 @@ async fn local_path_errors_are_clear() {
     let e = native_err(&h.analyze("/dev/zero", "q").await);
     assert!(e.contains("not a regular file"), "{e}");
     let fifo = h.dir.path().join("pipe.png");
-    let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
-    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0, "mkfifo");
+    super::support::fs::mkfifo(&fifo);
     let e = native_err(&h.analyze(&fifo.display().to_string(), "q").await);
     assert!(e.contains("not a regular file"), "{e}");
     let e = native_err(&h.analyze("ftp://example.com/a.png", "q").await);

@@ -817,8 +817,7 @@ mod tests {
         );
         // A FIFO where settings.json goes is refused, and never opened.
         fs::remove_file(dir.join(SETTINGS_FILE)).unwrap();
-        let fifo = std::ffi::CString::new(dir.join(SETTINGS_FILE).to_str().unwrap()).unwrap();
-        assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o600) }, 0);
+        crate::fs::mkfifo(&dir.join(SETTINGS_FILE));
         let e = plan(&o).unwrap_err().to_string();
         assert!(
             e.contains("is a FIFO (named pipe), not a regular file"),

@@ -173,8 +173,7 @@ mod tests {
     fn refuses_what_it_cannot_read_safely() {
         let d = tempfile::tempdir().unwrap();
         let fifo = d.path().join("MEMORY.md");
-        let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
-        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        crate::fs::mkfifo(&fifo);
         let e = read_text(&fifo).unwrap_err().0;
         assert!(
             e.contains("FIFO") && e.contains("Nothing was written"),
