@@ -17,7 +17,7 @@ use std::sync::OnceLock;
 
 use serde_json::Value;
 
-use super::support::common::{TestEnv, hermes_python};
+use super::support::common::{TestEnv, hermes_python, succeeded};
 use super::support::prereq::codex_bin;
 use super::support::run::once_per_run;
 
@@ -67,14 +67,7 @@ fn zig_python() -> PathBuf {
 }
 
 fn run(c: &mut Command, what: &str) -> String {
-    let out = c.output().unwrap_or_else(|e| panic!("{what}: {e}"));
-    assert!(
-        out.status.success(),
-        "{what} failed:\nstdout: {}\nstderr: {}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).into_owned()
+    succeeded(&c.output().unwrap_or_else(|e| panic!("{what}: {e}")), what)
 }
 
 fn site_packages(python: &Path) -> PathBuf {

@@ -333,14 +333,22 @@ pub fn run_ok(mut c: Command) -> String {
     success_stdout(&c, out)
 }
 
-/// `c`'s stdout, once its `out` says it succeeded (its stderr in the message).
 fn success_stdout(c: &Command, out: std::process::Output) -> String {
+    succeeded(&out, &format!("{c:?}"))
+}
+
+/// stdout (UTF-8) of a run that must have succeeded (`what` names it in
+/// the failure, with both streams).
+pub fn succeeded(out: &std::process::Output, what: &str) -> String {
     assert!(
         out.status.success(),
-        "{c:?} failed: {}",
+        "{what} failed ({:?}):\nstdout: {}\nstderr: {}",
+        out.status,
+        String::from_utf8_lossy(&out.stdout),
         String::from_utf8_lossy(&out.stderr)
     );
-    String::from_utf8(out.stdout).unwrap()
+    String::from_utf8(out.stdout.clone())
+        .unwrap_or_else(|e| panic!("{what}: stdout is not UTF-8: {e}"))
 }
 
 /// [`run_ok`] with `input` written to the command's stdin (then closed):

@@ -12,18 +12,8 @@ pub const START: &str =
     "# managed by hermes-agent — `hermes codex-runtime migrate` regenerates this section";
 pub const END: &str = "# end hermes-agent managed section";
 
-/// stdout of a run that must have succeeded (`what` names it in the failure,
-/// with both streams).
-pub fn ok(out: &Output, what: &str) -> String {
-    assert!(
-        out.status.success(),
-        "{what} failed ({:?}):\nstdout: {}\nstderr: {}",
-        out.status,
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
+/// stdout of a run that must have succeeded ([`super::common::succeeded`]).
+pub use super::common::succeeded as ok;
 
 pub fn run(env: &TestEnv, args: &[&str]) -> Output {
     env.cmd()
