@@ -278,6 +278,36 @@ pub(crate) fn tls_client_config() -> Result<Arc<rustls::ClientConfig>, rustls::E
         .clone()
 }
 
+/// Why [`tls_connect`] failed, by stage; each shows its cause's own text.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum TlsConnectError {
+    /// No usable TLS configuration (no root store).
+    #[error(transparent)]
+    Setup(rustls::Error),
+    /// The host is not a name or address a certificate can be checked for.
+    #[error(transparent)]
+    Name(rustls::pki_types::InvalidDnsNameError),
+    /// The handshake failed (an untrusted certificate among the reasons).
+    #[error(transparent)]
+    Handshake(std::io::Error),
+}
+
+/// TLS over `tcp` to `host` (the name sent and verified) with
+/// [`tls_client_config`]: the one TLS dial of the WebSockets reqwest does not
+/// make (browser CDP, tts edge).
+pub(crate) async fn tls_connect(
+    host: &str,
+    tcp: tokio::net::TcpStream,
+) -> Result<tokio_rustls::client::TlsStream<tokio::net::TcpStream>, TlsConnectError> {
+    let config = tls_client_config().map_err(TlsConnectError::Setup)?;
+    let name =
+        rustls::pki_types::ServerName::try_from(host.to_string()).map_err(TlsConnectError::Name)?;
+    tokio_rustls::TlsConnector::from(config)
+        .connect(name, tcp)
+        .await
+        .map_err(TlsConnectError::Handshake)
+}
+
 /// The shared HTTP client (cheap to clone: the connection pools are shared).
 #[derive(Clone)]
 pub struct HttpClient {

@@ -236,18 +236,13 @@ async fn tls(
     host: &str,
     tcp: tokio::net::TcpStream,
 ) -> Result<tokio_rustls::client::TlsStream<tokio::net::TcpStream>, CdpError> {
-    let failed = |reason: String| CdpError::Tls {
-        host: host.to_string(),
-        reason,
-    };
-    let config = crate::net::client::tls_client_config().map_err(|e| failed(e.to_string()))?;
     let bare = host.trim_start_matches('[').trim_end_matches(']');
-    let name = rustls::pki_types::ServerName::try_from(bare.to_string())
-        .map_err(|e| failed(e.to_string()))?;
-    tokio_rustls::TlsConnector::from(config)
-        .connect(name, tcp)
+    crate::net::client::tls_connect(bare, tcp)
         .await
-        .map_err(|e| failed(e.to_string()))
+        .map_err(|e| CdpError::Tls {
+            host: host.to_string(),
+            reason: e.to_string(),
+        })
 }
 
 /// The connection task: writes queued commands, routes what Chromium sends;

@@ -151,15 +151,14 @@ impl Target {
         if !self.tls {
             return Ok(Box::new(tcp));
         }
-        let connector = tokio_rustls::TlsConnector::from(
-            crate::net::client::tls_client_config().map_err(|e| err(format!("TLS setup: {e}")))?,
-        );
-        let name = rustls::pki_types::ServerName::try_from(self.host.clone())
-            .map_err(|e| err(e.to_string()))?;
-        let tls = connector
-            .connect(name, tcp)
+        use crate::net::client::TlsConnectError;
+        let tls = crate::net::client::tls_connect(&self.host, tcp)
             .await
-            .map_err(|e| err(format!("TLS: {e}")))?;
+            .map_err(|e| match e {
+                TlsConnectError::Setup(e) => err(format!("TLS setup: {e}")),
+                TlsConnectError::Name(e) => err(e.to_string()),
+                TlsConnectError::Handshake(e) => err(format!("TLS: {e}")),
+            })?;
         Ok(Box::new(tls))
     }
 }
