@@ -10,21 +10,11 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 use super::support::common::{bin, hermes_python};
+use super::support::doctor::{doctor_json, finding as support_finding, json_of};
 use super::support::migrate::{CodexEnv, END, START};
 
 fn doctor(env: &CodexEnv, extra: &[(&str, &str)]) -> (Output, Value) {
-    let mut c = Command::new(bin());
-    env.apply(&mut c);
-    c.envs(extra.iter().copied());
-    let out = c.args(["doctor", "--json"]).output().unwrap();
-    let v: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
-        panic!(
-            "doctor --json printed no JSON ({e}): {}\n{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        )
-    });
-    (out, v)
+    doctor_json(env, &[], extra)
 }
 
 fn codes(v: &Value) -> Vec<String> {
@@ -356,23 +346,9 @@ fn doctor_bounded(
     }
 }
 
-fn json_of(out: &Output) -> Value {
-    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
-        panic!(
-            "doctor --json printed no JSON ({e}): {}\n{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        )
-    })
-}
-
 fn finding_message<'a>(v: &'a Value, code: &str) -> &'a str {
-    v["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|f| f["code"] == code)
-        .and_then(|f| f["message"].as_str())
+    finding(v, code)["message"]
+        .as_str()
         .unwrap_or_else(|| panic!("no {code} finding: {v:#}"))
 }
 
@@ -644,12 +620,7 @@ fn notes(v: &Value) -> String {
 }
 
 fn finding<'a>(v: &'a Value, code: &str) -> &'a Value {
-    v["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|f| f["code"] == code)
-        .unwrap_or_else(|| panic!("no {code}: {v:#}"))
+    support_finding(v, code).unwrap_or_else(|| panic!("no {code}: {v:#}"))
 }
 
 /// doctor says whether the Hermes plugin is installed, enabled, runs this

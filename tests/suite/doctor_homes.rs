@@ -11,28 +11,11 @@ use std::process::{Command, Output};
 use serde_json::Value;
 
 use super::support::common::bin;
+use super::support::doctor::{doctor_json, finding};
 use super::support::migrate::CodexEnv;
 
 fn doctor_with(env: &CodexEnv, args: &[&str]) -> (Output, Value) {
-    let mut c = Command::new(bin());
-    env.apply(&mut c);
-    let out = c.arg("doctor").arg("--json").args(args).output().unwrap();
-    let v: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
-        panic!(
-            "doctor --json printed no JSON ({e}): {}\n{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        )
-    });
-    (out, v)
-}
-
-fn finding<'a>(v: &'a Value, code: &str) -> Option<&'a Value> {
-    v["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|f| f["code"] == code)
+    doctor_json(env, args, &[])
 }
 
 fn hints(v: &Value) -> Vec<String> {

@@ -18,13 +18,14 @@
 //! - [`camofox`]: the Camofox REST fake.
 //! - [`tls`]: a test certificate authority and a loopback TLS front (`wss://` CDP).
 //! - [`web`], [`media`], [`browser`], [`vision`], [`tts`], [`kanban`], [`skills`],
-//!   [`migrate`], [`codex`], [`fuzz`], [`session_search`]: the helpers of those suites that more than one
+//!   [`migrate`], [`codex`], [`doctor`], [`fuzz`], [`session_search`]: the helpers of those suites that more than one
 //!   test file uses.
 
 pub mod browser;
 pub mod camofox;
 pub mod codex;
 pub mod common;
+pub mod doctor;
 pub mod edge;
 pub mod fake;
 pub mod fs;
