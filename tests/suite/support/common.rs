@@ -361,14 +361,18 @@ pub fn run_ok_with_input(mut c: Command, input: &[u8]) -> String {
         .stderr(std::process::Stdio::piped())
         .spawn()
         .expect("run the command");
-    child
-        .stdin
-        .take()
-        .expect("piped stdin")
-        .write_all(input)
-        .expect("write the command's input");
-    let out = child.wait_with_output().expect("wait for the command");
-    success_stdout(&c, out)
+    let mut stdin = child.stdin.take().expect("piped stdin");
+    // Written beside the reading of both outputs: a command that prints much
+    // before it reads all its input cannot stall on a full pipe.
+    let out = std::thread::scope(|s| {
+        let writer = s.spawn(move || stdin.write_all(input));
+        let out = child.wait_with_output().expect("wait for the command");
+        (writer.join().expect("the input writer"), out)
+    });
+    let (written, out) = out;
+    let out = success_stdout(&c, out);
+    written.expect("write the command's input");
+    out
 }
 
 /// The test-only variable that scales every fixed deadline of `serve`
@@ -377,3 +381,13 @@ pub fn run_ok_with_input(mut c: Command, input: &[u8]) -> String {
 /// texts still name Hermes' values. One real-time test per deadline runs
 /// without it.
 pub const TIME_SCALE: &str = "HERMES_MCP_TEST_TIME_SCALE";
+
+/// A command that prints more than a pipe holds before it reads its input
+/// still gets all of it (written beside the reading, not before).
+#[test]
+fn run_ok_with_input_feeds_a_command_that_prints_before_it_reads() {
+    let mut c = Command::new("sh");
+    c.args(["-c", "head -c 300000 /dev/zero >&2; wc -c"]);
+    let out = run_ok_with_input(c, &vec![b'x'; 300_000]);
+    assert_eq!(out.trim(), "300000");
+}
