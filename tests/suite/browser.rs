@@ -302,6 +302,8 @@ fn browser_form_flow_images_console_vision() {
     assert_eq!(v["question"], "What colour is the first box?");
 }
 
+/// The real-time test of the browser's per-call limits (`navigation_timeout: 3`,
+/// unscaled: a server that never answers ends the navigation in real seconds).
 #[test]
 fn browser_blocked_urls_timeouts_and_truncation() {
     let pages = page_server();
