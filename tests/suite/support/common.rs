@@ -233,12 +233,25 @@ impl Drop for RawClient {
     }
 }
 
-/// How often [`poll_until`] looks.
-const POLL: Duration = Duration::from_millis(20);
+/// The pauses between looks of [`poll_until`] and [`exited_within`]: 10 ms,
+/// doubling up to 100 ms, so a quick event is seen at once and a long wait
+/// costs little CPU (some looks read all of `/proc`).
+struct Backoff(Duration);
 
-/// Poll `get` every 20 ms until `done` holds for its value (returned), failing
-/// after `secs` with what was last seen. How a test waits for an event (a
-/// file, a process, a request, a log line), never a fixed sleep.
+impl Backoff {
+    fn new() -> Self {
+        Backoff(Duration::from_millis(10))
+    }
+    fn pause(&mut self) {
+        std::thread::sleep(self.0);
+        self.0 = (self.0 * 2).min(Duration::from_millis(100));
+    }
+}
+
+/// Look at `get` (10 ms apart at first, then up to 100 ms) until `done` holds
+/// for its value (returned), failing after `secs` with what was last seen.
+/// How a test waits for an event (a file, a process, a request, a log line),
+/// never a fixed sleep.
 pub fn poll_until<T: std::fmt::Debug>(
     what: &str,
     secs: u64,
@@ -246,6 +259,7 @@ pub fn poll_until<T: std::fmt::Debug>(
     done: impl Fn(&T) -> bool,
 ) -> T {
     let start = std::time::Instant::now();
+    let mut backoff = Backoff::new();
     loop {
         let v = get();
         if done(&v) {
@@ -255,7 +269,7 @@ pub fn poll_until<T: std::fmt::Debug>(
             start.elapsed() < Duration::from_secs(secs),
             "{what} did not happen within {secs} s; last seen: {v:#?}"
         );
-        std::thread::sleep(POLL);
+        backoff.pause();
     }
 }
 
@@ -263,6 +277,7 @@ pub fn poll_until<T: std::fmt::Debug>(
 /// after `secs` (left running).
 pub fn exited_within(child: &mut Child, secs: u64) -> Option<std::process::ExitStatus> {
     let start = std::time::Instant::now();
+    let mut backoff = Backoff::new();
     loop {
         if let Some(st) = child.try_wait().expect("try_wait") {
             return Some(st);
@@ -270,7 +285,7 @@ pub fn exited_within(child: &mut Child, secs: u64) -> Option<std::process::ExitS
         if start.elapsed() >= Duration::from_secs(secs) {
             return None;
         }
-        std::thread::sleep(POLL);
+        backoff.pause();
     }
 }
 
