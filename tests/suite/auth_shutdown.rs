@@ -66,8 +66,9 @@ enum Stop {
     Term,
 }
 
-/// Call `tool` in a `serve` started in `env` with `vars`, stop the server 0.2 s
-/// after the refresh reached `token_srv` at `path`, and wait for it to exit.
+/// Call `tool` in a `serve` started in `env` with `vars`, stop the server once
+/// the refresh reached `token_srv` at `path` (which answers 1 s later, so the
+/// refresh is under way), and wait for it to exit.
 fn stop_mid_refresh(
     env: &TestEnv,
     vars: &[(&str, &str)],
@@ -83,7 +84,6 @@ fn stop_mid_refresh(
         |r| r.iter().any(|r| r.path == path),
         30,
     );
-    std::thread::sleep(Duration::from_millis(200));
     match stop {
         Stop::Eof => rc.close_stdin(),
         Stop::Term => {
@@ -92,17 +92,7 @@ fn stop_mid_refresh(
             assert_eq!(unsafe { libc::kill(pid, libc::SIGTERM) }, 0);
         }
     }
-    let start = Instant::now();
-    let status = loop {
-        if let Some(st) = rc.child.try_wait().unwrap() {
-            break st;
-        }
-        assert!(
-            start.elapsed() < Duration::from_secs(60),
-            "serve did not exit after {stop:?}"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    };
+    let status = wait_exit(&mut rc.child, &format!("serve after {stop:?}"), 60);
     assert!(status.success(), "{status:?}");
     assert_eq!(
         token_srv.hangups.load(std::sync::atomic::Ordering::SeqCst),
@@ -246,7 +236,7 @@ fn hold_lock(path: &std::path::Path) -> Holder {
     let mut child = Command::new(py)
         .args([
             "-c",
-            "import fcntl, sys, time\nf = open(sys.argv[1], 'a+')\nfcntl.flock(f, fcntl.LOCK_EX)\nprint('locked', flush=True)\ntime.sleep(300)",
+            "import fcntl, sys, time\nf = open(sys.argv[1], 'a+')\nfcntl.flock(f, fcntl.LOCK_EX)\nprint('locked', flush=True)\ntime.sleep(300)", // held until killed
         ])
         .arg(path)
         .stdout(Stdio::piped())

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 use super::support::browser::{Browsing, ExternalChrome, page_server, procs_with, ref_of};
-use super::support::common::{RawClient, TestEnv, is_error, result_json};
+use super::support::common::{RawClient, TestEnv, is_error, poll_until, result_json, wait_exit};
 use super::support::prereq::require_chromium;
 
 /// Processes in process group `pgid` (zombies excluded).
@@ -38,19 +38,12 @@ fn chromium_main(marker: &str) -> (i32, i32) {
 }
 
 fn wait_gone(marker: &str, pgid: i32, within: Duration) {
-    let start = Instant::now();
-    loop {
-        let left = procs_with(marker);
-        let group = group_members(pgid);
-        if left.is_empty() && group.is_empty() {
-            return;
-        }
-        assert!(
-            start.elapsed() < within,
-            "Chromium processes left behind: {left:?}, group {pgid}: {group:?}"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    poll_until(
+        &format!("the end of every Chromium process (marker, group {pgid})"),
+        within.as_secs(),
+        || (procs_with(marker), group_members(pgid)),
+        |(left, group)| left.is_empty() && group.is_empty(),
+    );
 }
 
 fn line_of<'a>(snapshot: &'a str, needle: &str) -> &'a str {
@@ -309,6 +302,8 @@ fn browser_form_flow_images_console_vision() {
     assert_eq!(v["question"], "What colour is the first box?");
 }
 
+/// The real-time test of the browser's per-call limits (`navigation_timeout: 3`,
+/// unscaled: a server that never answers ends the navigation in real seconds).
 #[test]
 fn browser_blocked_urls_timeouts_and_truncation() {
     let pages = page_server();
@@ -504,18 +499,12 @@ fn browser_crashed_tab_recovers_on_navigate() {
     for p in &renderers {
         unsafe { libc::kill(*p, libc::SIGKILL) };
     }
-    let start = Instant::now();
-    let err = loop {
-        let (is_err, v) = b.call("browser_snapshot", json!({}));
-        if is_err && v["error"].as_str().unwrap_or("").contains("crashed") {
-            break v;
-        }
-        assert!(
-            start.elapsed() < Duration::from_secs(20),
-            "crash not reported: {v}"
-        );
-        std::thread::sleep(Duration::from_millis(200));
-    };
+    let (_, err) = poll_until(
+        "the crash reported by browser_snapshot",
+        20,
+        || b.call("browser_snapshot", json!({})),
+        |(is_err, v)| *is_err && v["error"].as_str().unwrap_or("").contains("crashed"),
+    );
     assert!(
         err["error"].as_str().unwrap().contains("browser_navigate"),
         "{err}"
@@ -538,17 +527,7 @@ fn no_orphans(sigterm: bool) {
     let status = if sigterm {
         unsafe { libc::kill(client.child.id() as i32, libc::SIGTERM) };
         let mut client = client;
-        let start = Instant::now();
-        loop {
-            if let Some(s) = client.child.try_wait().unwrap() {
-                break s;
-            }
-            assert!(
-                start.elapsed() < Duration::from_secs(15),
-                "no exit after SIGTERM"
-            );
-            std::thread::sleep(Duration::from_millis(20));
-        }
+        wait_exit(&mut client.child, "serve after SIGTERM", 15)
     } else {
         client.finish(Duration::from_secs(15))
     };
@@ -696,7 +675,8 @@ fn browser_attaches_over_cdp_url_with_the_shared_private_address_policy() {
     assert!(procs_with(&b.marker()).is_empty());
     let Browsing { env: _env, client } = b;
     client.finish(Duration::from_secs(15));
-    // The user's browser keeps running after the server exits.
+    // The user's browser keeps running after the server exits: nothing to
+    // wait for, so a short sleep gives a wrongly closed browser time to go.
     std::thread::sleep(Duration::from_millis(200));
     let mut chrome = chrome;
     assert!(
@@ -728,10 +708,18 @@ fn browser_killed_browser_is_relaunched_on_navigate() {
     let (_, pgid) = chromium_main(&b.marker());
     unsafe { libc::kill(-pgid, libc::SIGKILL) };
     wait_gone(&b.marker(), pgid, Duration::from_secs(10));
-    std::thread::sleep(Duration::from_millis(300));
-    let v = b.fail("browser_snapshot", json!({}));
-    let msg = v["error"].as_str().unwrap();
-    assert!(msg.contains("browser_navigate"), "{msg}");
+    // Once the server has seen the browser go, a call says to navigate.
+    poll_until(
+        "browser_snapshot failing with a pointer to browser_navigate",
+        10,
+        || b.call("browser_snapshot", json!({})),
+        |(err, v)| {
+            *err && v["error"]
+                .as_str()
+                .unwrap_or("")
+                .contains("browser_navigate")
+        },
+    );
     let v = b.ok("browser_navigate", json!({"url": pages.url("/form.html")}));
     assert_eq!(v["title"], "Order form");
 }

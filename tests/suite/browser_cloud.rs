@@ -13,7 +13,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 use super::support::browser::{ExternalChrome, page_server, ref_of};
-use super::support::common::{TestEnv, hermes_python, provider_for};
+use super::support::common::{TIME_SCALE, TestEnv, hermes_python, provider_for};
 use super::support::fake::{Req, Resp, TestServer};
 use super::support::prereq::require_chromium;
 use super::support::serve::{Serve, Served};
@@ -246,6 +246,9 @@ fn browser_cloud_browser_use_resolves_an_http_cdp_url_and_is_released_when_idle(
     // through /json/version).
     let fake = provider_fake("browser-use", format!("http://127.0.0.1:{}", chrome.port));
     let vars = [("BROWSER_USE_API_KEY", "bu_test_key")];
+    // Time at 2/5: the 5 s idle limit is 2 s (its real-time test is
+    // browser::browser_idle_session_closes_and_relaunches).
+    let scaled = [vars[0], (TIME_SCALE, "0.4")];
     // No cloud_provider: Hermes' auto-detect picks Browser Use from its key.
     let config = format!(
         "browser:\n  auto_local_for_private_urls: false\n  allow_private_urls: true\n  inactivity_timeout: 5\n  browser_use:\n    base_url: \"{}\"\n",
@@ -257,7 +260,7 @@ fn browser_cloud_browser_use_resolves_an_http_cdp_url_and_is_released_when_idle(
         p["why"].as_str().unwrap().contains("BROWSER_USE_API_KEY"),
         "{p}"
     );
-    let mut s = served(&config, &vars);
+    let mut s = served(&config, &scaled);
     let v = s.ok("browser_navigate", json!({"url": pages.url("/form.html")}));
     assert_eq!(v["title"], "Order form", "{v}");
     assert!(chrome.titles().iter().any(|t| t == "Order form"));

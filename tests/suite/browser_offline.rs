@@ -163,6 +163,8 @@ fn chromium_connects_only_where_the_page_asks() {
     assert_eq!(result_json(&r)["title"], "Order form", "{r}");
     let devtools = devtools_port(&tmp);
     let proxy = proxy_port(&tmp);
+    // The idle time is the input (Chromium's own background timers, not a
+    // deadline of ours to scale): a sleep.
     std::thread::sleep(IDLE);
     let r = c.call_tool("browser_snapshot", json!({}));
     assert!(!is_error(&r), "{r}");

@@ -11,7 +11,7 @@ use std::time::{Duration, SystemTime};
 use serde_json::{Value, json};
 
 use super::support::browser::page_server;
-use super::support::common::{RawClient, TestEnv, is_error, provider_for, result_json};
+use super::support::common::{RawClient, TestEnv, is_error, poll_until, provider_for, result_json};
 use super::support::prereq::{require_chromium, require_program};
 
 fn call(c: &mut RawClient, tool: &str, args: Value) -> Value {
@@ -94,9 +94,15 @@ fn browser_recording_writes_a_webm_of_the_session_and_prunes_old_ones() {
         "recording works: no note ({v})"
     );
     call(&mut c, "browser_snapshot", json!({}));
-    std::thread::sleep(Duration::from_millis(1500));
+    // One second of video (five frames) written, as the log says.
+    let log = env.hermes_home().join("logs/hermes-mcp.log");
+    poll_until(
+        "the recording's first second in the log",
+        60,
+        || std::fs::read_to_string(&log).unwrap_or_default(),
+        |l| l.contains(": first second recorded"),
+    );
     call(&mut c, "browser_scroll", json!({"direction": "down"}));
-    std::thread::sleep(Duration::from_millis(1000));
     // Exit saves the recording.
     assert!(c.finish(Duration::from_secs(30)).success());
 

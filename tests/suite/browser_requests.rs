@@ -16,7 +16,7 @@ use std::time::Duration;
 
 use serde_json::json;
 
-use super::support::common::{RawClient, TestEnv, is_error, result_json};
+use super::support::common::{RawClient, TestEnv, is_error, poll_until, result_json};
 use super::support::fake::{Req, Resp, TestServer};
 use super::support::prereq::require_chromium;
 
@@ -212,8 +212,38 @@ fn browser_subresources_never_reach_cloud_metadata() {
     // The redirects were asked for (and their targets refused).
     let paths = pages.paths();
     assert!(paths.iter().any(|p| p == "/to-meta"), "{paths:?}");
-    // Give the refused requests time to have arrived, had they not been refused.
-    std::thread::sleep(Duration::from_secs(3));
+    // Every way out was tried and refused (the log says so for each), so had
+    // one not been refused it would have reached its server by now.
+    let log = env.hermes_home().join("logs/hermes-mcp.log");
+    let refused = |text: &str| -> Vec<String> {
+        text.lines()
+            .filter_map(|l| l.split("browser: refused ").nth(1))
+            .filter_map(|r| r.split(' ').find(|w| w.starts_with("http")))
+            .map(|u| u.trim_end_matches(':').to_string())
+            .collect()
+    };
+    let meta_ways = [
+        "http://169.254.169.254/img.png",
+        "http://[::ffff:a9fe:a9fe]/mapped.png",
+        &format!("http://{META_NAME}/by-name.png"),
+        "http://169.254.169.254/frame",
+        "http://169.254.169.254/style.css",
+        "http://169.254.169.254/fetch",
+        "http://100.100.100.200/fetch",
+        "http://169.254.169.254/beacon",
+        "http://169.254.169.254/",
+        "http://100.100.100.200/",
+        "http://169.254.169.254/worker",
+        "http://169.254.169.254/redirected",
+        "http://100.100.100.200/sw",
+    ]
+    .map(|u| u.to_string());
+    poll_until(
+        "a refusal in the log for every way the page tries out",
+        30,
+        || refused(&std::fs::read_to_string(&log).unwrap_or_default()),
+        |seen| meta_ways.iter().all(|u| seen.contains(u)),
+    );
     let r = c.call_tool("browser_snapshot", json!({}));
     assert!(!is_error(&r), "{r}");
     assert_eq!(

@@ -8,6 +8,7 @@ use std::sync::{Arc, Mutex};
 use serde_json::{Value, json};
 
 use super::support::browser::{Browsing, Others, ref_of, serve};
+use super::support::common::poll_until;
 
 const STILL: &str = r#"<!doctype html><title>Still</title><h1>Quiet page</h1>
 <p>Nothing moves here.</p><label>Name <input id="n"></label><button id="go" onclick="document.getElementById('out').textContent='clicked!'">Go</button><p id="out">waiting</p>"#;
@@ -90,9 +91,14 @@ fn browser_snapshot_sees_a_script_change_after_navigate() {
         json!({"url": format!("http://127.0.0.1:{port}/later.html")}),
     );
     assert!(snap(&nav).contains("before"), "{nav}");
-    std::thread::sleep(std::time::Duration::from_secs(1));
-    let s = snap(&b.ok("browser_snapshot", json!({})));
-    assert!(s.contains("after the timer"), "{s}");
+    // The page's timer fires 0.3 s in; a snapshot taken from a stale copy
+    // would never see it.
+    let s = poll_until(
+        "a snapshot with the timer's text",
+        10,
+        || snap(&b.ok("browser_snapshot", json!({}))),
+        |s| s.contains("after the timer"),
+    );
     assert!(!s.contains("before"), "{s}");
 }
 
@@ -106,9 +112,12 @@ fn browser_snapshot_sees_values_a_script_set_without_a_dom_change() {
     );
     let s0 = snap(&nav);
     assert!(s0.contains("start"), "{s0}");
-    std::thread::sleep(std::time::Duration::from_secs(1));
-    let s = snap(&b.ok("browser_snapshot", json!({})));
-    assert!(s.contains("scripted"), "{s}");
+    let s = poll_until(
+        "a snapshot with the scripted value",
+        10,
+        || snap(&b.ok("browser_snapshot", json!({}))),
+        |s| s.contains("scripted"),
+    );
     assert!(!s.contains("start"), "{s}");
     let agree = s
         .lines()

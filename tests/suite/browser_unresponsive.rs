@@ -6,8 +6,10 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 
-use super::support::browser::Browsing;
+use super::support::common::TIME_SCALE;
 use super::support::fake::{Resp, TestServer};
+use super::support::prereq::require_chromium;
+use super::support::serve::Serve;
 
 #[test]
 fn browser_spinning_page_is_abandoned_and_the_next_navigation_works() {
@@ -19,8 +21,14 @@ fn browser_spinning_page_is_abandoned_and_the_next_navigation_works() {
             "<!doctype html><html><head><title>Fine page</title></head><body><h1>Still here</h1><a href=\"/next\">Next</a></body></html>",
         ),
     });
-    // Navigation timeout 10 s; commands 5 s.
-    let mut b = Browsing::start("browser:\n  navigation_timeout: 10\n  command_timeout: 5\n");
+    // Navigation timeout 10 s; commands 5 s; time at 1/2 (the real-time test
+    // of these limits is browser::browser_blocked_urls_timeouts_and_truncation).
+    require_chromium();
+    let mut b = Serve::new()
+        .config("browser:\n  navigation_timeout: 10\n  command_timeout: 5\n")
+        .var(TIME_SCALE, "0.5")
+        .private_tmp()
+        .start();
     b.ok("browser_navigate", json!({"url": pages.url("/fine")}));
     let started = Instant::now();
     let (failed, spin) = b.call("browser_navigate", json!({"url": pages.url("/spin")}));

@@ -334,6 +334,7 @@ fn doctor_bounded(
                 start.elapsed()
             );
         }
+        // The sampling interval of the peak-memory watch, until the exit.
         std::thread::sleep(Duration::from_millis(20));
     };
     Bounded {

@@ -1014,28 +1014,22 @@ fn image_generate_cancelled_call_cancels_the_fal_request() {
         "tools/call",
         json!({"name": "image_generate", "arguments": {"prompt": "x"}}),
     );
-    let polled = |srv: &TestServer| srv.reqs().iter().any(|r| r.target.ends_with("/status"));
-    let start = std::time::Instant::now();
-    while !polled(&srv) && start.elapsed() < Duration::from_secs(10) {
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    assert!(polled(&srv), "the request was never polled");
+    srv.wait_for(
+        "the queued request's status poll",
+        |r| r.iter().any(|r| r.target.ends_with("/status")),
+        10,
+    );
     rc.notify(
         "notifications/cancelled",
         json!({"requestId": id, "reason": "user"}),
     );
-    let cancelled = |srv: &TestServer| {
-        srv.reqs()
-            .iter()
-            .any(|r| r.method == "PUT" && r.target.ends_with("/requests/req-1/cancel"))
-    };
-    let start = std::time::Instant::now();
-    while !cancelled(&srv) && start.elapsed() < Duration::from_secs(10) {
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    assert!(
-        cancelled(&srv),
-        "no PUT to cancel_url after the call was cancelled"
+    srv.wait_for(
+        "a PUT to cancel_url after the call was cancelled",
+        |r| {
+            r.iter()
+                .any(|r| r.method == "PUT" && r.target.ends_with("/requests/req-1/cancel"))
+        },
+        10,
     );
 }
 
@@ -1056,20 +1050,17 @@ fn tts_cancelled_call_kills_the_command_provider() {
         "tools/call",
         json!({"name": "text_to_speech", "arguments": {"text": "x"}}),
     );
-    let start = std::time::Instant::now();
-    let pid = loop {
-        if let Some(p) = std::fs::read_to_string(&pidfile)
-            .ok()
-            .and_then(|s| s.trim().parse::<i32>().ok())
-        {
-            break p;
-        }
-        assert!(
-            start.elapsed() < Duration::from_secs(10),
-            "the command never started"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    };
+    let pid = poll_until(
+        "the command's pid file",
+        10,
+        || {
+            std::fs::read_to_string(&pidfile)
+                .ok()
+                .and_then(|s| s.trim().parse::<i32>().ok())
+        },
+        Option::is_some,
+    )
+    .unwrap();
     let alive = |pid: i32| {
         std::fs::read_to_string(format!("/proc/{pid}/stat"))
             .map(|s| s.split_whitespace().nth(2).is_none_or(|st| st != "Z"))
@@ -1080,12 +1071,10 @@ fn tts_cancelled_call_kills_the_command_provider() {
         "notifications/cancelled",
         json!({"requestId": id, "reason": "user"}),
     );
-    let start = std::time::Instant::now();
-    while alive(pid) && start.elapsed() < Duration::from_secs(10) {
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    assert!(
-        !alive(pid),
-        "the provider's child process survived the cancellation"
+    poll_until(
+        "the end of the provider's child process after the cancellation",
+        10,
+        || alive(pid),
+        |a| !a,
     );
 }

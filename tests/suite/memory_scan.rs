@@ -4,13 +4,20 @@
 //! here, every pattern family in many spellings (case, Turkish `ı`/`İ`, `ſ`,
 //! Kelvin `K`, full-width and other NFKC forms, combining and spacing marks
 //! and `‿` at word boundaries, zero-width and other invisible characters,
-//! unusual spaces), is added through `serve` one entry at a time and scanned
-//! by Hermes' Python in one run; each entry must be refused by both or by
-//! neither, with Hermes' message whenever Hermes' is deterministic.
+//! unusual spaces), is scanned by Hermes' Python in one run; each entry must
+//! be refused by both or by neither, with Hermes' message whenever Hermes' is
+//! deterministic. Every entry is checked against the library's scan in this
+//! process (`hermes_mcp::toolsets::memory::first_threat_message`, after
+//! `py_strip` as `MemoryStore.add` strips); a sample covering every verdict
+//! Hermes gives is also added through `serve`, one entry at a time, so the
+//! tool's own path (arguments, strip, refusal) is the one compared.
 
 use std::process::Command;
 
 use serde_json::{Value, json};
+
+use hermes_mcp::pycompat::py_strip;
+use hermes_mcp::toolsets::memory::first_threat_message;
 
 use super::support::common::*;
 
@@ -241,6 +248,35 @@ fn invisible_kinds(text: &str) -> usize {
     INVISIBLE.chars().filter(|c| text.contains(*c)).count()
 }
 
+/// The entries that also go through `serve`: the first entry of each
+/// verdict Hermes gives (every pattern and invisible character the corpus
+/// triggers, and "clean"), and every 20th entry besides.
+fn through_serve(want: &[Option<String>]) -> Vec<usize> {
+    let mut seen = std::collections::HashSet::new();
+    (0..want.len())
+        .filter(|&i| seen.insert(want[i].clone()) || i % 20 == 0)
+        .collect()
+}
+
+/// Whether `got` decides `text` as Hermes' `want` does (the message too,
+/// where Hermes' is deterministic).
+fn same_decision(text: &str, got: Option<&str>, want: &Option<String>) -> bool {
+    match (got, want) {
+        (Some(g), Some(w)) => invisible_kinds(text) > 1 || g == w,
+        (None, None) => true,
+        _ => false,
+    }
+}
+
+fn assert_none_wrong(wrong: &[String], of: usize, by: &str) {
+    assert!(
+        wrong.is_empty(),
+        "{} of {of} texts decided unlike Hermes by {by}:\n{}",
+        wrong.len(),
+        wrong.join("\n")
+    );
+}
+
 #[test]
 fn the_threat_scan_refuses_exactly_what_hermes_refuses() {
     let texts = corpus();
@@ -250,8 +286,25 @@ fn the_threat_scan_refuses_exactly_what_hermes_refuses() {
     let blocked = want.iter().filter(|m| m.is_some()).count();
     // Both decisions are well represented.
     assert!(blocked >= 100 && texts.len() - blocked >= 100, "{blocked}");
-    // A limit of one character: an entry the scan lets through is refused
-    // for its size, so nothing is written and every call is independent.
+
+    // Every entry, against the scan `serve` runs.
+    let wrong: Vec<String> = texts
+        .iter()
+        .zip(&want)
+        .filter_map(|(text, want)| {
+            let got = first_threat_message(py_strip(text));
+            (!same_decision(text, got.as_deref(), want))
+                .then(|| format!("{text:?}: Hermes {want:?}, the scan {got:?}"))
+        })
+        .collect();
+    assert_none_wrong(&wrong, texts.len(), "the library's scan");
+
+    // A sample through the tool. A limit of one character: an entry the
+    // scan lets through is refused for its size, so nothing is written and
+    // every call is independent.
+    let sample = through_serve(&want);
+    let verdicts: std::collections::HashSet<_> = want.iter().collect();
+    assert!(sample.len() >= verdicts.len() && sample.len() < texts.len() / 4);
     let env = TestEnv::new();
     env.write_hermes(
         "config.yaml",
@@ -259,7 +312,8 @@ fn the_threat_scan_refuses_exactly_what_hermes_refuses() {
     );
     let mut c = client(&env, &[]);
     let mut wrong = Vec::new();
-    for (text, want) in texts.iter().zip(&want) {
+    for i in &sample {
+        let (text, want) = (&texts[*i], &want[*i]);
         let r = c.call_tool(
             "memory",
             json!({"action": "add", "target": "memory", "content": text}),
@@ -268,21 +322,10 @@ fn the_threat_scan_refuses_exactly_what_hermes_refuses() {
         assert_eq!(v["success"], false, "{text:?} was written: {v}");
         let error = v["error"].as_str().unwrap_or_default();
         let got = error.starts_with("Blocked:").then_some(error);
-        let same = match (got, want) {
-            (Some(g), Some(w)) => invisible_kinds(text) > 1 || g == w,
-            (None, None) => true,
-            _ => false,
-        };
-        if !same {
+        if !same_decision(text, got, want) {
             wrong.push(format!("{text:?}: Hermes {want:?}, serve {got:?}"));
         }
     }
-    assert!(
-        wrong.is_empty(),
-        "{} of {} texts decided unlike Hermes:\n{}",
-        wrong.len(),
-        texts.len(),
-        wrong.join("\n")
-    );
+    assert_none_wrong(&wrong, sample.len(), "serve");
     c.finish(std::time::Duration::from_secs(10));
 }

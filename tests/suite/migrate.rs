@@ -4,11 +4,11 @@ use std::fs;
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::Value;
 
-use super::support::common::{TestEnv, bin};
+use super::support::common::{TestEnv, bin, poll_until};
 use super::support::migrate::{END, START, config, run};
 
 pub const HERMES_YAML: &str = r#"
@@ -710,14 +710,12 @@ fn migrate_killed_mid_write_leaves_old_or_new_file() {
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
-    let start = Instant::now();
-    while temp_files(&env.codex_home()).is_empty() {
-        assert!(
-            start.elapsed() < Duration::from_secs(20),
-            "no temp file appeared"
-        );
-        std::thread::sleep(Duration::from_millis(5));
-    }
+    poll_until(
+        "the temp file",
+        20,
+        || temp_files(&env.codex_home()),
+        |t| !t.is_empty(),
+    );
     child.kill().unwrap();
     child.wait().unwrap();
     assert_eq!(fs::read_to_string(&path).unwrap(), USER_TOML);
@@ -738,6 +736,7 @@ fn migrate_killed_mid_write_leaves_old_or_new_file() {
             .stderr(Stdio::null())
             .spawn()
             .unwrap();
+        // The moment of the kill is the input: a sleep, 0 to 17 ms in.
         std::thread::sleep(Duration::from_micros(i * 700));
         let _ = child.kill();
         child.wait().unwrap();

@@ -6,11 +6,10 @@ use std::fs;
 use std::os::unix::fs::{FileTypeExt, PermissionsExt};
 use std::os::unix::process::CommandExt;
 use std::process::{Command, Output, Stdio};
-use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use super::support::common::TestEnv;
+use super::support::common::{TestEnv, exited_within};
 use super::support::fs::mkfifo;
 use super::support::migrate::{END, START};
 
@@ -21,21 +20,15 @@ fn run_bounded(mut cmd: Command) -> Output {
         .stderr(Stdio::piped())
         .spawn()
         .expect("spawn hermes-mcp");
-    let deadline = Instant::now() + Duration::from_secs(20);
-    loop {
-        if child.try_wait().unwrap().is_some() {
-            return child.wait_with_output().unwrap();
-        }
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            let out = child.wait_with_output().unwrap();
-            panic!(
-                "migrate hung (killed after 20 s); stderr: {}",
-                String::from_utf8_lossy(&out.stderr)
-            );
-        }
-        std::thread::sleep(Duration::from_millis(20));
+    if exited_within(&mut child, 20).is_none() {
+        let _ = child.kill();
+        let out = child.wait_with_output().unwrap();
+        panic!(
+            "migrate hung (killed after 20 s); stderr: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
     }
+    child.wait_with_output().unwrap()
 }
 
 fn migrate(env: &TestEnv, args: &[&str]) -> Output {

@@ -470,3 +470,142 @@ fn toolsets_keep_the_skeleton() {
         offenders.join("\n")
     );
 }
+
+/// The factors a suite file sets [`TIME_SCALE`](super::support::common::TIME_SCALE) to:
+/// `(TIME_SCALE, "0.1")`, `.var(TIME_SCALE, "0.1")`, or a `const NAME: f64` of the file.
+/// An entry is `Err` with the text when the value cannot be read.
+fn scale_factors(code: &str) -> Vec<Result<f64, String>> {
+    let mut out = Vec::new();
+    for (at, _) in code.match_indices("TIME_SCALE") {
+        let after = code[at + "TIME_SCALE".len()..].trim_start();
+        let opens = code[..at].trim_end().ends_with('(');
+        let Some(value) = after.strip_prefix(',').filter(|_| opens) else {
+            continue; // an import or a mention, not a setting
+        };
+        let value = value.trim_start().trim_start_matches('&');
+        let factor = if let Some(lit) = value.strip_prefix('"') {
+            lit.split('"').next().and_then(|v| v.parse::<f64>().ok())
+        } else {
+            let name: String = value
+                .chars()
+                .take_while(|c| c.is_alphanumeric() || *c == '_')
+                .collect();
+            code.split(&format!("const {name}: f64 = "))
+                .nth(1)
+                .and_then(|v| v.split(';').next())
+                .and_then(|v| v.trim().parse::<f64>().ok())
+        };
+        out.push(factor.ok_or_else(|| value.chars().take(40).collect()));
+    }
+    out
+}
+
+/// Time under control (support::deadlines): every constant of `src/hermes/deadlines.rs`
+/// belongs to one kind; each kind's real-time test exists, is the only test whose doc
+/// calls itself "The real-time test of", and does not scale time; every other setting of
+/// the test time scale is a factor below 1 (no test scales to real time), and the variable
+/// is named only through `TIME_SCALE`.
+#[test]
+fn each_deadline_kind_has_one_real_time_test() {
+    use super::support::deadlines::{KINDS, RealTime};
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let src = std::fs::read_to_string(root.join("src/hermes/deadlines.rs")).unwrap();
+    let consts: Vec<&str> = src
+        .lines()
+        .filter_map(|l| l.strip_prefix("pub const "))
+        .filter(|l| l.contains(": Deadline "))
+        .filter_map(|l| l.split(':').next())
+        .collect();
+    assert!(consts.len() >= 20, "{consts:?}");
+    let mut problems = Vec::new();
+    for c in &consts {
+        let n = KINDS.iter().filter(|k| k.deadlines.contains(c)).count();
+        if n != 1 {
+            problems.push(format!("{c} is in {n} kinds of support::deadlines (one)"));
+        }
+    }
+    for k in KINDS {
+        for d in k.deadlines {
+            if !consts.contains(d) {
+                problems.push(format!("{}: {d} is not a Deadline of deadlines.rs", k.name));
+            }
+        }
+    }
+
+    // The doc line that marks a real-time test, by `file::function`.
+    let suite = root.join("tests/suite");
+    let mut marked = Vec::new();
+    let mut files = Vec::new();
+    rust_files(&suite, &mut files);
+    for f in &files {
+        let rel = f
+            .strip_prefix(&suite)
+            .unwrap()
+            .to_string_lossy()
+            .into_owned();
+        let text = std::fs::read_to_string(f).unwrap();
+        if rel != "support/common.rs" && text.contains("\"HERMES_MCP_TEST_TIME_SCALE\"") {
+            problems.push(format!("{rel} names the scale variable; use TIME_SCALE"));
+        }
+        if rel.starts_with("support/") || rel == "repo_rules.rs" {
+            continue;
+        }
+        let file = rel.trim_end_matches(".rs");
+        for factor in scale_factors(&text) {
+            match factor {
+                Ok(f) if f > 0.0 && f < 1.0 => {}
+                Ok(f) => problems.push(format!("{rel} sets TIME_SCALE to {f}: below 1 only")),
+                Err(v) => problems.push(format!("{rel}: TIME_SCALE set to {v}…, not a literal")),
+            }
+        }
+        let mut in_doc_mark = false;
+        for line in text.lines().map(str::trim_start) {
+            if line.starts_with("/// The real-time test of") {
+                in_doc_mark = true;
+            } else if in_doc_mark && let Some(rest) = line.strip_prefix("fn ") {
+                let name = rest.split('(').next().unwrap_or_default();
+                marked.push((format!("{file}::{name}"), text.clone()));
+                in_doc_mark = false;
+            } else if !(line.starts_with("///") || line.starts_with("#[")) {
+                in_doc_mark = false;
+            }
+        }
+    }
+    let named: Vec<&str> = KINDS
+        .iter()
+        .filter_map(|k| match k.real_time {
+            RealTime::Test(t) => Some(t),
+            RealTime::None(why) => {
+                if why.is_empty() {
+                    problems.push(format!("{}: no real-time test, and no why", k.name));
+                }
+                None
+            }
+        })
+        .collect();
+    for t in &named {
+        let Some((_, text)) = marked.iter().find(|(m, _)| m == t) else {
+            problems.push(format!(
+                "{t}: no such test whose doc says \"The real-time test of\""
+            ));
+            continue;
+        };
+        let name = t.rsplit("::").next().unwrap();
+        let body = text
+            .split(&format!("fn {name}("))
+            .nth(1)
+            .and_then(|b| b.split("\n}\n").next())
+            .unwrap_or_default();
+        if body.contains("TIME_SCALE") {
+            problems.push(format!("{t} is a real-time test but scales time"));
+        }
+    }
+    for (m, _) in &marked {
+        if !named.contains(&m.as_str()) {
+            problems.push(format!(
+                "{m} calls itself a real-time test but support::deadlines does not name it"
+            ));
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}

@@ -330,20 +330,13 @@ fn run(seed: u64, count: usize) -> Result<(), String> {
         return Err(format!("the server exited: {st:?}"));
     }
     drop(stdin);
-    let deadline = std::time::Instant::now() + Duration::from_secs(10);
-    loop {
-        if let Some(st) = child.try_wait().map_err(|e| e.to_string())? {
-            return if st.success() {
-                Ok(())
-            } else {
-                Err(format!("exit status after EOF: {st:?}"))
-            };
-        }
-        if std::time::Instant::now() > deadline {
+    match exited_within(&mut child, 10) {
+        Some(st) if st.success() => Ok(()),
+        Some(st) => Err(format!("exit status after EOF: {st:?}")),
+        None => {
             let _ = child.kill();
-            return Err("no exit within 10 s of EOF".into());
+            Err("no exit within 10 s of EOF".into())
         }
-        std::thread::sleep(Duration::from_millis(10));
     }
 }
 

@@ -7,7 +7,7 @@
 use std::os::unix::fs::PermissionsExt;
 use std::path::PathBuf;
 use std::process::Stdio;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::json;
 
@@ -132,15 +132,7 @@ fn serve_stderr_at_eof(env: &TestEnv) -> String {
         .stdout(Stdio::null())
         .stderr(std::fs::File::create(&err).unwrap());
     let mut child = c.spawn().unwrap();
-    let start = Instant::now();
-    while child.try_wait().unwrap().is_none() {
-        if start.elapsed() > Duration::from_secs(20) {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("serve did not exit at EOF");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    wait_exit(&mut child, "serve at EOF", 20);
     std::fs::read_to_string(err).unwrap()
 }
 
@@ -194,14 +186,7 @@ fn a_signal_is_named_as_the_reason_for_shutting_down() {
     let pid = c.child.id() as i32;
     // SAFETY: signalling our own child.
     assert_eq!(unsafe { libc::kill(pid, libc::SIGTERM) }, 0);
-    let start = Instant::now();
-    while c.child.try_wait().unwrap().is_none() {
-        assert!(
-            start.elapsed() < Duration::from_secs(20),
-            "serve ignored SIGTERM"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    wait_exit(&mut c.child, "serve after SIGTERM", 20);
     let log = std::fs::read_to_string(log_path(&env)).unwrap();
     assert!(log.contains("shut down: SIGTERM"), "{log}");
 }

@@ -183,31 +183,19 @@ fn slow_call(marker: &str) -> (TestEnv, RawClient) {
         "tools/call",
         json!({"name": "text_to_speech", "arguments": {"text": "hello"}}),
     );
-    // Wait until the child runs.
-    let start = Instant::now();
-    while procs_with(&format!("sleep {marker}")).is_empty() {
-        assert!(
-            start.elapsed() < Duration::from_secs(20),
-            "the slow command never started"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    poll_until(
+        "the slow command's start",
+        20,
+        || procs_with(&format!("sleep {marker}")),
+        |p| !p.is_empty(),
+    );
     (env, c)
 }
 
 /// Wait for the server to exit; fails when that takes `limit` or longer.
-fn wait_exit(c: &mut RawClient, limit: Duration) -> (std::process::ExitStatus, Duration) {
+fn exit_within(c: &mut RawClient, limit: Duration) -> (std::process::ExitStatus, Duration) {
     let start = Instant::now();
-    let st = loop {
-        if let Some(st) = c.child.try_wait().unwrap() {
-            break st;
-        }
-        assert!(
-            start.elapsed() < Duration::from_secs(30),
-            "the server did not exit"
-        );
-        std::thread::sleep(Duration::from_millis(2));
-    };
+    let st = wait_exit(&mut c.child, "the server", 30);
     let took = start.elapsed();
     assert!(
         took < limit,
@@ -217,18 +205,12 @@ fn wait_exit(c: &mut RawClient, limit: Duration) -> (std::process::ExitStatus, D
 }
 
 fn assert_no_orphan(marker: &str) {
-    let start = Instant::now();
-    loop {
-        let left = procs_with(&format!("sleep {marker}"));
-        if left.is_empty() {
-            return;
-        }
-        assert!(
-            start.elapsed() < Duration::from_secs(2),
-            "the tool's child outlived the server: {left:?}"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    poll_until(
+        "the end of the tool's child after the server's",
+        2,
+        || procs_with(&format!("sleep {marker}")),
+        |left| left.is_empty(),
+    );
 }
 
 /// Closing stdin while a slow call runs cancels it at once: the server exits
@@ -239,7 +221,7 @@ fn eof_during_a_running_call_exits_at_once_without_orphans() {
     let marker = "87.1234";
     let (_env, mut c) = slow_call(marker);
     c.close_stdin();
-    let (st, took) = wait_exit(&mut c, Duration::from_millis(1500));
+    let (st, took) = exit_within(&mut c, Duration::from_millis(1500));
     eprintln!("exit after EOF with a call running: {took:?}");
     assert!(st.success(), "{st:?}");
     let mut replies = Vec::new();
@@ -262,7 +244,7 @@ fn sigterm_during_a_running_call_exits_at_once_without_orphans() {
     let (_env, mut c) = slow_call(marker);
     // SAFETY: signalling our own child.
     unsafe { libc::kill(c.child.id() as i32, libc::SIGTERM) };
-    let (st, took) = wait_exit(&mut c, Duration::from_millis(1500));
+    let (st, took) = exit_within(&mut c, Duration::from_millis(1500));
     eprintln!("exit after SIGTERM with a call running: {took:?}");
     assert!(st.success(), "{st:?}");
     assert_no_orphan(marker);

@@ -177,6 +177,8 @@ fn a_cancelled_call_stops_its_database_work() {
         "notifications/cancelled",
         json!({"requestId": id, "reason": "user"}),
     );
+    // A measurement, so sleeps: 0.5 s for the cancel to land, then the CPU
+    // serve spends in a 3 s window.
     std::thread::sleep(Duration::from_millis(500));
     let pid = c.child.id();
     let before = cpu_time(pid);

@@ -272,6 +272,8 @@ async fn max_concurrency_bounds_only_the_image_work_not_the_model_calls() {
             *g = (*g).max(now);
         }
         let end = Instant::now() + Duration::from_secs(20);
+        // Waits on the event (four requests in flight); a fake's handler
+        // gives up rather than panics, so the test's assertion reports it.
         while f.load(Ordering::SeqCst) < 4 && *m.lock().unwrap() < 4 && Instant::now() < end {
             std::thread::sleep(Duration::from_millis(5));
         }

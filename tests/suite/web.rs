@@ -8,7 +8,7 @@ use hermes_mcp::hermes::{Env, HermesConfig, HermesHome};
 use hermes_mcp::toolsets::web::providers::{Backend, extract_backend, search_backend};
 use serde_json::{Value, json};
 
-use super::support::common::{RawClient, TestEnv, is_error, result_json};
+use super::support::common::{RawClient, TestEnv, is_error, poll_until, result_json};
 use super::support::fake::*;
 use super::support::serve::Serve;
 use super::support::web::*;
@@ -929,26 +929,21 @@ fn extract_reports_progress_and_stops_fetching_when_cancelled() {
         "tools/call",
         json!({"name": "web_extract", "arguments": {"urls": [srv.url("/slow")]}}),
     );
-    let start = std::time::Instant::now();
-    while !srv.paths().iter().any(|p| p == "/slow") {
-        assert!(
-            start.elapsed() < Duration::from_secs(10),
-            "slow page never requested"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    srv.wait_for(
+        "the slow page's request",
+        |r| r.iter().any(|r| r.path == "/slow"),
+        10,
+    );
     c.notify(
         "notifications/cancelled",
         json!({"requestId": id, "reason": "user"}),
     );
-    let start = std::time::Instant::now();
-    while srv.hangups.load(std::sync::atomic::Ordering::SeqCst) == 0 {
-        assert!(
-            start.elapsed() < Duration::from_secs(5),
-            "the fetch kept running after cancellation"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    poll_until(
+        "the fetch's hang-up after the cancellation",
+        5,
+        || srv.hangups.load(std::sync::atomic::Ordering::SeqCst),
+        |n| *n > 0,
+    );
     // The server still answers.
     let r = c.call_tool("web_extract", json!({"urls": [srv.url("/c")]}));
     assert_eq!(result_json(&r)["results"][0]["content"], "page /c");

@@ -34,6 +34,8 @@ mod schema;
 mod store;
 mod tool;
 
+pub use scan::first_threat_message;
+
 use serde_json::Value;
 
 use crate::hermes::Context;

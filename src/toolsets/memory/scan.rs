@@ -452,8 +452,9 @@ pub(crate) fn scan(content: &str) -> Vec<String> {
 }
 
 /// `first_threat_message(content, scope="strict")`: why the write is
-/// refused, or `None` when the content is clean.
-pub(crate) fn first_threat_message(content: &str) -> Option<String> {
+/// refused, or `None` when the content is clean. Public for the suite, which
+/// checks it against Hermes' own over a whole corpus in one process.
+pub fn first_threat_message(content: &str) -> Option<String> {
     let first = scan(content).into_iter().next()?;
     Some(match first.strip_prefix("invisible_unicode_") {
         Some(cp) => {

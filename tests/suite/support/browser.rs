@@ -7,7 +7,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use super::fake::{Req, Resp, TestServer};
 use super::prereq::{require_chromium, require_program};
@@ -189,19 +189,17 @@ impl ExternalChrome {
             .spawn()
             .expect("start chromium");
         let port_file = profile.path().join("DevToolsActivePort");
-        let start = Instant::now();
-        let port = loop {
-            if let Ok(t) = std::fs::read_to_string(&port_file)
-                && let Some(p) = t.lines().next().and_then(|l| l.trim().parse().ok())
-            {
-                break p;
-            }
-            assert!(
-                start.elapsed() < Duration::from_secs(20),
-                "chromium did not open a DevTools port"
-            );
-            std::thread::sleep(Duration::from_millis(50));
-        };
+        let port = super::common::poll_until(
+            "chromium's DevTools port",
+            20,
+            || {
+                std::fs::read_to_string(&port_file)
+                    .ok()
+                    .and_then(|t| t.lines().next().and_then(|l| l.trim().parse::<u16>().ok()))
+            },
+            Option::is_some,
+        )
+        .expect("a port");
         ExternalChrome {
             child,
             port,

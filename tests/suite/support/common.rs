@@ -218,17 +218,11 @@ impl RawClient {
     /// Close stdin and wait for the exit status (panics after `timeout`).
     pub fn finish(mut self, timeout: Duration) -> std::process::ExitStatus {
         self.close_stdin();
-        let start = std::time::Instant::now();
-        loop {
-            if let Some(st) = self.child.try_wait().unwrap() {
-                return st;
-            }
-            if start.elapsed() > timeout {
-                let _ = self.child.kill();
-                panic!("server did not exit within {timeout:?} after stdin closed");
-            }
-            std::thread::sleep(Duration::from_millis(10));
-        }
+        wait_exit(
+            &mut self.child,
+            "the server after its stdin closed",
+            timeout.as_secs().max(1),
+        )
     }
 }
 
@@ -239,15 +233,33 @@ impl Drop for RawClient {
     }
 }
 
-/// Poll `get` every 100 ms until `done` holds for its value (returned), failing
-/// after `secs` with what was last seen.
+/// The pauses between looks of [`poll_until`] and [`exited_within`]: 10 ms,
+/// doubling up to 100 ms, so a quick event is seen at once and a long wait
+/// costs little CPU (some looks read all of `/proc`).
+struct Backoff(Duration);
+
+impl Backoff {
+    fn new() -> Self {
+        Backoff(Duration::from_millis(10))
+    }
+    fn pause(&mut self) {
+        std::thread::sleep(self.0);
+        self.0 = (self.0 * 2).min(Duration::from_millis(100));
+    }
+}
+
+/// Look at `get` (10 ms apart at first, then up to 100 ms) until `done` holds
+/// for its value (returned), failing after `secs` with what was last seen.
+/// How a test waits for an event (a file, a process, a request, a log line),
+/// never a fixed sleep.
 pub fn poll_until<T: std::fmt::Debug>(
     what: &str,
     secs: u64,
-    get: impl Fn() -> T,
+    mut get: impl FnMut() -> T,
     done: impl Fn(&T) -> bool,
 ) -> T {
     let start = std::time::Instant::now();
+    let mut backoff = Backoff::new();
     loop {
         let v = get();
         if done(&v) {
@@ -255,10 +267,36 @@ pub fn poll_until<T: std::fmt::Debug>(
         }
         assert!(
             start.elapsed() < Duration::from_secs(secs),
-            "the fake never saw {what}: {v:#?}"
+            "{what} did not happen within {secs} s; last seen: {v:#?}"
         );
-        std::thread::sleep(Duration::from_millis(100));
+        backoff.pause();
     }
+}
+
+/// `child`'s exit status once it exits, or `None` when it is still running
+/// after `secs` (left running).
+pub fn exited_within(child: &mut Child, secs: u64) -> Option<std::process::ExitStatus> {
+    let start = std::time::Instant::now();
+    let mut backoff = Backoff::new();
+    loop {
+        if let Some(st) = child.try_wait().expect("try_wait") {
+            return Some(st);
+        }
+        if start.elapsed() >= Duration::from_secs(secs) {
+            return None;
+        }
+        backoff.pause();
+    }
+}
+
+/// Wait (at most `secs`) for `child` to exit; its status. `what` names
+/// the wait in the failure; the child is killed then.
+pub fn wait_exit(child: &mut Child, what: &str, secs: u64) -> std::process::ExitStatus {
+    exited_within(child, secs).unwrap_or_else(|| {
+        let _ = child.kill();
+        let _ = child.wait();
+        panic!("{what}: no exit within {secs} s (killed)");
+    })
 }
 
 /// `hermes-mcp serve` in `env` with `vars` added, initialized ([`super::serve::Serve`]).

@@ -11,6 +11,7 @@
 //!   ones fail the test with what to do.
 //! - [`run`]: work done once per test run and shared by its tests (also across the
 //!   processes of a nextest run): fixtures, probes.
+//! - [`deadlines`]: the one real-time test of each kind of fixed deadline.
 //! - [`fs`]: file-system fixtures (FIFOs).
 //! - [`fake`]: the loopback HTTP server ([`fake::TestServer`]) every fake is built on.
 //! - [`edge`]: the Microsoft Read Aloud (Edge TTS) websocket fake.
@@ -25,6 +26,7 @@ pub mod browser;
 pub mod camofox;
 pub mod codex;
 pub mod common;
+pub mod deadlines;
 pub mod doctor;
 pub mod edge;
 pub mod fake;

@@ -157,11 +157,13 @@ pub(crate) async fn start(ctx: &Context, page: &Page, task: &str) -> Result<Reco
     });
     let stop = tokio_util::sync::CancellationToken::new();
     let stopped = stop.clone();
+    let shown = path.display().to_string();
     // Whole frames only: the stop is seen between writes, and dropping
     // stdin then ends ffmpeg's input cleanly.
     let writer = tokio::spawn(async move {
         let mut tick = tokio::time::interval(Duration::from_millis(1000 / u64::from(FPS)));
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        let mut written = 0u32;
         loop {
             tokio::select! {
                 _ = stopped.cancelled() => return,
@@ -171,10 +173,15 @@ pub(crate) async fn start(ctx: &Context, page: &Page, task: &str) -> Result<Reco
                 .lock()
                 .unwrap_or_else(std::sync::PoisonError::into_inner)
                 .clone();
-            if let Some(f) = frame
-                && stdin.write_all(&f).await.is_err()
-            {
-                return;
+            if let Some(f) = frame {
+                if stdin.write_all(&f).await.is_err() {
+                    return;
+                }
+                written += 1;
+                // The first second of video is in: the recording works.
+                if written == FPS {
+                    tracing::info!("Browser recording {shown}: first second recorded");
+                }
             }
         }
     });
