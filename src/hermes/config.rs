@@ -179,16 +179,6 @@ impl HermesConfig {
     pub(crate) fn str(&self, dotted: &str) -> Option<String> {
         yaml_scalar_str(self.get(dotted)?).filter(|s| !s.trim().is_empty())
     }
-
-    /// A boolean, accepting YAML 1.1 spellings that reach us as strings.
-    pub(crate) fn bool(&self, dotted: &str) -> Option<bool> {
-        bool_value(self.get(dotted)?)
-    }
-
-    /// A number (or a string holding one); `.inf` and `.nan` included.
-    pub(crate) fn f64(&self, dotted: &str) -> Option<f64> {
-        float_value(self.get(dotted)?)
-    }
 }
 
 /// A config value read as a boolean: a bool, a YAML 1.1 word
@@ -263,6 +253,17 @@ pub(crate) fn is_var_name(name: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The loader's values read back as the sections read them.
+    impl HermesConfig {
+        fn f64(&self, dotted: &str) -> Option<f64> {
+            float_value(self.get(dotted)?)
+        }
+
+        fn bool(&self, dotted: &str) -> Option<bool> {
+            bool_value(self.get(dotted)?)
+        }
+    }
 
     #[test]
     fn reads_pyyaml_style_documents() {

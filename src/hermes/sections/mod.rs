@@ -96,6 +96,18 @@ impl Reader<'_> {
             .filter(|s| !s.trim().is_empty())
     }
 
+    /// A non-blank scalar as Python's `str()` renders it, `${VAR}` kept as
+    /// written (for the keys Hermes reads from `read_raw_config()`).
+    pub(crate) fn scalar(&self, parent: Option<&Map<String, Value>>, key: &str) -> Option<String> {
+        yaml_scalar_str(self.value(parent, key)?).filter(|s| !s.trim().is_empty())
+    }
+
+    /// `<section>.use_gateway` as Hermes' `prefers_gateway` reads it
+    /// (`is_truthy_value`: `true`, or `1`/`true`/`yes`/`on`).
+    pub(crate) fn use_gateway(&self, sec: Option<&Map<String, Value>>) -> bool {
+        crate::pycompat::is_truthy_value(sec.and_then(|s| s.get("use_gateway")), false)
+    }
+
     /// A number, or text holding one; `.inf`/`.nan` included.
     pub(crate) fn float(&self, parent: Option<&Map<String, Value>>, key: &str) -> Option<f64> {
         float_value(self.value(parent, key)?)
@@ -277,5 +289,117 @@ mod tests {
         assert_eq!(g.provider("openai").timeout, None);
         assert_eq!(g.provider("xai").storage.as_ref().map(|m| m.len()), Some(1));
         assert_eq!(g.provider("openai-codex").storage, None);
+    }
+
+    #[test]
+    fn browser_timeouts_and_flags_read_leniently() {
+        let y = "browser:\n  command_timeout: ' 45 '\n  navigation_timeout: .inf\n  inactivity_timeout: x\n  \
+                 dialog_timeout_s: 2.5\n  dialog_policy: 7\n  restrict_evaluate: 'yes'\n  \
+                 allow_unsafe_evaluate: 1\n  headed: [1]\n  record_sessions: null\n";
+        let b = read(y).browser;
+        assert_eq!(b.command_timeout, Some(45.0));
+        assert_eq!(b.command_timeout_int, Some(45.0));
+        assert_eq!(b.navigation_timeout, Some(f64::INFINITY));
+        assert_eq!(b.inactivity_timeout, None);
+        assert_eq!(b.dialog_timeout_s, Some(2.5));
+        assert_eq!(b.dialog_policy.as_deref(), Some("7"));
+        assert!(b.restrict_evaluate && b.allow_unsafe_evaluate);
+        assert!(!b.headed && !b.record_sessions);
+        // Python's int(): a float truncated, a boolean as 0/1, float text and `.inf` refused.
+        let int = |v: &str| read(&format!("browser: {{command_timeout: {v}}}\n")).browser;
+        assert_eq!(int("12.9").command_timeout_int, Some(12.0));
+        assert_eq!(int("12.9").command_timeout, Some(12.9));
+        assert_eq!(int("true").command_timeout_int, Some(1.0));
+        assert_eq!(int("true").command_timeout, None);
+        assert_eq!(int("'12.5'").command_timeout_int, None);
+        assert_eq!(int(".inf").command_timeout_int, None);
+        assert_eq!(int("{a: 1}").command_timeout, None);
+        // Hermes reads these from the raw config: `${VAR}` stays as written.
+        let b = read("browser: {dialog_policy: '${KEY}', headed: maybe}\n").browser;
+        assert_eq!(b.dialog_policy.as_deref(), Some("${KEY}"));
+        assert!(!b.headed);
+        assert_eq!(
+            read("browser: {dialog_policy: '  '}\n")
+                .browser
+                .dialog_policy,
+            None
+        );
+        let b = read("browser: 5\n").browser;
+        assert_eq!((b.command_timeout, b.headed), (None, false));
+    }
+
+    #[test]
+    fn browser_provider_choice_reads_as_hermes() {
+        let b = read("").browser;
+        assert!(b.auto_local_for_private_urls, "absent is on");
+        assert_eq!(b.cloud_provider, None);
+        let on = |v: &str| {
+            read(&format!("browser: {{auto_local_for_private_urls: {v}}}\n"))
+                .browser
+                .auto_local_for_private_urls
+        };
+        // Python's bool() of a present key: `null`, `0`, `''`, `[]` are off; any text is on.
+        for (v, want) in [
+            ("null", false),
+            ("0", false),
+            ("''", false),
+            ("[]", false),
+            ("'no'", true),
+            ("0.5", true),
+            ("{a: 1}", true),
+        ] {
+            assert_eq!(on(v), want, "{v}");
+        }
+        let p = |v: &str| {
+            read(&format!("browser: {{cloud_provider: {v}}}\n"))
+                .browser
+                .cloud_provider
+        };
+        assert_eq!(p("' Browser-Use '").as_deref(), Some("browser-use"));
+        assert_eq!(p("null").as_deref(), Some("local"));
+        assert_eq!(p("false").as_deref(), Some("local"));
+        assert_eq!(p("' '").as_deref(), Some("local"));
+        assert_eq!(p("true").as_deref(), Some("true"));
+        assert_eq!(p("3").as_deref(), Some("3"));
+    }
+
+    #[test]
+    fn browser_camofox_block_reads_as_hermes() {
+        let y = "browser:\n  camofox:\n    managed_persistence: 'no'\n    user_id: 42\n    session_key: '  '\n    \
+                 adopt_existing_tab: [x]\n    rewrite_loopback_urls: 0\n    loopback_host_alias: true\n";
+        let c = read(y).browser.camofox;
+        assert!(
+            c.managed_persistence,
+            "Python's bool() of a non-empty string"
+        );
+        assert_eq!(c.user_id.as_deref(), Some("42"));
+        assert_eq!(c.session_key, None);
+        assert!(c.adopt_existing_tab);
+        assert!(!c.rewrite_loopback_urls);
+        assert_eq!(c.loopback_host_alias.as_deref(), Some("True"));
+        let c = read("browser: {camofox: {user_id: false, loopback_host_alias: null}}\n")
+            .browser
+            .camofox;
+        assert_eq!((c.user_id, c.loopback_host_alias), (None, None));
+        let c = read("browser: {camofox: [1]}\n").browser.camofox;
+        assert!(!c.managed_persistence && c.user_id.is_none());
+    }
+
+    #[test]
+    fn use_gateway_is_truthy_like_hermes() {
+        let s = read(
+            "web: {use_gateway: true}\ntts: {use_gateway: 'Yes'}\nbrowser: {use_gateway: 1}\nimage_gen: {use_gateway: 'nope'}\n",
+        );
+        assert!(s.web.use_gateway && s.tts.use_gateway && s.browser.use_gateway);
+        assert!(!s.image_gen.use_gateway);
+        let s = read(
+            "web: {use_gateway: null}\ntts: {use_gateway: 0}\nimage_gen: {use_gateway: [1]}\nbrowser: true\n",
+        );
+        assert!(!s.web.use_gateway && !s.tts.use_gateway && !s.browser.use_gateway);
+        assert!(
+            s.image_gen.use_gateway,
+            "Python's bool() of a non-empty list"
+        );
+        assert!(!read("").web.use_gateway);
     }
 }
