@@ -10,9 +10,12 @@ pub mod agent;
 pub mod auxiliary;
 pub mod browser;
 pub mod image_gen;
+pub mod kanban;
 pub mod model;
+pub mod providers;
 pub mod security;
 pub mod skills;
+pub mod toolsets;
 pub mod tts;
 pub mod web;
 
@@ -24,22 +27,33 @@ pub use agent::Agent;
 pub use auxiliary::{AuxTask, Auxiliary};
 pub use browser::Browser;
 pub use image_gen::ImageGen;
+pub use kanban::Kanban;
 pub use model::Model;
+pub use providers::Providers;
 pub use security::Security;
 pub use skills::Skills;
+pub use toolsets::Toolsets;
 pub use tts::Tts;
 pub use web::Web;
 
 /// Every section, read from one config.
 #[derive(Debug, Clone, Default)]
 pub struct Sections {
+    /// `context_file_max_chars` ([`context_file_max_chars`]).
+    pub context_file_max_chars: Option<i64>,
     pub agent: Agent,
     pub auxiliary: Auxiliary,
     pub browser: Browser,
     pub image_gen: ImageGen,
+    pub kanban: Kanban,
+    /// `mcp_servers:` as written: `migrate` translates each entry itself and
+    /// reports a value of another shape.
+    pub mcp_servers: Option<Value>,
     pub model: Model,
+    pub providers: Providers,
     pub security: Security,
     pub skills: Skills,
+    pub toolsets: Toolsets,
     pub tts: Tts,
     pub web: Web,
 }
@@ -50,16 +64,41 @@ impl Sections {
         let r = Reader { lookup };
         let root = config.root.as_object();
         Sections {
+            context_file_max_chars: context_file_max_chars(r.value(root, "context_file_max_chars")),
             agent: Agent::read(&r, r.section(root, "agent")),
             auxiliary: Auxiliary::read(&r, r.section(root, "auxiliary")),
             browser: Browser::read(&r, r.section(root, "browser")),
             image_gen: ImageGen::read(&r, r.section(root, "image_gen")),
+            kanban: Kanban::read(r.section(root, "kanban")),
+            mcp_servers: r.value(root, "mcp_servers").cloned(),
             model: Model::read(&r, r.value(root, "model")),
+            providers: Providers::read(
+                r.value(root, "providers"),
+                r.value(root, "custom_providers"),
+            ),
             security: Security::read(&r, r.section(root, "security")),
             skills: Skills::read(&r, r.section(root, "skills")),
+            toolsets: Toolsets::read(r.value(root, "toolsets")),
             tts: Tts::read(&r, r.section(root, "tts")),
             web: Web::read(&r, r.section(root, "web")),
         }
+    }
+}
+
+/// `context_file_max_chars` as hermes-agent: agent/prompt_builder.py
+/// `_get_context_file_max_chars` takes it: a positive number, as Python's
+/// `int()` of it (`true` is 1, `0.5` is 0); anything else (`.inf` too) `None`.
+fn context_file_max_chars(v: Option<&Value>) -> Option<i64> {
+    match v? {
+        Value::Bool(true) => Some(1),
+        Value::Number(n) => match n.as_i64() {
+            Some(i) => (i > 0).then_some(i),
+            None => n
+                .as_f64()
+                .filter(|f| f.is_finite() && *f > 0.0)
+                .map(|f| f.trunc() as i64),
+        },
+        _ => None,
     }
 }
 
@@ -401,5 +440,120 @@ mod tests {
             "Python's bool() of a non-empty list"
         );
         assert!(!read("").web.use_gateway);
+    }
+
+    #[test]
+    fn kanban_and_toolsets_read_as_hermes() {
+        assert!(read("").kanban.auto_subscribe_on_create, "absent is on");
+        let sub = |v: &str| {
+            read(&format!("kanban: {{auto_subscribe_on_create: {v}}}\n"))
+                .kanban
+                .auto_subscribe_on_create
+        };
+        // cfg_get keeps a present value, `null` too; then Python's bool().
+        for (v, want) in [
+            ("null", false),
+            ("false", false),
+            ("0", false),
+            ("''", false),
+            ("'off'", true),
+            ("1", true),
+        ] {
+            assert_eq!(sub(v), want, "{v}");
+        }
+        assert!(read("kanban: 5\n").kanban.auto_subscribe_on_create);
+        let t = |y: &str| read(y).toolsets;
+        assert!(t("toolsets: [hermes-cli, kanban]\n").contains("kanban"));
+        assert!(!t("toolsets: [hermes-cli, [kanban], 5]\n").contains("kanban"));
+        assert!(
+            t("toolsets: 'web,kanbanx'\n").contains("kanban"),
+            "`in` on a string is a substring test"
+        );
+        assert!(!t("toolsets: 'web,kanbanx'\n").lists("kanban"));
+        assert!(t("toolsets: 'web, kanban '\n").lists("kanban"));
+        assert!(t("toolsets: {kanban: 1}\n").contains("kanban"));
+        assert!(!t("toolsets: {kanban: 1}\n").lists("kanban"));
+        for y in ["", "toolsets: null\n", "toolsets: 5\n", "toolsets: true\n"] {
+            let ts = t(y);
+            assert!(!ts.contains("kanban") && !ts.lists("kanban"), "{y}");
+        }
+    }
+
+    #[test]
+    fn migrate_reads_runtime_codex_and_servers_as_written() {
+        let s = read("model:\n  openai_runtime: '${KEY}'\n  codex_bin: 7\nmcp_servers: [1]\n");
+        assert_eq!(s.model.openai_runtime.as_deref(), Some("${KEY}"));
+        assert_eq!(s.model.codex_bin.as_deref(), Some("7"));
+        assert!(s.mcp_servers.as_ref().is_some_and(Value::is_array));
+        let s = read("model: {openai_runtime: ' ', codex_bin: [x]}\nmcp_servers: null\n");
+        assert_eq!(
+            (s.model.openai_runtime, s.model.codex_bin, s.mcp_servers),
+            (None, None, None)
+        );
+        assert_eq!(read("model: gpt\n").model.openai_runtime, None);
+    }
+
+    #[test]
+    fn vision_overrides_read_as_coerce_capability_bool() {
+        let v = |x: &str| {
+            read(&format!("model: {{supports_vision: {x}}}\n"))
+                .model
+                .supports_vision
+        };
+        for (x, want) in [
+            ("true", Some(true)),
+            ("0", Some(false)),
+            ("2", None),
+            ("' Off '", Some(false)),
+            ("yes", Some(true)),
+            ("1.0", None),
+            ("maybe", None),
+            ("[1]", None),
+        ] {
+            assert_eq!(v(x), want, "{x}");
+        }
+        let y = "providers:\n  my-vllm: {models: {m1: {supports_vision: 'yes'}, m2: {supports_vision: x}, m3: 5}}\n  \
+                 bad: {models: [m1]}\n  odd: 3\ncustom_providers:\n  - {name: ' c1 ', models: {m1: {supports_vision: 0}}}\n  \
+                 - {name: c1, models: {m1: {supports_vision: 1}}}\n  - {name: 5, models: {m1: {supports_vision: 1}}}\n  - x\n";
+        let p = read(y).providers;
+        assert_eq!(p.supports_vision("my-vllm", "m1"), Some(true));
+        assert_eq!(p.supports_vision("my-vllm", "m2"), None);
+        assert_eq!(p.supports_vision("my-vllm", "m3"), None);
+        assert_eq!(p.supports_vision("bad", "m1"), None);
+        assert_eq!(p.supports_vision("odd", "m1"), None);
+        let names = |n: &[&str]| n.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert_eq!(
+            p.custom_supports_vision(&names(&["c1"]), "m1"),
+            Some(false),
+            "the first entry named wins"
+        );
+        assert_eq!(
+            p.custom_supports_vision(&names(&["5"]), "m1"),
+            None,
+            "a name that is not a string is ''"
+        );
+        assert_eq!(p.custom_supports_vision(&names(&["c1"]), "m9"), None);
+        let p = read("providers: [1]\ncustom_providers: {a: 1}\n").providers;
+        assert_eq!(p.supports_vision("a", "m"), None);
+        assert_eq!(p.custom_supports_vision(&names(&["a"]), "m"), None);
+    }
+
+    #[test]
+    fn context_file_max_chars_reads_as_python_int_of_a_positive_number() {
+        let m = |x: &str| read(&format!("context_file_max_chars: {x}\n")).context_file_max_chars;
+        for (x, want) in [
+            ("60", Some(60)),
+            ("0", None),
+            ("-5", None),
+            ("true", Some(1)),
+            ("false", None),
+            ("2.9", Some(2)),
+            ("0.5", Some(0)),
+            (".inf", None),
+            ("'60'", None),
+            ("null", None),
+        ] {
+            assert_eq!(m(x), want, "{x}");
+        }
     }
 }
