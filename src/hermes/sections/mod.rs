@@ -11,6 +11,7 @@ pub mod auxiliary;
 pub mod browser;
 pub mod image_gen;
 pub mod kanban;
+pub mod memory;
 pub mod model;
 pub mod providers;
 pub mod security;
@@ -28,6 +29,7 @@ pub use auxiliary::{AuxTask, Auxiliary};
 pub use browser::Browser;
 pub use image_gen::ImageGen;
 pub use kanban::Kanban;
+pub use memory::Memory;
 pub use model::Model;
 pub use providers::Providers;
 pub use security::Security;
@@ -49,6 +51,7 @@ pub struct Sections {
     /// `mcp_servers:` as written: `migrate` translates each entry itself and
     /// reports a value of another shape.
     pub mcp_servers: Option<Value>,
+    pub memory: Memory,
     pub model: Model,
     pub providers: Providers,
     pub security: Security,
@@ -71,6 +74,7 @@ impl Sections {
             image_gen: ImageGen::read(&r, r.section(root, "image_gen")),
             kanban: Kanban::read(r.section(root, "kanban")),
             mcp_servers: r.value(root, "mcp_servers").cloned(),
+            memory: Memory::read(&r, r.value(root, "memory")),
             model: Model::read(&r, r.value(root, "model")),
             providers: Providers::read(
                 r.value(root, "providers"),
@@ -147,6 +151,14 @@ impl Reader<'_> {
         crate::pycompat::is_truthy_value(sec.and_then(|s| s.get("use_gateway")), false)
     }
 
+    /// `v` with `${VAR}` references expanded when it is a string.
+    pub(crate) fn expanded(&self, v: &Value) -> Value {
+        match v {
+            Value::String(s) => Value::String(expand_vars(s, |n| (self.lookup)(n))),
+            other => other.clone(),
+        }
+    }
+
     /// A number, or text holding one; `.inf`/`.nan` included.
     pub(crate) fn float(&self, parent: Option<&Map<String, Value>>, key: &str) -> Option<f64> {
         float_value(self.value(parent, key)?)
@@ -156,6 +168,7 @@ impl Reader<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     fn read(yaml: &str) -> Sections {
         let c = HermesConfig::from_yaml(yaml).expect("yaml");
@@ -554,6 +567,54 @@ mod tests {
             ("null", None),
         ] {
             assert_eq!(m(x), want, "{x}");
+        }
+    }
+
+    #[test]
+    fn memory_ints_like_python() {
+        for (v, want) in [
+            (json!(80), Some(80)),
+            (json!(80.9), Some(80)),
+            (json!(-2.5), Some(-2)),
+            (json!(true), Some(1)),
+            (json!(" 3_000 "), Some(3000)),
+            (json!("+7"), Some(7)),
+            (json!("-7"), Some(-7)),
+            (json!("3000.0"), None),
+            (json!("3__0"), None),
+            (json!("_30"), None),
+            (json!("30_"), None),
+            (json!(""), None),
+            (json!(null), None),
+            (json!([1]), None),
+        ] {
+            assert_eq!(memory::py_int(&v), want, "{v}");
+        }
+    }
+
+    #[test]
+    fn memory_reads_as_hermes() {
+        let m = read("memory:\n  memory_char_limit: '${KEY}'\n  user_char_limit: ' 3_000 '\n  write_approval: ' Approve '\n  memory_enabled: ''\n  user_profile_enabled: '${KEY}'\n").memory;
+        // `${KEY}` is `k1`: not an int, so both limits keep their defaults (one `try`).
+        assert_eq!(
+            (m.memory_char_limit, m.user_char_limit),
+            (memory::MEMORY_CHAR_LIMIT, memory::USER_CHAR_LIMIT)
+        );
+        assert!(m.write_approval && !m.memory_enabled && m.user_profile_enabled);
+        assert_eq!(m.not_a_mapping, None);
+        let m = read("memory: {memory_char_limit: 80.9, user_char_limit: true, write_approval: 1, memory_enabled: [], user_profile_enabled: null}\n").memory;
+        assert_eq!((m.memory_char_limit, m.user_char_limit), (80, 1));
+        assert!(!m.write_approval && !m.memory_enabled && !m.user_profile_enabled);
+        let m = read("memory: [1]\n").memory;
+        assert_eq!(m.not_a_mapping, Some("a list"));
+        assert!(!m.memory_enabled && !m.user_profile_enabled);
+        assert_eq!(m.memory_char_limit, memory::MEMORY_CHAR_LIMIT);
+        for y in ["", "memory:\n", "memory: null\n"] {
+            let m = read(y).memory;
+            assert!(
+                m.memory_enabled && m.user_profile_enabled && m.not_a_mapping.is_none(),
+                "{y}"
+            );
         }
     }
 }
