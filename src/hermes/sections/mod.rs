@@ -13,6 +13,7 @@ pub mod image_gen;
 pub mod kanban;
 pub mod memory;
 pub mod model;
+pub mod plugins;
 pub mod providers;
 pub mod security;
 pub mod skills;
@@ -31,6 +32,7 @@ pub use image_gen::ImageGen;
 pub use kanban::Kanban;
 pub use memory::Memory;
 pub use model::Model;
+pub use plugins::Plugins;
 pub use providers::Providers;
 pub use security::Security;
 pub use skills::Skills;
@@ -53,6 +55,7 @@ pub struct Sections {
     pub mcp_servers: Option<Value>,
     pub memory: Memory,
     pub model: Model,
+    pub plugins: Plugins,
     pub providers: Providers,
     pub security: Security,
     pub skills: Skills,
@@ -76,6 +79,7 @@ impl Sections {
             mcp_servers: r.value(root, "mcp_servers").cloned(),
             memory: Memory::read(&r, r.value(root, "memory")),
             model: Model::read(&r, r.value(root, "model")),
+            plugins: Plugins::read(r.section(root, "plugins")),
             providers: Providers::read(
                 r.value(root, "providers"),
                 r.value(root, "custom_providers"),
@@ -616,5 +620,17 @@ mod tests {
                 "{y}"
             );
         }
+    }
+
+    #[test]
+    fn plugins_read_their_lists_strings() {
+        let p = read("plugins:\n  enabled: [a, 1, null, b]\n  disabled: x\n").plugins;
+        assert_eq!(p.enabled, ["a", "b"]);
+        assert!(p.disabled.is_empty());
+        assert!(read("plugins: [a]\n").plugins.enabled.is_empty());
+        assert_eq!(
+            read("plugins: {disabled: ['${KEY}']}\n").plugins.disabled,
+            ["${KEY}"]
+        );
     }
 }
