@@ -31,6 +31,7 @@ use serde_json::Value;
 
 use crate::hermes::HermesHome;
 use crate::hermes::config::HermesConfig;
+use crate::hermes::sections::Sections;
 use crate::hermes::{SERVER_NAME, envvars};
 use crate::migrate::{self, block, hermes_plugin};
 use crate::process::RunError;
@@ -610,7 +611,10 @@ fn hermes_home_checks(opts: &Options, launch: &probe::Launch, r: &mut Report) {
     r.hermes_config = Some(config.display().to_string());
     match HermesConfig::load(&config) {
         Ok(c) => {
-            let runtime = c.str("model.openai_runtime");
+            let dotenv = crate::hermes::Env::new(home.join(".env"));
+            let runtime = Sections::read(&c, &|n| dotenv.get_unlisted(n))
+                .model
+                .openai_runtime;
             if runtime.as_deref() != Some("codex_app_server") {
                 r.notes.push(format!(
                     "model.openai_runtime is {} in config.yaml: Hermes itself does not run codex, so hermes-tools serves only the codex you start yourself. To have Hermes run codex, use Hermes' `/codex-runtime codex_app_server` first and `{}` after it: that command re-runs Hermes' own migrator, which puts Hermes' Python server back as hermes-tools. The Hermes plugin `migrate` installs also undoes that at the next session start, unless you passed --no-hermes-hook",

@@ -14,6 +14,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::{Options, Report};
+use crate::hermes::sections::Sections;
 use crate::hermes::{HermesConfig, HermesHome};
 use crate::migrate::{self, hermes_plugin};
 use hermes_plugin::{PLUGIN_NAME, RUNTIME_CODEX_HOME, SETTINGS_FILE};
@@ -202,14 +203,12 @@ fn enabled(opts: &Options, home: &Path, dir: &Path, r: &mut Report) -> Option<bo
     let Ok(config) = HermesConfig::load(&config_yaml) else {
         return None;
     };
-    let listed = |key: &str| {
-        hermes_plugin::str_list(&config.root, key)
-            .iter()
-            .any(|n| n == PLUGIN_NAME)
-    };
-    let why = if listed("disabled") {
+    let dotenv = crate::hermes::Env::new(home.join(".env"));
+    let plugins = Sections::read(&config, &|n| dotenv.get_unlisted(n)).plugins;
+    let listed = |names: &[String]| names.iter().any(|n| n == PLUGIN_NAME);
+    let why = if listed(&plugins.disabled) {
         "is listed in plugins.disabled"
-    } else if !listed("enabled") {
+    } else if !listed(&plugins.enabled) {
         "is not in plugins.enabled"
     } else {
         return Some(true);

@@ -26,7 +26,8 @@
 //! allowed, which tests use).
 //!
 //! Whether a tool prefers the gateway over a direct key it also has is the
-//! tool's `<section>.use_gateway` ([`prefers_gateway`]); each caller applies
+//! tool's `<section>.use_gateway` (read with the config's typed sections,
+//! [`crate::hermes::sections`]); each caller applies
 //! Hermes' precedence for its vendor.
 
 pub(crate) mod account;
@@ -134,20 +135,6 @@ pub(crate) fn vendor_origin(ctx: &Context, vendor: &str) -> Result<String, Unava
         .filter(|s| !s.is_empty())
         .unwrap_or_else(|| DEFAULT_DOMAIN.into());
     Ok(format!("{scheme}://{vendor}-gateway.{domain}"))
-}
-
-/// `prefers_gateway(section)`: `<section>.use_gateway` is truthy
-/// (`true`, or `1`/`true`/`yes`/`on`).
-pub(crate) fn prefers_gateway(ctx: &Context, section: &str) -> bool {
-    let Some(v) = ctx
-        .config()
-        .get(section)
-        .and_then(|s| s.as_object())
-        .and_then(|s| s.get("use_gateway"))
-    else {
-        return false;
-    };
-    crate::pycompat::is_truthy_value(Some(v), false)
 }
 
 /// `is_managed_tool_gateway_ready(vendor)`: no network, no refresh. An
@@ -261,30 +248,6 @@ mod tests {
         );
         let c = ctx("", &[("TOOL_GATEWAY_SCHEME", "ftp")]);
         assert_eq!(vendor_origin(&c, "krea"), Err(Unavailable::BadScheme));
-    }
-
-    #[test]
-    fn use_gateway_is_truthy_like_hermes() {
-        assert!(prefers_gateway(
-            &ctx("web: {use_gateway: true}", &[]),
-            "web"
-        ));
-        assert!(prefers_gateway(
-            &ctx("tts: {use_gateway: 'Yes'}", &[]),
-            "tts"
-        ));
-        assert!(!prefers_gateway(
-            &ctx("tts: {use_gateway: 'nope'}", &[]),
-            "tts"
-        ));
-        assert!(!prefers_gateway(
-            &ctx("tts: {use_gateway: true}", &[]),
-            "web"
-        ));
-        assert!(prefers_gateway(
-            &ctx("browser: {use_gateway: 1}", &[]),
-            "browser"
-        ));
     }
 
     #[test]

@@ -3,8 +3,8 @@
 //! Hermes writes this file with PyYAML (YAML 1.1) and users edit it by hand, so
 //! it is read with `serde-saphyr`, which accepts `yes`/`on` booleans and `<<`
 //! merge keys like PyYAML does. The document is kept as a JSON value tree, the
-//! way Hermes keeps a dict: toolsets read the keys they know with the typed
-//! accessors below and unknown keys are never an error.
+//! way Hermes keeps a dict: the keys the toolsets use are read once into
+//! typed structs ([`super::sections`]) and unknown keys are never an error.
 //!
 //! PyYAML loads `.inf`, `-.inf`, `.nan` (and `.Inf`, `.INF`, `.NaN`, `.NAN`,
 //! `+.inf`: its float resolver in `yaml/resolver.py`) as Python floats. A JSON
@@ -165,30 +165,6 @@ impl HermesConfig {
         c.path = None;
         Ok(c)
     }
-
-    /// The value at a dotted path (`"web.backend"`). Null counts as absent.
-    pub(crate) fn get(&self, dotted: &str) -> Option<&Value> {
-        let mut cur = &self.root;
-        for part in dotted.split('.') {
-            cur = cur.as_object()?.get(part)?;
-        }
-        (!cur.is_null()).then_some(cur)
-    }
-
-    /// A non-empty string (numbers and booleans are rendered as PyYAML would `str()` them).
-    pub(crate) fn str(&self, dotted: &str) -> Option<String> {
-        yaml_scalar_str(self.get(dotted)?).filter(|s| !s.trim().is_empty())
-    }
-
-    /// A boolean, accepting YAML 1.1 spellings that reach us as strings.
-    pub(crate) fn bool(&self, dotted: &str) -> Option<bool> {
-        bool_value(self.get(dotted)?)
-    }
-
-    /// A number (or a string holding one); `.inf` and `.nan` included.
-    pub(crate) fn f64(&self, dotted: &str) -> Option<f64> {
-        float_value(self.get(dotted)?)
-    }
 }
 
 /// A config value read as a boolean: a bool, a YAML 1.1 word
@@ -263,6 +239,31 @@ pub(crate) fn is_var_name(name: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The loader's values read back by dotted path, as the sections read them.
+    impl HermesConfig {
+        /// The value at a dotted path (`"web.backend"`). Null counts as absent.
+        fn get(&self, dotted: &str) -> Option<&Value> {
+            let mut cur = &self.root;
+            for part in dotted.split('.') {
+                cur = cur.as_object()?.get(part)?;
+            }
+            (!cur.is_null()).then_some(cur)
+        }
+
+        /// A non-empty string (numbers and booleans rendered as PyYAML would `str()` them).
+        fn str(&self, dotted: &str) -> Option<String> {
+            yaml_scalar_str(self.get(dotted)?).filter(|s| !s.trim().is_empty())
+        }
+
+        fn f64(&self, dotted: &str) -> Option<f64> {
+            float_value(self.get(dotted)?)
+        }
+
+        fn bool(&self, dotted: &str) -> Option<bool> {
+            bool_value(self.get(dotted)?)
+        }
+    }
 
     #[test]
     fn reads_pyyaml_style_documents() {

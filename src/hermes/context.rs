@@ -56,7 +56,7 @@ impl Context {
 
     /// `config.yaml`, or an empty config when it is missing or broken
     /// (see [`Self::config_error`]).
-    pub(crate) fn config(&self) -> &HermesConfig {
+    fn config(&self) -> &HermesConfig {
         &self.loaded().0
     }
 

@@ -43,7 +43,7 @@ pub(crate) const MAX_INGEST_BYTES: usize = 50 * 1024 * 1024;
 /// Smallest long side we shrink to when trying to fit the byte budget.
 const MIN_LONG_SIDE: u32 = 256;
 
-#[derive(Debug, thiserror::Error, PartialEq)]
+#[derive(Debug, thiserror::Error)]
 pub(crate) enum PrepError {
     /// Hermes' `NotAnImage` message.
     #[error("source is not a recognized image{0}")]
@@ -59,10 +59,16 @@ pub(crate) enum PrepError {
         format: &'static str,
         detail: String,
     },
+    /// The SVG could be read but not drawn (no size, no memory for its pixels).
     #[error(
         "This is an SVG, which vision models cannot read directly, and it could not be rasterized: {0}. Convert the SVG to PNG first (e.g. open it in a browser and screenshot it) and re-run vision_analyze on the PNG."
     )]
     Svg(String),
+    /// The SVG could not be parsed (the same sentence as [`Self::Svg`]).
+    #[error(
+        "This is an SVG, which vision models cannot read directly, and it could not be rasterized: {0}. Convert the SVG to PNG first (e.g. open it in a browser and screenshot it) and re-run vision_analyze on the PNG."
+    )]
+    SvgParse(#[source] resvg::usvg::Error),
     #[error(
         "Image too large for vision API: even at {w}×{h} it encodes to {bytes} bytes (limit {limit}). Crop the image to the region of interest or compress it and retry."
     )]
@@ -73,7 +79,10 @@ pub(crate) enum PrepError {
         limit: usize,
     },
     #[error("cannot encode the image: {0}")]
-    Encode(String),
+    Encode(#[source] image::ImageError),
+    /// The blocking task that decodes and encodes the image panicked or was cancelled.
+    #[error("cannot encode the image: image worker failed: {0}")]
+    Worker(#[source] tokio::task::JoinError),
 }
 
 /// The `image` crate's decoder for a sniffed format (SVG has none: resvg draws it).
@@ -460,16 +469,14 @@ fn encode_png(img: &DynamicImage) -> Result<Vec<u8>, PrepError> {
 fn png_bytes(img: &DynamicImage) -> Result<Vec<u8>, PrepError> {
     let mut out = Vec::new();
     let enc = PngEncoder::new_with_quality(&mut out, CompressionType::Fast, FilterType::Adaptive);
-    img.write_with_encoder(enc)
-        .map_err(|e| PrepError::Encode(e.to_string()))?;
+    img.write_with_encoder(enc).map_err(PrepError::Encode)?;
     Ok(out)
 }
 
 fn encode_jpeg(img: &image::RgbImage, quality: u8) -> Result<Vec<u8>, PrepError> {
     let mut out = Vec::new();
     let enc = JpegEncoder::new_with_quality(&mut out, quality);
-    img.write_with_encoder(enc)
-        .map_err(|e| PrepError::Encode(e.to_string()))?;
+    img.write_with_encoder(enc).map_err(PrepError::Encode)?;
     Ok(out)
 }
 
@@ -494,7 +501,7 @@ pub(crate) fn rasterize_svg(data: &[u8], max_long: u32) -> Result<DynamicImage, 
         ..usvg::Options::default()
     };
     opt.image_href_resolver.resolve_string = Box::new(|_, _| None);
-    let tree = usvg::Tree::from_data(data, &opt).map_err(|e| PrepError::Svg(e.to_string()))?;
+    let tree = usvg::Tree::from_data(data, &opt).map_err(PrepError::SvgParse)?;
     let size = tree.size();
     let (sw, sh) = (size.width() as f64, size.height() as f64);
     if !(sw.is_finite() && sh.is_finite() && sw >= 1.0 && sh >= 1.0) {
@@ -697,5 +704,51 @@ mod tests {
         // Still red everywhere: the external image was not drawn.
         assert_eq!(back.get_pixel(10, 10).0, [255, 0, 0, 255]);
         assert_eq!(back.get_pixel(500, 250).0, [255, 0, 0, 255]);
+    }
+
+    #[test]
+    fn encode_and_svg_errors_carry_their_cause() {
+        use std::error::Error as _;
+        let cause = image::load_from_memory(b"not an image").unwrap_err();
+        let text = cause.to_string();
+        let e = PrepError::Encode(cause);
+        assert_eq!(e.to_string(), format!("cannot encode the image: {text}"));
+        let src = e.source().expect("a source");
+        assert!(src.downcast_ref::<image::ImageError>().is_some(), "{src:?}");
+        assert_eq!(src.to_string(), text);
+
+        let e = rasterize_svg(b"<svg", 100).unwrap_err();
+        let src = e.source().expect("a source");
+        assert!(
+            src.downcast_ref::<resvg::usvg::Error>().is_some(),
+            "{src:?}"
+        );
+        assert_eq!(
+            e.to_string(),
+            format!(
+                "This is an SVG, which vision models cannot read directly, and it could not be rasterized: {src}. Convert the SVG to PNG first (e.g. open it in a browser and screenshot it) and re-run vision_analyze on the PNG."
+            )
+        );
+        assert!(
+            PrepError::Svg("the drawing has no size".into())
+                .source()
+                .is_none()
+        );
+    }
+
+    #[tokio::test]
+    async fn a_failed_worker_is_the_source() {
+        use std::error::Error as _;
+        let task = tokio::spawn(std::future::pending::<()>());
+        task.abort();
+        let cause = task.await.unwrap_err();
+        let text = cause.to_string();
+        let e = PrepError::Worker(cause);
+        assert_eq!(
+            e.to_string(),
+            format!("cannot encode the image: image worker failed: {text}")
+        );
+        let src = e.source().expect("a source");
+        assert!(src.downcast_ref::<tokio::task::JoinError>().is_some());
     }
 }

@@ -77,6 +77,7 @@ use serde_json::Value;
 use crate::error::UserError;
 use crate::hermes::SERVER_NAME;
 use crate::hermes::home::expand_tilde;
+use crate::hermes::sections::Sections;
 use crate::hermes::{HermesConfig, HermesHome, envvars};
 
 use compute::compute;
@@ -281,20 +282,24 @@ fn plan(args: &Options) -> anyhow::Result<Plan> {
             ),
         )
     })?;
+    let dotenv = crate::hermes::Env::new(home.dotenv_path());
+    let sections = Sections::read(&config, &|n| dotenv.get_unlisted(n));
     let codex_home = resolve_codex_home(args.codex_home.as_deref())?;
     let target = codex_home.join("config.toml");
     let real = write::real_target(&target);
     let codex_bin = match &args.codex_bin {
         Some(p) => expand_tilde(p),
-        None => config
-            .str("model.codex_bin")
+        None => sections
+            .model
+            .codex_bin
+            .as_deref()
             .map(|s| expand_tilde(Path::new(&s)))
             .unwrap_or_else(|| PathBuf::from("codex")),
     };
     let permissions = requested_permissions(args, &codex_bin)?;
 
     let mut translations = Vec::new();
-    match config.get("mcp_servers") {
+    match &sections.mcp_servers {
         None => {}
         Some(Value::Object(servers)) => {
             for (name, cfg) in servers {
@@ -322,7 +327,7 @@ fn plan(args: &Options) -> anyhow::Result<Plan> {
         }
     }
 
-    let passthrough = passthrough::choose(&home, &config, envvars::get);
+    let passthrough = passthrough::choose(&home, &sections, envvars::get);
     let hermes_tools = if !args.hermes_tools {
         None
     } else {
@@ -351,7 +356,7 @@ fn plan(args: &Options) -> anyhow::Result<Plan> {
 
     Ok(Plan {
         passthrough,
-        openai_runtime: config.str("model.openai_runtime"),
+        openai_runtime: sections.model.openai_runtime.clone(),
         home,
         config_path,
         codex_home,

@@ -28,7 +28,8 @@
 //! report says so.
 
 use crate::hermes::config::is_var_name;
-use crate::hermes::{HermesConfig, HermesHome, envvars};
+use crate::hermes::sections::Sections;
+use crate::hermes::{HermesHome, envvars};
 
 /// What the kanban tools read of the variables Hermes' dispatcher sets in a
 /// worker's environment (hermes-agent: `hermes_cli/kanban_db.py`, the worker
@@ -64,16 +65,18 @@ pub(crate) struct PassThrough {
 /// so tests need not touch the real environment).
 pub(crate) fn choose(
     home: &HermesHome,
-    config: &HermesConfig,
+    sections: &Sections,
     is_set: impl Fn(&str) -> Option<String>,
 ) -> PassThrough {
     let dotenv = crate::hermes::dotenv::load(&home.dotenv_path());
     let mut out = PassThrough {
         profiles: !home.explicit && has_profiles(home),
-        kanban: uses_kanban(home, config),
+        kanban: uses_kanban(home, sections),
         // Hermes' `get_current_runtime`: stripped, case-insensitive.
-        hermes_runs_codex: config
-            .str("model.openai_runtime")
+        hermes_runs_codex: sections
+            .model
+            .openai_runtime
+            .as_ref()
             .is_some_and(|v| v.trim().eq_ignore_ascii_case("codex_app_server")),
         ..Default::default()
     };
@@ -110,18 +113,19 @@ fn has_profiles(home: &HermesHome) -> bool {
         .is_ok_and(|mut d| d.any(|e| e.is_ok_and(|e| e.path().is_dir())))
 }
 
-fn uses_kanban(home: &HermesHome, config: &HermesConfig) -> bool {
-    let listed = match config.get("toolsets") {
-        Some(serde_json::Value::Array(a)) => a.iter().any(|t| t.as_str() == Some("kanban")),
-        Some(serde_json::Value::String(s)) => s.split(',').any(|t| t.trim() == "kanban"),
-        _ => false,
-    };
+fn uses_kanban(home: &HermesHome, sections: &Sections) -> bool {
+    let listed = sections.toolsets.lists("kanban");
     listed || home.path.join("kanban.db").exists() || home.path.join("kanban").is_dir()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn sections(yaml: &str) -> Sections {
+        let cfg = crate::hermes::HermesConfig::from_yaml(yaml).expect("yaml");
+        Sections::read(&cfg, &|_| None)
+    }
 
     fn home(dir: &std::path::Path, explicit: bool) -> HermesHome {
         HermesHome {
@@ -134,7 +138,7 @@ mod tests {
     fn a_plain_setup_lists_only_what_is_set_and_not_in_dotenv() {
         let d = tempfile::tempdir().unwrap();
         std::fs::write(d.path().join(".env"), "FAL_KEY=k1\n").unwrap();
-        let cfg = HermesConfig::from_yaml("toolsets: [hermes-cli]\n").unwrap();
+        let cfg = sections("toolsets: [hermes-cli]\n");
         let set = |n: &str| match n {
             "FAL_KEY" => Some("k1".to_string()), // same as .env: not needed
             "EXA_API_KEY" => Some("e".to_string()), // only in the shell
@@ -152,7 +156,7 @@ mod tests {
     fn kanban_and_profiles_bring_their_launcher_variables() {
         let d = tempfile::tempdir().unwrap();
         std::fs::create_dir_all(d.path().join("profiles/work")).unwrap();
-        let cfg = HermesConfig::from_yaml("toolsets: [hermes-cli, kanban]\n").unwrap();
+        let cfg = sections("toolsets: [hermes-cli, kanban]\n");
         let p = choose(&home(d.path(), false), &cfg, |_| None);
         assert!(p.kanban && p.profiles);
         assert!(p.names.iter().any(|n| n == "HERMES_HOME"));
@@ -186,14 +190,13 @@ mod tests {
     #[test]
     fn hermes_running_codex_passes_its_session_id() {
         let d = tempfile::tempdir().unwrap();
-        let on = HermesConfig::from_yaml("model:\n  openai_runtime: codex_app_server\n").unwrap();
+        let on = sections("model:\n  openai_runtime: codex_app_server\n");
         let p = choose(&home(d.path(), false), &on, |_| None);
         assert!(p.hermes_runs_codex);
         assert_eq!(p.names, ["HERMES_SESSION_ID"]);
-        let on =
-            HermesConfig::from_yaml("model:\n  openai_runtime: ' Codex_App_Server'\n").unwrap();
+        let on = sections("model:\n  openai_runtime: ' Codex_App_Server'\n");
         assert!(choose(&home(d.path(), false), &on, |_| None).hermes_runs_codex);
-        let off = HermesConfig::from_yaml("model:\n  openai_runtime: auto\n").unwrap();
+        let off = sections("model:\n  openai_runtime: auto\n");
         let p = choose(&home(d.path(), false), &off, |_| None);
         assert!(!p.hermes_runs_codex && p.names.is_empty());
     }

@@ -243,7 +243,7 @@ pub(crate) fn api_error(e: reqwest::Error, url: &Url) -> ApiError {
     match map_reqwest(e, url) {
         FetchError::Blocked(b) => ApiError::Blocked(b),
         FetchError::Timeout(_) => ApiError::Timeout,
-        other => ApiError::Network(other.to_string()),
+        other => ApiError::Network(Box::new(other)),
     }
 }
 
@@ -500,7 +500,7 @@ impl HttpClient {
             }
             let body = read_capped(resp, self.limits.max_api_bytes, &url)
                 .await
-                .map_err(|e| ApiError::Network(e.to_string()))?;
+                .map_err(|e| ApiError::Network(Box::new(e)))?;
             return Ok(ApiResponse { status, body });
         }
     }
@@ -534,8 +534,10 @@ pub enum ApiError {
     RateLimited { retry_after: Option<Duration> },
     #[error("request timed out")]
     Timeout,
+    /// No (complete) answer: the request or the body failed (boxed: a
+    /// fetch error is several times the size of the other variants).
     #[error("{0}")]
-    Network(String),
+    Network(#[source] Box<FetchError>),
     #[error("{0}")]
     Other(String),
 }
@@ -680,6 +682,26 @@ async fn read_raw_capped(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_network_failure_is_the_api_errors_source() {
+        use std::error::Error as _;
+        let url = Url::parse("http://127.0.0.1:1/x").unwrap();
+        let cause = || reqwest::Proxy::all("http://[::1").unwrap_err();
+        let want = map_reqwest(cause(), &url).to_string();
+        assert!(
+            want.starts_with("cannot fetch http://127.0.0.1:1/x: "),
+            "{want}"
+        );
+        let e = api_error(cause(), &url);
+        assert_eq!(e.to_string(), want);
+        let src = e.source().expect("a source");
+        let fetch = src
+            .downcast_ref::<Box<FetchError>>()
+            .expect("the fetch error");
+        assert!(matches!(**fetch, FetchError::Network { .. }), "{src:?}");
+        assert!(src.source().is_some_and(|s| s.is::<reqwest::Error>()));
+    }
 
     #[test]
     fn retry_after_forms() {

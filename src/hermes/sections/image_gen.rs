@@ -15,6 +15,8 @@ pub struct ImageGen {
     pub provider: Option<String>,
     /// `image_gen.model`.
     pub model: Option<String>,
+    /// `image_gen.use_gateway` ([`super::Reader::use_gateway`]).
+    pub use_gateway: bool,
     /// `image_gen.<provider>:` sections that are mappings.
     providers: BTreeMap<String, ImageGenProvider>,
 }
@@ -72,6 +74,7 @@ impl ImageGen {
         ImageGen {
             provider: r.text(sec, "provider"),
             model: r.text(sec, "model"),
+            use_gateway: r.use_gateway(sec),
             providers,
         }
     }

@@ -10,9 +10,14 @@ pub mod agent;
 pub mod auxiliary;
 pub mod browser;
 pub mod image_gen;
+pub mod kanban;
+pub mod memory;
 pub mod model;
+pub mod plugins;
+pub mod providers;
 pub mod security;
 pub mod skills;
+pub mod toolsets;
 pub mod tts;
 pub mod web;
 
@@ -24,22 +29,37 @@ pub use agent::Agent;
 pub use auxiliary::{AuxTask, Auxiliary};
 pub use browser::Browser;
 pub use image_gen::ImageGen;
+pub use kanban::Kanban;
+pub use memory::Memory;
 pub use model::Model;
+pub use plugins::Plugins;
+pub use providers::Providers;
 pub use security::Security;
 pub use skills::Skills;
+pub use toolsets::Toolsets;
 pub use tts::Tts;
 pub use web::Web;
 
 /// Every section, read from one config.
 #[derive(Debug, Clone, Default)]
 pub struct Sections {
+    /// `context_file_max_chars` ([`context_file_max_chars`]).
+    pub context_file_max_chars: Option<i64>,
     pub agent: Agent,
     pub auxiliary: Auxiliary,
     pub browser: Browser,
     pub image_gen: ImageGen,
+    pub kanban: Kanban,
+    /// `mcp_servers:` as written: `migrate` translates each entry itself and
+    /// reports a value of another shape.
+    pub mcp_servers: Option<Value>,
+    pub memory: Memory,
     pub model: Model,
+    pub plugins: Plugins,
+    pub providers: Providers,
     pub security: Security,
     pub skills: Skills,
+    pub toolsets: Toolsets,
     pub tts: Tts,
     pub web: Web,
 }
@@ -50,16 +70,43 @@ impl Sections {
         let r = Reader { lookup };
         let root = config.root.as_object();
         Sections {
+            context_file_max_chars: context_file_max_chars(r.value(root, "context_file_max_chars")),
             agent: Agent::read(&r, r.section(root, "agent")),
             auxiliary: Auxiliary::read(&r, r.section(root, "auxiliary")),
             browser: Browser::read(&r, r.section(root, "browser")),
             image_gen: ImageGen::read(&r, r.section(root, "image_gen")),
+            kanban: Kanban::read(r.section(root, "kanban")),
+            mcp_servers: r.value(root, "mcp_servers").cloned(),
+            memory: Memory::read(&r, r.value(root, "memory")),
             model: Model::read(&r, r.value(root, "model")),
+            plugins: Plugins::read(r.section(root, "plugins")),
+            providers: Providers::read(
+                r.value(root, "providers"),
+                r.value(root, "custom_providers"),
+            ),
             security: Security::read(&r, r.section(root, "security")),
             skills: Skills::read(&r, r.section(root, "skills")),
+            toolsets: Toolsets::read(r.value(root, "toolsets")),
             tts: Tts::read(&r, r.section(root, "tts")),
             web: Web::read(&r, r.section(root, "web")),
         }
+    }
+}
+
+/// `context_file_max_chars` as hermes-agent: agent/prompt_builder.py
+/// `_get_context_file_max_chars` takes it: a positive number, as Python's
+/// `int()` of it (`true` is 1, `0.5` is 0); anything else (`.inf` too) `None`.
+fn context_file_max_chars(v: Option<&Value>) -> Option<i64> {
+    match v? {
+        Value::Bool(true) => Some(1),
+        Value::Number(n) => match n.as_i64() {
+            Some(i) => (i > 0).then_some(i),
+            None => n
+                .as_f64()
+                .filter(|f| f.is_finite() && *f > 0.0)
+                .map(|f| f.trunc() as i64),
+        },
+        _ => None,
     }
 }
 
@@ -96,6 +143,26 @@ impl Reader<'_> {
             .filter(|s| !s.trim().is_empty())
     }
 
+    /// A non-blank scalar as Python's `str()` renders it, `${VAR}` kept as
+    /// written (for the keys Hermes reads from `read_raw_config()`).
+    pub(crate) fn scalar(&self, parent: Option<&Map<String, Value>>, key: &str) -> Option<String> {
+        yaml_scalar_str(self.value(parent, key)?).filter(|s| !s.trim().is_empty())
+    }
+
+    /// `<section>.use_gateway` as Hermes' `prefers_gateway` reads it
+    /// (`is_truthy_value`: `true`, or `1`/`true`/`yes`/`on`).
+    pub(crate) fn use_gateway(&self, sec: Option<&Map<String, Value>>) -> bool {
+        crate::pycompat::is_truthy_value(sec.and_then(|s| s.get("use_gateway")), false)
+    }
+
+    /// `v` with `${VAR}` references expanded when it is a string.
+    pub(crate) fn expanded(&self, v: &Value) -> Value {
+        match v {
+            Value::String(s) => Value::String(expand_vars(s, |n| (self.lookup)(n))),
+            other => other.clone(),
+        }
+    }
+
     /// A number, or text holding one; `.inf`/`.nan` included.
     pub(crate) fn float(&self, parent: Option<&Map<String, Value>>, key: &str) -> Option<f64> {
         float_value(self.value(parent, key)?)
@@ -105,6 +172,7 @@ impl Reader<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     fn read(yaml: &str) -> Sections {
         let c = HermesConfig::from_yaml(yaml).expect("yaml");
@@ -277,5 +345,292 @@ mod tests {
         assert_eq!(g.provider("openai").timeout, None);
         assert_eq!(g.provider("xai").storage.as_ref().map(|m| m.len()), Some(1));
         assert_eq!(g.provider("openai-codex").storage, None);
+    }
+
+    #[test]
+    fn browser_timeouts_and_flags_read_leniently() {
+        let y = "browser:\n  command_timeout: ' 45 '\n  navigation_timeout: .inf\n  inactivity_timeout: x\n  \
+                 dialog_timeout_s: 2.5\n  dialog_policy: 7\n  restrict_evaluate: 'yes'\n  \
+                 allow_unsafe_evaluate: 1\n  headed: [1]\n  record_sessions: null\n";
+        let b = read(y).browser;
+        assert_eq!(b.command_timeout, Some(45.0));
+        assert_eq!(b.command_timeout_int, Some(45.0));
+        assert_eq!(b.navigation_timeout, Some(f64::INFINITY));
+        assert_eq!(b.inactivity_timeout, None);
+        assert_eq!(b.dialog_timeout_s, Some(2.5));
+        assert_eq!(b.dialog_policy.as_deref(), Some("7"));
+        assert!(b.restrict_evaluate && b.allow_unsafe_evaluate);
+        assert!(!b.headed && !b.record_sessions);
+        // Python's int(): a float truncated, a boolean as 0/1, float text and `.inf` refused.
+        let int = |v: &str| read(&format!("browser: {{command_timeout: {v}}}\n")).browser;
+        assert_eq!(int("12.9").command_timeout_int, Some(12.0));
+        assert_eq!(int("12.9").command_timeout, Some(12.9));
+        assert_eq!(int("true").command_timeout_int, Some(1.0));
+        assert_eq!(int("true").command_timeout, None);
+        assert_eq!(int("'12.5'").command_timeout_int, None);
+        assert_eq!(int(".inf").command_timeout_int, None);
+        assert_eq!(int("{a: 1}").command_timeout, None);
+        // Hermes reads these from the raw config: `${VAR}` stays as written.
+        let b = read("browser: {dialog_policy: '${KEY}', headed: maybe}\n").browser;
+        assert_eq!(b.dialog_policy.as_deref(), Some("${KEY}"));
+        assert!(!b.headed);
+        assert_eq!(
+            read("browser: {dialog_policy: '  '}\n")
+                .browser
+                .dialog_policy,
+            None
+        );
+        let b = read("browser: 5\n").browser;
+        assert_eq!((b.command_timeout, b.headed), (None, false));
+    }
+
+    #[test]
+    fn browser_provider_choice_reads_as_hermes() {
+        let b = read("").browser;
+        assert!(b.auto_local_for_private_urls, "absent is on");
+        assert_eq!(b.cloud_provider, None);
+        let on = |v: &str| {
+            read(&format!("browser: {{auto_local_for_private_urls: {v}}}\n"))
+                .browser
+                .auto_local_for_private_urls
+        };
+        // Python's bool() of a present key: `null`, `0`, `''`, `[]` are off; any text is on.
+        for (v, want) in [
+            ("null", false),
+            ("0", false),
+            ("''", false),
+            ("[]", false),
+            ("'no'", true),
+            ("0.5", true),
+            ("{a: 1}", true),
+        ] {
+            assert_eq!(on(v), want, "{v}");
+        }
+        let p = |v: &str| {
+            read(&format!("browser: {{cloud_provider: {v}}}\n"))
+                .browser
+                .cloud_provider
+        };
+        assert_eq!(p("' Browser-Use '").as_deref(), Some("browser-use"));
+        assert_eq!(p("null").as_deref(), Some("local"));
+        assert_eq!(p("false").as_deref(), Some("local"));
+        assert_eq!(p("' '").as_deref(), Some("local"));
+        assert_eq!(p("true").as_deref(), Some("true"));
+        assert_eq!(p("3").as_deref(), Some("3"));
+    }
+
+    #[test]
+    fn browser_camofox_block_reads_as_hermes() {
+        let y = "browser:\n  camofox:\n    managed_persistence: 'no'\n    user_id: 42\n    session_key: '  '\n    \
+                 adopt_existing_tab: [x]\n    rewrite_loopback_urls: 0\n    loopback_host_alias: true\n";
+        let c = read(y).browser.camofox;
+        assert!(
+            c.managed_persistence,
+            "Python's bool() of a non-empty string"
+        );
+        assert_eq!(c.user_id.as_deref(), Some("42"));
+        assert_eq!(c.session_key, None);
+        assert!(c.adopt_existing_tab);
+        assert!(!c.rewrite_loopback_urls);
+        assert_eq!(c.loopback_host_alias.as_deref(), Some("True"));
+        let c = read("browser: {camofox: {user_id: false, loopback_host_alias: null}}\n")
+            .browser
+            .camofox;
+        assert_eq!((c.user_id, c.loopback_host_alias), (None, None));
+        let c = read("browser: {camofox: [1]}\n").browser.camofox;
+        assert!(!c.managed_persistence && c.user_id.is_none());
+    }
+
+    #[test]
+    fn use_gateway_is_truthy_like_hermes() {
+        let s = read(
+            "web: {use_gateway: true}\ntts: {use_gateway: 'Yes'}\nbrowser: {use_gateway: 1}\nimage_gen: {use_gateway: 'nope'}\n",
+        );
+        assert!(s.web.use_gateway && s.tts.use_gateway && s.browser.use_gateway);
+        assert!(!s.image_gen.use_gateway);
+        let s = read(
+            "web: {use_gateway: null}\ntts: {use_gateway: 0}\nimage_gen: {use_gateway: [1]}\nbrowser: true\n",
+        );
+        assert!(!s.web.use_gateway && !s.tts.use_gateway && !s.browser.use_gateway);
+        assert!(
+            s.image_gen.use_gateway,
+            "Python's bool() of a non-empty list"
+        );
+        assert!(!read("").web.use_gateway);
+    }
+
+    #[test]
+    fn kanban_and_toolsets_read_as_hermes() {
+        assert!(read("").kanban.auto_subscribe_on_create, "absent is on");
+        let sub = |v: &str| {
+            read(&format!("kanban: {{auto_subscribe_on_create: {v}}}\n"))
+                .kanban
+                .auto_subscribe_on_create
+        };
+        // cfg_get keeps a present value, `null` too; then Python's bool().
+        for (v, want) in [
+            ("null", false),
+            ("false", false),
+            ("0", false),
+            ("''", false),
+            ("'off'", true),
+            ("1", true),
+        ] {
+            assert_eq!(sub(v), want, "{v}");
+        }
+        assert!(read("kanban: 5\n").kanban.auto_subscribe_on_create);
+        let t = |y: &str| read(y).toolsets;
+        assert!(t("toolsets: [hermes-cli, kanban]\n").contains("kanban"));
+        assert!(!t("toolsets: [hermes-cli, [kanban], 5]\n").contains("kanban"));
+        assert!(
+            t("toolsets: 'web,kanbanx'\n").contains("kanban"),
+            "`in` on a string is a substring test"
+        );
+        assert!(!t("toolsets: 'web,kanbanx'\n").lists("kanban"));
+        assert!(t("toolsets: 'web, kanban '\n").lists("kanban"));
+        assert!(t("toolsets: {kanban: 1}\n").contains("kanban"));
+        assert!(!t("toolsets: {kanban: 1}\n").lists("kanban"));
+        for y in ["", "toolsets: null\n", "toolsets: 5\n", "toolsets: true\n"] {
+            let ts = t(y);
+            assert!(!ts.contains("kanban") && !ts.lists("kanban"), "{y}");
+        }
+    }
+
+    #[test]
+    fn migrate_reads_runtime_codex_and_servers_as_written() {
+        let s = read("model:\n  openai_runtime: '${KEY}'\n  codex_bin: 7\nmcp_servers: [1]\n");
+        assert_eq!(s.model.openai_runtime.as_deref(), Some("${KEY}"));
+        assert_eq!(s.model.codex_bin.as_deref(), Some("7"));
+        assert!(s.mcp_servers.as_ref().is_some_and(Value::is_array));
+        let s = read("model: {openai_runtime: ' ', codex_bin: [x]}\nmcp_servers: null\n");
+        assert_eq!(
+            (s.model.openai_runtime, s.model.codex_bin, s.mcp_servers),
+            (None, None, None)
+        );
+        assert_eq!(read("model: gpt\n").model.openai_runtime, None);
+    }
+
+    #[test]
+    fn vision_overrides_read_as_coerce_capability_bool() {
+        let v = |x: &str| {
+            read(&format!("model: {{supports_vision: {x}}}\n"))
+                .model
+                .supports_vision
+        };
+        for (x, want) in [
+            ("true", Some(true)),
+            ("0", Some(false)),
+            ("2", None),
+            ("' Off '", Some(false)),
+            ("yes", Some(true)),
+            ("1.0", None),
+            ("maybe", None),
+            ("[1]", None),
+        ] {
+            assert_eq!(v(x), want, "{x}");
+        }
+        let y = "providers:\n  my-vllm: {models: {m1: {supports_vision: 'yes'}, m2: {supports_vision: x}, m3: 5}}\n  \
+                 bad: {models: [m1]}\n  odd: 3\ncustom_providers:\n  - {name: ' c1 ', models: {m1: {supports_vision: 0}}}\n  \
+                 - {name: c1, models: {m1: {supports_vision: 1}}}\n  - {name: 5, models: {m1: {supports_vision: 1}}}\n  - x\n";
+        let p = read(y).providers;
+        assert_eq!(p.supports_vision("my-vllm", "m1"), Some(true));
+        assert_eq!(p.supports_vision("my-vllm", "m2"), None);
+        assert_eq!(p.supports_vision("my-vllm", "m3"), None);
+        assert_eq!(p.supports_vision("bad", "m1"), None);
+        assert_eq!(p.supports_vision("odd", "m1"), None);
+        let names = |n: &[&str]| n.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert_eq!(
+            p.custom_supports_vision(&names(&["c1"]), "m1"),
+            Some(false),
+            "the first entry named wins"
+        );
+        assert_eq!(
+            p.custom_supports_vision(&names(&["5"]), "m1"),
+            None,
+            "a name that is not a string is ''"
+        );
+        assert_eq!(p.custom_supports_vision(&names(&["c1"]), "m9"), None);
+        let p = read("providers: [1]\ncustom_providers: {a: 1}\n").providers;
+        assert_eq!(p.supports_vision("a", "m"), None);
+        assert_eq!(p.custom_supports_vision(&names(&["a"]), "m"), None);
+    }
+
+    #[test]
+    fn context_file_max_chars_reads_as_python_int_of_a_positive_number() {
+        let m = |x: &str| read(&format!("context_file_max_chars: {x}\n")).context_file_max_chars;
+        for (x, want) in [
+            ("60", Some(60)),
+            ("0", None),
+            ("-5", None),
+            ("true", Some(1)),
+            ("false", None),
+            ("2.9", Some(2)),
+            ("0.5", Some(0)),
+            (".inf", None),
+            ("'60'", None),
+            ("null", None),
+        ] {
+            assert_eq!(m(x), want, "{x}");
+        }
+    }
+
+    #[test]
+    fn memory_ints_like_python() {
+        for (v, want) in [
+            (json!(80), Some(80)),
+            (json!(80.9), Some(80)),
+            (json!(-2.5), Some(-2)),
+            (json!(true), Some(1)),
+            (json!(" 3_000 "), Some(3000)),
+            (json!("+7"), Some(7)),
+            (json!("-7"), Some(-7)),
+            (json!("3000.0"), None),
+            (json!("3__0"), None),
+            (json!("_30"), None),
+            (json!("30_"), None),
+            (json!(""), None),
+            (json!(null), None),
+            (json!([1]), None),
+        ] {
+            assert_eq!(memory::py_int(&v), want, "{v}");
+        }
+    }
+
+    #[test]
+    fn memory_reads_as_hermes() {
+        let m = read("memory:\n  memory_char_limit: '${KEY}'\n  user_char_limit: ' 3_000 '\n  write_approval: ' Approve '\n  memory_enabled: ''\n  user_profile_enabled: '${KEY}'\n").memory;
+        // `${KEY}` is `k1`: not an int, so both limits keep their defaults (one `try`).
+        assert_eq!(
+            (m.memory_char_limit, m.user_char_limit),
+            (memory::MEMORY_CHAR_LIMIT, memory::USER_CHAR_LIMIT)
+        );
+        assert!(m.write_approval && !m.memory_enabled && m.user_profile_enabled);
+        assert_eq!(m.not_a_mapping, None);
+        let m = read("memory: {memory_char_limit: 80.9, user_char_limit: true, write_approval: 1, memory_enabled: [], user_profile_enabled: null}\n").memory;
+        assert_eq!((m.memory_char_limit, m.user_char_limit), (80, 1));
+        assert!(!m.write_approval && !m.memory_enabled && !m.user_profile_enabled);
+        let m = read("memory: [1]\n").memory;
+        assert_eq!(m.not_a_mapping, Some("a list"));
+        assert!(!m.memory_enabled && !m.user_profile_enabled);
+        assert_eq!(m.memory_char_limit, memory::MEMORY_CHAR_LIMIT);
+        for y in ["", "memory:\n", "memory: null\n"] {
+            let m = read(y).memory;
+            assert!(
+                m.memory_enabled && m.user_profile_enabled && m.not_a_mapping.is_none(),
+                "{y}"
+            );
+        }
+    }
+
+    #[test]
+    fn plugins_read_their_lists_strings() {
+        let p = read("plugins:\n  enabled: [a, 1, null, b]\n  disabled: x\n").plugins;
+        assert_eq!(p.enabled, ["a", "b"]);
+        assert!(p.disabled.is_empty());
+        assert!(read("plugins: [a]\n").plugins.enabled.is_empty());
+        assert_eq!(
+            read("plugins: {disabled: ['${KEY}']}\n").plugins.disabled,
+            ["${KEY}"]
+        );
     }
 }

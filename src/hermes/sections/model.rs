@@ -19,6 +19,13 @@ pub struct Model {
     pub base_url: Option<String>,
     /// `model.api_key`.
     pub api_key: Option<String>,
+    /// `model.openai_runtime` (`codex_app_server` when Hermes runs codex): a
+    /// non-blank scalar as Python's `str()` renders it, `${VAR}` kept as written.
+    pub openai_runtime: Option<String>,
+    /// `model.codex_bin` (the codex Hermes runs), read as `openai_runtime`.
+    pub codex_bin: Option<String>,
+    /// `model.supports_vision` ([`super::providers::capability_bool`]).
+    pub supports_vision: Option<bool>,
     /// `model.default_headers` then `model.extra_headers`, in order (a later
     /// name wins): string values as written, other values as JSON, nulls skipped.
     pub headers: Vec<(String, String)>,
@@ -63,6 +70,11 @@ impl Model {
             provider: r.text(sec, "provider"),
             base_url: r.text(sec, "base_url"),
             api_key: r.text(sec, "api_key"),
+            openai_runtime: r.scalar(sec, "openai_runtime"),
+            codex_bin: r.scalar(sec, "codex_bin"),
+            supports_vision: super::providers::capability_bool(
+                sec.and_then(|m| m.get("supports_vision")),
+            ),
             headers: headers(sec),
         }
     }

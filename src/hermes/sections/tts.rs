@@ -17,6 +17,8 @@ pub struct Tts {
     pub edge: TtsEdge,
     /// `tts.elevenlabs.base_url`.
     pub elevenlabs_base_url: Option<String>,
+    /// `tts.use_gateway` ([`super::Reader::use_gateway`]).
+    pub use_gateway: bool,
     /// The `tts:` mapping as written (empty when missing or not a mapping).
     map: Map<String, Value>,
 }
@@ -45,6 +47,7 @@ impl Tts {
                     .and_then(float_value),
             },
             elevenlabs_base_url: r.text(r.section(sec, "elevenlabs"), "base_url"),
+            use_gateway: r.use_gateway(sec),
             map: sec.cloned().unwrap_or_default(),
         }
     }

@@ -20,6 +20,8 @@ pub struct Web {
     /// `web.extract_char_limit`: an integer (a float truncated), or text
     /// holding one; `None` otherwise.
     pub extract_char_limit: Option<i64>,
+    /// `web.use_gateway` ([`super::Reader::use_gateway`]).
+    pub use_gateway: bool,
     /// `web.<backend>:` sections that are mappings.
     backends: BTreeMap<String, WebBackend>,
 }
@@ -102,6 +104,7 @@ impl Web {
             search_backend: r.text(sec, "search_backend"),
             extract_backend: r.text(sec, "extract_backend"),
             extract_char_limit: int(r.value(sec, "extract_char_limit")),
+            use_gateway: r.use_gateway(sec),
             backends,
         }
     }

@@ -17,79 +17,37 @@ use serde_json::Value;
 use super::providers;
 use crate::hermes::Context;
 
-/// `_coerce_capability_bool`.
-fn coerce(v: Option<&Value>) -> Option<bool> {
-    match v? {
-        Value::Bool(b) => Some(*b),
-        Value::Number(n) => match n.as_i64() {
-            Some(0) => Some(false),
-            Some(1) => Some(true),
-            _ => None,
-        },
-        Value::String(s) => match s.trim().to_ascii_lowercase().as_str() {
-            "true" | "yes" | "on" | "1" => Some(true),
-            "false" | "no" | "off" | "0" => Some(false),
-            _ => None,
-        },
-        _ => None,
-    }
-}
-
-/// `_supports_vision_override`.
+/// `_supports_vision_override`: `model.supports_vision`, then per model
+/// under `providers.<name>` and `custom_providers`, for the runtime provider,
+/// `model.provider` and the `<name>` of a `custom:<name>` there.
 fn config_override(ctx: &Context, provider: &str, model: &str) -> Option<bool> {
-    let cfg = ctx.config();
-    let model_cfg = cfg.get("model").and_then(Value::as_object);
-    if let Some(b) = coerce(model_cfg.and_then(|m| m.get("supports_vision"))) {
+    let s = ctx.sections();
+    if let Some(b) = s.model.supports_vision {
         return Some(b);
     }
-    let config_provider = model_cfg
-        .and_then(|m| m.get("provider"))
-        .and_then(Value::as_str)
-        .map(str::trim)
-        .unwrap_or("")
-        .to_string();
-    let suffix = config_provider
-        .strip_prefix("custom:")
-        .unwrap_or("")
-        .to_string();
+    let config_provider = s.model.provider.as_deref().unwrap_or("").trim();
+    let suffix = config_provider.strip_prefix("custom:").unwrap_or("");
     let mut names: Vec<String> = Vec::new();
-    for p in [provider.to_string(), config_provider, suffix] {
-        if !p.is_empty() && !names.contains(&p) {
-            names.push(p);
+    for p in [provider, config_provider, suffix] {
+        if !p.is_empty() && !names.iter().any(|n| n == p) {
+            names.push(p.to_string());
         }
     }
-    if let Some(Value::Object(provs)) = cfg.get("providers") {
-        for p in &names {
-            let per_model = provs
-                .get(p)
-                .and_then(|e| e.get("models"))
-                .and_then(|m| m.get(model));
-            if let Some(b) = coerce(per_model.and_then(|m| m.get("supports_vision"))) {
-                return Some(b);
-            }
+    if let Some(b) = names
+        .iter()
+        .find_map(|p| s.providers.supports_vision(p, model))
+    {
+        return Some(b);
+    }
+    let mut cands: Vec<String> = Vec::new();
+    for p in &names {
+        cands.push(p.clone());
+        match p.strip_prefix("custom:") {
+            Some(s) => cands.push(s.to_string()),
+            None => cands.push(format!("custom:{p}")),
         }
     }
-    if let Some(Value::Array(list)) = cfg.get("custom_providers") {
-        let mut cands: Vec<String> = Vec::new();
-        for p in &names {
-            cands.push(p.clone());
-            match p.strip_prefix("custom:") {
-                Some(s) => cands.push(s.to_string()),
-                None => cands.push(format!("custom:{p}")),
-            }
-        }
-        for e in list {
-            let name = e.get("name").and_then(Value::as_str).unwrap_or("").trim();
-            if !cands.iter().any(|c| c == name) {
-                continue;
-            }
-            let per_model = e.get("models").and_then(|m| m.get(model));
-            if let Some(b) = coerce(per_model.and_then(|m| m.get("supports_vision"))) {
-                return Some(b);
-            }
-        }
-    }
-    None
+    s.providers.custom_supports_vision(&cands, model)
 }
 
 type Cached = (PathBuf, Option<SystemTime>, u64, Arc<Value>);

@@ -75,7 +75,7 @@ pub(crate) async fn prepare(
     let _slot = slots.acquire().await.expect("semaphore never closed");
     tokio::task::spawn_blocking(move || prep::prepare(&data, budget))
         .await
-        .unwrap_or_else(|e| Err(PrepError::Encode(format!("image worker failed: {e}"))))
+        .unwrap_or_else(|e| Err(PrepError::Worker(e)))
 }
 
 async fn shrink(slots: &Semaphore, p: &Prepared) -> Option<Result<Prepared, PrepError>> {
@@ -83,7 +83,7 @@ async fn shrink(slots: &Semaphore, p: &Prepared) -> Option<Result<Prepared, Prep
     let p = p.clone();
     tokio::task::spawn_blocking(move || p.shrink())
         .await
-        .unwrap_or_else(|e| Some(Err(PrepError::Encode(format!("image worker failed: {e}")))))
+        .unwrap_or_else(|e| Some(Err(PrepError::Worker(e))))
 }
 
 /// Hermes' `full_prompt` for `vision_analyze`.

@@ -74,11 +74,13 @@ use super::block;
 use super::write;
 use crate::error::UserError;
 use crate::hermes::SERVER_NAME;
+use crate::hermes::sections::Sections;
 use crate::hermes::{HermesConfig, HermesHome};
 
 pub(crate) use files::is_ours;
 use files::{clean_stale_temps, manifest, read_regular, refuse_links, settings, write_plugin_file};
-pub(crate) use yaml_lines::str_list;
+#[cfg(test)]
+use yaml_lines::str_list;
 use yaml_lines::{disable_in_yaml, enable_in_yaml};
 
 /// The plugin's name in `plugins.enabled` and its directory under `$HERMES_HOME/plugins/`.
@@ -405,7 +407,10 @@ pub(crate) fn plan(opts: &PluginOptions) -> anyhow::Result<PluginPlan> {
         .collect();
     let text = read_config(&out.config_yaml)?;
     let config = parse_config(&out.config_yaml, &text)?;
-    out.disabled_by_user = str_list(&config.root, "disabled")
+    let dotenv = crate::hermes::Env::new(opts.hermes_home.join(".env"));
+    out.disabled_by_user = Sections::read(&config, &|n| dotenv.get_unlisted(n))
+        .plugins
+        .disabled
         .iter()
         .any(|n| n == PLUGIN_NAME);
     if !out.disabled_by_user {

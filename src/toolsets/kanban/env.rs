@@ -9,7 +9,6 @@ use crate::hermes::envvars as ev;
 use crate::server::ToolOutput;
 use crate::toolsets::kanban::db::DEFAULT_BUSY_TIMEOUT_MS;
 use crate::toolsets::kanban::ops::DEFAULT_CLAIM_TTL_SECONDS;
-use crate::toolsets::kanban::util::truthy;
 
 /// Everything a call reads from the environment, snapshotted on the async side.
 #[derive(Debug, Clone, Default)]
@@ -43,10 +42,6 @@ fn positive(v: Option<String>) -> Option<i64> {
 impl KEnv {
     pub(crate) fn from_ctx(ctx: &Context) -> Self {
         let g = |n: &str| ctx.env.get(n);
-        let auto = ctx
-            .config()
-            .get("kanban.auto_subscribe_on_create")
-            .is_none_or(truthy);
         KEnv {
             task: g(ev::HERMES_KANBAN_TASK),
             run_id: g(ev::HERMES_KANBAN_RUN_ID),
@@ -66,7 +61,7 @@ impl KEnv {
             session_user_id: g(ev::HERMES_SESSION_USER_ID),
             session_key: g(ev::HERMES_SESSION_KEY),
             session_profile: g(ev::HERMES_SESSION_PROFILE),
-            auto_subscribe: auto,
+            auto_subscribe: ctx.sections().kanban.auto_subscribe_on_create,
         }
     }
 

@@ -41,7 +41,6 @@ use std::sync::{Arc, Mutex, MutexGuard, TryLockError};
 use std::time::{Duration, Instant};
 
 use rusqlite::Connection;
-use serde_json::Value;
 
 use crate::hermes::envvars as ev;
 use crate::hermes::{Context, deadlines};
@@ -83,12 +82,7 @@ fn file_id(p: &std::path::Path) -> Option<(u64, u64)> {
 
 /// `"kanban" in config["toolsets"]` with Python's `in` semantics.
 fn profile_has_kanban_toolset(ctx: &Context) -> bool {
-    match ctx.config().get("toolsets") {
-        Some(Value::Array(a)) => a.iter().any(|v| v == "kanban"),
-        Some(Value::String(s)) => s.contains("kanban"),
-        Some(Value::Object(m)) => m.contains_key("kanban"),
-        _ => false,
-    }
+    ctx.sections().toolsets.contains("kanban")
 }
 
 /// A busy/locked SQLite error, once the call's lock-wait budget is spent,

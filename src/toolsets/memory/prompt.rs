@@ -11,8 +11,6 @@
 //!
 //! Nothing is written: Hermes' `mkdir` of `memories/` is left to Hermes.
 
-use serde_json::Value;
-
 use super::config::{self, MemoryConfig};
 use super::format::{DELIM, char_count, commas, percent};
 use super::scan;
@@ -187,18 +185,9 @@ fn scanned_context(content: &str, file_name: &str) -> String {
 /// `_get_context_file_max_chars(None)`: `context_file_max_chars` when it is a
 /// positive number (Python's `int()` of it; `true` is 1), else 20,000.
 fn max_chars(ctx: &Context) -> i64 {
-    match ctx.config().root.get("context_file_max_chars") {
-        Some(Value::Bool(true)) => 1,
-        Some(Value::Number(n)) => match n.as_i64() {
-            Some(i) if i > 0 => i,
-            Some(_) => CONTEXT_FILE_MAX_CHARS,
-            None => n
-                .as_f64()
-                .filter(|f| f.is_finite() && *f > 0.0)
-                .map_or(CONTEXT_FILE_MAX_CHARS, |f| f.trunc() as i64),
-        },
-        _ => CONTEXT_FILE_MAX_CHARS,
-    }
+    ctx.sections()
+        .context_file_max_chars
+        .unwrap_or(CONTEXT_FILE_MAX_CHARS)
 }
 
 /// `_truncate_content`: the first 70 % and the last 20 % of `max` characters

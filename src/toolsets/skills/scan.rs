@@ -446,11 +446,7 @@ fn environment_active(ctx: &Context, env: &str) -> bool {
         "kanban" => {
             ctx.env.is_set(envvars::HERMES_KANBAN_TASK)
                 || ctx.env.is_set(envvars::HERMES_KANBAN_BOARD)
-                || match ctx.config().get("toolsets") {
-                    Some(Value::Array(a)) => a.iter().any(|t| t == "kanban"),
-                    Some(Value::String(s)) => s.contains("kanban"),
-                    _ => false,
-                }
+                || ctx.sections().toolsets.contains("kanban")
         }
         "docker" => is_container(),
         "s6" => Path::new("/run/s6").is_dir() || Path::new("/package/admin/s6-overlay").is_dir(),

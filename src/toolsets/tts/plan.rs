@@ -393,7 +393,7 @@ fn plan_openai(ctx: &Context, c: &Configured) -> Result<Plan, PlanError> {
         .or_else(|| ctx.env.get(envvars::OPENAI_API_KEY))
         .map(|k| k.trim().to_string())
         .filter(|k| !k.is_empty());
-    let prefers = gateway::prefers_gateway(ctx, "tts");
+    let prefers = ctx.sections().tts.use_gateway;
     let ready = gateway::peek(ctx, "openai-audio");
     match key {
         Some(key) if !prefers => {

@@ -103,7 +103,7 @@ impl TtsToolset {
             }
             Engine::OpenAi { key } => match self.http.get(ctx) {
                 Ok(h) => openai_speech(ctx, &h, cfg, key.as_deref(), text, file_path).await,
-                Err(e) => Err(TtsError::Failed(e.to_string())),
+                Err(e) => Err(TtsError::failed_by(e.to_string(), e)),
             },
             Engine::Cloud { api, key } => match self.http.get(ctx) {
                 Ok(h) => {
@@ -117,11 +117,11 @@ impl TtsToolset {
                     };
                     cloud_speech(job, *api).await
                 }
-                Err(e) => Err(TtsError::Failed(e.to_string())),
+                Err(e) => Err(TtsError::failed_by(e.to_string(), e)),
             },
             Engine::ElevenLabs { key } => match self.http.get(ctx) {
                 Ok(h) => elevenlabs_speech(ctx, &h, cfg, key, text, file_path).await,
-                Err(e) => Err(TtsError::Failed(e.to_string())),
+                Err(e) => Err(TtsError::failed_by(e.to_string(), e)),
             },
         }
     }
@@ -177,7 +177,7 @@ fn output_file(
         && let Err(e) = std::fs::create_dir_all(parent)
     {
         return Err(fail(
-            TtsError::Failed(format!("cannot create {}: {e}", parent.display()))
+            TtsError::failed(format!("cannot create {}: {e}", parent.display()))
                 .message(&plan.provider),
         ));
     }

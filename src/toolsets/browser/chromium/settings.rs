@@ -1,5 +1,6 @@
-//! Browser settings, read from `config.yaml` (`browser.*`) and the environment
-//! the way Hermes reads them. Reading is cheap: the config is already loaded.
+//! Browser settings, from `config.yaml`'s typed `browser:` section
+//! ([`crate::hermes::sections::Browser`]) and the environment, the way
+//! Hermes reads them. Reading is cheap: the section is read once per context.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -34,29 +35,27 @@ pub(crate) struct Settings {
     pub(crate) record_sessions: bool,
 }
 
-fn secs(ctx: &Context, key: &str) -> Option<f64> {
-    let cfg = ctx.config();
-    cfg.f64(key)
-        .or_else(|| cfg.str(key).and_then(|s| s.trim().parse().ok()))
-        .filter(|v: &f64| v.is_finite() && *v > 0.0)
+/// A configured number of seconds, when it is finite and positive.
+fn secs(v: Option<f64>) -> Option<f64> {
+    v.filter(|v| v.is_finite() && *v > 0.0)
 }
 
 impl Settings {
     pub(crate) fn from_context(ctx: &Context) -> Self {
-        let cfg = ctx.config();
+        let cfg = &ctx.sections().browser;
         let cdp_url = ctx
             .env
             .get(envvars::BROWSER_CDP_URL)
-            .or_else(|| ctx.sections().browser.cdp_url.clone())
+            .or_else(|| cfg.cdp_url.clone())
             .map(|s| s.trim().to_string())
             .filter(|s| !s.is_empty());
-        let command = secs(ctx, "browser.command_timeout")
+        let command = secs(cfg.command_timeout)
             .unwrap_or(deadlines::BROWSER_COMMAND.hermes().as_secs_f64())
             .max(1.0);
         // Hermes: `open` gets at least 60 s. `browser.navigation_timeout` is ours.
-        let navigation = secs(ctx, "browser.navigation_timeout").unwrap_or(command.max(60.0));
+        let navigation = secs(cfg.navigation_timeout).unwrap_or(command.max(60.0));
         // Hermes: config, then the legacy env var, default 120 s.
-        let inactivity = secs(ctx, "browser.inactivity_timeout")
+        let inactivity = secs(cfg.inactivity_timeout)
             .or_else(|| {
                 ctx.env
                     .get(envvars::BROWSER_INACTIVITY_TIMEOUT)
@@ -65,7 +64,8 @@ impl Settings {
             .unwrap_or(deadlines::BROWSER_INACTIVITY.hermes().as_secs_f64())
             .max(deadlines::BROWSER_INACTIVITY_FLOOR.hermes().as_secs_f64());
         let dialog_policy = match cfg
-            .str("browser.dialog_policy")
+            .dialog_policy
+            .as_deref()
             .unwrap_or_default()
             .trim()
             .to_ascii_lowercase()
@@ -88,13 +88,11 @@ impl Settings {
             navigation_timeout: deadlines::scaled(crate::pycompat::seconds(navigation.max(1.0))),
             inactivity_timeout: deadlines::scaled(crate::pycompat::seconds(inactivity)),
             dialog_policy,
-            dialog_timeout: crate::pycompat::seconds(
-                secs(ctx, "browser.dialog_timeout_s").unwrap_or(300.0),
-            ),
-            restrict_evaluate: cfg.bool("browser.restrict_evaluate").unwrap_or(false),
-            allow_unsafe_evaluate: cfg.bool("browser.allow_unsafe_evaluate").unwrap_or(false),
-            headed: cfg.bool("browser.headed").unwrap_or(false),
-            record_sessions: cfg.bool("browser.record_sessions").unwrap_or(false),
+            dialog_timeout: crate::pycompat::seconds(secs(cfg.dialog_timeout_s).unwrap_or(300.0)),
+            restrict_evaluate: cfg.restrict_evaluate,
+            allow_unsafe_evaluate: cfg.allow_unsafe_evaluate,
+            headed: cfg.headed,
+            record_sessions: cfg.record_sessions,
         }
     }
 }

@@ -118,7 +118,7 @@ const BU_VENDOR: &str = "browser-use";
 
 /// Browser Use's direct key is used (set, and `browser.use_gateway` is not).
 pub(super) fn browser_use_direct(ctx: &Context) -> bool {
-    ctx.env.is_set(envvars::BROWSER_USE_API_KEY) && !gateway::prefers_gateway(ctx, "browser")
+    ctx.env.is_set(envvars::BROWSER_USE_API_KEY) && !ctx.sections().browser.use_gateway
 }
 
 /// The provider name `tools`/`doctor` show: Browser Use through the Nous tool
@@ -298,7 +298,7 @@ async fn browser_use_request(
         ]
     };
     if let Some(key) =
-        env(ctx, envvars::BROWSER_USE_API_KEY).filter(|_| !gateway::prefers_gateway(ctx, "browser"))
+        env(ctx, envvars::BROWSER_USE_API_KEY).filter(|_| !ctx.sections().browser.use_gateway)
     {
         return Ok(CreateRequest {
             url: format!("{base}/browsers"),

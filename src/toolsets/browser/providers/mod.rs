@@ -17,8 +17,6 @@ pub(crate) mod cloud;
 
 use std::net::IpAddr;
 
-use serde_json::Value;
-
 use crate::hermes::Context;
 use crate::hermes::envvars;
 use crate::net::{IpClass, classify};
@@ -41,21 +39,6 @@ pub(crate) struct Selection {
     pub(crate) why: String,
 }
 
-/// `browser.cloud_provider` as Hermes normalises it, when the key is present
-/// (`null` and `""` mean `local`, as `normalize_browser_cloud_provider` does).
-fn configured_provider(ctx: &Context) -> Option<String> {
-    let browser = ctx.config().get("browser")?.as_object()?;
-    let v = browser.get("cloud_provider")?;
-    let s = match v {
-        Value::Null => String::new(),
-        Value::String(s) => s.clone(),
-        Value::Bool(false) => String::new(),
-        other => other.to_string(),
-    };
-    let s = s.trim().to_ascii_lowercase();
-    Some(if s.is_empty() { "local".into() } else { s })
-}
-
 /// Hermes' `_get_cloud_provider()` (explicit config wins even without
 /// credentials; unset or unknown → Browser Use, then Browserbase, when their
 /// credentials are set; Firecrawl only when named), after the CDP override and
@@ -73,7 +56,7 @@ pub(crate) fn select(ctx: &Context, cdp_override: bool) -> Selection {
             why: "CAMOFOX_URL is set (Hermes drives Camofox through its REST API)".into(),
         };
     }
-    let configured = configured_provider(ctx);
+    let configured = ctx.sections().browser.cloud_provider.clone();
     if let Some(name) = configured.as_deref() {
         if name == "local" {
             return Selection {
@@ -118,15 +101,7 @@ pub(crate) fn select(ctx: &Context, cdp_override: bool) -> Selection {
 
 /// `browser.auto_local_for_private_urls` (default true, Python truthiness).
 pub(crate) fn auto_local_for_private_urls(ctx: &Context) -> bool {
-    match ctx.config().get("browser.auto_local_for_private_urls") {
-        None => true,
-        Some(Value::Bool(b)) => *b,
-        Some(Value::String(s)) => !s.is_empty(),
-        Some(Value::Number(n)) => n.as_f64() != Some(0.0),
-        Some(Value::Array(a)) => !a.is_empty(),
-        Some(Value::Object(o)) => !o.is_empty(),
-        Some(Value::Null) => false,
-    }
+    ctx.sections().browser.auto_local_for_private_urls
 }
 
 fn ip_is_private(ip: IpAddr) -> bool {

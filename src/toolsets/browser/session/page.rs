@@ -40,9 +40,12 @@ pub(crate) enum CmdError {
     /// The page script threw: DevTools' description of the exception.
     #[error("{0}")]
     Exception(String),
-    /// A cross-origin frame's own session failed (or the frame is gone).
+    /// A cross-origin frame cannot be reached (gone, or no session in time).
     #[error("{0}")]
     Frame(String),
+    /// A cross-origin frame's own session failed.
+    #[error("{0}")]
+    FrameSession(#[source] super::navigator::NavError),
 }
 
 impl CmdError {
@@ -212,5 +215,30 @@ pub(crate) fn current_url_title(
             }
             Err(_) => (String::new(), String::new()),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_frame_sessions_failure_is_the_source() {
+        use super::super::navigator::NavError;
+        use std::error::Error as _;
+        let e = CmdError::FrameSession(NavError::Protocol("No frame with given id found".into()));
+        assert_eq!(e.to_string(), "No frame with given id found");
+        let src = e.source().expect("a source");
+        assert!(
+            matches!(src.downcast_ref::<NavError>(), Some(NavError::Protocol(m)) if m == "No frame with given id found"),
+            "{src:?}"
+        );
+        let e = CmdError::FrameSession(NavError::BrowserClosed);
+        assert_eq!(e.to_string(), "the browser connection closed");
+        assert!(
+            CmdError::Frame("the frame is gone".into())
+                .source()
+                .is_none()
+        );
     }
 }

@@ -99,7 +99,7 @@ async fn child_walk(
                     )
                     .await
                     .map_err(|_| CmdError::Frame("timed out attaching to a frame".into()))?
-                    .map_err(|e| CmdError::Frame(e.to_string()))?;
+                    .map_err(CmdError::FrameSession)?;
                     Via::Oop(nav)
                 }
             };
@@ -152,7 +152,7 @@ pub(crate) async fn fcmd(
         Some(FrameCtx {
             via: Via::Oop(nav), ..
         }) => match tokio::time::timeout(st.command_timeout, nav.call(method, params)).await {
-            Ok(r) => r.map_err(|e| CmdError::Frame(e.to_string())),
+            Ok(r) => r.map_err(CmdError::FrameSession),
             Err(_) => Err(CmdError::Timeout {
                 method,
                 after: st.command_timeout,
@@ -218,7 +218,7 @@ pub(crate) async fn element(
     let (frame, id) = split_key(key);
     match object_in(st, s, frame, id).await {
         Ok(o) => Ok(o.map(|o| (frame, o))),
-        Err(CmdError::Frame(_)) => Ok(None),
+        Err(CmdError::Frame(_) | CmdError::FrameSession(_)) => Ok(None),
         Err(e) if context_gone(&e) => Ok(None),
         Err(e) => Err(e),
     }

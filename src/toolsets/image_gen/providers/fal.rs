@@ -134,7 +134,7 @@ pub(crate) async fn route(
         .get(envvars::FAL_KEY)
         .filter(|k| !k.trim().is_empty());
     if let Some(k) = &key
-        && !gateway::prefers_gateway(ctx, "image_gen")
+        && !ctx.sections().image_gen.use_gateway
     {
         return Ok((fal_base(ctx), k.clone(), false));
     }

@@ -79,7 +79,7 @@ pub(crate) fn native_model(id: &str) -> Option<&'static str> {
 /// `_resolve_managed_krea_gateway` for a request: `None` when a direct key
 /// wins or the gateway does not resolve.
 async fn managed(ctx: &Context, http: &HttpClient) -> Option<gateway::Gateway> {
-    if ctx.env.is_set(envvars::KREA_API_KEY) && !gateway::prefers_gateway(ctx, "image_gen") {
+    if ctx.env.is_set(envvars::KREA_API_KEY) && !ctx.sections().image_gen.use_gateway {
         return None;
     }
     match gateway::resolve(ctx, http, "krea").await {

@@ -21,7 +21,7 @@ pub(crate) const KREA_VENDOR: &str = "krea";
 
 /// FAL calls go to the gateway (no `FAL_KEY`, or `image_gen.use_gateway`).
 pub(crate) fn fal_via_gateway(ctx: &Context) -> bool {
-    !ctx.env.is_set(envvars::FAL_KEY) || gateway::prefers_gateway(ctx, "image_gen")
+    !ctx.env.is_set(envvars::FAL_KEY) || ctx.sections().image_gen.use_gateway
 }
 
 pub(crate) fn fal_ready(ctx: &Context) -> Result<Gateway, Unavailable> {
@@ -30,7 +30,7 @@ pub(crate) fn fal_ready(ctx: &Context) -> Result<Gateway, Unavailable> {
 
 /// Krea calls go to the gateway (no `KREA_API_KEY`, or `image_gen.use_gateway`).
 pub(crate) fn krea_via_gateway(ctx: &Context) -> bool {
-    !ctx.env.is_set(envvars::KREA_API_KEY) || gateway::prefers_gateway(ctx, "image_gen")
+    !ctx.env.is_set(envvars::KREA_API_KEY) || ctx.sections().image_gen.use_gateway
 }
 
 /// `_resolve_managed_krea_gateway`, without the network.

@@ -125,7 +125,7 @@ fn base_url(ctx: &Context, m: &Map<String, Value>, var: &str, default: &str) -> 
 }
 
 fn failed(m: impl Into<String>) -> TtsError {
-    TtsError::Failed(m.into())
+    TtsError::failed(m)
 }
 
 async fn post(
@@ -239,7 +239,7 @@ async fn minimax(job: Speech<'_>) -> Result<Produced, TtsError> {
         check_status(&resp, "MiniMax TTS")?;
         let v = resp
             .json()
-            .map_err(|e| failed(format!("MiniMax TTS {e}")))?;
+            .map_err(|e| TtsError::failed_by(format!("MiniMax TTS {e}"), e))?;
         if let Some(e) = api_error(&v) {
             return Err(e);
         }
@@ -567,7 +567,7 @@ async fn gemini(job: Speech<'_>) -> Result<Produced, TtsError> {
     }
     let v = resp
         .json()
-        .map_err(|e| failed(format!("Gemini TTS response was malformed: {e}")))?;
+        .map_err(|e| TtsError::failed_by(format!("Gemini TTS response was malformed: {e}"), e))?;
     let parts = v["candidates"][0]["content"]["parts"]
         .as_array()
         .ok_or_else(|| failed("Gemini TTS response was malformed: 'candidates'"))?;
@@ -586,7 +586,7 @@ async fn gemini(job: Speech<'_>) -> Result<Produced, TtsError> {
     }
     let pcm = base64::engine::general_purpose::STANDARD
         .decode(data.trim())
-        .map_err(|e| failed(format!("Gemini TTS response was malformed: {e}")))?;
+        .map_err(|e| TtsError::failed_by(format!("Gemini TTS response was malformed: {e}"), e))?;
     let mut produced = deliver_wav_bytes(ctx, &pcm_to_wav(&pcm, 24000, 1), output).await?;
     produced.notes.splice(0..0, notes);
     Ok(produced)

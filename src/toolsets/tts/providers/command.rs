@@ -93,10 +93,11 @@ pub(crate) async fn run_command_provider(
         Some(v) => v.to_string(),
     };
     let tmpdir = tempfile::tempdir()
-        .map_err(|e| TtsError::Failed(format!("cannot create a temp dir: {e}")))?;
+        .map_err(|e| TtsError::failed_by(format!("cannot create a temp dir: {e}"), e))?;
     let text_path = tmpdir.path().join("input.txt");
-    std::fs::write(&text_path, text)
-        .map_err(|e| TtsError::Failed(format!("cannot write {}: {e}", text_path.display())))?;
+    std::fs::write(&text_path, text).map_err(|e| {
+        TtsError::failed_by(format!("cannot write {}: {e}", text_path.display()), e)
+    })?;
     let tp = text_path.display().to_string();
     let values = [
         ("input_path", tp.clone()),
@@ -111,12 +112,12 @@ pub(crate) async fn run_command_provider(
     match command::run_shell(&rendered, timeout).await {
         Ok(()) => {}
         Err(command::RunError::Timeout(t)) => {
-            return Err(TtsError::Failed(format!(
+            return Err(TtsError::failed(format!(
                 "TTS provider '{name}' timed out after {t}s"
             )));
         }
         Err(command::RunError::Exit { code, detail }) => {
-            return Err(TtsError::Failed(format!(
+            return Err(TtsError::failed(format!(
                 "TTS provider '{name}' exited with code {code}: {detail}"
             )));
         }
@@ -125,7 +126,7 @@ pub(crate) async fn run_command_provider(
     match std::fs::metadata(output) {
         Ok(m) if m.len() > 0 => {}
         _ => {
-            return Err(TtsError::Failed(format!(
+            return Err(TtsError::failed(format!(
                 "TTS provider '{name}' produced no output at {}",
                 output.display()
             )));

@@ -42,7 +42,7 @@ fn check_endpoint(ctx: &Context, base_url: &str) -> Result<(), TtsError> {
         allow_private: true,
         ..Policy::from_context(ctx)
     };
-    check_url(&url, &floor).map_err(|b| TtsError::Failed(b.to_string()))
+    check_url(&url, &floor).map_err(|b| TtsError::failed_by(b.to_string(), b))
 }
 
 /// Speak `text` with Edge and write the audio to `requested` (see the module docs).
@@ -59,14 +59,14 @@ pub(crate) async fn edge_speech(
     )
     .await
     .map_err(|_| {
-        TtsError::Failed(format!(
+        TtsError::failed(format!(
             "Edge TTS did not finish within {}s",
             EDGE_TIMEOUT.as_secs()
         ))
     })?
     .map_err(|e| match e {
         edge_tts::EdgeTtsError::InvalidParam(m) => TtsError::Config(m),
-        other => TtsError::Failed(other.to_string()),
+        other => TtsError::failed_by(other.to_string(), other),
     })?;
     deliver_mp3(ctx, "Edge TTS", &mp3, requested).await
 }

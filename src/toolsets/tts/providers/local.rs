@@ -37,14 +37,14 @@ pub(crate) async fn run_local(
         .prefix(".tts-")
         .suffix(".wav")
         .tempfile_in(dir)
-        .map_err(|e| TtsError::Failed(format!("cannot write in {}: {e}", dir.display())))?;
+        .map_err(|e| TtsError::failed_by(format!("cannot write in {}: {e}", dir.display()), e))?;
     let wav_path = tmp.path().to_path_buf();
     let text_file = tempfile::NamedTempFile::new()
         .and_then(|mut f| {
             std::io::Write::write_all(&mut f, text.as_bytes())?;
             Ok(f)
         })
-        .map_err(|e| TtsError::Failed(format!("cannot write the text file: {e}")))?;
+        .map_err(|e| TtsError::failed_by(format!("cannot write the text file: {e}"), e))?;
     let speed = num(section(cfg, plan.cap_key()).and_then(|s| s.get("speed")))
         .or_else(|| num(cfg.get("speed")))
         .filter(|s| s.is_finite() && *s > 0.0)
@@ -67,7 +67,7 @@ pub(crate) async fn run_local(
                 cmd.arg("--length_scale").arg(format!("{}", 1.0 / speed));
             }
             let f = std::fs::File::open(text_file.path())
-                .map_err(|e| TtsError::Failed(e.to_string()))?;
+                .map_err(|e| TtsError::failed_by(e.to_string(), e))?;
             cmd.stdin(f);
         }
     }
@@ -84,20 +84,20 @@ pub(crate) async fn run_local(
     let out = tokio::time::timeout(LOCAL_TIMEOUT, child.wait_with_output())
         .await
         .map_err(|_| {
-            TtsError::Failed(format!(
+            TtsError::failed(format!(
                 "{name} timed out after {}s",
                 LOCAL_TIMEOUT.as_secs()
             ))
         })?
-        .map_err(|e| TtsError::Failed(format!("{name}: {e}")))?;
+        .map_err(|e| TtsError::failed_by(format!("{name}: {e}"), e))?;
     if !out.status.success() {
-        return Err(TtsError::Failed(format!(
+        return Err(TtsError::failed(format!(
             "{name} exited with {}: {}",
             out.status,
             String::from_utf8_lossy(&out.stderr).trim()
         )));
     }
     let info = audio::wav_file_info(&wav_path)
-        .ok_or_else(|| TtsError::Failed(format!("{name} did not write a WAV file")))?;
+        .ok_or_else(|| TtsError::failed(format!("{name} did not write a WAV file")))?;
     deliver_wav(ctx, tmp, requested, Some(info.duration_secs())).await
 }

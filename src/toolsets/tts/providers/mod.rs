@@ -48,7 +48,7 @@ impl Produced {
 pub(crate) async fn send(http: &HttpClient, req: ApiRequest<'_>) -> Result<ApiResponse, TtsError> {
     http::send(http, req)
         .await
-        .map_err(|e| TtsError::Failed(e.to_string()))
+        .map_err(|e| TtsError::failed_by(e.to_string(), e))
 }
 
 /// `requests`' `raise_for_status` in our words: `<who> request failed: <status>`.
@@ -56,7 +56,7 @@ pub(crate) fn check_status(resp: &ApiResponse, who: &str) -> Result<(), TtsError
     if (200..300).contains(&resp.status) {
         Ok(())
     } else {
-        Err(TtsError::Failed(format!(
+        Err(TtsError::failed(format!(
             "{who} request failed: {}",
             http::status_error(resp)
         )))
@@ -82,13 +82,14 @@ pub(crate) fn write_audio(path: &Path, bytes: &[u8]) -> Result<(), TtsError> {
     crate::fs::write_atomic(path, bytes, &crate::fs::WriteOptions::OUTPUT)
         .map(|_| ())
         .map_err(|e| match e {
-            crate::fs::FileError::CreateTemp { dir, source } => {
-                TtsError::Failed(format!("cannot write in {}: {source}", dir.display()))
-            }
+            crate::fs::FileError::CreateTemp { dir, source } => TtsError::failed_by(
+                format!("cannot write in {}: {source}", dir.display()),
+                source,
+            ),
             crate::fs::FileError::Write { source, .. } => {
-                TtsError::Failed(format!("cannot write {}: {source}", path.display()))
+                TtsError::failed_by(format!("cannot write {}: {source}", path.display()), source)
             }
-            other => TtsError::Failed(other.to_string()),
+            other => TtsError::failed_by(other.to_string(), other),
         })
 }
 
@@ -97,9 +98,9 @@ fn temp_in(dir: &Path, suffix: &str, bytes: &[u8]) -> Result<tempfile::NamedTemp
         .prefix(".tts-")
         .suffix(suffix)
         .tempfile_in(dir)
-        .map_err(|e| TtsError::Failed(format!("cannot write in {}: {e}", dir.display())))?;
+        .map_err(|e| TtsError::failed_by(format!("cannot write in {}: {e}", dir.display()), e))?;
     std::io::Write::write_all(&mut tmp, bytes)
-        .map_err(|e| TtsError::Failed(format!("cannot write in {}: {e}", dir.display())))?;
+        .map_err(|e| TtsError::failed_by(format!("cannot write in {}: {e}", dir.display()), e))?;
     Ok(tmp)
 }
 
@@ -126,7 +127,7 @@ pub(crate) async fn deliver_mp3(
                 Err(why) => {
                     let kept = requested.with_extension("mp3");
                     tmp.persist(&kept).map_err(|e| {
-                        TtsError::Failed(format!("cannot write {}: {e}", kept.display()))
+                        TtsError::failed_by(format!("cannot write {}: {e}", kept.display()), e)
                     })?;
                     notes.push(format!(
                         "{who} returns MP3; {why}; kept the MP3 audio at {}",
@@ -195,8 +196,9 @@ pub(crate) async fn deliver_wav(
             p
         }
     };
-    tmp.persist(&final_path)
-        .map_err(|e| TtsError::Failed(format!("cannot write {}: {e}", final_path.display())))?;
+    tmp.persist(&final_path).map_err(|e| {
+        TtsError::failed_by(format!("cannot write {}: {e}", final_path.display()), e)
+    })?;
     Ok(Produced {
         path: final_path,
         notes,

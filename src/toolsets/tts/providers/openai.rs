@@ -39,7 +39,7 @@ async fn managed(
         }
         Err(u) => {
             let mut m = "Neither VOICE_TOOLS_OPENAI_KEY nor OPENAI_API_KEY is set".to_string();
-            if u.entitled() || gateway::prefers_gateway(ctx, "tts") {
+            if u.entitled() || ctx.sections().tts.use_gateway {
                 m += ". ";
                 m +=
                     &gateway::unavailable_message(ctx, http, "managed OpenAI audio for TTS", false)

@@ -31,7 +31,7 @@ use super::{Produced, deliver_wav};
 use crate::hermes::Context;
 use crate::toolsets::tts::audio;
 use crate::toolsets::tts::config::section;
-use crate::toolsets::tts::error::TtsError;
+use crate::toolsets::tts::error::{Cause, TtsError};
 use crate::toolsets::tts::plan::{DEFAULT_PIPER_VOICE, LocalModel, piper_voices_dir};
 
 const COMMON: &str = include_str!("py/common.py");
@@ -88,8 +88,8 @@ async fn run_python(
     }
     let out = tokio::time::timeout(timeout, child.wait_with_output())
         .await
-        .map_err(|_| TtsError::Failed(format!("{what} timed out after {}s", timeout.as_secs())))?
-        .map_err(|e| TtsError::Failed(format!("{what}: {e}")))?;
+        .map_err(|_| TtsError::failed(format!("{what} timed out after {}s", timeout.as_secs())))?
+        .map_err(|e| TtsError::failed_by(format!("{what}: {e}"), e))?;
     Ok(Ran {
         ok: out.status.success(),
         stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
@@ -107,7 +107,7 @@ fn python_error(model: LocalModel, stderr: &str) -> TtsError {
     let Some(v) = reported else {
         let tail: String = stderr.trim().chars().rev().take(1000).collect();
         let tail: String = tail.chars().rev().collect();
-        return TtsError::Failed(if tail.is_empty() {
+        return TtsError::failed(if tail.is_empty() {
             "the Python runner exited without a message".into()
         } else {
             tail
@@ -119,7 +119,7 @@ fn python_error(model: LocalModel, stderr: &str) -> TtsError {
         "ImportError" | "ModuleNotFoundError" => TtsError::Plain(model.not_installed().into()),
         "ValueError" | "UnicodeDecodeError" | "JSONDecodeError" => TtsError::Config(msg),
         "FileNotFoundError" => TtsError::Dependency(msg),
-        _ => TtsError::Failed(msg),
+        _ => TtsError::failed(msg),
     }
 }
 
@@ -133,7 +133,7 @@ fn temp_wav(requested: &Path) -> Result<tempfile::NamedTempFile, TtsError> {
         .prefix(".tts-")
         .suffix(".wav")
         .tempfile_in(dir)
-        .map_err(|e| TtsError::Failed(format!("cannot write in {}: {e}", dir.display())))
+        .map_err(|e| TtsError::failed_by(format!("cannot write in {}: {e}", dir.display()), e))
 }
 
 /// Speak `text` with `model` through `python` into `requested`.
@@ -201,7 +201,7 @@ pub(crate) async fn run_python_model(
                 } else {
                     lines.join("\n")
                 };
-                return Err(TtsError::Failed(format!("NeuTTS synthesis failed: {msg}")));
+                return Err(TtsError::failed(format!("NeuTTS synthesis failed: {msg}")));
             }
             ran
         }
@@ -210,7 +210,7 @@ pub(crate) async fn run_python_model(
         return Err(python_error(model, &ran.stderr));
     }
     let info = audio::wav_file_info(tmp.path())
-        .ok_or_else(|| TtsError::Failed(format!("{} did not write a WAV file", model.module())))?;
+        .ok_or_else(|| TtsError::failed(format!("{} did not write a WAV file", model.module())))?;
     deliver_wav(ctx, tmp, requested, Some(info.duration_secs())).await
 }
 
@@ -233,7 +233,7 @@ async fn piper_voice(
     let voice = truthy_str(piper, "voice").unwrap_or_else(|| DEFAULT_PIPER_VOICE.into());
     let dir = piper_voices_dir(ctx, piper);
     std::fs::create_dir_all(&dir)
-        .map_err(|e| TtsError::Failed(format!("cannot create {}: {e}", dir.display())))?;
+        .map_err(|e| TtsError::failed_by(format!("cannot create {}: {e}", dir.display()), e))?;
     let candidate = crate::hermes::home::expand_tilde(Path::new(&voice));
     if candidate
         .extension()
@@ -253,9 +253,10 @@ async fn piper_voice(
     let base = truthy_str(piper, "voices_base_url").unwrap_or_default();
     if !base.is_empty() {
         let url = url::Url::parse(&base).map_err(|e| {
-            TtsError::Failed(format!(
-                "tts.piper.voices_base_url {base:?} is not a URL: {e}"
-            ))
+            TtsError::failed_by(
+                format!("tts.piper.voices_base_url {base:?} is not a URL: {e}"),
+                e,
+            )
         })?;
         let http = voice_client(ctx)?;
         download_voice(&http, &url, &voice, &dir).await?;
@@ -272,10 +273,13 @@ async fn piper_voice(
     )
     .await
     .map_err(|e| match e {
-        TtsError::Failed(m) if m.contains("timed out") => TtsError::Failed(format!(
-            "Piper voice download timed out after {}s for '{voice}'",
-            DOWNLOAD_TIMEOUT.as_secs()
-        )),
+        TtsError::Failed { message, source } if message.contains("timed out") => TtsError::Failed {
+            message: format!(
+                "Piper voice download timed out after {}s for '{voice}'",
+                DOWNLOAD_TIMEOUT.as_secs()
+            ),
+            source,
+        },
         other => other,
     })?;
     if !ran.ok {
@@ -295,12 +299,12 @@ async fn piper_voice(
         } else {
             err.chars().take(400).collect()
         };
-        return Err(TtsError::Failed(format!(
+        return Err(TtsError::failed(format!(
             "Piper voice download failed for '{voice}': {err}"
         )));
     }
     if !cached.exists() {
-        return Err(TtsError::Failed(format!(
+        return Err(TtsError::failed(format!(
             "Piper voice download completed but {} is missing — check voice name (see: {VOICES_LIST})",
             cached.display()
         )));
@@ -326,7 +330,7 @@ fn voice_client(ctx: &Context) -> Result<crate::net::HttpClient, TtsError> {
         std::sync::Arc::new(crate::net::SystemLookup),
         limits,
     )
-    .map_err(|e| TtsError::Failed(e.to_string()))
+    .map_err(|e| TtsError::failed_by(e.to_string(), e))
 }
 
 /// piper's `download_voice` (piper-tts: `piper/download_voices.py`) against
@@ -344,8 +348,9 @@ async fn download_voice(
         )
         .expect("voice pattern")
     });
-    let failed =
-        |why: String| TtsError::Failed(format!("Piper voice download failed for '{voice}': {why}"));
+    let said = |why: String| format!("Piper voice download failed for '{voice}': {why}");
+    let failed = |why: String| TtsError::failed(said(why));
+    let failed_by = |why: String, cause: Cause| TtsError::failed_by(said(why), cause);
     let code = voice.trim();
     let Some(m) = VOICE_PATTERN.captures(code) else {
         return Err(failed(format!(
@@ -364,7 +369,8 @@ async fn download_voice(
             "{}/{family}/{lang}/{name}/{quality}/{stem}{ext}?download=true",
             base.as_str().trim_end_matches('/')
         );
-        let url = url::Url::parse(&raw).map_err(|e| failed(format!("bad URL {raw}: {e}")))?;
+        let url = url::Url::parse(&raw)
+            .map_err(|e| failed_by(format!("bad URL {raw}: {e}"), e.into()))?;
         let got = http
             .fetch(&url, &crate::net::FetchOptions {
                 max_bytes: Some(VOICE_MAX_BYTES),
@@ -372,14 +378,14 @@ async fn download_voice(
             })
             .await
             .map_err(|e| match e {
-                crate::net::FetchError::Blocked(b) => TtsError::Failed(format!(
+                crate::net::FetchError::Blocked(b) => TtsError::failed_by(format!(
                     "tts.piper.voices_base_url is refused: fetching {url} reached a refused address: {b}"
-                )),
-                crate::net::FetchError::Timeout(_) => TtsError::Failed(format!(
+                ), b),
+                crate::net::FetchError::Timeout(_) => TtsError::failed(format!(
                     "Piper voice download timed out after {}s for '{voice}'",
                     DOWNLOAD_TIMEOUT.as_secs()
                 )),
-                other => failed(other.to_string()),
+                other => failed_by(other.to_string(), other.into()),
             })?;
         if got.status >= 400 {
             // urllib's HTTPError, as piper's downloader reports it.
@@ -418,10 +424,10 @@ mod tests {
         ));
         assert!(matches!(
             e("HERMES_MCP_ERROR {\"type\": \"RuntimeError\", \"message\": \"r\"}"),
-            TtsError::Failed(m) if m == "r"
+            TtsError::Failed { message: m, .. } if m == "r"
         ));
         assert!(
-            matches!(e("Traceback ...\nSegfault"), TtsError::Failed(m) if m.ends_with("Segfault"))
+            matches!(e("Traceback ...\nSegfault"), TtsError::Failed { message: m, .. } if m.ends_with("Segfault"))
         );
     }
 
@@ -459,7 +465,7 @@ mod tests {
                 .await
                 .unwrap_err();
             assert!(
-                matches!(&e, TtsError::Failed(m)
+                matches!(&e, TtsError::Failed { message: m, .. }
                     if m.starts_with("tts.piper.voices_base_url is refused: fetching ")
                         && m.ends_with("Blocked: URL targets a cloud metadata endpoint")),
                 "{base}: {e:?}"
@@ -472,7 +478,7 @@ mod tests {
             .await
             .unwrap_err();
         assert!(
-            matches!(&e, TtsError::Failed(m) if m == "Piper voice download failed for 'lessac': ValueError: Voice 'lessac' did not match pattern: <language>-<name>-<quality> like 'en_US-lessac-medium'"),
+            matches!(&e, TtsError::Failed { message: m, .. } if m == "Piper voice download failed for 'lessac': ValueError: Voice 'lessac' did not match pattern: <language>-<name>-<quality> like 'en_US-lessac-medium'"),
             "{e:?}"
         );
     }

@@ -31,7 +31,7 @@ pub(super) fn has_direct(ctx: &Context) -> bool {
 
 /// Calls go to the Nous gateway (no direct config, or `web.use_gateway`).
 pub(super) fn via_gateway(ctx: &Context) -> bool {
-    !has_direct(ctx) || gateway::prefers_gateway(ctx, "web")
+    !has_direct(ctx) || ctx.sections().web.use_gateway
 }
 
 /// Why the gateway route, and whether it is ready (for `tools`/`doctor`).
@@ -64,7 +64,7 @@ pub(crate) enum ClientError {
 
 /// `_get_firecrawl_client`'s choice.
 async fn endpoint(http: &HttpClient, ctx: &Context) -> Result<Endpoint, ClientError> {
-    if has_direct(ctx) && !gateway::prefers_gateway(ctx, "web") {
+    if has_direct(ctx) && !ctx.sections().web.use_gateway {
         return Ok(Endpoint {
             base: base_url(ctx, Backend::Firecrawl),
             bearer: key(ctx, envvars::FIRECRAWL_API_KEY),

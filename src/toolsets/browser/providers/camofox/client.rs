@@ -184,10 +184,10 @@ impl Client {
     ) -> CfError {
         match e {
             ApiError::Timeout => {}
-            ApiError::Network(reason) => {
+            ApiError::Network(cause) => {
                 return CfError::Connect {
                     base: self.base.clone(),
-                    reason,
+                    reason: cause.to_string(),
                 };
             }
             other => return CfError::Other(other.to_string()),

@@ -47,23 +47,6 @@ pub(crate) struct CamofoxConfig {
     pub(crate) loopback_alias: String,
 }
 
-/// Python truthiness of a config value (`bool(cfg.get(key))`).
-fn truthy(v: Option<&Value>) -> bool {
-    v.is_some_and(crate::pycompat::py_bool)
-}
-
-/// `str(cfg.get(key) or "").strip()`, empty as `None`.
-fn text(v: Option<&Value>) -> Option<String> {
-    let s = match v? {
-        Value::String(s) => s.clone(),
-        Value::Null | Value::Bool(false) => return None,
-        Value::Bool(true) => "True".into(),
-        other => other.to_string(),
-    };
-    let s = s.trim().to_string();
-    (!s.is_empty()).then_some(s)
-}
-
 /// Hermes' `_env_flag`: `1/true/yes/on`, `0/false/no/off`, anything else unset.
 fn env_flag(ctx: &Context, name: &str) -> Option<bool> {
     let raw = ctx.env.get(name)?.trim().to_ascii_lowercase();
@@ -84,13 +67,7 @@ fn env_text(ctx: &Context, name: &str) -> Option<String> {
 /// Hermes' `_get_command_timeout`: `max(int(val), 5)`, default 30 (scaled
 /// as [`deadlines::scaled`] scales every wait).
 fn command_timeout(ctx: &Context) -> Duration {
-    let v = ctx.config().get("browser.command_timeout").cloned();
-    let secs = match v {
-        Some(Value::Number(n)) => n.as_f64().map(|f| f.trunc()),
-        Some(Value::String(s)) => s.trim().parse::<i64>().ok().map(|i| i as f64),
-        Some(Value::Bool(b)) => Some(if b { 1.0 } else { 0.0 }),
-        _ => None,
-    };
+    let secs = ctx.sections().browser.command_timeout_int;
     let floor = deadlines::CAMOFOX_COMMAND_FLOOR.hermes().as_secs_f64();
     let default = deadlines::BROWSER_COMMAND.hermes().as_secs_f64();
     deadlines::scaled(crate::pycompat::seconds(
@@ -106,23 +83,21 @@ impl CamofoxConfig {
         if url.is_empty() {
             return None;
         }
-        let cfg = ctx.config();
-        let block = cfg.get("browser.camofox").and_then(Value::as_object);
-        let get = |k: &str| block.and_then(|b| b.get(k));
+        let cfg = &ctx.sections().browser.camofox;
         Some(CamofoxConfig {
             url,
             api_key: env_text(ctx, envvars::CAMOFOX_API_KEY),
             command_timeout: command_timeout(ctx),
-            managed_persistence: truthy(get("managed_persistence")),
-            user_id: env_text(ctx, envvars::CAMOFOX_USER_ID).or_else(|| text(get("user_id"))),
+            managed_persistence: cfg.managed_persistence,
+            user_id: env_text(ctx, envvars::CAMOFOX_USER_ID).or_else(|| cfg.user_id.clone()),
             session_key: env_text(ctx, envvars::CAMOFOX_SESSION_KEY)
-                .or_else(|| text(get("session_key"))),
+                .or_else(|| cfg.session_key.clone()),
             adopt_existing_tab: env_flag(ctx, envvars::CAMOFOX_ADOPT_EXISTING_TAB)
-                .unwrap_or_else(|| truthy(get("adopt_existing_tab"))),
+                .unwrap_or(cfg.adopt_existing_tab),
             rewrite_loopback: env_flag(ctx, envvars::CAMOFOX_REWRITE_LOOPBACK_URLS)
-                .unwrap_or_else(|| truthy(get("rewrite_loopback_urls"))),
+                .unwrap_or(cfg.rewrite_loopback_urls),
             loopback_alias: env_text(ctx, envvars::CAMOFOX_LOOPBACK_HOST_ALIAS)
-                .or_else(|| text(get("loopback_host_alias")))
+                .or_else(|| cfg.loopback_host_alias.clone())
                 .unwrap_or_else(|| "host.docker.internal".into()),
         })
     }
