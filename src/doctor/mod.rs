@@ -31,21 +31,17 @@ use serde_json::Value;
 
 use crate::hermes::HermesHome;
 use crate::hermes::config::HermesConfig;
+use crate::hermes::deadlines::{self, DOCTOR_CODEX_CHECK, DOCTOR_MAX_STEP, DOCTOR_TOOLS_CHECK};
 use crate::hermes::sections::Sections;
 use crate::hermes::{SERVER_NAME, envvars};
 use crate::migrate::{self, block, hermes_plugin};
 use crate::process::RunError;
 use probe::TalkError;
 
-/// codex's default `startup_timeout_sec`.
+/// codex's default `startup_timeout_sec`: codex's setting, not a deadline
+/// of doctor's, so never scaled (the finding compares real time with it).
+/// doctor's own waits are in `hermes::deadlines` (`DOCTOR_*`).
 const DEFAULT_STARTUP: Duration = Duration::from_secs(30);
-/// The longest any step may take, whatever `startup_timeout_sec` says.
-const MAX_STEP: Duration = Duration::from_secs(600);
-/// How long codex may take to say whether config.toml loads.
-const CODEX_CHECK_TIMEOUT: Duration = Duration::from_secs(20);
-/// The least `tools --json` gets (else the entry's `startup_timeout_sec`):
-/// it reads files and may wait 3 s for the Nous Portal.
-const TOOLS_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// What to examine, resolved by the CLI.
 #[derive(Debug, Clone, Default)]
@@ -497,7 +493,7 @@ fn launch_of(entry: &toml::Table, command: &str) -> probe::Launch {
         })
         .unwrap_or_default();
     // doctor always ends: a huge `startup_timeout_sec` is still a deadline.
-    let timeout = startup_timeout(entry).0.min(MAX_STEP);
+    let timeout = startup_timeout(entry).0.min(DOCTOR_MAX_STEP.hermes());
     probe::Launch {
         program: PathBuf::from(command),
         args,
@@ -641,7 +637,11 @@ fn ask_tools(launch: &probe::Launch, env: Vec<(String, String)>) -> Result<Value
         env,
         ..launch.clone()
     };
-    probe::output(&tools, launch.timeout.max(TOOLS_TIMEOUT))
+    // A step of doctor's own (codex never runs it), so all of it scales in
+    // tests; a long start-up timeout only lengthens it, since `tools`
+    // starts as `serve` does.
+    let limit = launch.timeout.max(DOCTOR_TOOLS_CHECK.hermes());
+    probe::output(&tools, deadlines::scaled(limit))
         .and_then(|s| serde_json::from_str(&s).map_err(TalkError::NotJson))
 }
 
@@ -787,14 +787,16 @@ fn codex_check(opts: &Options, codex_home: &Path, text: &str, r: &mut Report) ->
     cmd.args(["app-server", "--print-startup-config"])
         .env("CODEX_HOME", codex_home)
         .env_remove("RUST_BACKTRACE");
-    let out =
-        match crate::process::output_then_kill_group(cmd, CODEX_CHECK_TIMEOUT, probe::STDOUT_CAP) {
-            Ok(o) => o,
-            Err(e @ (RunError::TimedOut(_) | RunError::TooMuchOutput(..))) => {
-                return format!("not asked (codex: {e})");
-            }
-            Err(e) => return format!("not asked ({e})"),
-        };
+    let wait = DOCTOR_CODEX_CHECK.get();
+    let out = match crate::process::output_then_kill_group(cmd, wait, probe::STDOUT_CAP) {
+        Ok(o) => o,
+        Err(RunError::TimedOut(d)) => {
+            let e = RunError::TimedOut(deadlines::unscaled(d));
+            return format!("not asked (codex: {e})");
+        }
+        Err(e @ RunError::TooMuchOutput(..)) => return format!("not asked (codex: {e})"),
+        Err(e) => return format!("not asked ({e})"),
+    };
     if out.status.success() {
         return "loads".into();
     }

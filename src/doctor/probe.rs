@@ -22,6 +22,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
+use crate::hermes::deadlines::{
+    self, DOCTOR_EXIT_GRACE, DOCTOR_EXTRA_WAIT_MAX, DOCTOR_EXTRA_WAIT_MIN, DOCTOR_MAX_STEP,
+};
 use crate::process::{RunError, StopOnDrop, exited, human_bytes, kill_group, read_polled};
 use crate::redact::redact_sensitive_text as redact;
 
@@ -32,13 +35,6 @@ const STDERR_CAP: usize = 16 << 10;
 /// How much the server may write on stdout in one step: hermes-mcp's whole
 /// `tools/list` or `tools --json` is a few hundred KiB.
 pub(crate) const STDOUT_CAP: usize = 16 << 20;
-/// How much longer than codex doctor waits for each step (codex's timeout
-/// again, within these bounds): a server that answers after codex gave up is
-/// told apart from one that never does.
-const EXTRA_WAIT: (Duration, Duration) = (Duration::from_secs(3), Duration::from_secs(10));
-/// How long the server has to exit once its stdin is closed, and the stderr
-/// reader to finish once the group is killed.
-const GRACE: Duration = Duration::from_secs(2);
 
 /// What to start.
 #[derive(Debug, Clone)]
@@ -47,16 +43,28 @@ pub(crate) struct Launch {
     pub(crate) args: Vec<String>,
     pub(crate) env: Vec<(String, String)>,
     pub(crate) cwd: Option<PathBuf>,
-    /// codex's `startup_timeout_sec` (applies to `initialize` and `tools/list`).
+    /// codex's `startup_timeout_sec` (applies to `initialize` and `tools/list`),
+    /// at most [`DOCTOR_MAX_STEP`].
     pub(crate) timeout: Duration,
 }
 
 impl Launch {
     /// How long doctor waits for a step: codex's timeout and as much again,
-    /// within [`EXTRA_WAIT`].
+    /// within [`DOCTOR_EXTRA_WAIT_MIN`] and [`DOCTOR_EXTRA_WAIT_MAX`] (a
+    /// server that answers after codex gave up is told apart from one that
+    /// never does). codex's timeout is its setting and waited as it is;
+    /// doctor's extra wait, and its cap on a step, scale in tests.
     fn patience(&self) -> Duration {
-        let extra = self.timeout.clamp(EXTRA_WAIT.0, EXTRA_WAIT.1);
-        self.timeout.saturating_add(extra)
+        let codex = if self.timeout >= DOCTOR_MAX_STEP.hermes() {
+            DOCTOR_MAX_STEP.get()
+        } else {
+            self.timeout
+        };
+        let extra = self.timeout.clamp(
+            DOCTOR_EXTRA_WAIT_MIN.hermes(),
+            DOCTOR_EXTRA_WAIT_MAX.hermes(),
+        );
+        codex.saturating_add(deadlines::scaled(extra))
     }
 
     pub(crate) fn command(&self) -> Command {
@@ -146,12 +154,13 @@ impl Running {
         }
     }
 
-    /// Close stdin, give the server [`GRACE`] to exit, then kill its whole
+    /// Close stdin, give the server [`DOCTOR_EXIT_GRACE`] to exit, then kill its whole
     /// process group (whatever it left running); the end of its stderr,
     /// redacted.
     fn finish(mut self) -> String {
         drop(self.stdin.take());
-        let deadline = Instant::now() + GRACE;
+        let grace = DOCTOR_EXIT_GRACE.get();
+        let deadline = Instant::now() + grace;
         // Seen to end without being reaped: its zombie keeps the group id
         // from going to another process until the group kill below.
         while Instant::now() < deadline {
@@ -165,9 +174,9 @@ impl Running {
         let _ = self.child.wait();
         // A process that left the group (setsid) may still hold stderr: the
         // reader then stops and hands over what it has.
-        let stderr = self.stderr.recv_timeout(GRACE).unwrap_or_else(|_| {
+        let stderr = self.stderr.recv_timeout(grace).unwrap_or_else(|_| {
             self.stop.0.store(true, Ordering::SeqCst);
-            self.stderr.recv_timeout(GRACE).unwrap_or_default()
+            self.stderr.recv_timeout(grace).unwrap_or_default()
         });
         redact(&stderr)
     }
@@ -343,12 +352,15 @@ pub(crate) fn probe(launch: &Launch) -> Result<Probe, ProbeError> {
 }
 
 /// Run `launch` to completion within `timeout` (for `hermes-mcp tools
-/// --json`), stdout as text; its process group is killed at the end.
+/// --json`; a scaled wait, named in the error in real time), stdout as
+/// text; its process group is killed at the end.
 pub(crate) fn output(launch: &Launch, timeout: Duration) -> Result<String, TalkError> {
     let program = launch.program.display().to_string();
     let out = crate::process::output_then_kill_group(launch.command(), timeout, STDOUT_CAP)
         .map_err(|e| match e {
-            RunError::TimedOut(d) => TalkError::Timeout(d, "doctor's limit for this step"),
+            RunError::TimedOut(d) => {
+                TalkError::Timeout(deadlines::unscaled(d), "doctor's limit for this step")
+            }
             RunError::TooMuchOutput(cap, pipe) => TalkError::TooMuch(cap, pipe),
             RunError::Spawn(source) => TalkError::Run {
                 program: program.clone(),

@@ -121,6 +121,33 @@ pub const CLOUD_CREATE: Deadline = Deadline::secs(30);
 /// Hermes' cloud browser session release (`close_session`, `timeout=10`).
 pub const CLOUD_RELEASE: Deadline = Deadline::secs(10);
 
+// doctor (src/doctor). Hermes has no doctor: these values are ours.
+
+/// How long `codex app-server --print-startup-config` may take to say
+/// whether config.toml loads: codex answers in well under a second once
+/// started; 20 s leaves room for a cold start of its Node wrapper on a slow
+/// disk, and then doctor goes on without codex's verdict.
+pub const DOCTOR_CODEX_CHECK: Deadline = Deadline::secs(20);
+/// The least `tools --json` gets (more when the entry's start-up timeout
+/// is longer): it reads files and may wait [`GATEWAY_PREFETCH`] for the
+/// Nous Portal, so 10 s is that wait and room to spare.
+pub const DOCTOR_TOOLS_CHECK: Deadline = Deadline::secs(10);
+/// The longest doctor waits for one step of the handshake, whatever
+/// `startup_timeout_sec` says: doctor always ends, and a server that takes
+/// ten minutes to start is a finding either way.
+pub const DOCTOR_MAX_STEP: Deadline = Deadline::secs(600);
+/// The least and the most doctor waits past codex's start-up timeout for
+/// `initialize` or `tools/list` (codex's timeout again, within these
+/// bounds), so a server that answers after codex gave up (named with the
+/// time it took) is told apart from one that never answers: 3 s covers a
+/// start slowed by a busy machine, 10 s bounds the wait on a long timeout.
+pub const DOCTOR_EXTRA_WAIT_MIN: Deadline = Deadline::secs(3);
+pub const DOCTOR_EXTRA_WAIT_MAX: Deadline = Deadline::secs(10);
+/// How long the server doctor started has to exit once its stdin is closed
+/// (then its process group is killed), and its stderr reader to finish:
+/// an MCP server ends at EOF on stdin at once, so 2 s is ample.
+pub const DOCTOR_EXIT_GRACE: Deadline = Deadline::secs(2);
+
 /// The factor from `HERMES_MCP_TEST_TIME_SCALE`, read once; 1 when unset or
 /// not a positive number (then a warning says so).
 fn scale() -> f64 {

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use super::support::common::{bin, hermes_python};
+use super::support::common::{TIME_SCALE, bin, hermes_python};
 use super::support::doctor::{doctor_json, finding as support_finding, json_of};
 use super::support::migrate::{CodexEnv, END, START};
 
@@ -226,6 +226,10 @@ fn the_server_gets_codex_minimal_environment_plus_env_vars_and_env() {
     assert!(seen.get("PATH").is_some() && seen.get("HOME").is_some());
 }
 
+/// The real-time test of doctor's handshake waits: it runs unscaled (no
+/// [`TIME_SCALE`]), so a server that never answers costs codex's start-up
+/// timeout (1 s here), doctor's least extra wait past it (3 s) and, as it
+/// ignores its closed stdin, the exit grace (2 s): 6 s, and then doctor ends.
 #[test]
 fn a_server_that_does_not_answer_in_time_fails_like_in_codex() {
     let env = CodexEnv::new();
@@ -236,7 +240,11 @@ fn a_server_that_does_not_answer_in_time_fails_like_in_codex() {
     ));
     let t = std::time::Instant::now();
     let (out, v) = doctor(&env, &[]);
-    assert!(t.elapsed().as_secs() < 10);
+    let took = t.elapsed();
+    assert!(
+        took >= Duration::from_secs(6) && took < Duration::from_secs(20),
+        "{took:?}"
+    );
     assert_eq!(out.status.code(), Some(1));
     assert_eq!(codes(&v), ["server_failed"], "{v:#}");
     let msg = v["findings"][0]["message"].as_str().unwrap();
@@ -431,13 +439,23 @@ fn endless_output_without_a_newline_ends_doctor_with_bounded_memory() {
     }
 }
 
+/// doctor's own waits at a twentieth: the `tools --json` step is cut after
+/// 0.5 s instead of 10 s (its text still says 10 s), so a run that waited
+/// 10 s fails [`SCALED_RUN`]. codex's start-up timeout (10 s in
+/// `fake_hermes_tools`) is the entry's and is not scaled.
+const SCALED: [(&str, &str); 1] = [(TIME_SCALE, "0.05")];
+/// The longest a doctor run with [`SCALED`] waits may take: a second for the
+/// scaled codex check, the handshake with a Python fake, half a second for
+/// `tools --json`, and room for a busy machine.
+const SCALED_RUN: Duration = Duration::from_secs(8);
+
 #[test]
 fn a_step_that_never_ends_or_whose_grandchild_holds_the_pipes_is_cut_and_its_group_killed() {
     let _cleanup = KillOnDrop("sleep 10010");
     let env = CodexEnv::new();
     // `tools --json` never answers.
     fake_hermes_tools(&env, ANSWERS, "exec sleep 100101");
-    let b = doctor_bounded(&env, &[], &["--json"], Duration::from_secs(90));
+    let b = doctor_bounded(&env, &SCALED, &["--json"], SCALED_RUN);
     kill_marked("sleep 100101");
     let v = json_of(&b.out);
     assert_eq!(b.out.status.code(), Some(1), "{v:#}");
@@ -452,7 +470,7 @@ fn a_step_that_never_ends_or_whose_grandchild_holds_the_pipes_is_cut_and_its_gro
         &format!("sleep 100102 &\n{ANSWERS}"),
         &format!("sleep 100103 &\n{TOOLS_OK}"),
     );
-    let b = doctor_bounded(&env, &[], &["--json"], Duration::from_secs(90));
+    let b = doctor_bounded(&env, &SCALED, &["--json"], SCALED_RUN);
     kill_marked("sleep 10010");
     let v = json_of(&b.out);
     assert_eq!(b.out.status.code(), Some(0), "{v:#}");

@@ -117,4 +117,26 @@ pub const KINDS: &[Kind] = &[
         deadlines: &["CLOUD_CREATE", "CLOUD_RELEASE"],
         real_time: RealTime::None("the cloud fakes answer at once; no test waits one out"),
     },
+    Kind {
+        name: "doctor's own steps (codex's config check, `tools --json`, the cap on a step)",
+        deadlines: &[
+            "DOCTOR_CODEX_CHECK",
+            "DOCTOR_TOOLS_CHECK",
+            "DOCTOR_MAX_STEP",
+        ],
+        real_time: RealTime::None(
+            "doctor::a_step_that_never_ends… waits the tools check out scaled (10 s unscaled is not cheap); the real codex answers the config check at once, and no test sets a start-up timeout over 600 s",
+        ),
+    },
+    Kind {
+        name: "doctor's handshake waits (past codex's start-up timeout, the exit grace)",
+        deadlines: &[
+            "DOCTOR_EXTRA_WAIT_MIN",
+            "DOCTOR_EXTRA_WAIT_MAX",
+            "DOCTOR_EXIT_GRACE",
+        ],
+        real_time: RealTime::Test(
+            "doctor::a_server_that_does_not_answer_in_time_fails_like_in_codex",
+        ),
+    },
 ];
