@@ -387,6 +387,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     };
     match cli.command {
         Command::Serve(args) => {
+            tune_allocator();
             let server = build_server_with(&args.home, args.context.options())?;
             let log = hermes::logfile::LogFile::open_in(&server.context().home.path);
             let file_level = if v.verbose > 1 {
@@ -480,6 +481,23 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             tools_report(&server, args.json, v)?;
             Ok(ExitCode::SUCCESS)
         }
+    }
+}
+
+/// glibc's allocator set for `serve`, a long-lived process that is idle most of
+/// the time: one arena for every thread (with one each, the runtime's workers,
+/// the warm-up and blocking calls would each keep the pages they freed), and
+/// blocks of 64 KiB or more mapped on their own, so that freeing one returns its
+/// memory (by default glibc raises that threshold after the first such free and
+/// keeps later ones in the arena). Called before the first thread starts.
+fn tune_allocator() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: mallopt only sets the allocator's parameters, and no other thread
+    // is running yet to allocate while they change.
+    unsafe {
+        libc::mallopt(libc::M_ARENA_MAX, 1);
+        libc::mallopt(libc::M_MMAP_THRESHOLD, 64 * 1024);
+        libc::mallopt(libc::M_TRIM_THRESHOLD, 128 * 1024);
     }
 }
 
