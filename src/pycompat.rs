@@ -81,6 +81,44 @@ pub fn py_type(v: &Value) -> &'static str {
     }
 }
 
+/// Python's `int(value)` for a config value, `None` where it raises:
+/// integers; floats truncated toward zero (not NaN or infinite); booleans as
+/// 0/1; strings of an optionally signed decimal integer with surrounding
+/// whitespace and single underscores between digits.
+pub fn py_int(v: &Value) -> Option<i64> {
+    match v {
+        Value::Bool(b) => Some(i64::from(*b)),
+        Value::Number(n) => n.as_i64().or_else(|| {
+            n.as_f64()
+                .filter(|f| f.is_finite())
+                .map(|f| f.trunc().clamp(i64::MIN as f64, i64::MAX as f64) as i64)
+        }),
+        Value::String(s) => parse_py_int(py_strip(s)),
+        _ => None,
+    }
+}
+
+/// `int(str)` of an already stripped string.
+fn parse_py_int(s: &str) -> Option<i64> {
+    let (neg, digits) = match s.as_bytes().first()? {
+        b'-' => (true, &s[1..]),
+        b'+' => (false, &s[1..]),
+        _ => (false, s),
+    };
+    let b = digits.as_bytes();
+    let well_placed = |i: usize| i > 0 && i + 1 < b.len() && b[i + 1] != b'_';
+    if b.is_empty()
+        || !b
+            .iter()
+            .enumerate()
+            .all(|(i, c)| c.is_ascii_digit() || (*c == b'_' && well_placed(i) && b[i - 1] != b'_'))
+    {
+        return None;
+    }
+    let n: i64 = digits.replace('_', "").parse().ok()?;
+    Some(if neg { -n } else { n })
+}
+
 // ---- Truthiness: Python's `bool()`, and each way Hermes reads a boolean setting.
 
 /// Hermes' `TRUTHY_STRINGS` (hermes-agent: `utils.py`).
@@ -283,5 +321,27 @@ mod tests {
         assert_eq!(py_json(&v), r#"{"b": [1, "é"], "a": null}"#);
         assert_eq!(py_json_ascii(&v), r#"{"b": [1, "\u00e9"], "a": null}"#);
         assert_eq!(py_json_sorted(&v), r#"{"a": null, "b": [1, "é"]}"#);
+    }
+
+    #[test]
+    fn memory_ints_like_python() {
+        for (v, want) in [
+            (json!(80), Some(80)),
+            (json!(80.9), Some(80)),
+            (json!(-2.5), Some(-2)),
+            (json!(true), Some(1)),
+            (json!(" 3_000 "), Some(3000)),
+            (json!("+7"), Some(7)),
+            (json!("-7"), Some(-7)),
+            (json!("3000.0"), None),
+            (json!("3__0"), None),
+            (json!("_30"), None),
+            (json!("30_"), None),
+            (json!(""), None),
+            (json!(null), None),
+            (json!([1]), None),
+        ] {
+            assert_eq!(py_int(&v), want, "{v}");
+        }
     }
 }

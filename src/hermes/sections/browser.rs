@@ -14,7 +14,7 @@ use serde_json::{Map, Value};
 
 use super::Reader;
 use crate::hermes::config::{bool_value, float_value};
-use crate::pycompat::py_bool;
+use crate::pycompat::{py_bool, py_int};
 
 /// `browser:`.
 #[derive(Debug, Clone, Default)]
@@ -74,17 +74,6 @@ pub struct Camofox {
     pub loopback_host_alias: Option<String>,
 }
 
-/// Python's `int()` of a config value, as a float: a number truncated,
-/// integer text, a boolean as 0/1; anything else (`.inf` too) `None`.
-fn py_int(v: &Value) -> Option<f64> {
-    match v {
-        Value::Number(n) => n.as_f64().map(f64::trunc),
-        Value::String(s) => s.trim().parse::<i64>().ok().map(|i| i as f64),
-        Value::Bool(b) => Some(if *b { 1.0 } else { 0.0 }),
-        _ => None,
-    }
-}
-
 /// `str(v or "").strip()`, empty as `None`.
 fn camofox_text(v: Option<&Value>) -> Option<String> {
     let s = match v? {
@@ -138,7 +127,10 @@ impl Browser {
             executable: r.text(sec, "executable"),
             allow_private_urls: r.value(sec, "allow_private_urls").and_then(bool_value),
             command_timeout: secs("command_timeout"),
-            command_timeout_int: r.value(sec, "command_timeout").and_then(py_int),
+            command_timeout_int: r
+                .value(sec, "command_timeout")
+                .and_then(py_int)
+                .map(|i| i as f64),
             navigation_timeout: secs("navigation_timeout"),
             inactivity_timeout: secs("inactivity_timeout"),
             dialog_timeout_s: secs("dialog_timeout_s"),

@@ -18,7 +18,7 @@
 use serde_json::Value;
 
 use super::Reader;
-use crate::pycompat::py_bool;
+use crate::pycompat::{py_bool, py_int};
 
 /// `DEFAULT_CONFIG["memory"]["memory_char_limit"]`.
 pub(crate) const MEMORY_CHAR_LIMIT: i64 = 2200;
@@ -99,42 +99,4 @@ fn approval_on(v: &Value) -> bool {
         ),
         _ => false,
     }
-}
-
-/// Python's `int(value)` for a config value, `None` where it raises:
-/// integers; floats truncated toward zero (not NaN or infinite); booleans as
-/// 0/1; strings of an optionally signed decimal integer with surrounding
-/// whitespace and single underscores between digits.
-pub(crate) fn py_int(v: &Value) -> Option<i64> {
-    match v {
-        Value::Bool(b) => Some(i64::from(*b)),
-        Value::Number(n) => n.as_i64().or_else(|| {
-            n.as_f64()
-                .filter(|f| f.is_finite())
-                .map(|f| f.trunc().clamp(i64::MIN as f64, i64::MAX as f64) as i64)
-        }),
-        Value::String(s) => parse_py_int(crate::pycompat::py_strip(s)),
-        _ => None,
-    }
-}
-
-/// `int(str)` of an already stripped string.
-fn parse_py_int(s: &str) -> Option<i64> {
-    let (neg, digits) = match s.as_bytes().first()? {
-        b'-' => (true, &s[1..]),
-        b'+' => (false, &s[1..]),
-        _ => (false, s),
-    };
-    let b = digits.as_bytes();
-    let well_placed = |i: usize| i > 0 && i + 1 < b.len() && b[i + 1] != b'_';
-    if b.is_empty()
-        || !b
-            .iter()
-            .enumerate()
-            .all(|(i, c)| c.is_ascii_digit() || (*c == b'_' && well_placed(i) && b[i - 1] != b'_'))
-    {
-        return None;
-    }
-    let n: i64 = digits.replace('_', "").parse().ok()?;
-    Some(if neg { -n } else { n })
 }

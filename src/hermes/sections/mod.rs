@@ -172,7 +172,6 @@ impl Reader<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
 
     fn read(yaml: &str) -> Sections {
         let c = HermesConfig::from_yaml(yaml).expect("yaml");
@@ -571,28 +570,6 @@ mod tests {
             ("null", None),
         ] {
             assert_eq!(m(x), want, "{x}");
-        }
-    }
-
-    #[test]
-    fn memory_ints_like_python() {
-        for (v, want) in [
-            (json!(80), Some(80)),
-            (json!(80.9), Some(80)),
-            (json!(-2.5), Some(-2)),
-            (json!(true), Some(1)),
-            (json!(" 3_000 "), Some(3000)),
-            (json!("+7"), Some(7)),
-            (json!("-7"), Some(-7)),
-            (json!("3000.0"), None),
-            (json!("3__0"), None),
-            (json!("_30"), None),
-            (json!("30_"), None),
-            (json!(""), None),
-            (json!(null), None),
-            (json!([1]), None),
-        ] {
-            assert_eq!(memory::py_int(&v), want, "{v}");
         }
     }
 
