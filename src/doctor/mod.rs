@@ -607,8 +607,7 @@ fn hermes_home_checks(opts: &Options, launch: &probe::Launch, r: &mut Report) {
     r.hermes_config = Some(config.display().to_string());
     match HermesConfig::load(&config) {
         Ok(c) => {
-            let dotenv = crate::hermes::Env::new(home.join(".env"));
-            let runtime = Sections::read(&c, &|n| dotenv.get_unlisted(n))
+            let runtime = Sections::read_in_home(&c, home.join(".env"))
                 .model
                 .openai_runtime;
             if runtime.as_deref() != Some("codex_app_server") {

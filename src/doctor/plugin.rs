@@ -203,8 +203,7 @@ fn enabled(opts: &Options, home: &Path, dir: &Path, r: &mut Report) -> Option<bo
     let Ok(config) = HermesConfig::load(&config_yaml) else {
         return None;
     };
-    let dotenv = crate::hermes::Env::new(home.join(".env"));
-    let plugins = Sections::read(&config, &|n| dotenv.get_unlisted(n)).plugins;
+    let plugins = Sections::read_in_home(&config, home.join(".env")).plugins;
     let listed = |names: &[String]| names.iter().any(|n| n == PLUGIN_NAME);
     let why = if listed(&plugins.disabled) {
         "is listed in plugins.disabled"

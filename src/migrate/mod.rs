@@ -282,8 +282,7 @@ fn plan(args: &Options) -> anyhow::Result<Plan> {
             ),
         )
     })?;
-    let dotenv = crate::hermes::Env::new(home.dotenv_path());
-    let sections = Sections::read(&config, &|n| dotenv.get_unlisted(n));
+    let sections = Sections::read_in_home(&config, home.dotenv_path());
     let codex_home = resolve_codex_home(args.codex_home.as_deref())?;
     let target = codex_home.join("config.toml");
     let real = write::real_target(&target);

@@ -65,6 +65,14 @@ pub struct Sections {
 }
 
 impl Sections {
+    /// The sections of a home's `config` outside a served [`Context`](crate::hermes::Context)
+    /// (migrate, doctor, the plugin): `${VAR}` resolved from the process, then
+    /// the home's `.env` at `dotenv`, as a Context resolves them.
+    pub(crate) fn read_in_home(config: &HermesConfig, dotenv: std::path::PathBuf) -> Self {
+        let env = crate::hermes::Env::new(dotenv);
+        Sections::read(config, &|n| env.get_unlisted(n))
+    }
+
     /// Read the sections of `config`; `lookup` resolves `${VAR}` references.
     pub(crate) fn read(config: &HermesConfig, lookup: &dyn Fn(&str) -> Option<String>) -> Self {
         let r = Reader { lookup };

@@ -407,8 +407,7 @@ pub(crate) fn plan(opts: &PluginOptions) -> anyhow::Result<PluginPlan> {
         .collect();
     let text = read_config(&out.config_yaml)?;
     let config = parse_config(&out.config_yaml, &text)?;
-    let dotenv = crate::hermes::Env::new(opts.hermes_home.join(".env"));
-    out.disabled_by_user = Sections::read(&config, &|n| dotenv.get_unlisted(n))
+    out.disabled_by_user = Sections::read_in_home(&config, opts.hermes_home.join(".env"))
         .plugins
         .disabled
         .iter()
