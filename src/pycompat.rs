@@ -149,7 +149,8 @@ pub fn is_truthy_value(v: Option<&Value>, default: bool) -> bool {
     }
 }
 
-/// Hermes' `_env_flag` (`tools/browser_camofox.py`) for a variable's text:
+/// Hermes' `_env_flag` (`tools/browser_camofox.py`) for a variable's text,
+/// and the words of `_coerce_capability_bool` (`agent/image_routing.py`):
 /// `1/true/yes/on` is true, `0/false/no/off` false (trimmed, any case),
 /// anything else (the empty string too) `None`.
 pub fn env_flag(raw: &str) -> Option<bool> {

@@ -18,11 +18,7 @@ pub(crate) fn capability_bool(v: Option<&Value>) -> Option<bool> {
             Some(1) => Some(true),
             _ => None,
         },
-        Value::String(s) => match s.trim().to_ascii_lowercase().as_str() {
-            "true" | "yes" | "on" | "1" => Some(true),
-            "false" | "no" | "off" | "0" => Some(false),
-            _ => None,
-        },
+        Value::String(s) => crate::pycompat::env_flag(s),
         _ => None,
     }
 }
