@@ -59,16 +59,15 @@ pub(crate) enum PrepError {
         format: &'static str,
         detail: String,
     },
-    /// The SVG could be read but not drawn (no size, no memory for its pixels).
+    /// The SVG could not be parsed (the parser's error is the source) or
+    /// drawn (no size, no memory for its pixels).
     #[error(
-        "This is an SVG, which vision models cannot read directly, and it could not be rasterized: {0}. Convert the SVG to PNG first (e.g. open it in a browser and screenshot it) and re-run vision_analyze on the PNG."
+        "This is an SVG, which vision models cannot read directly, and it could not be rasterized: {reason}. Convert the SVG to PNG first (e.g. open it in a browser and screenshot it) and re-run vision_analyze on the PNG."
     )]
-    Svg(String),
-    /// The SVG could not be parsed (the same sentence as [`Self::Svg`]).
-    #[error(
-        "This is an SVG, which vision models cannot read directly, and it could not be rasterized: {0}. Convert the SVG to PNG first (e.g. open it in a browser and screenshot it) and re-run vision_analyze on the PNG."
-    )]
-    SvgParse(#[source] resvg::usvg::Error),
+    Svg {
+        reason: String,
+        source: Option<resvg::usvg::Error>,
+    },
     #[error(
         "Image too large for vision API: even at {w}×{h} it encodes to {bytes} bytes (limit {limit}). Crop the image to the region of interest or compress it and retry."
     )]
@@ -83,6 +82,16 @@ pub(crate) enum PrepError {
     /// The blocking task that decodes and encodes the image panicked or was cancelled.
     #[error("cannot encode the image: image worker failed: {0}")]
     Worker(#[source] tokio::task::JoinError),
+}
+
+impl PrepError {
+    /// An SVG that parsed but cannot be drawn, for `reason`.
+    fn svg(reason: impl Into<String>) -> Self {
+        PrepError::Svg {
+            reason: reason.into(),
+            source: None,
+        }
+    }
 }
 
 /// The `image` crate's decoder for a sniffed format (SVG has none: resvg draws it).
@@ -501,11 +510,14 @@ pub(crate) fn rasterize_svg(data: &[u8], max_long: u32) -> Result<DynamicImage, 
         ..usvg::Options::default()
     };
     opt.image_href_resolver.resolve_string = Box::new(|_, _| None);
-    let tree = usvg::Tree::from_data(data, &opt).map_err(PrepError::SvgParse)?;
+    let tree = usvg::Tree::from_data(data, &opt).map_err(|e| PrepError::Svg {
+        reason: e.to_string(),
+        source: Some(e),
+    })?;
     let size = tree.size();
     let (sw, sh) = (size.width() as f64, size.height() as f64);
     if !(sw.is_finite() && sh.is_finite() && sw >= 1.0 && sh >= 1.0) {
-        return Err(PrepError::Svg("the drawing has no size".into()));
+        return Err(PrepError::svg("the drawing has no size"));
     }
     let long = sw.max(sh);
     let target = long.clamp(512f64.min(max_long as f64), max_long as f64);
@@ -513,14 +525,14 @@ pub(crate) fn rasterize_svg(data: &[u8], max_long: u32) -> Result<DynamicImage, 
     let w = ((sw * scale).round() as u32).max(1);
     let h = ((sh * scale).round() as u32).max(1);
     let mut pixmap = tiny_skia::Pixmap::new(w, h)
-        .ok_or_else(|| PrepError::Svg(format!("cannot allocate {w}×{h} pixels")))?;
+        .ok_or_else(|| PrepError::svg(format!("cannot allocate {w}×{h} pixels")))?;
     resvg::render(
         &tree,
         tiny_skia::Transform::from_scale(scale as f32, scale as f32),
         &mut pixmap.as_mut(),
     );
     let rgba = image::RgbaImage::from_raw(w, h, pixmap.take_demultiplied())
-        .ok_or_else(|| PrepError::Svg("bad pixel buffer".into()))?;
+        .ok_or_else(|| PrepError::svg("bad pixel buffer"))?;
     Ok(DynamicImage::ImageRgba8(rgba))
 }
 
@@ -729,11 +741,7 @@ mod tests {
                 "This is an SVG, which vision models cannot read directly, and it could not be rasterized: {src}. Convert the SVG to PNG first (e.g. open it in a browser and screenshot it) and re-run vision_analyze on the PNG."
             )
         );
-        assert!(
-            PrepError::Svg("the drawing has no size".into())
-                .source()
-                .is_none()
-        );
+        assert!(PrepError::svg("the drawing has no size").source().is_none());
     }
 
     #[tokio::test]
