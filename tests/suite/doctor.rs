@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use super::support::common::{TIME_SCALE, bin, hermes_python};
+use super::support::common::{TIME_SCALE, bin};
 use super::support::doctor::{doctor_json, finding as support_finding, json_of};
 use super::support::migrate::{CodexEnv, END, START};
 
@@ -157,14 +157,22 @@ fn codex_rejecting_config_toml_is_a_finding() {
     assert!(v["codex_check"].as_str().unwrap().starts_with("refused"));
 }
 
+/// The managed block as Hermes' migrator leaves it: its Python server as
+/// `hermes-tools` (`python -m agent.transports.hermes_tools_mcp_server`).
+/// doctor tells it by those arguments; the command is a stub that answers
+/// the handshake, because Hermes' own server takes seconds of CPU to start
+/// in each of doctor's checks and its start is not what these tests ask.
+fn hermes_python_server_block(env: &CodexEnv) -> String {
+    format!(
+        "{START}\n[mcp_servers.hermes-tools]\ncommand = \"{}\"\nargs = [\"-m\", \"agent.transports.hermes_tools_mcp_server\"]\n{END}\n",
+        env_server(env, false).display()
+    )
+}
+
 #[test]
 fn hermes_python_server_in_the_block_is_named() {
-    let py = hermes_python("agent.transports.hermes_tools_mcp_server");
     let env = CodexEnv::new();
-    env.write_config(&format!(
-        "{START}\n[mcp_servers.hermes-tools]\ncommand = \"{}\"\nargs = [\"-m\", \"agent.transports.hermes_tools_mcp_server\"]\n{END}\n",
-        py.display()
-    ));
+    env.write_config(&hermes_python_server_block(&env));
     let (out, v) = doctor(&env, &[]);
     assert_eq!(out.status.code(), Some(1));
     assert!(
@@ -681,12 +689,7 @@ fn doctor_checks_the_hermes_plugin() {
     );
     let ours = env.config();
     // Hermes' Python server back in the block: the plugin repairs it by itself.
-    let py = hermes_python("agent.transports.hermes_tools_mcp_server");
-    let hermes_block = format!(
-        "{START}\n[mcp_servers.hermes-tools]\ncommand = \"{}\"\nargs = [\"-m\", \"agent.transports.hermes_tools_mcp_server\"]\n{END}\n",
-        py.display()
-    );
-    env.write_config(&hermes_block);
+    env.write_config(&hermes_python_server_block(&env));
     let (_, v) = doctor(&env, &[]);
     let hint = finding(&v, "hermes_python_server")["hint"]
         .as_str()
