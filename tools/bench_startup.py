@@ -153,13 +153,33 @@ class Session:
         if "result" not in r:
             raise RuntimeError(f"{name}: {json.dumps(r)[:300]}")
 
+    def cpu_ticks(self):
+        with open(f"/proc/{self.p.pid}/stat", encoding="ascii") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        return int(fields[11]) + int(fields[12])  # utime, stime
+
+    def wait_idle(self):
+        deadline = time.monotonic() + 5
+        last, still = self.cpu_ticks(), 0
+        while still < 10 and time.monotonic() < deadline:
+            time.sleep(0.01)
+            now = self.cpu_ticks()
+            still = still + 1 if now == last else 0
+            last = now
+
     def end(self):
         """Close stdin and reap the process: its peak RSS in MiB.
 
         The peak is the kernel's high-water mark of the server's own address space
         (/proc/PID/status VmHWM, read after the last answer). Not wait4's ru_maxrss: Linux
         carries the forking parent's peak into the child across exec, and this Python, with
-        hermes-agent imported, is far bigger than the server."""
+        hermes-agent imported, is far bigger than the server.
+
+        `serve` warms what first calls build on a background thread once the tool list is
+        out; a session this short can end before that warm-up does, which would leave its
+        memory out of the peak. So the peak is read once the server is idle: its CPU time
+        (/proc/PID/stat) has not moved over 100 ms (at most 5 s)."""
+        self.wait_idle()
         with open(f"/proc/{self.p.pid}/status", encoding="ascii") as f:
             hwm_kib = next(int(l.split()[1]) for l in f if l.startswith("VmHWM:"))
         self.p.stdin.close()
