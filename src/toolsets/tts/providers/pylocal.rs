@@ -62,6 +62,7 @@ async fn run_python(
     stdin: Option<&Value>,
     timeout: Duration,
     what: &str,
+    timed_out: Option<String>,
 ) -> Result<Ran, TtsError> {
     let mut cmd = Command::new(python);
     // From `/`: `python -c` puts the working directory (Codex's, usually the
@@ -88,7 +89,12 @@ async fn run_python(
     }
     let out = tokio::time::timeout(timeout, child.wait_with_output())
         .await
-        .map_err(|_| TtsError::failed(format!("{what} timed out after {}s", timeout.as_secs())))?
+        .map_err(|_| {
+            TtsError::failed(
+                timed_out
+                    .unwrap_or_else(|| format!("{what} timed out after {}s", timeout.as_secs())),
+            )
+        })?
         .map_err(|e| TtsError::failed_by(format!("{what}: {e}"), e))?;
     Ok(Ran {
         ok: out.status.success(),
@@ -159,6 +165,7 @@ pub(crate) async fn run_python_model(
                 Some(&req),
                 SYNTH_TIMEOUT,
                 "Piper",
+                None,
             )
             .await?
         }
@@ -174,6 +181,7 @@ pub(crate) async fn run_python_model(
                 Some(&req),
                 SYNTH_TIMEOUT,
                 "KittenTTS",
+                None,
             )
             .await?
         }
@@ -186,6 +194,7 @@ pub(crate) async fn run_python_model(
                 Some(&req),
                 SYNTH_TIMEOUT,
                 "NeuTTS synthesis",
+                None,
             )
             .await?;
             if !ran.ok {
@@ -270,18 +279,12 @@ async fn piper_voice(
         None,
         DOWNLOAD_TIMEOUT,
         &format!("Piper voice download for '{voice}'"),
+        Some(format!(
+            "Piper voice download timed out after {}s for '{voice}'",
+            DOWNLOAD_TIMEOUT.as_secs()
+        )),
     )
-    .await
-    .map_err(|e| match e {
-        TtsError::Failed { message, source } if message.contains("timed out") => TtsError::Failed {
-            message: format!(
-                "Piper voice download timed out after {}s for '{voice}'",
-                DOWNLOAD_TIMEOUT.as_secs()
-            ),
-            source,
-        },
-        other => other,
-    })?;
+    .await?;
     if !ran.ok {
         // Hermes quotes the first 400 characters of stderr, which for a Python
         // traceback is its uninformative head; the exception line is quoted instead.
