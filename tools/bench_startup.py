@@ -166,6 +166,9 @@ class Session:
             now = self.cpu_ticks()
             still = still + 1 if now == last else 0
             last = now
+        if still < 10:
+            print(f"warning: {self.p.args[0]} was still busy after 5 s; its peak is read anyway",
+                  file=sys.stderr)
 
     def end(self):
         """Close stdin and reap the process: its peak RSS in MiB.

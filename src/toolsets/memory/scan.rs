@@ -453,7 +453,7 @@ fn is_python_word(c: char) -> bool {
                 .iter()
                 .map(|r| (r.start(), r.end()))
                 .collect(),
-            _ => Vec::new(),
+            _ => unreachable!("a bracketed class of Unicode properties parses to a Unicode class"),
         }
     });
     RANGES
@@ -611,6 +611,19 @@ mod tests {
                     "Blocked: content matches threat pattern 'disregard_rules'. Content is"
                 )
         );
+    }
+
+    #[test]
+    fn fold_keeps_what_the_patterns_can_tell() {
+        // ı and İ survive NFKC (ſ and the Kelvin sign become ASCII there, and
+        // fold takes them too); a letter or number is a word character, a
+        // space beyond ASCII a space, a mark or a character newer than
+        // Unicode 14.0 neither.
+        assert_eq!(
+            &*fold("\u{131}\u{130}\u{17f}\u{212a}\u{e9}\u{661}\u{2028}\u{3000}\u{489}\u{1e4d0}a"),
+            b"iisk\x80\x80\x81\x81\x82\x82a"
+        );
+        assert!(matches!(fold("plain"), Cow::Borrowed(b"plain")));
     }
 
     #[test]
