@@ -456,17 +456,9 @@ fn is_python_word(c: char) -> bool {
             _ => unreachable!("a bracketed class of Unicode properties parses to a Unicode class"),
         }
     });
-    RANGES
-        .binary_search_by(|&(lo, hi)| {
-            if hi < c {
-                std::cmp::Ordering::Less
-            } else if lo > c {
-                std::cmp::Ordering::Greater
-            } else {
-                std::cmp::Ordering::Equal
-            }
-        })
-        .is_ok()
+    // The ranges are sorted and apart: the first that does not end before `c`.
+    let i = RANGES.partition_point(|&(_, hi)| hi < c);
+    RANGES.get(i).is_some_and(|&(lo, _)| lo <= c)
 }
 
 /// The text as [`Flavour::Folded`] sees it: ASCII as it is, and each other
