@@ -339,14 +339,13 @@ fn port(flavour: Flavour, pattern: &str) -> String {
 /// characters assigned later are kept as they are, the text between them
 /// normalised.
 fn nfkc_as_python(text: &str) -> String {
-    static NEWER: LazyLock<StrRegex> =
-        LazyLock::new(|| StrRegex::new(r"\P{Age:14.0}").expect("a valid regex"));
+    static AGE_14: LazyLock<Vec<(char, char)>> = LazyLock::new(|| class_ranges(r"\p{Age:14.0}"));
     let mut out = String::with_capacity(text.len());
     let mut last = 0;
-    for m in NEWER.find_iter(text) {
-        out.extend(text[last..m.start()].nfkc());
-        out.push_str(m.as_str());
-        last = m.end();
+    for (i, c) in text.char_indices().filter(|&(_, c)| !in_ranges(&AGE_14, c)) {
+        out.extend(text[last..i].nfkc());
+        out.push(c);
+        last = i + c.len_utf8();
     }
     out.extend(text[last..].nfkc());
     out
@@ -443,22 +442,31 @@ const FOLDED_SPACE: u8 = 0x81;
 /// The byte for any other character beyond ASCII.
 const FOLDED_OTHER: u8 = 0x82;
 
+/// The sorted, disjoint ranges of a Unicode class in the crate's syntax.
+fn class_ranges(class: &str) -> Vec<(char, char)> {
+    let hir = regex_syntax::parse(class).expect("a valid class");
+    match hir.kind() {
+        regex_syntax::hir::HirKind::Class(regex_syntax::hir::Class::Unicode(class)) => class
+            .ranges()
+            .iter()
+            .map(|r| (r.start(), r.end()))
+            .collect(),
+        _ => unreachable!("a class of Unicode properties parses to a Unicode class"),
+    }
+}
+
+/// `c` is in `ranges` ([`class_ranges`]): the first range that does not end
+/// before it holds it, or none does.
+fn in_ranges(ranges: &[(char, char)], c: char) -> bool {
+    let i = ranges.partition_point(|&(_, hi)| hi < c);
+    ranges.get(i).is_some_and(|&(lo, _)| lo <= c)
+}
+
 /// Python's `\w` beyond ASCII: `[\p{L}\p{N}]` of Unicode 14.0.
 fn is_python_word(c: char) -> bool {
-    static RANGES: LazyLock<Vec<(char, char)>> = LazyLock::new(|| {
-        let hir = regex_syntax::parse(r"[[\p{L}\p{N}]&&\p{Age:14.0}]").expect("a valid class");
-        match hir.kind() {
-            regex_syntax::hir::HirKind::Class(regex_syntax::hir::Class::Unicode(class)) => class
-                .ranges()
-                .iter()
-                .map(|r| (r.start(), r.end()))
-                .collect(),
-            _ => unreachable!("a bracketed class of Unicode properties parses to a Unicode class"),
-        }
-    });
-    // The ranges are sorted and apart: the first that does not end before `c`.
-    let i = RANGES.partition_point(|&(_, hi)| hi < c);
-    RANGES.get(i).is_some_and(|&(lo, _)| lo <= c)
+    static RANGES: LazyLock<Vec<(char, char)>> =
+        LazyLock::new(|| class_ranges(r"[[\p{L}\p{N}]&&\p{Age:14.0}]"));
+    in_ranges(&RANGES, c)
 }
 
 /// The text as [`Flavour::Folded`] sees it: ASCII as it is, and each other
