@@ -163,8 +163,16 @@ else
   say "WARNING: could not isolate the tests from the network (no unshare/ip, or namespaces not permitted); running them with full network access"
   say "${nextest[*]} $*"
 fi
+# Hermes' Python runs ~200 times in the suite, and most of each run was importing the same
+# packages (openai alone is ~1.7 s of CPU here): tools/pyzygote.py imports them once, inside the
+# namespace, and HERMES_PYTHON becomes a shim whose runs are forks of it (anything it cannot
+# reproduce exactly runs the plain way). HERMES_MCP_TEST_PLAIN_PYTHON=1 turns it off.
+zygote=()
+if [ -z "${HERMES_MCP_TEST_PLAIN_PYTHON:-}" ]; then
+  zygote=(python3 tools/pyzygote.py wrap "$HERMES_PYTHON")
+fi
 status=0
-"${isolate[@]}" "${nextest[@]}" "$@" || status=$?
+"${isolate[@]}" "${zygote[@]}" "${nextest[@]}" "$@" || status=$?
 # Where the time goes: the ten slowest tests of this run.
 if [ -f "$junit" ]; then python3 tools/slowest.py "$junit" -n 10 >&2 || true; fi
 exit "$status"

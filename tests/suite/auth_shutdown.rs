@@ -232,7 +232,8 @@ impl Drop for Holder {
 
 /// Another process holding `path` exclusively (Hermes' own `fcntl.flock`).
 fn hold_lock(path: &std::path::Path) -> Holder {
-    let py = hermes_python("fcntl");
+    // The error names the holder's pid: the spawned process must be the one holding the lock.
+    let py = hermes_python_process("fcntl");
     let mut child = Command::new(py)
         .args([
             "-c",

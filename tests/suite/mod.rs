@@ -41,6 +41,7 @@ mod migrate_props;
 mod migrate_tool_settings;
 mod net_ssrf;
 mod nous_gateway;
+mod pyzygote;
 mod repo_rules;
 mod serve_fuzz;
 mod serve_home;

@@ -10,7 +10,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 /// Re-exported here: nearly every suite that has a client also asks for Hermes' Python.
-pub use super::prereq::hermes_python;
+pub use super::prereq::{hermes_python, hermes_python_process};
 
 /// The `hermes-mcp` binary under test.
 pub fn bin() -> PathBuf {

@@ -49,6 +49,25 @@ pub fn hermes_python(module: &str) -> PathBuf {
     PathBuf::from(py)
 }
 
+/// Hermes' Python as a process of its own, for a run whose process a test looks at (its pid,
+/// the holder a lock error names). Under tools/test.sh, `HERMES_PYTHON` is a shim whose runs
+/// are forks of `tools/pyzygote.py`'s server, so the pid spawned is not the one that runs the
+/// code; this is the interpreter itself (`HERMES_PYTHON_PLAIN`, set beside the shim).
+pub fn hermes_python_process(module: &str) -> PathBuf {
+    match std::env::var_os("HERMES_PYTHON_PLAIN") {
+        Some(py) => {
+            let py = PathBuf::from(py);
+            assert!(
+                python_can(&py.to_string_lossy(), &format!("import {module}")),
+                "HERMES_PYTHON_PLAIN ({}) cannot import {module}",
+                py.display()
+            );
+            py
+        }
+        None => hermes_python(module),
+    }
+}
+
 /// A Python that can `import edge_tts`: `$EDGE_TTS_PYTHON`, else Hermes' (`$HERMES_PYTHON`,
 /// default /opt/hermes-venv/bin/python) with its `edge-tts` extra installed.
 pub fn edge_tts_python() -> PathBuf {

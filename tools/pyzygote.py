@@ -1,0 +1,459 @@
+"""A fork server for Hermes' Python in the test suite: the oracle runs start warm.
+
+Why: most of the suite's CPU was Hermes' Python importing the same third-party packages
+again in every one of ~200 short processes (`import openai` alone is ~1.7 s of CPU on the
+CI machine: pydantic builds its models at import). `tools/test.sh` starts one server that
+has imported them once; each run of Hermes' Python in the suite is then a `fork()` of it,
+which runs the same `-c`/`-m`/script, with the caller's argv, environment, working
+directory and stdin/stdout/stderr, in a fresh child process. Hermes' own modules are not
+imported ahead: some read `HERMES_HOME` and the like when they load.
+
+    python3 pyzygote.py wrap PYTHON CMD...   run CMD with HERMES_PYTHON set to a shim that
+                                            forks PYTHON's server (what tools/test.sh does)
+    PYTHON pyzygote.py serve SOCKET          the server
+
+The client falls back to `exec PYTHON ARGS...` whenever the server is not there or the
+run is not one a fork reproduces exactly: interpreter options, a terminal on stdio, or
+start-up variables (`PYTHON*`, locale) other than the server's. Exit codes and deaths by
+signal are passed back; a client that is killed takes its child with it.
+"""
+
+import json
+import os
+import signal
+import socket
+import struct
+import sys
+
+# Imported once in the server, in this order. Third-party libraries only: none of them
+# reads anything a test sets (homes, keys, base URLs) while it loads.
+PRELOAD = (
+    "asyncio", "concurrent.futures", "json", "sqlite3", "ssl", "email.parser",
+    "pydantic", "httpx", "requests", "yaml", "openai", "anthropic", "aiohttp",
+    "jsonschema", "mcp", "mcp.server.fastmcp", "edge_tts", "PIL.Image", "dotenv",
+    "psutil", "jinja2",
+)
+# Start-up variables that a running interpreter takes on in `become` (a run with any other
+# `PYTHON*` variable runs the plain way).
+APPLIED_AFTER_START = ("PYTHONUNBUFFERED", "PYTHONDONTWRITEBYTECODE")
+
+
+# For measuring: a file that gets one line per forked run, [CPU seconds, its arguments].
+STATS = os.environ.get("PYZYGOTE_STATS")
+conn_args = {}
+
+
+def start_state(env):
+    """What of `env` an interpreter fixes when it starts and cannot change afterwards: the
+    `PYTHON*` variables it does not take on later, and the character type its stdio and
+    file names use (PEP 538: a C or POSIX locale without LC_ALL becomes C.UTF-8)."""
+    python = {k: v for k, v in env.items() if k.startswith("PYTHON") and k not in APPLIED_AFTER_START}
+    ctype = next((env[k] for k in ("LC_ALL", "LC_CTYPE", "LANG") if env.get(k)), "C")
+    if ctype in ("C", "POSIX") and not env.get("LC_ALL"):
+        ctype = "C.UTF-8"
+    return {"python": python, "ctype": ctype}
+
+
+def send_msg(sock, obj, fds=()):
+    data = json.dumps(obj).encode()
+    msg = struct.pack("!I", len(data)) + data
+    if fds:
+        socket.send_fds(sock, [msg], list(fds))
+    else:
+        sock.sendall(msg)
+
+
+def recv_exact(sock, n):
+    buf = b""
+    while len(buf) < n:
+        chunk = sock.recv(n - len(buf))
+        if not chunk:
+            return None
+        buf += chunk
+    return buf
+
+
+def recv_msg(sock):
+    head = recv_exact(sock, 4)
+    if head is None:
+        return None
+    data = recv_exact(sock, struct.unpack("!I", head)[0])
+    return None if data is None else json.loads(data)
+
+
+# ---------------------------------------------------------------- client
+
+
+def client(sock_path, python, args):
+    def plain():
+        os.execv(python, [python, *args])
+
+    if not args or (args[0].startswith("-") and args[0] not in ("-c", "-m")):
+        plain()
+    if args[0] in ("-c", "-m") and len(args) < 2:
+        plain()
+    if any(os.isatty(fd) for fd in (0, 1, 2)):
+        plain()
+    try:
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        sock.connect(sock_path)
+        req = {"args": args, "env": dict(os.environ), "cwd": os.getcwd()}
+        # The header and the three descriptors go in one message.
+        data = json.dumps(req).encode()
+        socket.send_fds(sock, [struct.pack("!I", len(data)) + data], [0, 1, 2])
+        first = recv_msg(sock)
+    except OSError:
+        plain()
+    if not first or "pid" not in first:
+        plain()
+    pid = first["pid"]
+
+    def forward(sig, _frame):
+        try:
+            os.kill(pid, sig)
+        except OSError:
+            pass
+
+    for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGQUIT):
+        signal.signal(sig, forward)
+    end = recv_msg(sock)
+    if end is None:
+        sys.exit(1)
+    if "signal" in end:
+        try:
+            signal.signal(end["signal"], signal.SIG_DFL)
+        except (OSError, ValueError):
+            pass  # SIGKILL, SIGSTOP
+        os.kill(os.getpid(), end["signal"])
+    sys.exit(end.get("exit", 1))
+
+
+# ---------------------------------------------------------------- server
+
+
+def serve(sock_path):
+    import gc
+    import importlib
+    import selectors
+
+    for name in PRELOAD:
+        try:
+            importlib.import_module(name)
+        except Exception as e:  # noqa: BLE001 - a package Hermes lacks is simply not preloaded
+            print(f"pyzygote: not preloading {name}: {e}", file=sys.stderr)
+    # What is loaded now is never collected: a child's collections and exit then leave
+    # these pages alone instead of copying them (the gc.freeze() recipe for fork servers).
+    gc.collect()
+    gc.freeze()
+    my_start = start_state(os.environ)
+    try:
+        os.unlink(sock_path)
+    except FileNotFoundError:
+        pass
+    lsock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    lsock.bind(sock_path)
+    lsock.listen(256)
+    wake_r, wake_w = os.pipe()
+    os.set_blocking(wake_w, False)
+    signal.set_wakeup_fd(wake_w)
+    signal.signal(signal.SIGCHLD, lambda *_: None)
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+    sel = selectors.DefaultSelector()
+    sel.register(lsock, selectors.EVENT_READ, "listen")
+    sel.register(wake_r, selectors.EVENT_READ, "wake")
+    children = {}  # pid -> connection
+    conns = {}  # connection -> pid
+    print(f"pyzygote: ready on {sock_path}", file=sys.stderr, flush=True)
+    while True:
+        for key, _ in sel.select():
+            if key.data == "listen":
+                conn, _ = lsock.accept()
+                job = accept(conn, my_start)
+                if job is None:
+                    conn.close()
+                    continue
+                if job == "plain":
+                    send_msg(conn, {"plain": True})
+                    conn.close()
+                    continue
+                sys.stdout.flush()
+                sys.stderr.flush()
+                pid = os.fork()
+                if pid == 0:
+                    signal.set_wakeup_fd(-1)
+                    sel.close()
+                    lsock.close()
+                    os.close(wake_r)
+                    os.close(wake_w)
+                    for c in conns:
+                        c.close()
+                    signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+                    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+                    conn.close()
+                    return job
+                for fd in job["fds"]:
+                    os.close(fd)
+                children[pid] = conn
+                if STATS:
+                    conn_args[conn] = [a[:80] for a in job["args"][:2]]
+                conns[conn] = pid
+                send_msg(conn, {"pid": pid})
+                sel.register(conn, selectors.EVENT_READ, "conn")
+            elif key.data == "wake":
+                os.read(wake_r, 4096)
+                reap(children, conns, sel)
+            else:
+                # A client never writes after its request: readable means it is gone.
+                conn = key.fileobj
+                pid = conns.get(conn)
+                sel.unregister(conn)
+                if pid is not None:
+                    try:
+                        os.kill(pid, signal.SIGKILL)
+                    except OSError:
+                        pass
+
+
+def accept(conn, my_start):
+    try:
+        conn.settimeout(10)
+        msg, fds, _flags, _addr = socket.recv_fds(conn, 1 << 22, 3)
+        if len(msg) < 4 or len(fds) != 3:
+            return None
+        n = struct.unpack("!I", msg[:4])[0]
+        data = msg[4:]
+        while len(data) < n:
+            more = conn.recv(n - len(data))
+            if not more:
+                return None
+            data += more
+        req = json.loads(data)
+        conn.settimeout(None)
+    except (OSError, ValueError):
+        return None
+    if start_state(req["env"]) != my_start:
+        for fd in fds:
+            os.close(fd)
+        return "plain"
+    req["fds"] = fds
+    return req
+
+
+def reap(children, conns, sel):
+    while True:
+        try:
+            pid, status, usage = os.wait4(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            return
+        conn = children.pop(pid, None)
+        if conn is None:
+            continue
+        if STATS:
+            with open(STATS, "a") as f:
+                f.write(json.dumps([usage.ru_utime + usage.ru_stime, conn_args.pop(conn, None)]) + "\n")
+        conns.pop(conn, None)
+        try:
+            sel.unregister(conn)
+        except (KeyError, ValueError):
+            pass
+        end = (
+            {"signal": os.WTERMSIG(status)}
+            if os.WIFSIGNALED(status)
+            else {"exit": os.waitstatus_to_exitcode(status)}
+        )
+        try:
+            send_msg(conn, end)
+        except OSError:
+            pass
+        conn.close()
+
+
+def become(job):
+    """In the forked child: take on the caller's process state, then run its code as
+    `python ARGS...` would."""
+    import io
+    import runpy
+    import time
+    import types
+
+    for i, fd in enumerate(job["fds"]):
+        os.dup2(fd, i)
+        os.close(fd)
+    os.chdir(job["cwd"])
+    os.environ.clear()
+    os.environ.update(job["env"])
+    time.tzset()
+    if os.environ.get("PYTHONDONTWRITEBYTECODE"):
+        sys.dont_write_bytecode = True
+    if os.environ.get("PYTHONUNBUFFERED"):
+        # As `python -u` makes them: no buffer under the text layer, which writes through.
+        for fd, name in ((1, "stdout"), (2, "stderr")):
+            old = getattr(sys, name)
+            raw = io.FileIO(fd, "wb", closefd=False)
+            new = io.TextIOWrapper(
+                raw, encoding=old.encoding, errors=old.errors, write_through=True
+            )
+            new.mode = "w"
+            setattr(sys, name, new)
+            setattr(sys, f"__{name}__", new)
+    args = job["args"]
+    if args[0] == "-c":
+        sys.argv = ["-c", *args[2:]]
+        sys.path[0] = ""
+        main = types.ModuleType("__main__")
+        main.__dict__["__builtins__"] = __builtins__
+        sys.modules["__main__"] = main
+        exec(compile(args[1], "<string>", "exec"), main.__dict__)
+    elif args[0] == "-m":
+        sys.argv = ["-m", *args[2:]]
+        sys.path[0] = os.getcwd()
+        runpy.run_module(args[1], run_name="__main__", alter_sys=True)
+    else:
+        sys.argv = list(args)
+        sys.path[0] = os.path.dirname(os.path.realpath(args[0]))
+        runpy.run_path(args[0], run_name="__main__")
+
+
+# ---------------------------------------------------------------- wrap
+
+
+def wrap(python, cmd):
+    """Start the server for `python`, run `cmd` with HERMES_PYTHON pointing at a shim that
+    uses it, stop the server; `cmd`'s exit status. Without a server (it failed to start),
+    `cmd` runs with `python` itself."""
+    import shutil
+    import subprocess
+    import tempfile
+    import time
+
+    here = os.path.realpath(__file__)
+    d = tempfile.mkdtemp(prefix="hermes-pyzygote.")
+    sock_path = os.path.join(d, "sock")
+    log_path = os.path.join(d, "server.log")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "LANG", "LC_"))}
+    with open(log_path, "w") as log:
+        srv = subprocess.Popen(
+            [python, here, "serve", sock_path],
+            stdin=subprocess.DEVNULL, stdout=log, stderr=log, env=env, cwd=d,
+        )
+    shim_python = sys.executable  # this interpreter, started -IS: ~10 ms
+    up = False
+    for _ in range(600):
+        if srv.poll() is not None:
+            break
+        try:
+            with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
+                s.connect(sock_path)
+            up = True
+            break
+        except OSError:
+            time.sleep(0.05)
+    if up:
+        shim = os.path.join(d, "python")
+        with open(shim, "w") as f:
+            f.write(
+                f"#!{shim_python} -IS\n"
+                f"import sys\nsys.path.insert(0, {os.path.dirname(here)!r})\n"
+                f"from pyzygote import client\n"
+                f"client({sock_path!r}, {python!r}, sys.argv[1:])\n"
+            )
+        os.chmod(shim, 0o755)
+        os.environ["HERMES_PYTHON"] = shim
+        os.environ["HERMES_PYTHON_PLAIN"] = python
+        print(f"pyzygote: HERMES_PYTHON={shim} (forks of {python})", file=sys.stderr)
+    else:
+        with open(log_path) as f:
+            print(f"pyzygote: the fork server did not start; running {python} as it is:\n{f.read()}", file=sys.stderr)
+        os.environ["HERMES_PYTHON"] = python
+    try:
+        status = subprocess.call(cmd)
+    finally:
+        srv.terminate()
+        try:
+            srv.wait(10)
+        except subprocess.TimeoutExpired:
+            srv.kill()
+        shutil.rmtree(d, ignore_errors=True)
+    return status
+
+
+# ---------------------------------------------------------------- self-check
+
+CHECKS = [
+    # (args, env, stdin): each runs through the shim and through the plain interpreter.
+    (["-c", "import sys, os; print(sys.argv, repr(sys.path[0]), __name__, os.getcwd())", "a", "b"], {}, b""),
+    (["-c", "import os; print(sorted(os.environ.items()))"], {"X": "1"}, b""),
+    (["-c", "import os; print(sorted(os.environ.items()))"], {"LANG": "C.UTF-8", "PYTHONUNBUFFERED": "1"}, b""),
+    (["-c", "import sys; print(sys.stdin.read()[::-1])"], {}, b"hello\n"),
+    (["-c", "import sys; print('out'); print('err', file=sys.stderr); sys.exit(3)"], {}, b""),
+    (["-c", "import sys; sys.exit('message')"], {}, b""),
+    (["-c", "raise ValueError('boom')"], {}, b""),
+    (["-c", "import os, signal; os.kill(os.getpid(), signal.SIGTERM)"], {}, b""),
+    (["-c", "import atexit, sys; atexit.register(lambda: print('at exit')); sys.stdout.write('unflushed')"], {}, b""),
+    (["-c", "import sys; [print(i, file=(sys.stdout, sys.stderr)[i % 2]) for i in range(4)]"], {"PYTHONUNBUFFERED": "1"}, b""),
+    (["-c", "import sys; print(sys.stdout.encoding, sys.getfilesystemencoding(), sys.dont_write_bytecode)"], {"PYTHONDONTWRITEBYTECODE": "1"}, b""),
+    (["-m", "json.tool"], {}, b'{"a": [1, 2]}'),
+    (["-c", "import threading, time; threading.Thread(target=lambda: (time.sleep(0.2), print('joined'))).start()"], {}, b""),
+]
+
+
+def last_line(b):
+    lines = b.strip().splitlines()
+    return lines[-1] if lines else b""
+
+
+def selfcheck(python):
+    """Every CHECKS entry gives the same exit status, stdout and last line of stderr (a
+    traceback shows the server's frames above the caller's) both ways; then a killed client
+    takes its child with it. Exit status 0 when all hold."""
+    import subprocess
+    import tempfile
+    import time
+
+    if sys.argv[-1:] != ["--inner"]:
+        return wrap(python, [sys.executable, os.path.realpath(__file__), "selfcheck", python, "--inner"])
+    shim = os.environ["HERMES_PYTHON"]
+    assert shim != python, "the fork server did not start"
+    failed = 0
+    with tempfile.TemporaryDirectory() as cwd:
+        for args, env, stdin in CHECKS:
+            got = []
+            for py in (python, shim):
+                r = subprocess.run([py, *args], input=stdin, capture_output=True, env={"PATH": os.environ["PATH"], **env}, cwd=cwd)
+                got.append((r.returncode, r.stdout, last_line(r.stderr)))
+            if got[0] != got[1]:
+                failed += 1
+                print(f"DIFFERS {args} {env}:\n  plain {got[0]}\n  forked {got[1]}")
+        script = "import os, sys, time; print(os.getpid(), flush=True); time.sleep(60)"
+        c = subprocess.Popen([shim, "-c", script], stdout=subprocess.PIPE, env={"PATH": os.environ["PATH"]})
+        child = int(c.stdout.readline())
+        c.kill()
+        c.wait()
+        gone = False
+        for _ in range(200):
+            try:
+                os.kill(child, 0)
+            except ProcessLookupError:
+                gone = True
+                break
+            time.sleep(0.01)
+        if not gone:
+            failed += 1
+            print(f"the forked child {child} outlived its killed client")
+    print(f"{len(CHECKS) + 1 - failed} of {len(CHECKS) + 1} checks agree")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    if sys.argv[1] == "selfcheck":
+        sys.exit(selfcheck(sys.argv[2]))
+    elif sys.argv[1] == "wrap":
+        sys.exit(wrap(sys.argv[2], sys.argv[3:]))
+    elif sys.argv[1] == "serve":
+        job = serve(sys.argv[2])
+        del sys.argv[:]
+        become(job)
+    else:
+        sys.exit("usage: pyzygote.py wrap PYTHON CMD... | serve SOCKET")
