@@ -319,14 +319,29 @@ def become(job):
 # ---------------------------------------------------------------- wrap
 
 
+def wait_ready(sock_path, srv=None, seconds=60):
+    """Whether the server at `sock_path` accepts connections within `seconds`."""
+    import time
+
+    end = time.monotonic() + seconds
+    while time.monotonic() < end and (srv is None or srv.poll() is None):
+        try:
+            with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
+                s.connect(sock_path)
+            return True
+        except OSError:
+            time.sleep(0.05)
+    return False
+
+
 def wrap(python, cmd):
     """Start the server for `python`, run `cmd` with HERMES_PYTHON pointing at a shim that
-    uses it, stop the server; `cmd`'s exit status. Without a server (it failed to start),
-    `cmd` runs with `python` itself."""
+    uses it, stop the server; `cmd`'s exit status. Until the server is up (or if it never
+    comes up) the shim runs `python` itself."""
     import shutil
     import subprocess
     import tempfile
-    import time
+    import threading
 
     here = os.path.realpath(__file__)
     d = tempfile.mkdtemp(prefix="hermes-pyzygote.")
@@ -339,34 +354,29 @@ def wrap(python, cmd):
             stdin=subprocess.DEVNULL, stdout=log, stderr=log, env=env, cwd=d,
         )
     shim_python = sys.executable  # this interpreter, started -IS: ~10 ms
-    up = False
-    for _ in range(600):
-        if srv.poll() is not None:
-            break
-        try:
-            with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
-                s.connect(sock_path)
-            up = True
-            break
-        except OSError:
-            time.sleep(0.05)
-    if up:
-        shim = os.path.join(d, "python")
-        with open(shim, "w") as f:
-            f.write(
-                f"#!{shim_python} -IS\n"
-                f"import sys\nsys.path.insert(0, {os.path.dirname(here)!r})\n"
-                f"from pyzygote import client\n"
-                f"client({sock_path!r}, {python!r}, sys.argv[1:])\n"
-            )
-        os.chmod(shim, 0o755)
-        os.environ["HERMES_PYTHON"] = shim
-        os.environ["HERMES_PYTHON_PLAIN"] = python
-        print(f"pyzygote: HERMES_PYTHON={shim} (forks of {python})", file=sys.stderr)
-    else:
-        with open(log_path) as f:
-            print(f"pyzygote: the fork server did not start; running {python} as it is:\n{f.read()}", file=sys.stderr)
-        os.environ["HERMES_PYTHON"] = python
+    shim = os.path.join(d, "python")
+    with open(shim, "w") as f:
+        f.write(
+            f"#!{shim_python} -IS\n"
+            f"import sys\nsys.path.insert(0, {os.path.dirname(here)!r})\n"
+            f"from pyzygote import client\n"
+            f"client({sock_path!r}, {python!r}, sys.argv[1:])\n"
+        )
+    os.chmod(shim, 0o755)
+    os.environ["HERMES_PYTHON"] = shim
+    os.environ["HERMES_PYTHON_PLAIN"] = python
+    os.environ["HERMES_PYTHON_ZYGOTE"] = sock_path
+
+    def report():
+        # `cmd` starts at once: until the server has imported its packages (a few seconds),
+        # the shim runs the plain interpreter.
+        if wait_ready(sock_path, srv):
+            print(f"pyzygote: HERMES_PYTHON={shim} (forks of {python})", file=sys.stderr)
+        else:
+            with open(log_path) as f:
+                print(f"pyzygote: the fork server did not start; {python} runs as it is:\n{f.read()}", file=sys.stderr)
+
+    threading.Thread(target=report, daemon=True).start()
     try:
         status = subprocess.call(cmd)
     finally:
@@ -420,6 +430,9 @@ def selfcheck(python):
             print("the fork server did not start")
             return 1
         return wrap(python, [sys.executable, os.path.realpath(__file__), "selfcheck", python, "--inner"])
+    if not wait_ready(os.environ["HERMES_PYTHON_ZYGOTE"]):
+        print("the fork server did not start")
+        return 1
     failed = 0
     with tempfile.TemporaryDirectory() as cwd:
         for args, env, stdin in CHECKS:
