@@ -79,6 +79,10 @@ pub fn path_for(hermes_home: &Path, provider: &str) -> PathBuf {
         explicit: true,
     }
     .root();
+    // Not in profile mode (the root is the home itself): nothing to resolve.
+    if root == hermes_home {
+        return own;
+    }
     let canon = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
     if canon(&root) == canon(hermes_home) {
         return own;
