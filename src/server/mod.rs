@@ -148,9 +148,9 @@ impl HermesServer {
             .toolsets
             .iter()
             .flat_map(|ts| {
-                ts.defs()
-                    .iter()
-                    .map(move |def| (ts.name(), self.resolve(ts.as_ref(), def)))
+                ts.resolve_all(&self.inner.ctx)
+                    .into_iter()
+                    .map(move |entry| (ts.name(), self.with_config_error(entry)))
             })
             .collect()
     }
@@ -159,7 +159,11 @@ impl HermesServer {
     /// tool's reason says so first (its advice, e.g. "add kanban to
     /// `toolsets:`", is judged against Hermes' defaults, not the user's file).
     fn resolve(&self, ts: &dyn Toolset, def: &'static ToolDef) -> ToolEntry {
-        let mut entry = ts.resolve(&self.inner.ctx, def);
+        self.with_config_error(ts.resolve(&self.inner.ctx, def))
+    }
+
+    /// `entry`, its unavailability prefixed with the config error if any (see [`Self::resolve`]).
+    fn with_config_error(&self, mut entry: ToolEntry) -> ToolEntry {
         if let (Availability::Unavailable(why), Some(err)) =
             (&entry.availability, self.inner.ctx.config_error())
         {
@@ -195,19 +199,34 @@ impl HermesServer {
             }
             let ctx = &self.inner.ctx;
             let offer = &offer;
-            // Each toolset's pieces on a thread of their own (the skills index
-            // reads every SKILL.md, the memory snapshot builds the threat
-            // scan): `initialize` waits for the slowest, not for the sum.
+            // The pieces that read files on threads of their own (the skills
+            // index reads every SKILL.md, the memory snapshot builds the
+            // threat scan), the last of them on this one with the fixed
+            // texts, before any thread is joined: `initialize` waits for the
+            // slowest, not for the sum. Blocks keep toolset order.
+            let toolsets = &self.inner.toolsets;
+            let last_reader = toolsets.iter().rposition(|ts| ts.context_reads_files());
             let blocks = std::thread::scope(|s| {
-                let running: Vec<_> = self
-                    .inner
-                    .toolsets
+                let threads: Vec<_> = toolsets
                     .iter()
-                    .map(|ts| s.spawn(move || ts.context(ctx, offer)))
+                    .enumerate()
+                    .map(|(i, ts)| {
+                        (ts.context_reads_files() && Some(i) != last_reader)
+                            .then(|| s.spawn(move || ts.context(ctx, offer)))
+                    })
                     .collect();
-                running
+                let here: Vec<_> = toolsets
+                    .iter()
+                    .zip(&threads)
+                    .map(|(ts, t)| t.is_none().then(|| ts.context(ctx, offer)))
+                    .collect();
+                threads
                     .into_iter()
-                    .flat_map(|t| t.join().unwrap_or_default())
+                    .zip(here)
+                    .flat_map(|(t, here)| match t {
+                        Some(t) => t.join().unwrap_or_default(),
+                        None => here.unwrap_or_default(),
+                    })
                     .collect()
             });
             context::compose(INSTRUCTIONS, blocks)

@@ -159,6 +159,16 @@ pub trait Toolset: Send + Sync + 'static {
     /// Must be cheap: no network, no browser launch, no database open, no directory scan.
     fn resolve(&self, ctx: &Context, def: &'static ToolDef) -> ToolEntry;
 
+    /// Every tool of [`Self::defs`], resolved: what `tools/list` and
+    /// `instructions` see. A toolset whose availability is one answer for
+    /// all its tools (the browser's Chromium lookup) works it out once here.
+    fn resolve_all(&self, ctx: &Context) -> Vec<ToolEntry> {
+        self.defs()
+            .iter()
+            .map(|def| self.resolve(ctx, def))
+            .collect()
+    }
+
     /// The providers this toolset will use in this environment, and why.
     /// Cheap like [`Toolset::resolve`]: reads config and environment only.
     fn providers(&self, _ctx: &Context) -> Vec<ProviderChoice> {
@@ -175,6 +185,13 @@ pub trait Toolset: Send + Sync + 'static {
         _offer: &super::context::Offer,
     ) -> Vec<super::context::ContextBlock> {
         Vec::new()
+    }
+
+    /// Whether [`Self::context`] reads files (a snapshot, an index): those run
+    /// side by side on threads of their own; the others, fixed text, run
+    /// inline, as a thread costs more to start than they take.
+    fn context_reads_files(&self) -> bool {
+        false
     }
 
     /// Run one call (only names this toolset declared are routed here).

@@ -27,3 +27,36 @@ pub fn all() -> Vec<Box<dyn Toolset>> {
         Box::new(session_search::SessionSearchToolset::default()),
     ]
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::hermes::context::test_ctx;
+
+    /// `resolve_all` (what `tools/list` shows) says for every tool what
+    /// `resolve` (what a call checks) says, with and without a browser.
+    #[test]
+    fn resolving_all_tools_at_once_agrees_with_one_by_one() {
+        let cases: [(&str, &[(&str, &str)]); 4] = [
+            ("", &[]),
+            ("", &[("PATH", "/nonexistent")]),
+            ("", &[("CHROME_PATH", "/nonexistent/chrome")]),
+            ("browser:\n  cdp_url: http://127.0.0.1:9\n", &[]),
+        ];
+        for (yaml, env) in cases {
+            let ctx = test_ctx(yaml, env);
+            for ts in super::all() {
+                let one_by_one: Vec<_> = ts
+                    .defs()
+                    .iter()
+                    .map(|d| format!("{:?}", ts.resolve(&ctx, d)))
+                    .collect();
+                let all: Vec<_> = ts
+                    .resolve_all(&ctx)
+                    .iter()
+                    .map(|e| format!("{e:?}"))
+                    .collect();
+                assert_eq!(all, one_by_one, "{} with {yaml:?} {env:?}", ts.name());
+            }
+        }
+    }
+}

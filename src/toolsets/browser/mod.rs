@@ -91,6 +91,14 @@ impl Toolset for BrowserToolset {
         def.entry(availability(ctx))
     }
 
+    fn resolve_all(&self, ctx: &Context) -> Vec<ToolEntry> {
+        let available = availability(ctx);
+        schema::DEFS
+            .iter()
+            .map(|def| def.entry(available.clone()))
+            .collect()
+    }
+
     fn providers(&self, ctx: &Context) -> Vec<ProviderChoice> {
         let (provider, why) =
             crate::llm::task::textaux::describe(&snapshot::summary::summary_model(ctx));

@@ -70,6 +70,10 @@ impl Toolset for MemoryToolset {
         scan::warm();
     }
 
+    fn context_reads_files(&self) -> bool {
+        true
+    }
+
     fn context(&self, ctx: &Context, offer: &Offer) -> Vec<ContextBlock> {
         prompt::blocks(ctx, offer)
     }

@@ -69,6 +69,10 @@ impl Toolset for SkillsToolset {
     }
 
     /// The skills index Hermes puts in its system prompt ([`index`]).
+    fn context_reads_files(&self) -> bool {
+        true
+    }
+
     fn context(&self, ctx: &Context, offer: &Offer) -> Vec<ContextBlock> {
         index::blocks(ctx, offer)
     }
