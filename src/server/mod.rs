@@ -218,7 +218,15 @@ impl HermesServer {
                 let here: Vec<_> = toolsets
                     .iter()
                     .zip(&threads)
-                    .map(|(ts, t)| t.is_none().then(|| ts.context(ctx, offer)))
+                    .map(|(ts, t)| {
+                        // As a panic on a thread is a missing piece, so here.
+                        t.is_none().then(|| {
+                            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                                ts.context(ctx, offer)
+                            }))
+                            .unwrap_or_default()
+                        })
+                    })
                     .collect();
                 threads
                     .into_iter()
