@@ -645,6 +645,68 @@ mod tests {
         }
     }
 
+    /// A toolset whose only part is its context piece: text in `slot`, or a panic.
+    struct Piece {
+        reads_files: bool,
+        piece: Option<(context::Slot, &'static str)>,
+    }
+
+    impl Toolset for Piece {
+        fn name(&self) -> &'static str {
+            "piece"
+        }
+        fn defs(&self) -> &'static [ToolDef] {
+            &[]
+        }
+        fn resolve(&self, _ctx: &Context, def: &'static ToolDef) -> ToolEntry {
+            def.entry(Availability::Available)
+        }
+        fn context_reads_files(&self) -> bool {
+            self.reads_files
+        }
+        fn context(&self, _ctx: &Context, _offer: &context::Offer) -> Vec<context::ContextBlock> {
+            let (slot, text) = self.piece.expect("a context piece that panics");
+            vec![context::ContextBlock::new(slot, text.to_string())]
+        }
+        fn call<'a>(
+            &'a self,
+            _ctx: &'a Context,
+            _call: ToolCall,
+        ) -> toolset::BoxFuture<'a, ToolOutput> {
+            Box::pin(async { ToolOutput::error("no tools") })
+        }
+    }
+
+    /// Pieces composed on threads and on the calling thread all arrive, and
+    /// a piece that panics, on either, is left out instead of failing `initialize`.
+    #[test]
+    fn instructions_have_every_piece_and_survive_one_that_panics() {
+        use context::Slot;
+        let piece = |reads_files, piece| Box::new(Piece { reads_files, piece }) as Box<dyn Toolset>;
+        let ctx = Context::with_parts(
+            crate::hermes::HermesHome {
+                path: "/nonexistent/hermes".into(),
+                explicit: true,
+            },
+            Env::from_map::<_, String, String>([]),
+            HermesConfig::default(),
+        );
+        let server = HermesServer::new(
+            ctx,
+            vec![
+                piece(true, Some((Slot::SkillsIndex, "alpha-skills"))),
+                piece(true, None),
+                piece(false, None),
+                piece(true, Some((Slot::Memory, "beta-memory"))),
+                piece(false, Some((Slot::KanbanGuidance, "gamma-kanban"))),
+            ],
+        );
+        let text = &server.instructions().text;
+        for piece in ["alpha-skills", "beta-memory", "gamma-kanban"] {
+            assert!(text.contains(piece), "{piece} missing from {text}");
+        }
+    }
+
     struct Harness {
         write: tokio::io::WriteHalf<tokio::io::DuplexStream>,
         lines: tokio::io::Lines<BufReader<tokio::io::ReadHalf<tokio::io::DuplexStream>>>,
