@@ -26,7 +26,7 @@ import struct
 import sys
 
 # Imported once in the server, in this order. Third-party libraries only: none of them
-# reads anything a test sets (homes, keys, base URLs) while it loads.
+# reads homes, keys or base URLs while it loads; what some do read is in READ_AT_IMPORT.
 PRELOAD = (
     "asyncio", "concurrent.futures", "json", "sqlite3", "ssl", "email.parser",
     "pydantic", "httpx", "requests", "yaml", "openai", "anthropic", "aiohttp",
@@ -43,11 +43,21 @@ STATS = os.environ.get("PYZYGOTE_STATS")
 conn_args = {}
 
 
+# Read by preloaded packages as they load: aiohttp builds its default SSL context at import
+# (SSL_CERT_FILE/DIR), openai and anthropic set their loggers (OPENAI_LOG, ANTHROPIC_LOG).
+READ_AT_IMPORT = ("SSL_CERT_FILE", "SSL_CERT_DIR", "OPENAI_LOG", "ANTHROPIC_LOG")
+
+
 def start_state(env):
     """What of `env` an interpreter fixes when it starts and cannot change afterwards: the
-    `PYTHON*` variables it does not take on later, and the character type its stdio and
-    file names use (PEP 538: a C or POSIX locale without LC_ALL becomes C.UTF-8)."""
-    python = {k: v for k, v in env.items() if k.startswith("PYTHON") and k not in APPLIED_AFTER_START}
+    `PYTHON*` variables it does not take on later, those the preloaded packages read as
+    they load, and the character type its stdio and file names use (PEP 538: a C or POSIX
+    locale without LC_ALL becomes C.UTF-8)."""
+    python = {
+        k: v
+        for k, v in env.items()
+        if (k.startswith("PYTHON") and k not in APPLIED_AFTER_START) or k in READ_AT_IMPORT
+    }
     ctype = next((env[k] for k in ("LC_ALL", "LC_CTYPE", "LANG") if env.get(k)), "C")
     if ctype in ("C", "POSIX") and not env.get("LC_ALL"):
         ctype = "C.UTF-8"
@@ -94,31 +104,50 @@ def client(sock_path, python, args):
         plain()
     if any(os.isatty(fd) for fd in (0, 1, 2)):
         plain()
+    req = {"args": args, "env": dict(os.environ), "pgid": os.getpgrp()}
     try:
+        req["cwd"] = os.getcwd()
         sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         sock.connect(sock_path)
-        req = {"args": args, "env": dict(os.environ), "cwd": os.getcwd()}
-        # The header and the three descriptors go in one message.
         data = json.dumps(req).encode()
+        # The header and the three descriptors go in one message.
         socket.send_fds(sock, [struct.pack("!I", len(data)) + data], [0, 1, 2])
-        first = recv_msg(sock)
     except OSError:
+        plain()  # no server (yet): nothing was started
+    try:
+        first = recv_msg(sock)
+    except (OSError, ValueError):
+        first = None
+    if first is not None and first.get("plain"):
         plain()
-    if not first or "pid" not in first:
-        plain()
+    if first is None or "pid" not in first:
+        # The server took the request and ended without an answer: it may have forked a
+        # run already, so running it again here could run the code twice.
+        sys.exit("pyzygote: the fork server ended before it said whether it ran this")
     pid = first["pid"]
+    done = False
 
     def forward(sig, _frame):
-        try:
-            os.kill(pid, sig)
-        except OSError:
-            pass
+        if not done:
+            try:
+                os.kill(pid, sig)
+            except OSError:
+                pass
 
     for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGQUIT):
         signal.signal(sig, forward)
-    end = recv_msg(sock)
+    try:
+        end = recv_msg(sock)
+    except (OSError, ValueError):
+        end = None
+    done = True
     if end is None:
-        sys.exit(1)
+        # The server is gone: its child must not outlive this run.
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except OSError:
+            pass
+        sys.exit("pyzygote: the fork server ended during this run")
     if "signal" in end:
         try:
             signal.signal(end["signal"], signal.SIG_DFL)
@@ -163,80 +192,120 @@ def serve(sock_path):
     sel.register(wake_r, selectors.EVENT_READ, "wake")
     children = {}  # pid -> connection
     conns = {}  # connection -> pid
+
+    def start(conn):
+        """A new client: answer `plain`, or fork its run. The job, in the child."""
+        job = accept(conn, my_start)
+        if job is None or job == "plain":
+            if job == "plain":
+                send_msg(conn, {"plain": True})
+            conn.close()
+            return None
+        sys.stdout.flush()
+        sys.stderr.flush()
+        pid = os.fork()
+        if pid == 0:
+            signal.set_wakeup_fd(-1)
+            sel.close()
+            lsock.close()
+            os.close(wake_r)
+            os.close(wake_w)
+            for c in conns:
+                c.close()
+            signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+            signal.signal(signal.SIGTERM, signal.SIG_DFL)
+            conn.close()
+            return job
+        for fd in job["fds"]:
+            os.close(fd)
+        children[pid] = conn
+        conns[conn] = pid
+        if STATS:
+            conn_args[conn] = [a[:80] for a in job["args"][:2]]
+        try:
+            send_msg(conn, {"pid": pid})
+            sel.register(conn, selectors.EVENT_READ, "conn")
+        except OSError:
+            os.kill(pid, signal.SIGKILL)  # its client is gone; reap() collects it
+        return None
+
+    def gone(conn):
+        # A client never writes after its request: readable means it is gone.
+        if conn.fileno() == -1:
+            return  # reaped (and closed) earlier in this round
+        try:
+            sel.unregister(conn)
+        except (KeyError, ValueError):
+            pass
+        pid = conns.get(conn)
+        if pid is not None:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+
     print(f"pyzygote: ready on {sock_path}", file=sys.stderr, flush=True)
     while True:
         for key, _ in sel.select():
-            if key.data == "listen":
-                conn, _ = lsock.accept()
-                job = accept(conn, my_start)
-                if job is None:
-                    conn.close()
-                    continue
-                if job == "plain":
-                    send_msg(conn, {"plain": True})
-                    conn.close()
-                    continue
-                sys.stdout.flush()
-                sys.stderr.flush()
-                pid = os.fork()
-                if pid == 0:
-                    signal.set_wakeup_fd(-1)
-                    sel.close()
-                    lsock.close()
-                    os.close(wake_r)
-                    os.close(wake_w)
-                    for c in conns:
-                        c.close()
-                    signal.signal(signal.SIGCHLD, signal.SIG_DFL)
-                    signal.signal(signal.SIGTERM, signal.SIG_DFL)
-                    conn.close()
-                    return job
-                for fd in job["fds"]:
-                    os.close(fd)
-                children[pid] = conn
-                if STATS:
-                    conn_args[conn] = [a[:80] for a in job["args"][:2]]
-                conns[conn] = pid
-                send_msg(conn, {"pid": pid})
-                sel.register(conn, selectors.EVENT_READ, "conn")
-            elif key.data == "wake":
-                os.read(wake_r, 4096)
-                reap(children, conns, sel)
-            else:
-                # A client never writes after its request: readable means it is gone.
-                conn = key.fileobj
-                pid = conns.get(conn)
-                sel.unregister(conn)
-                if pid is not None:
-                    try:
-                        os.kill(pid, signal.SIGKILL)
-                    except OSError:
-                        pass
+            try:
+                if key.data == "listen":
+                    conn, _ = lsock.accept()
+                    job = start(conn)
+                    if job is not None:
+                        return job  # in the forked child
+                elif key.data == "wake":
+                    os.read(wake_r, 4096)
+                    reap(children, conns, sel)
+                else:
+                    gone(key.fileobj)
+            except Exception as e:  # noqa: BLE001 - one bad client must not end the server
+                print(f"pyzygote: {e!r}", file=sys.stderr, flush=True)
 
 
 def accept(conn, my_start):
+    """The request on `conn` with the caller's descriptors, "plain" when the run must be
+    the plain interpreter's, None when the request is broken (its descriptors closed)."""
+    fds = []
     try:
-        conn.settimeout(10)
+        conn.settimeout(2)
         msg, fds, _flags, _addr = socket.recv_fds(conn, 1 << 22, 3)
         if len(msg) < 4 or len(fds) != 3:
-            return None
+            raise ValueError("a request without its header or descriptors")
         n = struct.unpack("!I", msg[:4])[0]
         data = msg[4:]
         while len(data) < n:
             more = conn.recv(n - len(data))
             if not more:
-                return None
+                raise ValueError("a request cut short")
             data += more
         req = json.loads(data)
         conn.settimeout(None)
-    except (OSError, ValueError):
+        plain = start_state(req["env"]) != my_start or shadowed(req)
+    except (OSError, ValueError, KeyError, TypeError):
+        for fd in fds:
+            os.close(fd)
         return None
-    if start_state(req["env"]) != my_start:
+    if plain:
         for fd in fds:
             os.close(fd)
         return "plain"
     req["fds"] = fds
     return req
+
+
+def shadowed(req):
+    """Whether the run's first `sys.path` entry holds a module named like a preloaded one
+    (the plain interpreter would import that one, a fork has the preloaded one), or its
+    script is not there."""
+    args = req["args"]
+    if args[0] not in ("-c", "-m") and not os.path.isfile(os.path.join(req["cwd"], args[0])):
+        return True  # let the interpreter say it cannot open the file, with its exit code
+    first = req["cwd"] if args[0] in ("-c", "-m") else os.path.dirname(os.path.realpath(os.path.join(req["cwd"], args[0])))
+    names = {n.split(".")[0] for n in PRELOAD}
+    return any(
+        os.path.exists(os.path.join(first, n + ".py")) or os.path.isdir(os.path.join(first, n))
+        for n in names
+    )
 
 
 def reap(children, conns, sel):
@@ -270,10 +339,36 @@ def reap(children, conns, sel):
         conn.close()
 
 
+def fresh_stdio(unbuffered):
+    """sys.stdin/stdout/stderr made for the descriptors now at 0, 1 and 2, as CPython's
+    start-up makes them (`create_stdio`): buffered by the descriptor's block size, or
+    unbuffered (stdout, stderr) and writing through under `-u`; else stderr and a terminal
+    line-buffered; "\n"
+    newlines; named "<stdin>" and so on."""
+    import io
+
+    for fd, name, write in ((0, "stdin", False), (1, "stdout", True), (2, "stderr", True)):
+        old = getattr(sys, name)
+        unbuffered_here = unbuffered and write
+        buf = io.open(fd, "wb" if write else "rb", buffering=0 if unbuffered_here else -1, closefd=False)
+        raw = buf if unbuffered_here else buf.raw
+        raw.name = f"<{name}>"
+        text = io.TextIOWrapper(
+            buf,
+            encoding=old.encoding,
+            errors=old.errors,
+            newline="\n",
+            line_buffering=not unbuffered and (fd == 2 or raw.isatty()),
+            write_through=unbuffered,
+        )
+        text.mode = "w" if write else "r"
+        setattr(sys, name, text)
+        setattr(sys, f"__{name}__", text)
+
+
 def become(job):
     """In the forked child: take on the caller's process state, then run its code as
     `python ARGS...` would."""
-    import io
     import runpy
     import time
     import types
@@ -287,17 +382,13 @@ def become(job):
     time.tzset()
     if os.environ.get("PYTHONDONTWRITEBYTECODE"):
         sys.dont_write_bytecode = True
-    if os.environ.get("PYTHONUNBUFFERED"):
-        # As `python -u` makes them: no buffer under the text layer, which writes through.
-        for fd, name in ((1, "stdout"), (2, "stderr")):
-            old = getattr(sys, name)
-            raw = io.FileIO(fd, "wb", closefd=False)
-            new = io.TextIOWrapper(
-                raw, encoding=old.encoding, errors=old.errors, write_through=True
-            )
-            new.mode = "w"
-            setattr(sys, name, new)
-            setattr(sys, f"__{name}__", new)
+    fresh_stdio(bool(os.environ.get("PYTHONUNBUFFERED")))
+    try:
+        # Into the caller's process group, where a plain run would be (a group kill of
+        # the test reaches it); possible within the session the server shares.
+        os.setpgid(0, job["pgid"])
+    except (OSError, KeyError, TypeError):
+        pass
     args = job["args"]
     if args[0] == "-c":
         sys.argv = ["-c", *args[2:]]
@@ -334,6 +425,14 @@ def wait_ready(sock_path, srv=None, seconds=60):
     return False
 
 
+def end_with_parent():
+    """In the server, before exec: SIGTERM when `wrap` goes, however it goes."""
+    import ctypes
+
+    PR_SET_PDEATHSIG = 1
+    ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+
+
 def wrap(python, cmd):
     """Start the server for `python`, run `cmd` with HERMES_PYTHON pointing at a shim that
     uses it, stop the server; `cmd`'s exit status. Until the server is up (or if it never
@@ -352,6 +451,7 @@ def wrap(python, cmd):
         srv = subprocess.Popen(
             [python, here, "serve", sock_path],
             stdin=subprocess.DEVNULL, stdout=log, stderr=log, env=env, cwd=d,
+            preexec_fn=end_with_parent,
         )
     shim_python = sys.executable  # this interpreter, started -IS: ~10 ms
     shim = os.path.join(d, "python")
@@ -378,7 +478,13 @@ def wrap(python, cmd):
 
     threading.Thread(target=report, daemon=True).start()
     try:
-        status = subprocess.call(cmd)
+        proc = subprocess.Popen(cmd)
+        # Ctrl-C reaches `cmd` from the terminal itself (nextest then ends its tests); a
+        # SIGTERM or SIGHUP sent to this process is passed on. The server ends with us.
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        for sig in (signal.SIGTERM, signal.SIGHUP):
+            signal.signal(sig, lambda sig, _frame: proc.send_signal(sig))
+        status = proc.wait()
     finally:
         srv.terminate()
         try:
@@ -391,6 +497,12 @@ def wrap(python, cmd):
 
 # ---------------------------------------------------------------- self-check
 
+STDIO = """import sys
+for n in ("stdin", "stdout", "stderr"):
+    t = getattr(sys, n)
+    r = getattr(t.buffer, "raw", t.buffer)
+    print(n, t.encoding, t.errors, t.line_buffering, t.write_through, r.name, t.mode, type(t.buffer).__name__, t.seekable())
+"""
 CHECKS = [
     # (args, env, stdin): each runs through the shim and through the plain interpreter.
     (["-c", "import sys, os; print(sys.argv, repr(sys.path[0]), __name__, os.getcwd())", "a", "b"], {}, b""),
@@ -405,6 +517,8 @@ CHECKS = [
     (["-c", "import sys; [print(i, file=(sys.stdout, sys.stderr)[i % 2]) for i in range(4)]"], {"PYTHONUNBUFFERED": "1"}, b""),
     (["-c", "import sys; print(sys.stdout.encoding, sys.getfilesystemencoding(), sys.dont_write_bytecode)"], {"PYTHONDONTWRITEBYTECODE": "1"}, b""),
     (["-m", "json.tool"], {}, b'{"a": [1, 2]}'),
+    (["-c", STDIO], {}, b""),
+    (["-c", STDIO], {"PYTHONUNBUFFERED": "1"}, b""),
     (["-c", "import threading, time; threading.Thread(target=lambda: (time.sleep(0.2), print('joined'))).start()"], {}, b""),
 ]
 

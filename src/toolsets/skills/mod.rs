@@ -68,11 +68,11 @@ impl Toolset for SkillsToolset {
         }
     }
 
-    /// The skills index Hermes puts in its system prompt ([`index`]).
     fn context_reads_files(&self) -> bool {
         true
     }
 
+    /// The skills index Hermes puts in its system prompt ([`index`]).
     fn context(&self, ctx: &Context, offer: &Offer) -> Vec<ContextBlock> {
         index::blocks(ctx, offer)
     }
