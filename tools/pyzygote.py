@@ -56,8 +56,15 @@ def start_state(env):
     python = {
         k: v
         for k, v in env.items()
-        if (k.startswith("PYTHON") and k not in APPLIED_AFTER_START) or k in READ_AT_IMPORT
+        if (k.startswith("PYTHON") and k not in APPLIED_AFTER_START)
+        or (k in READ_AT_IMPORT and not k.startswith("SSL_"))
     }
+    # The certificates: unset and set to OpenSSL's default load the same ones.
+    import ssl
+
+    default = ssl.get_default_verify_paths()
+    for var, fallback in (("SSL_CERT_FILE", default.openssl_cafile), ("SSL_CERT_DIR", default.openssl_capath)):
+        python[var] = os.path.realpath(env.get(var) or fallback)
     ctype = next((env[k] for k in ("LC_ALL", "LC_CTYPE", "LANG") if env.get(k)), "C")
     if ctype in ("C", "POSIX") and not env.get("LC_ALL"):
         ctype = "C.UTF-8"
