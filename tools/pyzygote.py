@@ -38,6 +38,10 @@ PRELOAD = (
 APPLIED_AFTER_START = ("PYTHONUNBUFFERED", "PYTHONDONTWRITEBYTECODE")
 
 
+# Set (to anything) in a run's environment: the run fails instead of running the plain
+# interpreter, so that `selfcheck` cannot pass by comparing the plain interpreter with itself.
+REQUIRE_FORK = "PYZYGOTE_REQUIRE_FORK"
+
 # For measuring: a file that gets one line per forked run, [CPU seconds, its arguments].
 STATS = os.environ.get("PYZYGOTE_STATS")
 conn_args = {}
@@ -102,15 +106,17 @@ def recv_msg(sock):
 
 
 def client(sock_path, python, args):
-    def plain():
+    def plain(why):
+        if os.environ.get(REQUIRE_FORK):
+            sys.exit(f"pyzygote: this run would not be forked: {why} ({REQUIRE_FORK} is set)")
         os.execv(python, [python, *args])
 
     if not args or (args[0].startswith("-") and args[0] not in ("-c", "-m")):
-        plain()
+        plain("interpreter options")
     if args[0] in ("-c", "-m") and len(args) < 2:
-        plain()
+        plain(f"{args[0]} without its argument")
     if any(os.isatty(fd) for fd in (0, 1, 2)):
-        plain()
+        plain("a terminal on stdio")
     req = {"args": args, "env": dict(os.environ), "pgid": os.getpgrp()}
     try:
         req["cwd"] = os.getcwd()
@@ -119,14 +125,14 @@ def client(sock_path, python, args):
         data = json.dumps(req).encode()
         # The header and the three descriptors go in one message.
         socket.send_fds(sock, [struct.pack("!I", len(data)) + data], [0, 1, 2])
-    except OSError:
-        plain()  # no server (yet): nothing was started
+    except OSError as e:
+        plain(f"no fork server: {e}")  # nothing was started
     try:
         first = recv_msg(sock)
     except (OSError, ValueError):
         first = None
     if first is not None and first.get("plain"):
-        plain()
+        plain("the server says a fork would not be this run")
     if first is None or "pid" not in first:
         # The server took the request and ended without an answer: it may have forked a
         # run already, so running it again here could run the code twice.
@@ -537,8 +543,8 @@ def last_line(b):
 
 def selfcheck(python):
     """Every CHECKS entry gives the same exit status, stdout and last line of stderr (a
-    traceback shows the server's frames above the caller's) both ways; then a killed client
-    takes its child with it. Exit status 0 when all hold. Uses the server of `python` this
+    traceback shows the server's frames above the caller's) both ways, the shim's runs all
+    forked (REQUIRE_FORK); then a killed client takes its forked child with it. Exit status 0 when all hold. Uses the server of `python` this
     process runs under (`wrap` set HERMES_PYTHON to its shim), else starts one."""
     import subprocess
     import tempfile
@@ -555,18 +561,20 @@ def selfcheck(python):
         print("the fork server did not start")
         return 1
     failed = 0
+    # Both ways get it; the shim fails a run it would not fork.
+    base = {"PATH": os.environ["PATH"], REQUIRE_FORK: "1"}
     with tempfile.TemporaryDirectory() as cwd:
         for args, env, stdin in CHECKS:
             got = []
             for py in (python, shim):
-                r = subprocess.run([py, *args], input=stdin, capture_output=True, env={"PATH": os.environ["PATH"], **env}, cwd=cwd)
+                r = subprocess.run([py, *args], input=stdin, capture_output=True, env={**base, **env}, cwd=cwd)
                 got.append((r.returncode, r.stdout, last_line(r.stderr)))
             if got[0] != got[1]:
                 failed += 1
                 print(f"DIFFERS {args} {env}:\n  plain {got[0]}\n  forked {got[1]}")
         script = "import os, sys, time; print(os.getpid(), flush=True); time.sleep(60)"
-        c = subprocess.Popen([shim, "-c", script], stdout=subprocess.PIPE, env={"PATH": os.environ["PATH"]})
-        child = int(c.stdout.readline())
+        c = subprocess.Popen([shim, "-c", script], stdout=subprocess.PIPE, env=base)
+        child = int(c.stdout.readline() or 0)
         c.kill()
         c.wait()
         gone = False
@@ -577,7 +585,10 @@ def selfcheck(python):
                 gone = True
                 break
             time.sleep(0.01)
-        if not gone:
+        if child in (0, c.pid):
+            failed += 1
+            print(f"the run to kill was not forked (pid {child}, client {c.pid})")
+        elif not gone:
             failed += 1
             print(f"the forked child {child} outlived its killed client")
     print(f"{len(CHECKS) + 1 - failed} of {len(CHECKS) + 1} checks agree")
