@@ -13,11 +13,14 @@ imported ahead: some read `HERMES_HOME` and the like when they load.
     PYTHON pyzygote.py serve SOCKET          the server
 
 The client falls back to `exec PYTHON ARGS...` whenever the server is not there or the
-run is not one a fork reproduces exactly: interpreter options, a terminal on stdio, or
-start-up variables (`PYTHON*`, locale) other than the server's. Exit codes and deaths by
-signal are passed back; a client that is killed takes its child with it.
+run is not one a fork reproduces exactly: interpreter options, a terminal on stdio,
+start-up state other than the server's (`start_state`: `PYTHON*` variables, the locale's
+character type, what preloaded packages read as they load), a module beside the script
+named like a preloaded one, a missing script. Exit codes and deaths by signal are passed
+back; a client that is killed takes its child with it, and so does a server that ends.
 """
 
+import functools
 import json
 import os
 import signal
@@ -33,6 +36,7 @@ PRELOAD = (
     "jsonschema", "mcp", "mcp.server.fastmcp", "edge_tts", "PIL.Image", "dotenv",
     "psutil", "jinja2",
 )
+PRELOAD_TOP = frozenset(n.split(".")[0] for n in PRELOAD)
 # Start-up variables that a running interpreter takes on in `become` (a run with any other
 # `PYTHON*` variable runs the plain way).
 APPLIED_AFTER_START = ("PYTHONUNBUFFERED", "PYTHONDONTWRITEBYTECODE")
@@ -52,6 +56,15 @@ conn_args = {}
 READ_AT_IMPORT = ("SSL_CERT_FILE", "SSL_CERT_DIR", "OPENAI_LOG", "ANTHROPIC_LOG")
 
 
+@functools.cache
+def default_certs():
+    """OpenSSL's default bundle and directory, by the variables that override them."""
+    import ssl
+
+    d = ssl.get_default_verify_paths()
+    return {"SSL_CERT_FILE": d.openssl_cafile, "SSL_CERT_DIR": d.openssl_capath}
+
+
 def start_state(env):
     """What of `env` an interpreter fixes when it starts and cannot change afterwards: the
     `PYTHON*` variables it does not take on later, those the preloaded packages read as
@@ -64,10 +77,7 @@ def start_state(env):
         or (k in READ_AT_IMPORT and not k.startswith("SSL_"))
     }
     # The certificates: unset and set to OpenSSL's default load the same ones.
-    import ssl
-
-    default = ssl.get_default_verify_paths()
-    for var, fallback in (("SSL_CERT_FILE", default.openssl_cafile), ("SSL_CERT_DIR", default.openssl_capath)):
+    for var, fallback in default_certs().items():
         python[var] = os.path.realpath(env.get(var) or fallback)
     ctype = next((env[k] for k in ("LC_ALL", "LC_CTYPE", "LANG") if env.get(k)), "C")
     if ctype in ("C", "POSIX") and not env.get("LC_ALL"):
@@ -122,9 +132,7 @@ def client(sock_path, python, args):
         req["cwd"] = os.getcwd()
         sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         sock.connect(sock_path)
-        data = json.dumps(req).encode()
-        # The header and the three descriptors go in one message.
-        socket.send_fds(sock, [struct.pack("!I", len(data)) + data], [0, 1, 2])
+        send_msg(sock, req, fds=(0, 1, 2))  # the header and the descriptors: one message
     except OSError as e:
         plain(f"no fork server: {e}")  # nothing was started
     try:
@@ -314,10 +322,9 @@ def shadowed(req):
     if args[0] not in ("-c", "-m") and not os.path.isfile(os.path.join(req["cwd"], args[0])):
         return True  # let the interpreter say it cannot open the file, with its exit code
     first = req["cwd"] if args[0] in ("-c", "-m") else os.path.dirname(os.path.realpath(os.path.join(req["cwd"], args[0])))
-    names = {n.split(".")[0] for n in PRELOAD}
     return any(
         os.path.exists(os.path.join(first, n + ".py")) or os.path.isdir(os.path.join(first, n))
-        for n in names
+        for n in PRELOAD_TOP
     )
 
 
