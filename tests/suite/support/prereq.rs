@@ -41,12 +41,7 @@ pub fn python_can(py: &str, code: &str) -> bool {
 pub fn hermes_python(module: &str) -> PathBuf {
     let py =
         std::env::var("HERMES_PYTHON").unwrap_or_else(|_| "/opt/hermes-venv/bin/python".into());
-    assert!(
-        python_can(&py, &format!("import {module}")),
-        "Hermes Agent's Python ({py}) cannot import {module}: these tests need hermes-agent 0.19.0; \
-         run tools/test.sh (it installs it) or point HERMES_PYTHON at its python"
-    );
-    PathBuf::from(py)
+    importing(py, module)
 }
 
 /// Hermes' Python as a process of its own, for a run whose process a test looks at (its pid,
@@ -54,18 +49,20 @@ pub fn hermes_python(module: &str) -> PathBuf {
 /// are forks of `tools/pyzygote.py`'s server, so the pid spawned is not the one that runs the
 /// code; this is the interpreter itself (`HERMES_PYTHON_PLAIN`, set beside the shim).
 pub fn hermes_python_process(module: &str) -> PathBuf {
-    match std::env::var_os("HERMES_PYTHON_PLAIN") {
-        Some(py) => {
-            let py = PathBuf::from(py);
-            assert!(
-                python_can(&py.to_string_lossy(), &format!("import {module}")),
-                "HERMES_PYTHON_PLAIN ({}) cannot import {module}",
-                py.display()
-            );
-            py
-        }
-        None => hermes_python(module),
+    match std::env::var("HERMES_PYTHON_PLAIN") {
+        Ok(py) => importing(py, module),
+        Err(_) => hermes_python(module),
     }
+}
+
+/// `py`, which must import `module` (else the test fails, saying what to do).
+fn importing(py: String, module: &str) -> PathBuf {
+    assert!(
+        python_can(&py, &format!("import {module}")),
+        "Hermes Agent's Python ({py}) cannot import {module}: these tests need hermes-agent 0.19.0; \
+         run tools/test.sh (it installs it) or point HERMES_PYTHON at its python"
+    );
+    PathBuf::from(py)
 }
 
 /// A Python that can `import edge_tts`: `$EDGE_TTS_PYTHON`, else Hermes' (`$HERMES_PYTHON`,
