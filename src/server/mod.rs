@@ -197,46 +197,7 @@ impl HermesServer {
                     offer.toolsets.insert(toolset);
                 }
             }
-            let ctx = &self.inner.ctx;
-            let offer = &offer;
-            // The pieces that read files on threads of their own (the skills
-            // index reads every SKILL.md, the memory snapshot builds the
-            // threat scan), the last of them on this one with the fixed
-            // texts, before any thread is joined: `initialize` waits for the
-            // slowest, not for the sum. Blocks keep toolset order.
-            let toolsets = &self.inner.toolsets;
-            let last_reader = toolsets.iter().rposition(|ts| ts.context_reads_files());
-            let blocks = std::thread::scope(|s| {
-                let threads: Vec<_> = toolsets
-                    .iter()
-                    .enumerate()
-                    .map(|(i, ts)| {
-                        (ts.context_reads_files() && Some(i) != last_reader)
-                            .then(|| s.spawn(move || ts.context(ctx, offer)))
-                    })
-                    .collect();
-                let here: Vec<_> = toolsets
-                    .iter()
-                    .zip(&threads)
-                    .map(|(ts, t)| {
-                        // As a panic on a thread is a missing piece, so here.
-                        t.is_none().then(|| {
-                            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                                ts.context(ctx, offer)
-                            }))
-                            .unwrap_or_default()
-                        })
-                    })
-                    .collect();
-                threads
-                    .into_iter()
-                    .zip(here)
-                    .flat_map(|(t, here)| match t {
-                        Some(t) => t.join().unwrap_or_default(),
-                        None => here.unwrap_or_default(),
-                    })
-                    .collect()
-            });
+            let blocks = context_pieces(&self.inner.toolsets, &self.inner.ctx, &offer);
             context::compose(INSTRUCTIONS, blocks)
         })
     }
@@ -573,6 +534,46 @@ async fn start(
             Err(e) => tracing::debug!("before the handshake: {e}; still serving"),
         }
     }
+}
+
+/// Every toolset's pieces of Hermes' context, in toolset order. Those that
+/// read files run on threads of their own (the skills index reads every
+/// SKILL.md, the memory snapshot builds the threat scan), the last of them on
+/// this one with the fixed texts, before any thread is joined: `initialize`
+/// waits for the slowest, not for the sum. A piece that panics is left out.
+fn context_pieces(
+    toolsets: &[Box<dyn Toolset>],
+    ctx: &Context,
+    offer: &context::Offer,
+) -> Vec<context::ContextBlock> {
+    let piece = |ts: &dyn Toolset| {
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| ts.context(ctx, offer)))
+            .unwrap_or_default()
+    };
+    let last_reader = toolsets.iter().rposition(|ts| ts.context_reads_files());
+    std::thread::scope(|s| {
+        let threads: Vec<_> = toolsets
+            .iter()
+            .enumerate()
+            .map(|(i, ts)| {
+                (ts.context_reads_files() && Some(i) != last_reader)
+                    .then(|| s.spawn(move || piece(ts.as_ref())))
+            })
+            .collect();
+        let here: Vec<_> = toolsets
+            .iter()
+            .zip(&threads)
+            .map(|(ts, t)| t.is_none().then(|| piece(ts.as_ref())))
+            .collect();
+        threads
+            .into_iter()
+            .zip(here)
+            .flat_map(|(t, here)| match t {
+                Some(t) => t.join().unwrap_or_default(),
+                None => here.unwrap_or_default(),
+            })
+            .collect()
+    })
 }
 
 #[cfg(test)]

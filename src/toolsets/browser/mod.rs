@@ -93,7 +93,7 @@ impl Toolset for BrowserToolset {
 
     fn resolve_all(&self, ctx: &Context) -> Vec<ToolEntry> {
         let available = availability(ctx);
-        schema::DEFS
+        self.defs()
             .iter()
             .map(|def| def.entry(available.clone()))
             .collect()
