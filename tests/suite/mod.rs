@@ -42,6 +42,7 @@ mod migrate_tool_settings;
 mod net_ssrf;
 mod nous_gateway;
 mod pyzygote;
+mod release_layout;
 mod repo_rules;
 mod serve_fuzz;
 mod serve_home;
