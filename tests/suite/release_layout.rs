@@ -1,7 +1,9 @@
 //! The release link's code layout (build.rs): `tools/text-order.txt` becomes a linker script
 //! that the linker accepts and that gathers the named functions before the rest of `.text`.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
+
+use super::support::prereq::hermes_python;
 use std::process::Command;
 
 // build.rs, compiled here as a module to test the script it writes (its `main` goes unused).
@@ -45,17 +47,55 @@ fn every_name_of_the_text_order_reaches_the_linker_script() {
     assert!(!hostile.contains("AFTER"));
 }
 
-#[test]
-fn rustc_links_with_the_script_and_places_the_named_functions_first() {
-    let tmp = tempfile::tempdir().unwrap();
-    let script = tmp.path().join("order.ld");
-    // `chilly` is cold: rustc puts it in `.text.unlikely.<symbol>`.
-    let names = "_ZN4main7ordered17h*E\n_ZN4main6chilly17h*E\nmain\n";
+/// The linker script for the real order plus `names`, written into `dir`.
+fn script_with(dir: &Path, names: &str) -> PathBuf {
+    let script = dir.join("order.ld");
     std::fs::write(
         &script,
         build_script::script(&format!("{}{names}", order())),
     )
     .unwrap();
+    script
+}
+
+/// Where the gathered section and `.text` start in `bin`, and where each of `symbols` is
+/// (matched by a piece of its name, as `nm -n` prints it).
+fn layout(bin: &Path, symbols: &[&str]) -> (u64, u64, Vec<u64>) {
+    let nm = Command::new("nm").arg("-n").arg(bin).output().unwrap();
+    let nm = String::from_utf8_lossy(&nm.stdout);
+    let at = |needle: &str| {
+        let line = nm
+            .lines()
+            .find(|l| l.ends_with(needle) || l.contains(&format!("{needle}17h")))
+            .unwrap_or_else(|| panic!("{needle} not in nm:\n{nm}"));
+        u64::from_str_radix(line.split(' ').next().unwrap(), 16).unwrap()
+    };
+    let sections = Command::new("readelf")
+        .arg("-SW")
+        .arg(bin)
+        .output()
+        .unwrap();
+    let sections = String::from_utf8_lossy(&sections.stdout);
+    let start = |name: &str| {
+        let words: Vec<&str> = sections
+            .lines()
+            .map(|l| l.split_whitespace().collect::<Vec<_>>())
+            .find(|w| w.contains(&name))
+            .unwrap_or_else(|| panic!("no section {name}:\n{sections}"));
+        let i = words.iter().position(|w| *w == name).unwrap();
+        u64::from_str_radix(words[i + 2], 16).unwrap()
+    };
+    let (hot, text) = (start(".text.hermes_hot"), start(".text"));
+    assert!(hot < text, "{sections}");
+    (hot, text, symbols.iter().map(|s| at(s)).collect())
+}
+
+#[test]
+fn rustc_links_with_the_script_and_places_the_named_functions_first() {
+    let tmp = tempfile::tempdir().unwrap();
+    // `chilly` is cold: rustc puts it in `.text.unlikely.<symbol>`.
+    let names = "_ZN4main7ordered17h*E\n_ZN4main6chilly17h*E\nmain\n";
+    let script = script_with(tmp.path(), names);
     let src = tmp.path().join("main.rs");
     std::fs::write(
         &src,
@@ -80,34 +120,58 @@ fn rustc_links_with_the_script_and_places_the_named_functions_first() {
     );
     let run = Command::new(&bin).output().unwrap();
     assert_eq!(String::from_utf8_lossy(&run.stdout), "15\n");
-    let nm = Command::new("nm").arg("-n").arg(&bin).output().unwrap();
-    let nm = String::from_utf8_lossy(&nm.stdout);
-    let at = |needle: &str| {
-        let line = nm
-            .lines()
-            .find(|l| l.contains(needle))
-            .unwrap_or_else(|| panic!("{needle} not in nm"));
-        u64::from_str_radix(line.split(' ').next().unwrap(), 16).unwrap()
-    };
-    let sections = Command::new("readelf")
-        .args(["-SW"])
+    let (hot, text, at) = layout(&bin, &["7ordered", "6chilly", "5other"]);
+    // The named functions sit in the gathered section, the other one in `.text` after it.
+    assert!(
+        (hot..text).contains(&at[0]) && (hot..text).contains(&at[1]),
+        "{at:?}"
+    );
+    assert!(at[2] >= text, "{at:?}");
+}
+
+/// zig's `cc` links the manylinux wheel (maturin --zig); it refuses LLD's ordering option,
+/// but reads the script, for C code too (SQLite's functions are in the order).
+#[test]
+fn zig_cc_links_with_the_script_as_the_wheel_build_does() {
+    let tmp = tempfile::tempdir().unwrap();
+    let script = script_with(tmp.path(), "ordered\nchilly\n");
+    let src = tmp.path().join("main.c");
+    std::fs::write(
+        &src,
+        "#include <stdio.h>\n\
+         __attribute__((noinline)) int ordered(int x) { return x * 3; }\n\
+         __attribute__((noinline)) int other(int x) { return x * 5; }\n\
+         __attribute__((noinline, cold)) int chilly(int x) { return x * 7; }\n\
+         int main(int c, char **v) { (void)v; printf(\"%d\\n\", ordered(c) + other(c) + chilly(c)); return 0; }\n",
+    )
+    .unwrap();
+    let bin = tmp.path().join("main");
+    let out = Command::new(hermes_python("ziglang"))
+        .args([
+            "-m",
+            "ziglang",
+            "cc",
+            "-target",
+            "x86_64-linux-gnu.2.28",
+            "-O2",
+        ])
+        .args(["-ffunction-sections", "-o"])
         .arg(&bin)
+        .arg(&src)
+        .arg(format!("-Wl,-T,{}", script.display()))
         .output()
         .unwrap();
-    let sections = String::from_utf8_lossy(&sections.stdout);
-    let start = |name: &str| {
-        let words: Vec<&str> = sections
-            .lines()
-            .map(|l| l.split_whitespace().collect::<Vec<_>>())
-            .find(|w| w.contains(&name))
-            .unwrap_or_else(|| panic!("no section {name}:\n{sections}"));
-        let i = words.iter().position(|w| *w == name).unwrap();
-        u64::from_str_radix(words[i + 2], 16).unwrap()
-    };
-    let (hot, text) = (start(".text.hermes_hot"), start(".text"));
-    assert!(hot < text, "{sections}");
-    // The named functions sit in the gathered section, the other one in `.text` after it.
-    assert!((hot..text).contains(&at("7ordered17h")), "{nm}");
-    assert!((hot..text).contains(&at("6chilly17h")), "{nm}");
-    assert!(at("5other17h") >= text, "{nm}");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let run = Command::new(&bin).output().unwrap();
+    assert_eq!(String::from_utf8_lossy(&run.stdout), "15\n");
+    let (hot, text, at) = layout(&bin, &[" ordered", " chilly", " other"]);
+    assert!(
+        (hot..text).contains(&at[0]) && (hot..text).contains(&at[1]),
+        "{at:?}"
+    );
+    assert!(at[2] >= text, "{at:?}");
 }
