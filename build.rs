@@ -13,8 +13,8 @@
 //!
 //! A linker script, not LLD's `--symbol-ordering-file`: it takes wildcards, so the file
 //! names Rust's functions without the hash that changes with every version bump and build
-//! profile, and zig's `cc` (the manylinux wheel), GNU ld and LLD all read it. A name that
-//! matches nothing costs nothing. Only the release profile's binaries on Linux get it, unless
+//! profile, and zig's `cc` (the manylinux wheel), GNU ld and LLD all read it (gold and mold
+//! do not: RUSTFLAGS that pick them link as before). A name that matches nothing costs nothing. Only the release profile's binaries on Linux get it, unless
 //! `HERMES_MCP_TEXT_ORDER=off`.
 
 // A build script speaks to Cargo on stdout (the suite also compiles this file, as a module).
@@ -55,6 +55,14 @@ fn main() {
     // reads no symbols outside `.text`, so it cannot name what runs in the gathered section.
     let off = var("HERMES_MCP_TEXT_ORDER") == "off";
     if off || var("PROFILE") != "release" || var("CARGO_CFG_TARGET_OS") != "linux" {
+        return;
+    }
+    // LLD (rustc's default here, and zig's) and GNU ld read `INSERT`; gold and mold do not.
+    let flags = var("CARGO_ENCODED_RUSTFLAGS");
+    if ["fuse-ld=gold", "fuse-ld=mold"]
+        .iter()
+        .any(|l| flags.contains(l))
+    {
         return;
     }
     let dir = var("CARGO_MANIFEST_DIR");

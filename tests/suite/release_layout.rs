@@ -129,10 +129,8 @@ fn rustc_links_with_the_script_and_places_the_named_functions_first() {
     assert!(at[2] >= text, "{at:?}");
 }
 
-/// zig's `cc` links the manylinux wheel (maturin --zig); it refuses LLD's ordering option,
-/// but reads the script, for C code too (SQLite's functions are in the order).
-#[test]
-fn zig_cc_links_with_the_script_as_the_wheel_build_does() {
+/// Links a small C program with `cc` (and the script) and checks where its functions land.
+fn c_program_is_gathered(mut cc: Command) {
     let tmp = tempfile::tempdir().unwrap();
     let script = script_with(tmp.path(), "ordered\nchilly\n");
     let src = tmp.path().join("main.c");
@@ -146,16 +144,8 @@ fn zig_cc_links_with_the_script_as_the_wheel_build_does() {
     )
     .unwrap();
     let bin = tmp.path().join("main");
-    let out = Command::new(hermes_python("ziglang"))
-        .args([
-            "-m",
-            "ziglang",
-            "cc",
-            "-target",
-            "x86_64-linux-gnu.2.28",
-            "-O2",
-        ])
-        .args(["-ffunction-sections", "-o"])
+    let out = cc
+        .args(["-O2", "-ffunction-sections", "-o"])
         .arg(&bin)
         .arg(&src)
         .arg(format!("-Wl,-T,{}", script.display()))
@@ -174,4 +164,21 @@ fn zig_cc_links_with_the_script_as_the_wheel_build_does() {
         "{at:?}"
     );
     assert!(at[2] >= text, "{at:?}");
+}
+
+/// zig's `cc` links the manylinux wheel (maturin --zig); it refuses LLD's ordering option,
+/// but reads the script, for C code too (SQLite's functions are in the order).
+#[test]
+fn zig_cc_links_with_the_script_as_the_wheel_build_does() {
+    let mut zig = Command::new(hermes_python("ziglang"));
+    zig.args(["-m", "ziglang", "cc", "-target", "x86_64-linux-gnu.2.28"]);
+    c_program_is_gathered(zig);
+}
+
+/// GNU ld, for a build whose RUSTFLAGS turn rustc's LLD off.
+#[test]
+fn gnu_ld_links_with_the_script_too() {
+    let mut gcc = Command::new("cc");
+    gcc.arg("-fuse-ld=bfd");
+    c_program_is_gathered(gcc);
 }
