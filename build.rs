@@ -3,8 +3,8 @@
 //! The release `hermes-mcp` has 17 MiB of code, and the few thousand functions a session
 //! runs were spread over all of it. The kernel maps a binary's code in blocks around each
 //! page touched (64 KiB, or the whole large folio the page cache holds), so a short session
-//! of `serve`, which Codex spawns per session, kept about 11 MiB of code resident and took
-//! hundreds of page faults at every start. `tools/text-order.txt` names those functions
+//! of `serve`, which Codex spawns per session, kept about 11.5 MiB of code resident (6 MiB
+//! with this layout: tools/bench_startup.py). `tools/text-order.txt` names those functions
 //! (tools/text_order.py records them under callgrind); this script turns it into a linker
 //! script that places their sections (`.text.<symbol>`, or `.text.unlikely.<symbol>` for a
 //! cold one: rustc and the `cc` crate compile one section per function) in an output section
@@ -14,7 +14,8 @@
 //! A linker script, not LLD's `--symbol-ordering-file`: it takes wildcards, so the file
 //! names Rust's functions without the hash that changes with every version bump and build
 //! profile, and zig's `cc` (the manylinux wheel), GNU ld and LLD all read it (gold and mold
-//! do not: RUSTFLAGS that pick them link as before). A name that matches nothing costs nothing. Only the release profile's binaries on Linux get it, unless
+//! do not: RUSTFLAGS that pick them link as before). A name that matches nothing costs
+//! nothing. Only the release profile's binaries on Linux get it, unless
 //! `HERMES_MCP_TEXT_ORDER=off`.
 
 // A build script speaks to Cargo on stdout (the suite also compiles this file, as a module).
