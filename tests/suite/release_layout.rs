@@ -3,6 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
+use super::support::common::succeeded;
 use super::support::prereq::hermes_python;
 use std::process::Command;
 
@@ -106,27 +107,13 @@ fn rustc_links_with_the_script_and_places_the_named_functions_first() {
     )
     .unwrap();
     let bin = tmp.path().join("main");
-    let out = Command::new("rustc")
+    let mut rustc = Command::new("rustc");
+    rustc
         .args(["-O", "-C", "codegen-units=1", "-o"])
         .arg(&bin)
         .arg(&src)
-        .arg(format!("-Clink-arg=-Wl,-T,{}", script.display()))
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let run = Command::new(&bin).output().unwrap();
-    assert_eq!(String::from_utf8_lossy(&run.stdout), "15\n");
-    let (hot, text, at) = layout(&bin, &["7ordered", "6chilly", "5other"]);
-    // The named functions sit in the gathered section, the other one in `.text` after it.
-    assert!(
-        (hot..text).contains(&at[0]) && (hot..text).contains(&at[1]),
-        "{at:?}"
-    );
-    assert!(at[2] >= text, "{at:?}");
+        .arg(format!("-Clink-arg=-Wl,-T,{}", script.display()));
+    links_and_gathers(rustc, &bin, ["7ordered", "6chilly", "5other"]);
 }
 
 /// Links a small C program with `cc` (and the script) and checks where its functions land.
@@ -144,26 +131,26 @@ fn c_program_is_gathered(mut cc: Command) {
     )
     .unwrap();
     let bin = tmp.path().join("main");
-    let out = cc
-        .args(["-O2", "-ffunction-sections", "-o"])
+    cc.args(["-O2", "-ffunction-sections", "-o"])
         .arg(&bin)
         .arg(&src)
-        .arg(format!("-Wl,-T,{}", script.display()))
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let run = Command::new(&bin).output().unwrap();
-    assert_eq!(String::from_utf8_lossy(&run.stdout), "15\n");
-    let (hot, text, at) = layout(&bin, &[" ordered", " chilly", " other"]);
+        .arg(format!("-Wl,-T,{}", script.display()));
+    links_and_gathers(cc, &bin, [" ordered", " chilly", " other"]);
+}
+
+/// Runs the link `link` of `bin`, runs the program (it prints 15), and checks that the first
+/// two of `symbols` (named in the order) sit in the gathered section and the third (not
+/// named) in `.text` after it.
+fn links_and_gathers(mut link: Command, bin: &Path, symbols: [&str; 3]) {
+    succeeded(&link.output().unwrap(), "the link");
+    let run = Command::new(bin).output().unwrap();
+    assert_eq!(succeeded(&run, "the linked program"), "15\n");
+    let (hot, text, at) = layout(bin, &symbols);
     assert!(
         (hot..text).contains(&at[0]) && (hot..text).contains(&at[1]),
-        "{at:?}"
+        "{symbols:?} at {at:?}"
     );
-    assert!(at[2] >= text, "{at:?}");
+    assert!(at[2] >= text, "{symbols:?} at {at:?}");
 }
 
 /// zig's `cc` links the manylinux wheel (maturin --zig); it refuses LLD's ordering option,
