@@ -3,10 +3,9 @@
 typical session, which the release link places side by side at the front of `.text` (build.rs).
 
 Why: the release binary's code is 17 MiB, and what a session runs was spread all over it.
-The kernel maps a binary's code in 64 KiB blocks around each page it touches, so a short
-session held about 11.5 MiB of it in memory and took ~700 page faults to get there.
-Packed together, the same code takes a fraction of that (tools/bench_startup.py: peak RSS,
-`--version` faults, spawn -> `initialize`).
+The kernel maps a binary's code in blocks around each page it touches (64 KiB, or the large
+folio the page cache holds), so a short session held about 11.5 MiB of it in memory; packed
+together, 6 MiB (tools/bench_startup.py: peak RSS 23.2 -> 18.2 MiB on a bare home).
 
 How: a release build that keeps its symbols runs under valgrind's callgrind (the exact set
 of functions executed, not a sample), in the workloads below; every function of the binary
@@ -15,9 +14,9 @@ The workloads are the benchmarks' (tools/bench_startup.py's short session, tools
 first calls of every tool they cover on a realistic home) plus `migrate --dry-run` on
 examples/ and `doctor`; nothing else is special-cased.
 
-The file goes stale gracefully: a symbol it names that the binary no longer has is skipped
-by the linker (rustc's mangled names carry a hash of the crate's version, so every release
-bump stales this crate's own names). Regenerate it after a version bump or a large change:
+The file goes stale gracefully: a name that matches nothing is skipped by the linker, and
+Rust's names carry no version hash here (see `pattern`), so version bumps leave it valid.
+Regenerate it after a large change:
 
     HERMES_MCP_TEXT_ORDER=off CARGO_PROFILE_RELEASE_STRIP=false cargo build --release
     /opt/hermes-venv/bin/python tools/text_order.py --bin target/release/hermes-mcp
@@ -82,7 +81,8 @@ def functions(path: Path, binary: str) -> list:
 
 
 def workloads(w: str, tmp: Path):
-    """Run each workload under its own output directory (the order of the file)."""
+    """Run the workloads one stage at a time, yielding each stage's name once its processes
+    have ended (their callgrind files then hold what they ran; the file keeps stage order)."""
     env = {"PATH": os.environ.get("PATH", ""), "HOME": str(tmp), "TZ": "UTC"}
     bare = tmp / "bare"
     bare.mkdir()
@@ -115,7 +115,8 @@ def workloads(w: str, tmp: Path):
     # 4. the CLI: migrate --dry-run on examples/ (README's first command), doctor
     ex = str(ROOT / "examples/migrate")
     subprocess.run([w, "migrate", "--hermes-home", ex, "--codex-home", ex, "--no-plugins",
-                    "--dry-run"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=300)
+                    "--dry-run"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                   timeout=300)
     subprocess.run([w, "doctor"], env=dict(env, HERMES_HOME=str(home), CODEX_HOME=ex),
                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=300)
     yield "cli"
