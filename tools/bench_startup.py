@@ -13,7 +13,9 @@ given). Measured, runs interleaved so that machine load falls on all alike:
 * peak RSS (the kernel's high-water mark of the server's memory, VmHWM) of a short session: `initialize`,
   `tools/list`, `skills_list`, `session_search`, `memory` add then remove (the home is left
   as it was) and, where offered, `kanban_list`, then end of input; on both homes, and the
-  minimal server's `initialize` + `tools/list` for scale (goal: <= 15 MiB). Medians.
+  minimal server's `initialize` + `tools/list` for scale (goal: <= 15 MiB). Medians. Also
+  how much of the binary's code is resident at the session's end (smaps of its executable
+  mappings): the part the release link's text order (build.rs) keeps small.
 * the binary: size, relative relocations (work the dynamic loader does at every start),
   `--version` wall time against `true`, and its minor page faults.
 
@@ -185,10 +187,25 @@ class Session:
         self.wait_idle()
         with open(f"/proc/{self.p.pid}/status", encoding="ascii") as f:
             hwm_kib = next(int(l.split()[1]) for l in f if l.startswith("VmHWM:"))
+        self.code_mib = code_resident_kib(self.p.pid, self.p.args[0]) / 1024
         self.p.stdin.close()
         _, status, _ = os.wait4(self.p.pid, 0)
         self.p.returncode = os.waitstatus_to_exitcode(status)
         return hwm_kib / 1024
+
+
+def code_resident_kib(pid, binary):
+    """KiB of the binary's own code (its executable mappings) resident in process `pid`:
+    the part of the peak that the release link's text order (build.rs) reduces."""
+    real, kib, in_code = os.path.realpath(binary), 0, False
+    with open(f"/proc/{pid}/smaps", encoding="utf-8", errors="replace") as f:
+        for line in f:
+            head = line.split()
+            if "-" in head[0] and len(head) >= 5 and not head[0].endswith(":"):
+                in_code = len(head) > 5 and head[5] == real and "x" in head[1]
+            elif in_code and head[0] == "Rss:":
+                kib += int(head[1])
+    return kib
 
 
 def init_run(argv, env):
@@ -199,7 +216,8 @@ def init_run(argv, env):
 
 
 def short_session(argv, env, hermes):
-    """Peak RSS (MiB) of initialize, tools/list and, for hermes-mcp, a few calls."""
+    """Peak RSS (MiB) of initialize, tools/list and, for hermes-mcp, a few calls, and the MiB
+    of the binary's code resident at its end."""
     s = Session(argv, env)
     s.initialize()
     tools = {t["name"] for t in s.req("tools/list", {})["result"]["tools"]}
@@ -211,7 +229,8 @@ def short_session(argv, env, hermes):
         s.call("memory", {"action": "remove", "target": "memory", "old_text": entry})
         if "kanban_list" in tools:
             s.call("kanban_list", {})
-    return s.end()
+    peak = s.end()
+    return peak, s.code_mib
 
 
 def med(xs):
@@ -249,7 +268,8 @@ def main():
         res[n] = {"size_mib": round(os.path.getsize(p) / 2**20, 2), "relocations": relocations(p),
                   "version_ms": [], "version_minflt": []}
         for h in homes:
-            res[n].update({f"init_{h}_ms": [], f"rss_{h}_mib": [], f"instructions_{h}_chars": 0})
+            res[n].update({f"init_{h}_ms": [], f"rss_{h}_mib": [], f"code_{h}_mib": [],
+                           f"instructions_{h}_chars": 0})
     true_ms = []
     for _ in range(a.runs):
         true_ms.append(exec_run(["true"])[0])
@@ -265,10 +285,12 @@ def main():
                 res[n][f"init_{h}_ms"].append(ms)
                 res[n][f"instructions_{h}_chars"] = chars
     for _ in range(a.rss_runs):
-        res["minimal"]["rss_mib"].append(short_session([minimal], base_env, False))
+        res["minimal"]["rss_mib"].append(short_session([minimal], base_env, False)[0])
         for n, p in bins.items():
             for h, env in homes.items():
-                res[n][f"rss_{h}_mib"].append(short_session([p, "serve"], env, True))
+                peak, code = short_session([p, "serve"], env, True)
+                res[n][f"rss_{h}_mib"].append(peak)
+                res[n][f"code_{h}_mib"].append(code)
 
     summary = {k: {m: (med(v) if isinstance(v, list) else v) for m, v in r.items()}
                for k, r in res.items()}
@@ -291,7 +313,9 @@ def main():
             ("instructions chars, bare", None, "instructions_bare_chars"),
             ("instructions chars, realistic", None, "instructions_realistic_chars"),
             ("peak RSS MiB, bare home", "rss_mib", "rss_bare_mib"),
-            ("peak RSS MiB, realistic home", "rss_mib", "rss_realistic_mib")]
+            ("peak RSS MiB, realistic home", "rss_mib", "rss_realistic_mib"),
+            ("  of it binary code, bare", None, "code_bare_mib"),
+            ("  of it binary code, realistic", None, "code_realistic_mib")]
     for label, mk, hk in rows:
         cells = [summary["minimal"].get(mk) if mk else None] + [summary[n].get(hk) for n in bins]
         print(f"{label:30}" + "".join(f"{'-' if c is None else c!s:>12}" for c in cells))
