@@ -42,8 +42,9 @@ apt_install() {  # apt_install PKG... (only the missing ones)
 # and decoding: Debian's sox has no MP3 codec), chromium (browser),
 # strace (records Chromium's connections), util-linux's unshare and iproute2's ip (the
 # loopback-only network namespace the tests run in), openssl (the TLS tests' certificates), curl
-# (an attached browser's DevTools tab list).
-apt_install python3-venv sqlite3 espeak-ng sox lame chromium strace util-linux iproute2 ffmpeg zsh fish openssl curl
+# (an attached browser's DevTools tab list), binutils (nm, readelf, GNU ld: the release layout's
+# link tests).
+apt_install python3-venv sqlite3 espeak-ng sox lame chromium strace util-linux iproute2 ffmpeg zsh fish openssl curl binutils
 
 # The real codex CLI, both releases (end-to-end and config-validation tests).
 for v in "$CODEX_VERSION" "$CODEX_ALSO"; do

@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 
 use super::support::common::succeeded;
-use super::support::prereq::hermes_python;
+use super::support::prereq::{hermes_python, require};
 use std::process::Command;
 
 // build.rs, compiled here as a module to test the script it writes (its `main` goes unused).
@@ -62,6 +62,8 @@ fn script_with(dir: &Path, names: &str) -> PathBuf {
 /// Where the gathered section and `.text` start in `bin`, and where each of `symbols` is
 /// (matched by a piece of its name, as `nm -n` prints it).
 fn layout(bin: &Path, symbols: &[&str]) -> (u64, u64, Vec<u64>) {
+    require("nm", "binutils");
+    require("readelf", "binutils");
     let nm = Command::new("nm").arg("-n").arg(bin).output().unwrap();
     let nm = String::from_utf8_lossy(&nm.stdout);
     let at = |needle: &str| {
