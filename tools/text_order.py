@@ -28,6 +28,7 @@ so a binary whose hot functions sit in their own section cannot be profiled by n
 writing it (the same runs).
 """
 import argparse
+import functools
 import http.server
 import os
 import re
@@ -70,12 +71,13 @@ def pattern(symbol: str) -> str:
 
 def functions(path: Path, binary: str) -> list:
     """The binary's functions that ran, in the order callgrind lists them."""
-    seen, ob = [], None
+    seen, ours = [], False
     real = os.path.realpath(binary)
+    is_binary = functools.cache(lambda ob: os.path.realpath(ob) == real)  # a few objects, many lines
     for line in path.read_text(errors="replace").splitlines():
         if line.startswith("ob="):
-            ob = line[3:]
-        elif line.startswith("fn=") and ob and os.path.realpath(ob) == real:
+            ours = is_binary(line[3:])
+        elif line.startswith("fn=") and ours:
             seen.append(re.sub(r"'\d+$", "", line[3:]))  # callgrind marks recursion levels: f'2
     return seen
 
