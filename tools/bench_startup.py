@@ -172,8 +172,9 @@ class Session:
             print(f"warning: {self.p.args[0]} was still busy after 5 s; its peak is read anyway",
                   file=sys.stderr)
 
-    def end(self):
-        """Close stdin and reap the process: its peak RSS in MiB.
+    def end(self, code=False):
+        """Close stdin and reap the process: its peak RSS in MiB (and with `code`, the MiB of
+        its binary's code resident at the end in `self.code_mib`).
 
         The peak is the kernel's high-water mark of the server's own address space
         (/proc/PID/status VmHWM, read after the last answer). Not wait4's ru_maxrss: Linux
@@ -187,7 +188,8 @@ class Session:
         self.wait_idle()
         with open(f"/proc/{self.p.pid}/status", encoding="ascii") as f:
             hwm_kib = next(int(l.split()[1]) for l in f if l.startswith("VmHWM:"))
-        self.code_mib = code_resident_kib(self.p.pid, self.p.args[0]) / 1024
+        if code:
+            self.code_mib = code_resident_kib(self.p.pid, self.p.args[0]) / 1024
         self.p.stdin.close()
         _, status, _ = os.wait4(self.p.pid, 0)
         self.p.returncode = os.waitstatus_to_exitcode(status)
@@ -229,8 +231,8 @@ def short_session(argv, env, hermes):
         s.call("memory", {"action": "remove", "target": "memory", "old_text": entry})
         if "kanban_list" in tools:
             s.call("kanban_list", {})
-    peak = s.end()
-    return peak, s.code_mib
+    peak = s.end(code=hermes)
+    return peak, s.code_mib if hermes else None
 
 
 def med(xs):
