@@ -147,9 +147,10 @@ def main():
         for stage in workloads(w, tmp):
             for f in sorted(outdir.iterdir(), key=lambda p: p.stat().st_mtime):
                 for fn in functions(f, a.bin):
-                    if fn in defined and pattern(fn) not in have:
-                        have.add(pattern(fn))
-                        order.append(pattern(fn))
+                    name = pattern(fn)
+                    if fn in defined and name not in have:
+                        have.add(name)
+                        order.append(name)
                 f.unlink()
             print(f"{stage}: {len(order)} functions so far", file=sys.stderr)
     if a.check:
