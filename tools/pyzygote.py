@@ -51,9 +51,10 @@ STATS = os.environ.get("PYZYGOTE_STATS")
 conn_args = {}
 
 
-# Read by preloaded packages as they load: aiohttp builds its default SSL context at import
-# (SSL_CERT_FILE/DIR), openai and anthropic set their loggers (OPENAI_LOG, ANTHROPIC_LOG).
-READ_AT_IMPORT = ("SSL_CERT_FILE", "SSL_CERT_DIR", "OPENAI_LOG", "ANTHROPIC_LOG")
+# Read by preloaded packages as they load: openai and anthropic set their loggers. aiohttp
+# builds its default SSL context at import too, from SSL_CERT_FILE/DIR: those are compared by
+# the files they name (default_certs), not by their text.
+READ_AT_IMPORT = ("OPENAI_LOG", "ANTHROPIC_LOG")
 
 
 @functools.cache
@@ -74,7 +75,7 @@ def start_state(env):
         k: v
         for k, v in env.items()
         if (k.startswith("PYTHON") and k not in APPLIED_AFTER_START)
-        or (k in READ_AT_IMPORT and not k.startswith("SSL_"))
+        or k in READ_AT_IMPORT
     }
     # The certificates: unset and set to OpenSSL's default load the same ones.
     for var, fallback in default_certs().items():
