@@ -294,25 +294,28 @@ def accept(conn, my_start):
         if len(msg) < 4 or len(fds) != 3:
             raise ValueError("a request without its header or descriptors")
         n = struct.unpack("!I", msg[:4])[0]
-        data = msg[4:]
-        while len(data) < n:
-            more = conn.recv(n - len(data))
-            if not more:
-                raise ValueError("a request cut short")
-            data += more
-        req = json.loads(data)
+        rest = recv_exact(conn, max(n - len(msg) + 4, 0))
+        if rest is None:
+            raise ValueError("a request cut short")
+        req = json.loads(msg[4:] + rest)
         conn.settimeout(None)
         plain = start_state(req["env"]) != my_start or shadowed(req)
     except (OSError, ValueError, KeyError, TypeError):
-        for fd in fds:
-            os.close(fd)
-        return None
-    if plain:
-        for fd in fds:
-            os.close(fd)
-        return "plain"
-    req["fds"] = fds
-    return req
+        plain = None
+    if plain is False:
+        req["fds"] = fds
+        return req
+    for fd in fds:
+        os.close(fd)
+    return "plain" if plain else None
+
+
+def path0(args, cwd):
+    """The directory the plain interpreter puts first on `sys.path` for `args` run in `cwd`:
+    the working directory for `-c` and `-m`, else the script's (symlinks resolved)."""
+    if args[0] in ("-c", "-m"):
+        return cwd
+    return os.path.dirname(os.path.realpath(os.path.join(cwd, args[0])))
 
 
 def shadowed(req):
