@@ -325,7 +325,7 @@ def shadowed(req):
     args = req["args"]
     if args[0] not in ("-c", "-m") and not os.path.isfile(os.path.join(req["cwd"], args[0])):
         return True  # let the interpreter say it cannot open the file, with its exit code
-    first = req["cwd"] if args[0] in ("-c", "-m") else os.path.dirname(os.path.realpath(os.path.join(req["cwd"], args[0])))
+    first = path0(args, req["cwd"])
     return any(
         os.path.exists(os.path.join(first, n + ".py")) or os.path.isdir(os.path.join(first, n))
         for n in PRELOAD_TOP
@@ -423,11 +423,11 @@ def become(job):
         exec(compile(args[1], "<string>", "exec"), main.__dict__)
     elif args[0] == "-m":
         sys.argv = ["-m", *args[2:]]
-        sys.path[0] = os.getcwd()
+        sys.path[0] = path0(args, os.getcwd())
         runpy.run_module(args[1], run_name="__main__", alter_sys=True)
     else:
         sys.argv = list(args)
-        sys.path[0] = os.path.dirname(os.path.realpath(args[0]))
+        sys.path[0] = path0(args, os.getcwd())
         runpy.run_path(args[0], run_name="__main__")
 
 
