@@ -41,7 +41,7 @@ pub fn python_can(py: &str, code: &str) -> bool {
 pub fn hermes_python(module: &str) -> PathBuf {
     let py =
         std::env::var("HERMES_PYTHON").unwrap_or_else(|_| "/opt/hermes-venv/bin/python".into());
-    importing(py, module)
+    importing(py, module, "HERMES_PYTHON")
 }
 
 /// Hermes' Python as a process of its own, for a run whose process a test looks at (its pid,
@@ -50,17 +50,18 @@ pub fn hermes_python(module: &str) -> PathBuf {
 /// code; this is the interpreter itself (`HERMES_PYTHON_PLAIN`, set beside the shim).
 pub fn hermes_python_process(module: &str) -> PathBuf {
     match std::env::var("HERMES_PYTHON_PLAIN") {
-        Ok(py) => importing(py, module),
+        Ok(py) => importing(py, module, "HERMES_PYTHON_PLAIN"),
         Err(_) => hermes_python(module),
     }
 }
 
-/// `py`, which must import `module` (else the test fails, saying what to do).
-fn importing(py: String, module: &str) -> PathBuf {
+/// `py`, named by the variable `var`, which must import `module` (else the test fails,
+/// saying what to do).
+fn importing(py: String, module: &str, var: &str) -> PathBuf {
     assert!(
         python_can(&py, &format!("import {module}")),
         "Hermes Agent's Python ({py}) cannot import {module}: these tests need hermes-agent 0.19.0; \
-         run tools/test.sh (it installs it) or point HERMES_PYTHON at its python"
+         run tools/test.sh (it installs it) or point {var} at its python"
     );
     PathBuf::from(py)
 }
