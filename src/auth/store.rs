@@ -79,12 +79,9 @@ pub fn path_for(hermes_home: &Path, provider: &str) -> PathBuf {
         explicit: true,
     }
     .root();
-    // Not in profile mode (the root is the home itself): nothing to resolve.
-    if root == hermes_home {
-        return own;
-    }
+    // Not in profile mode (the root is the home itself, as written or once resolved).
     let canon = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
-    if canon(&root) == canon(hermes_home) {
+    if root == hermes_home || canon(&root) == canon(hermes_home) {
         return own;
     }
     let global = path(&root);
