@@ -32,11 +32,11 @@ fn var(name: &str) -> String {
 
 /// The linker script for the names in `order` (one per line, `#` comments).
 pub(crate) fn script(order: &str) -> String {
+    // Names are symbols (letters, digits, `_`, `.`, `$`) with `*` for the hash; anything
+    // else would be linker-script syntax, so such a line is left out.
+    let ok = |c: char| c.is_ascii_alphanumeric() || "_.$*".contains(c);
     let mut s = String::from("SECTIONS\n{\n  .text.hermes_hot :\n  {\n");
     for name in order.lines().map(str::trim) {
-        // Names are symbols (letters, digits, `_`, `.`, `$`) with `*` for the hash; anything
-        // else would be linker-script syntax, so such a line is left out.
-        let ok = |c: char| c.is_ascii_alphanumeric() || "_.$*".contains(c);
         if !name.is_empty() && !name.starts_with('#') && name.chars().all(ok) {
             let _ = writeln!(
                 s,
