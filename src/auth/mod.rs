@@ -11,6 +11,8 @@
 //! * [`xai`]: the xAI Grok sign-in, then `XAI_API_KEY`.
 //! * [`nous`]: the Nous Portal login (the auxiliary model's `nous` provider and
 //!   the tool gateway, [`crate::gateway`], which refreshes it).
+//! * [`snapshot`]: one reading of the stores per resolve pass
+//!   ([`crate::hermes::pass`]).
 //! * [`lock`]: Hermes' `auth.lock` (one bounded wait, the holder named).
 //! * [`refreshes`]: every refresh in flight, so shutdown can wait for it to
 //!   be stored (refresh tokens are single-use).
@@ -26,5 +28,6 @@ pub mod codex;
 pub mod lock;
 pub mod nous;
 pub mod refreshes;
+pub mod snapshot;
 pub mod store;
 pub mod xai;

@@ -65,6 +65,12 @@ pub fn path(hermes_home: &Path) -> PathBuf {
 /// of a refreshed token both go to this file, so a rotated single-use
 /// refresh token lands where it came from.
 pub fn path_for(hermes_home: &Path, provider: &str) -> PathBuf {
+    super::snapshot::path(hermes_home, provider, || {
+        resolve_path_for(hermes_home, provider)
+    })
+}
+
+fn resolve_path_for(hermes_home: &Path, provider: &str) -> PathBuf {
     let own = path(hermes_home);
     let holds = |p: &Path| {
         load(p).ok().is_some_and(|s| {
@@ -89,7 +95,12 @@ pub fn path_for(hermes_home: &Path, provider: &str) -> PathBuf {
 }
 
 /// The store, or an empty one when missing or not a JSON object (as Hermes).
+/// Within a [`super::snapshot::snapshot`] pass, read once.
 pub fn load(path: &Path) -> Result<AuthStore, AuthStoreError> {
+    super::snapshot::store(path, || read(path))
+}
+
+fn read(path: &Path) -> Result<AuthStore, AuthStoreError> {
     match crate::fs::read_to_string_capped(path, crate::fs::CONFIG_CAP) {
         Ok(s) => Ok(serde_json::from_str::<Value>(&s)
             .map(AuthStore::from_value)
@@ -417,6 +428,7 @@ pub fn lock(path: &Path) -> Result<crate::fs::Flock, AuthStoreError> {
 /// `version` and `updated_at` stamped, atomic replace, mode 0600). The
 /// caller holds [`lock`].
 pub fn write_store(path: &Path, mut store: AuthStore) -> Result<(), AuthStoreError> {
+    super::snapshot::forget(path);
     let werr = |e: Box<dyn std::error::Error + Send + Sync>| AuthStoreError::Write {
         path: path.to_path_buf(),
         source: e,

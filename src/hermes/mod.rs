@@ -1,8 +1,9 @@
 //! Everything about the Hermes Agent installation we read: where its home is,
 //! its `config.yaml` (and its [`sections`] as typed structs), its `.env`,
 //! the one list of environment variables hermes-mcp reads ([`envvars`]),
-//! the one table of fixed deadlines ([`deadlines`]), and the [`Context`]
-//! every tool call and HTTP client shares.
+//! the one table of fixed deadlines ([`deadlines`]), the [`Context`]
+//! every tool call and HTTP client shares, and the resolve [`pass`] in which
+//! lower layers may keep what they read.
 
 pub mod config;
 pub mod context;
@@ -12,6 +13,7 @@ pub mod env;
 pub mod envvars;
 pub mod home;
 pub mod logfile;
+pub mod pass;
 pub mod python;
 pub mod sections;
 

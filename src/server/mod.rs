@@ -142,17 +142,20 @@ impl HermesServer {
         &self.inner.ctx
     }
 
-    /// Every tool of every toolset, available or not, in registration order.
+    /// Every tool of every toolset, available or not, in registration order
+    /// (in one [`crate::hermes::pass`]: each sign-in file read once).
     pub fn entries(&self) -> Vec<(&'static str, ToolEntry)> {
-        self.inner
-            .toolsets
-            .iter()
-            .flat_map(|ts| {
-                ts.resolve_all(&self.inner.ctx)
-                    .into_iter()
-                    .map(move |entry| (ts.name(), self.with_config_error(entry)))
-            })
-            .collect()
+        crate::hermes::pass::run(|| {
+            self.inner
+                .toolsets
+                .iter()
+                .flat_map(|ts| {
+                    ts.resolve_all(&self.inner.ctx)
+                        .into_iter()
+                        .map(move |entry| (ts.name(), self.with_config_error(entry)))
+                })
+                .collect()
+        })
     }
 
     /// A tool's entry; when config.yaml could not be read, an unavailable
@@ -217,15 +220,17 @@ impl HermesServer {
 
     /// Every toolset's provider choices, in toolset order (for `tools` and `doctor`).
     pub fn providers(&self) -> Vec<(&'static str, ProviderChoice)> {
-        self.inner
-            .toolsets
-            .iter()
-            .flat_map(|ts| {
-                ts.providers(&self.inner.ctx)
-                    .into_iter()
-                    .map(move |p| (ts.name(), p))
-            })
-            .collect()
+        crate::hermes::pass::run(|| {
+            self.inner
+                .toolsets
+                .iter()
+                .flat_map(|ts| {
+                    ts.providers(&self.inner.ctx)
+                        .into_iter()
+                        .map(move |p| (ts.name(), p))
+                })
+                .collect()
+        })
     }
 
     /// The tools `tools/list` shows: the available ones.

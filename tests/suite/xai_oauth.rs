@@ -267,3 +267,32 @@ fn a_profile_uses_the_root_sign_in_until_it_has_its_own() {
     std::fs::write(profile.join("auth.json"), store(&own, None)).unwrap();
     assert_eq!(call(), Some(format!("Bearer {own}")));
 }
+
+/// Each `tools/list` reads `auth.json` as it is then (once per list, however
+/// many tools check it: `auth::snapshot`): a sign-in made while the server
+/// runs shows in the next list, and so does its removal.
+#[test]
+fn each_tool_list_reads_the_sign_in_as_it_is_then() {
+    let env = TestEnv::new();
+    env.write_hermes(
+        "config.yaml",
+        "image_gen:\n  provider: xai\n  xai:\n    base_url: http://127.0.0.1:9/v1\n    storage: {enabled: false}\n",
+    );
+    let mut rc = client(&env, &[]);
+    let mut listed = || {
+        let list = rc.request("tools/list", json!({}));
+        list["result"]["tools"]
+            .as_array()
+            .expect("tools")
+            .iter()
+            .any(|t| t["name"] == "image_generate")
+    };
+    assert!(
+        !listed(),
+        "no sign-in, no key: image_generate is not listed"
+    );
+    env.write_hermes("auth.json", &store(&jwt("a", 6 * 3600), None));
+    assert!(listed(), "the sign-in made after start is seen");
+    env.write_hermes("auth.json", "{}");
+    assert!(!listed(), "and its removal");
+}

@@ -1,0 +1,169 @@
+//! One reading of the auth stores per resolve pass ([`crate::hermes::pass`]:
+//! `tools/list`, the server's `instructions`, `tools`, asking every tool at
+//! once whether it can run).
+//!
+//! Why: each tool's availability check reads the sign-ins it could use, and
+//! every read of [`store::path_for`](super::store::path_for) opens
+//! `auth.json`, stats it and resolves the Hermes root through `readlink`s. A
+//! bare `initialize` made 22 such lookups (66 syscalls on `auth.json`, 60
+//! `readlink`s) before it was answered; inside a pass each distinct file is
+//! read once and each `(home, provider)` resolved once.
+//!
+//! The memory serves only the pass it was made in (on its thread): a call
+//! outside a pass reads the files again, so a sign-in made meanwhile is
+//! seen. Writing a store ([`super::store::write_store`]) forgets what the
+//! pass had read of it. Read errors are not kept (the next read tries again).
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use super::authjson::AuthStore;
+use crate::hermes::pass;
+
+#[derive(Default)]
+struct Memory {
+    pass: u64,
+    stores: HashMap<PathBuf, AuthStore>,
+    paths: HashMap<(PathBuf, String), PathBuf>,
+}
+
+thread_local! {
+    static MEMORY: RefCell<Memory> = RefCell::new(Memory::default());
+}
+
+/// `f` on this pass's memory (emptied when it was another pass's), or
+/// `None` outside a pass.
+fn with<T>(f: impl FnOnce(&mut Memory) -> T) -> Option<T> {
+    let n = pass::current()?;
+    MEMORY.with(|m| {
+        let mut m = m.borrow_mut();
+        if m.pass != n {
+            *m = Memory {
+                pass: n,
+                ..Memory::default()
+            };
+        }
+        Some(f(&mut m))
+    })
+}
+
+/// The store read at `path` in this pass, or `read()`'s answer (kept when
+/// `Ok` and a pass is open).
+pub(super) fn store<E>(
+    path: &Path,
+    read: impl FnOnce() -> Result<AuthStore, E>,
+) -> Result<AuthStore, E> {
+    if let Some(s) = with(|m| m.stores.get(path).cloned()).flatten() {
+        return Ok(s);
+    }
+    let s = read()?;
+    with(|m| m.stores.insert(path.to_path_buf(), s.clone()));
+    Ok(s)
+}
+
+/// `provider`'s store path for `home` as resolved in this pass, or `resolve()`'s.
+pub(super) fn path(home: &Path, provider: &str, resolve: impl FnOnce() -> PathBuf) -> PathBuf {
+    let key = (home.to_path_buf(), provider.to_string());
+    if let Some(p) = with(|m| m.paths.get(&key).cloned()).flatten() {
+        return p;
+    }
+    let found = resolve();
+    with(|m| m.paths.insert(key, found.clone()));
+    found
+}
+
+/// Forget what this pass read of `path` and every path resolved (a write
+/// can change which store holds a provider).
+pub(super) fn forget(path: &Path) {
+    with(|m| {
+        m.stores.remove(path);
+        m.paths.clear();
+    });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::auth::store::{load, path_for, write_store};
+    use crate::hermes::pass::run as snapshot;
+
+    const XAI: &str = r#"{"providers":{"xai-oauth":{"tokens":{"access_token":"a"}}}}"#;
+    const NOUS: &str = r#"{"providers":{"nous":{"access_token":"n"}}}"#;
+
+    fn holds(path: &Path, provider: &str) -> bool {
+        load(path).expect("load").provider(provider).is_some()
+    }
+
+    /// Inside a pass a file is read once (a change made meanwhile is not
+    /// seen, nor a profile's new sign-in); after it, the files are read again.
+    #[test]
+    fn a_pass_reads_each_store_once_and_forgets_it_at_its_end() {
+        let d = tempfile::tempdir().expect("tempdir");
+        let root = d.path().join("data");
+        let profile = root.join("profiles/p");
+        std::fs::create_dir_all(&profile).expect("mkdir");
+        std::fs::write(root.join("auth.json"), XAI).expect("write");
+        let own = profile.join("auth.json");
+        snapshot(|| {
+            assert_eq!(path_for(&profile, "xai-oauth"), root.join("auth.json"));
+            assert!(!holds(&own, "nous"));
+            std::fs::write(&own, NOUS).expect("write");
+            std::fs::write(root.join("auth.json"), "{}").expect("write");
+            // Nested passes share the outer one.
+            snapshot(|| {
+                assert_eq!(path_for(&profile, "xai-oauth"), root.join("auth.json"));
+                assert!(!holds(&own, "nous"));
+            });
+            assert!(
+                pass::current().is_some(),
+                "a nested pass does not end the outer one"
+            );
+            assert!(holds(&root.join("auth.json"), "xai-oauth"));
+        });
+        assert!(pass::current().is_none());
+        assert!(holds(&own, "nous"));
+        assert_eq!(path_for(&profile, "xai-oauth"), own);
+        // The next pass on the thread starts from the files, not from the last one's reads.
+        snapshot(|| {
+            assert!(holds(&own, "nous"));
+            assert_eq!(path_for(&profile, "xai-oauth"), own);
+        });
+    }
+
+    /// A write inside a pass is seen by the reads after it, and may move
+    /// where a provider's sign-in is found.
+    #[test]
+    fn a_write_inside_a_pass_is_read_back() {
+        let d = tempfile::tempdir().expect("tempdir");
+        let root = d.path().join("data");
+        let profile = root.join("profiles/p");
+        std::fs::create_dir_all(&profile).expect("mkdir");
+        std::fs::write(root.join("auth.json"), XAI).expect("write");
+        let own = profile.join("auth.json");
+        snapshot(|| {
+            assert_eq!(path_for(&profile, "xai-oauth"), root.join("auth.json"));
+            assert!(!holds(&own, "xai-oauth"));
+            let store = crate::auth::authjson::AuthStore::from_value(
+                serde_json::from_str(XAI).expect("json"),
+            );
+            write_store(&own, store).expect("write_store");
+            assert!(holds(&own, "xai-oauth"));
+            assert_eq!(path_for(&profile, "xai-oauth"), own);
+        });
+    }
+
+    /// A failed read is not kept.
+    #[test]
+    fn errors_are_read_again() {
+        let d = tempfile::tempdir().expect("tempdir");
+        let p = d.path().join("auth.json");
+        std::fs::create_dir(&p).expect("a directory where the file goes");
+        snapshot(|| {
+            assert!(load(&p).is_err());
+            std::fs::remove_dir(&p).expect("rmdir");
+            std::fs::write(&p, NOUS).expect("write");
+            assert!(holds(&p, "nous"));
+        });
+    }
+}
