@@ -478,7 +478,8 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                         .await;
                 });
             }
-            tools_report(&server, args.json, v)?;
+            // One pass: the tool list and the providers read the sign-ins once, alike.
+            crate::hermes::pass::run(|| tools_report(&server, args.json, v))?;
             Ok(ExitCode::SUCCESS)
         }
     }

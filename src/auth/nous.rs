@@ -153,7 +153,7 @@ pub(crate) fn save_store_with(
     let path = auth_path(home);
     // A store that cannot be read is an error, never an empty store to
     // write over (that would drop every other sign-in).
-    let typed = auth_store::load(&path)?;
+    let typed = auth_store::load_fresh(&path)?;
     let mut store = as_map(&typed).map_err(|e| AuthStoreError::Write {
         path: path.clone(),
         source: Box::new(e),

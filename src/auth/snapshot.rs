@@ -9,43 +9,28 @@
 //! `readlink`s) before it was answered; inside a pass each distinct file is
 //! read once and each `(home, provider)` resolved once.
 //!
-//! The memory serves only the pass it was made in (on its thread): a call
-//! outside a pass reads the files again, so a sign-in made meanwhile is
-//! seen. Writing a store ([`super::store::write_store`]) forgets what the
+//! The memory serves only the pass it was made in (on its thread) and is
+//! dropped with it: a call outside a pass reads the files again, so a
+//! sign-in made meanwhile is seen. Writing a store ([`super::store::write_store`]) forgets what the
 //! pass had read of it. Read errors are not kept (the next read tries again).
 
-use std::cell::RefCell;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use super::authjson::AuthStore;
 use crate::hermes::pass;
 
+/// What one pass has read: stores by path, and resolved store paths by
+/// `(home, provider)`.
 #[derive(Default)]
 struct Memory {
-    pass: u64,
     stores: HashMap<PathBuf, AuthStore>,
     paths: HashMap<(PathBuf, String), PathBuf>,
 }
 
-thread_local! {
-    static MEMORY: RefCell<Memory> = RefCell::new(Memory::default());
-}
-
-/// `f` on this pass's memory (emptied when it was another pass's), or
-/// `None` outside a pass.
+/// `f` on this pass's memory, or `None` outside a pass.
 fn with<T>(f: impl FnOnce(&mut Memory) -> T) -> Option<T> {
-    let n = pass::current()?;
-    MEMORY.with(|m| {
-        let mut m = m.borrow_mut();
-        if m.pass != n {
-            *m = Memory {
-                pass: n,
-                ..Memory::default()
-            };
-        }
-        Some(f(&mut m))
-    })
+    pass::with_kept(f)
 }
 
 /// The store read at `path` in this pass, or `read()`'s answer (kept when
@@ -86,7 +71,7 @@ pub(super) fn forget(path: &Path) {
 mod tests {
     use super::*;
     use crate::auth::store::{load, path_for, write_store};
-    use crate::hermes::pass::run as snapshot;
+    use crate::hermes::pass::run as pass;
 
     const XAI: &str = r#"{"providers":{"xai-oauth":{"tokens":{"access_token":"a"}}}}"#;
     const NOUS: &str = r#"{"providers":{"nous":{"access_token":"n"}}}"#;
@@ -105,27 +90,27 @@ mod tests {
         std::fs::create_dir_all(&profile).expect("mkdir");
         std::fs::write(root.join("auth.json"), XAI).expect("write");
         let own = profile.join("auth.json");
-        snapshot(|| {
+        pass(|| {
             assert_eq!(path_for(&profile, "xai-oauth"), root.join("auth.json"));
             assert!(!holds(&own, "nous"));
             std::fs::write(&own, NOUS).expect("write");
             std::fs::write(root.join("auth.json"), "{}").expect("write");
             // Nested passes share the outer one.
-            snapshot(|| {
+            pass(|| {
                 assert_eq!(path_for(&profile, "xai-oauth"), root.join("auth.json"));
                 assert!(!holds(&own, "nous"));
             });
             assert!(
-                pass::current().is_some(),
+                crate::hermes::pass::is_open(),
                 "a nested pass does not end the outer one"
             );
             assert!(holds(&root.join("auth.json"), "xai-oauth"));
         });
-        assert!(pass::current().is_none());
+        assert!(!crate::hermes::pass::is_open());
         assert!(holds(&own, "nous"));
         assert_eq!(path_for(&profile, "xai-oauth"), own);
         // The next pass on the thread starts from the files, not from the last one's reads.
-        snapshot(|| {
+        pass(|| {
             assert!(holds(&own, "nous"));
             assert_eq!(path_for(&profile, "xai-oauth"), own);
         });
@@ -141,7 +126,7 @@ mod tests {
         std::fs::create_dir_all(&profile).expect("mkdir");
         std::fs::write(root.join("auth.json"), XAI).expect("write");
         let own = profile.join("auth.json");
-        snapshot(|| {
+        pass(|| {
             assert_eq!(path_for(&profile, "xai-oauth"), root.join("auth.json"));
             assert!(!holds(&own, "xai-oauth"));
             let store = crate::auth::authjson::AuthStore::from_value(
@@ -153,13 +138,36 @@ mod tests {
         });
     }
 
+    /// A store path is resolved once per pass (what saves the `readlink`s:
+    /// the answer itself would be the same from the kept stores).
+    #[test]
+    fn a_path_is_resolved_once_per_pass() {
+        let calls = std::cell::Cell::new(0);
+        let resolve = || {
+            calls.set(calls.get() + 1);
+            PathBuf::from("/h/auth.json")
+        };
+        pass(|| {
+            for _ in 0..3 {
+                assert_eq!(
+                    path(Path::new("/h"), "nous", resolve),
+                    Path::new("/h/auth.json")
+                );
+            }
+            path(Path::new("/h"), "xai-oauth", resolve);
+        });
+        assert_eq!(calls.get(), 2, "once per (home, provider)");
+        path(Path::new("/h"), "nous", resolve);
+        assert_eq!(calls.get(), 3, "outside a pass, every time");
+    }
+
     /// A failed read is not kept.
     #[test]
     fn errors_are_read_again() {
         let d = tempfile::tempdir().expect("tempdir");
         let p = d.path().join("auth.json");
         std::fs::create_dir(&p).expect("a directory where the file goes");
-        snapshot(|| {
+        pass(|| {
             assert!(load(&p).is_err());
             std::fs::remove_dir(&p).expect("rmdir");
             std::fs::write(&p, NOUS).expect("write");

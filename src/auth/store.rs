@@ -95,9 +95,16 @@ fn resolve_path_for(hermes_home: &Path, provider: &str) -> PathBuf {
 }
 
 /// The store, or an empty one when missing or not a JSON object (as Hermes).
-/// Within a [`super::snapshot::snapshot`] pass, read once.
+/// Within a resolve pass ([`crate::hermes::pass`]), read once.
 pub fn load(path: &Path) -> Result<AuthStore, AuthStoreError> {
     super::snapshot::store(path, || read(path))
+}
+
+/// [`load`] from the file even inside a pass: for the read under Hermes'
+/// `auth.lock` before a write, where another process may just have rotated
+/// a single-use refresh token (a kept copy written back would undo that).
+pub fn load_fresh(path: &Path) -> Result<AuthStore, AuthStoreError> {
+    read(path)
 }
 
 fn read(path: &Path) -> Result<AuthStore, AuthStoreError> {
@@ -383,7 +390,7 @@ where
                 path: path.clone(),
                 source: Box::new(e),
             })??;
-        let mut store = load(&path)?;
+        let mut store = load_fresh(&path)?;
         if !holds(&store, provider, &old_access) {
             return Ok(None);
         }

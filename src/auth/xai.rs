@@ -251,7 +251,7 @@ pub(crate) async fn refresh_rejected(
 
 /// The token the entry `id` holds now (after another process refreshed it).
 fn current_token(path: &std::path::Path, id: &str, now: f64) -> Option<String> {
-    let store = auth_store::load(path).ok()?;
+    let store = auth_store::load_fresh(path).ok()?;
     entries(&store)
         .into_iter()
         .find(|e| e.id() == id && e.selectable(now))

@@ -713,6 +713,72 @@ mod tests {
         }
     }
 
+    /// A toolset whose tools say which call of the open resolve pass
+    /// resolved them (0: no pass).
+    struct InPass(&'static [ToolDef]);
+
+    impl Toolset for InPass {
+        fn name(&self) -> &'static str {
+            "in_pass"
+        }
+        fn defs(&self) -> &'static [ToolDef] {
+            self.0
+        }
+        fn resolve(&self, _ctx: &Context, def: &'static ToolDef) -> ToolEntry {
+            #[derive(Default)]
+            struct Seen(u32);
+            let n = crate::hermes::pass::with_kept(|s: &mut Seen| {
+                s.0 += 1;
+                s.0
+            });
+            def.entry(Availability::Unavailable(n.unwrap_or(0).to_string()))
+        }
+        fn call<'a>(
+            &'a self,
+            _ctx: &'a Context,
+            _call: ToolCall,
+        ) -> toolset::BoxFuture<'a, ToolOutput> {
+            Box::pin(async { ToolOutput::error("no tools") })
+        }
+    }
+
+    /// Every tool of every toolset is resolved in one pass (so the auth
+    /// stores are read once for all of them), and the pass ends with it.
+    #[test]
+    fn entries_resolve_every_tool_in_one_pass() {
+        let ctx = Context::with_parts(
+            crate::hermes::HermesHome {
+                path: "/nonexistent/hermes".into(),
+                explicit: true,
+            },
+            Env::from_map::<_, String, String>([]),
+            HermesConfig::default(),
+        );
+        const fn def(name: &'static str) -> ToolDef {
+            ToolDef {
+                name,
+                description: "",
+                schema: || json!({"type":"object"}),
+                hints: Hints::READ_ONLY,
+            }
+        }
+        const A: &[ToolDef] = &[def("a1"), def("a2")];
+        const B: &[ToolDef] = &[def("b1"), def("b2")];
+        let server = HermesServer::new(ctx, vec![Box::new(InPass(A)), Box::new(InPass(B))]);
+        for _ in 0..2 {
+            let seen: Vec<String> = server
+                .entries()
+                .into_iter()
+                .map(|(_, e)| match e.availability {
+                    Availability::Unavailable(n) => n,
+                    Availability::Available => String::new(),
+                })
+                .collect();
+            assert_eq!(seen, ["1", "2", "3", "4"]);
+            assert!(!crate::hermes::pass::is_open());
+        }
+    }
+
     struct Harness {
         write: tokio::io::WriteHalf<tokio::io::DuplexStream>,
         lines: tokio::io::Lines<BufReader<tokio::io::ReadHalf<tokio::io::DuplexStream>>>,
