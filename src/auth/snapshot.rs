@@ -15,6 +15,8 @@
 //! pass had read of it. Read errors are not kept (the next read tries again).
 
 use std::collections::HashMap;
+use std::convert::Infallible;
+use std::hash::Hash;
 use std::path::{Path, PathBuf};
 
 use super::authjson::AuthStore;
@@ -28,40 +30,40 @@ struct Memory {
     paths: HashMap<(PathBuf, String), PathBuf>,
 }
 
-/// `f` on this pass's memory, or `None` outside a pass.
-fn with<T>(f: impl FnOnce(&mut Memory) -> T) -> Option<T> {
-    pass::with_kept(f)
+/// The value this pass keeps in `table` under `key`, else `make()`'s (kept
+/// when `Ok` and a pass is open).
+fn remembered<K: Eq + Hash, V: Clone, E>(
+    table: fn(&mut Memory) -> &mut HashMap<K, V>,
+    key: K,
+    make: impl FnOnce() -> Result<V, E>,
+) -> Result<V, E> {
+    if let Some(v) = pass::with_kept(|m| table(m).get(&key).cloned()).flatten() {
+        return Ok(v);
+    }
+    let v = make()?;
+    pass::with_kept(|m| table(m).insert(key, v.clone()));
+    Ok(v)
 }
 
-/// The store read at `path` in this pass, or `read()`'s answer (kept when
-/// `Ok` and a pass is open).
+/// The store read at `path` in this pass, or `read()`'s answer.
 pub(super) fn store<E>(
     path: &Path,
     read: impl FnOnce() -> Result<AuthStore, E>,
 ) -> Result<AuthStore, E> {
-    if let Some(s) = with(|m| m.stores.get(path).cloned()).flatten() {
-        return Ok(s);
-    }
-    let s = read()?;
-    with(|m| m.stores.insert(path.to_path_buf(), s.clone()));
-    Ok(s)
+    remembered(|m| &mut m.stores, path.to_path_buf(), read)
 }
 
 /// `provider`'s store path for `home` as resolved in this pass, or `resolve()`'s.
 pub(super) fn path(home: &Path, provider: &str, resolve: impl FnOnce() -> PathBuf) -> PathBuf {
     let key = (home.to_path_buf(), provider.to_string());
-    if let Some(p) = with(|m| m.paths.get(&key).cloned()).flatten() {
-        return p;
-    }
-    let found = resolve();
-    with(|m| m.paths.insert(key, found.clone()));
-    found
+    let Ok(p) = remembered(|m| &mut m.paths, key, || Ok::<_, Infallible>(resolve()));
+    p
 }
 
 /// Forget what this pass read of `path` and every path resolved (a write
 /// can change which store holds a provider).
 pub(super) fn forget(path: &Path) {
-    with(|m| {
+    pass::with_kept(|m: &mut Memory| {
         m.stores.remove(path);
         m.paths.clear();
     });
@@ -76,6 +78,17 @@ mod tests {
     const XAI: &str = r#"{"providers":{"xai-oauth":{"tokens":{"access_token":"a"}}}}"#;
     const NOUS: &str = r#"{"providers":{"nous":{"access_token":"n"}}}"#;
 
+    /// `<dir>/data` with an xAI sign-in, its profile `p` with none: the
+    /// root, the profile and the profile's own `auth.json` (not written).
+    fn signed_in_root_and_profile(dir: &Path) -> (PathBuf, PathBuf, PathBuf) {
+        let root = dir.join("data");
+        let profile = root.join("profiles/p");
+        std::fs::create_dir_all(&profile).expect("mkdir");
+        std::fs::write(root.join("auth.json"), XAI).expect("write");
+        let own = profile.join("auth.json");
+        (root, profile, own)
+    }
+
     fn holds(path: &Path, provider: &str) -> bool {
         load(path).expect("load").provider(provider).is_some()
     }
@@ -85,11 +98,7 @@ mod tests {
     #[test]
     fn a_pass_reads_each_store_once_and_forgets_it_at_its_end() {
         let d = tempfile::tempdir().expect("tempdir");
-        let root = d.path().join("data");
-        let profile = root.join("profiles/p");
-        std::fs::create_dir_all(&profile).expect("mkdir");
-        std::fs::write(root.join("auth.json"), XAI).expect("write");
-        let own = profile.join("auth.json");
+        let (root, profile, own) = signed_in_root_and_profile(d.path());
         pass(|| {
             assert_eq!(path_for(&profile, "xai-oauth"), root.join("auth.json"));
             assert!(!holds(&own, "nous"));
@@ -121,11 +130,7 @@ mod tests {
     #[test]
     fn a_write_inside_a_pass_is_read_back() {
         let d = tempfile::tempdir().expect("tempdir");
-        let root = d.path().join("data");
-        let profile = root.join("profiles/p");
-        std::fs::create_dir_all(&profile).expect("mkdir");
-        std::fs::write(root.join("auth.json"), XAI).expect("write");
-        let own = profile.join("auth.json");
+        let (root, profile, own) = signed_in_root_and_profile(d.path());
         pass(|| {
             assert_eq!(path_for(&profile, "xai-oauth"), root.join("auth.json"));
             assert!(!holds(&own, "xai-oauth"));
