@@ -586,7 +586,7 @@ mod tests {
     //! The routing, cancellation and progress plumbing, in process, with a test
     //! toolset (the real toolsets are tested through the binary in tests/).
     use super::*;
-    use crate::hermes::{Env, HermesConfig};
+    use crate::hermes::context::test_ctx;
     use serde_json::json;
     use std::sync::atomic::{AtomicBool, Ordering};
     use std::time::Duration;
@@ -689,14 +689,7 @@ mod tests {
     fn instructions_have_every_piece_and_survive_one_that_panics() {
         use context::Slot;
         let piece = |reads_files, piece| Box::new(Piece { reads_files, piece }) as Box<dyn Toolset>;
-        let ctx = Context::with_parts(
-            crate::hermes::HermesHome {
-                path: "/nonexistent/hermes".into(),
-                explicit: true,
-            },
-            Env::from_map::<_, String, String>([]),
-            HermesConfig::default(),
-        );
+        let ctx = test_ctx("", &[]);
         let server = HermesServer::new(
             ctx,
             vec![
@@ -746,14 +739,7 @@ mod tests {
     /// stores are read once for all of them), and the pass ends with it.
     #[test]
     fn entries_resolve_every_tool_in_one_pass() {
-        let ctx = Context::with_parts(
-            crate::hermes::HermesHome {
-                path: "/nonexistent/hermes".into(),
-                explicit: true,
-            },
-            Env::from_map::<_, String, String>([]),
-            HermesConfig::default(),
-        );
+        let ctx = test_ctx("", &[]);
         const fn def(name: &'static str) -> ToolDef {
             ToolDef {
                 name,
@@ -791,15 +777,7 @@ mod tests {
         async fn start() -> Self {
             let finished = Arc::new(AtomicBool::new(false));
             let shut_down = Arc::new(AtomicBool::new(false));
-            let home = crate::hermes::HermesHome {
-                path: "/nonexistent/hermes".into(),
-                explicit: true,
-            };
-            let ctx = Context::with_parts(
-                home,
-                Env::from_map::<_, String, String>([]),
-                HermesConfig::default(),
-            );
+            let ctx = test_ctx("", &[]);
             let server = HermesServer::new(
                 ctx,
                 vec![Box::new(Slow {
