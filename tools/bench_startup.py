@@ -173,8 +173,8 @@ class Session:
                   file=sys.stderr)
 
     def end(self, code=False):
-        """Close stdin and reap the process: its peak RSS in MiB (and with `code`, the MiB of
-        its binary's code resident at the end in `self.code_mib`).
+        """Close stdin and reap the process: its peak RSS in MiB, and with `code` the MiB of
+        its binary's code resident at the end (else None).
 
         The peak is the kernel's high-water mark of the server's own address space
         (/proc/PID/status VmHWM, read after the last answer). Not wait4's ru_maxrss: Linux
@@ -188,12 +188,11 @@ class Session:
         self.wait_idle()
         with open(f"/proc/{self.p.pid}/status", encoding="ascii") as f:
             hwm_kib = next(int(l.split()[1]) for l in f if l.startswith("VmHWM:"))
-        if code:
-            self.code_mib = code_resident_kib(self.p.pid, self.p.args[0]) / 1024
+        code_mib = code_resident_kib(self.p.pid, self.p.args[0]) / 1024 if code else None
         self.p.stdin.close()
         _, status, _ = os.wait4(self.p.pid, 0)
         self.p.returncode = os.waitstatus_to_exitcode(status)
-        return hwm_kib / 1024
+        return hwm_kib / 1024, code_mib
 
 
 def code_resident_kib(pid, binary):
@@ -231,8 +230,7 @@ def short_session(argv, env, hermes):
         s.call("memory", {"action": "remove", "target": "memory", "old_text": entry})
         if "kanban_list" in tools:
             s.call("kanban_list", {})
-    peak = s.end(code=hermes)
-    return peak, s.code_mib if hermes else None
+    return s.end(code=hermes)
 
 
 def med(xs):
