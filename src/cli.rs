@@ -388,7 +388,6 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
         Command::Serve(args) => {
             tune_allocator();
-            let released = release_relocation_records();
             let server = build_server_with(&args.home, args.context.options())?;
             let log = hermes::logfile::LogFile::open_in(&server.context().home.path);
             let file_level = if v.verbose > 1 {
@@ -405,7 +404,6 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             if let Err(why) = log {
                 tracing::warn!("{why}");
             }
-            tracing::debug!("relocation records released: {released} bytes");
             let rt = tokio::runtime::Builder::new_multi_thread()
                 .worker_threads(2)
                 .enable_all()
@@ -502,102 +500,6 @@ fn tune_allocator() {
         libc::mallopt(libc::M_MMAP_THRESHOLD, 64 * 1024);
         libc::mallopt(libc::M_TRIM_THRESHOLD, 128 * 1024);
     }
-}
-
-/// Give back the resident pages of the binary's relocation records
-/// (`.rela.dyn`: 62k records, 1.4 MiB of a release build, about a twelfth of a
-/// short `serve` session's peak). The loader reads them once, before `main`, to
-/// relocate the binary; nothing reads them again (the binary is bound at load,
-/// `BIND_NOW`, and `.rela.plt` is not touched here), yet their pages would stay
-/// in the process's resident set for its whole life. `MADV_DONTNEED` on pages
-/// of a private file mapping that were never written drops them from the
-/// process; a later read would fault them back from the file. Only whole pages
-/// inside a segment that is neither writable nor executable are given back,
-/// never one of RELRO (written by the relocations). Returns the bytes given
-/// back: 0 when there is nothing to give or the kernel refuses.
-fn release_relocation_records() -> usize {
-    #[cfg(all(target_os = "linux", target_env = "gnu", target_pointer_width = "64"))]
-    {
-        let Some(pages) = relocation_record_pages() else {
-            return 0;
-        };
-        // SAFETY: the range is whole pages of a read-only private file mapping
-        // of this binary that nothing writes (relocation_record_pages); dropping
-        // them only makes a later read fault them back from the file.
-        let done = unsafe {
-            libc::madvise(
-                pages.start as *mut std::ffi::c_void,
-                pages.len(),
-                libc::MADV_DONTNEED,
-            )
-        };
-        if done == 0 { pages.len() } else { 0 }
-    }
-    #[cfg(not(all(target_os = "linux", target_env = "gnu", target_pointer_width = "64")))]
-    0
-}
-
-/// The whole pages of the main program's `DT_RELA` table, when they lie in a
-/// loaded segment that is neither writable nor executable and outside
-/// `PT_GNU_RELRO`.
-#[cfg(all(target_os = "linux", target_env = "gnu", target_pointer_width = "64"))]
-fn relocation_record_pages() -> Option<std::ops::Range<usize>> {
-    use std::ffi::{c_int, c_void};
-    /// `Elf64_Dyn`.
-    #[repr(C)]
-    struct Dyn {
-        tag: i64,
-        val: u64,
-    }
-    const DT_NULL: i64 = 0;
-    const DT_RELA: i64 = 7;
-    const DT_RELASZ: i64 = 8;
-    unsafe extern "C" fn main_program(
-        info: *mut libc::dl_phdr_info,
-        _size: usize,
-        out: *mut c_void,
-    ) -> c_int {
-        // SAFETY: glibc passes the main program first, its headers valid for
-        // the call; `out` is the `Option` below.
-        unsafe {
-            *out.cast::<Option<(usize, Vec<libc::Elf64_Phdr>)>>() = Some((
-                (*info).dlpi_addr as usize,
-                std::slice::from_raw_parts((*info).dlpi_phdr, usize::from((*info).dlpi_phnum))
-                    .to_vec(),
-            ))
-        };
-        1
-    }
-    let mut main: Option<(usize, Vec<libc::Elf64_Phdr>)> = None;
-    // SAFETY: the callback only copies what it is given into `main`.
-    unsafe { libc::dl_iterate_phdr(Some(main_program), (&raw mut main).cast()) };
-    let (base, phdrs) = main?;
-    let at =
-        |p: &libc::Elf64_Phdr| base + p.p_vaddr as usize..base + (p.p_vaddr + p.p_memsz) as usize;
-    let dynamic = phdrs.iter().find(|p| p.p_type == libc::PT_DYNAMIC)?;
-    let count = dynamic.p_memsz as usize / size_of::<Dyn>();
-    // SAFETY: PT_DYNAMIC of the loaded main program: `count` entries, mapped.
-    let entries = unsafe { std::slice::from_raw_parts(at(dynamic).start as *const Dyn, count) };
-    let value = |tag| {
-        let mut entries = entries.iter().take_while(|d| d.tag != DT_NULL);
-        entries.find(|d| d.tag == tag).map(|d| d.val as usize)
-    };
-    let (rela, size) = (value(DT_RELA)?, value(DT_RELASZ)?);
-    // glibc has made the address absolute; another loader may not have.
-    let start = if rela >= base { rela } else { base + rela };
-    let records = start..start.checked_add(size)?;
-    let inside = |r: &std::ops::Range<usize>| r.start <= records.start && records.end <= r.end;
-    let read_only = phdrs.iter().any(|p| {
-        p.p_type == libc::PT_LOAD && p.p_flags & (libc::PF_W | libc::PF_X) == 0 && inside(&at(p))
-    });
-    let overlaps = |r: std::ops::Range<usize>| r.start < records.end && records.start < r.end;
-    let relro = phdrs
-        .iter()
-        .any(|p| p.p_type == libc::PT_GNU_RELRO && overlaps(at(p)));
-    // SAFETY: sysconf has no preconditions.
-    let page = usize::try_from(unsafe { libc::sysconf(libc::_SC_PAGESIZE) }).ok()?;
-    let pages = records.start.next_multiple_of(page)..records.end / page * page;
-    (read_only && !relro && !pages.is_empty()).then_some(pages)
 }
 
 /// Resolve the Hermes home from the flags and build the server (no I/O).
@@ -973,33 +875,5 @@ mod tests {
         assert!(!decide_color(ColorChoice::Auto, false, false));
         assert!(decide_color(ColorChoice::Always, false, true));
         assert!(!decide_color(ColorChoice::Never, true, false));
-    }
-
-    /// The relocation records' pages are dropped from the process (the
-    /// test binary is a position-independent executable with records), and
-    /// reading them afterwards faults the same bytes back from the file.
-    #[cfg(all(target_os = "linux", target_env = "gnu", target_pointer_width = "64"))]
-    #[test]
-    fn relocation_records_are_given_back_and_read_back_alike() {
-        use std::io::{Read, Seek, SeekFrom};
-        let pages = relocation_record_pages().expect("the test binary has relocation records");
-        // SAFETY: sysconf has no preconditions.
-        let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) } as usize;
-        let resident = |at: usize| {
-            let mut map = std::fs::File::open("/proc/self/pagemap").unwrap();
-            map.seek(SeekFrom::Start((at / page * 8) as u64)).unwrap();
-            let mut entry = [0u8; 8];
-            map.read_exact(&mut entry).unwrap();
-            u64::from_le_bytes(entry) >> 63 == 1
-        };
-        // SAFETY: the pages are mapped, readable parts of this binary.
-        let read = |at: usize| unsafe { std::ptr::read_volatile(at as *const u64) };
-        let first = read(pages.start);
-        assert!(resident(pages.start));
-        assert_eq!(release_relocation_records(), pages.len());
-        assert!(!resident(pages.start));
-        assert!(!resident(pages.end - page));
-        assert_eq!(read(pages.start), first);
-        assert!(resident(pages.start));
     }
 }

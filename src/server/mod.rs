@@ -9,6 +9,7 @@ pub mod args;
 mod calllog;
 pub mod context;
 pub mod framing;
+mod idle;
 pub mod output;
 pub mod progress;
 pub mod running;
@@ -255,6 +256,7 @@ impl HermesServer {
         let inner = self.inner.clone();
         tokio::task::spawn_blocking(move || {
             let started = std::time::Instant::now();
+            idle::release_relocation_records_once();
             crate::redact::warm();
             untrusted::warm();
             for i in listed {
@@ -264,6 +266,7 @@ impl HermesServer {
                 tracing::debug!("warm-up of {}: {:?}", ts.name(), t.elapsed());
             }
             tracing::debug!("warm-up done in {:?}", started.elapsed());
+            idle::trim_now();
         });
     }
 
@@ -275,6 +278,7 @@ impl HermesServer {
         cancel: CancellationToken,
         progress: Progress,
     ) -> ToolOutput {
+        let _busy = idle::Call::start();
         self.warmed().await;
         let ctx = &self.inner.ctx;
         let Some(&(i, def)) = self.inner.index.get(name) else {
