@@ -67,6 +67,8 @@ struct Inner {
     context: ContextOptions,
     /// `instructions`, composed once ([`HermesServer::instructions`]).
     instructions: std::sync::OnceLock<Composed>,
+    /// When to give freed heap back ([`idle`]).
+    idle: Arc<idle::Idle>,
 }
 
 impl HermesServer {
@@ -97,6 +99,7 @@ impl HermesServer {
                 listed: std::sync::atomic::AtomicBool::new(false),
                 context,
                 instructions: std::sync::OnceLock::new(),
+                idle: Arc::default(),
             }),
         }
     }
@@ -266,7 +269,7 @@ impl HermesServer {
                 tracing::debug!("warm-up of {}: {:?}", ts.name(), t.elapsed());
             }
             tracing::debug!("warm-up done in {:?}", started.elapsed());
-            idle::trim_now();
+            inner.idle.trim_now();
         });
     }
 
@@ -278,7 +281,7 @@ impl HermesServer {
         cancel: CancellationToken,
         progress: Progress,
     ) -> ToolOutput {
-        let _busy = idle::Call::start();
+        let _busy = self.inner.idle.call();
         self.warmed().await;
         let ctx = &self.inner.ctx;
         let Some(&(i, def)) = self.inner.index.get(name) else {
@@ -377,6 +380,9 @@ impl ServerHandler for HermesServer {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
+        // Until the reply is built, so that the trim after it finds its
+        // intermediate buffers freed.
+        let _busy = self.inner.idle.call();
         let progress = Progress::new(context.peer.clone(), context.meta.get_progress_token());
         // Cancelled by notifications/cancelled (rmcp cancels context.ct) or by shutdown.
         let cancel = self.inner.shutdown.child_token();

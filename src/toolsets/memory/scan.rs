@@ -19,8 +19,10 @@
 //! * `re.IGNORECASE` matches a pattern letter with every character whose
 //!   simple lowercase is that letter, plus sre's extra equivalences: `i` is
 //!   `i I ı İ`, `s` is `s S ſ`, `k` is `k K K` (Kelvin), each other letter its
-//!   two ASCII cases; so each letter becomes an explicit class and the crate's
-//!   own case folding is not used.
+//!   two ASCII cases; the crate's own case folding is not used: the folded
+//!   text `serve` scans is lowercase with those characters made their ASCII
+//!   letter ([`fold`]), so a letter is itself, and the reference port the
+//!   tests check it against makes each letter an explicit class.
 //!
 //! NFKC is done with Python's Unicode 14.0 in view: a character Unicode
 //! assigned after 14.0 is unassigned to Python, which leaves it alone (and it
@@ -375,8 +377,8 @@ struct Pattern {
     compiled: OnceLock<Regex>,
 }
 
-/// Compiled as ported (letters are explicit classes, so no case folding);
-/// the folded flavour byte by byte; the exact forms need more than the
+/// Compiled as ported, without the crate's case folding ([`port`] has made
+/// each letter what the flavour's text needs); the folded flavour byte by byte; the exact forms need more than the
 /// crate's default size limit.
 fn build(flavour: Flavour, pattern: &str) -> Regex {
     RegexBuilder::new(pattern)
