@@ -8,66 +8,76 @@
 //! threads (the tokio workers, blocking threads, the warm-up), so what the
 //! warm-up and each call built and dropped stays resident, scattered over
 //! arenas none of them may reuse. `malloc_trim(0)` returns every whole free
-//! page of every arena; after a call it runs on a blocking thread, and a burst
-//! of calls asks for one trim, not one each. After tools/bench_startup.py's short
-//! session on its realistic home, the process holds 0.7 MiB less anonymous
-//! memory with the trims than without, and the session's peak is 0.1–0.5 MiB
-//! lower.
+//! page of every arena: at once when the warm-up is done, and after calls once
+//! [`IDLE_TRIM`] passes without a call (trimming after each of calls in quick
+//! succession made the next ones fault the pages back: 0.1–0.6 ms a call).
+//! After tools/bench_startup.py's short session on its realistic home, the
+//! process holds 0.7 MiB less anonymous memory with the trims than without,
+//! and the session's peak is 0.1–0.5 MiB lower.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::SeqCst};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering::SeqCst};
+use std::time::Duration;
+
+use tokio::task::JoinHandle;
+
+pub(crate) use crate::hermes::deadlines::IDLE_TRIM;
 
 /// One server's bookkeeping of when to trim (the heap is the process's, but a
 /// trim while another server of the process is busy only costs it a few page
-/// faults). Sequentially consistent throughout: an ending call and a starting
-/// trim each write one flag and read the other, and either must see the other.
-#[derive(Debug, Default)]
+/// faults).
+#[derive(Debug)]
 pub(crate) struct Idle {
+    /// How long without a call before a trim.
+    quiet: Duration,
     /// Calls running now.
     in_flight: AtomicUsize,
-    /// A trim is asked for and has not started yet.
-    pending: AtomicBool,
+    /// Calls started so far: a trim waiting for quiet sees whether one came.
+    started: AtomicU64,
     /// Trims done (for the tests).
     trims: AtomicUsize,
 }
 
-/// Held for the length of one call; the last one in flight to end asks for a
-/// trim. Nests: a call inside a call counts twice.
-pub(crate) struct Call(Arc<Idle>);
+/// Held for the length of one call; the last one in flight to end starts the
+/// wait for quiet. Nests: a call inside a call counts twice.
+pub(crate) struct Call(Option<Arc<Idle>>);
 
 impl Idle {
-    /// Count a call in flight until the returned guard is dropped.
-    pub(crate) fn call(self: &Arc<Self>) -> Call {
-        self.in_flight.fetch_add(1, SeqCst);
-        Call(self.clone())
+    /// Trim after `quiet` without calls.
+    pub(crate) fn new(quiet: Duration) -> Idle {
+        Idle {
+            quiet,
+            in_flight: AtomicUsize::new(0),
+            started: AtomicU64::new(0),
+            trims: AtomicUsize::new(0),
+        }
     }
 
-    /// Trim on a blocking thread of the current tokio runtime, unless a trim
-    /// is already waiting to run (outside a runtime: nothing).
-    fn trim_soon(self: &Arc<Self>) {
-        let Ok(rt) = tokio::runtime::Handle::try_current() else {
-            return;
-        };
-        if self.pending.swap(true, SeqCst) {
-            return;
+    /// Count a call in flight until the returned guard is dropped.
+    pub(crate) fn call(self: &Arc<Self>) -> Call {
+        self.started.fetch_add(1, SeqCst);
+        self.in_flight.fetch_add(1, SeqCst);
+        Call(Some(self.clone()))
+    }
+
+    /// A call ended. When it was the last in flight: on the current tokio
+    /// runtime (outside one, nothing), wait `quiet`, then trim on a blocking
+    /// thread unless a call started meanwhile (its end waits anew). Returns
+    /// that wait.
+    fn ended(self: Arc<Self>) -> Option<JoinHandle<()>> {
+        if self.in_flight.fetch_sub(1, SeqCst) != 1 {
+            return None;
         }
-        /// Clears `pending` when the task runs, and when a runtime shutting
-        /// down drops it unrun, so that later calls can ask again.
-        struct Started(Arc<Idle>);
-        impl Drop for Started {
-            fn drop(&mut self) {
-                self.0.pending.store(false, SeqCst);
+        let rt = tokio::runtime::Handle::try_current().ok()?;
+        let seen = self.started.load(SeqCst);
+        Some(rt.spawn(async move {
+            tokio::time::sleep(self.quiet).await;
+            // `in_flight` too: a call may have started between this end and
+            // the reading of `seen`.
+            if self.started.load(SeqCst) == seen && self.in_flight.load(SeqCst) == 0 {
+                let _ = tokio::task::spawn_blocking(move || self.trim_now()).await;
             }
-        }
-        let started = Started(self.clone());
-        rt.spawn_blocking(move || {
-            let idle = started.0.clone();
-            drop(started);
-            // A call that started meanwhile asks again when it ends.
-            if idle.in_flight.load(SeqCst) == 0 {
-                idle.trim_now();
-            }
-        });
+        }))
     }
 
     /// Give every whole free page of the allocator's arenas back (glibc), now,
@@ -83,10 +93,18 @@ impl Idle {
     }
 }
 
+impl Call {
+    /// End the call now; the wait for quiet it started, if it was the last.
+    #[cfg(test)]
+    fn end(mut self) -> Option<JoinHandle<()>> {
+        self.0.take()?.ended()
+    }
+}
+
 impl Drop for Call {
     fn drop(&mut self) {
-        if self.0.in_flight.fetch_sub(1, SeqCst) == 1 {
-            self.0.trim_soon();
+        if let Some(idle) = self.0.take() {
+            idle.ended();
         }
     }
 }
@@ -230,7 +248,7 @@ mod tests {
             .collect();
         let kept: Vec<Vec<u8>> = blocks.drain(..).step_by(2).collect();
         assert!(middles.iter().all(|&m| resident(m)));
-        Idle::default().trim_now();
+        Idle::new(IDLE_TRIM.get()).trim_now();
         let still = middles.iter().filter(|&&m| resident(m)).count();
         // A hole reused meanwhile by another thread's allocation stays.
         assert!(
@@ -241,56 +259,38 @@ mod tests {
         assert!(kept.iter().enumerate().all(|(i, b)| b[0] == (2 * i) as u8));
     }
 
-    /// Overlapping calls ask for one trim when the last ends; a call after
-    /// that asks for another. The trim runs on a blocking thread of the
-    /// runtime (dropping the runtime waits for it).
+    /// Overlapping calls wait for quiet once, when the last ends; a call
+    /// that starts during the wait cancels its trim and waits anew when it
+    /// ends. The trim runs on a blocking thread of the runtime.
     #[test]
-    fn the_last_call_in_flight_to_end_asks_for_one_trim() {
-        let idle = Arc::new(Idle::default());
+    fn the_last_call_in_flight_trims_after_quiet_unless_another_starts() {
+        let idle = Arc::new(Idle::new(Duration::ZERO));
         let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_time()
             .build()
             .unwrap();
         rt.block_on(async {
             let first = idle.call();
             let second = idle.call();
-            drop(first);
-            drop(second);
+            assert!(first.end().is_none());
+            second.end().unwrap().await.unwrap();
+            assert_eq!(idle.trims.load(SeqCst), 1);
+            // A wait is not polled before the next call starts: one still
+            // running when the wait ends, and one started and ended during it.
+            let wait = idle.call().end().unwrap();
+            let running = idle.call();
+            wait.await.unwrap();
+            assert_eq!(idle.trims.load(SeqCst), 1);
+            let wait = running.end().unwrap();
+            let quick = idle.call().end().unwrap();
+            wait.await.unwrap();
+            assert_eq!(idle.trims.load(SeqCst), 1);
+            quick.await.unwrap();
+            assert_eq!(idle.trims.load(SeqCst), 2);
         });
-        drop(rt);
-        assert_eq!(idle.trims.load(SeqCst), 1);
-        let rt = tokio::runtime::Builder::new_current_thread()
-            .build()
-            .unwrap();
+        // Dropped, a call ends too.
         rt.block_on(async { drop(idle.call()) });
-        drop(rt);
-        assert_eq!(idle.trims.load(SeqCst), 2);
-        assert!(!idle.pending.load(SeqCst));
-    }
-
-    /// A trim asked for but dropped unrun by a runtime shutting down leaves
-    /// the next call free to ask again.
-    #[test]
-    fn a_trim_dropped_unrun_does_not_stop_later_ones() {
-        let idle = Arc::new(Idle::default());
-        let rt = tokio::runtime::Builder::new_current_thread()
-            .build()
-            .unwrap();
-        let handle = rt.handle().clone();
-        rt.shutdown_background();
-        {
-            // A blocking task spawned on a runtime that is shutting down is
-            // dropped without running.
-            let _in = handle.enter();
-            drop(idle.call());
-        }
-        assert!(!idle.pending.load(SeqCst));
-        assert_eq!(idle.trims.load(SeqCst), 0);
-        let rt = tokio::runtime::Builder::new_current_thread()
-            .build()
-            .unwrap();
-        rt.block_on(async { drop(idle.call()) });
-        drop(rt);
-        assert_eq!(idle.trims.load(SeqCst), 1);
+        assert_eq!(idle.in_flight.load(SeqCst), 0);
     }
 
     /// The relocation records' pages are dropped from the process (the

@@ -99,7 +99,7 @@ impl HermesServer {
                 listed: std::sync::atomic::AtomicBool::new(false),
                 context,
                 instructions: std::sync::OnceLock::new(),
-                idle: Arc::default(),
+                idle: Arc::new(idle::Idle::new(idle::IDLE_TRIM.get())),
             }),
         }
     }
