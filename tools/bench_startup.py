@@ -3,7 +3,8 @@
 
 The baseline is `tools/minimal-rmcp` (the smallest stdio server rmcp makes, with the rmcp
 version and features and the tokio runtime hermes-mcp uses; built here unless --minimal is
-given). Measured, runs interleaved so that machine load falls on all alike:
+given). Measured, runs interleaved so that machine load falls on all alike (with
+--baseline, the two hermes-mcp builds take turns going first: `in_turn`):
 
 * spawn -> `initialize` answered: the minimal server; `serve` on a bare Hermes home; `serve`
   on a realistic home (300 skills in 12 categories, full MEMORY.md and USER.md, a kanban
@@ -233,6 +234,16 @@ def short_session(argv, env, hermes):
     return s.end(code=hermes)
 
 
+def in_turn(bins, i):
+    """The binaries in round `i`'s order: reversed every other round, so that neither runs
+    always right after the minimal server or always right after the other's heavier
+    realistic-home run. In one order only, one program given as both binaries came out with
+    its first copy's bare `initialize` 0.09 and 0.32 ms slower than its second's (two runs
+    of 100); alternating, 0.03 ms."""
+    order = list(bins.items())
+    return order[::-1] if i % 2 else order
+
+
 def med(xs):
     return round(statistics.median(xs), 2) if xs else None
 
@@ -277,16 +288,16 @@ def main():
             ms, flt = exec_run([p, "--version"])
             res[n]["version_ms"].append(ms)
             res[n]["version_minflt"].append(flt)
-    for _ in range(a.init_runs):
+    for i in range(a.init_runs):
         res["minimal"]["init_ms"].append(init_run([minimal], base_env)[0])
-        for n, p in bins.items():
+        for n, p in in_turn(bins, i):
             for h, env in homes.items():
                 ms, chars = init_run([p, "serve"], env)
                 res[n][f"init_{h}_ms"].append(ms)
                 res[n][f"instructions_{h}_chars"] = chars
-    for _ in range(a.rss_runs):
+    for i in range(a.rss_runs):
         res["minimal"]["rss_mib"].append(short_session([minimal], base_env, False)[0])
-        for n, p in bins.items():
+        for n, p in in_turn(bins, i):
             for h, env in homes.items():
                 peak, code = short_session([p, "serve"], env, True)
                 res[n][f"rss_{h}_mib"].append(peak)
