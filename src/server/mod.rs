@@ -149,16 +149,25 @@ impl HermesServer {
     /// Every tool of every toolset, available or not, in registration order
     /// (in one [`crate::hermes::pass`]: each sign-in file read once).
     pub fn entries(&self) -> Vec<(&'static str, ToolEntry)> {
+        self.of_every_toolset(|ts, ctx| {
+            let entries = ts.resolve_all(ctx).into_iter();
+            entries.map(|e| self.with_config_error(e)).collect()
+        })
+    }
+
+    /// What `ask` answers for each toolset, in toolset order and tagged with
+    /// its name, all in one [`crate::hermes::pass`].
+    fn of_every_toolset<T>(
+        &self,
+        ask: impl Fn(&dyn Toolset, &Context) -> Vec<T>,
+    ) -> Vec<(&'static str, T)> {
         crate::hermes::pass::run(|| {
-            self.inner
-                .toolsets
-                .iter()
-                .flat_map(|ts| {
-                    ts.resolve_all(&self.inner.ctx)
-                        .into_iter()
-                        .map(move |entry| (ts.name(), self.with_config_error(entry)))
-                })
-                .collect()
+            let mut out = Vec::new();
+            for ts in &self.inner.toolsets {
+                let answers = ask(ts.as_ref(), &self.inner.ctx);
+                out.extend(answers.into_iter().map(|a| (ts.name(), a)));
+            }
+            out
         })
     }
 
@@ -224,17 +233,7 @@ impl HermesServer {
 
     /// Every toolset's provider choices, in toolset order (for `tools` and `doctor`).
     pub fn providers(&self) -> Vec<(&'static str, ProviderChoice)> {
-        crate::hermes::pass::run(|| {
-            self.inner
-                .toolsets
-                .iter()
-                .flat_map(|ts| {
-                    ts.providers(&self.inner.ctx)
-                        .into_iter()
-                        .map(move |p| (ts.name(), p))
-                })
-                .collect()
-        })
+        self.of_every_toolset(|ts, ctx| ts.providers(ctx))
     }
 
     /// The tools `tools/list` shows: the available ones.
