@@ -280,7 +280,6 @@ impl HermesServer {
         cancel: CancellationToken,
         progress: Progress,
     ) -> ToolOutput {
-        let _busy = self.inner.idle.call();
         self.warmed().await;
         let ctx = &self.inner.ctx;
         let Some(&(i, def)) = self.inner.index.get(name) else {
@@ -379,8 +378,8 @@ impl ServerHandler for HermesServer {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
-        // Until the reply is built, so that the trim after it finds its
-        // intermediate buffers freed.
+        // A client's call, until its reply is built ([`idle`]: the trim after
+        // the last finds its buffers freed).
         let _busy = self.inner.idle.call();
         let progress = Progress::new(context.peer.clone(), context.meta.get_progress_token());
         // Cancelled by notifications/cancelled (rmcp cancels context.ct) or by shutdown.
