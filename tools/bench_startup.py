@@ -282,9 +282,9 @@ def main():
             res[n].update({f"init_{h}_ms": [], f"rss_{h}_mib": [], f"code_{h}_mib": [],
                            f"instructions_{h}_chars": 0})
     true_ms = []
-    for _ in range(a.runs):
+    for i in range(a.runs):
         true_ms.append(exec_run(["true"])[0])
-        for n, p in bins.items():
+        for n, p in in_turn(bins, i):
             ms, flt = exec_run([p, "--version"])
             res[n]["version_ms"].append(ms)
             res[n]["version_minflt"].append(flt)
