@@ -388,6 +388,8 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
         Command::Serve(args) => {
             tune_allocator();
+            // Before the composition of `instructions`: not resident at its peak.
+            let given = server::release_relocation_records();
             let server = build_server_with(&args.home, args.context.options())?;
             let log = hermes::logfile::LogFile::open_in(&server.context().home.path);
             let file_level = if v.verbose > 1 {
@@ -404,6 +406,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             if let Err(why) = log {
                 tracing::warn!("{why}");
             }
+            tracing::debug!("relocation records given back: {given} bytes");
             let rt = tokio::runtime::Builder::new_multi_thread()
                 .worker_threads(2)
                 .enable_all()

@@ -1,7 +1,8 @@
 //! Memory `serve` holds but no longer uses, given back to the system off the
-//! request path: the binary's relocation records when the warm-up starts (after
-//! the first tool list), and freed heap when the warm-up is done and when a
-//! second has passed without calls.
+//! request path: the binary's relocation records before `instructions` are
+//! composed; the binary's other pages nothing wrote (code, constants) when the
+//! warm-up starts, and with freed heap when it is done and when a second has
+//! passed without calls.
 //!
 //! glibc keeps what a thread frees in that thread's arena for later reuse and
 //! gives memory back only from an arena's top; `serve` runs its work on several
@@ -11,9 +12,14 @@
 //! page of every arena: at once when the warm-up is done, and after calls once
 //! [`IDLE_TRIM`] passes without a call (trimming after each of calls in quick
 //! succession made the next ones fault the pages back: 0.1–0.6 ms a call).
-//! Idle after tools/bench_startup.py's short session on its realistic home,
-//! the process holds 0.8 MiB less anonymous memory than it did without the
-//! trims (6.2 against 7.0 MiB).
+//!
+//! The code works the same way at a coarser grain: the kernel maps a binary's
+//! code and constants around each page touched (64 KiB, or the large folio the
+//! page cache holds), and keeps them mapped. Start-up runs code no call runs
+//! (the command line, `config.yaml`, the composition of `instructions`, the
+//! first tool list), the warm-up more (the pattern compilers); once they are
+//! done that code is given back, and calls fault back only what they run,
+//! which the release link keeps side by side (build.rs, tools/text_order.py).
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering::SeqCst};
@@ -75,9 +81,18 @@ impl Idle {
             // `in_flight` too: a call may have started between this end and
             // the reading of `seen`.
             if self.started.load(SeqCst) == seen && self.in_flight.load(SeqCst) == 0 {
-                let _ = tokio::task::spawn_blocking(move || self.trim_now()).await;
+                let _ = tokio::task::spawn_blocking(move || self.give_back("idle")).await;
             }
         }))
+    }
+
+    /// Give back, now, on this thread, what the work so far left resident:
+    /// the free pages of the heap ([`Self::trim_now`]) and the binary's clean
+    /// pages ([`release_clean_pages`]; the next call faults back the code it
+    /// runs, a fraction of a millisecond). `when` is for the debug log.
+    pub(crate) fn give_back(&self, when: &str) {
+        self.trim_now();
+        release_clean_pages_now(when);
     }
 
     /// Give every whole free page of the allocator's arenas back (glibc), now,
@@ -109,35 +124,61 @@ impl Drop for Call {
     }
 }
 
-/// [`release_relocation_records`], the first time it is asked in the process.
-pub(crate) fn release_relocation_records_once() {
-    static RELEASED: std::sync::Once = std::sync::Once::new();
-    RELEASED.call_once(|| {
-        let bytes = release_relocation_records();
-        tracing::debug!("relocation records given back: {bytes} bytes");
-    });
+/// Give back the resident pages of the binary's own files' contents that
+/// nothing wrote: its code, its constants and its relocation records
+/// (`.rela.dyn`: 62k records, 1.4 MiB of a release build, read once by the
+/// loader before `main` and never again: the binary is bound at load,
+/// `BIND_NOW`). A short `serve` session touches code and constants it never
+/// needs again (the command line, `config.yaml`, the composition of
+/// `instructions`, the first tool list, then the warm-up's compilers), yet
+/// their pages would stay in the process's resident set for its whole life.
+/// `MADV_DONTNEED` on pages of a private file mapping that were never written
+/// drops them from the process; the next read or jump there faults them back
+/// from the file (the page cache), as the kernel itself may reclaim them under
+/// memory pressure. Only whole pages of loaded segments that are not writable
+/// are given back, never one of RELRO (written by the relocations), and none
+/// when the binary has text relocations. Returns the bytes given back: 0 when
+/// there is nothing to give or the kernel refuses.
+pub(crate) fn release_clean_pages() -> usize {
+    #[cfg(all(target_os = "linux", target_env = "gnu", target_pointer_width = "64"))]
+    {
+        let mut given = 0;
+        for pages in clean_pages() {
+            // SAFETY: whole pages of a private file mapping of this binary that
+            // nothing wrote (clean_pages); dropping them only makes the next
+            // access fault them back from the file.
+            let done = unsafe {
+                libc::madvise(
+                    pages.start as *mut std::ffi::c_void,
+                    pages.len(),
+                    libc::MADV_DONTNEED,
+                )
+            };
+            if done == 0 {
+                given += pages.len();
+            }
+        }
+        given
+    }
+    #[cfg(not(all(target_os = "linux", target_env = "gnu", target_pointer_width = "64")))]
+    0
 }
 
 /// Give back the resident pages of the binary's relocation records
-/// (`.rela.dyn`: 62k records, 1.4 MiB of a release build, about a twelfth of a
-/// short `serve` session's peak). The loader reads them once, before `main`, to
-/// relocate the binary; nothing reads them again (the binary is bound at load,
-/// `BIND_NOW`, and `.rela.plt` is not touched here), yet their pages would stay
-/// in the process's resident set for its whole life. `MADV_DONTNEED` on pages
-/// of a private file mapping that were never written drops them from the
-/// process; a later read would fault them back from the file. Only whole pages
-/// inside a segment that is neither writable nor executable are given back,
-/// never one of RELRO (written by the relocations). Returns the bytes given
-/// back: 0 when there is nothing to give or the kernel refuses.
+/// (`.rela.dyn`: 62k records, 1.4 MiB of a release build) alone, at once: the
+/// loader read them before `main`, nothing reads them again (the binary is
+/// bound at load, `BIND_NOW`), and `serve` calls this before it composes
+/// `instructions`, so that they are not part of the peak while it does. Unlike
+/// [`release_clean_pages`] this leaves the code start-up is running resident.
+/// Returns the bytes given back.
 pub(crate) fn release_relocation_records() -> usize {
     #[cfg(all(target_os = "linux", target_env = "gnu", target_pointer_width = "64"))]
     {
         let Some(pages) = relocation_record_pages() else {
             return 0;
         };
-        // SAFETY: the range is whole pages of a read-only private file mapping
-        // of this binary that nothing writes (relocation_record_pages); dropping
-        // them only makes a later read fault them back from the file.
+        // SAFETY: whole pages of the clean pages (relocation_record_pages);
+        // dropping them only makes a later read fault them back from the file.
         let done = unsafe {
             libc::madvise(
                 pages.start as *mut std::ffi::c_void,
@@ -151,22 +192,40 @@ pub(crate) fn release_relocation_records() -> usize {
     0
 }
 
-/// The whole pages of the main program's `DT_RELA` table, when they lie in a
-/// loaded segment that is neither writable nor executable and outside
-/// `PT_GNU_RELRO`.
+/// The whole pages of the main program's `DT_RELA` table that lie in
+/// [`clean_pages`].
 #[cfg(all(target_os = "linux", target_env = "gnu", target_pointer_width = "64"))]
 fn relocation_record_pages() -> Option<std::ops::Range<usize>> {
-    use std::ffi::{c_int, c_void};
-    /// `Elf64_Dyn`.
-    #[repr(C)]
-    struct Dyn {
-        tag: i64,
-        val: u64,
-    }
-    const DT_NULL: i64 = 0;
     const DT_RELA: i64 = 7;
     const DT_RELASZ: i64 = 8;
-    unsafe extern "C" fn main_program(
+    let (base, phdrs) = main_program()?;
+    let entries = dynamic_entries(base, &phdrs);
+    let value = |tag| entries.iter().find(|d| d.0 == tag).map(|d| d.1 as usize);
+    let (rela, size) = (value(DT_RELA)?, value(DT_RELASZ)?);
+    // glibc has made the address absolute; another loader may not have.
+    let start = if rela >= base { rela } else { base + rela };
+    let end = start.checked_add(size)?;
+    // SAFETY: sysconf has no preconditions.
+    let page = usize::try_from(unsafe { libc::sysconf(libc::_SC_PAGESIZE) }).ok()?;
+    let pages = start.next_multiple_of(page)..end / page * page;
+    let clean = clean_pages();
+    let inside = clean
+        .iter()
+        .any(|c| c.start <= pages.start && pages.end <= c.end);
+    (inside && !pages.is_empty()).then_some(pages)
+}
+
+/// [`release_clean_pages`], with the bytes given back in the debug log.
+pub(crate) fn release_clean_pages_now(when: &str) {
+    let bytes = release_clean_pages();
+    tracing::debug!("{when}: {bytes} bytes of the binary's clean pages given back");
+}
+
+/// The main program's base address and program headers.
+#[cfg(all(target_os = "linux", target_env = "gnu", target_pointer_width = "64"))]
+fn main_program() -> Option<(usize, Vec<libc::Elf64_Phdr>)> {
+    use std::ffi::{c_int, c_void};
+    unsafe extern "C" fn first(
         info: *mut libc::dl_phdr_info,
         _size: usize,
         out: *mut c_void,
@@ -184,34 +243,89 @@ fn relocation_record_pages() -> Option<std::ops::Range<usize>> {
     }
     let mut main: Option<(usize, Vec<libc::Elf64_Phdr>)> = None;
     // SAFETY: the callback only copies what it is given into `main`.
-    unsafe { libc::dl_iterate_phdr(Some(main_program), (&raw mut main).cast()) };
-    let (base, phdrs) = main?;
-    let at =
-        |p: &libc::Elf64_Phdr| base + p.p_vaddr as usize..base + (p.p_vaddr + p.p_memsz) as usize;
-    let dynamic = phdrs.iter().find(|p| p.p_type == libc::PT_DYNAMIC)?;
+    unsafe { libc::dl_iterate_phdr(Some(first), (&raw mut main).cast()) };
+    main
+}
+
+/// The main program's dynamic section: its (tag, value) pairs up to
+/// `DT_NULL`; none without one.
+#[cfg(all(target_os = "linux", target_env = "gnu", target_pointer_width = "64"))]
+fn dynamic_entries(base: usize, phdrs: &[libc::Elf64_Phdr]) -> Vec<(i64, u64)> {
+    /// `Elf64_Dyn`.
+    #[repr(C)]
+    struct Dyn {
+        tag: i64,
+        val: u64,
+    }
+    let Some(dynamic) = phdrs.iter().find(|p| p.p_type == libc::PT_DYNAMIC) else {
+        return Vec::new();
+    };
     let count = dynamic.p_memsz as usize / size_of::<Dyn>();
     // SAFETY: PT_DYNAMIC of the loaded main program: `count` entries, mapped.
-    let entries = unsafe { std::slice::from_raw_parts(at(dynamic).start as *const Dyn, count) };
-    let value = |tag| {
-        let mut entries = entries.iter().take_while(|d| d.tag != DT_NULL);
-        entries.find(|d| d.tag == tag).map(|d| d.val as usize)
+    let entries = unsafe {
+        std::slice::from_raw_parts((base + dynamic.p_vaddr as usize) as *const Dyn, count)
     };
-    let (rela, size) = (value(DT_RELA)?, value(DT_RELASZ)?);
-    // glibc has made the address absolute; another loader may not have.
-    let start = if rela >= base { rela } else { base + rela };
-    let records = start..start.checked_add(size)?;
-    let inside = |r: &std::ops::Range<usize>| r.start <= records.start && records.end <= r.end;
-    let read_only = phdrs.iter().any(|p| {
-        p.p_type == libc::PT_LOAD && p.p_flags & (libc::PF_W | libc::PF_X) == 0 && inside(&at(p))
-    });
-    let overlaps = |r: std::ops::Range<usize>| r.start < records.end && records.start < r.end;
-    let relro = phdrs
+    entries
         .iter()
-        .any(|p| p.p_type == libc::PT_GNU_RELRO && overlaps(at(p)));
+        .take_while(|d| d.tag != 0)
+        .map(|d| (d.tag, d.val))
+        .collect()
+}
+
+/// Whether the main program's dynamic section asks for text relocations
+/// (`DT_TEXTREL`, or `DF_TEXTREL` in `DT_FLAGS`): then its read-only segments
+/// were written at load.
+#[cfg(all(target_os = "linux", target_env = "gnu", target_pointer_width = "64"))]
+fn has_text_relocations(base: usize, phdrs: &[libc::Elf64_Phdr]) -> bool {
+    const DT_TEXTREL: i64 = 22;
+    const DT_FLAGS: i64 = 30;
+    const DF_TEXTREL: u64 = 4;
+    dynamic_entries(base, phdrs)
+        .iter()
+        .any(|&(tag, val)| tag == DT_TEXTREL || (tag == DT_FLAGS && val & DF_TEXTREL != 0))
+}
+
+/// The whole pages of the main program's loaded segments that are not
+/// writable, less any page of `PT_GNU_RELRO`; none when it has text
+/// relocations.
+#[cfg(all(target_os = "linux", target_env = "gnu", target_pointer_width = "64"))]
+fn clean_pages() -> Vec<std::ops::Range<usize>> {
+    let Some((base, phdrs)) = main_program() else {
+        return Vec::new();
+    };
+    if has_text_relocations(base, &phdrs) {
+        return Vec::new();
+    }
     // SAFETY: sysconf has no preconditions.
-    let page = usize::try_from(unsafe { libc::sysconf(libc::_SC_PAGESIZE) }).ok()?;
-    let pages = records.start.next_multiple_of(page)..records.end / page * page;
-    (read_only && !relro && !pages.is_empty()).then_some(pages)
+    let Ok(page) = usize::try_from(unsafe { libc::sysconf(libc::_SC_PAGESIZE) }) else {
+        return Vec::new();
+    };
+    let at =
+        |p: &libc::Elf64_Phdr| base + p.p_vaddr as usize..base + (p.p_vaddr + p.p_memsz) as usize;
+    // RELRO, widened to whole pages: a page it shares is written.
+    let relro: Vec<_> = phdrs
+        .iter()
+        .filter(|p| p.p_type == libc::PT_GNU_RELRO)
+        .map(|p| at(p).start / page * page..at(p).end.next_multiple_of(page))
+        .collect();
+    let mut out = Vec::new();
+    for seg in phdrs
+        .iter()
+        .filter(|p| p.p_type == libc::PT_LOAD && p.p_flags & libc::PF_W == 0)
+    {
+        // Whole pages only: a segment's partial edge page may be shared with a
+        // written neighbour.
+        let whole = at(seg).start.next_multiple_of(page)..at(seg).end / page * page;
+        let mut pages = Vec::from([whole]);
+        for r in &relro {
+            pages = pages
+                .into_iter()
+                .flat_map(|p| [p.start..p.end.min(r.start), p.start.max(r.end)..p.end])
+                .collect();
+        }
+        out.extend(pages.into_iter().filter(|p| !p.is_empty()));
+    }
+    out
 }
 
 #[cfg(test)]
@@ -293,6 +407,10 @@ mod tests {
         assert_eq!(idle.in_flight.load(SeqCst), 0);
     }
 
+    /// The tests that give pages back, one at a time (`cargo test` runs a
+    /// binary's tests on threads of one process).
+    static RELEASES: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
     /// The relocation records' pages are dropped from the process (the
     /// test binary is a position-independent executable with records), and
     /// reading them afterwards faults the same bytes back from the file.
@@ -301,6 +419,7 @@ mod tests {
     #[cfg(all(target_os = "linux", target_env = "gnu", target_pointer_width = "64"))]
     #[test]
     fn relocation_records_are_given_back_and_read_back_alike() {
+        let _alone = RELEASES.lock().unwrap_or_else(|p| p.into_inner());
         let pages = relocation_record_pages().expect("the test binary has relocation records");
         let inner =
             [pages.start + pages.len() / 4, pages.start + pages.len() / 2].map(|at| at & !7);
@@ -312,5 +431,66 @@ mod tests {
         assert!(inner.iter().all(|&at| !resident(at)));
         assert_eq!(inner.map(read), first);
         assert!(inner.iter().all(|&at| resident(at)));
+    }
+
+    /// A constant of many whole pages, in `.rodata`: reads elsewhere may map
+    /// pages at its edges back (fault-around, large folios), not most of it.
+    static TABLE: [u8; 4 << 20] = [0x5A; 4 << 20];
+
+    #[inline(never)]
+    fn some_code(x: u64) -> u64 {
+        x.rotate_left(7) ^ 0x5A5A
+    }
+
+    /// The pages of the binary's code and constants are dropped from the
+    /// process, and using them afterwards faults the same bytes back from
+    /// the file: the constant reads the same, the function runs. Nothing of
+    /// RELRO or of a writable segment is among the pages given back.
+    #[cfg(all(target_os = "linux", target_env = "gnu", target_pointer_width = "64"))]
+    #[test]
+    fn clean_pages_are_given_back_and_read_back_alike() {
+        let _alone = RELEASES.lock().unwrap_or_else(|p| p.into_inner());
+        let pages = clean_pages();
+        let (base, phdrs) = main_program().unwrap();
+        let within = |at: usize| pages.iter().any(|p| p.contains(&at));
+        let table = std::hint::black_box(&TABLE).as_ptr() as usize;
+        let probes: Vec<usize> = (0..TABLE.len())
+            .step_by(64 << 10)
+            .map(|i| table + i)
+            .collect();
+        let code = some_code as fn(u64) -> u64 as usize;
+        assert!(
+            probes.iter().chain([&code]).all(|&at| within(at)),
+            "{pages:x?}"
+        );
+        for p in phdrs.iter().filter(|p| {
+            p.p_type == libc::PT_GNU_RELRO
+                || (p.p_type == libc::PT_LOAD && p.p_flags & libc::PF_W != 0)
+        }) {
+            let seg = base + p.p_vaddr as usize..base + (p.p_vaddr + p.p_memsz) as usize;
+            assert!(
+                pages
+                    .iter()
+                    .all(|q| q.end <= seg.start || seg.end <= q.start)
+            );
+        }
+        // SAFETY: the addresses are mapped, readable parts of this binary.
+        let read = |at: usize| unsafe { std::ptr::read_volatile(at as *const u8) };
+        let code_bytes = read(code);
+        assert!(probes.iter().all(|&at| read(at) == 0x5A && resident(at)));
+        let given = release_clean_pages();
+        assert_eq!(given, pages.iter().map(|p| p.len()).sum::<usize>());
+        let still = probes.iter().filter(|&&at| resident(at)).count();
+        assert!(
+            still < probes.len() / 4,
+            "{still} of {} probes",
+            probes.len()
+        );
+        assert!(probes.iter().all(|&at| read(at) == 0x5A && resident(at)));
+        assert_eq!(read(code), code_bytes);
+        assert_eq!(
+            std::hint::black_box(some_code)(1),
+            1u64.rotate_left(7) ^ 0x5A5A
+        );
     }
 }

@@ -10,6 +10,7 @@ mod calllog;
 pub mod context;
 pub mod framing;
 mod idle;
+pub(crate) use idle::release_relocation_records;
 pub mod output;
 pub mod progress;
 pub mod running;
@@ -248,7 +249,9 @@ impl HermesServer {
     /// After the first `tools/list`: warm what first calls would build (the
     /// call log's redaction patterns, the [`Toolset::warm_up`] of each toolset
     /// with a tool in `tools`) on a blocking thread, while the client's model
-    /// is still composing its first request. Needs a tokio runtime.
+    /// is still composing its first request; the code start-up and each step
+    /// ran is given back as it goes, and the freed heap at the end
+    /// ([`idle`]). Needs a tokio runtime.
     fn start_tool_warmup(&self, tools: &[Tool]) {
         let mut listed: Vec<usize> = tools
             .iter()
@@ -258,17 +261,26 @@ impl HermesServer {
         let inner = self.inner.clone();
         tokio::task::spawn_blocking(move || {
             let started = std::time::Instant::now();
-            idle::release_relocation_records_once();
+            // Each step's code is given back before the next (a step that
+            // did nothing to speak of is not worth the walk over the
+            // binary's pages): what is resident at once is one step's code,
+            // not the whole warm-up's.
+            idle::release_clean_pages_now("warm-up start");
             crate::redact::warm();
             untrusted::warm();
+            idle::release_clean_pages_now("call log patterns warmed");
             for i in listed {
                 let ts = inner.toolsets[i].as_ref();
                 let t = std::time::Instant::now();
                 ts.warm_up(&inner.ctx);
-                tracing::debug!("warm-up of {}: {:?}", ts.name(), t.elapsed());
+                let took = t.elapsed();
+                tracing::debug!("warm-up of {}: {took:?}", ts.name());
+                if took >= std::time::Duration::from_micros(100) {
+                    idle::release_clean_pages_now(ts.name());
+                }
             }
             tracing::debug!("warm-up done in {:?}", started.elapsed());
-            inner.idle.trim_now();
+            inner.idle.give_back("warm-up end");
         });
     }
 

@@ -214,7 +214,7 @@ fn files_but_logs(dir: &std::path::Path) -> Vec<(PathBuf, Vec<u8>)> {
 }
 
 #[test]
-fn the_warm_up_after_the_tool_list_reads_only_and_says_when_it_is_done() {
+fn the_warm_up_after_the_tool_list_reads_only_gives_back_start_up_and_says_when_it_is_done() {
     let env = TestEnv::new();
     env.write_hermes(
         "skills/writing/essay/SKILL.md",
@@ -230,17 +230,37 @@ fn the_warm_up_after_the_tool_list_reads_only_and_says_when_it_is_done() {
         "the warm-up's last log line",
         30,
         || std::fs::read_to_string(log_path(&env)).unwrap_or_default(),
-        |l| l.contains("warm-up done in"),
+        |l| l.contains("warm-up end: "),
     );
     for toolset in ["skills", "memory", "web", "session_search"] {
         assert!(log.contains(&format!("warm-up of {toolset}")), "{log}");
     }
+    // What start-up and the warm-up no longer need went back (src/server/idle.rs): the
+    // relocation records before `instructions` were composed, the binary's code and
+    // constants when the warm-up started and ended.
+    let given = |what: &str| -> u64 {
+        let line = log
+            .lines()
+            .find(|l| l.contains(what))
+            .unwrap_or_else(|| panic!("{log}"));
+        let n = line
+            .split(what)
+            .nth(1)
+            .unwrap()
+            .split_whitespace()
+            .next()
+            .unwrap();
+        n.parse().unwrap()
+    };
+    assert!(given("relocation records given back: ") > 0, "{log}");
+    assert!(given("warm-up start: ") > 0, "{log}");
+    assert!(given("warm-up end: ") > 0, "{log}");
     assert_eq!(
         files_but_logs(&env.hermes_home()),
         before,
         "the warm-up wrote into the Hermes home"
     );
-    // The warm skills listing answers as a cold one does.
+    // The warm skills listing answers as a cold one does, its code faulted back.
     let r = c.call_tool("skills_list", json!({}));
     assert!(r.to_string().contains("essay"), "{r}");
     assert!(c.finish(Duration::from_secs(20)).success());
