@@ -527,9 +527,23 @@ pub fn build_server_with(
 /// user looks. `HERMES_MCP_LOG` sets both filters; in the file rmcp never goes
 /// below `warn` (its debug records are whole protocol messages).
 fn init_logging(default: &str, file: Option<(hermes::logfile::LogFile, &str)>) {
-    use tracing_subscriber::filter::{EnvFilter, filter_fn};
-    use tracing_subscriber::{Layer, fmt, layer::SubscriberExt, util::SubscriberInitExt};
+    use tracing_subscriber::util::SubscriberInitExt;
     let wanted = envvars::get(envvars::HERMES_MCP_LOG);
+    let _ = log_subscriber(wanted, default, file).try_init();
+}
+
+/// The subscriber [`init_logging`] installs. The file's two filters are one
+/// (`and`): stacked as two, a level no layer writes still counted as enabled
+/// for `tracing::enabled!`, so every call did its `debug`-only work (the
+/// arguments and the result serialized and redacted) at the default `info`.
+/// `wanted` is `HERMES_MCP_LOG`.
+fn log_subscriber(
+    wanted: Option<String>,
+    default: &str,
+    file: Option<(hermes::logfile::LogFile, &str)>,
+) -> impl tracing::Subscriber + Send + Sync {
+    use tracing_subscriber::filter::{EnvFilter, FilterExt, filter_fn};
+    use tracing_subscriber::{Layer, fmt, layer::SubscriberExt};
     let filter = |d: &str| {
         EnvFilter::try_new(wanted.as_deref().unwrap_or(d)).unwrap_or_else(|_| EnvFilter::new(d))
     };
@@ -543,13 +557,9 @@ fn init_logging(default: &str, file: Option<(hermes::logfile::LogFile, &str)>) {
         fmt::layer()
             .with_writer(move || f.clone())
             .with_ansi(false)
-            .with_filter(filter(level))
-            .with_filter(quiet_rmcp)
+            .with_filter(filter(level).and(quiet_rmcp))
     });
-    let _ = tracing_subscriber::registry()
-        .with(stderr)
-        .with(file)
-        .try_init();
+    tracing_subscriber::registry().with(stderr).with(file)
 }
 
 /// `hermes-mcp migrate`: 0 done or up to date, 1 for `--check` with a change
@@ -878,5 +888,28 @@ mod tests {
         assert!(!decide_color(ColorChoice::Auto, false, false));
         assert!(decide_color(ColorChoice::Always, false, true));
         assert!(!decide_color(ColorChoice::Never, true, false));
+    }
+
+    /// What `tracing::enabled!` says under `serve`'s subscriber (stderr and
+    /// the log file) for the call log's `debug` work and its `info` line.
+    fn enabled_under(wanted: Option<&str>) -> (bool, bool) {
+        let home = tempfile::tempdir().unwrap();
+        let file = hermes::logfile::LogFile::open_in(home.path())
+            .unwrap()
+            .unwrap();
+        let sub = log_subscriber(wanted.map(String::from), "warn", Some((file, "info")));
+        tracing::subscriber::with_default(sub, || {
+            (
+                tracing::enabled!(tracing::Level::DEBUG),
+                tracing::enabled!(tracing::Level::INFO),
+            )
+        })
+    }
+
+    #[test]
+    fn debug_work_is_done_only_when_a_log_writes_debug() {
+        assert_eq!(enabled_under(None), (false, true));
+        assert_eq!(enabled_under(Some("debug")), (true, true));
+        assert_eq!(enabled_under(Some("info,hermes_mcp=debug")), (true, true));
     }
 }
