@@ -207,14 +207,27 @@ fn list(
         }
         tasks.push(Value::Object(m));
     }
-    Ok(ToolOutput::json(json!({
-        "tasks": tasks,
-        "count": tasks.len(),
-        "limit": limit,
-        "truncated": truncated,
-        "next_limit": if truncated && limit < LIST_MAX_LIMIT { json!((limit * 2).min(LIST_MAX_LIMIT)) } else { Value::Null },
-        "promoted": promoted,
-    })))
+    // The rows are done with; the tasks move into the answer (`json!` would
+    // copy them: it serializes what it is given).
+    drop(rows);
+    let count = tasks.len();
+    let mut out = Map::new();
+    out.insert("tasks".into(), Value::Array(tasks));
+    let next_limit = if truncated && limit < LIST_MAX_LIMIT {
+        json!((limit * 2).min(LIST_MAX_LIMIT))
+    } else {
+        Value::Null
+    };
+    for (k, v) in [
+        ("count", json!(count)),
+        ("limit", json!(limit)),
+        ("truncated", json!(truncated)),
+        ("next_limit", next_limit),
+        ("promoted", json!(promoted)),
+    ] {
+        out.insert(k.into(), v);
+    }
+    Ok(ToolOutput::json(Value::Object(out)))
 }
 
 /// `recompute_ready`, skipped while `(PRAGMA data_version, total_changes)`
