@@ -14,7 +14,10 @@ given). Measured, runs interleaved so that machine load falls on all alike (with
 * peak RSS (the kernel's high-water mark of the server's memory, VmHWM) of a short session: `initialize`,
   `tools/list`, `skills_list`, `session_search`, `memory` add then remove (the home is left
   as it was) and, where offered, `kanban_list`, then end of input; on both homes, and the
-  minimal server's `initialize` + `tools/list` for scale (goal: <= 15 MiB). Medians. Also
+  minimal server's `initialize` + `tools/list` for scale (goal: <= 15 MiB). Medians. The
+  calls come at once after the tool list, while `serve`'s warm-up still runs beside them
+  (the worst case); measured again with a model's turn between the tool list and the first
+  call (--turn-ms, 500 as in tools/bench_firstcall.py: what Codex does). Also
   how much of the binary's code is resident at the session's end (smaps of its executable
   mappings): the part the release link's text order (build.rs) keeps small.
 * the binary: size, relative relocations (work the dynamic loader does at every start),
@@ -29,7 +32,8 @@ Run with Hermes' Python (it fills the state.db and the kanban board through herm
 
 Options: --current (default $CARGO_TARGET_DIR or target/, release/hermes-mcp), --minimal
 (default: built into the same target dir), --runs (--version runs per binary), --init-runs
-(serve runs per binary and home), --rss-runs (sessions per binary and home).
+(serve runs per binary and home), --rss-runs (sessions per binary and home), --turn-ms (the
+model's turn before the first call in the second kind of session).
 """
 import argparse
 import json
@@ -217,13 +221,17 @@ def init_run(argv, env):
     return ms, chars
 
 
-def short_session(argv, env, hermes):
-    """Peak RSS (MiB) of initialize, tools/list and, for hermes-mcp, a few calls, and the MiB
-    of the binary's code resident at its end."""
+def short_session(argv, env, hermes, turn_s=0.0, after_list=None):
+    """Peak RSS (MiB) of initialize, tools/list and, for hermes-mcp, `turn_s` later, a few
+    calls, and the MiB of the binary's code resident at its end. `after_list(session)` runs
+    between the tool list and the calls (tools/text_order.py marks the warm-up's end)."""
     s = Session(argv, env)
     s.initialize()
     tools = {t["name"] for t in s.req("tools/list", {})["result"]["tools"]}
+    if after_list:
+        after_list(s)
     if hermes:
+        time.sleep(turn_s)
         s.call("skills_list", {})
         s.call("session_search", {"query": "auth deploy"})
         entry = "The benchmark entry: user prefers tabs over spaces."
@@ -256,6 +264,7 @@ def main():
     ap.add_argument("--runs", type=int, default=200)
     ap.add_argument("--init-runs", type=int, default=40)
     ap.add_argument("--rss-runs", type=int, default=5)
+    ap.add_argument("--turn-ms", type=float, default=500)
     ap.add_argument("--json", action="store_true")
     a = ap.parse_args()
     bins = {"current": a.current}
@@ -280,7 +289,7 @@ def main():
                   "version_ms": [], "version_minflt": []}
         for h in homes:
             res[n].update({f"init_{h}_ms": [], f"rss_{h}_mib": [], f"code_{h}_mib": [],
-                           f"instructions_{h}_chars": 0})
+                           f"rss_turn_{h}_mib": [], f"instructions_{h}_chars": 0})
     true_ms = []
     for i in range(a.runs):
         true_ms.append(exec_run(["true"])[0])
@@ -302,6 +311,8 @@ def main():
                 peak, code = short_session([p, "serve"], env, True)
                 res[n][f"rss_{h}_mib"].append(peak)
                 res[n][f"code_{h}_mib"].append(code)
+                peak, _ = short_session([p, "serve"], env, True, a.turn_ms / 1000)
+                res[n][f"rss_turn_{h}_mib"].append(peak)
 
     summary = {k: {m: (med(v) if isinstance(v, list) else v) for m, v in r.items()}
                for k, r in res.items()}
@@ -326,15 +337,18 @@ def main():
             ("peak RSS MiB, bare home", "rss_mib", "rss_bare_mib"),
             ("peak RSS MiB, realistic home", "rss_mib", "rss_realistic_mib"),
             ("  of it binary code, bare", None, "code_bare_mib"),
-            ("  of it binary code, realistic", None, "code_realistic_mib")]
+            ("  of it binary code, realistic", None, "code_realistic_mib"),
+            (f"  {a.turn_ms:g} ms turn first, bare", None, "rss_turn_bare_mib"),
+            (f"  {a.turn_ms:g} ms turn first, realistic", None, "rss_turn_realistic_mib")]
     for label, mk, hk in rows:
         cells = [summary["minimal"].get(mk) if mk else None] + [summary[n].get(hk) for n in bins]
         print(f"{label:30}" + "".join(f"{'-' if c is None else c!s:>12}" for c in cells))
     print(f"`true` exec ms: {summary['true']['exec_ms']}")
     for n in bins:
         print(f"{n}: " + ", ".join(f"{k} {v}" for k, v in ratios[n].items()))
-    print(f"({a.runs} exec runs, {a.init_runs} initialize runs and {a.rss_runs} sessions per "
-          f"binary and home, interleaved; medians. Minimal RSS: initialize + tools/list only)")
+    print(f"({a.runs} exec runs, {a.init_runs} initialize runs and {a.rss_runs} sessions of each "
+          f"kind per binary and home, interleaved; medians. 'turn first': the model's turn "
+          f"between tools/list and the first call. Minimal RSS: initialize + tools/list only)")
 
 
 if __name__ == "__main__":
