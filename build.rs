@@ -4,8 +4,10 @@
 //! runs were spread over all of it. The kernel maps a binary's code in blocks around each
 //! page touched (64 KiB, or the whole large folio the page cache holds), so a short session
 //! of `serve`, which Codex spawns per session, kept about 11.5 MiB of code resident (6 MiB
-//! with this layout: tools/bench_startup.py). `tools/text-order.txt` names those functions
-//! (tools/text_order.py records them under callgrind); this script turns it into a linker
+//! with this layout: tools/bench_startup.py). `tools/text-order.txt` names those functions,
+//! grouped by when they run (start-up and warm-up, then calls: `serve` gives its code back
+//! after the warm-up, and calls fault back only theirs; tools/text_order.py records them
+//! under callgrind); this script turns it into a linker
 //! script that places their sections (`.text.<symbol>`, or `.text.unlikely.<symbol>` for a
 //! cold one: rustc and the `cc` crate compile one section per function) in an output section
 //! of their own, in that order, before the rest of `.text`. `INSERT BEFORE` keeps the
