@@ -388,7 +388,10 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
         Command::Serve(args) => {
             tune_allocator();
-            // Before the composition of `instructions`: not resident at its peak.
+            // serve gives back the binary's pages it no longer needs; the
+            // relocation records at once, before the composition of
+            // `instructions`: not resident at its peak.
+            server::give_back_pages();
             let given = server::release_relocation_records();
             let server = build_server_with(&args.home, args.context.options())?;
             let log = hermes::logfile::LogFile::open_in(&server.context().home.path);
@@ -552,8 +555,10 @@ fn log_subscriber(
         .with_ansi(file.is_none() && std::io::stderr().is_terminal())
         .with_filter(filter(default));
     let file = file.map(|(f, level)| {
+        // No level of its own (the hint), so the file's level is the layer's.
         let quiet_rmcp =
-            filter_fn(|m| !m.target().starts_with("rmcp") || *m.level() <= tracing::Level::WARN);
+            filter_fn(|m| !m.target().starts_with("rmcp") || *m.level() <= tracing::Level::WARN)
+                .with_max_level_hint(tracing::level_filters::LevelFilter::TRACE);
         fmt::layer()
             .with_writer(move || f.clone())
             .with_ansi(false)

@@ -86,8 +86,9 @@ pub const MEMORY_LOCK_WAIT: Deadline = Deadline::secs(30);
 /// tool timeout.
 pub const SESSION_SEARCH_CALL: Deadline = Deadline::secs(20);
 
-/// How long `serve` waits without a call before it gives freed heap back
-/// (`server::idle`; ours): calls in quick succession reuse it instead.
+/// How long `serve` waits without a call before it gives freed heap and the
+/// binary's code back (`server::idle`; ours): calls in quick succession reuse
+/// them instead.
 pub const IDLE_TRIM: Deadline = Deadline::secs(1);
 
 // HTTP (src/net): the default cuts of every client.

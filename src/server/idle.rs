@@ -1,8 +1,10 @@
 //! Memory `serve` holds but no longer uses, given back to the system off the
 //! request path: the binary's relocation records before `instructions` are
 //! composed; the binary's other pages nothing wrote (code, constants) when the
-//! warm-up starts, and with freed heap when it is done and when a second has
-//! passed without calls.
+//! warm-up starts and after each of its steps, and with freed heap when it is
+//! done and when a second has passed without calls. The binary's pages go only
+//! in a process that asked for it ([`give_back_pages`]: `serve`), never in one
+//! that merely runs a server (tests, a library user).
 //!
 //! glibc keeps what a thread frees in that thread's arena for later reuse and
 //! gives memory back only from an arena's top; `serve` runs its work on several
@@ -29,9 +31,9 @@ use tokio::task::JoinHandle;
 
 pub(crate) use crate::hermes::deadlines::IDLE_TRIM;
 
-/// One server's bookkeeping of when to trim (the heap is the process's, but a
-/// trim while another server of the process is busy only costs it a few page
-/// faults).
+/// One server's bookkeeping of when to give back (the heap and the code are
+/// the process's, but giving back while another server of the process is busy
+/// only costs it page faults).
 #[derive(Debug)]
 pub(crate) struct Idle {
     /// How long without a call before a trim.
@@ -67,9 +69,9 @@ impl Idle {
     }
 
     /// A call ended. When it was the last in flight: on the current tokio
-    /// runtime (outside one, nothing), wait `quiet`, then trim on a blocking
-    /// thread unless a call started meanwhile (its end waits anew). Returns
-    /// that wait.
+    /// runtime (outside one, nothing), wait `quiet`, then give back
+    /// ([`Self::give_back`]) on a blocking thread unless a call started
+    /// meanwhile (its end waits anew). Returns that wait.
     fn ended(self: Arc<Self>) -> Option<JoinHandle<()>> {
         if self.in_flight.fetch_sub(1, SeqCst) != 1 {
             return None;
@@ -93,6 +95,11 @@ impl Idle {
     pub(crate) fn give_back(&self, when: &str) {
         self.trim_now();
         release_clean_pages_now(when);
+    }
+
+    /// Whether a call is running now.
+    pub(crate) fn busy(&self) -> bool {
+        self.in_flight.load(SeqCst) > 0
     }
 
     /// Give every whole free page of the allocator's arenas back (glibc), now,
@@ -124,6 +131,17 @@ impl Drop for Call {
     }
 }
 
+/// Whether this process gives the binary's pages back ([`give_back_pages`]).
+static GIVE_BACK_PAGES: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// From now on [`release_clean_pages`] gives the binary's pages back in this
+/// process: `serve` asks for it; tests and library users that run a server in
+/// their own process do not, so their code (and a debugger's breakpoints in
+/// it) is left alone.
+pub(crate) fn give_back_pages() {
+    GIVE_BACK_PAGES.store(true, SeqCst);
+}
+
 /// Give back the resident pages of the binary's own files' contents that
 /// nothing wrote: its code, its constants and its relocation records
 /// (`.rela.dyn`: 62k records, 1.4 MiB of a release build, read once by the
@@ -135,33 +153,44 @@ impl Drop for Call {
 /// `MADV_DONTNEED` on pages of a private file mapping that were never written
 /// drops them from the process; the next read or jump there faults them back
 /// from the file (the page cache), as the kernel itself may reclaim them under
-/// memory pressure. Only whole pages of loaded segments that are not writable
-/// are given back, never one of RELRO (written by the relocations), and none
-/// when the binary has text relocations. Returns the bytes given back: 0 when
+/// memory pressure. Only in a process that asked ([`give_back_pages`]); see
+/// [`clean_pages`] for which pages. Returns the bytes given back: 0 when
 /// there is nothing to give or the kernel refuses.
 pub(crate) fn release_clean_pages() -> usize {
+    if !GIVE_BACK_PAGES.load(SeqCst) {
+        return 0;
+    }
+    drop_clean_pages()
+}
+
+/// [`release_clean_pages`] whether or not the process asked.
+fn drop_clean_pages() -> usize {
     #[cfg(all(target_os = "linux", target_env = "gnu", target_pointer_width = "64"))]
     {
-        let mut given = 0;
-        for pages in clean_pages() {
-            // SAFETY: whole pages of a private file mapping of this binary that
-            // nothing wrote (clean_pages); dropping them only makes the next
-            // access fault them back from the file.
-            let done = unsafe {
-                libc::madvise(
-                    pages.start as *mut std::ffi::c_void,
-                    pages.len(),
-                    libc::MADV_DONTNEED,
-                )
-            };
-            if done == 0 {
-                given += pages.len();
-            }
-        }
-        given
+        clean_pages()
+            .into_iter()
+            .filter(dont_need)
+            .map(|pages| pages.len())
+            .sum()
     }
     #[cfg(not(all(target_os = "linux", target_env = "gnu", target_pointer_width = "64")))]
     0
+}
+
+/// `MADV_DONTNEED` on `pages`; whether the kernel took it.
+#[cfg(all(target_os = "linux", target_env = "gnu", target_pointer_width = "64"))]
+fn dont_need(pages: &std::ops::Range<usize>) -> bool {
+    // SAFETY: only called with ranges of clean_pages: whole pages of private
+    // file mappings of this binary whose pages were checked to be the file's
+    // own (pagemap); dropping them only makes the next access fault them back
+    // from the file.
+    unsafe {
+        libc::madvise(
+            pages.start as *mut std::ffi::c_void,
+            pages.len(),
+            libc::MADV_DONTNEED,
+        ) == 0
+    }
 }
 
 /// Give back the resident pages of the binary's relocation records
@@ -177,16 +206,7 @@ pub(crate) fn release_relocation_records() -> usize {
         let Some(pages) = relocation_record_pages() else {
             return 0;
         };
-        // SAFETY: whole pages of the clean pages (relocation_record_pages);
-        // dropping them only makes a later read fault them back from the file.
-        let done = unsafe {
-            libc::madvise(
-                pages.start as *mut std::ffi::c_void,
-                pages.len(),
-                libc::MADV_DONTNEED,
-            )
-        };
-        if done == 0 { pages.len() } else { 0 }
+        if dont_need(&pages) { pages.len() } else { 0 }
     }
     #[cfg(not(all(target_os = "linux", target_env = "gnu", target_pointer_width = "64")))]
     0
@@ -221,10 +241,13 @@ pub(crate) fn release_clean_pages_now(when: &str) {
     tracing::debug!("{when}: {bytes} bytes of the binary's clean pages given back");
 }
 
-/// The main program's base address and program headers.
+/// The main program's base address and program headers, when they agree
+/// with where this code runs: its `PT_PHDR` (if any) lies where the headers
+/// were found, and this function lies in one of its executable segments.
 #[cfg(all(target_os = "linux", target_env = "gnu", target_pointer_width = "64"))]
 fn main_program() -> Option<(usize, Vec<libc::Elf64_Phdr>)> {
     use std::ffi::{c_int, c_void};
+    type Found = Option<(usize, usize, Vec<libc::Elf64_Phdr>)>;
     unsafe extern "C" fn first(
         info: *mut libc::dl_phdr_info,
         _size: usize,
@@ -233,18 +256,30 @@ fn main_program() -> Option<(usize, Vec<libc::Elf64_Phdr>)> {
         // SAFETY: glibc passes the main program first, its headers valid for
         // the call; `out` is the `Option` below.
         unsafe {
-            *out.cast::<Option<(usize, Vec<libc::Elf64_Phdr>)>>() = Some((
+            *out.cast::<Found>() = Some((
                 (*info).dlpi_addr as usize,
+                (*info).dlpi_phdr as usize,
                 std::slice::from_raw_parts((*info).dlpi_phdr, usize::from((*info).dlpi_phnum))
                     .to_vec(),
             ))
         };
         1
     }
-    let mut main: Option<(usize, Vec<libc::Elf64_Phdr>)> = None;
+    let mut main: Found = None;
     // SAFETY: the callback only copies what it is given into `main`.
     unsafe { libc::dl_iterate_phdr(Some(first), (&raw mut main).cast()) };
-    main
+    let (base, at, phdrs) = main?;
+    let here = main_program as fn() -> Option<(usize, Vec<libc::Elf64_Phdr>)> as usize;
+    let phdr_agrees = phdrs
+        .iter()
+        .filter(|p| p.p_type == libc::PT_PHDR)
+        .all(|p| base + p.p_vaddr as usize == at);
+    let runs_here = phdrs.iter().any(|p| {
+        p.p_type == libc::PT_LOAD
+            && p.p_flags & libc::PF_X != 0
+            && (base + p.p_vaddr as usize..base + (p.p_vaddr + p.p_memsz) as usize).contains(&here)
+    });
+    (phdr_agrees && runs_here).then_some((base, phdrs))
 }
 
 /// The main program's dynamic section: its (tag, value) pairs up to
@@ -286,8 +321,10 @@ fn has_text_relocations(base: usize, phdrs: &[libc::Elf64_Phdr]) -> bool {
 }
 
 /// The whole pages of the main program's loaded segments that are not
-/// writable, less any page of `PT_GNU_RELRO`; none when it has text
-/// relocations.
+/// writable, within what the file holds (a zero-filled tail was written by the
+/// loader), less any page of `PT_GNU_RELRO` and any page that is not the
+/// file's own (a private copy: a debugger's breakpoint, a uprobe); none when it
+/// has text relocations or `/proc/self/pagemap` cannot be read.
 #[cfg(all(target_os = "linux", target_env = "gnu", target_pointer_width = "64"))]
 fn clean_pages() -> Vec<std::ops::Range<usize>> {
     let Some((base, phdrs)) = main_program() else {
@@ -300,13 +337,15 @@ fn clean_pages() -> Vec<std::ops::Range<usize>> {
     let Ok(page) = usize::try_from(unsafe { libc::sysconf(libc::_SC_PAGESIZE) }) else {
         return Vec::new();
     };
-    let at =
-        |p: &libc::Elf64_Phdr| base + p.p_vaddr as usize..base + (p.p_vaddr + p.p_memsz) as usize;
+    let at = |p: &libc::Elf64_Phdr, size: u64| {
+        base + p.p_vaddr as usize..base + (p.p_vaddr + size) as usize
+    };
     // RELRO, widened to whole pages: a page it shares is written.
     let relro: Vec<_> = phdrs
         .iter()
         .filter(|p| p.p_type == libc::PT_GNU_RELRO)
-        .map(|p| at(p).start / page * page..at(p).end.next_multiple_of(page))
+        .map(|p| at(p, p.p_memsz))
+        .map(|r| r.start / page * page..r.end.next_multiple_of(page))
         .collect();
     let mut out = Vec::new();
     for seg in phdrs
@@ -315,7 +354,8 @@ fn clean_pages() -> Vec<std::ops::Range<usize>> {
     {
         // Whole pages only: a segment's partial edge page may be shared with a
         // written neighbour.
-        let whole = at(seg).start.next_multiple_of(page)..at(seg).end / page * page;
+        let file = at(seg, seg.p_filesz.min(seg.p_memsz));
+        let whole = file.start.next_multiple_of(page)..file.end / page * page;
         let mut pages = Vec::from([whole]);
         for r in &relro {
             pages = pages
@@ -323,9 +363,51 @@ fn clean_pages() -> Vec<std::ops::Range<usize>> {
                 .flat_map(|p| [p.start..p.end.min(r.start), p.start.max(r.end)..p.end])
                 .collect();
         }
-        out.extend(pages.into_iter().filter(|p| !p.is_empty()));
+        for p in pages.into_iter().filter(|p| !p.is_empty()) {
+            let Some(own) = files_own(&p, page) else {
+                return Vec::new();
+            };
+            out.extend(own);
+        }
     }
     out
+}
+
+/// The runs of `pages` that are the file's own in this process: mapped from
+/// the file, or not mapped (and not swapped out). A present page that is not a
+/// file page is a private copy someone wrote. `None` when `/proc/self/pagemap`
+/// cannot be read.
+#[cfg(all(target_os = "linux", target_env = "gnu", target_pointer_width = "64"))]
+fn files_own(pages: &std::ops::Range<usize>, page: usize) -> Option<Vec<std::ops::Range<usize>>> {
+    use std::os::unix::fs::FileExt;
+    const PRESENT: u64 = 1 << 63;
+    const SWAPPED: u64 = 1 << 62;
+    const FILE: u64 = 1 << 61;
+    let map = std::fs::File::open("/proc/self/pagemap").ok()?;
+    let count = pages.len() / page;
+    let mut raw = vec![0u8; count * 8];
+    map.read_exact_at(&mut raw, (pages.start / page * 8) as u64)
+        .ok()?;
+    let own = |e: u64| {
+        if e & PRESENT != 0 {
+            e & FILE != 0
+        } else {
+            e & SWAPPED == 0
+        }
+    };
+    let mut runs: Vec<std::ops::Range<usize>> = Vec::new();
+    for (i, entry) in raw.chunks_exact(8).enumerate() {
+        let entry = u64::from_le_bytes(entry.try_into().ok()?);
+        if !own(entry) {
+            continue;
+        }
+        let at = pages.start + i * page;
+        match runs.last_mut() {
+            Some(r) if r.end == at => r.end = at + page,
+            _ => runs.push(at..at + page),
+        }
+    }
+    Some(runs)
 }
 
 #[cfg(test)]
@@ -478,7 +560,10 @@ mod tests {
         let read = |at: usize| unsafe { std::ptr::read_volatile(at as *const u8) };
         let code_bytes = read(code);
         assert!(probes.iter().all(|&at| read(at) == 0x5A && resident(at)));
-        let given = release_clean_pages();
+        // Not in a process that did not ask (this one has not).
+        assert_eq!(release_clean_pages(), 0);
+        assert!(probes.iter().all(|&at| resident(at)));
+        let given = drop_clean_pages();
         assert_eq!(given, pages.iter().map(|p| p.len()).sum::<usize>());
         let still = probes.iter().filter(|&&at| resident(at)).count();
         assert!(
@@ -492,5 +577,32 @@ mod tests {
             std::hint::black_box(some_code)(1),
             1u64.rotate_left(7) ^ 0x5A5A
         );
+    }
+
+    /// A page someone wrote (a private copy, as a debugger's breakpoint
+    /// makes) is not among the clean pages and keeps what was written.
+    #[cfg(all(target_os = "linux", target_env = "gnu", target_pointer_width = "64"))]
+    #[test]
+    fn a_written_page_is_left_alone() {
+        static COPIED: [u8; 1 << 20] = [0x33; 1 << 20];
+        let _alone = RELEASES.lock().unwrap_or_else(|p| p.into_inner());
+        // SAFETY: sysconf has no preconditions.
+        let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) } as usize;
+        let at = (std::hint::black_box(&COPIED).as_ptr() as usize + (512 << 10)) / page * page;
+        let (rw, ro) = (libc::PROT_READ | libc::PROT_WRITE, libc::PROT_READ);
+        // SAFETY: one whole page inside COPIED, a private file mapping of this
+        // binary: writing it makes this process's own copy; nothing else reads
+        // COPIED.
+        unsafe {
+            assert_eq!(libc::mprotect(at as *mut libc::c_void, page, rw), 0);
+            std::ptr::write_volatile(at as *mut u8, 0x44);
+            assert_eq!(libc::mprotect(at as *mut libc::c_void, page, ro), 0);
+        }
+        let pages = clean_pages();
+        assert!(!pages.iter().any(|p| p.contains(&at)), "{pages:x?}");
+        assert!(pages.iter().any(|p| p.contains(&(at + page))));
+        drop_clean_pages();
+        // SAFETY: a mapped, readable page of this binary.
+        assert_eq!(unsafe { std::ptr::read_volatile(at as *const u8) }, 0x44);
     }
 }

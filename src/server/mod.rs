@@ -10,7 +10,7 @@ mod calllog;
 pub mod context;
 pub mod framing;
 mod idle;
-pub(crate) use idle::release_relocation_records;
+pub(crate) use idle::{give_back_pages, release_relocation_records};
 pub mod output;
 pub mod progress;
 pub mod running;
@@ -68,7 +68,7 @@ struct Inner {
     context: ContextOptions,
     /// `instructions`, composed once ([`HermesServer::instructions`]).
     instructions: std::sync::OnceLock<Composed>,
-    /// When to give freed heap back ([`idle`]).
+    /// When to give freed heap and the binary's pages back ([`idle`]).
     idle: Arc<idle::Idle>,
 }
 
@@ -261,14 +261,20 @@ impl HermesServer {
         let inner = self.inner.clone();
         tokio::task::spawn_blocking(move || {
             let started = std::time::Instant::now();
-            // Each step's code is given back before the next (a step that
-            // did nothing to speak of is not worth the walk over the
-            // binary's pages): what is resident at once is one step's code,
-            // not the whole warm-up's.
-            idle::release_clean_pages_now("warm-up start");
+            // Each step's code is given back before the next (not while a
+            // call runs, which would fault its own code back again and again;
+            // not after a step that did nothing to speak of, not worth the
+            // walk over the binary's pages): what is resident at once is one
+            // step's code, not the whole warm-up's.
+            let release = |when: &str| {
+                if !inner.idle.busy() {
+                    idle::release_clean_pages_now(when);
+                }
+            };
+            release("warm-up start");
             crate::redact::warm();
             untrusted::warm();
-            idle::release_clean_pages_now("call log patterns warmed");
+            release("call log patterns warmed");
             for i in listed {
                 let ts = inner.toolsets[i].as_ref();
                 let t = std::time::Instant::now();
@@ -276,7 +282,7 @@ impl HermesServer {
                 let took = t.elapsed();
                 tracing::debug!("warm-up of {}: {took:?}", ts.name());
                 if took >= std::time::Duration::from_micros(100) {
-                    idle::release_clean_pages_now(ts.name());
+                    release(ts.name());
                 }
             }
             tracing::debug!("warm-up done in {:?}", started.elapsed());
