@@ -220,7 +220,7 @@ fn relocation_record_pages() -> Option<std::ops::Range<usize>> {
     // glibc has made the address absolute; another loader may not have.
     let start = if rela >= base { rela } else { base + rela };
     let end = start.checked_add(size)?;
-    let (candidates, page) = unwritten_segments()?;
+    let (candidates, page) = unwritten_segments(base, &phdrs)?;
     let pages = start.next_multiple_of(page)..end / page * page;
     let inside = candidates
         .iter()
@@ -322,7 +322,9 @@ fn has_text_relocations(base: usize, phdrs: &[libc::Elf64_Phdr]) -> bool {
 /// has text relocations or `/proc/self/pagemap` cannot be read.
 #[cfg(all(target_os = "linux", target_env = "gnu", target_pointer_width = "64"))]
 fn clean_pages() -> Vec<std::ops::Range<usize>> {
-    let Some((candidates, page)) = unwritten_segments() else {
+    let Some((candidates, page)) =
+        main_program().and_then(|(base, phdrs)| unwritten_segments(base, &phdrs))
+    else {
         return Vec::new();
     };
     let mut out = Vec::new();
@@ -338,15 +340,16 @@ fn clean_pages() -> Vec<std::ops::Range<usize>> {
 /// The whole pages of the main program's loaded segments that are not
 /// writable, within what the file holds, less RELRO's pages ([`clean_pages`]
 /// before the look at pagemap), and the page size; `None` when it has text
-/// relocations.
+/// relocations. `base` and `phdrs` are [`main_program`]'s.
 #[cfg(all(target_os = "linux", target_env = "gnu", target_pointer_width = "64"))]
-fn unwritten_segments() -> Option<(Vec<std::ops::Range<usize>>, usize)> {
-    let (base, phdrs) = main_program()?;
-    if has_text_relocations(base, &phdrs) {
+fn unwritten_segments(
+    base: usize,
+    phdrs: &[libc::Elf64_Phdr],
+) -> Option<(Vec<std::ops::Range<usize>>, usize)> {
+    if has_text_relocations(base, phdrs) {
         return None;
     }
-    // SAFETY: sysconf has no preconditions.
-    let page = usize::try_from(unsafe { libc::sysconf(libc::_SC_PAGESIZE) }).ok()?;
+    let page = page_size()?;
     let at = |p: &libc::Elf64_Phdr, size: u64| {
         base + p.p_vaddr as usize..base + (p.p_vaddr + size) as usize
     };
@@ -378,21 +381,37 @@ fn unwritten_segments() -> Option<(Vec<std::ops::Range<usize>>, usize)> {
     Some((out, page))
 }
 
+/// The size of a page.
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+fn page_size() -> Option<usize> {
+    // SAFETY: sysconf has no preconditions.
+    usize::try_from(unsafe { libc::sysconf(libc::_SC_PAGESIZE) }).ok()
+}
+
+/// `/proc/self/pagemap`'s entry for each page of `pages` (whole pages of
+/// `page` bytes); `None` when it cannot be read.
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+fn pagemap(pages: &std::ops::Range<usize>, page: usize) -> Option<Vec<u64>> {
+    use std::os::unix::fs::FileExt;
+    let map = std::fs::File::open("/proc/self/pagemap").ok()?;
+    let mut raw = vec![0u8; pages.len() / page * 8];
+    map.read_exact_at(&mut raw, (pages.start / page * 8) as u64)
+        .ok()?;
+    let entries = raw.chunks_exact(8);
+    entries
+        .map(|e| e.try_into().ok().map(u64::from_le_bytes))
+        .collect()
+}
+
 /// The runs of `pages` that are the file's own in this process: mapped from
 /// the file, or not mapped (and not swapped out). A present page that is not a
 /// file page is a private copy someone wrote. `None` when `/proc/self/pagemap`
 /// cannot be read.
 #[cfg(all(target_os = "linux", target_env = "gnu", target_pointer_width = "64"))]
 fn files_own(pages: &std::ops::Range<usize>, page: usize) -> Option<Vec<std::ops::Range<usize>>> {
-    use std::os::unix::fs::FileExt;
     const PRESENT: u64 = 1 << 63;
     const SWAPPED: u64 = 1 << 62;
     const FILE: u64 = 1 << 61;
-    let map = std::fs::File::open("/proc/self/pagemap").ok()?;
-    let count = pages.len() / page;
-    let mut raw = vec![0u8; count * 8];
-    map.read_exact_at(&mut raw, (pages.start / page * 8) as u64)
-        .ok()?;
     let own = |e: u64| {
         if e & PRESENT != 0 {
             e & FILE != 0
@@ -401,8 +420,7 @@ fn files_own(pages: &std::ops::Range<usize>, page: usize) -> Option<Vec<std::ops
         }
     };
     let mut runs: Vec<std::ops::Range<usize>> = Vec::new();
-    for (i, entry) in raw.chunks_exact(8).enumerate() {
-        let entry = u64::from_le_bytes(entry.try_into().ok()?);
+    for (i, entry) in pagemap(pages, page)?.into_iter().enumerate() {
         if !own(entry) {
             continue;
         }
@@ -423,14 +441,9 @@ mod tests {
     /// (`/proc/self/pagemap`'s present bit; a per-process fact other threads'
     /// allocations do not blur).
     fn resident(at: usize) -> bool {
-        use std::io::{Read, Seek, SeekFrom};
-        // SAFETY: sysconf has no preconditions.
-        let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) } as usize;
-        let mut map = std::fs::File::open("/proc/self/pagemap").unwrap();
-        map.seek(SeekFrom::Start((at / page * 8) as u64)).unwrap();
-        let mut entry = [0u8; 8];
-        map.read_exact(&mut entry).unwrap();
-        u64::from_le_bytes(entry) >> 63 == 1
+        let page = page_size().unwrap();
+        let at = at / page * page;
+        pagemap(&(at..at + page), page).unwrap()[0] >> 63 == 1
     }
 
     /// Free memory between live blocks (which glibc never gives back from an
@@ -592,8 +605,7 @@ mod tests {
     fn a_written_page_is_left_alone() {
         static COPIED: [u8; 1 << 20] = [0x33; 1 << 20];
         let _alone = RELEASES.lock().unwrap_or_else(|p| p.into_inner());
-        // SAFETY: sysconf has no preconditions.
-        let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) } as usize;
+        let page = page_size().unwrap();
         let at = (std::hint::black_box(&COPIED).as_ptr() as usize + (512 << 10)) / page * page;
         let (rw, ro) = (libc::PROT_READ | libc::PROT_WRITE, libc::PROT_READ);
         // SAFETY: one whole page inside COPIED, a private file mapping of this

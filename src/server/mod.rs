@@ -267,11 +267,10 @@ impl HermesServer {
             // not the whole warm-up's. A call running beside the warm-up
             // faults its own code back (measured: keeping it costs 0.5-0.8
             // MiB of peak, tools/bench_startup.py's calls at once).
-            let release = |when: &str| idle::release_clean_pages_now(when);
-            release("warm-up start");
+            idle::release_clean_pages_now("warm-up start");
             crate::redact::warm();
             untrusted::warm();
-            release("call log patterns warmed");
+            idle::release_clean_pages_now("call log patterns warmed");
             for i in listed {
                 let ts = inner.toolsets[i].as_ref();
                 let t = std::time::Instant::now();
@@ -279,7 +278,7 @@ impl HermesServer {
                 let took = t.elapsed();
                 tracing::debug!("warm-up of {}: {took:?}", ts.name());
                 if took >= std::time::Duration::from_micros(100) {
-                    release(ts.name());
+                    idle::release_clean_pages_now(ts.name());
                 }
             }
             tracing::debug!("warm-up done in {:?}", started.elapsed());
