@@ -160,20 +160,8 @@ class Session:
         if "result" not in r:
             raise RuntimeError(f"{name}: {json.dumps(r)[:300]}")
 
-    def cpu_ticks(self):
-        with open(f"/proc/{self.p.pid}/stat", encoding="ascii") as f:
-            fields = f.read().rsplit(")", 1)[1].split()
-        return int(fields[11]) + int(fields[12])  # utime, stime
-
     def wait_idle(self):
-        deadline = time.monotonic() + 5
-        last, still = self.cpu_ticks(), 0
-        while still < 10 and time.monotonic() < deadline:
-            time.sleep(0.01)
-            now = self.cpu_ticks()
-            still = still + 1 if now == last else 0
-            last = now
-        if still < 10:
+        if not wait_idle(self.p.pid, 0.1, 5):
             print(f"warning: {self.p.args[0]} was still busy after 5 s; its peak is read anyway",
                   file=sys.stderr)
 
@@ -198,6 +186,28 @@ class Session:
         _, status, _ = os.wait4(self.p.pid, 0)
         self.p.returncode = os.waitstatus_to_exitcode(status)
         return hwm_kib / 1024, code_mib
+
+
+def cpu_ticks(pid):
+    """User + system CPU ticks of process `pid` so far (/proc/PID/stat)."""
+    with open(f"/proc/{pid}/stat", encoding="ascii") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return int(fields[11]) + int(fields[12])  # utime, stime
+
+
+def wait_idle(pid, still_s, limit_s):
+    """Wait until process `pid` has used no CPU for `still_s` (its warm-up is done); False
+    when it was still busy after `limit_s`."""
+    deadline = time.monotonic() + limit_s
+    last, since = cpu_ticks(pid), time.monotonic()
+    while time.monotonic() < deadline:
+        time.sleep(0.01)
+        now = cpu_ticks(pid)
+        if now != last:
+            last, since = now, time.monotonic()
+        elif time.monotonic() - since >= still_s:
+            return True
+    return False
 
 
 def code_resident_kib(pid, binary):

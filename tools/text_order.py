@@ -39,7 +39,6 @@ import subprocess
 import sys
 import tempfile
 import threading
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -87,29 +86,12 @@ def functions(path: Path, binary: str) -> list:
     return seen
 
 
-def quiet(pid: int, still_s=0.5, limit_s=300):
-    """Wait until process `pid` has used no CPU for `still_s` (its warm-up is done: under
-    valgrind that takes seconds, not milliseconds)."""
-    def ticks():
-        with open(f"/proc/{pid}/stat", encoding="ascii") as f:
-            fields = f.read().rsplit(")", 1)[1].split()
-        return int(fields[11]) + int(fields[12])
-    deadline = time.monotonic() + limit_s
-    last, since = ticks(), time.monotonic()
-    while time.monotonic() < deadline:
-        time.sleep(0.05)
-        now = ticks()
-        if now != last:
-            last, since = now, time.monotonic()
-        elif time.monotonic() - since >= still_s:
-            return
-    sys.exit(f"error: process {pid} was still busy after {limit_s} s")
-
-
 def warmed(pid: int):
     """Once the server's warm-up is done, have callgrind write what ran so far (its file
     `.1`) and start counting afresh: the rest of the run is what calls run."""
-    quiet(pid)
+    # Under valgrind a warm-up takes seconds, not milliseconds.
+    if not bench_startup.wait_idle(pid, 0.5, 300):
+        sys.exit(f"error: process {pid} was still busy after 300 s")
     subprocess.run(["callgrind_control", "--dump=warmed", str(pid)], check=True,
                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
