@@ -118,7 +118,7 @@ pub const KINDS: &[Kind] = &[
         real_time: RealTime::None("the cloud fakes answer at once; no test waits one out"),
     },
     Kind {
-        name: "the heap trim after a quiet second (serve)",
+        name: "giving back freed heap and the binary's code after a quiet second (serve)",
         deadlines: &["IDLE_TRIM"],
         real_time: RealTime::None(
             "nothing a client sees waits on it; `server::idle`'s unit tests run the wait at zero and check when it trims",
