@@ -237,3 +237,109 @@ fn browser_long_snapshots_are_summarised_by_the_auxiliary_model() {
             .starts_with("Summarize this page snapshot")
     );
 }
+
+/// Labels (several per control, wrapping, `for` with a duplicated id, in a
+/// shadow root) and generated content from every kind of rule: the walker
+/// reads labels from one scan per tree scope and asks for `::before` and
+/// `::after` only where a readable rule that sets `content` can match.
+const LABELS: &str = r#"<!doctype html><title>Labels</title>
+<label for="a1">First label</label><input id="a1"><label for="a1">Second label</label>
+<label>Wrapped <input></label>
+<label for="d1">Duplicate id</label><input id="d1" value="one"><input id="d1" value="two">
+<label for="missing">For nothing</label><div id="missing">plain</div>
+<x-field></x-field>
+<script>customElements.define('x-field', class extends HTMLElement { constructor() { super();
+  this.attachShadow({mode: 'open'}).innerHTML = '<label for="s1">Shadow label</label><input id="s1">'; } });</script>"#;
+
+const GENERATED: &str = r#"<!doctype html><title>Generated</title>
+<style>
+.a::before { content: "A-before" }
+.b:after { content: "B-after" }
+@media screen { @supports (display: grid) { .c::before { content: "C-media" } } }
+.g ::before { content: "G-descendant" }
+.colour::before { color: red }
+.v::before { content: var(--t) } .v { --t: "V-variable" }
+</style>
+{XO}
+<p class="a">one</p><p class="b">two</p><p class="c">three</p><p class="e">four</p>
+<div class="f">five</div><div class="g"><span>six</span></div><p class="colour">seven</p>
+<p class="v">eight</p><p>Quoted <q>inner</q> text</p><p class="xo">nine</p><p id="adopted">ten</p>
+<x-host><b>slotted</b></x-host><div id="div-host"></div>
+<script>customElements.define('x-host', class extends HTMLElement { constructor() { super();
+  this.attachShadow({mode: 'open'}).innerHTML = '<style>:host::before{content:"HOST-before"} .in::after{content:"IN-shadow"} ::slotted(b)::after{content:"SLOTTED-after"}</style><p class="in">inside</p><slot></slot>'; } });
+document.getElementById('div-host').attachShadow({mode: 'open'}).innerHTML = '<style>:host::after{content:"DIV-HOST-after"}</style>';
+const sheet = new CSSStyleSheet(); sheet.replaceSync('#adopted::after { content: "ADOPTED-after" }');
+document.adoptedStyleSheets = [sheet];</script>"#;
+
+/// Rules whose selectors are relative to another rule's (nesting, `@scope`).
+const RELATIVE: &str = r#"<style>.e { color: red; &::before { content: "E-nested" } }
+@scope (.f) { :scope::after { content: "F-scoped" } }</style>"#;
+
+#[test]
+fn browser_labels_and_generated_content_are_in_the_snapshot() {
+    // A stylesheet from another origin, which the page's script cannot read.
+    let css = TestServer::start_on("127.0.0.1", |_| {
+        Resp::new(200, "text/css", ".xo::after { content: \"XO-after\" }")
+    });
+    let xo = format!(
+        r#"<link rel="stylesheet" href="http://127.0.0.1:{}/x.css">"#,
+        css.port()
+    );
+    let others: Others = Arc::new(Mutex::new((0, 0)));
+    let port = serve(
+        "127.0.0.1",
+        vec![
+            ("/labels.html", LABELS.to_string()),
+            ("/generated.html", GENERATED.replace("{XO}", "")),
+            ("/generated-xo.html", GENERATED.replace("{XO}", &xo)),
+            (
+                "/generated-relative.html",
+                GENERATED.replace("{XO}", RELATIVE),
+            ),
+        ],
+        others,
+    );
+    let mut b = Browsing::start("");
+    let url = |p: &str| json!({"url": format!("http://127.0.0.1:{port}/{p}")});
+    let s = snap(&b.ok("browser_navigate", url("labels.html")));
+    for line in [
+        "textbox \"First label Second label\"",
+        "textbox \"Wrapped\"",
+        "textbox \"Duplicate id\" [ref=",
+        "textbox \"Shadow label\"",
+    ] {
+        assert!(s.contains(line), "{line}: {s}");
+    }
+    // The second element with the duplicated id has no label.
+    assert!(s.contains("textbox [ref="), "{s}");
+    for page in [
+        "generated.html",
+        "generated-xo.html",
+        "generated-relative.html",
+    ] {
+        let s = snap(&b.ok("browser_navigate", url(page)));
+        let generated = [
+            "A-before",
+            "B-after",
+            "C-media",
+            "G-descendant",
+            "V-variable",
+            "\u{201c}",
+            "HOST-before",
+            "IN-shadow",
+            "ADOPTED-after",
+            "SLOTTED-after",
+            "DIV-HOST-after",
+        ];
+        for text in generated {
+            assert!(s.contains(text), "{page}: {text}: {s}");
+        }
+        // The other origin's sheet applies too (the walker cannot read it, so
+        // it asks every element).
+        assert_eq!(s.contains("XO-after"), page == "generated-xo.html", "{s}");
+        let relative = page == "generated-relative.html";
+        assert_eq!(s.contains("E-nested"), relative, "{s}");
+        assert_eq!(s.contains("F-scoped"), relative, "{s}");
+        assert!(!s.contains("\"\""), "{s}");
+    }
+}

@@ -97,7 +97,28 @@
   const FORM_CONTROL = new Set(['BUTTON', 'INPUT', 'SELECT', 'TEXTAREA', 'OPTION', 'OPTGROUP']);
   const INLINE_DISPLAY = /^inline/;
 
-  const labelled = (el) => el.labels && el.labels.length > 0;
+  // A control's labels, from one scan per tree scope: `el.labels` scans the
+  // whole scope for each control asked about (a 1,000-row form: 3,000 scans,
+  // 0.2 s). A label's `control` is the spec's labeled control (`for`, else its
+  // first labelable descendant), so the lists are `el.labels`' in tree order.
+  const labelMaps = new Map();
+  function labelsOf(el) {
+    const root = el.getRootNode();
+    let m = labelMaps.get(root);
+    if (!m) {
+      m = new Map();
+      if (root.querySelectorAll) {
+        for (const l of root.querySelectorAll('label')) {
+          const c = l.control;
+          if (!c) continue;
+          const a = m.get(c);
+          if (a) a.push(l); else m.set(c, [l]);
+        }
+      }
+      labelMaps.set(root, m);
+    }
+    return m.get(el);
+  }
   const inSectioning = (el) => !!(el.parentElement && el.parentElement.closest('article,aside,main,nav,section'));
   const hasName = (el) => el.hasAttribute('aria-label') || el.hasAttribute('aria-labelledby') || el.hasAttribute('title');
 
@@ -226,8 +247,9 @@
       }
       if (t === 'image') return norm(el.getAttribute('alt')) || norm(el.value) || title || 'Submit';
     }
-    if (labelled(el)) {
-      const n = norm([...el.labels].map((l) => textOf(l, el)).join(' '));
+    const labels = labelsOf(el);
+    if (labels) {
+      const n = norm(labels.map((l) => textOf(l, el)).join(' '));
       if (n) return n;
     }
     switch (tag) {
@@ -298,7 +320,87 @@
     if (tt === 'capitalize') return s.replace(/(^|\s)(\p{L})/gu, (m, a, b) => a + b.toUpperCase());
     return s;
   }
+  // The elements a `::before`/`::after` rule that sets `content` can match,
+  // per tree scope, or null for "any": asking every element's pseudo styles
+  // costs a style resolution each (a third of a walk). The document's rules
+  // are read once per walk; a sheet that cannot be read (cross-origin), a
+  // rule nested or scoped, or a selector that cannot be narrowed means null,
+  // and so does a shadow root. Rules of a shadow root can also reach a host
+  // (`:host::before`) or a slotted element outside it: those are always
+  // asked, as is every custom element (it may host a closed shadow root).
+  // What stays unseen is `:host::before` from a closed shadow root of a
+  // built-in element (`div`, `p`, ...), whose content the walker does not
+  // see either.
+  const pseudoHosts = new Map();
+  function splitList(t) {
+    const out = [];
+    let depth = 0, q = '', start = 0;
+    for (let i = 0; i < t.length; i++) {
+      const ch = t[i];
+      if (q) { if (ch === '\\') i++; else if (ch === q) q = ''; }
+      else if (ch === '"' || ch === "'") q = ch;
+      else if (ch === '\\') i++;
+      else if (ch === '(' || ch === '[') depth++;
+      else if (ch === ')' || ch === ']') depth--;
+      else if (ch === ',' && depth === 0) { out.push(t.slice(start, i)); start = i + 1; }
+    }
+    out.push(t.slice(start));
+    return out;
+  }
+  const PSEUDO_SEL = /::?(?:before|after)(?![\w-])/i;
+  function pseudoSelectors(rules, sels, nested) {
+    for (const rule of rules) {
+      if (rule.styleSheet !== undefined && rule.href !== undefined) { // @import
+        if (!rule.styleSheet) continue;
+        if (!pseudoSelectors(rule.styleSheet.cssRules, sels, nested)) return false;
+        continue;
+      }
+      const text = rule.selectorText;
+      if (typeof text === 'string' && PSEUDO_SEL.test(text)) {
+        const st = rule.style;
+        if (st && !st.getPropertyValue('content') && !st.getPropertyValue('all')) {
+          // Sets no content: its pseudo element has content from another rule, or none.
+        } else {
+          if (nested) return false; // `&`, `:scope`: relative to a rule we do not follow
+          for (const sel of splitList(text)) {
+            const m = PSEUDO_SEL.exec(sel);
+            if (!m) continue;
+            let head = sel.slice(0, m.index);
+            if (head.trim() === '' || head.trim() === '*') return false;
+            if (/[\s>+~]$/.test(head)) head += '*';
+            sels.push(head);
+          }
+        }
+      }
+      if (rule.cssRules && rule.cssRules.length) {
+        // Inside a style rule (nesting) or `@scope`, selectors are relative.
+        const relative = nested || typeof text === 'string' || rule.constructor.name === 'CSSScopeRule';
+        if (!pseudoSelectors(rule.cssRules, sels, relative)) return false;
+      }
+    }
+    return true;
+  }
+  function pseudoCandidates(root) {
+    if (root.nodeType !== 9) return null;
+    let c = pseudoHosts.get(root);
+    if (c !== undefined) return c;
+    c = null;
+    try {
+      const sels = ['q']; // the UA sheet's open-quote / close-quote
+      let ok = true;
+      for (const sheet of [...root.styleSheets, ...(root.adoptedStyleSheets || [])]) {
+        if (!pseudoSelectors(sheet.cssRules, sels, false)) { ok = false; break; }
+      }
+      if (ok) c = new Set(root.querySelectorAll(sels.join(',')));
+    } catch (e) {
+      c = null; // a cross-origin sheet, or a selector querySelectorAll refuses
+    }
+    pseudoHosts.set(root, c);
+    return c;
+  }
   function pseudo(el, which) {
+    const hosts = pseudoCandidates(el.getRootNode());
+    if (hosts && !hosts.has(el) && !el.shadowRoot && !el.assignedSlot && !el.localName.includes('-')) return '';
     const c = getComputedStyle(el, which).content;
     if (!c || c === 'none' || c === 'normal') return '';
     let s = '';

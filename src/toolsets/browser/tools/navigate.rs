@@ -139,29 +139,8 @@ pub(crate) async fn navigate(ctx: &Context, st: &Settings, s: &mut Session, url:
         }
     };
     let r: Navigated = decode(r.map_err(|e| Fail::msg(format!("Navigation failed: {e}")))?);
-    let blocked = s
-        .tab
-        .state
-        .blocked
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
-        .take();
-    if let Some((burl, refusal)) = blocked {
-        let _ = s
-            .tab
-            .nav
-            .call("Page.navigate", json!({"url": "about:blank"}))
-            .await;
-        let message = if burl != url {
-            refusal
-                .message
-                .replacen("Blocked: URL targets", "Blocked: redirect landed on", 1)
-                + &format!(" ({burl})")
-        } else {
-            refusal.message
-        };
-        return Err(refused(message, refusal.blocked_by_policy));
-    }
+    let committed = started.elapsed();
+    refuse_blocked(s, url).await?;
     if !r.error_text.is_empty() {
         return Err(Fail::msg(format!(
             "Navigation failed: {} ({url})",
@@ -181,16 +160,17 @@ pub(crate) async fn navigate(ctx: &Context, st: &Settings, s: &mut Session, url:
             ));
         }
     }
+    tracing::debug!(
+        "navigate: committed after {committed:?}, loaded after {:?}",
+        started.elapsed()
+    );
     // The history entry (the browser's answer) and the snapshot (the
     // page's) are asked for together.
     let url_title = current_url_title(st, s);
     let (snapshot, (final_url, title)) = tokio::join!(take_snapshot(ctx, st, s, false), url_title);
     let mut resp = json!({"url": final_url, "title": title});
-    let tl = title.to_lowercase();
-    if BOT_PATTERNS.iter().any(|p| tl.contains(p)) {
-        resp["bot_detection_warning"] = json!(format!(
-            "Page title '{title}' suggests bot detection. The site may have blocked this request. Options: 1) Try adding delays between actions, 2) Access different pages first, 3) Enable advanced stealth (BROWSERBASE_ADVANCED_STEALTH=true, requires Scale plan), 4) Some sites have very aggressive bot detection that may be unavoidable."
-        ));
+    if let Some(w) = bot_warning(&title) {
+        resp["bot_detection_warning"] = json!(w);
     }
     if let Some(w) = warning {
         resp["warning"] = json!(w);
@@ -203,6 +183,44 @@ pub(crate) async fn navigate(ctx: &Context, st: &Settings, s: &mut Session, url:
         Err(e) => tracing::debug!("auto-snapshot after navigate failed: {e}"),
     }
     Ok(ok(resp))
+}
+
+/// A document the URL policy refused during the navigation (a redirect to
+/// a refused URL included): the tab goes to `about:blank` and the call fails
+/// saying where it landed.
+async fn refuse_blocked(s: &Session, url: &str) -> Result<(), Fail> {
+    let blocked = s
+        .tab
+        .state
+        .blocked
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .take();
+    let Some((burl, refusal)) = blocked else {
+        return Ok(());
+    };
+    let _ = s
+        .tab
+        .nav
+        .call("Page.navigate", json!({"url": "about:blank"}))
+        .await;
+    let message = if burl != url {
+        refusal
+            .message
+            .replacen("Blocked: URL targets", "Blocked: redirect landed on", 1)
+            + &format!(" ({burl})")
+    } else {
+        refusal.message
+    };
+    Err(refused(message, refusal.blocked_by_policy))
+}
+
+/// Hermes' warning for a page title that suggests a bot wall.
+fn bot_warning(title: &str) -> Option<String> {
+    let tl = title.to_lowercase();
+    BOT_PATTERNS.iter().any(|p| tl.contains(p)).then(|| format!(
+        "Page title '{title}' suggests bot detection. The site may have blocked this request. Options: 1) Try adding delays between actions, 2) Access different pages first, 3) Enable advanced stealth (BROWSERBASE_ADVANCED_STEALTH=true, requires Scale plan), 4) Some sites have very aggressive bot detection that may be unavoidable."
+    ))
 }
 
 /// How long a page may take to answer the liveness probe before it is
