@@ -246,6 +246,7 @@ impl Session {
         // No command waits longer than any tool would.
         let request_timeout =
             settings.command_timeout.max(settings.navigation_timeout) + Duration::from_secs(5);
+        let t0 = Instant::now();
         let (process, proxy, url, attached) = match cdp_url {
             Some(u) => (None, None, u, true),
             None => {
@@ -286,6 +287,7 @@ impl Session {
                 });
             }
         };
+        let connected_after = t0.elapsed();
         let tab = match open_tab(&browser, &policy, settings).await {
             Ok(t) => t,
             Err(e) => {
@@ -299,6 +301,10 @@ impl Session {
                 return Err(e);
             }
         };
+        tracing::debug!(
+            "browser: connected after {connected_after:?}, tab ready after {:?}",
+            t0.elapsed()
+        );
         Ok(Session {
             browser,
             process,

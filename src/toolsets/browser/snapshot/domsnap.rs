@@ -46,11 +46,35 @@ pub(crate) struct FrameStub {
 }
 
 /// A text run or an element.
-#[derive(Debug, Deserialize)]
-#[serde(untagged)]
+#[derive(Debug)]
 pub(crate) enum Node {
     Text(String),
     El(Box<El>),
+}
+
+/// A string is a text run, an object an element: read directly (serde's
+/// `untagged` buffers every node of the tree to try the variants in turn).
+impl<'de> Deserialize<'de> for Node {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> serde::de::Visitor<'de> for V {
+            type Value = Node;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a text run (string) or an element (object)")
+            }
+            fn visit_str<E: serde::de::Error>(self, s: &str) -> Result<Node, E> {
+                Ok(Node::Text(s.to_owned()))
+            }
+            fn visit_string<E: serde::de::Error>(self, s: String) -> Result<Node, E> {
+                Ok(Node::Text(s))
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(self, map: A) -> Result<Node, A::Error> {
+                let el = El::deserialize(serde::de::value::MapAccessDeserializer::new(map))?;
+                Ok(Node::El(Box::new(el)))
+            }
+        }
+        d.deserialize_any(V)
+    }
 }
 
 /// One element, with Chromium's AX role name.
@@ -273,6 +297,22 @@ mod tests {
         assert_eq!(refs.resolve("@e2", 1).unwrap().1.backend, ref_key(0, 4));
         let again = render(&w, &mut refs, 1, false);
         assert_eq!(again.text, s.text);
+    }
+
+    #[test]
+    fn a_node_is_a_string_or_an_object() {
+        let w =
+            parse(&json!({"tree": {"r": "RootWebArea", "c": ["a", {"r": "button", "n": "b"}]}}))
+                .unwrap();
+        let Node::El(root) = &w.tree else { panic!() };
+        assert!(matches!(&root.c[0], Node::Text(t) if t == "a"));
+        assert!(matches!(&root.c[1], Node::El(e) if e.r == "button" && e.n == "b"));
+        let e = parse(&Value::String(r#"{"tree": {"r": "x", "c": [7]}}"#.into())).unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("a text run (string) or an element (object)"),
+            "{e}"
+        );
     }
 
     #[test]
