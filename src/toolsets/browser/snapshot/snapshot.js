@@ -107,13 +107,12 @@
     let m = labelMaps.get(root);
     if (!m) {
       m = new Map();
-      if (root.querySelectorAll) {
-        for (const l of root.querySelectorAll('label')) {
-          const c = l.control;
-          if (!c) continue;
-          const a = m.get(c);
-          if (a) a.push(l); else m.set(c, [l]);
-        }
+      // A walked element is connected: its root is a document or a shadow root.
+      for (const l of root.querySelectorAll('label')) {
+        const c = l.control;
+        if (!c) continue;
+        const a = m.get(c);
+        if (a) a.push(l); else m.set(c, [l]);
       }
       labelMaps.set(root, m);
     }
@@ -348,6 +347,9 @@
     return out;
   }
   const PSEUDO_SEL = /::?(?:before|after)(?![\w-])/i;
+  // A rule that sets no content gives none: its pseudo element's comes from
+  // another rule, or there is none.
+  const setsContent = (st) => !st || st.getPropertyValue('content') || st.getPropertyValue('all');
   function pseudoSelectors(rules, sels, nested) {
     for (const rule of rules) {
       if (rule.styleSheet !== undefined && rule.href !== undefined) { // @import
@@ -356,20 +358,15 @@
         continue;
       }
       const text = rule.selectorText;
-      if (typeof text === 'string' && PSEUDO_SEL.test(text)) {
-        const st = rule.style;
-        if (st && !st.getPropertyValue('content') && !st.getPropertyValue('all')) {
-          // Sets no content: its pseudo element has content from another rule, or none.
-        } else {
-          if (nested) return false; // `&`, `:scope`: relative to a rule we do not follow
-          for (const sel of splitList(text)) {
-            const m = PSEUDO_SEL.exec(sel);
-            if (!m) continue;
-            let head = sel.slice(0, m.index);
-            if (head.trim() === '' || head.trim() === '*') return false;
-            if (/[\s>+~]$/.test(head)) head += '*';
-            sels.push(head);
-          }
+      if (typeof text === 'string' && PSEUDO_SEL.test(text) && setsContent(rule.style)) {
+        if (nested) return false; // `&`, `:scope`: relative to a rule we do not follow
+        for (const sel of splitList(text)) {
+          const m = PSEUDO_SEL.exec(sel);
+          if (!m) continue;
+          let head = sel.slice(0, m.index);
+          if (head.trim() === '' || head.trim() === '*') return false;
+          if (/[\s>+~]$/.test(head)) head += '*';
+          sels.push(head);
         }
       }
       if (rule.cssRules && rule.cssRules.length) {
@@ -387,13 +384,12 @@
     c = null;
     try {
       const sels = ['q']; // the UA sheet's open-quote / close-quote
-      let ok = true;
-      for (const sheet of [...root.styleSheets, ...(root.adoptedStyleSheets || [])]) {
-        if (!pseudoSelectors(sheet.cssRules, sels, false)) { ok = false; break; }
+      const sheets = [...root.styleSheets, ...(root.adoptedStyleSheets || [])];
+      if (sheets.every((sheet) => pseudoSelectors(sheet.cssRules, sels, false))) {
+        c = new Set(root.querySelectorAll(sels.join(',')));
       }
-      if (ok) c = new Set(root.querySelectorAll(sels.join(',')));
     } catch (e) {
-      c = null; // a cross-origin sheet, or a selector querySelectorAll refuses
+      // a cross-origin sheet, or a selector querySelectorAll refuses: c stays null
     }
     pseudoHosts.set(root, c);
     return c;
