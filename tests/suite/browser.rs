@@ -496,6 +496,15 @@ fn browser_crashed_tab_recovers_on_navigate() {
         })
         .collect();
     assert!(!renderers.is_empty(), "no renderer process found");
+    // Only pages' renderers: no omnibox WebUI popup loading beside them
+    // (a headless Chromium still preloads one unless its features are off).
+    let webui: Vec<String> = group_members(pgid)
+        .into_iter()
+        .filter_map(|p| std::fs::read(format!("/proc/{p}/cmdline")).ok())
+        .map(|c| String::from_utf8_lossy(&c).replace('\0', " "))
+        .filter(|c| c.contains("--top-chrome-webui"))
+        .collect();
+    assert!(webui.is_empty(), "a browser-UI renderer runs: {webui:?}");
     for p in &renderers {
         unsafe { libc::kill(*p, libc::SIGKILL) };
     }

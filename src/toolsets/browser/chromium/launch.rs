@@ -48,10 +48,15 @@ pub(crate) enum LaunchError {
 /// Features turned off (Chromium reads one `--disable-features` flag: the
 /// last). The first ones keep the page under one CDP session and
 /// browser_back's load event (no back/forward cache, no out-of-process
-/// frames); the rest are background services that talk to Google.
+/// frames); then the omnibox's WebUI popups, which a headless Chromium
+/// (156) still loads, in a renderer of their own, at start-up (a second
+/// renderer loading `chrome://omnibox-popup.top-chrome/` beside the page's:
+/// 160 MB and a core's worth of CPU while the first page loads); the rest
+/// are background services that talk to Google.
 const DISABLE_FEATURES: &str = concat!(
     "--disable-features=",
     "BackForwardCache,site-per-process,IsolateOrigins,",
+    "WebUIOmniboxPopup,WebUIOmniboxAimPopup,",
     "Translate,MediaRouter,DialMediaRouteProvider,",
     "OptimizationHints,OptimizationHintsFetching,OptimizationGuideModelDownloading,",
     "OptimizationTargetPrediction,DnsOverHttps,UseDnsHttpsSvcb,",
@@ -311,7 +316,7 @@ mod tests {
             .collect();
         assert_eq!(features.len(), 1);
         let list = features[0].trim_start_matches("--disable-features=");
-        assert_eq!(list.split(',').count(), 19);
+        assert_eq!(list.split(',').count(), 21);
         assert!(list.split(',').all(|f| !f.is_empty()));
         assert!(list.starts_with("BackForwardCache,site-per-process,IsolateOrigins,"));
     }
