@@ -3,9 +3,9 @@
 //! `Accessibility.getFullAXTree` costs 1.1–1.6 s on a 10k-node page; the
 //! walker in `snapshot.js` computes roles, names, states and visibility in
 //! the page in one pass and returns a compact JSON tree. This module types
-//! that tree and turns it into the `getFullAXTree` node shape, so that
-//! [`snapshot::render`] — text format, compact/full rules, ref numbering —
-//! is reused unchanged: only the source of the nodes changes.
+//! that tree and lends it to [`snapshot::render`] (text format,
+//! compact/full rules, ref numbering) as outline nodes that borrow its
+//! strings: nothing is copied between the walk and the text.
 //!
 //! Refs: the walker gives every emitted element a per-document id (stable
 //! across snapshots of one document) and keeps `window.__hermesRefs`
@@ -15,9 +15,9 @@
 //! high 32 bits), so one table serves the whole tab.
 
 use serde::Deserialize;
-use serde_json::{Value, json};
+use serde_json::Value;
 
-use super::outline::{self as snapshot, AxNode, RefTable, Snapshot};
+use super::outline::{self as snapshot, RefTable, Snapshot, States};
 
 /// The walker: a function expression for `Runtime.callFunctionOn` (with
 /// `returnByValue`; its result is a JSON string, see [`parse`]). Argument:
@@ -179,88 +179,66 @@ impl Walk {
         true
     }
 
-    /// The nodes in `Accessibility.getFullAXTree`'s shape, built directly
-    /// (no JSON in between).
-    pub(crate) fn to_ax(&self) -> Vec<AxNode> {
+    /// The walk as outline nodes: in document order, children by index.
+    fn outline(&self) -> Vec<snapshot::Node<'_>> {
         let mut out = Vec::with_capacity(self.count * 2 + 1);
-        push_ax(&self.tree, &mut out);
+        push_node(&self.tree, &mut out);
         out
     }
 }
 
-/// Append `node` (and its subtree) to `out`; returns its node id.
-fn push_ax(node: &Node, out: &mut Vec<AxNode>) -> String {
-    let id = out.len().to_string();
+/// Append `node` (and its subtree) to `out`; returns its index.
+fn push_node<'a>(node: &'a Node, out: &mut Vec<snapshot::Node<'a>>) -> usize {
+    let at = out.len();
     match node {
-        Node::Text(t) => {
-            out.push(AxNode::built(
-                id.clone(),
-                "StaticText",
-                t,
-                None,
-                Vec::new(),
-                Vec::new(),
-                None,
-            ));
-        }
+        Node::Text(t) => out.push(snapshot::Node {
+            role: "StaticText",
+            name: t,
+            ..Default::default()
+        }),
         Node::El(e) => {
-            out.push(AxNode::default());
-            let slot = out.len() - 1;
-            let kids: Vec<String> = e.c.iter().map(|c| push_ax(c, out)).collect();
-            let mut props = Vec::new();
-            if let Some(p) = &e.p {
-                if let Some(l) = p.level {
-                    props.push(("level", json!(l)));
-                }
-                if let Some(c) = &p.checked {
-                    props.push(("checked", json!(c)));
-                }
-                if let Some(c) = &p.pressed {
-                    props.push(("pressed", json!(c)));
-                }
-                if let Some(b) = p.selected {
-                    props.push(("selected", json!(b)));
-                }
-                if let Some(b) = p.expanded {
-                    props.push(("expanded", json!(b)));
-                }
-                for (k, b) in [
-                    ("disabled", p.disabled),
-                    ("required", p.required),
-                    ("readonly", p.readonly),
-                    ("focused", p.focused),
-                ] {
-                    if b {
-                        props.push((k, json!(true)));
-                    }
-                }
-                if let Some(u) = &p.url {
-                    props.push(("url", json!(u)));
-                }
-            }
-            out[slot] = AxNode::built(
-                id.clone(),
-                &e.r,
-                &e.n,
-                (!e.v.is_empty()).then_some(e.v.as_str()),
-                props,
-                kids,
-                e.i.map(|i| ref_key(e.frame, i)),
-            );
+            out.push(snapshot::Node::default());
+            let children = e.c.iter().map(|c| push_node(c, out)).collect();
+            out[at] = snapshot::Node {
+                role: &e.r,
+                name: &e.n,
+                value: &e.v,
+                backend: e.i.map(|i| ref_key(e.frame, i)),
+                states: e.p.as_ref().map(Props::states).unwrap_or_default(),
+                children,
+            };
         }
     }
-    id
+    at
 }
 
-/// Render a walk with [`snapshot::render`] (same text, same ref rules as the
-/// AX path; `RefEntry::backend` holds a [`ref_key`], not a DOM node id).
+impl Props {
+    fn states(&self) -> States<'_> {
+        States {
+            level: self.level,
+            checked: self.checked.as_deref(),
+            pressed: self.pressed.as_deref(),
+            selected: self.selected == Some(true),
+            expanded: self.expanded,
+            disabled: self.disabled,
+            required: self.required,
+            readonly: self.readonly,
+            focused: self.focused,
+            url: self.url.as_deref(),
+        }
+    }
+}
+
+/// Render a walk with [`snapshot::render`] (`RefEntry::backend` holds a
+/// [`ref_key`], not a DOM node id).
 pub(crate) fn render(walk: &Walk, refs: &mut RefTable, doc_gen: u64, full: bool) -> Snapshot {
-    snapshot::render(&walk.to_ax(), refs, doc_gen, full)
+    snapshot::render(&walk.outline(), refs, doc_gen, full)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     const FORM: &str = r#"{"tree":{"r":"RootWebArea","n":"T","c":[
         {"r":"heading","n":"Hello","i":1,"p":{"level":1},"c":["Hello"]},

@@ -1,7 +1,8 @@
-//! Accessibility-tree snapshots with element refs.
+//! Page outlines with element refs.
 //!
-//! Input: the nodes of `Accessibility.getFullAXTree` ([`AxNode`]). Output: an
-//! outline, one element per line, Playwright/agent-browser style:
+//! Input: the page's elements and text runs with their accessibility roles,
+//! names and states ([`Node`], from the DOM walk of `domsnap.rs`). Output:
+//! an outline, one element per line, Playwright/agent-browser style:
 //!
 //! ```text
 //! - heading "Sign in" [level=1] [ref=e1]
@@ -14,16 +15,14 @@
 //! move up) and keeps text, interactive elements, headings, images and named
 //! landmarks. Full mode keeps the structure and link targets.
 //!
-//! Refs (`eN`) point at DOM backend node ids. Within one document an element
+//! Refs (`eN`) point at the walk's element ids. Within one document an element
 //! keeps its ref across snapshots; numbers are never reused in a server
 //! process, so a ref from an earlier page can always be told apart (stale)
 //! from one never issued (unknown).
 
-use std::collections::{HashMap, HashSet};
+use std::borrow::Cow;
+use std::collections::HashMap;
 use std::fmt::Write as _;
-
-use serde::Deserialize;
-use serde_json::Value;
 
 /// Roles that always get a ref.
 const INTERACTIVE: &[&str] = &[
@@ -200,14 +199,21 @@ impl RefTable {
                 self.next
             }
         };
-        self.entries.insert(
-            n,
-            RefEntry {
-                backend,
-                role: role.to_string(),
-                name: name.to_string(),
-            },
-        );
+        // The same element usually keeps its role and name: no new strings.
+        let same = self
+            .entries
+            .get(&n)
+            .is_some_and(|e| e.role == role && e.name == name);
+        if !same {
+            self.entries.insert(
+                n,
+                RefEntry {
+                    backend,
+                    role: role.to_string(),
+                    name: name.to_string(),
+                },
+            );
+        }
         self.latest.push(n);
         n
     }
@@ -252,104 +258,96 @@ impl RefTable {
     }
 }
 
-/// One node of `Accessibility.getFullAXTree` (CDP's `Accessibility.AXNode`),
-/// read leniently: our own structs with string names, so that a role or
-/// property Chromium adds later is just another string (typed enums
-/// generated from the protocol would reject unknown values).
-#[derive(Debug, Default, Deserialize)]
-#[serde(default, rename_all = "camelCase")]
-pub(crate) struct AxNode {
-    node_id: Option<String>,
-    ignored: bool,
-    role: Option<AxValue>,
-    name: Option<AxValue>,
-    value: Option<AxValue>,
-    properties: Vec<AxProperty>,
-    child_ids: Vec<String>,
-    #[serde(rename = "backendDOMNodeId")]
-    backend_dom_node_id: Option<i64>,
+/// One node of an outline: an element or a text run (role `StaticText`,
+/// its text in `name`) as the DOM walk reports it (see `domsnap.rs`),
+/// borrowed from the walk; children are indexes into the same list.
+#[derive(Debug, Default)]
+pub(crate) struct Node<'a> {
+    /// Chromium's AX role name.
+    pub(crate) role: &'a str,
+    pub(crate) name: &'a str,
+    pub(crate) value: &'a str,
+    /// The [`RefTable`] key (absent for text and synthetic nodes).
+    pub(crate) backend: Option<i64>,
+    pub(crate) states: States<'a>,
+    pub(crate) children: Vec<usize>,
 }
 
-impl AxNode {
-    /// A node built in this process (the DOM walk's, see `domsnap.rs`)
-    /// rather than read from `Accessibility.getFullAXTree`.
-    pub(super) fn built(
-        node_id: String,
-        role: &str,
-        name: &str,
-        value: Option<&str>,
-        properties: Vec<(&'static str, Value)>,
-        child_ids: Vec<String>,
-        backend: Option<i64>,
-    ) -> Self {
-        let ax = |v: Value| Some(AxValue { value: Some(v) });
-        AxNode {
-            node_id: Some(node_id),
-            ignored: false,
-            role: ax(Value::String(role.to_string())),
-            name: ax(Value::String(name.to_string())),
-            value: value.and_then(|v| ax(Value::String(v.to_string()))),
-            properties: properties
-                .into_iter()
-                .map(|(name, v)| AxProperty {
-                    name: name.to_string(),
-                    value: ax(v),
-                })
-                .collect(),
-            child_ids,
-            backend_dom_node_id: backend,
+/// An element's states, in the accessibility tree's terms (`checked` and
+/// `pressed` are `"true"`, `"false"` or `"mixed"`).
+#[derive(Debug, Default, Clone, Copy)]
+pub(crate) struct States<'a> {
+    pub(crate) level: Option<i64>,
+    pub(crate) checked: Option<&'a str>,
+    pub(crate) pressed: Option<&'a str>,
+    pub(crate) selected: bool,
+    pub(crate) expanded: Option<bool>,
+    pub(crate) disabled: bool,
+    pub(crate) required: bool,
+    pub(crate) readonly: bool,
+    pub(crate) focused: bool,
+    pub(crate) url: Option<&'a str>,
+}
+
+/// What a role is for the outline: bits of the role lists above, looked up
+/// once per node.
+#[derive(Clone, Copy)]
+struct Class(u8);
+
+impl Class {
+    const INTERACTIVE: u8 = 1;
+    const CONTENT: u8 = 2;
+    const LANDMARK: u8 = 4;
+    const TRANSPARENT: u8 = 8;
+    const INLINE: u8 = 16;
+    const VALUE_FIELD: u8 = 32;
+    const DROPPED: u8 = 64;
+
+    fn of(role: &str) -> Class {
+        let lists: [(&[&str], u8); 7] = [
+            (INTERACTIVE, Self::INTERACTIVE),
+            (CONTENT, Self::CONTENT),
+            (LANDMARKS, Self::LANDMARK),
+            (TRANSPARENT, Self::TRANSPARENT),
+            (INLINE, Self::INLINE),
+            (VALUE_FIELDS, Self::VALUE_FIELD),
+            (DROPPED, Self::DROPPED),
+        ];
+        Class(
+            lists
+                .iter()
+                .filter(|(l, _)| l.contains(&role))
+                .fold(0, |acc, (_, bit)| acc | bit),
+        )
+    }
+
+    fn is(self, bit: u8) -> bool {
+        self.0 & bit != 0
+    }
+}
+
+/// Runs of whitespace become one space, the ends are trimmed; borrowed
+/// when the text is already so.
+fn norm_ws(s: &str) -> Cow<'_, str> {
+    let mut prev = ' ';
+    for c in s.chars() {
+        if c.is_whitespace() && (c != ' ' || prev == ' ') {
+            return Cow::Owned(s.split_whitespace().collect::<Vec<_>>().join(" "));
         }
+        prev = c;
     }
-}
-
-/// `Accessibility.AXValue`: only its `value` is read.
-#[derive(Debug, Default, Deserialize)]
-#[serde(default)]
-struct AxValue {
-    value: Option<Value>,
-}
-
-/// `Accessibility.AXProperty`.
-#[derive(Debug, Default, Deserialize)]
-#[serde(default)]
-struct AxProperty {
-    name: String,
-    value: Option<AxValue>,
-}
-
-struct Node<'a> {
-    role: &'a str,
-    name: String,
-    value: String,
-    ignored: bool,
-    backend: Option<i64>,
-    props: Vec<(&'a str, Option<&'a Value>)>,
-    children: Vec<usize>,
-}
-
-fn ax_inner(v: Option<&AxValue>) -> Option<&Value> {
-    v.and_then(|x| x.value.as_ref())
-}
-
-fn ax_str(v: Option<&AxValue>) -> String {
-    match ax_inner(v) {
-        Some(Value::String(s)) => s.clone(),
-        Some(Value::Number(n)) => n.to_string(),
-        Some(Value::Bool(b)) => b.to_string(),
-        _ => String::new(),
+    if prev == ' ' && !s.is_empty() {
+        return Cow::Owned(s.split_whitespace().collect::<Vec<_>>().join(" "));
     }
-}
-
-fn norm_ws(s: &str) -> String {
-    s.split_whitespace().collect::<Vec<_>>().join(" ")
+    Cow::Borrowed(s)
 }
 
 /// A rendered child: text or element lines.
-enum Item {
+enum Item<'a> {
     /// Text; `true` once its block ended (never merged with neighbours).
-    Text(String, bool),
+    Text(Cow<'a, str>, bool),
     /// Rendered element lines and the element's accessible name.
-    Lines(String, String),
+    Lines(String, Cow<'a, str>),
 }
 
 pub(crate) struct Snapshot {
@@ -357,78 +355,98 @@ pub(crate) struct Snapshot {
     pub(crate) element_count: usize,
 }
 
-struct Renderer<'a, 'r> {
-    nodes: Vec<Node<'a>>,
+struct Renderer<'n, 'a, 'r> {
+    nodes: &'n [Node<'a>],
+    class: Vec<Class>,
     refs: &'r mut RefTable,
     full: bool,
 }
 
-fn quote(s: &str) -> String {
-    serde_json::to_string(s).unwrap_or_default()
+/// `s` as a JSON string, as `serde_json` writes it.
+fn push_quoted(out: &mut String, s: &str) {
+    out.push('"');
+    let mut start = 0;
+    for (i, b) in s.bytes().enumerate() {
+        let esc = match b {
+            b'"' => "\\\"",
+            b'\\' => "\\\\",
+            b'\n' => "\\n",
+            b'\r' => "\\r",
+            b'\t' => "\\t",
+            0x08 => "\\b",
+            0x0c => "\\f",
+            0..=0x1f => "",
+            _ => continue,
+        };
+        out.push_str(&s[start..i]);
+        if esc.is_empty() {
+            let _ = write!(out, "\\u{:04x}", b);
+        } else {
+            out.push_str(esc);
+        }
+        start = i + 1;
+    }
+    out.push_str(&s[start..]);
+    out.push('"');
 }
 
-impl Renderer<'_, '_> {
-    fn prop(&self, i: usize, name: &str) -> Option<&Value> {
-        self.nodes[i]
-            .props
-            .iter()
-            .find(|(n, _)| *n == name)
-            .and_then(|(_, v)| *v)
+fn push_indent(out: &mut String, depth: usize) {
+    for _ in 0..depth {
+        out.push_str("  ");
     }
+}
 
-    fn states(&self, i: usize) -> String {
-        let mut s = String::new();
-        let truthy = |v: Option<&Value>| matches!(v, Some(Value::Bool(true)));
-        if let Some(l) = self.prop(i, "level").and_then(|v| v.as_i64())
-            && self.nodes[i].role == "heading"
+impl<'a> Renderer<'_, 'a, '_> {
+    fn push_states(&self, i: usize, s: &mut String) {
+        let n = &self.nodes[i];
+        let st = &n.states;
+        if let Some(l) = st.level
+            && n.role == "heading"
         {
             let _ = write!(s, " [level={l}]");
         }
-        match self.prop(i, "checked") {
-            Some(Value::String(v)) if v == "true" => s.push_str(" [checked]"),
-            Some(Value::String(v)) if v == "mixed" => s.push_str(" [checked=mixed]"),
-            Some(Value::Bool(true)) => s.push_str(" [checked]"),
+        match st.checked {
+            Some("true") => s.push_str(" [checked]"),
+            Some("mixed") => s.push_str(" [checked=mixed]"),
             _ => {}
         }
-        match self.prop(i, "pressed") {
-            Some(Value::String(v)) if v == "true" => s.push_str(" [pressed]"),
-            Some(Value::Bool(true)) => s.push_str(" [pressed]"),
-            _ => {}
+        if st.pressed == Some("true") {
+            s.push_str(" [pressed]");
         }
-        if truthy(self.prop(i, "selected")) {
+        if st.selected {
             s.push_str(" [selected]");
         }
-        if let Some(Value::Bool(b)) = self.prop(i, "expanded") {
-            s.push_str(if *b { " [expanded]" } else { " [collapsed]" });
+        if let Some(b) = st.expanded {
+            s.push_str(if b { " [expanded]" } else { " [collapsed]" });
         }
-        if truthy(self.prop(i, "disabled")) {
+        if st.disabled {
             s.push_str(" [disabled]");
         }
-        if truthy(self.prop(i, "required")) {
+        if st.required {
             s.push_str(" [required]");
         }
-        if truthy(self.prop(i, "readonly")) && INTERACTIVE.contains(&self.nodes[i].role) {
+        if st.readonly && self.class[i].is(Class::INTERACTIVE) {
             s.push_str(" [readonly]");
         }
-        if truthy(self.prop(i, "focused")) {
+        if st.focused {
             s.push_str(" [focused]");
         }
         if self.full
-            && self.nodes[i].role == "link"
-            && let Some(Value::String(u)) = self.prop(i, "url")
+            && n.role == "link"
+            && let Some(u) = st.url
         {
             let _ = write!(s, " [url={u}]");
         }
-        s
     }
 
-    fn render(&mut self, i: usize, depth: usize, out: &mut Vec<Item>) {
-        let role = self.nodes[i].role;
-        if DROPPED.contains(&role) {
+    fn render(&mut self, i: usize, depth: usize, out: &mut Vec<Item<'a>>) {
+        let nodes = self.nodes;
+        let role = nodes[i].role;
+        if self.class[i].is(Class::DROPPED) {
             return;
         }
         if role == "StaticText" {
-            let t = norm_ws(&self.nodes[i].name);
+            let t = norm_ws(nodes[i].name);
             if !t.is_empty() {
                 out.push(Item::Text(t, false));
             }
@@ -438,19 +456,19 @@ impl Renderer<'_, '_> {
             self.pass_through(i, depth, out);
             return;
         }
-        let name = norm_ws(&self.nodes[i].name);
+        let name = norm_ws(nodes[i].name);
         let shown_role = match role {
             "image" => "img",
             "Iframe" => "iframe",
             r => r,
         };
         // Refs in document order: the element before its children.
-        let ref_n = self.nodes[i]
+        let ref_n = nodes[i]
             .backend
             .map(|b| self.refs.assign(b, shown_role, &name));
         // Children (one level deeper), to decide what to show.
-        let mut kids: Vec<Item> = Vec::new();
-        for c in self.nodes[i].children.clone() {
+        let mut kids: Vec<Item<'a>> = Vec::new();
+        for &c in &nodes[i].children {
             self.render(c, depth + 1, &mut kids);
         }
         if self.only_repeats(i, &name, &kids) {
@@ -464,19 +482,18 @@ impl Renderer<'_, '_> {
         !self.nodes[i].name.trim().is_empty()
     }
 
-    /// Whether node `i` gets a line of its own: not ignored or a mere
-    /// wrapper, and (in a compact snapshot) interactive, content, a named
-    /// landmark or a dialog.
+    /// Whether node `i` gets a line of its own: not a mere wrapper, and (in
+    /// a compact snapshot) interactive, content, a named landmark or a
+    /// dialog.
     fn keeps(&self, i: usize) -> bool {
-        let n = &self.nodes[i];
-        let role = n.role;
-        let transparent =
-            n.ignored || TRANSPARENT.contains(&role) || INLINE.contains(&role) || role.is_empty();
+        let role = self.nodes[i].role;
+        let c = self.class[i];
+        let transparent = c.is(Class::TRANSPARENT) || c.is(Class::INLINE) || role.is_empty();
         !transparent
             && (self.full
-                || INTERACTIVE.contains(&role)
-                || CONTENT.contains(&role)
-                || (self.named(i) && LANDMARKS.contains(&role))
+                || c.is(Class::INTERACTIVE)
+                || c.is(Class::CONTENT)
+                || (self.named(i) && c.is(Class::LANDMARK))
                 || role == "dialog")
     }
 
@@ -484,18 +501,17 @@ impl Renderer<'_, '_> {
     /// wrappers pass text through; a block (paragraph, label, list item,
     /// ...) ends its text so that it is not run together with the next
     /// block's.
-    fn pass_through(&mut self, i: usize, depth: usize, out: &mut Vec<Item>) {
-        let role = self.nodes[i].role;
-        let inline = self.nodes[i].ignored || INLINE.contains(&role) || role.is_empty();
-        let children = self.nodes[i].children.clone();
+    fn pass_through(&mut self, i: usize, depth: usize, out: &mut Vec<Item<'a>>) {
+        let nodes = self.nodes;
+        let inline = self.class[i].is(Class::INLINE) || nodes[i].role.is_empty();
         if inline {
-            for c in children {
+            for &c in &nodes[i].children {
                 self.render(c, depth, out);
             }
             return;
         }
         let mut local = Vec::new();
-        for c in children {
+        for &c in &nodes[i].children {
             self.render(c, depth, &mut local);
         }
         for it in merge_text(local) {
@@ -513,19 +529,26 @@ impl Renderer<'_, '_> {
         if !kids.iter().all(|k| matches!(k, Item::Text(..))) {
             return false;
         }
-        let joined: String = kids
-            .iter()
-            .filter_map(|k| match k {
-                Item::Text(t, _) => Some(t.as_str()),
-                _ => None,
-            })
-            .collect::<Vec<_>>()
-            .join(" ");
-        let value = norm_ws(&self.nodes[i].value);
+        if self.class[i].is(Class::VALUE_FIELD) || kids.is_empty() {
+            return true;
+        }
+        let joined: Cow<str> = match kids {
+            [Item::Text(t, _)] => Cow::Borrowed(t),
+            _ => Cow::Owned(
+                kids.iter()
+                    .filter_map(|k| match k {
+                        Item::Text(t, _) => Some(&**t),
+                        _ => None,
+                    })
+                    .collect::<Vec<_>>()
+                    .join(" "),
+            ),
+        };
+        let joined = &*joined;
+        let value = norm_ws(self.nodes[i].value);
         joined.is_empty()
-            || (self.named(i) && (name.contains(&joined) || joined == name))
-            || (!value.is_empty() && (value.contains(&joined) || joined.contains(&value)))
-            || VALUE_FIELDS.contains(&self.nodes[i].role)
+            || (self.named(i) && (name.contains(joined) || joined == name))
+            || (!value.is_empty() && (value.contains(joined) || joined.contains(&*value)))
     }
 
     /// The element's line (`- role "name" [states] [ref=eN]: text or
@@ -539,14 +562,16 @@ impl Renderer<'_, '_> {
         ref_n: Option<u32>,
         mut kids: Vec<Item>,
     ) -> String {
-        let value = norm_ws(&self.nodes[i].value);
-        let mut line = String::new();
-        let indent = "  ".repeat(depth);
-        let _ = write!(line, "{indent}- {shown_role}");
+        let value = norm_ws(self.nodes[i].value);
+        let mut line = String::with_capacity(2 * depth + 32 + name.len());
+        push_indent(&mut line, depth);
+        line.push_str("- ");
+        line.push_str(shown_role);
         if self.named(i) {
-            let _ = write!(line, " {}", quote(name));
+            line.push(' ');
+            push_quoted(&mut line, name);
         }
-        line.push_str(&self.states(i));
+        self.push_states(i, &mut line);
         if let Some(n) = ref_n {
             let _ = write!(line, " [ref=e{n}]");
         }
@@ -555,20 +580,24 @@ impl Renderer<'_, '_> {
             && let Item::Text(t, _) = &kids[0]
             && value.is_empty()
         {
-            let _ = write!(line, ": {t}");
+            line.push_str(": ");
+            line.push_str(t);
             kids.clear();
         } else if !value.is_empty() && value != name {
-            let _ = write!(line, ": {}", quote(&value));
+            line.push_str(": ");
+            push_quoted(&mut line, &value);
         }
         if !kids.is_empty() {
             line.push(':');
         }
         line.push('\n');
-        let kid_indent = "  ".repeat(depth + 1);
         for k in merge_text(kids) {
             match k {
                 Item::Text(t, _) => {
-                    let _ = writeln!(line, "{kid_indent}- text: {t}");
+                    push_indent(&mut line, depth + 1);
+                    line.push_str("- text: ");
+                    line.push_str(&t);
+                    line.push('\n');
                 }
                 Item::Lines(l, _) => line.push_str(&l),
             }
@@ -590,6 +619,7 @@ fn merge_text(items: Vec<Item>) -> Vec<Item> {
         }
         match (out.last_mut(), it) {
             (Some(Item::Text(prev, false)), Item::Text(t, false)) => {
+                let prev = prev.to_mut();
                 prev.push(' ');
                 prev.push_str(&t);
             }
@@ -599,60 +629,38 @@ fn merge_text(items: Vec<Item>) -> Vec<Item> {
     out
 }
 
-/// Render `Accessibility.getFullAXTree`'s `nodes`, assigning refs in `refs`
-/// for document generation `doc_gen`.
-pub(crate) fn render(ax: &[AxNode], refs: &mut RefTable, doc_gen: u64, full: bool) -> Snapshot {
+/// Render the outline of `nodes` (every node no other names as a child is
+/// a root), assigning refs in `refs` for document generation `doc_gen`.
+pub(crate) fn render(nodes: &[Node], refs: &mut RefTable, doc_gen: u64, full: bool) -> Snapshot {
     refs.reset_for(doc_gen);
     refs.latest.clear();
     refs.snapshots += 1;
-    let mut index: HashMap<&str, usize> = HashMap::with_capacity(ax.len());
-    let mut nodes: Vec<Node> = Vec::with_capacity(ax.len());
-    for (i, n) in ax.iter().enumerate() {
-        if let Some(id) = &n.node_id {
-            index.insert(id, i);
+    let mut has_parent = vec![false; nodes.len()];
+    for n in nodes {
+        for &c in &n.children {
+            if let Some(p) = has_parent.get_mut(c) {
+                *p = true;
+            }
         }
-        let role = ax_inner(n.role.as_ref())
-            .and_then(|v| v.as_str())
-            .unwrap_or("");
-        let props = n
-            .properties
-            .iter()
-            .filter(|p| p.value.is_some())
-            .map(|p| (p.name.as_str(), ax_inner(p.value.as_ref())))
-            .collect();
-        nodes.push(Node {
-            role,
-            name: ax_str(n.name.as_ref()),
-            value: ax_str(n.value.as_ref()),
-            ignored: n.ignored,
-            backend: n.backend_dom_node_id,
-            props,
-            children: Vec::new(),
-        });
     }
-    let mut has_parent: HashSet<usize> = HashSet::new();
-    for (i, n) in ax.iter().enumerate() {
-        let kids: Vec<usize> = n
-            .child_ids
-            .iter()
-            .filter_map(|c| index.get(c.as_str()).copied())
-            .collect();
-        has_parent.extend(kids.iter().copied());
-        nodes[i].children = kids;
-    }
-    let roots: Vec<usize> = (0..nodes.len())
-        .filter(|i| !has_parent.contains(i))
-        .collect();
-    let mut r = Renderer { nodes, refs, full };
+    let class = nodes.iter().map(|n| Class::of(n.role)).collect();
+    let mut r = Renderer {
+        nodes,
+        class,
+        refs,
+        full,
+    };
     let mut items = Vec::new();
-    for root in roots {
+    for root in (0..nodes.len()).filter(|&i| !has_parent[i]) {
         r.render(root, 0, &mut items);
     }
     let mut text = String::new();
     for it in merge_text(items) {
         match it {
             Item::Text(t, _) => {
-                let _ = writeln!(text, "- text: {t}");
+                text.push_str("- text: ");
+                text.push_str(&t);
+                text.push('\n');
             }
             Item::Lines(l, _) => text.push_str(&l),
         }
@@ -704,20 +712,58 @@ pub(crate) fn truncate(text: &str, max_chars: usize, stored: Option<&str>) -> St
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
 
-    fn tree() -> Vec<AxNode> {
-        serde_json::from_value(json!([
-            {"nodeId":"1","ignored":false,"role":{"value":"RootWebArea"},"name":{"value":"T"},"childIds":["2","3","5","7"],"backendDOMNodeId":1},
-            {"nodeId":"2","ignored":false,"role":{"value":"heading"},"name":{"value":"Hello"},"properties":[{"name":"level","value":{"type":"integer","value":1}}],"childIds":["20"],"backendDOMNodeId":10},
-            {"nodeId":"20","ignored":false,"role":{"value":"StaticText"},"name":{"value":"Hello"},"childIds":[],"backendDOMNodeId":11},
-            {"nodeId":"3","ignored":false,"role":{"value":"generic"},"name":{"value":""},"childIds":["4"],"backendDOMNodeId":12},
-            {"nodeId":"4","ignored":false,"role":{"value":"textbox"},"name":{"value":"Email"},"value":{"value":"a@b"},"properties":[{"name":"required","value":{"value":true}}],"childIds":[],"backendDOMNodeId":13},
-            {"nodeId":"5","ignored":false,"role":{"value":"paragraph"},"name":{"value":""},"childIds":["6"],"backendDOMNodeId":14},
-            {"nodeId":"6","ignored":false,"role":{"value":"StaticText"},"name":{"value":"Some  text"},"childIds":[],"backendDOMNodeId":15},
-            {"nodeId":"7","ignored":false,"role":{"value":"button"},"name":{"value":"Go"},"childIds":[],"backendDOMNodeId":16},
-        ]))
-        .unwrap()
+    fn tree() -> Vec<Node<'static>> {
+        let el = |role, name, backend, children: &[usize]| Node {
+            role,
+            name,
+            backend: Some(backend),
+            children: children.to_vec(),
+            ..Default::default()
+        };
+        let mut heading = el("heading", "Hello", 10, &[2]);
+        heading.states.level = Some(1);
+        let mut textbox = el("textbox", "Email", 13, &[]);
+        textbox.value = "a@b";
+        textbox.states.required = true;
+        vec![
+            el("RootWebArea", "T", 1, &[1, 3, 5, 7]),
+            heading,
+            el("StaticText", "Hello", 11, &[]),
+            el("generic", "", 12, &[4]),
+            textbox,
+            el("paragraph", "", 14, &[6]),
+            el("StaticText", "Some  text", 15, &[]),
+            el("button", "Go", 16, &[]),
+        ]
+    }
+
+    #[test]
+    fn names_are_quoted_as_json_strings() {
+        let mut all: String = (0u32..0x80).filter_map(char::from_u32).collect();
+        all.push_str("é€😀\u{2028}\"\\/");
+        for s in [all.as_str(), "", "plain", "\"", "a\u{1f}b"] {
+            let mut q = String::new();
+            push_quoted(&mut q, s);
+            assert_eq!(q, serde_json::to_string(s).unwrap());
+        }
+    }
+
+    #[test]
+    fn whitespace_is_normalised_and_borrowed_when_already_so() {
+        for (s, want) in [
+            ("", ""),
+            ("a b", "a b"),
+            (" a", "a"),
+            ("a ", "a"),
+            ("a  b", "a b"),
+            ("a\tb\n", "a b"),
+            ("a\u{a0}b", "a b"),
+            ("   ", ""),
+        ] {
+            assert_eq!(norm_ws(s), want, "{s:?}");
+            assert_eq!(matches!(norm_ws(s), Cow::Borrowed(_)), s == want, "{s:?}");
+        }
     }
 
     #[test]
