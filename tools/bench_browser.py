@@ -9,7 +9,10 @@ against the same pages served on 127.0.0.1:
   * article - a page of ../shared/corpora/readability/pages/<name>/source.html (--corpus DIR)
 
 Measured per server and page:
-  * cold: the first browser_navigate of a fresh server (includes Chromium launch)
+  * cold: the first browser_navigate of a fresh server (includes Chromium launch),
+    median of --cold-runs fresh servers, after one uncounted start that brings
+    the server's and Chromium's files into the page cache (a first start after
+    a build otherwise measures the disk)
   * warm: browser_navigate + browser_snapshot, median of N runs
   * snapshot size: characters of the browser_snapshot text the model receives
     (ours: the JSON "snapshot" field; Playwright: the whole text content)
@@ -134,12 +137,24 @@ def ours_untruncated_chars(snap):
     return len(snap)
 
 
-def run(kind, argv, env, urls, runs):
-    res = {}
+def cold(argv, env, url, runs):
+    """Median first browser_navigate of `runs` fresh servers; one more start
+    before them is not counted (it brings the files into the page cache)."""
+    times = []
+    for i in range(runs + 1):
+        c = Client(argv, env)
+        t0 = time.perf_counter()
+        c.tool("browser_navigate", {"url": url})
+        if i:
+            times.append(time.perf_counter() - t0)
+        c.close()
+    return statistics.median(times)
+
+
+def run(kind, argv, env, urls, runs, cold_runs):
+    res = {"cold_first_navigate_s": cold(argv, env, urls["simple"], cold_runs)}
     c = Client(argv, env)
-    t0 = time.perf_counter()
     c.tool("browser_navigate", {"url": urls["simple"]})
-    res["cold_first_navigate_s"] = time.perf_counter() - t0
     snap_args = {} if kind == "ours" else {}
     for page, url in urls.items():
         times = []
@@ -166,6 +181,7 @@ def main():
     ap.add_argument("--playwright", default="/tmp/pwmcp")
     ap.add_argument("--baseline-bin", help="compare with another hermes-mcp build instead of Playwright")
     ap.add_argument("--runs", type=int, default=7)
+    ap.add_argument("--cold-runs", type=int, default=3)
     ap.add_argument("--article", default="wikipedia")
     ap.add_argument("--corpus", default=CORPUS, help="readability pages folder")
     a = ap.parse_args()
@@ -186,16 +202,17 @@ def main():
     tmp = tempfile.mkdtemp(prefix="bench-browser-")
     env = {"PATH": os.environ.get("PATH", ""), "HOME": tmp, "HERMES_HOME": os.path.join(tmp, "hermes")}
     os.makedirs(env["HERMES_HOME"], exist_ok=True)
-    ours = run("ours", [a.bin, "serve"], env, urls, a.runs)
+    ours = run("ours", [a.bin, "serve"], env, urls, a.runs, a.cold_runs)
     if a.baseline_bin:
         base_name = "baseline"
-        pw = run("ours", [a.baseline_bin, "serve"], env, urls, a.runs)
+        pw = run("ours", [a.baseline_bin, "serve"], env, urls, a.runs, a.cold_runs)
     else:
         base_name = "playwright"
         cli = os.path.join(a.playwright, "node_modules", "@playwright", "mcp", "cli.js")
         pw_env = dict(env)
         pw = run("playwright", ["node", cli, "--headless", "--isolated", "--executable-path", "/usr/bin/chromium",
-                                "--no-sandbox", "--output-dir", os.path.join(tmp, "pw-out")], pw_env, urls, a.runs)
+                                "--no-sandbox", "--output-dir", os.path.join(tmp, "pw-out")], pw_env, urls, a.runs,
+                 a.cold_runs)
     shutil.rmtree(tmp, ignore_errors=True)
     print(f"{'':28}{'hermes-mcp':>14}{base_name:>14}{'ratio':>9}")
     print(f"{'cold first navigate (s)':28}{ours['cold_first_navigate_s']:>14.3f}{pw['cold_first_navigate_s']:>14.3f}"
