@@ -31,9 +31,15 @@ const MAX_FRAMES: usize = 20;
 /// The isolated world our scripts run in inside cross-origin frames.
 const WORLD: &str = "hermes-snapshot";
 
-fn walker_call() -> &'static str {
-    static CALL: std::sync::OnceLock<String> = std::sync::OnceLock::new();
-    CALL.get_or_init(|| format!("({})({{}})", WALKER_JS.trim().trim_end_matches(';')))
+fn walker_call(full: bool) -> &'static str {
+    static CALLS: std::sync::OnceLock<[String; 2]> = std::sync::OnceLock::new();
+    let calls = CALLS.get_or_init(|| {
+        let f = WALKER_JS.trim().trim_end_matches(';');
+        // Links' targets only for a full snapshot: the compact one does not
+        // show them (a quarter of a link-heavy walk's bytes).
+        [format!("({f})({{urls:false}})"), format!("({f})({{}})")]
+    });
+    &calls[full as usize]
 }
 
 fn walk_error(e: serde_json::Error) -> CmdError {
@@ -43,8 +49,8 @@ fn walk_error(e: serde_json::Error) -> CmdError {
 }
 
 /// Walk the page (and its cross-origin frames) once.
-pub(crate) async fn walk(st: &Settings, s: &mut Session) -> Result<Walk, CmdError> {
-    let v = eval_in(st, s, 0, walker_call(), true).await?;
+pub(crate) async fn walk(st: &Settings, s: &mut Session, full: bool) -> Result<Walk, CmdError> {
+    let v = eval_in(st, s, 0, walker_call(full), true).await?;
     let mut w = domsnap::parse(&v.result.value.unwrap_or(Value::Null)).map_err(walk_error)?;
     let gen_ = s.tab.state.doc_gen();
     if s.frames.doc_gen != gen_ {
@@ -55,7 +61,7 @@ pub(crate) async fn walk(st: &Settings, s: &mut Session) -> Result<Walk, CmdErro
     }
     let stubs = std::mem::take(&mut w.frames);
     for stub in stubs.into_iter().take(MAX_FRAMES) {
-        match child_walk(st, s, stub.i).await {
+        match child_walk(st, s, stub.i, full).await {
             Ok(Some((n, child))) => {
                 w.graft(stub.i, child, n);
             }
@@ -71,6 +77,7 @@ async fn child_walk(
     st: &Settings,
     s: &mut Session,
     host: i64,
+    full: bool,
 ) -> Result<Option<(u32, Walk)>, CmdError> {
     let Some(obj) = object_in(st, s, 0, host).await? else {
         return Ok(None);
@@ -111,7 +118,7 @@ async fn child_walk(
             s.frames.list.len() as u32
         }
     };
-    let mut r = eval_in(st, s, n, walker_call(), true).await;
+    let mut r = eval_in(st, s, n, walker_call(full), true).await;
     if r.as_ref().is_err_and(context_gone)
         && let Some(f) = s.frames.list.get(n as usize - 1)
         && let Via::World(_) = f.via
@@ -127,7 +134,7 @@ async fn child_walk(
         .await?;
         s.frames.list[n as usize - 1].via =
             Via::World(v["executionContextId"].as_i64().unwrap_or_default());
-        r = eval_in(st, s, n, walker_call(), true).await;
+        r = eval_in(st, s, n, walker_call(full), true).await;
     }
     let v = r?;
     let w = domsnap::parse(&v.result.value.unwrap_or(Value::Null)).map_err(walk_error)?;

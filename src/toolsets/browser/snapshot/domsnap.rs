@@ -21,7 +21,8 @@ use super::outline::{self as snapshot, RefTable, Snapshot, States};
 
 /// The walker: a function expression for `Runtime.callFunctionOn` (with
 /// `returnByValue`; its result is a JSON string, see [`parse`]). Argument:
-/// `{frames: bool, pseudo: bool}` (both default true).
+/// `{frames: bool, pseudo: bool, urls: bool}` (all default true; `urls`:
+/// links' targets, which only a full snapshot shows).
 pub(crate) const WALKER_JS: &str = include_str!("snapshot.js");
 
 /// The walker's result.

@@ -4,8 +4,7 @@
 // It walks the flat tree (open shadow roots, slots, optionally same-origin
 // iframes) once and returns, as a JSON *string* (one CDP string instead of a
 // deep value), a tree of Chromium-named accessibility nodes that
-// `domsnap.rs` turns into the `Accessibility.getFullAXTree` shape consumed by
-// `snapshot::render`, so the text format and ref rules stay the renderer's:
+// `domsnap.rs` lends to `outline.rs`'s renderer as outline nodes:
 //
 //   {"tree": Node, "frames": [{"i": id, "src": url}], "count": n}
 //   Node = "text" | {"r": role, "n"?: name, "v"?: value, "i"?: id,
@@ -27,6 +26,7 @@
   opts = opts || {};
   const FRAMES = opts.frames !== false; // descend into same-origin iframes
   const PSEUDO = opts.pseudo !== false; // ::before / ::after text
+  const URLS = opts.urls !== false; // links' targets (only a full snapshot shows them)
   const W = window;
   const D = document;
   if (!W.__hermesIds) {
@@ -308,7 +308,7 @@
     if ((el.required || el.getAttribute('aria-required') === 'true') && REQUIRED.has(r)) set('required', true);
     if (((tag === 'INPUT' || tag === 'TEXTAREA') && el.readOnly) || el.getAttribute('aria-readonly') === 'true') set('readonly', true);
     if (el === focused) set('focused', true);
-    if (r === 'link' && el.href) set('url', String(el.href));
+    if (URLS && r === 'link' && el.href) set('url', String(el.href));
     return any ? p : null;
   }
 

@@ -87,7 +87,7 @@ async fn take(
             (c.text, c.element_count)
         }
         None => {
-            let tree = walk::walk(st, s).await?;
+            let tree = walk::walk(st, s, full).await?;
             let t2 = Instant::now();
             let gen_ = s.tab.state.doc_gen();
             let snap = domsnap::render(&tree, &mut s.refs, gen_, full);
