@@ -329,17 +329,18 @@ impl Class {
 /// Runs of whitespace become one space, the ends are trimmed; borrowed
 /// when the text is already so.
 fn norm_ws(s: &str) -> Cow<'_, str> {
+    // Already so: no whitespace but single spaces between words.
     let mut prev = ' ';
-    for c in s.chars() {
-        if c.is_whitespace() && (c != ' ' || prev == ' ') {
-            return Cow::Owned(s.split_whitespace().collect::<Vec<_>>().join(" "));
-        }
+    let normal = s.chars().all(|c| {
+        let ok = !c.is_whitespace() || (c == ' ' && prev != ' ');
         prev = c;
+        ok
+    }) && (s.is_empty() || prev != ' ');
+    if normal {
+        Cow::Borrowed(s)
+    } else {
+        Cow::Owned(s.split_whitespace().collect::<Vec<_>>().join(" "))
     }
-    if prev == ' ' && !s.is_empty() {
-        return Cow::Owned(s.split_whitespace().collect::<Vec<_>>().join(" "));
-    }
-    Cow::Borrowed(s)
 }
 
 /// A rendered child: text or element lines.
