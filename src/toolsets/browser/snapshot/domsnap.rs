@@ -90,7 +90,7 @@ pub(crate) struct El {
     #[serde(default)]
     pub(crate) i: Option<i64>,
     #[serde(default)]
-    pub(crate) p: Option<Props>,
+    pub(crate) p: Option<States>,
     #[serde(default)]
     pub(crate) c: Vec<Node>,
     /// A cross-origin iframe the walker did not enter.
@@ -99,25 +99,6 @@ pub(crate) struct El {
     /// Which frame's walk the node came from (0: the top document).
     #[serde(skip)]
     pub(crate) frame: u32,
-}
-
-#[derive(Debug, Default, Deserialize)]
-pub(crate) struct Props {
-    pub(crate) level: Option<i64>,
-    /// `"true"`, `"false"` or `"mixed"`, as the AX tree reports it.
-    pub(crate) checked: Option<String>,
-    pub(crate) pressed: Option<String>,
-    pub(crate) selected: Option<bool>,
-    pub(crate) expanded: Option<bool>,
-    #[serde(default)]
-    pub(crate) disabled: bool,
-    #[serde(default)]
-    pub(crate) required: bool,
-    #[serde(default)]
-    pub(crate) readonly: bool,
-    #[serde(default)]
-    pub(crate) focused: bool,
-    pub(crate) url: Option<String>,
 }
 
 /// The [`RefTable`] key of element `id` of frame `frame` (0: top document).
@@ -205,29 +186,12 @@ fn push_node<'a>(node: &'a Node, out: &mut Vec<snapshot::Node<'a>>) -> usize {
                 name: &e.n,
                 value: &e.v,
                 backend: e.i.map(|i| ref_key(e.frame, i)),
-                states: e.p.as_ref().map(Props::states).unwrap_or_default(),
+                states: e.p.as_ref(),
                 children,
             };
         }
     }
     at
-}
-
-impl Props {
-    fn states(&self) -> States<'_> {
-        States {
-            level: self.level,
-            checked: self.checked.as_deref(),
-            pressed: self.pressed.as_deref(),
-            selected: self.selected == Some(true),
-            expanded: self.expanded,
-            disabled: self.disabled,
-            required: self.required,
-            readonly: self.readonly,
-            focused: self.focused,
-            url: self.url.as_deref(),
-        }
-    }
 }
 
 /// Render a walk with [`snapshot::render`] (`RefEntry::backend` holds a

@@ -24,6 +24,8 @@ use std::borrow::Cow;
 use std::collections::HashMap;
 use std::fmt::Write as _;
 
+use serde::Deserialize;
+
 /// Roles that always get a ref.
 const INTERACTIVE: &[&str] = &[
     "button",
@@ -269,24 +271,30 @@ pub(crate) struct Node<'a> {
     pub(crate) value: &'a str,
     /// The [`RefTable`] key (absent for text and synthetic nodes).
     pub(crate) backend: Option<i64>,
-    pub(crate) states: States<'a>,
+    /// None: no state to show.
+    pub(crate) states: Option<&'a States>,
     pub(crate) children: Vec<usize>,
 }
 
-/// An element's states, in the accessibility tree's terms (`checked` and
-/// `pressed` are `"true"`, `"false"` or `"mixed"`).
-#[derive(Debug, Default, Clone, Copy)]
-pub(crate) struct States<'a> {
+/// An element's states, as the walk reports them (its `p`, see
+/// `domsnap.rs`), in the accessibility tree's terms: `checked` and `pressed`
+/// are `"true"`, `"false"` or `"mixed"`.
+#[derive(Debug, Default, Deserialize)]
+pub(crate) struct States {
     pub(crate) level: Option<i64>,
-    pub(crate) checked: Option<&'a str>,
-    pub(crate) pressed: Option<&'a str>,
-    pub(crate) selected: bool,
+    pub(crate) checked: Option<String>,
+    pub(crate) pressed: Option<String>,
+    pub(crate) selected: Option<bool>,
     pub(crate) expanded: Option<bool>,
+    #[serde(default)]
     pub(crate) disabled: bool,
+    #[serde(default)]
     pub(crate) required: bool,
+    #[serde(default)]
     pub(crate) readonly: bool,
+    #[serde(default)]
     pub(crate) focused: bool,
-    pub(crate) url: Option<&'a str>,
+    pub(crate) url: Option<String>,
 }
 
 /// What a role is for the outline: bits of the role lists above, looked up
@@ -400,21 +408,23 @@ fn push_indent(out: &mut String, depth: usize) {
 impl<'a> Renderer<'_, 'a, '_> {
     fn push_states(&self, i: usize, s: &mut String) {
         let n = &self.nodes[i];
-        let st = &n.states;
+        let Some(st) = n.states else {
+            return;
+        };
         if let Some(l) = st.level
             && n.role == "heading"
         {
             let _ = write!(s, " [level={l}]");
         }
-        match st.checked {
+        match st.checked.as_deref() {
             Some("true") => s.push_str(" [checked]"),
             Some("mixed") => s.push_str(" [checked=mixed]"),
             _ => {}
         }
-        if st.pressed == Some("true") {
+        if st.pressed.as_deref() == Some("true") {
             s.push_str(" [pressed]");
         }
-        if st.selected {
+        if st.selected == Some(true) {
             s.push_str(" [selected]");
         }
         if let Some(b) = st.expanded {
@@ -434,7 +444,7 @@ impl<'a> Renderer<'_, 'a, '_> {
         }
         if self.full
             && n.role == "link"
-            && let Some(u) = st.url
+            && let Some(u) = &st.url
         {
             let _ = write!(s, " [url={u}]");
         }
@@ -722,11 +732,18 @@ mod tests {
             children: children.to_vec(),
             ..Default::default()
         };
+        let states = |st: States| Some(&*Box::leak(Box::new(st)));
         let mut heading = el("heading", "Hello", 10, &[2]);
-        heading.states.level = Some(1);
+        heading.states = states(States {
+            level: Some(1),
+            ..Default::default()
+        });
         let mut textbox = el("textbox", "Email", 13, &[]);
         textbox.value = "a@b";
-        textbox.states.required = true;
+        textbox.states = states(States {
+            required: true,
+            ..Default::default()
+        });
         vec![
             el("RootWebArea", "T", 1, &[1, 3, 5, 7]),
             heading,
