@@ -262,7 +262,8 @@ impl RefTable {
 
 /// One node of an outline: an element or a text run (role `StaticText`,
 /// its text in `name`) as the DOM walk reports it (see `domsnap.rs`),
-/// borrowed from the walk; children are indexes into the same list.
+/// borrowed from the walk; children are indexes into the same list, whose
+/// first node is the page.
 #[derive(Debug, Default)]
 pub(crate) struct Node<'a> {
     /// Chromium's AX role name.
@@ -640,20 +641,12 @@ fn merge_text(items: Vec<Item>) -> Vec<Item> {
     out
 }
 
-/// Render the outline of `nodes` (every node no other names as a child is
-/// a root), assigning refs in `refs` for document generation `doc_gen`.
+/// Render the outline of `nodes` (the first is the page, the others its
+/// descendants), assigning refs in `refs` for document generation `doc_gen`.
 pub(crate) fn render(nodes: &[Node], refs: &mut RefTable, doc_gen: u64, full: bool) -> Snapshot {
     refs.reset_for(doc_gen);
     refs.latest.clear();
     refs.snapshots += 1;
-    let mut has_parent = vec![false; nodes.len()];
-    for n in nodes {
-        for &c in &n.children {
-            if let Some(p) = has_parent.get_mut(c) {
-                *p = true;
-            }
-        }
-    }
     let class = nodes.iter().map(|n| Class::of(n.role)).collect();
     let mut r = Renderer {
         nodes,
@@ -662,8 +655,8 @@ pub(crate) fn render(nodes: &[Node], refs: &mut RefTable, doc_gen: u64, full: bo
         full,
     };
     let mut items = Vec::new();
-    for root in (0..nodes.len()).filter(|&i| !has_parent[i]) {
-        r.render(root, 0, &mut items);
+    if !nodes.is_empty() {
+        r.render(0, 0, &mut items);
     }
     let mut text = String::new();
     for it in merge_text(items) {
