@@ -9,7 +9,8 @@
 //   {"tree": Node, "frames": [{"i": id, "src": url}], "count": n}
 //   Node = "text" | {"r": role, "n"?: name, "v"?: value, "i"?: id,
 //                    "p"?: {level, checked, pressed, selected, expanded,
-//                           disabled, required, readonly, focused, url},
+//                           disabled, required, readonly, focused,
+//                           url (unless opts.urls is false)},
 //                    "c"?: [Node], "x"?: 1 (cross-origin frame, not entered)}
 //
 // Roles are Chromium's AX role names (`image`, `LabelText`, `Iframe`, ...).
