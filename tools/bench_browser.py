@@ -155,14 +155,13 @@ def run(kind, argv, env, urls, runs, cold_runs):
     res = {"cold_first_navigate_s": cold(argv, env, urls["simple"], cold_runs)}
     c = Client(argv, env)
     c.tool("browser_navigate", {"url": urls["simple"]})
-    snap_args = {} if kind == "ours" else {}
     for page, url in urls.items():
         times = []
         size = None
         for _ in range(runs):
             t0 = time.perf_counter()
             c.tool("browser_navigate", {"url": url})
-            s = c.tool("browser_snapshot", snap_args)
+            s = c.tool("browser_snapshot", {})
             times.append(time.perf_counter() - t0)
             size = len(ours_snapshot_text(s)) if kind == "ours" else len(s)
         res[page] = {"warm_nav_snapshot_s": statistics.median(times), "snapshot_chars": size}
