@@ -226,7 +226,7 @@ fn relocation_record_pages() -> Option<std::ops::Range<usize>> {
         .iter()
         .any(|c| c.start <= pages.start && pages.end <= c.end);
     // pagemap of the records alone (start-up's path: not the whole binary's).
-    let own = files_own(&pages, page)?;
+    let own = files_own(&open_pagemap()?, &pages, page)?;
     (inside && !pages.is_empty() && own == [pages.clone()]).then_some(pages)
 }
 
@@ -327,9 +327,12 @@ fn clean_pages() -> Vec<std::ops::Range<usize>> {
     else {
         return Vec::new();
     };
+    let Some(map) = open_pagemap() else {
+        return Vec::new();
+    };
     let mut out = Vec::new();
     for p in &candidates {
-        let Some(own) = files_own(p, page) else {
+        let Some(own) = files_own(&map, p, page) else {
             return Vec::new();
         };
         out.extend(own);
@@ -388,12 +391,17 @@ fn page_size() -> Option<usize> {
     usize::try_from(unsafe { libc::sysconf(libc::_SC_PAGESIZE) }).ok()
 }
 
-/// `/proc/self/pagemap`'s entry for each page of `pages` (whole pages of
+/// This process's `/proc/self/pagemap`, for [`pagemap`].
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+fn open_pagemap() -> Option<std::fs::File> {
+    std::fs::File::open("/proc/self/pagemap").ok()
+}
+
+/// `map`'s ([`open_pagemap`]) entry for each page of `pages` (whole pages of
 /// `page` bytes); `None` when it cannot be read.
 #[cfg(all(target_os = "linux", target_env = "gnu"))]
-fn pagemap(pages: &std::ops::Range<usize>, page: usize) -> Option<Vec<u64>> {
+fn pagemap(map: &std::fs::File, pages: &std::ops::Range<usize>, page: usize) -> Option<Vec<u64>> {
     use std::os::unix::fs::FileExt;
-    let map = std::fs::File::open("/proc/self/pagemap").ok()?;
     let mut raw = vec![0u8; pages.len() / page * 8];
     map.read_exact_at(&mut raw, (pages.start / page * 8) as u64)
         .ok()?;
@@ -405,10 +413,14 @@ fn pagemap(pages: &std::ops::Range<usize>, page: usize) -> Option<Vec<u64>> {
 
 /// The runs of `pages` that are the file's own in this process: mapped from
 /// the file, or not mapped (and not swapped out). A present page that is not a
-/// file page is a private copy someone wrote. `None` when `/proc/self/pagemap`
-/// cannot be read.
+/// file page is a private copy someone wrote. `None` when `map`
+/// ([`open_pagemap`]) cannot be read.
 #[cfg(all(target_os = "linux", target_env = "gnu", target_pointer_width = "64"))]
-fn files_own(pages: &std::ops::Range<usize>, page: usize) -> Option<Vec<std::ops::Range<usize>>> {
+fn files_own(
+    map: &std::fs::File,
+    pages: &std::ops::Range<usize>,
+    page: usize,
+) -> Option<Vec<std::ops::Range<usize>>> {
     const PRESENT: u64 = 1 << 63;
     const SWAPPED: u64 = 1 << 62;
     const FILE: u64 = 1 << 61;
@@ -420,7 +432,7 @@ fn files_own(pages: &std::ops::Range<usize>, page: usize) -> Option<Vec<std::ops
         }
     };
     let mut runs: Vec<std::ops::Range<usize>> = Vec::new();
-    for (i, entry) in pagemap(pages, page)?.into_iter().enumerate() {
+    for (i, entry) in pagemap(map, pages, page)?.into_iter().enumerate() {
         if !own(entry) {
             continue;
         }
@@ -443,7 +455,7 @@ mod tests {
     fn resident(at: usize) -> bool {
         let page = page_size().unwrap();
         let at = at / page * page;
-        pagemap(&(at..at + page), page).unwrap()[0] >> 63 == 1
+        pagemap(&open_pagemap().unwrap(), &(at..at + page), page).unwrap()[0] >> 63 == 1
     }
 
     /// Free memory between live blocks (which glibc never gives back from an
