@@ -44,6 +44,22 @@ pub(crate) struct Idle {
     started: AtomicU64,
     /// Trims done (for the tests).
     trims: AtomicUsize,
+    /// Work that waits for calls to be quiet ([`Idle::when_quiet`]).
+    deferred: std::sync::Mutex<Deferred>,
+}
+
+/// Work to run once calls are quiet, in place of the give-back then.
+#[derive(Default)]
+struct Deferred(Option<Box<dyn FnOnce() + Send>>);
+
+impl std::fmt::Debug for Deferred {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(if self.0.is_some() {
+            "Deferred(work)"
+        } else {
+            "Deferred(none)"
+        })
+    }
 }
 
 /// Held for the length of one call; the last one in flight to end starts the
@@ -58,6 +74,34 @@ impl Idle {
             in_flight: AtomicUsize::new(0),
             started: AtomicU64::new(0),
             trims: AtomicUsize::new(0),
+            deferred: Default::default(),
+        }
+    }
+
+    /// Whether work waits for quiet ([`Self::when_quiet`]).
+    #[cfg(test)]
+    pub(crate) fn has_deferred(&self) -> bool {
+        self.deferred
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .0
+            .is_some()
+    }
+
+    /// Calls started so far.
+    pub(crate) fn calls_started(&self) -> u64 {
+        self.started.load(SeqCst)
+    }
+
+    /// Run `work` on a blocking thread once calls are quiet (no call for
+    /// `quiet`: when the give-back would run), instead of that give-back; it
+    /// gives back itself when it is done. Replaces work deferred before.
+    /// Needs a tokio runtime (outside one, `work` waits for a call's end).
+    pub(crate) fn when_quiet(self: &Arc<Self>, work: Box<dyn FnOnce() + Send>) {
+        self.deferred.lock().unwrap_or_else(|p| p.into_inner()).0 = Some(work);
+        // The last call may have ended already: its wait may be over.
+        if self.in_flight.load(SeqCst) == 0 {
+            let _ = self.clone().wait_for_quiet();
         }
     }
 
@@ -68,14 +112,20 @@ impl Idle {
         Call(Some(self.clone()))
     }
 
-    /// A call ended. When it was the last in flight: on the current tokio
-    /// runtime (outside one, nothing), wait `quiet`, then give back
-    /// ([`Self::give_back`]) on a blocking thread unless a call started
-    /// meanwhile (its end waits anew). Returns that wait.
+    /// A call ended. When it was the last in flight, the wait for quiet
+    /// ([`Self::wait_for_quiet`]).
     fn ended(self: Arc<Self>) -> Option<JoinHandle<()>> {
         if self.in_flight.fetch_sub(1, SeqCst) != 1 {
             return None;
         }
+        self.wait_for_quiet()
+    }
+
+    /// On the current tokio runtime (outside one, nothing), wait `quiet`,
+    /// then, unless a call started meanwhile (its end waits anew), on a
+    /// blocking thread: the deferred work ([`Self::when_quiet`]) if any, else
+    /// the give-back ([`Self::give_back`]). Returns that wait.
+    fn wait_for_quiet(self: Arc<Self>) -> Option<JoinHandle<()>> {
         let rt = tokio::runtime::Handle::try_current().ok()?;
         let seen = self.started.load(SeqCst);
         Some(rt.spawn(async move {
@@ -83,7 +133,19 @@ impl Idle {
             // `in_flight` too: a call may have started between this end and
             // the reading of `seen`.
             if self.started.load(SeqCst) == seen && self.in_flight.load(SeqCst) == 0 {
-                let _ = tokio::task::spawn_blocking(move || self.give_back("idle")).await;
+                let _ = tokio::task::spawn_blocking(move || {
+                    let work = self
+                        .deferred
+                        .lock()
+                        .unwrap_or_else(|p| p.into_inner())
+                        .0
+                        .take();
+                    match work {
+                        Some(work) => work(),
+                        None => self.give_back("idle"),
+                    }
+                })
+                .await;
             }
         }))
     }

@@ -16,6 +16,7 @@ pub mod progress;
 pub mod running;
 pub mod toolset;
 pub mod untrusted;
+mod warmup;
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -246,44 +247,15 @@ impl HermesServer {
             .collect()
     }
 
-    /// After the first `tools/list`: warm what first calls would build (the
-    /// call log's redaction patterns, the [`Toolset::warm_up`] of each toolset
-    /// with a tool in `tools`) on a blocking thread, while the client's model
-    /// is still composing its first request; the code start-up and each step
-    /// ran is given back as it goes, and the freed heap at the end
-    /// ([`idle`]). Needs a tokio runtime.
+    /// After the first `tools/list`: warm what first calls would build, for
+    /// the toolsets with a tool in `tools` ([`warmup`]). Needs a tokio runtime.
     fn start_tool_warmup(&self, tools: &[Tool]) {
         let mut listed: Vec<usize> = tools
             .iter()
             .filter_map(|t| self.inner.index.get(t.name.as_ref()).map(|&(i, _)| i))
             .collect();
         listed.dedup();
-        let inner = self.inner.clone();
-        tokio::task::spawn_blocking(move || {
-            let started = std::time::Instant::now();
-            // Each step's code is given back before the next (not after a
-            // step that did nothing to speak of, not worth the walk over the
-            // binary's pages): what is resident at once is one step's code,
-            // not the whole warm-up's. A call running beside the warm-up
-            // faults its own code back (measured: keeping it costs 0.5-0.8
-            // MiB of peak, tools/bench_startup.py's calls at once).
-            idle::release_clean_pages_now("warm-up start");
-            crate::redact::warm();
-            untrusted::warm();
-            idle::release_clean_pages_now("call log patterns warmed");
-            for i in listed {
-                let ts = inner.toolsets[i].as_ref();
-                let t = std::time::Instant::now();
-                ts.warm_up(&inner.ctx);
-                let took = t.elapsed();
-                tracing::debug!("warm-up of {}: {took:?}", ts.name());
-                if took >= std::time::Duration::from_micros(100) {
-                    idle::release_clean_pages_now(ts.name());
-                }
-            }
-            tracing::debug!("warm-up done in {:?}", started.elapsed());
-            inner.idle.give_back("warm-up end");
-        });
+        warmup::start(&self.inner, listed);
     }
 
     /// Run one call as `tools/call` would (also used by tests and benchmarks).
