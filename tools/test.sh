@@ -126,6 +126,9 @@ else
   cargo fmt --all -- --check
   say "cargo clippy --all-targets -- -D warnings"
   cargo clippy --locked --all-targets -- -D warnings
+  # Patched dependencies (tools/patched/README.md) are not workspace members: their own tests.
+  say "cargo test -p web_atoms@0.2.6 -p web_atoms@0.3.0 (tools/patched)"
+  cargo test --locked -q -p web_atoms@0.2.6 -p web_atoms@0.3.0
   say "cargo build --locked --bins --tests"
   cargo build --locked --bins
   "${nextest[@]}" --no-run "$@"
