@@ -10,8 +10,9 @@
 //! And a call that comes while the warm-up runs pauses it: the call builds
 //! what it needs itself, and its work resident beside the warm-up's was the
 //! peak of a session whose calls come right after the tool list
-//! (tools/bench_startup.py: 0.9–1.0 MiB). The steps left run once calls are
-//! quiet, when the idle give-back would ([`idle::Idle::when_quiet`]).
+//! (tools/bench_startup.py, calls at once: 0.4–1.0 MiB of peak). The steps
+//! left run once calls are quiet, when the idle give-back would
+//! ([`idle::Idle::when_quiet`]).
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Weak};
