@@ -131,7 +131,16 @@ pub(crate) fn resolve_lenient(p: &Path) -> Result<PathBuf, PathError> {
             continue;
         }
         let next = out.join(&part);
+        // A directory on the way seen to be no link while a [`DirMemo`] lives.
+        let inner = !queue.is_empty();
+        if inner && DirMemo::knows(&next) {
+            out = next;
+            continue;
+        }
         let is_link = std::fs::symlink_metadata(&next).is_ok_and(|m| m.file_type().is_symlink());
+        if inner && !is_link {
+            DirMemo::learn(&next);
+        }
         if is_link {
             hops += 1;
             if hops > MAX_LINKS {
@@ -150,6 +159,54 @@ pub(crate) fn resolve_lenient(p: &Path) -> Result<PathBuf, PathError> {
         out = next;
     }
     Ok(out)
+}
+
+thread_local! {
+    /// The directories [`resolve_lenient`] found to be no symlink on this
+    /// thread, while a [`DirMemo`] lives.
+    static REAL_DIRS: std::cell::RefCell<Option<std::collections::HashSet<PathBuf>>> =
+        const { std::cell::RefCell::new(None) };
+}
+
+/// While it lives, [`resolve_lenient`] on this thread looks at each directory
+/// on its paths' way once: a scan reads hundreds of `SKILL.md` under the same
+/// few directories, and each read resolved every component of its path
+/// (`lstat`), five of seven of them the same for every file. A directory
+/// swapped for a link meanwhile is still caught: [`read_within`] checks the
+/// real path of the file it opened. Nested memos share the outermost's.
+pub(crate) struct DirMemo(bool);
+
+impl DirMemo {
+    /// Start remembering on this thread (if not already).
+    pub(crate) fn start() -> DirMemo {
+        DirMemo(REAL_DIRS.with_borrow_mut(|m| {
+            let fresh = m.is_none();
+            if fresh {
+                *m = Some(Default::default());
+            }
+            fresh
+        }))
+    }
+
+    fn knows(dir: &Path) -> bool {
+        REAL_DIRS.with_borrow(|m| m.as_ref().is_some_and(|m| m.contains(dir)))
+    }
+
+    fn learn(dir: &Path) {
+        REAL_DIRS.with_borrow_mut(|m| {
+            if let Some(m) = m {
+                m.insert(dir.to_path_buf());
+            }
+        });
+    }
+}
+
+impl Drop for DirMemo {
+    fn drop(&mut self) {
+        if self.0 {
+            REAL_DIRS.with_borrow_mut(|m| *m = None);
+        }
+    }
 }
 
 /// Hermes' `validate_within_dir`: `path` must resolve (symlinks followed) to a
@@ -388,5 +445,36 @@ mod tests {
             &resolve_lenient(&root.join("alias")).unwrap(),
             &roots
         ));
+    }
+
+    /// While a [`DirMemo`] lives, a directory on the way is looked at once:
+    /// one swapped for a link to outside the roots afterwards is not seen by
+    /// the resolution, and the read still refuses the file it opened there.
+    /// Without the memo the resolution sees the link.
+    #[test]
+    fn a_directory_swapped_for_a_link_under_a_memo_is_still_refused() {
+        let t = tempfile::tempdir().unwrap();
+        let base = resolve_lenient(t.path()).unwrap();
+        for top in ["skills", "outside"] {
+            std::fs::create_dir_all(base.join(top).join("cat/s")).unwrap();
+            std::fs::write(base.join(top).join("cat/s/SKILL.md"), top).unwrap();
+        }
+        let roots = [base.join("skills")];
+        let file = base.join("skills/cat/s/SKILL.md");
+        let memo = DirMemo::start();
+        assert_eq!(read_within(&file, &roots, 100).unwrap(), b"skills");
+        std::fs::rename(base.join("skills/cat"), base.join("cat.old")).unwrap();
+        symlink(base.join("outside/cat"), base.join("skills/cat")).unwrap();
+        let e = read_within(&file, &roots, 100).unwrap_err();
+        assert!(
+            matches!(e, ReadError::Path(PathError::OpenedOutside { .. })),
+            "{e}"
+        );
+        drop(memo);
+        let e = read_within(&file, &roots, 100).unwrap_err();
+        assert!(
+            matches!(e, ReadError::Path(PathError::Escapes { .. })),
+            "{e}"
+        );
     }
 }

@@ -372,6 +372,7 @@ pub(crate) fn skill_files(
         .min(4)
         .min(paths.len().div_ceil(32))
         .max(1);
+    let _memo = guard::DirMemo::start();
     if threads == 1 {
         return paths.iter().map(|p| skill_file(p, trusted)).collect();
     }
@@ -379,7 +380,12 @@ pub(crate) fn skill_files(
     std::thread::scope(|s| {
         let running: Vec<_> = paths
             .chunks(chunk)
-            .map(|part| s.spawn(move || part.iter().map(|p| skill_file(p, trusted)).collect()))
+            .map(|part| {
+                s.spawn(move || {
+                    let _memo = guard::DirMemo::start();
+                    part.iter().map(|p| skill_file(p, trusted)).collect()
+                })
+            })
             .collect();
         running
             .into_iter()
