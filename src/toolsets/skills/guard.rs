@@ -8,6 +8,8 @@
 
 use std::path::{Component, Path, PathBuf};
 
+use crate::hermes::pass;
+
 pub(crate) const NAME_NOT_RELATIVE: &str =
     "Skill name must be a relative path within the skills directory.";
 pub(crate) const NAME_TRAVERSAL: &str = "Skill name cannot contain '..' path traversal components.";
@@ -131,15 +133,15 @@ pub(crate) fn resolve_lenient(p: &Path) -> Result<PathBuf, PathError> {
             continue;
         }
         let next = out.join(&part);
-        // A directory on the way seen to be no link while a [`DirMemo`] lives.
+        // A directory on the way already seen to be no link in this pass.
         let inner = !queue.is_empty();
-        if inner && DirMemo::knows(&next) {
+        if inner && pass::with_kept(|d: &mut RealDirs| d.0.contains(&next)) == Some(true) {
             out = next;
             continue;
         }
         let is_link = std::fs::symlink_metadata(&next).is_ok_and(|m| m.file_type().is_symlink());
         if inner && !is_link {
-            DirMemo::learn(&next);
+            pass::with_kept(|d: &mut RealDirs| d.0.insert(next.clone()));
         }
         if is_link {
             hops += 1;
@@ -161,53 +163,15 @@ pub(crate) fn resolve_lenient(p: &Path) -> Result<PathBuf, PathError> {
     Ok(out)
 }
 
-thread_local! {
-    /// The directories [`resolve_lenient`] found to be no symlink on this
-    /// thread, while a [`DirMemo`] lives.
-    static REAL_DIRS: std::cell::RefCell<Option<std::collections::HashSet<PathBuf>>> =
-        const { std::cell::RefCell::new(None) };
-}
-
-/// While it lives, [`resolve_lenient`] on this thread looks at each directory
-/// on its paths' way once: a scan reads hundreds of `SKILL.md` under the same
+/// The directories [`resolve_lenient`] found to be no symlink, kept for the
+/// open [`pass`] on this thread: a skills scan (`scan::skill_files` opens a
+/// pass on each of its threads) reads hundreds of `SKILL.md` under the same
 /// few directories, and each read resolved every component of its path
 /// (`lstat`), five of seven of them the same for every file. A directory
 /// swapped for a link meanwhile is still caught: [`read_within`] checks the
-/// real path of the file it opened. Nested memos share the outermost's.
-pub(crate) struct DirMemo(bool);
-
-impl DirMemo {
-    /// Start remembering on this thread (if not already).
-    pub(crate) fn start() -> DirMemo {
-        DirMemo(REAL_DIRS.with_borrow_mut(|m| {
-            let fresh = m.is_none();
-            if fresh {
-                *m = Some(Default::default());
-            }
-            fresh
-        }))
-    }
-
-    fn knows(dir: &Path) -> bool {
-        REAL_DIRS.with_borrow(|m| m.as_ref().is_some_and(|m| m.contains(dir)))
-    }
-
-    fn learn(dir: &Path) {
-        REAL_DIRS.with_borrow_mut(|m| {
-            if let Some(m) = m {
-                m.insert(dir.to_path_buf());
-            }
-        });
-    }
-}
-
-impl Drop for DirMemo {
-    fn drop(&mut self) {
-        if self.0 {
-            REAL_DIRS.with_borrow_mut(|m| *m = None);
-        }
-    }
-}
+/// real path of the file it opened. Outside a pass nothing is kept.
+#[derive(Default)]
+struct RealDirs(std::collections::HashSet<PathBuf>);
 
 /// Hermes' `validate_within_dir`: `path` must resolve (symlinks followed) to a
 /// location inside `root`.
@@ -447,12 +411,12 @@ mod tests {
         ));
     }
 
-    /// While a [`DirMemo`] lives, a directory on the way is looked at once:
+    /// In a pass, a directory on the way is looked at once ([`RealDirs`]):
     /// one swapped for a link to outside the roots afterwards is not seen by
     /// the resolution, and the read still refuses the file it opened there.
-    /// Without the memo the resolution sees the link.
+    /// Outside a pass the resolution sees the link.
     #[test]
-    fn a_directory_swapped_for_a_link_under_a_memo_is_still_refused() {
+    fn a_directory_swapped_for_a_link_during_a_pass_is_still_refused() {
         let t = tempfile::tempdir().unwrap();
         let base = resolve_lenient(t.path()).unwrap();
         for top in ["skills", "outside"] {
@@ -461,16 +425,16 @@ mod tests {
         }
         let roots = [base.join("skills")];
         let file = base.join("skills/cat/s/SKILL.md");
-        let memo = DirMemo::start();
-        assert_eq!(read_within(&file, &roots, 100).unwrap(), b"skills");
-        std::fs::rename(base.join("skills/cat"), base.join("cat.old")).unwrap();
-        symlink(base.join("outside/cat"), base.join("skills/cat")).unwrap();
-        let e = read_within(&file, &roots, 100).unwrap_err();
-        assert!(
-            matches!(e, ReadError::Path(PathError::OpenedOutside { .. })),
-            "{e}"
-        );
-        drop(memo);
+        pass::run(|| {
+            assert_eq!(read_within(&file, &roots, 100).unwrap(), b"skills");
+            std::fs::rename(base.join("skills/cat"), base.join("cat.old")).unwrap();
+            symlink(base.join("outside/cat"), base.join("skills/cat")).unwrap();
+            let e = read_within(&file, &roots, 100).unwrap_err();
+            assert!(
+                matches!(e, ReadError::Path(PathError::OpenedOutside { .. })),
+                "{e}"
+            );
+        });
         let e = read_within(&file, &roots, 100).unwrap_err();
         assert!(
             matches!(e, ReadError::Path(PathError::Escapes { .. })),

@@ -14,8 +14,8 @@ use serde_json::{Value, json};
 
 use super::frontmatter::{self, Frontmatter, py_str_or_json, truthy};
 use super::guard::{self, resolve_lenient, resolves_within, within_any};
-use crate::hermes::Context;
 use crate::hermes::envvars;
+use crate::hermes::{Context, pass};
 
 /// Directories never scanned for skills.
 pub(crate) const EXCLUDED_DIRS: &[&str] = &[
@@ -372,31 +372,26 @@ pub(crate) fn skill_files(
         .min(4)
         .min(paths.len().div_ceil(32))
         .max(1);
-    let _memo = guard::DirMemo::start();
+    // In a pass, each directory on the files' way is looked at once
+    // (`guard::resolve_lenient`).
+    let read = |part: &[PathBuf]| -> Vec<_> {
+        pass::run(|| part.iter().map(|p| skill_file(p, trusted)).collect())
+    };
     if threads == 1 {
-        return paths.iter().map(|p| skill_file(p, trusted)).collect();
+        return read(paths);
     }
     let chunk = paths.len().div_ceil(threads);
     std::thread::scope(|s| {
         let running: Vec<_> = paths
             .chunks(chunk)
-            .map(|part| {
-                s.spawn(move || {
-                    let _memo = guard::DirMemo::start();
-                    part.iter().map(|p| skill_file(p, trusted)).collect()
-                })
-            })
+            .map(|part| s.spawn(move || read(part)))
             .collect();
         running
             .into_iter()
             .zip(paths.chunks(chunk))
             .flat_map(|(t, part)| {
-                t.join().unwrap_or_else(|_| {
-                    // A reader that panicked: its part read here instead.
-                    part.iter()
-                        .map(|p| skill_file(p, trusted))
-                        .collect::<Vec<_>>()
-                })
+                // A reader that panicked: its part read here instead.
+                t.join().unwrap_or_else(|_| read(part))
             })
             .collect()
     })
