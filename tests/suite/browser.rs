@@ -487,23 +487,22 @@ fn browser_crashed_tab_recovers_on_navigate() {
     let mut b = Browsing::start("");
     b.ok("browser_navigate", json!({"url": pages.url("/form.html")}));
     let (_, pgid) = chromium_main(&b.marker());
-    let renderers: Vec<i32> = group_members(pgid)
+    // Chromium's processes whose command line mentions `flag`: (pid, command line).
+    let in_group = |flag: &str| -> Vec<(i32, String)> {
+        procs_with(flag)
+            .into_iter()
+            .filter(|(_, g, _)| *g == pgid)
+            .map(|(p, _, c)| (p, c))
+            .collect()
+    };
+    let renderers: Vec<i32> = in_group("--type=renderer")
         .into_iter()
-        .filter(|p| {
-            std::fs::read(format!("/proc/{p}/cmdline"))
-                .map(|c| String::from_utf8_lossy(&c).contains("--type=renderer"))
-                .unwrap_or(false)
-        })
+        .map(|(p, _)| p)
         .collect();
     assert!(!renderers.is_empty(), "no renderer process found");
     // Only pages' renderers: no omnibox WebUI popup loading beside them
     // (a headless Chromium still preloads one unless its features are off).
-    let webui: Vec<String> = group_members(pgid)
-        .into_iter()
-        .filter_map(|p| std::fs::read(format!("/proc/{p}/cmdline")).ok())
-        .map(|c| String::from_utf8_lossy(&c).replace('\0', " "))
-        .filter(|c| c.contains("--top-chrome-webui"))
-        .collect();
+    let webui = in_group("--top-chrome-webui");
     assert!(webui.is_empty(), "a browser-UI renderer runs: {webui:?}");
     for p in &renderers {
         unsafe { libc::kill(*p, libc::SIGKILL) };
