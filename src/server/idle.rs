@@ -34,7 +34,6 @@ pub(crate) use crate::hermes::deadlines::IDLE_TRIM;
 /// One server's bookkeeping of when to give back (the heap and the code are
 /// the process's, but giving back while another server of the process is busy
 /// only costs it page faults).
-#[derive(Debug)]
 pub(crate) struct Idle {
     /// How long without a call before a trim.
     quiet: Duration,
@@ -44,22 +43,9 @@ pub(crate) struct Idle {
     started: AtomicU64,
     /// Trims done (for the tests).
     trims: AtomicUsize,
-    /// Work that waits for calls to be quiet ([`Idle::when_quiet`]).
-    deferred: std::sync::Mutex<Deferred>,
-}
-
-/// Work to run once calls are quiet, in place of the give-back then.
-#[derive(Default)]
-struct Deferred(Option<Box<dyn FnOnce() + Send>>);
-
-impl std::fmt::Debug for Deferred {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(if self.0.is_some() {
-            "Deferred(work)"
-        } else {
-            "Deferred(none)"
-        })
-    }
+    /// Work to run once calls are quiet, in place of the give-back then
+    /// ([`Idle::when_quiet`]).
+    deferred: std::sync::Mutex<Option<Box<dyn FnOnce() + Send>>>,
 }
 
 /// Held for the length of one call; the last one in flight to end starts the
@@ -84,7 +70,6 @@ impl Idle {
         self.deferred
             .lock()
             .unwrap_or_else(|p| p.into_inner())
-            .0
             .is_some()
     }
 
@@ -98,7 +83,7 @@ impl Idle {
     /// gives back itself when it is done. Replaces work deferred before.
     /// Needs a tokio runtime (outside one, `work` waits for a call's end).
     pub(crate) fn when_quiet(self: &Arc<Self>, work: Box<dyn FnOnce() + Send>) {
-        self.deferred.lock().unwrap_or_else(|p| p.into_inner()).0 = Some(work);
+        *self.deferred.lock().unwrap_or_else(|p| p.into_inner()) = Some(work);
         // The last call may have ended already: its wait may be over.
         if self.in_flight.load(SeqCst) == 0 {
             let _ = self.clone().wait_for_quiet();
@@ -138,7 +123,6 @@ impl Idle {
                         .deferred
                         .lock()
                         .unwrap_or_else(|p| p.into_inner())
-                        .0
                         .take();
                     match work {
                         Some(work) => work(),

@@ -21,8 +21,8 @@ use std::time::{Duration, Instant};
 use super::{Inner, idle, untrusted};
 
 /// One step of the warm-up.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) enum Step {
+#[derive(Clone, Copy)]
+enum Step {
     /// The call log's patterns (redaction, the untrusted-content scan).
     Patterns,
     /// The warm-up of the toolset at this index of `Inner::toolsets`.
