@@ -259,12 +259,15 @@ const GENERATED: &str = r#"<!doctype html><title>Generated</title>
 .g ::before { content: "G-descendant" }
 .colour::before { color: red }
 .v::before { content: var(--t) } .v { --t: "V-variable" }
+.up { text-transform: uppercase }
 </style>
 {XO}
 <p class="a">one</p><p class="b">two</p><p class="c">three</p><p class="e">four</p>
 <div class="f">five</div><div class="g"><span>six</span></div><p class="colour">seven</p>
 <p class="v">eight</p><p>Quoted <q>inner</q> text</p><p class="xo">nine</p><p id="adopted">ten</p>
 <x-host><b>slotted</b></x-host><div id="div-host"></div>
+<p class="up">upper <a href="x.html">case link</a> <span> </span></p>
+<iframe title="Inner" srcdoc="<style>.i::before { content: 'FRAME-before' }</style><p class=i>in frame</p>"></iframe>
 <script>customElements.define('x-host', class extends HTMLElement { constructor() { super();
   this.attachShadow({mode: 'open'}).innerHTML = '<style>:host::before{content:"HOST-before"} .in::after{content:"IN-shadow"} ::slotted(b)::after{content:"SLOTTED-after"}</style><p class="in">inside</p><slot></slot>'; } });
 document.getElementById('div-host').attachShadow({mode: 'open'}).innerHTML = '<style>:host::after{content:"DIV-HOST-after"}</style>';
@@ -340,6 +343,11 @@ fn browser_labels_and_generated_content_are_in_the_snapshot() {
         let relative = page == "generated-relative.html";
         assert_eq!(s.contains("E-nested"), relative, "{s}");
         assert_eq!(s.contains("F-scoped"), relative, "{s}");
+        // Text takes its element's text-transform, a link's name too, and a
+        // same-origin frame's own rules apply inside it.
+        for line in ["- text: UPPER", "link \"CASE LINK\"", "FRAME-before"] {
+            assert!(s.contains(line), "{page}: {line}: {s}");
+        }
         // A rule that sets no content adds no text.
         assert!(s.lines().any(|l| l.trim_start() == "- text: seven"), "{s}");
     }

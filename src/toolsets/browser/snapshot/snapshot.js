@@ -49,7 +49,13 @@
     refs.set(i, el);
     return i;
   };
-  const norm = (s) => (s || '').replace(/\s+/g, ' ').trim();
+  // Collapse whitespace runs and trim; a string whose only whitespace is
+  // single spaces needs no replace (most text nodes).
+  const RUN = /[^\S ]| {2}/;
+  const norm = (s) => {
+    s = s || '';
+    return (RUN.test(s) ? s.replace(/\s+/g, ' ') : s).trim();
+  };
 
   // The focused element, through shadow roots and same-origin frames.
   let focused = D.activeElement;
@@ -96,7 +102,9 @@
   const DROP_EMPTY = new Set(['paragraph', 'blockquote', 'sectionheader', 'sectionfooter', 'Figcaption', 'caption',
     'LabelText', 'Legend', 'term', 'definition']);
   const FORM_CONTROL = new Set(['BUTTON', 'INPUT', 'SELECT', 'TEXTAREA', 'OPTION', 'OPTGROUP']);
+  const LABELABLE = new Set(['BUTTON', 'INPUT', 'METER', 'OUTPUT', 'PROGRESS', 'SELECT', 'TEXTAREA']);
   const INLINE_DISPLAY = /^inline/;
+  const NON_SPACE = /\S/;
 
   // A control's labels, from one scan per tree scope: `el.labels` scans the
   // whole scope for each control asked about (a 1,000-row form: 3,000 scans,
@@ -138,8 +146,10 @@
     return !!r && /^\s*(none|presentation)\b/i.test(r);
   }
 
-  function role(el, tag) {
-    const ex = el.getAttribute('role');
+  // `ha`: the element has attributes (el.hasAttributes()); without any,
+  // the ARIA attributes are not asked for one by one.
+  function role(el, tag, ha) {
+    const ex = ha && el.getAttribute('role');
     if (ex) {
       for (const r of ex.trim().toLowerCase().split(/\s+/)) {
         if (r === 'none' || r === 'presentation' || r === 'generic') return '';
@@ -235,11 +245,13 @@
     return out.filter(Boolean).join(' ');
   }
 
-  function nameOf(el, tag, r, content) {
-    if (el.hasAttribute('aria-labelledby')) { const n = byIds(el, 'aria-labelledby'); if (n) return n; }
-    const al = norm(el.getAttribute('aria-label'));
-    if (al) return al;
-    const title = norm(el.getAttribute('title'));
+  function nameOf(el, tag, r, content, ha) {
+    if (ha) {
+      if (el.hasAttribute('aria-labelledby')) { const n = byIds(el, 'aria-labelledby'); if (n) return n; }
+      const al = norm(el.getAttribute('aria-label'));
+      if (al) return al;
+    }
+    const title = ha ? norm(el.getAttribute('title')) : '';
     if (tag === 'INPUT') {
       const t = (el.type || '').toLowerCase();
       if (t === 'submit' || t === 'reset' || t === 'button') {
@@ -247,7 +259,8 @@
       }
       if (t === 'image') return norm(el.getAttribute('alt')) || norm(el.value) || title || 'Submit';
     }
-    const labels = labelsOf(el);
+    // Only a labelable element can be a label's control.
+    const labels = (LABELABLE.has(tag) || el.localName.includes('-')) && labelsOf(el);
     if (labels) {
       const n = norm(labels.map((l) => textOf(l, el)).join(' '));
       if (n) return n;
@@ -265,7 +278,7 @@
     return title;
   }
 
-  function valueOf(el, tag, r) {
+  function valueOf(el, tag, r, ha) {
     if (tag === 'INPUT') {
       const t = (el.type || '').toLowerCase();
       if (r === 'checkbox' || r === 'radio' || r === 'button') return '';
@@ -279,35 +292,35 @@
       return o ? norm(o.label) : '';
     }
     if (tag === 'PROGRESS' || tag === 'METER') return el.hasAttribute('value') ? String(el.value) : '';
-    const vt = el.getAttribute('aria-valuetext') || el.getAttribute('aria-valuenow');
+    const vt = ha && (el.getAttribute('aria-valuetext') || el.getAttribute('aria-valuenow'));
     return vt || '';
   }
 
-  function props(el, tag, r) {
+  function props(el, tag, r, ha) {
     const p = {};
     let any = false;
     const set = (k, v) => { p[k] = v; any = true; };
     if (r === 'heading') {
-      const l = parseInt(el.getAttribute('aria-level'), 10);
+      const l = ha ? parseInt(el.getAttribute('aria-level'), 10) : NaN;
       set('level', l > 0 ? l : (/^H[1-6]$/.test(tag) ? +tag[1] : 2));
     }
     if (tag === 'INPUT' && (r === 'checkbox' || r === 'radio')) {
       set('checked', el.indeterminate ? 'mixed' : el.checked ? 'true' : 'false');
-    } else if (el.hasAttribute('aria-checked')) {
+    } else if (ha && el.hasAttribute('aria-checked')) {
       const c = el.getAttribute('aria-checked');
       set('checked', c === 'mixed' ? 'mixed' : c === 'true' ? 'true' : 'false');
     }
-    const pr = el.getAttribute('aria-pressed');
+    const pr = ha && el.getAttribute('aria-pressed');
     if (pr === 'true' || pr === 'mixed') set('pressed', pr);
     if (tag === 'OPTION') set('selected', el.selected);
-    else if (el.getAttribute('aria-selected') === 'true') set('selected', true);
-    const ex = el.getAttribute('aria-expanded');
+    else if (ha && el.getAttribute('aria-selected') === 'true') set('selected', true);
+    const ex = ha && el.getAttribute('aria-expanded');
     if (ex === 'true' || ex === 'false') set('expanded', ex === 'true');
     else if (r === 'combobox' && tag === 'SELECT') set('expanded', false);
     else if (r === 'DisclosureTriangle') set('expanded', el.parentElement.open);
-    if ((FORM_CONTROL.has(tag) && el.matches(':disabled')) || el.getAttribute('aria-disabled') === 'true') set('disabled', true);
-    if ((el.required || el.getAttribute('aria-required') === 'true') && REQUIRED.has(r)) set('required', true);
-    if (((tag === 'INPUT' || tag === 'TEXTAREA') && el.readOnly) || el.getAttribute('aria-readonly') === 'true') set('readonly', true);
+    if ((FORM_CONTROL.has(tag) && el.matches(':disabled')) || (ha && el.getAttribute('aria-disabled') === 'true')) set('disabled', true);
+    if ((el.required || (ha && el.getAttribute('aria-required') === 'true')) && REQUIRED.has(r)) set('required', true);
+    if (((tag === 'INPUT' || tag === 'TEXTAREA') && el.readOnly) || (ha && el.getAttribute('aria-readonly') === 'true')) set('readonly', true);
     if (el === focused) set('focused', true);
     if (URLS && r === 'link' && el.href) set('url', String(el.href));
     return any ? p : null;
@@ -395,9 +408,13 @@
     pseudoHosts.set(root, c);
     return c;
   }
+  // Whether `el` may have `::before`/`::after` content (asking costs a
+  // style resolution each).
+  function mayPseudo(el) {
+    const hosts = pseudoCandidates(scope || el.getRootNode());
+    return !hosts || hosts.has(el) || !!el.shadowRoot || (!scope && !!el.assignedSlot) || el.localName.includes('-');
+  }
   function pseudo(el, which) {
-    const hosts = pseudoCandidates(el.getRootNode());
-    if (hosts && !hosts.has(el) && !el.shadowRoot && !el.assignedSlot && !el.localName.includes('-')) return '';
     const c = getComputedStyle(el, which).content;
     if (!c || c === 'none' || c === 'normal') return '';
     let s = '';
@@ -408,12 +425,11 @@
     return s;
   }
 
-  // Children in flat-tree order: shadow root, slot assignments, light DOM.
-  function kidsOf(el) {
-    if (el.shadowRoot) { shadows.push(el.shadowRoot); return el.shadowRoot.childNodes; }
-    if (el.tagName === 'SLOT') { const a = el.assignedNodes({ flatten: true }); if (a.length) return a; }
-    return el.childNodes;
-  }
+  // The tree scope (document or shadow root) of the nodes being walked, or
+  // null under a slot: assigned nodes can come from any scope. Known, it
+  // saves asking every element for its root, and an element reached as a
+  // child of its parent (not through a slot) has no assigned slot.
+  let scope = D;
 
   // Walk `node`'s children into `out`; returns their name-from-content text
   // when `want` (else '').
@@ -424,7 +440,21 @@
       const s = [...el.children].find((c) => c.tagName === 'SUMMARY');
       return s ? walk(s, out, want, visible, tt) : '';
     }
-    for (let c = kidsOf(el), i = 0, n = c.length; i < n; i++) text += walk(c[i], out, want, visible, tt) || '';
+    // Children in flat-tree order: shadow root, slot assignments, light DOM.
+    const sr = el.shadowRoot;
+    const slotted = !sr && tag === 'SLOT' ? el.assignedNodes({ flatten: true }) : null;
+    const outer = scope;
+    if (sr) {
+      shadows.push(sr);
+      scope = sr;
+      for (let c = sr.firstChild; c; c = c.nextSibling) text += walk(c, out, want, visible, tt) || '';
+    } else if (slotted && slotted.length) {
+      scope = null;
+      for (let i = 0; i < slotted.length; i++) text += walk(slotted[i], out, want, visible, tt) || '';
+    } else {
+      for (let c = el.firstChild; c; c = c.nextSibling) text += walk(c, out, want, visible, tt) || '';
+    }
+    scope = outer;
     return text;
   }
 
@@ -432,9 +462,14 @@
     const type = node.nodeType;
     if (type === 3) {
       if (!visible) return '';
-      const t = norm(transform(node.data, tt));
+      const d = node.data;
+      // Whitespace alone shows nothing, and has no case to change.
+      if (!NON_SPACE.test(d)) return want ? d : '';
+      // `tt` is the parent's text-transform, or its computed style to read it from.
+      if (typeof tt !== 'string') tt = tt.textTransform;
+      const t = norm(transform(d, tt));
       if (t) out.push(t);
-      return want ? transform(node.data, tt) : '';
+      return want ? transform(d, tt) : '';
     }
     if (type === 11 || type === 9) { // shadow root / document fragment
       let s = '';
@@ -446,13 +481,14 @@
     const tag = el.tagName.toUpperCase();
     if (tag === 'BR' || tag === 'WBR') return want ? ' ' : '';
     if (SKIP.has(tag)) return '';
-    if (el.getAttribute('aria-hidden') === 'true') return '';
+    const ha = el.hasAttributes();
+    if (ha && el.getAttribute('aria-hidden') === 'true') return '';
     const cs = getComputedStyle(el);
     const disp = cs.display;
     if (disp === 'none') return '';
     const vis = cs.visibility === 'visible';
-    const ctt = cs.textTransform;
-    let r = role(el, tag);
+    const ctt = cs; // its text-transform is read by a text child that needs it
+    let r = role(el, tag, ha);
     if (r === null) return '';
     // A label around a checkbox/radio: its text is the control's name.
     if (r === 'LabelText' && el.control && el.contains(el.control) && (el.control.type === 'checkbox' || el.control.type === 'radio')) {
@@ -469,10 +505,11 @@
         const m = MARKERS[cs.listStyleType];
         if (m) { out.push(m); s += m + ' '; }
       }
-      if (PSEUDO) { const b = vis && pseudo(el, '::before'); if (b) { out.push(norm(b)); s += b; } }
+      const pp = PSEUDO && vis && mayPseudo(el);
+      if (pp) { const b = pseudo(el, '::before'); if (b) { out.push(norm(b)); s += b; } }
       s += walkKids(el, out, want, vis, ctt);
-      if (PSEUDO) { const a = vis && pseudo(el, '::after'); if (a) { out.push(norm(a)); s += a; } }
-      if (want && el.hasAttribute('aria-label')) s = el.getAttribute('aria-label');
+      if (pp) { const a = pseudo(el, '::after'); if (a) { out.push(norm(a)); s += a; } }
+      if (want && ha && el.hasAttribute('aria-label')) s = el.getAttribute('aria-label');
       return want ? block + s + block : '';
     }
     const node_ = { r };
@@ -504,16 +541,20 @@
         // leaf, as Accessibility.getFullAXTree shows it
       } else if (cd && cd.documentElement) {
         const root = { r: 'RootWebArea', n: norm(cd.title), c: [] };
+        const outer = scope;
+        scope = cd;
         walk(cd.documentElement, root.c, false, true, 'none');
+        scope = outer;
         kids.push(root);
       } else {
         node_.x = 1;
         frames.push({ i: 0, src: el.src || '' }); // id filled below
       }
     } else if (!leaf) {
-      if (PSEUDO && vis) { const b = pseudo(el, '::before'); if (b) { kids.push(norm(b)); content += b; } }
+      const pp = PSEUDO && vis && mayPseudo(el);
+      if (pp) { const b = pseudo(el, '::before'); if (b) { kids.push(norm(b)); content += b; } }
       content += walkKids(el, kids, needContent, vis, ctt);
-      if (PSEUDO && vis) { const a = pseudo(el, '::after'); if (a) { kids.push(norm(a)); content += a; } }
+      if (pp) { const a = pseudo(el, '::after'); if (a) { kids.push(norm(a)); content += a; } }
     }
     if (!vis && r !== 'Iframe') {
       // visibility:hidden: the element is ignored; visible descendants stay.
@@ -521,26 +562,26 @@
       count--;
       return '';
     }
-    const name = nameOf(el, tag, r, needContent ? content : null);
+    const name = nameOf(el, tag, r, needContent ? content : null, ha);
     if (!kids.length && !name && DROP_EMPTY.has(r)) { count--; return ''; }
     if (name) node_.n = name;
-    const v = valueOf(el, tag, r);
+    const v = valueOf(el, tag, r, ha);
     if (v) node_.v = v;
     node_.i = idOf(el);
     if (node_.x) frames[frames.length - 1].i = node_.i;
-    const p = props(el, tag, r);
+    const p = props(el, tag, r, ha);
     if (p) node_.p = p;
     if (kids.length) node_.c = kids;
     out.push(node_);
     if (!want) return '';
     // Contribution to an ancestor's name.
     let contrib;
-    if (el.hasAttribute('aria-label')) contrib = el.getAttribute('aria-label');
+    if (ha && el.hasAttribute('aria-label')) contrib = el.getAttribute('aria-label');
     else if (tag === 'IMG' || tag === 'SVG') contrib = ' ' + name + ' ';
     else if (tag === 'FIGURE' || tag === 'TABLE' || tag === 'FIELDSET') contrib = name;
     else if (tag === 'INPUT' || tag === 'TEXTAREA') contrib = r === 'button' ? name : v;
     else if (tag === 'SELECT') contrib = v;
-    else if (NO_CONTENT.has(r)) contrib = el.hasAttribute('title') ? name : '';
+    else if (NO_CONTENT.has(r)) contrib = ha && el.hasAttribute('title') ? name : '';
     else contrib = content;
     return block + contrib + block;
   }
