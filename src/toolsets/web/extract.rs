@@ -408,6 +408,19 @@ mod tests {
     }
 
     #[test]
+    fn readability_titles_decode_references_through_html_escape() {
+        // dom_smoothie decodes a title's text once more, with html-escape's
+        // table: names, numbers, unknown names.
+        let para = "<p>Plenty of words in one paragraph of the article body. </p>".repeat(12);
+        let html = format!(
+            "<html><head><title>Caf&amp;eacute; &amp;amp; &amp;NotEqualTilde; &amp;#x41;&amp;zwnj; &amp;nope;</title></head><body><article>{para}</article></body></html>"
+        );
+        let (title, md) = html_to_markdown(&html, "http://127.0.0.1/a");
+        assert!(md.contains("Plenty of words"), "{md}");
+        assert_eq!(title, "Caf\u{e9} & \u{2242} A\u{200c} &nope;");
+    }
+
+    #[test]
     fn base64_images_become_placeholders() {
         let t = "a ![Logo](data:image/png;base64,iVBORw0KGgo=) b ![](data:image/gif;base64,R0lG) c (data:image/png;base64,AAAA) d data:image/jpeg;base64,/9j/4AAQ e ![real](https://x/y.png)";
         assert_eq!(
