@@ -26,6 +26,14 @@ given). Measured, runs interleaved so that machine load falls on all alike (with
 With --baseline (an earlier hermes-mcp build, e.g. of the main branch), its figures are
 measured in the same runs and compared too.
 
+The memory figures depend on how the binaries came into the page cache. After
+`echo 3 > /proc/sys/vm/drop_caches` they come in through their own page faults, a part at a
+time. With --read-binaries each binary is first read through once, as an install or a copy
+leaves it: the whole file cached, and each page a session touches is then mapped with the
+cached pages around it (the kernel's fault-around), so more of the binary is resident.
+2026-11-29, this tree: peak RSS of the calls-at-once session 11.2-11.5 / 14.5-14.8 MiB
+(bare / realistic) after drop_caches, 14.7 / 17.2 MiB with --read-binaries.
+
 Run with Hermes' Python (it fills the state.db and the kanban board through hermes-agent):
     cargo build --release
     /opt/hermes-venv/bin/python tools/bench_startup.py [--baseline OLD/hermes-mcp] [--json]
@@ -33,7 +41,7 @@ Run with Hermes' Python (it fills the state.db and the kanban board through herm
 Options: --current (default $CARGO_TARGET_DIR or target/, release/hermes-mcp), --minimal
 (default: built into the same target dir), --runs (--version runs per binary), --init-runs
 (serve runs per binary and home), --rss-runs (sessions per binary and home), --turn-ms (the
-model's turn before the first call in the second kind of session).
+model's turn before the first call in the second kind of session), --read-binaries (above).
 """
 import argparse
 import json
@@ -276,6 +284,8 @@ def main():
     ap.add_argument("--rss-runs", type=int, default=5)
     ap.add_argument("--turn-ms", type=float, default=500)
     ap.add_argument("--json", action="store_true")
+    ap.add_argument("--read-binaries", action="store_true",
+                    help="read each binary through once first (the whole file in the page cache)")
     a = ap.parse_args()
     bins = {"current": a.current}
     if a.baseline:
@@ -284,6 +294,9 @@ def main():
         if not os.access(path, os.X_OK):
             sys.exit(f"{name} binary {path} is not executable: build it first (see --help)")
     minimal = a.minimal or build_minimal()
+    if a.read_binaries:
+        # cat: large sequential reads, as cp and installers make them
+        subprocess.run(["cat", minimal, *bins.values()], stdout=subprocess.DEVNULL, check=True)
     tmp = tempfile.mkdtemp(prefix="bench-startup-")
     bare = Path(tmp, "bare")
     bare.mkdir()
