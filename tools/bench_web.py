@@ -61,6 +61,7 @@ import http.server
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -359,7 +360,18 @@ def ensure_venv(venv):
         print(f"installing mcp-server-fetch and trafilatura into {venv} ...", file=sys.stderr)
         if not py.exists():
             subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
-        subprocess.run([str(venv / "bin" / "pip"), "install", "-q", "mcp-server-fetch", "trafilatura"], check=True)
+        # lxml 6 moved lxml.html.clean, which trafilatura imports, into its own package.
+        subprocess.run([str(venv / "bin" / "pip"), "install", "-q", "mcp-server-fetch", "trafilatura",
+                        "lxml_html_clean"], check=True)
+    # readabilipy, mcp-server-fetch's extractor, runs `npm install` for its JavaScript on
+    # every call until its node_modules exist; in the loopback-only namespace each such
+    # call waits minutes. Install them once, here.
+    js = subprocess.run([str(py), "-c", "import os, readabilipy; print(os.path.join("
+                         "os.path.dirname(readabilipy.__file__), 'javascript'))"],
+                        capture_output=True, text=True).stdout.strip()
+    if js and shutil.which("npm") and not os.path.isdir(os.path.join(js, "node_modules")):
+        print(f"npm install in {js} (readabilipy) ...", file=sys.stderr)
+        subprocess.run(["npm", "install", "--silent"], cwd=js, check=True)
     return exe, py
 
 
