@@ -32,7 +32,7 @@ time. With --read-binaries each binary is first read through once, as an install
 leaves it: the whole file cached, and each page a session touches is then mapped with the
 cached pages around it (the kernel's fault-around), so more of the binary is resident.
 2026-11-29, this tree: peak RSS of the calls-at-once session 11.2-11.5 / 14.5-14.8 MiB
-(bare / realistic) after drop_caches, 14.7 / 17.2 MiB with --read-binaries.
+(bare / realistic) after drop_caches, 13.7-14.7 / 16.8-17.2 MiB with --read-binaries.
 
 Run with Hermes' Python (it fills the state.db and the kanban board through hermes-agent):
     cargo build --release
