@@ -371,7 +371,14 @@ def ensure_venv(venv):
                         capture_output=True, text=True).stdout.strip()
     if js and shutil.which("npm") and not os.path.isdir(os.path.join(js, "node_modules")):
         print(f"npm install in {js} (readabilipy) ...", file=sys.stderr)
-        subprocess.run(["npm", "install", "--silent"], cwd=js, check=True)
+        try:
+            ok = subprocess.run(["npm", "install", "--silent"], cwd=js, timeout=300).returncode == 0
+        except subprocess.TimeoutExpired:
+            ok = False
+        if not ok:
+            print("warning: readabilipy's JavaScript is not installed (no network here?): "
+                  "mcp-server-fetch will try `npm install` on every call and its speed is not "
+                  f"its own; run `npm install` in {js} with the network first", file=sys.stderr)
     return exe, py
 
 
