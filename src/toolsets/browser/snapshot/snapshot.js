@@ -127,6 +127,9 @@
     }
     return m.get(el);
   }
+  // A custom element: it may be form-associated (labelable) or host a closed
+  // shadow root.
+  const isCustom = (el) => el.localName.includes('-');
   const inSectioning = (el) => !!(el.parentElement && el.parentElement.closest('article,aside,main,nav,section'));
   const hasName = (el) => el.hasAttribute('aria-label') || el.hasAttribute('aria-labelledby') || el.hasAttribute('title');
 
@@ -260,7 +263,7 @@
       if (t === 'image') return norm(el.getAttribute('alt')) || norm(el.value) || title || 'Submit';
     }
     // Only a labelable element can be a label's control.
-    const labels = (LABELABLE.has(tag) || el.localName.includes('-')) && labelsOf(el);
+    const labels = (LABELABLE.has(tag) || isCustom(el)) && labelsOf(el);
     if (labels) {
       const n = norm(labels.map((l) => textOf(l, el)).join(' '));
       if (n) return n;
@@ -412,7 +415,7 @@
   // style resolution each).
   function mayPseudo(el) {
     const hosts = pseudoCandidates(scope || el.getRootNode());
-    return !hosts || hosts.has(el) || !!el.shadowRoot || (!scope && !!el.assignedSlot) || el.localName.includes('-');
+    return !hosts || hosts.has(el) || !!el.shadowRoot || (!scope && !!el.assignedSlot) || isCustom(el);
   }
   function pseudo(el, which) {
     const c = getComputedStyle(el, which).content;
@@ -465,7 +468,8 @@
       const d = node.data;
       // Whitespace alone shows nothing, and has no case to change.
       if (!NON_SPACE.test(d)) return want ? d : '';
-      // `tt` is the parent's text-transform, or its computed style to read it from.
+      // `tt` is a text-transform, or the parent's computed style to read it
+      // from (only a text child that shows something needs it).
       if (typeof tt !== 'string') tt = tt.textTransform;
       const t = norm(transform(d, tt));
       if (t) out.push(t);
@@ -487,13 +491,12 @@
     const disp = cs.display;
     if (disp === 'none') return '';
     const vis = cs.visibility === 'visible';
-    const ctt = cs; // its text-transform is read by a text child that needs it
     let r = role(el, tag, ha);
     if (r === null) return '';
     // A label around a checkbox/radio: its text is the control's name.
     if (r === 'LabelText' && el.control && el.contains(el.control) && (el.control.type === 'checkbox' || el.control.type === 'radio')) {
       const sink = [];
-      walkKids(el, sink, false, vis, ctt);
+      walkKids(el, sink, false, vis, cs);
       for (const x of sink) if (typeof x !== 'string') out.push(x);
       return want ? textOf(el, null) : '';
     }
@@ -507,7 +510,7 @@
       }
       const pp = PSEUDO && vis && mayPseudo(el);
       if (pp) { const b = pseudo(el, '::before'); if (b) { out.push(norm(b)); s += b; } }
-      s += walkKids(el, out, want, vis, ctt);
+      s += walkKids(el, out, want, vis, cs);
       if (pp) { const a = pseudo(el, '::after'); if (a) { out.push(norm(a)); s += a; } }
       if (want && ha && el.hasAttribute('aria-label')) s = el.getAttribute('aria-label');
       return want ? block + s + block : '';
@@ -522,11 +525,11 @@
       const popup = r === 'combobox' ? { r: 'MenuListPopup', c: [] } : null;
       const into = popup ? popup.c : kids;
       for (const c of el.children) {
-        if (c.tagName === 'OPTION') walk(c, into, false, true, ctt);
+        if (c.tagName === 'OPTION') walk(c, into, false, true, cs);
         else if (c.tagName === 'OPTGROUP') {
           const g = { r: 'group', i: idOf(c), c: [] };
           const gn = norm(c.label); if (gn) g.n = gn;
-          for (const o of c.children) if (o.tagName === 'OPTION') walk(o, g.c, false, true, ctt);
+          for (const o of c.children) if (o.tagName === 'OPTION') walk(o, g.c, false, true, cs);
           into.push(g);
         }
       }
@@ -553,7 +556,7 @@
     } else if (!leaf) {
       const pp = PSEUDO && vis && mayPseudo(el);
       if (pp) { const b = pseudo(el, '::before'); if (b) { kids.push(norm(b)); content += b; } }
-      content += walkKids(el, kids, needContent, vis, ctt);
+      content += walkKids(el, kids, needContent, vis, cs);
       if (pp) { const a = pseudo(el, '::after'); if (a) { kids.push(norm(a)); content += a; } }
     }
     if (!vis && r !== 'Iframe') {
