@@ -11,21 +11,19 @@ use super::support::browser::{Browsing, ExternalChrome, page_server, procs_with,
 use super::support::common::{RawClient, TestEnv, is_error, poll_until, result_json, wait_exit};
 use super::support::prereq::require_chromium;
 
+/// Processes of process group `pgid` whose command line mentions `needle`
+/// (zombies excluded): (pid, command line).
+fn group_procs(pgid: i32, needle: &str) -> Vec<(i32, String)> {
+    procs_with(needle)
+        .into_iter()
+        .filter(|(_, g, _)| *g == pgid)
+        .map(|(p, _, c)| (p, c))
+        .collect()
+}
+
 /// Processes in process group `pgid` (zombies excluded).
 fn group_members(pgid: i32) -> Vec<i32> {
-    let mut out = Vec::new();
-    for e in std::fs::read_dir("/proc").unwrap().flatten() {
-        let Ok(pid) = e.file_name().to_string_lossy().parse::<i32>() else {
-            continue;
-        };
-        let stat = std::fs::read_to_string(e.path().join("stat")).unwrap_or_default();
-        let after = stat.rsplit_once(')').map(|x| x.1).unwrap_or("");
-        let f: Vec<&str> = after.split_whitespace().collect();
-        if f.first() != Some(&"Z") && f.get(2).and_then(|v| v.parse::<i32>().ok()) == Some(pgid) {
-            out.push(pid);
-        }
-    }
-    out
+    group_procs(pgid, "").into_iter().map(|(p, _)| p).collect()
 }
 
 fn chromium_main(marker: &str) -> (i32, i32) {
@@ -487,22 +485,14 @@ fn browser_crashed_tab_recovers_on_navigate() {
     let mut b = Browsing::start("");
     b.ok("browser_navigate", json!({"url": pages.url("/form.html")}));
     let (_, pgid) = chromium_main(&b.marker());
-    // Chromium's processes whose command line mentions `flag`: (pid, command line).
-    let in_group = |flag: &str| -> Vec<(i32, String)> {
-        procs_with(flag)
-            .into_iter()
-            .filter(|(_, g, _)| *g == pgid)
-            .map(|(p, _, c)| (p, c))
-            .collect()
-    };
-    let renderers: Vec<i32> = in_group("--type=renderer")
+    let renderers: Vec<i32> = group_procs(pgid, "--type=renderer")
         .into_iter()
         .map(|(p, _)| p)
         .collect();
     assert!(!renderers.is_empty(), "no renderer process found");
     // Only pages' renderers: no omnibox WebUI popup loading beside them
     // (a headless Chromium still preloads one unless its features are off).
-    let webui = in_group("--top-chrome-webui");
+    let webui = group_procs(pgid, "--top-chrome-webui");
     assert!(webui.is_empty(), "a browser-UI renderer runs: {webui:?}");
     for p in &renderers {
         unsafe { libc::kill(*p, libc::SIGKILL) };
