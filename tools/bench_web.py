@@ -372,10 +372,10 @@ def ensure_venv(venv):
     if js and shutil.which("npm") and not os.path.isdir(os.path.join(js, "node_modules")):
         print(f"npm install in {js} (readabilipy) ...", file=sys.stderr)
         try:
-            ok = subprocess.run(["npm", "install", "--silent"], cwd=js, timeout=300).returncode == 0
+            npm_ok = subprocess.run(["npm", "install", "--silent"], cwd=js, timeout=300).returncode == 0
         except subprocess.TimeoutExpired:
-            ok = False
-        if not ok:
+            npm_ok = False
+        if not npm_ok:
             print("warning: readabilipy's JavaScript is not installed (no network here?): "
                   "mcp-server-fetch will try `npm install` on every call and its speed is not "
                   f"its own; run `npm install` in {js} with the network first", file=sys.stderr)
