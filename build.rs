@@ -14,8 +14,10 @@
 //! linker's default layout for everything else.
 //!
 //! A linker script, not LLD's `--symbol-ordering-file`: it takes wildcards, so the file
-//! names Rust's functions without the hash that changes with every version bump and build
-//! profile, and zig's `cc` (the manylinux wheel), GNU ld and LLD all read it (gold and mold
+//! names Rust's functions without the parts of a name that change with every version bump
+//! and build profile (their v0 names, .cargo/config.toml, less the crate disambiguators and
+//! back-references: tools/text_order.py's `pattern`), yet one instance of a generic function
+//! apart from the others; and zig's `cc` (the manylinux wheel), GNU ld and LLD all read it (gold and mold
 //! do not: RUSTFLAGS that pick them link as before). A name that matches nothing costs
 //! nothing. Only the release profile's binaries on Linux get it, unless
 //! `HERMES_MCP_TEXT_ORDER=off`.
@@ -67,6 +69,15 @@ fn main() {
         .any(|l| flags.contains(l))
     {
         return;
+    }
+    // The order names v0 symbols (.cargo/config.toml); RUSTFLAGS from the environment replace
+    // the config's, and with legacy names only the C functions would be gathered.
+    if !flags.contains("symbol-mangling-version=v0") {
+        println!(
+            "cargo:warning=RUSTFLAGS without -C symbol-mangling-version=v0 replace \
+             .cargo/config.toml's: tools/text-order.txt names v0 symbols, so this release \
+             binary's code is not laid out for a session (more of it resident); add the flag"
+        );
     }
     let dir = var("CARGO_MANIFEST_DIR");
     let Ok(order) = std::fs::read_to_string(Path::new(&dir).join("tools/text-order.txt")) else {

@@ -69,7 +69,11 @@ fn layout(bin: &Path, symbols: &[&str]) -> (u64, u64, Vec<u64>) {
     let at = |needle: &str| {
         let line = nm
             .lines()
-            .find(|l| l.ends_with(needle) || l.contains(&format!("{needle}17h")))
+            .find(|l| match needle.strip_prefix("_R") {
+                // A v0 pattern, as the order file has it: a glob over the whole name.
+                Some(_) => glob(needle, l.rsplit(' ').next().unwrap_or_default()),
+                None => l.ends_with(needle) || l.contains(&format!("{needle}17h")),
+            })
             .unwrap_or_else(|| panic!("{needle} not in nm:\n{nm}"));
         u64::from_str_radix(line.split(' ').next().unwrap(), 16).unwrap()
     };
@@ -91,6 +95,99 @@ fn layout(bin: &Path, symbols: &[&str]) -> (u64, u64, Vec<u64>) {
     let (hot, text) = (start(".text.hermes_hot"), start(".text"));
     assert!(hot < text, "{sections}");
     (hot, text, symbols.iter().map(|s| at(s)).collect())
+}
+
+/// Whether `name` matches `pattern`, whose `*` stands for any run of characters (the
+/// linker script's globs).
+fn glob(pattern: &str, name: &str) -> bool {
+    let parts: Vec<&str> = pattern.split('*').collect();
+    let (first, last) = (parts[0], parts[parts.len() - 1]);
+    if parts.len() == 1 {
+        return name == pattern;
+    }
+    let Some(mut rest) = name.strip_prefix(first) else {
+        return false;
+    };
+    for part in &parts[1..parts.len() - 1] {
+        match rest.find(part) {
+            Some(i) => rest = &rest[i + part.len()..],
+            None => return false,
+        }
+    }
+    rest.len() >= last.len() && rest.ends_with(last)
+}
+
+/// The names tools/text_order.py's `pattern` makes of `symbols`.
+fn patterns(symbols: &[&str]) -> Vec<String> {
+    let tools = concat!(env!("CARGO_MANIFEST_DIR"), "/tools");
+    let out = Command::new(hermes_python("re"))
+        .arg("-c")
+        .arg(format!(
+            "import sys; sys.path.insert(0, {tools:?}); import text_order as t; \
+             print('\\n'.join(t.pattern(s) for s in sys.argv[1:]))"
+        ))
+        .args(symbols)
+        .output()
+        .unwrap();
+    succeeded(&out, "text_order.pattern")
+        .lines()
+        .map(str::to_owned)
+        .collect()
+}
+
+/// Rust's v0 names (.cargo/config.toml) spell out a generic function's arguments, so the
+/// order names one instance apart from the others; and `pattern` leaves out what differs
+/// between builds, so a name taken from the symbol-keeping build that was profiled gathers
+/// the same instance in the shipped one, whose crate disambiguator differs (its profile,
+/// version or path: here another `-C metadata`).
+#[test]
+fn a_v0_name_from_one_build_gathers_its_instance_alone_in_another() {
+    require("nm", "binutils");
+    let tmp = tempfile::tempdir().unwrap();
+    let src = tmp.path().join("main.rs");
+    std::fs::write(
+        &src,
+        "#[inline(never)] fn ordered<T: Into<u64>>(x: T) -> u64 { x.into() * 3 }\n\
+         #[cold] #[inline(never)] fn chilly(x: u64) -> u64 { x * 9 }\n\
+         fn main() { let n = std::env::args().count(); \
+         println!(\"{}\", ordered(n as u8) + ordered(n as u16) + chilly(n as u64)); }\n",
+    )
+    .unwrap();
+    let rustc = |metadata: &str, bin: &Path| {
+        let mut rustc = Command::new("rustc");
+        rustc
+            .args([
+                "-O",
+                "-C",
+                "codegen-units=1",
+                "-C",
+                "symbol-mangling-version=v0",
+            ])
+            .arg(format!("-Cmetadata={metadata}"))
+            .arg("-o")
+            .arg(bin)
+            .arg(&src);
+        rustc
+    };
+    let profiled = tmp.path().join("profiled");
+    succeeded(&rustc("profiled", &profiled).output().unwrap(), "the link");
+    let nm = Command::new("nm").arg(&profiled).output().unwrap();
+    let nm = String::from_utf8_lossy(&nm.stdout);
+    // `h` is u8 in a v0 name, `t` u16.
+    let name = |needle: &str| {
+        nm.lines()
+            .filter_map(|l| l.rsplit(' ').next())
+            .find(|s| s.starts_with("_R") && s.contains(needle))
+            .unwrap_or_else(|| panic!("no {needle} in nm:\n{nm}"))
+    };
+    let names = [name("7orderedh"), name("6chilly"), name("7orderedt")];
+    let p = patterns(&names);
+    assert!(p.iter().all(|p| p.contains("Cs*_")), "{p:?}");
+    let script = script_with(tmp.path(), &format!("{}\n{}\n", p[0], p[1]));
+    let bin = tmp.path().join("main");
+    let mut shipped = rustc("shipped, another version", &bin);
+    shipped.arg(format!("-Clink-arg=-Wl,-T,{}", script.display()));
+    links_and_gathers(shipped, &bin, [p[0].as_str(), &p[1], &p[2]]);
 }
 
 #[test]
