@@ -183,6 +183,33 @@ pub(crate) fn give_back_pages() {
     GIVE_BACK_PAGES.store(true, SeqCst);
 }
 
+/// From now on no thread of this process gets a new allocator arena (glibc):
+/// threads that start later, or allocate for the first time, share the arenas
+/// there are (an exited thread's first). Up to the first tool list, each
+/// thread keeps its own, so the parallel composition of `instructions` waits
+/// on no lock; after it, the calls' blocking threads and the warm-up's each
+/// took an arena of their own, and what one of them freed stayed resident
+/// beside the others' (tools/bench_startup.py, calls at once, realistic
+/// home: 0.7 MiB of peak). In a process that asked ([`give_back_pages`]:
+/// `serve`) only: it is the whole process's setting. glibc reads the cap at
+/// the first arena made after it is set, so this holds while the process has
+/// had at most eight arenas, which `serve` never reaches before its tool list.
+pub(crate) fn settle_arenas() {
+    if !GIVE_BACK_PAGES.load(SeqCst) {
+        return;
+    }
+    settle_arenas_now();
+}
+
+fn settle_arenas_now() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: mallopt only sets an allocator parameter, under the allocator's
+    // own lock; arenas in use stay as they are.
+    unsafe {
+        libc::mallopt(libc::M_ARENA_MAX, 1);
+    }
+}
+
 /// Give back the resident pages of the binary's own files' contents that
 /// nothing wrote: its code, its constants and its relocation records
 /// (`.rela.dyn`: 62k records, 1.4 MiB of a release build, read once by the
@@ -564,6 +591,82 @@ mod tests {
         // Dropped, a call ends too.
         rt.block_on(async { drop(idle.call()) });
         assert_eq!(idle.in_flight.load(SeqCst), 0);
+    }
+
+    /// The arenas glibc has made in this process (one `<heap nr=` each in
+    /// `malloc_info`'s report).
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    fn arenas() -> usize {
+        let dir = tempfile::tempdir().unwrap();
+        let path = std::ffi::CString::new(dir.path().join("info").to_str().unwrap()).unwrap();
+        // SAFETY: a file opened here, written by malloc_info and closed.
+        unsafe {
+            let f = libc::fopen(path.as_ptr(), c"w".as_ptr());
+            assert!(!f.is_null());
+            assert_eq!(libc::malloc_info(0, f), 0);
+            libc::fclose(f);
+        }
+        std::fs::read_to_string(dir.path().join("info"))
+            .unwrap()
+            .matches("<heap nr=")
+            .count()
+    }
+
+    /// The arenas while `n` new threads are alive at once, each having
+    /// allocated.
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    fn arenas_with_threads(n: usize) -> usize {
+        let barrier = Arc::new(std::sync::Barrier::new(n + 1));
+        let threads: Vec<_> = (0..n)
+            .map(|_| {
+                let barrier = barrier.clone();
+                std::thread::spawn(move || {
+                    let block = std::hint::black_box(vec![1u8; 4096]);
+                    barrier.wait();
+                    barrier.wait();
+                    drop(block);
+                })
+            })
+            .collect();
+        barrier.wait();
+        let count = arenas();
+        barrier.wait();
+        threads.into_iter().for_each(|t| t.join().unwrap());
+        count
+    }
+
+    /// Once settled, threads that start share the arenas there are, where
+    /// before each took its own. In a process of its own (this test alone,
+    /// run again by this binary): the cap is the whole process's, and other
+    /// tests' ended threads would leave arenas for new ones to reuse.
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    #[test]
+    fn settled_arenas_are_shared_by_threads_that_start_later() {
+        const CHILD: &str = "HERMES_MCP_TEST_ARENAS_CHILD";
+        const NAME: &str =
+            "server::idle::tests::settled_arenas_are_shared_by_threads_that_start_later";
+        #[allow(clippy::disallowed_methods)] // the test's own marker, not a setting
+        if std::env::var_os(CHILD).is_none() {
+            let out = std::process::Command::new(std::env::current_exe().unwrap())
+                .args(["--exact", NAME, "--nocapture", "--test-threads=1"])
+                .env(CHILD, "1")
+                .output()
+                .unwrap();
+            let said = String::from_utf8_lossy(&out.stdout).into_owned()
+                + &String::from_utf8_lossy(&out.stderr);
+            assert!(out.status.success(), "{said}");
+            assert!(said.contains("arenas:"), "the child ran no check: {said}");
+            return;
+        }
+        let start = arenas();
+        let unsettled = arenas_with_threads(3);
+        assert!(unsettled >= start + 3, "{start} -> {unsettled}");
+        settle_arenas_now();
+        // Three ended threads' arenas are free: six new threads would
+        // have made three more.
+        let settled = arenas_with_threads(6);
+        assert_eq!(settled, unsettled);
+        eprintln!("arenas: {start}, 3 threads {unsettled}, settled and 6 threads {settled}");
     }
 
     /// The tests that give pages back, one at a time (`cargo test` runs a

@@ -38,6 +38,8 @@ pub(super) fn start(inner: &Arc<Inner>, toolsets: Vec<usize>) {
         .collect();
     let seen = inner.idle.calls_started();
     let weak = Arc::downgrade(inner);
+    // Before the warm-up's thread allocates: it shares an arena too.
+    idle::settle_arenas();
     tokio::task::spawn_blocking(move || run(weak, steps, seen));
 }
 
