@@ -30,8 +30,8 @@ The memory figures depend on how the binaries came into the page cache. After
 `echo 3 > /proc/sys/vm/drop_caches` they come in through their own page faults, a part at a
 time. With --read-binaries each binary is first read through once, as an install or a copy
 leaves it: the whole file cached, and each page a session touches is then mapped with the
-cached pages around it (the kernel's fault-around), so more of the binary is resident:
-2-3 MiB more at the peak (README's Benchmarks table has both).
+cached pages around it (the kernel's fault-around), so more of the binary can be resident,
+the more so the more scattered what a session runs is (README's Benchmarks table has both).
 
 Run with Hermes' Python (it fills the state.db and the kanban board through hermes-agent):
     cargo build --release
