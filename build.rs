@@ -36,8 +36,8 @@ fn var(name: &str) -> String {
 
 /// The linker script for the names in `order` (one per line, `#` comments).
 pub(crate) fn script(order: &str) -> String {
-    // Names are symbols (letters, digits, `_`, `.`, `$`) with `*` for the hash; anything
-    // else would be linker-script syntax, so such a line is left out.
+    // Names are symbols (letters, digits, `_`, `.`, `$`) with `*` for what changes between
+    // builds; anything else would be linker-script syntax, so such a line is left out.
     let ok = |c: char| c.is_ascii_alphanumeric() || "_.$*".contains(c);
     let mut s = String::from("SECTIONS\n{\n  .text.hermes_hot :\n  {\n");
     for name in order.lines().map(str::trim) {
@@ -76,7 +76,7 @@ fn main() {
         println!(
             "cargo:warning=RUSTFLAGS without -C symbol-mangling-version=v0 replace \
              .cargo/config.toml's: tools/text-order.txt names v0 symbols, so this release \
-             binary's code is not laid out for a session (more of it resident); add the flag"
+             binary's Rust code is not laid out for a session (more of it resident); add the flag"
         );
     }
     let dir = var("CARGO_MANIFEST_DIR");

@@ -135,6 +135,60 @@ fn patterns(symbols: &[&str]) -> Vec<String> {
         .collect()
 }
 
+/// `pattern` reads a v0 name by its grammar: what changes between builds becomes `*`
+/// (crate disambiguators, back-references, the instantiating crate, LLVM's suffixes), and
+/// letters that are tags elsewhere stay as they are where they are not (`s` the type i16,
+/// `K` a namespace, an array's length, identifiers). Legacy and C names as before.
+#[test]
+fn text_order_patterns_follow_the_v0_grammar() {
+    let cases = [
+        // show::<&str>, instantiated in its own crate (a back-reference)
+        (
+            "_RINvCs8Hukx3Wr1iy_6mdtest4showReEB2_",
+            "_RINvCs*_6mdtest4showReE*",
+        ),
+        // a std generic's copy in another crate
+        (
+            "_RNvMs4_NtCslNYArtu3iFV_5alloc7raw_vecNtB5_11RawVecInner11finish_growCs2XodARhzYBE_17fontconfig_parser",
+            "_RNvMs4_NtCs*_5alloc7raw_vecNtB*_11RawVecInner11finish_grow*",
+        ),
+        // LLVM's suffixes on a copy
+        (
+            "_RNvNtCslNYArtu3iFV_5alloc5boxed14box_new_uninit.2386",
+            "_RNvNtCs*_5alloc5boxed14box_new_uninit*",
+        ),
+        ("_RNvCs1234_1a3foo.specialized.3", "_RNvCs*_1a3foo*"),
+        // g::<[u8; 2]>: an array's length has no tag
+        ("_RINvCs1234_1a1gAhj2_EB2_", "_RINvCs*_1a1gAhj2_E*"),
+        // foo::<extern "C" fn(i16)>, foo::<b::S, i16>: `s` is i16 here
+        ("_RINvCs1234_1a3fooFKCsEuEB2_", "_RINvCs*_1a3fooFKCsEuE*"),
+        (
+            "_RINvCs1234_1a3fooNtCs5678_1b1SsEB2_",
+            "_RINvCs*_1a3fooNtCs*_1b1SsE*",
+        ),
+        // two::<2, 2>: the second constant is a back-reference
+        (
+            "_RINvCs1234_1a3twoKj2_KB9_EB2_",
+            "_RINvCs*_1a3twoKj2_KB*_E*",
+        ),
+        // a closure in thread_local!'s `K` namespace; identifiers of length 0
+        ("_RNCNKNvCs1234_1a3KEY00", "_RNCNKNvCs*_1a3KEY00"),
+        (
+            "_ZN4core3fmt5write17h0123456789abcdefE",
+            "_ZN4core3fmt5write17h*E",
+        ),
+        ("sqlite3Initialize", "sqlite3Initialize"),
+        ("fts5StructureWrite.part.0", "fts5StructureWrite.part.0"),
+    ];
+    let symbols: Vec<&str> = cases.iter().map(|c| c.0).collect();
+    let got = patterns(&symbols);
+    let want: Vec<&str> = cases.iter().map(|c| c.1).collect();
+    assert_eq!(got, want);
+    for (symbol, pattern) in cases {
+        assert!(glob(pattern, symbol), "{pattern} does not match {symbol}");
+    }
+}
+
 /// Rust's v0 names (.cargo/config.toml) spell out a generic function's arguments, so the
 /// order names one instance apart from the others; and `pattern` leaves out what differs
 /// between builds, so a name taken from the symbol-keeping build that was profiled gathers
