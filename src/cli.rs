@@ -495,9 +495,12 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
 /// the time: blocks of 64 KiB or more are mapped on their own, so that freeing
 /// one returns its memory (by default glibc raises that threshold after the first
 /// such free and keeps later ones in the arena), and a free arena's top is given
-/// back from 128 KiB. The arenas stay one per thread: capped at one, the
-/// parallel composition of `instructions` waits on its lock (realistic home
-/// 34.6 -> 41.1 ms to `initialize`). Called before the first thread starts.
+/// back from 128 KiB. The arenas stay one per thread up to the first tool list:
+/// capped at one, the parallel composition of `instructions` waits on its lock
+/// (realistic home 34.6 -> 41.1 ms to `initialize`); after it no new ones are
+/// made (`server::idle::settle_arenas`), and so that glibc has not fixed its
+/// limit before then, its test for fixing it waits for more arenas than a
+/// process has threads. Called before the first thread starts.
 fn tune_allocator() {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     // SAFETY: mallopt only sets the allocator's parameters, and no other thread
@@ -505,6 +508,7 @@ fn tune_allocator() {
     unsafe {
         libc::mallopt(libc::M_MMAP_THRESHOLD, 64 * 1024);
         libc::mallopt(libc::M_TRIM_THRESHOLD, 128 * 1024);
+        libc::mallopt(libc::M_ARENA_TEST, 1 << 20);
     }
 }
 

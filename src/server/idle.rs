@@ -189,11 +189,14 @@ pub(crate) fn give_back_pages() {
 /// thread keeps its own, so the parallel composition of `instructions` waits
 /// on no lock; after it, the calls' blocking threads and the warm-up's each
 /// took an arena of their own, and what one of them freed stayed resident
-/// beside the others' (tools/bench_startup.py, calls at once, realistic
-/// home: 0.7 MiB of peak). In a process that asked ([`give_back_pages`]:
-/// `serve`) only: it is the whole process's setting. glibc reads the cap at
-/// the first arena made after it is set, so this holds while the process has
-/// had at most eight arenas, which `serve` never reaches before its tool list.
+/// beside the others' (tools/bench_startup.py: 0.2–0.6 MiB of a short
+/// session's peak). In a process that asked ([`give_back_pages`]: `serve`)
+/// only: it is the whole process's setting. glibc fixes its arena limit once,
+/// the first time a thread needs a new arena and none is free after the
+/// process has more arenas than `M_ARENA_TEST` (eight by default), so `serve`
+/// raises that test before its first thread starts (cli.rs, `tune_allocator`):
+/// the limit is then fixed here. A cap set in the environment
+/// (`MALLOC_ARENA_MAX`) is fixed at the first arena and left as it is.
 pub(crate) fn settle_arenas() {
     if !GIVE_BACK_PAGES.load(SeqCst) {
         return;
@@ -650,6 +653,9 @@ mod tests {
             let out = std::process::Command::new(std::env::current_exe().unwrap())
                 .args(["--exact", NAME, "--nocapture", "--test-threads=1"])
                 .env(CHILD, "1")
+                // A cap from the environment would fix the limit at once.
+                .env_remove("MALLOC_ARENA_MAX")
+                .env_remove("GLIBC_TUNABLES")
                 .output()
                 .unwrap();
             let said = String::from_utf8_lossy(&out.stdout).into_owned()
