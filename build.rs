@@ -16,11 +16,11 @@
 //! A linker script, not LLD's `--symbol-ordering-file`: it takes wildcards, so the file
 //! names Rust's functions without the parts of a name that change with every version bump
 //! and build profile (their v0 names, .cargo/config.toml, less the crate disambiguators and
-//! back-references: tools/text_order.py's `pattern`), yet one instance of a generic function
-//! apart from the others; and zig's `cc` (the manylinux wheel), GNU ld and LLD all read it (gold and mold
-//! do not: RUSTFLAGS that pick them link as before). A name that matches nothing costs
-//! nothing. Only the release profile's binaries on Linux get it, unless
-//! `HERMES_MCP_TEXT_ORDER=off`.
+//! back-references: tools/text_order.py's `pattern`), yet one instance of a generic
+//! function apart from the others; and zig's `cc` (the manylinux wheel), GNU ld and LLD all
+//! read it (gold and mold do not: RUSTFLAGS that pick them link as before). A name that
+//! matches nothing costs nothing. Only the release profile's binaries on Linux get it,
+//! unless `HERMES_MCP_TEXT_ORDER=off`.
 
 // A build script speaks to Cargo on stdout (the suite also compiles this file, as a module).
 #![allow(clippy::print_stdout)]
