@@ -19,10 +19,16 @@ examples/ and `doctor`; nothing else is special-cased.
 
 The file goes stale gracefully: a name that matches nothing is skipped by the linker, and
 Rust's names carry no version hash here (see `pattern`), so version bumps leave it valid.
-Regenerate it after a large change:
+Regenerate it after a large change, from both release builds: cargo's, whose C code
+(SQLite, ring) the system's gcc compiles, and the wheel's, whose C code zig's clang compiles;
+the two keep different C functions out of line, and a function only one of them has is
+gathered in that build and costs nothing in the other:
 
-    HERMES_MCP_TEXT_ORDER=off CARGO_PROFILE_RELEASE_STRIP=false cargo build --release
-    /opt/hermes-venv/bin/python tools/text_order.py --bin target/release/hermes-mcp
+    export HERMES_MCP_TEXT_ORDER=off CARGO_PROFILE_RELEASE_STRIP=false
+    cargo build --release
+    maturin build --release --zig --compatibility manylinux_2_28   # target/x86_64-unknown-linux-gnu
+    /opt/hermes-venv/bin/python tools/text_order.py --bin target/release/hermes-mcp \
+        --bin target/x86_64-unknown-linux-gnu/release/hermes-mcp
 
 (`off`: build.rs links without the current order. valgrind reads no symbols outside `.text`,
 so a binary whose hot functions sit in their own section cannot be profiled by name.)
@@ -393,18 +399,15 @@ def grouped(runs):
     return [n for g in groups for n in g]
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--bin", default=str(ROOT / "target/release/hermes-mcp"))
-    ap.add_argument("--check", action="store_true", help="report coverage, write nothing")
-    a = ap.parse_args()
-    nm = subprocess.run(["nm", a.bin], capture_output=True, text=True)
+def profile(binary: str) -> list:
+    """The workloads' runs of `binary` under callgrind: (stage, part, patterns) each."""
+    nm = subprocess.run(["nm", binary], capture_output=True, text=True)
     hint = "hint: HERMES_MCP_TEXT_ORDER=off CARGO_PROFILE_RELEASE_STRIP=false cargo build --release"
     if nm.returncode or not nm.stdout.strip():
-        sys.exit(f"error: {a.bin} has no symbols\n{hint}")
-    sections = subprocess.run(["readelf", "-SW", a.bin], capture_output=True, text=True).stdout
+        sys.exit(f"error: {binary} has no symbols\n{hint}")
+    sections = subprocess.run(["readelf", "-SW", binary], capture_output=True, text=True).stdout
     if ".text.hermes_hot" in sections:
-        sys.exit(f"error: {a.bin} was linked with the current order (valgrind cannot name "
+        sys.exit(f"error: {binary} was linked with the current order (valgrind cannot name "
                  f"its functions)\n{hint}")
     defined = {l.split()[-1] for l in nm.stdout.splitlines() if re.match(r"^\S+ [tTwW] ", l)}
     runs = []
@@ -412,18 +415,30 @@ def main():
         tmp = Path(t)
         outdir = tmp / "cg"
         outdir.mkdir()
-        w = wrapper(tmp, a.bin, outdir)
+        w = wrapper(tmp, binary, outdir)
         for stage in workloads(w, tmp):
             for f in sorted(outdir.iterdir(), key=lambda p: p.stat().st_mtime):
                 # cg.PID.1 is a split run's start; cg.PID its calls (or a whole run).
                 split = f.with_name(f.name + ".1").exists()
                 part = "calls" if split else "start"
-                names = [pattern(fn) for fn in functions(f, a.bin) if fn in defined]
+                names = [pattern(fn) for fn in functions(f, binary) if fn in defined]
                 runs.append((stage, part, names))
             for f in list(outdir.iterdir()):
                 f.unlink()
-            print(f"{stage}: {len({n for r in runs for n in r[2]})} functions so far",
+            print(f"{binary}, {stage}: {len({n for r in runs for n in r[2]})} functions so far",
                   file=sys.stderr)
+    return runs
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--bin", action="append",
+                    help="a symbol-keeping build; again for another (default: target/release)")
+    ap.add_argument("--check", action="store_true", help="report coverage, write nothing")
+    a = ap.parse_args()
+    # Each build's runs in turn: the order takes the names of all, in the first one's
+    # order, and a name one build lacks costs nothing in the other.
+    runs = [r for b in a.bin or [str(ROOT / "target/release/hermes-mcp")] for r in profile(b)]
     order = grouped(runs)
     if a.check:
         cur = {l.strip() for l in OUT.read_text().splitlines() if l and not l.startswith("#")}
