@@ -387,11 +387,10 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     };
     match cli.command {
         Command::Serve(args) => {
-            tune_allocator();
-            // serve gives back the binary's pages it no longer needs; the
-            // relocation records at once, before the composition of
-            // `instructions`: not resident at its peak.
-            server::give_back_pages();
+            // serve gives back memory it no longer needs (set up before its
+            // first thread starts); the relocation records at once, before the
+            // composition of `instructions`: not resident at its peak.
+            server::give_back_memory();
             let given = server::release_relocation_records();
             let server = build_server_with(&args.home, args.context.options())?;
             let log = hermes::logfile::LogFile::open_in(&server.context().home.path);
@@ -488,27 +487,6 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             crate::hermes::pass::run(|| tools_report(&server, args.json, v))?;
             Ok(ExitCode::SUCCESS)
         }
-    }
-}
-
-/// glibc's allocator set for `serve`, a long-lived process that is idle most of
-/// the time: blocks of 64 KiB or more are mapped on their own, so that freeing
-/// one returns its memory (by default glibc raises that threshold after the first
-/// such free and keeps later ones in the arena), and a free arena's top is given
-/// back from 128 KiB. The arenas stay one per thread up to the first tool list:
-/// capped at one, the parallel composition of `instructions` waits on its lock
-/// (realistic home 34.6 -> 41.1 ms to `initialize`); after it no new ones are
-/// made (`server::idle::settle_arenas`), and so that glibc has not fixed its
-/// limit before then, its test for fixing it waits for more arenas than a
-/// process has threads. Called before the first thread starts.
-fn tune_allocator() {
-    #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    // SAFETY: mallopt only sets the allocator's parameters, and no other thread
-    // is running yet to allocate while they change.
-    unsafe {
-        libc::mallopt(libc::M_MMAP_THRESHOLD, 64 * 1024);
-        libc::mallopt(libc::M_TRIM_THRESHOLD, 128 * 1024);
-        libc::mallopt(libc::M_ARENA_TEST, 1 << 20);
     }
 }
 

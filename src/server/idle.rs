@@ -3,7 +3,7 @@
 //! composed; the binary's other pages nothing wrote (code, constants) when the
 //! warm-up starts and after each of its steps, and with freed heap when it is
 //! done and when a second has passed without calls. The binary's pages go only
-//! in a process that asked for it ([`give_back_pages`]: `serve`), never in one
+//! in a process that asked for it ([`give_back_memory`]: `serve`), never in one
 //! that merely runs a server (tests, a library user).
 //!
 //! glibc keeps what a thread frees in that thread's arena for later reuse and
@@ -172,33 +172,51 @@ impl Drop for Call {
     }
 }
 
-/// Whether this process gives the binary's pages back ([`give_back_pages`]).
-static GIVE_BACK_PAGES: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+/// Whether this process gives memory back ([`give_back_memory`]).
+static GIVE_BACK: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
-/// From now on [`release_clean_pages`] gives the binary's pages back in this
-/// process: `serve` asks for it; tests and library users that run a server in
-/// their own process do not, so their code (and a debugger's breakpoints in
-/// it) is left alone.
-pub(crate) fn give_back_pages() {
-    GIVE_BACK_PAGES.store(true, SeqCst);
+/// From now on this process gives memory back: `serve` asks for it, before its
+/// first thread starts; tests and library users that run a server in their own
+/// process do not, so their allocator and their code (and a debugger's
+/// breakpoints in it) are left alone. It means:
+/// - glibc's allocator set for a long-lived process that is idle most of the
+///   time: blocks of 64 KiB or more are mapped on their own, so that freeing one
+///   returns its memory (by default glibc raises that threshold after the first
+///   such free and keeps later ones in the arena), and a free arena's top is
+///   given back from 128 KiB; and glibc's test for fixing its arena limit waits
+///   for more arenas than a process has threads, so that [`settle_arenas`]
+///   fixes it;
+/// - [`release_clean_pages`] gives the binary's pages back;
+/// - [`settle_arenas`] stops new arenas once the tool list is out.
+pub(crate) fn give_back_memory() {
+    GIVE_BACK.store(true, SeqCst);
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: mallopt only sets the allocator's parameters, and (the caller's
+    // promise) no other thread is running yet to allocate while they change.
+    unsafe {
+        libc::mallopt(libc::M_MMAP_THRESHOLD, 64 * 1024);
+        libc::mallopt(libc::M_TRIM_THRESHOLD, 128 * 1024);
+        libc::mallopt(libc::M_ARENA_TEST, 1 << 20);
+    }
 }
 
 /// From now on no thread of this process gets a new allocator arena (glibc):
 /// threads that start later, or allocate for the first time, share the arenas
 /// there are (an exited thread's first). Up to the first tool list, each
 /// thread keeps its own, so the parallel composition of `instructions` waits
-/// on no lock; after it, the calls' blocking threads and the warm-up's each
+/// on no lock (capped from the start: realistic home 34.6 -> 41.1 ms to
+/// `initialize`); after it, the calls' blocking threads and the warm-up's each
 /// took an arena of their own, and what one of them freed stayed resident
 /// beside the others' (tools/bench_startup.py: 0.2–0.6 MiB of a short
-/// session's peak). In a process that asked ([`give_back_pages`]: `serve`)
-/// only: it is the whole process's setting. glibc fixes its arena limit once,
-/// the first time a thread needs a new arena and none is free after the
-/// process has more arenas than `M_ARENA_TEST` (eight by default), so `serve`
-/// raises that test before its first thread starts (cli.rs, `tune_allocator`):
-/// the limit is then fixed here. A cap set in the environment
-/// (`MALLOC_ARENA_MAX`) is fixed at the first arena and left as it is.
+/// session's peak). In a process that
+/// asked ([`give_back_memory`]: `serve`) only: it is the whole process's
+/// setting. glibc fixes its arena limit once, the first time a thread needs a
+/// new arena and none is free after the process has more arenas than
+/// `M_ARENA_TEST` (eight by default), which [`give_back_memory`] raised: the
+/// limit is fixed here. A cap set in the environment (`MALLOC_ARENA_MAX`) is
+/// fixed at the first arena and left as it is.
 pub(crate) fn settle_arenas() {
-    if !GIVE_BACK_PAGES.load(SeqCst) {
+    if !GIVE_BACK.load(SeqCst) {
         return;
     }
     settle_arenas_now();
@@ -224,11 +242,11 @@ fn settle_arenas_now() {
 /// `MADV_DONTNEED` on pages of a private file mapping that were never written
 /// drops them from the process; the next read or jump there faults them back
 /// from the file (the page cache), as the kernel itself may reclaim them under
-/// memory pressure. Only in a process that asked ([`give_back_pages`]); see
+/// memory pressure. Only in a process that asked ([`give_back_memory`]); see
 /// [`clean_pages`] for which pages. Returns the bytes given back: 0 when
 /// there is nothing to give or the kernel refuses.
 pub(crate) fn release_clean_pages() -> usize {
-    if !GIVE_BACK_PAGES.load(SeqCst) {
+    if !GIVE_BACK.load(SeqCst) {
         return 0;
     }
     drop_clean_pages()

@@ -10,7 +10,7 @@ mod calllog;
 pub mod context;
 pub mod framing;
 mod idle;
-pub(crate) use idle::{give_back_pages, release_relocation_records};
+pub(crate) use idle::{give_back_memory, release_relocation_records};
 pub mod output;
 pub mod progress;
 pub mod running;
