@@ -126,10 +126,10 @@ class V0:
     def path(self):
         c = self.next()
         if c == "C":
-            start = self.i
             if self.eat("s"):
+                start = self.i - 2
                 self.base62()
-                self.wild.append((start, self.i, "s*_"))
+                self.wild.append((start, self.i, "Cs*_"))
             self.ident()
         elif c == "N":
             if not self.next().isalpha():
@@ -268,7 +268,7 @@ def pattern(symbol: str) -> str:
             r.path()
         if r.peek():
             raise ValueError("text after the name")
-    except (ValueError, IndexError):
+    except ValueError:
         return symbol
     out, at = ["_R"], 0
     for start, stop, wild in r.wild:
