@@ -34,7 +34,8 @@ const WORLD: &str = "hermes-snapshot";
 fn walker_call(full: bool) -> &'static str {
     static CALLS: std::sync::OnceLock<[String; 2]> = std::sync::OnceLock::new();
     let calls = CALLS.get_or_init(|| {
-        let f = WALKER_JS.trim().trim_end_matches(';');
+        let js = domsnap::compact_js(WALKER_JS);
+        let f = js.trim_end_matches(';');
         // Links' targets only for a full snapshot: the compact one does not
         // show them (a quarter of a link-heavy walk's bytes).
         [format!("({f})({{urls:false}})"), format!("({f})({{}})")]
