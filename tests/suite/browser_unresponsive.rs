@@ -71,3 +71,68 @@ fn browser_spinning_page_is_abandoned_and_the_next_navigation_works() {
         "{spin}"
     );
 }
+
+/// A page that stops answering after it loaded: the next call finds out
+/// from the liveness probe that goes out beside it (not before it), within
+/// the probe's time. A call that is not a navigation fails saying so, and
+/// the tab is replaced; a navigation goes on in a fresh tab.
+#[test]
+fn browser_a_page_that_hangs_after_loading_is_abandoned_by_the_next_call() {
+    // The page spins when the test says so: its `/go` request is held until
+    // then, and a synchronous request tells the test the script is spinning.
+    let (go, held) = std::sync::mpsc::channel::<()>();
+    let held = std::sync::Mutex::new(held);
+    let pages = TestServer::start(move |req| match req.path.as_str() {
+        "/later" => Resp::html(
+            "<!doctype html><html><head><title>Later</title></head><body><h1>Busy soon</h1><script>fetch('/go').then(()=>{const x=new XMLHttpRequest();x.open('GET','/spinning',false);x.send();while(true){}})</script></body></html>",
+        ),
+        "/go" => {
+            let _ = held.lock().unwrap().recv_timeout(Duration::from_secs(120));
+            Resp::html("go")
+        }
+        "/spinning" => Resp::html("spinning"),
+        _ => Resp::html(
+            "<!doctype html><html><head><title>Fine page</title></head><body><h1>Still here</h1></body></html>",
+        ),
+    });
+    require_chromium();
+    let mut b = Serve::new()
+        .config("browser:\n  navigation_timeout: 10\n  command_timeout: 5\n")
+        .var(TIME_SCALE, "0.5")
+        .private_tmp()
+        .start();
+    let spin = |b: &mut super::support::serve::Served, n: usize| {
+        let v = b.ok("browser_navigate", json!({"url": pages.url("/later")}));
+        assert_eq!(v["title"], "Later", "{v}");
+        go.send(()).unwrap();
+        pages.wait_for(
+            "the page to start spinning",
+            |r| r.iter().filter(|r| r.path == "/spinning").count() == n,
+            60,
+        );
+    };
+    // A call that is not a navigation.
+    spin(&mut b, 1);
+    let (failed, v) = b.call("browser_console", json!({"expression": "1 + 1"}));
+    assert!(failed, "{v}");
+    assert!(
+        v["error"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("stopped responding"),
+        "{v}"
+    );
+    // A navigation.
+    spin(&mut b, 2);
+    let v = b.ok("browser_navigate", json!({"url": pages.url("/fine")}));
+    assert_eq!(v["title"], "Fine page", "{v}");
+    assert!(
+        v["snapshot"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("Still here"),
+        "{v}"
+    );
+    let c = b.ok("browser_console", json!({"expression": "document.title"}));
+    assert_eq!(c["result"], "Fine page", "{c}");
+}

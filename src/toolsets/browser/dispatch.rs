@@ -97,29 +97,67 @@ async fn recover_crashed(st: &Settings, sess: &mut Session, navigating: bool) ->
     ))
 }
 
-/// A page that stopped answering (a script that never yields) is abandoned
-/// for a fresh tab before the call acts: a navigation then goes on in the
-/// fresh tab, any other call fails saying what happened.
-async fn recover_unresponsive(
+/// Run the call after making sure the page still answers: a page that
+/// stopped (a script that never yields) is abandoned for a fresh tab, where
+/// a navigation then goes on; any other call fails saying what happened.
+///
+/// Only a navigation waits for the liveness probe's answer before it
+/// starts: sent to a page that stopped, it would replace the document the
+/// probe asks about, and the probe would get an answer (an error) from the
+/// page that never loads. Any other call runs beside the probe (sent first,
+/// answered first: a page that answers costs no extra round trip) and is
+/// dropped when the probe's time is up, whatever it was waiting for; a call
+/// that failed on its own waits for the probe's verdict, so that a page
+/// that stopped is never reported as some command's timeout.
+async fn run_checked(
+    ctx: &Context,
     st: &Settings,
     sess: &mut Session,
-    navigating: bool,
-) -> Result<(), Fail> {
-    if !sess.first_nav_done || sess.responsive(navigate::probe_timeout(st)).await {
-        return Ok(());
+    tool: Tool,
+    url: Option<&str>,
+) -> Result<Reply, Fail> {
+    let probe = if sess.first_nav_done {
+        sess.probe(navigate::probe_timeout(st))
+    } else {
+        None
+    };
+    let Some(probe) = probe else {
+        return tools::run_tool(ctx, st, sess, tool, url).await;
+    };
+    if url.is_some() {
+        if !probe.await {
+            abandon_stopped(st, sess, true).await?;
+        }
+        return tools::run_tool(ctx, st, sess, tool, url).await;
     }
-    // A renderer that died while we waited is a crash, told as one.
-    if sess.tab.state.crashed.load(Ordering::SeqCst) {
-        return recover_crashed(st, sess, navigating).await;
+    {
+        let run = tools::run_tool(ctx, st, sess, tool, url);
+        tokio::pin!(run, probe);
+        tokio::select! {
+            biased;
+            alive = &mut probe => if alive {
+                return run.await;
+            },
+            r = &mut run => if r.is_ok() || probe.await {
+                return r;
+            },
+        }
     }
-    sess.abandon_tab(st).await.map_err(Fail::msg)?;
-    if navigating {
-        return Ok(());
-    }
+    abandon_stopped(st, sess, false).await?;
     Err(Fail::msg(format!(
         "The page stopped responding (no answer within {}s: a script kept it busy, or its renderer hung or crashed); its tab was closed and a fresh one opened. Call browser_navigate to load a page again.",
         navigate::probe_timeout(st).as_secs_f64()
     )))
+}
+
+/// The tab of a page that did not answer the probe: a crash (the renderer
+/// died while we waited) is told as one, anything else is abandoned for a
+/// fresh tab.
+async fn abandon_stopped(st: &Settings, sess: &mut Session, navigating: bool) -> Result<(), Fail> {
+    if sess.tab.state.crashed.load(Ordering::SeqCst) {
+        return recover_crashed(st, sess, navigating).await;
+    }
+    sess.abandon_tab(st).await.map_err(Fail::msg)
 }
 
 /// Hermes' `_maybe_start_recording`: with the session's first navigation,
@@ -215,7 +253,6 @@ impl BrowserToolset {
         };
         let sess = self.ensure(ctx, st, slot, &sel, use_local, remote).await?;
         recover_crashed(st, sess, url.is_some()).await?;
-        recover_unresponsive(st, sess, url.is_some()).await?;
         let recording_note = match url {
             Some(_) => start_recording(ctx, st, sess, use_local).await,
             None => None,
@@ -223,7 +260,7 @@ impl BrowserToolset {
         if !tools::keeps_snapshot(&tool) {
             sess.snap_cache = None;
         }
-        let mut r = tools::run_tool(ctx, st, sess, tool, url.as_deref()).await;
+        let mut r = run_checked(ctx, st, sess, tool, url.as_deref()).await;
         tools::add_dialog_news(sess, &mut r);
         if r.is_ok() && url.is_some() {
             note_first_navigation(sess, &mut r, recording_note);

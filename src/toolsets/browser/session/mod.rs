@@ -330,15 +330,43 @@ impl Session {
     /// any other answer (an error included) counts as alive, and so does a
     /// page held by an open dialog or a crashed tab (handled on its own).
     pub(crate) async fn responsive(&self, within: Duration) -> bool {
-        // An open JavaScript dialog holds the page on purpose.
-        if !self.tab.state.pending().is_empty() || self.tab.state.crashed.load(Ordering::SeqCst) {
-            return true;
+        match self.probe(within) {
+            Some(p) => p.await,
+            None => true,
         }
-        let probe = self.tab.page.call(
-            "Runtime.evaluate",
-            json!({"expression": "1", "returnByValue": true}),
-        );
-        tokio::time::timeout(within, probe).await.is_ok()
+    }
+
+    /// [`Session::responsive`] as a future that holds the tab's handles, so
+    /// that it can run beside a tool on the same session (the probe goes out
+    /// first, and the page answers in order); `None` when there is nothing
+    /// to ask (an open dialog holds the page on purpose; a crash is handled
+    /// on its own). A dialog that opens while the probe waits, or a crash,
+    /// also counts as an answer.
+    pub(crate) fn probe(
+        &self,
+        within: Duration,
+    ) -> Option<impl std::future::Future<Output = bool> + Send + 'static> {
+        let state = self.tab.state.clone();
+        if !state.pending().is_empty() || state.crashed.load(Ordering::SeqCst) {
+            return None;
+        }
+        let page = self.tab.page.clone();
+        Some(async move {
+            let opened = state.dialog_opened.notified();
+            tokio::pin!(opened);
+            opened.as_mut().enable();
+            if !state.pending().is_empty() {
+                return true;
+            }
+            let probe = page.call(
+                "Runtime.evaluate",
+                json!({"expression": "1", "returnByValue": true}),
+            );
+            tokio::select! {
+                r = tokio::time::timeout(within, probe) => r.is_ok(),
+                _ = &mut opened => true,
+            }
+        })
     }
 
     /// Abandon a page that stopped answering: interrupt its script
