@@ -73,9 +73,10 @@ fn browser_spinning_page_is_abandoned_and_the_next_navigation_works() {
 }
 
 /// A page that stops answering after it loaded: the next call finds out
-/// from the liveness probe that goes out beside it (not before it), within
-/// the probe's time. A call that is not a navigation fails saying so, and
-/// the tab is replaced; a navigation goes on in a fresh tab.
+/// from the liveness probe that goes out beside it (a navigation: before
+/// it), within the probe's time. A call that is not a navigation, and
+/// going back, fail saying so, and the tab is replaced; a navigation goes
+/// on in a fresh tab.
 #[test]
 fn browser_a_page_that_hangs_after_loading_is_abandoned_by_the_next_call() {
     // The page spins when the test says so: its `/go` request is held until
@@ -122,8 +123,21 @@ fn browser_a_page_that_hangs_after_loading_is_abandoned_by_the_next_call() {
             .contains("stopped responding"),
         "{v}"
     );
-    // A navigation.
+    // Going back: a navigation too, so it waits for the probe's answer, but
+    // it is not retried in the fresh tab (there is no history there).
+    b.ok("browser_navigate", json!({"url": pages.url("/fine")}));
     spin(&mut b, 2);
+    let (failed, v) = b.call("browser_back", json!({}));
+    assert!(failed, "{v}");
+    assert!(
+        v["error"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("stopped responding"),
+        "{v}"
+    );
+    // A navigation.
+    spin(&mut b, 3);
     let v = b.ok("browser_navigate", json!({"url": pages.url("/fine")}));
     assert_eq!(v["title"], "Fine page", "{v}");
     assert!(

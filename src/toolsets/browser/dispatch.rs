@@ -101,10 +101,11 @@ async fn recover_crashed(st: &Settings, sess: &mut Session, navigating: bool) ->
 /// stopped (a script that never yields) is abandoned for a fresh tab, where
 /// a navigation then goes on; any other call fails saying what happened.
 ///
-/// Only a navigation waits for the liveness probe's answer before it
-/// starts: sent to a page that stopped, it would replace the document the
-/// probe asks about, and the probe would get an answer (an error) from the
-/// page that never loads. Any other call runs beside the probe (sent first,
+/// Only a navigation (`browser_navigate`, `browser_back`) waits for the
+/// liveness probe's answer before it starts: sent to a page that stopped,
+/// it would replace the document the probe asks about, and the probe would
+/// get an answer (an error) from a page that never loads. Any other call
+/// runs beside the probe (sent first,
 /// answered first: a page that answers costs no extra round trip) and is
 /// dropped when the probe's time is up, whatever it was waiting for; a call
 /// that failed on its own waits for the probe's verdict, so that a page
@@ -124,11 +125,15 @@ async fn run_checked(
     let Some(probe) = probe else {
         return tools::run_tool(ctx, st, sess, tool, url).await;
     };
-    if url.is_some() {
-        if !probe.await {
-            abandon_stopped(st, sess, true).await?;
+    if url.is_some() || matches!(tool, Tool::Back) {
+        if probe.await {
+            return tools::run_tool(ctx, st, sess, tool, url).await;
         }
-        return tools::run_tool(ctx, st, sess, tool, url).await;
+        abandon_stopped(st, sess, url.is_some()).await?;
+        if url.is_some() {
+            return tools::run_tool(ctx, st, sess, tool, url).await;
+        }
+        return Err(stopped(st));
     }
     {
         let run = tools::run_tool(ctx, st, sess, tool, url);
@@ -144,10 +149,15 @@ async fn run_checked(
         }
     }
     abandon_stopped(st, sess, false).await?;
-    Err(Fail::msg(format!(
+    Err(stopped(st))
+}
+
+/// A call's failure on a page that stopped answering (its tab replaced).
+fn stopped(st: &Settings) -> Fail {
+    Fail::msg(format!(
         "The page stopped responding (no answer within {}s: a script kept it busy, or its renderer hung or crashed); its tab was closed and a fresh one opened. Call browser_navigate to load a page again.",
         navigate::probe_timeout(st).as_secs_f64()
-    )))
+    ))
 }
 
 /// The tab of a page that did not answer the probe: a crash (the renderer
