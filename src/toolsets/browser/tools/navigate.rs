@@ -148,11 +148,9 @@ pub(crate) async fn navigate(ctx: &Context, st: &Settings, s: &mut Session, url:
         )));
     }
     // A new document (not a same-document fragment change): wait for load.
-    let mut loaded = false;
     if !r.loader_id.is_empty() {
         let left = nav_timeout.saturating_sub(started.elapsed());
         let waited = tokio::time::timeout(left, loads.changed()).await;
-        loaded = matches!(waited, Ok(Ok(())));
         if waited.is_err() {
             abandon_if_unresponsive(st, s, url).await?;
             let _ = cmd(st, s, "Page.stopLoading", json!({})).await;
@@ -169,8 +167,7 @@ pub(crate) async fn navigate(ctx: &Context, st: &Settings, s: &mut Session, url:
     // The history entry (the browser's answer) and the snapshot (the
     // page's) are asked for together.
     let url_title = current_url_title(st, s);
-    let (snapshot, (final_url, title)) =
-        tokio::join!(take_snapshot(ctx, st, s, false, loaded), url_title);
+    let (snapshot, (final_url, title)) = tokio::join!(take_snapshot(ctx, st, s, false), url_title);
     let mut resp = json!({"url": final_url, "title": title});
     if let Some(w) = bot_warning(&title) {
         resp["bot_detection_warning"] = json!(w);

@@ -55,9 +55,7 @@ const ANNOTATE_JS: &str = r#"function(items){
 async fn annotate(ctx: &Context, st: &Settings, s: &mut Session) -> Result<Vec<Value>, Fail> {
     let mut annotations: Vec<Value> = Vec::new();
     if s.refs.latest.is_empty() || s.refs.doc_gen != s.tab.state.doc_gen() {
-        take_snapshot(ctx, st, s, false, false)
-            .await
-            .map_err(Fail::msg)?;
+        take_snapshot(ctx, st, s, false).await.map_err(Fail::msg)?;
     }
     let (sx, sy): (f64, f64) = eval_value(st, s, "[scrollX, scrollY]")
         .await

@@ -55,19 +55,14 @@ async fn reusable(
     Ok((r["result"]["value"] == json!(true) && c.doc_gen == s.tab.state.doc_gen()).then_some(c))
 }
 
-/// Take a snapshot, store the full text when it is cut, redact. `loaded`:
-/// the caller has just seen this document's load event (a navigation), so
-/// no load in flight needs to settle first: the walk goes out at once
-/// rather than after the browser's stopped-loading event, which comes
-/// about a millisecond later.
+/// Take a snapshot, store the full text when it is cut, redact.
 pub(crate) async fn take_snapshot(
     ctx: &Context,
     st: &Settings,
     s: &mut Session,
     full: bool,
-    loaded: bool,
 ) -> Result<(String, usize), CmdError> {
-    take(ctx, st, s, full, None, loaded).await
+    take(ctx, st, s, full, None).await
 }
 
 /// [`take_snapshot`]; with `summarize` (the model's task, possibly empty), a
@@ -78,12 +73,9 @@ async fn take(
     s: &mut Session,
     full: bool,
     summarize: Option<&str>,
-    loaded: bool,
 ) -> Result<(String, usize), CmdError> {
     let t0 = Instant::now();
-    if !loaded {
-        settle(st, s, Duration::ZERO).await;
-    }
+    settle(st, s, Duration::ZERO).await;
     let t1 = Instant::now();
     let (text, element_count) = match reusable(st, s, full).await? {
         Some(c) => {
@@ -143,15 +135,13 @@ pub(crate) async fn snapshot_tool(
     full: bool,
     task: &str,
 ) -> R {
-    let (text, n) = take(ctx, st, s, full, Some(task), false)
-        .await
-        .map_err(|e| {
-            let e = e.to_string();
-            Fail::msg(if e.is_empty() {
-                "Failed to get snapshot".into()
-            } else {
-                e
-            })
-        })?;
+    let (text, n) = take(ctx, st, s, full, Some(task)).await.map_err(|e| {
+        let e = e.to_string();
+        Fail::msg(if e.is_empty() {
+            "Failed to get snapshot".into()
+        } else {
+            e
+        })
+    })?;
     Ok(ok(json!({"snapshot": text, "element_count": n})))
 }
