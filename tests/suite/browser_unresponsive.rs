@@ -6,6 +6,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 
+use super::support::browser::procs_with;
 use super::support::common::TIME_SCALE;
 use super::support::fake::{Resp, TestServer};
 use super::support::prereq::require_chromium;
@@ -79,23 +80,7 @@ fn browser_spinning_page_is_abandoned_and_the_next_navigation_works() {
 /// on in a fresh tab.
 #[test]
 fn browser_a_page_that_hangs_after_loading_is_abandoned_by_the_next_call() {
-    // The page spins when the test says so: its `/go` request is held until
-    // then, and a synchronous request tells the test the script is spinning.
-    let (go, held) = std::sync::mpsc::channel::<()>();
-    let held = std::sync::Mutex::new(held);
-    let pages = TestServer::start(move |req| match req.path.as_str() {
-        "/later" => Resp::html(
-            "<!doctype html><html><head><title>Later</title></head><body><h1>Busy soon</h1><script>fetch('/go').then(()=>{const x=new XMLHttpRequest();x.open('GET','/spinning',false);x.send();while(true){}})</script></body></html>",
-        ),
-        "/go" => {
-            let _ = held.lock().unwrap().recv_timeout(Duration::from_secs(120));
-            Resp::html("go")
-        }
-        "/spinning" => Resp::html("spinning"),
-        _ => Resp::html(
-            "<!doctype html><html><head><title>Fine page</title></head><body><h1>Still here</h1></body></html>",
-        ),
-    });
+    let (pages, go) = spinning_pages();
     require_chromium();
     let mut b = Serve::new()
         .config("browser:\n  navigation_timeout: 10\n  command_timeout: 5\n")
@@ -147,6 +132,76 @@ fn browser_a_page_that_hangs_after_loading_is_abandoned_by_the_next_call() {
             .contains("Still here"),
         "{v}"
     );
+    let c = b.ok("browser_console", json!({"expression": "document.title"}));
+    assert_eq!(c["result"], "Fine page", "{c}");
+}
+
+/// `/later` loads, then spins when the test says so (`go`): its `/go`
+/// request is held until then, and a synchronous request to `/spinning`
+/// tells the test the script is spinning. Any other path is a fine page.
+fn spinning_pages() -> (TestServer, std::sync::mpsc::Sender<()>) {
+    let (go, held) = std::sync::mpsc::channel::<()>();
+    let held = std::sync::Mutex::new(held);
+    let pages = TestServer::start(move |req| match req.path.as_str() {
+        "/later" => Resp::html(
+            "<!doctype html><html><head><title>Later</title></head><body><h1>Busy soon</h1><script>fetch('/go').then(()=>{const x=new XMLHttpRequest();x.open('GET','/spinning',false);x.send();while(true){}})</script></body></html>",
+        ),
+        "/go" => {
+            let _ = held.lock().unwrap().recv_timeout(Duration::from_secs(120));
+            Resp::html("go")
+        }
+        "/spinning" => Resp::html("spinning"),
+        _ => Resp::html(
+            "<!doctype html><html><head><title>Fine page</title></head><body><h1>Still here</h1></body></html>",
+        ),
+    });
+    (pages, go)
+}
+
+/// A renderer that dies while the liveness probe waits (here, on a page
+/// that spins) is a crash: the navigation replaces the tab and loads, and
+/// the next call works (the crash is not left behind for it to report).
+#[test]
+fn browser_a_renderer_that_dies_while_the_probe_waits_is_replaced() {
+    let (pages, go) = spinning_pages();
+    require_chromium();
+    // Real time: the probe waits up to 5 s on the spinning page.
+    let mut b = Serve::new()
+        .config("browser:\n  navigation_timeout: 10\n  command_timeout: 5\n")
+        .var(TIME_SCALE, "1")
+        .private_tmp()
+        .start();
+    let v = b.ok("browser_navigate", json!({"url": pages.url("/later")}));
+    assert_eq!(v["title"], "Later", "{v}");
+    go.send(()).unwrap();
+    pages.wait_for(
+        "the page to start spinning",
+        |r| r.iter().any(|r| r.path == "/spinning"),
+        60,
+    );
+    let marker = b.marker();
+    let main = procs_with(&marker)
+        .into_iter()
+        .find(|(_, _, c)| c.contains("--user-data-dir") && !c.contains("--type="))
+        .expect("the server's Chromium");
+    let renderers: Vec<i32> = procs_with("--type=renderer")
+        .into_iter()
+        .filter(|(_, g, _)| *g == main.1)
+        .map(|(p, _, _)| p)
+        .collect();
+    assert!(!renderers.is_empty(), "no renderer process found");
+    // Killed half a second into the navigation's probe (which would wait
+    // 5 s); killed before it, the crash is found before the call and the
+    // outcome is the same.
+    let killer = std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(500));
+        for p in renderers {
+            unsafe { libc::kill(p, libc::SIGKILL) };
+        }
+    });
+    let v = b.ok("browser_navigate", json!({"url": pages.url("/fine")}));
+    killer.join().unwrap();
+    assert_eq!(v["title"], "Fine page", "{v}");
     let c = b.ok("browser_console", json!({"expression": "document.title"}));
     assert_eq!(c["result"], "Fine page", "{c}");
 }

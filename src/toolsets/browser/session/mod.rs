@@ -340,8 +340,9 @@ impl Session {
     /// that it can run beside a tool on the same session (the probe goes out
     /// first, and the page answers in order); `None` when there is nothing
     /// to ask (an open dialog holds the page on purpose; a crash is handled
-    /// on its own). A dialog that opens while the probe waits, or a crash,
-    /// also counts as an answer.
+    /// on its own). A dialog that opens while the probe waits counts as an
+    /// answer; a renderer that crashes meanwhile does not (its caller then
+    /// handles the crash, as it would have found it at the start).
     pub(crate) fn probe(
         &self,
         within: Duration,
@@ -362,10 +363,12 @@ impl Session {
                 "Runtime.evaluate",
                 json!({"expression": "1", "returnByValue": true}),
             );
-            tokio::select! {
+            // The crash handler wakes `opened` too.
+            let answered = tokio::select! {
                 r = tokio::time::timeout(within, probe) => r.is_ok(),
                 _ = &mut opened => true,
-            }
+            };
+            answered && !state.crashed.load(Ordering::SeqCst)
         })
     }
 
