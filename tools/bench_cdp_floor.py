@@ -9,8 +9,10 @@ exactly the commands our server sends for `tools/bench_browser.py`'s warm loop:
   * the wait for `Page.loadEventFired`;
   * the walker (`snapshot.js`, sent the way `session/walk.rs` sends it) beside
     `Page.getNavigationHistory`, and its JSON read;
-  * browser_snapshot's check that the page did not change (`UNCHANGED_JS`).
-Chromium runs with our flags (read from `src/toolsets/browser/chromium/launch.rs`).
+  * browser_snapshot's liveness probe beside its check that the page did not
+    change (`UNCHANGED_JS`).
+Chromium runs with our flags, read from `src/toolsets/browser/chromium/launch.rs`
+(each flag a `"--...",` line of CHROMIUM_FLAGS, as it is written there).
 Pages: bench_browser.py's `simple` and `big`. Each figure is the median of --runs.
 
 Usage (loopback-only namespace, as the other browser benchmarks):
@@ -24,6 +26,7 @@ import asyncio
 import json
 import os
 import re
+import shutil
 import statistics
 import subprocess
 import sys
@@ -110,7 +113,9 @@ async def floor(ws_url, urls, runs):
                     call("Runtime.evaluate", {"expression": walk, "returnByValue": True, "objectGroup": "hermes"}, sid),
                     call("Page.getNavigationHistory", {}, sid))
                 json.loads(r["result"]["value"])
-                await call("Runtime.evaluate", {"expression": unchanged, "returnByValue": True}, sid)
+                await asyncio.gather(
+                    call("Runtime.evaluate", {"expression": "1", "returnByValue": True}, sid),
+                    call("Runtime.evaluate", {"expression": unchanged, "returnByValue": True}, sid))
                 times.append(time.perf_counter() - t0)
             res[page] = statistics.median(times)
         task.cancel()
@@ -132,6 +137,7 @@ def run_floor(urls, runs, chromium):
     finally:
         p.kill()
         p.wait()
+        shutil.rmtree(profile, ignore_errors=True)
 
 
 def run_ours(binary, urls, runs):
@@ -150,6 +156,7 @@ def run_ours(binary, urls, runs):
             times.append(time.perf_counter() - t0)
         res[page] = statistics.median(times)
     c.close()
+    shutil.rmtree(tmp, ignore_errors=True)
     return res
 
 
