@@ -165,10 +165,10 @@ fn spinning_pages() -> (TestServer, std::sync::mpsc::Sender<()>) {
 fn browser_a_renderer_that_dies_while_the_probe_waits_is_replaced() {
     let (pages, go) = spinning_pages();
     require_chromium();
-    // Real time: the probe waits up to 5 s on the spinning page.
+    // Time at 1/2: the probe waits up to 2.5 s on the spinning page.
     let mut b = Serve::new()
         .config("browser:\n  navigation_timeout: 10\n  command_timeout: 5\n")
-        .var(TIME_SCALE, "1")
+        .var(TIME_SCALE, "0.5")
         .private_tmp()
         .start();
     let v = b.ok("browser_navigate", json!({"url": pages.url("/later")}));
@@ -191,7 +191,7 @@ fn browser_a_renderer_that_dies_while_the_probe_waits_is_replaced() {
         .collect();
     assert!(!renderers.is_empty(), "no renderer process found");
     // Killed half a second into the navigation's probe (which would wait
-    // 5 s); killed before it, the crash is found before the call and the
+    // 2.5 s); killed before it, the crash is found before the call and the
     // outcome is the same.
     let killer = std::thread::spawn(move || {
         std::thread::sleep(Duration::from_millis(500));
