@@ -7,32 +7,15 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use super::support::browser::{Browsing, ExternalChrome, page_server, procs_with, ref_of};
+use super::support::browser::{
+    Browsing, ExternalChrome, chromium_main, group_procs, page_server, procs_with, ref_of,
+};
 use super::support::common::{RawClient, TestEnv, is_error, poll_until, result_json, wait_exit};
 use super::support::prereq::require_chromium;
-
-/// Processes of process group `pgid` whose command line mentions `needle`
-/// (zombies excluded): (pid, command line).
-fn group_procs(pgid: i32, needle: &str) -> Vec<(i32, String)> {
-    procs_with(needle)
-        .into_iter()
-        .filter(|(_, g, _)| *g == pgid)
-        .map(|(p, _, c)| (p, c))
-        .collect()
-}
 
 /// Processes in process group `pgid` (zombies excluded).
 fn group_members(pgid: i32) -> Vec<i32> {
     group_procs(pgid, "").into_iter().map(|(p, _)| p).collect()
-}
-
-fn chromium_main(marker: &str) -> (i32, i32) {
-    let p = procs_with(marker);
-    let main = p
-        .iter()
-        .find(|(_, _, c)| c.contains("--user-data-dir") && !c.contains("--type="))
-        .unwrap_or_else(|| panic!("no Chromium with profile under {marker}: {p:?}"));
-    (main.0, main.1)
 }
 
 fn wait_gone(marker: &str, pgid: i32, within: Duration) {

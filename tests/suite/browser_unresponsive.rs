@@ -4,13 +4,13 @@
 
 use std::time::{Duration, Instant};
 
-use serde_json::json;
+use serde_json::{Value, json};
 
-use super::support::browser::procs_with;
+use super::support::browser::{chromium_main, group_procs};
 use super::support::common::TIME_SCALE;
 use super::support::fake::{Resp, TestServer};
 use super::support::prereq::require_chromium;
-use super::support::serve::Serve;
+use super::support::serve::{Serve, Served};
 
 #[test]
 fn browser_spinning_page_is_abandoned_and_the_next_navigation_works() {
@@ -22,14 +22,7 @@ fn browser_spinning_page_is_abandoned_and_the_next_navigation_works() {
             "<!doctype html><html><head><title>Fine page</title></head><body><h1>Still here</h1><a href=\"/next\">Next</a></body></html>",
         ),
     });
-    // Navigation timeout 10 s; commands 5 s; time at 1/2 (the real-time test
-    // of these limits is browser::browser_blocked_urls_timeouts_and_truncation).
-    require_chromium();
-    let mut b = Serve::new()
-        .config("browser:\n  navigation_timeout: 10\n  command_timeout: 5\n")
-        .var(TIME_SCALE, "0.5")
-        .private_tmp()
-        .start();
+    let mut b = serve();
     b.ok("browser_navigate", json!({"url": pages.url("/fine")}));
     let started = Instant::now();
     let (failed, spin) = b.call("browser_navigate", json!({"url": pages.url("/spin")}));
@@ -63,14 +56,19 @@ fn browser_spinning_page_is_abandoned_and_the_next_navigation_works() {
     let c = b.ok("browser_console", json!({"expression": "document.title"}));
     assert_eq!(c["result"], "Fine page", "{c}");
     // The spinning page's own navigation said what happened.
-    assert!(failed, "{spin}");
-    assert!(
-        spin["error"]
-            .as_str()
-            .unwrap_or_default()
-            .contains("stopped responding"),
-        "{spin}"
-    );
+    assert_stopped(failed, &spin);
+}
+
+/// A served `hermes-mcp` for these tests: navigation timeout 10 s, commands
+/// 5 s (so the liveness probe 5 s), time at 1/2 (the real-time test of these
+/// limits is browser::browser_blocked_urls_timeouts_and_truncation).
+fn serve() -> Served {
+    require_chromium();
+    Serve::new()
+        .config("browser:\n  navigation_timeout: 10\n  command_timeout: 5\n")
+        .var(TIME_SCALE, "0.5")
+        .private_tmp()
+        .start()
 }
 
 /// A page that stops answering after it loaded: the next call finds out
@@ -80,50 +78,21 @@ fn browser_spinning_page_is_abandoned_and_the_next_navigation_works() {
 /// on in a fresh tab.
 #[test]
 fn browser_a_page_that_hangs_after_loading_is_abandoned_by_the_next_call() {
-    let (pages, go) = spinning_pages();
-    require_chromium();
-    let mut b = Serve::new()
-        .config("browser:\n  navigation_timeout: 10\n  command_timeout: 5\n")
-        .var(TIME_SCALE, "0.5")
-        .private_tmp()
-        .start();
-    let spin = |b: &mut super::support::serve::Served, n: usize| {
-        let v = b.ok("browser_navigate", json!({"url": pages.url("/later")}));
-        assert_eq!(v["title"], "Later", "{v}");
-        go.send(()).unwrap();
-        pages.wait_for(
-            "the page to start spinning",
-            |r| r.iter().filter(|r| r.path == "/spinning").count() == n,
-            60,
-        );
-    };
+    let mut t = Spinning::start();
     // A call that is not a navigation.
-    spin(&mut b, 1);
-    let (failed, v) = b.call("browser_console", json!({"expression": "1 + 1"}));
-    assert!(failed, "{v}");
-    assert!(
-        v["error"]
-            .as_str()
-            .unwrap_or_default()
-            .contains("stopped responding"),
-        "{v}"
-    );
+    t.spin();
+    let (failed, v) = t.b.call("browser_console", json!({"expression": "1 + 1"}));
+    assert_stopped(failed, &v);
     // Going back: a navigation too, so it waits for the probe's answer, but
     // it is not retried in the fresh tab (there is no history there).
-    b.ok("browser_navigate", json!({"url": pages.url("/fine")}));
-    spin(&mut b, 2);
-    let (failed, v) = b.call("browser_back", json!({}));
-    assert!(failed, "{v}");
-    assert!(
-        v["error"]
-            .as_str()
-            .unwrap_or_default()
-            .contains("stopped responding"),
-        "{v}"
-    );
+    t.b.ok("browser_navigate", json!({"url": t.pages.url("/fine")}));
+    t.spin();
+    let (failed, v) = t.b.call("browser_back", json!({}));
+    assert_stopped(failed, &v);
     // A navigation.
-    spin(&mut b, 3);
-    let v = b.ok("browser_navigate", json!({"url": pages.url("/fine")}));
+    t.spin();
+    let v =
+        t.b.ok("browser_navigate", json!({"url": t.pages.url("/fine")}));
     assert_eq!(v["title"], "Fine page", "{v}");
     assert!(
         v["snapshot"]
@@ -132,30 +101,9 @@ fn browser_a_page_that_hangs_after_loading_is_abandoned_by_the_next_call() {
             .contains("Still here"),
         "{v}"
     );
-    let c = b.ok("browser_console", json!({"expression": "document.title"}));
+    let c =
+        t.b.ok("browser_console", json!({"expression": "document.title"}));
     assert_eq!(c["result"], "Fine page", "{c}");
-}
-
-/// `/later` loads, then spins when the test says so (`go`): its `/go`
-/// request is held until then, and a synchronous request to `/spinning`
-/// tells the test the script is spinning. Any other path is a fine page.
-fn spinning_pages() -> (TestServer, std::sync::mpsc::Sender<()>) {
-    let (go, held) = std::sync::mpsc::channel::<()>();
-    let held = std::sync::Mutex::new(held);
-    let pages = TestServer::start(move |req| match req.path.as_str() {
-        "/later" => Resp::html(
-            "<!doctype html><html><head><title>Later</title></head><body><h1>Busy soon</h1><script>fetch('/go').then(()=>{const x=new XMLHttpRequest();x.open('GET','/spinning',false);x.send();while(true){}})</script></body></html>",
-        ),
-        "/go" => {
-            let _ = held.lock().unwrap().recv_timeout(Duration::from_secs(120));
-            Resp::html("go")
-        }
-        "/spinning" => Resp::html("spinning"),
-        _ => Resp::html(
-            "<!doctype html><html><head><title>Fine page</title></head><body><h1>Still here</h1></body></html>",
-        ),
-    });
-    (pages, go)
 }
 
 /// A renderer that dies while the liveness probe waits (here, on a page
@@ -163,31 +111,12 @@ fn spinning_pages() -> (TestServer, std::sync::mpsc::Sender<()>) {
 /// the next call works (the crash is not left behind for it to report).
 #[test]
 fn browser_a_renderer_that_dies_while_the_probe_waits_is_replaced() {
-    let (pages, go) = spinning_pages();
-    require_chromium();
-    // Time at 1/2: the probe waits up to 2.5 s on the spinning page.
-    let mut b = Serve::new()
-        .config("browser:\n  navigation_timeout: 10\n  command_timeout: 5\n")
-        .var(TIME_SCALE, "0.5")
-        .private_tmp()
-        .start();
-    let v = b.ok("browser_navigate", json!({"url": pages.url("/later")}));
-    assert_eq!(v["title"], "Later", "{v}");
-    go.send(()).unwrap();
-    pages.wait_for(
-        "the page to start spinning",
-        |r| r.iter().any(|r| r.path == "/spinning"),
-        60,
-    );
-    let marker = b.marker();
-    let main = procs_with(&marker)
+    let mut t = Spinning::start();
+    t.spin();
+    let (_, pgid) = chromium_main(&t.b.marker());
+    let renderers: Vec<i32> = group_procs(pgid, "--type=renderer")
         .into_iter()
-        .find(|(_, _, c)| c.contains("--user-data-dir") && !c.contains("--type="))
-        .expect("the server's Chromium");
-    let renderers: Vec<i32> = procs_with("--type=renderer")
-        .into_iter()
-        .filter(|(_, g, _)| *g == main.1)
-        .map(|(p, _, _)| p)
+        .map(|(p, _)| p)
         .collect();
     assert!(!renderers.is_empty(), "no renderer process found");
     // Killed half a second into the navigation's probe (which would wait
@@ -199,9 +128,78 @@ fn browser_a_renderer_that_dies_while_the_probe_waits_is_replaced() {
             unsafe { libc::kill(p, libc::SIGKILL) };
         }
     });
-    let v = b.ok("browser_navigate", json!({"url": pages.url("/fine")}));
+    let v =
+        t.b.ok("browser_navigate", json!({"url": t.pages.url("/fine")}));
     killer.join().unwrap();
     assert_eq!(v["title"], "Fine page", "{v}");
-    let c = b.ok("browser_console", json!({"expression": "document.title"}));
+    let c =
+        t.b.ok("browser_console", json!({"expression": "document.title"}));
     assert_eq!(c["result"], "Fine page", "{c}");
+}
+
+/// A call's failure on a page that stopped answering.
+fn assert_stopped(failed: bool, v: &Value) {
+    assert!(failed, "{v}");
+    assert!(
+        v["error"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("stopped responding"),
+        "{v}"
+    );
+}
+
+/// A served `hermes-mcp` ([`serve`]: the probe waits up to 2.5 s) and its
+/// pages: `/later` loads, then spins when the test says so; any other path
+/// is a fine page.
+struct Spinning {
+    pages: TestServer,
+    b: Served,
+    /// Lets one `/later` page's held `/go` request go.
+    go: std::sync::mpsc::Sender<()>,
+    spins: usize,
+}
+
+impl Spinning {
+    fn start() -> Self {
+        let (go, held) = std::sync::mpsc::channel::<()>();
+        let held = std::sync::Mutex::new(held);
+        let pages = TestServer::start(move |req| match req.path.as_str() {
+            "/later" => Resp::html(
+                "<!doctype html><html><head><title>Later</title></head><body><h1>Busy soon</h1><script>fetch('/go').then(()=>{const x=new XMLHttpRequest();x.open('GET','/spinning',false);x.send();while(true){}})</script></body></html>",
+            ),
+            "/go" => {
+                let _ = held.lock().unwrap().recv_timeout(Duration::from_secs(120));
+                Resp::html("go")
+            }
+            "/spinning" => Resp::html("spinning"),
+            _ => Resp::html(
+                "<!doctype html><html><head><title>Fine page</title></head><body><h1>Still here</h1></body></html>",
+            ),
+        });
+        Spinning {
+            pages,
+            b: serve(),
+            go,
+            spins: 0,
+        }
+    }
+
+    /// Load `/later` and return once its script spins: its `/go` request is
+    /// let go, and the synchronous request to `/spinning` it then sends says
+    /// so.
+    fn spin(&mut self) {
+        let v = self
+            .b
+            .ok("browser_navigate", json!({"url": self.pages.url("/later")}));
+        assert_eq!(v["title"], "Later", "{v}");
+        self.go.send(()).unwrap();
+        self.spins += 1;
+        let n = self.spins;
+        self.pages.wait_for(
+            "the page to start spinning",
+            |r| r.iter().filter(|r| r.path == "/spinning").count() == n,
+            60,
+        );
+    }
 }

@@ -144,6 +144,27 @@ pub fn procs_with(needle: &str) -> Vec<(i32, i32, String)> {
     out
 }
 
+/// Processes of process group `pgid` whose command line mentions `needle`
+/// (zombies excluded): (pid, command line).
+pub fn group_procs(pgid: i32, needle: &str) -> Vec<(i32, String)> {
+    procs_with(needle)
+        .into_iter()
+        .filter(|(_, g, _)| *g == pgid)
+        .map(|(p, _, c)| (p, c))
+        .collect()
+}
+
+/// The Chromium a served `hermes-mcp` started (its profile is under the
+/// server's private TMPDIR, `marker`): (pid, process group).
+pub fn chromium_main(marker: &str) -> (i32, i32) {
+    let p = procs_with(marker);
+    let main = p
+        .iter()
+        .find(|(_, _, c)| c.contains("--user-data-dir") && !c.contains("--type="))
+        .unwrap_or_else(|| panic!("no Chromium with profile under {marker}: {p:?}"));
+    (main.0, main.1)
+}
+
 /// The ref on the first snapshot line containing `needle`.
 pub fn ref_of(snapshot: &str, needle: &str) -> String {
     let line = snapshot
