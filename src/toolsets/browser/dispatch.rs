@@ -105,11 +105,11 @@ async fn recover_crashed(st: &Settings, sess: &mut Session, navigating: bool) ->
 /// liveness probe's answer before it starts: sent to a page that stopped,
 /// it would replace the document the probe asks about, and the probe would
 /// get an answer (an error) from a page that never loads. Any other call
-/// runs beside the probe (sent first,
-/// answered first: a page that answers costs no extra round trip) and is
-/// dropped when the probe's time is up, whatever it was waiting for; a call
-/// that failed on its own waits for the probe's verdict, so that a page
-/// that stopped is never reported as some command's timeout.
+/// runs beside the probe (sent first, answered first: a page that answers
+/// costs no extra round trip) and is dropped when the probe's time is up,
+/// whatever it was waiting for; a call that failed on its own waits for the
+/// probe's verdict, so that a page that stopped is never reported as some
+/// command's timeout.
 async fn run_checked(
     ctx: &Context,
     st: &Settings,
@@ -125,15 +125,16 @@ async fn run_checked(
     let Some(probe) = probe else {
         return tools::run_tool(ctx, st, sess, tool, url).await;
     };
-    if url.is_some() || matches!(tool, Tool::Back) {
-        if probe.await {
-            return tools::run_tool(ctx, st, sess, tool, url).await;
+    let navigating = url.is_some();
+    if navigating || matches!(tool, Tool::Back) {
+        if !probe.await {
+            abandon_stopped(st, sess, navigating).await?;
+            // Going back has no history in the fresh tab.
+            if !navigating {
+                return Err(stopped(st));
+            }
         }
-        abandon_stopped(st, sess, url.is_some()).await?;
-        if url.is_some() {
-            return tools::run_tool(ctx, st, sess, tool, url).await;
-        }
-        return Err(stopped(st));
+        return tools::run_tool(ctx, st, sess, tool, url).await;
     }
     {
         let run = tools::run_tool(ctx, st, sess, tool, url);
