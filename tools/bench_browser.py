@@ -151,20 +151,25 @@ def cold(argv, env, url, runs):
     return statistics.median(times)
 
 
+def warm(c, url, runs):
+    """Median of `runs` browser_navigate + browser_snapshot to `url`, and the last snapshot's text."""
+    times = []
+    for _ in range(runs):
+        t0 = time.perf_counter()
+        c.tool("browser_navigate", {"url": url})
+        s = c.tool("browser_snapshot", {})
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times), s
+
+
 def run(kind, argv, env, urls, runs, cold_runs):
     res = {"cold_first_navigate_s": cold(argv, env, urls["simple"], cold_runs)}
     c = Client(argv, env)
     c.tool("browser_navigate", {"url": urls["simple"]})
     for page, url in urls.items():
-        times = []
-        size = None
-        for _ in range(runs):
-            t0 = time.perf_counter()
-            c.tool("browser_navigate", {"url": url})
-            s = c.tool("browser_snapshot", {})
-            times.append(time.perf_counter() - t0)
-            size = len(ours_snapshot_text(s)) if kind == "ours" else len(s)
-        res[page] = {"warm_nav_snapshot_s": statistics.median(times), "snapshot_chars": size}
+        t, s = warm(c, url, runs)
+        size = len(ours_snapshot_text(s)) if kind == "ours" else len(s)
+        res[page] = {"warm_nav_snapshot_s": t, "snapshot_chars": size}
         if kind == "ours":
             res[page]["untruncated_chars"] = ours_untruncated_chars(ours_snapshot_text(s))
         if kind == "ours":

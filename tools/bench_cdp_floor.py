@@ -146,15 +146,7 @@ def run_ours(binary, urls, runs):
     os.makedirs(env["HERMES_HOME"])
     c = bb.Client([binary, "serve"], env)
     c.tool("browser_navigate", {"url": urls["simple"]})
-    res = {}
-    for page, url in urls.items():
-        times = []
-        for _ in range(runs):
-            t0 = time.perf_counter()
-            c.tool("browser_navigate", {"url": url})
-            c.tool("browser_snapshot", {})
-            times.append(time.perf_counter() - t0)
-        res[page] = statistics.median(times)
+    res = {page: bb.warm(c, url, runs)[0] for page, url in urls.items()}
     c.close()
     shutil.rmtree(tmp, ignore_errors=True)
     return res
