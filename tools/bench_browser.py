@@ -20,6 +20,9 @@ Measured per server and page:
 Usage:
   tools/bench_browser.py [--bin target/release/hermes-mcp] [--playwright DIR] [--runs 7] [--article wikipedia]
   tools/bench_browser.py --baseline-bin OLD/target/release/hermes-mcp   (another build instead of Playwright)
+  --interleave: both servers up at once, their cold starts and warm navigations alternating in a
+  random order, so that a drift in the machine's speed during the run falls on both sides alike
+  (by default each side runs whole, one after the other)
 DIR must contain node_modules/@playwright/mcp (npm install @playwright/mcp@0.0.83).
 """
 
@@ -27,6 +30,7 @@ import argparse
 import http.server
 import json
 import os
+import random
 import shutil
 import statistics
 import subprocess
@@ -137,15 +141,16 @@ def ours_untruncated_chars(snap):
     return len(snap)
 
 
-def cold(argv, env, url, runs):
+def cold(argv, env, url, runs, warmup=True):
     """Median first browser_navigate of `runs` fresh servers; one more start
-    before them is not counted (it brings the files into the page cache)."""
+    before them is not counted (it brings the files into the page cache).
+    Without `warmup`, the time of that one start (`runs` must be 0)."""
     times = []
     for i in range(runs + 1):
         c = Client(argv, env)
         t0 = time.perf_counter()
         c.tool("browser_navigate", {"url": url})
-        if i:
+        if i or not warmup:
             times.append(time.perf_counter() - t0)
         c.close()
     return statistics.median(times)
@@ -162,20 +167,55 @@ def warm(c, url, runs):
     return statistics.median(times), s
 
 
+def sizes(kind, c, s):
+    """The snapshot's sizes: its characters; for ours also the untruncated and the full snapshot's."""
+    if kind != "ours":
+        return {"snapshot_chars": len(s)}
+    return {"snapshot_chars": len(ours_snapshot_text(s)),
+            "untruncated_chars": ours_untruncated_chars(ours_snapshot_text(s)),
+            "full_snapshot_chars": len(ours_snapshot_text(c.tool("browser_snapshot", {"full": True})))}
+
+
 def run(kind, argv, env, urls, runs, cold_runs):
     res = {"cold_first_navigate_s": cold(argv, env, urls["simple"], cold_runs)}
     c = Client(argv, env)
     c.tool("browser_navigate", {"url": urls["simple"]})
     for page, url in urls.items():
         t, s = warm(c, url, runs)
-        size = len(ours_snapshot_text(s)) if kind == "ours" else len(s)
-        res[page] = {"warm_nav_snapshot_s": t, "snapshot_chars": size}
-        if kind == "ours":
-            res[page]["untruncated_chars"] = ours_untruncated_chars(ours_snapshot_text(s))
-        if kind == "ours":
-            full = ours_snapshot_text(c.tool("browser_snapshot", {"full": True}))
-            res[page]["full_snapshot_chars"] = len(full)
+        res[page] = {"warm_nav_snapshot_s": t, **sizes(kind, c, s)}
     c.close()
+    return res
+
+
+def run_interleaved(sides, urls, runs, cold_runs):
+    """`run` for two servers at once, {name: (kind, argv, env)}: the cold starts
+    alternate between them and, with both servers up, so do the warm
+    navigations, in a random order each round, so that a change in the
+    machine's speed during the run falls on both sides alike."""
+    res = {n: {} for n in sides}
+    cold_times = {n: [] for n in sides}
+    for i in range(cold_runs + 1):
+        for n in random.sample(list(sides), len(sides)):
+            kind, argv, env = sides[n]
+            t = cold(argv, env, urls["simple"], 0, warmup=False)
+            if i:
+                cold_times[n].append(t)
+    clients = {}
+    for n, (kind, argv, env) in sides.items():
+        res[n]["cold_first_navigate_s"] = statistics.median(cold_times[n])
+        clients[n] = Client(argv, env)
+        clients[n].tool("browser_navigate", {"url": urls["simple"]})
+    for page, url in urls.items():
+        times = {n: [] for n in sides}
+        last = {}
+        for _ in range(runs):
+            for n in random.sample(list(sides), len(sides)):
+                t, last[n] = warm(clients[n], url, 1)
+                times[n].append(t)
+        for n, (kind, _, _) in sides.items():
+            res[n][page] = {"warm_nav_snapshot_s": statistics.median(times[n]), **sizes(kind, clients[n], last[n])}
+    for c in clients.values():
+        c.close()
     return res
 
 
@@ -185,6 +225,8 @@ def main():
     ap.add_argument("--playwright", default="/tmp/pwmcp")
     ap.add_argument("--baseline-bin", help="compare with another hermes-mcp build instead of Playwright")
     ap.add_argument("--runs", type=int, default=7)
+    ap.add_argument("--interleave", action="store_true",
+                    help="both servers up at once, their cold starts and warm navigations alternating")
     ap.add_argument("--cold-runs", type=int, default=3)
     ap.add_argument("--article", default="wikipedia")
     ap.add_argument("--corpus", default=CORPUS, help="readability pages folder")
@@ -206,17 +248,22 @@ def main():
     tmp = tempfile.mkdtemp(prefix="bench-browser-")
     env = {"PATH": os.environ.get("PATH", ""), "HOME": tmp, "HERMES_HOME": os.path.join(tmp, "hermes")}
     os.makedirs(env["HERMES_HOME"], exist_ok=True)
-    ours = run("ours", [a.bin, "serve"], env, urls, a.runs, a.cold_runs)
+    sides = {"ours": ("ours", [a.bin, "serve"], env)}
     if a.baseline_bin:
         base_name = "baseline"
-        pw = run("ours", [a.baseline_bin, "serve"], env, urls, a.runs, a.cold_runs)
+        sides["base"] = ("ours", [a.baseline_bin, "serve"], env)
     else:
         base_name = "playwright"
         cli = os.path.join(a.playwright, "node_modules", "@playwright", "mcp", "cli.js")
-        pw_env = dict(env)
-        pw = run("playwright", ["node", cli, "--headless", "--isolated", "--executable-path", "/usr/bin/chromium",
-                                "--no-sandbox", "--output-dir", os.path.join(tmp, "pw-out")], pw_env, urls, a.runs,
-                 a.cold_runs)
+        sides["base"] = ("playwright", ["node", cli, "--headless", "--isolated", "--executable-path",
+                                        "/usr/bin/chromium", "--no-sandbox", "--output-dir",
+                                        os.path.join(tmp, "pw-out")], dict(env))
+    if a.interleave:
+        both = run_interleaved(sides, urls, a.runs, a.cold_runs)
+        ours, pw = both["ours"], both["base"]
+    else:
+        ours = run(*sides["ours"], urls, a.runs, a.cold_runs)
+        pw = run(*sides["base"], urls, a.runs, a.cold_runs)
     shutil.rmtree(tmp, ignore_errors=True)
     print(f"{'':28}{'hermes-mcp':>14}{base_name:>14}{'ratio':>9}")
     print(f"{'cold first navigate (s)':28}{ours['cold_first_navigate_s']:>14.3f}{pw['cold_first_navigate_s']:>14.3f}"
