@@ -50,9 +50,11 @@ pub(crate) enum LaunchError {
 /// browser_back's load event (no back/forward cache, no out-of-process
 /// frames). `RenderDocument` off lets a navigation within a site keep its
 /// renderer frame, widget and compositor, rather than build new ones and
-/// tear the old ones down while the page loads: 8–13 ms less per warm
-/// navigation of `tools/bench_browser.py`'s simple and 2,000-element pages.
-/// Then the omnibox's WebUI popups, which a headless Chromium (156) still
+/// tear the old ones down while the page loads: 0.79–0.83 of a warm
+/// navigation's time on `tools/bench_browser.py`'s simple page and
+/// 0.88–0.97 on its 2,000-element page (Chromium 156, raw CDP, two
+/// Chromiums driven in turn). Chromium ignores a feature name it does not
+/// know without a word: measure again when it drops the old way. Then the omnibox's WebUI popups, which a headless Chromium (156) still
 /// loads, in a renderer of their own, at start-up (a second renderer
 /// loading `chrome://omnibox-popup.top-chrome/` beside the page's: 160 MB
 /// and a core's worth of CPU while the first page loads); the rest are
@@ -94,7 +96,8 @@ pub const CHROMIUM_FLAGS: &[&str] = &[
     "--window-size=1280,800",
     // Back/forward cache would skip the load event on browser_back;
     // in-process frames keep the whole page under one CDP session (URL
-    // policy interception, accessibility tree).
+    // policy interception, accessibility tree); a navigation keeps its
+    // renderer frame (RenderDocument off: it costs less).
     DISABLE_FEATURES,
     "--disable-site-isolation-trials",
     // Chromium's own traffic stops here: with these it connects only where
