@@ -20,9 +20,10 @@ Measured per server and page:
 Usage:
   tools/bench_browser.py [--bin target/release/hermes-mcp] [--playwright DIR] [--runs 7] [--article wikipedia]
   tools/bench_browser.py --baseline-bin OLD/target/release/hermes-mcp   (another build instead of Playwright)
-  --interleave: both servers up at once, their cold starts and warm navigations alternating in a
-  random order, so that a drift in the machine's speed during the run falls on both sides alike
-  (by default each side runs whole, one after the other)
+  --interleave [--seed N]: both servers up at once, their cold starts and warm navigations
+  alternating in a (seeded) random order, 50 ms apart, so that a drift in the machine's speed
+  during the run falls on both sides alike (by default each side runs whole, one after the other,
+  its navigations back to back)
 DIR must contain node_modules/@playwright/mcp (npm install @playwright/mcp@0.0.83).
 """
 
@@ -141,19 +142,21 @@ def ours_untruncated_chars(snap):
     return len(snap)
 
 
-def cold(argv, env, url, runs, warmup=True):
+def first_navigate(argv, env, url):
+    """Seconds from a fresh server's start to its first browser_navigate's answer."""
+    c = Client(argv, env)
+    t0 = time.perf_counter()
+    c.tool("browser_navigate", {"url": url})
+    t = time.perf_counter() - t0
+    c.close()
+    return t
+
+
+def cold(argv, env, url, runs):
     """Median first browser_navigate of `runs` fresh servers; one more start
-    before them is not counted (it brings the files into the page cache).
-    Without `warmup`, the time of that one start (`runs` must be 0)."""
-    times = []
-    for i in range(runs + 1):
-        c = Client(argv, env)
-        t0 = time.perf_counter()
-        c.tool("browser_navigate", {"url": url})
-        if i or not warmup:
-            times.append(time.perf_counter() - t0)
-        c.close()
-    return statistics.median(times)
+    before them is not counted (it brings the files into the page cache)."""
+    times = [first_navigate(argv, env, url) for _ in range(runs + 1)]
+    return statistics.median(times[1:])
 
 
 def warm(c, url, runs):
@@ -187,17 +190,25 @@ def run(kind, argv, env, urls, runs, cold_runs):
     return res
 
 
-def run_interleaved(sides, urls, runs, cold_runs):
+# Between two interleaved navigations: the time a side's work after its
+# answer (a renderer tearing down, a Node server's garbage collection) has to
+# finish, so that it is not counted in the other side's next navigation.
+SETTLE_S = 0.05
+
+
+def run_interleaved(sides, urls, runs, cold_runs, rng):
     """`run` for two servers at once, {name: (kind, argv, env)}: the cold starts
     alternate between them and, with both servers up, so do the warm
-    navigations, in a random order each round, so that a change in the
-    machine's speed during the run falls on both sides alike."""
+    navigations (one navigate+snapshot each, SETTLE_S apart), in an order
+    drawn from `rng` each round, so that a change in the machine's speed
+    during the run falls on both sides alike. Each side's first start is not
+    counted, as in `cold`."""
     res = {n: {} for n in sides}
     cold_times = {n: [] for n in sides}
     for i in range(cold_runs + 1):
-        for n in random.sample(list(sides), len(sides)):
+        for n in rng.sample(list(sides), len(sides)):
             kind, argv, env = sides[n]
-            t = cold(argv, env, urls["simple"], 0, warmup=False)
+            t = first_navigate(argv, env, urls["simple"])
             if i:
                 cold_times[n].append(t)
     clients = {}
@@ -209,7 +220,8 @@ def run_interleaved(sides, urls, runs, cold_runs):
         times = {n: [] for n in sides}
         last = {}
         for _ in range(runs):
-            for n in random.sample(list(sides), len(sides)):
+            for n in rng.sample(list(sides), len(sides)):
+                time.sleep(SETTLE_S)
                 t, last[n] = warm(clients[n], url, 1)
                 times[n].append(t)
         for n, (kind, _, _) in sides.items():
@@ -227,6 +239,7 @@ def main():
     ap.add_argument("--runs", type=int, default=7)
     ap.add_argument("--interleave", action="store_true",
                     help="both servers up at once, their cold starts and warm navigations alternating")
+    ap.add_argument("--seed", type=int, default=0, help="the interleaved order's random seed")
     ap.add_argument("--cold-runs", type=int, default=3)
     ap.add_argument("--article", default="wikipedia")
     ap.add_argument("--corpus", default=CORPUS, help="readability pages folder")
@@ -259,7 +272,7 @@ def main():
                                         "/usr/bin/chromium", "--no-sandbox", "--output-dir",
                                         os.path.join(tmp, "pw-out")], dict(env))
     if a.interleave:
-        both = run_interleaved(sides, urls, a.runs, a.cold_runs)
+        both = run_interleaved(sides, urls, a.runs, a.cold_runs, random.Random(a.seed))
         ours, pw = both["ours"], both["base"]
     else:
         ours = run(*sides["ours"], urls, a.runs, a.cold_runs)
