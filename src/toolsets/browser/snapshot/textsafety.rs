@@ -15,6 +15,19 @@ pub(crate) fn redact(text: &str) -> String {
     crate::redact::redact_sensitive_text(text)
 }
 
+/// Build redaction's patterns on a thread of their own ([`crate::redact::warm`]).
+/// Starting a browser is a few hundred milliseconds of waiting on Chromium
+/// or a cloud provider; without this, the first snapshot's redaction builds
+/// them after that wait, on the call's path (5–8 ms). `serve`'s warm-up
+/// builds them too, but a call pauses it, and the first browser call
+/// usually comes first.
+pub(crate) fn warm_while_the_browser_starts() {
+    // A thread that cannot start leaves the work to the first redaction.
+    let _ = std::thread::Builder::new()
+        .name("redact-warm".into())
+        .spawn(crate::redact::warm);
+}
+
 /// Redact every string in a JSON value.
 pub(crate) fn redact_json(v: Value) -> Value {
     match v {
