@@ -54,10 +54,11 @@ pub(crate) enum LaunchError {
 /// navigation's time on `tools/bench_browser.py`'s simple page and
 /// 0.88–0.97 on its 2,000-element page (Chromium 156, raw CDP, two
 /// Chromiums driven in turn). Chromium ignores a feature name it does not
-/// know without a word: measure again when it drops the old way. Then the omnibox's WebUI popups, which a headless Chromium (156) still
-/// loads, in a renderer of their own, at start-up (a second renderer
-/// loading `chrome://omnibox-popup.top-chrome/` beside the page's: 160 MB
-/// and a core's worth of CPU while the first page loads); the rest are
+/// know without a word: measure again when it drops the old way. Then the
+/// omnibox's WebUI popups, which a headless Chromium (156) still loads, in
+/// a renderer of their own, at start-up (a second renderer loading
+/// `chrome://omnibox-popup.top-chrome/` beside the page's: 160 MB and a
+/// core's worth of CPU while the first page loads); the rest are
 /// background services that talk to Google.
 const DISABLE_FEATURES: &str = concat!(
     "--disable-features=",
