@@ -30,14 +30,7 @@ fn browser_spinning_page_is_abandoned_and_the_next_navigation_works() {
     let started = Instant::now();
     let v = b.ok("browser_navigate", json!({"url": pages.url("/fine?again")}));
     let took = started.elapsed();
-    assert_eq!(v["title"], "Fine page", "{v}");
-    assert!(
-        v["snapshot"]
-            .as_str()
-            .unwrap_or_default()
-            .contains("Still here"),
-        "{v}"
-    );
+    assert_fine_page(&mut b, &v);
     // Generous bounds around the 10 s navigation timeout (each call used to
     // take a minute and load nothing).
     assert!(
@@ -53,8 +46,6 @@ fn browser_spinning_page_is_abandoned_and_the_next_navigation_works() {
         s["snapshot"].as_str().unwrap_or_default().contains("Next"),
         "{s}"
     );
-    let c = b.ok("browser_console", json!({"expression": "document.title"}));
-    assert_eq!(c["result"], "Fine page", "{c}");
     // The spinning page's own navigation said what happened.
     assert_stopped(failed, &spin);
 }
@@ -93,17 +84,7 @@ fn browser_a_page_that_hangs_after_loading_is_abandoned_by_the_next_call() {
     t.spin();
     let v =
         t.b.ok("browser_navigate", json!({"url": t.pages.url("/fine")}));
-    assert_eq!(v["title"], "Fine page", "{v}");
-    assert!(
-        v["snapshot"]
-            .as_str()
-            .unwrap_or_default()
-            .contains("Still here"),
-        "{v}"
-    );
-    let c =
-        t.b.ok("browser_console", json!({"expression": "document.title"}));
-    assert_eq!(c["result"], "Fine page", "{c}");
+    assert_fine_page(&mut t.b, &v);
 }
 
 /// A renderer that dies while the liveness probe waits (here, on a page
@@ -131,9 +112,21 @@ fn browser_a_renderer_that_dies_while_the_probe_waits_is_replaced() {
     let v =
         t.b.ok("browser_navigate", json!({"url": t.pages.url("/fine")}));
     killer.join().unwrap();
+    assert_fine_page(&mut t.b, &v);
+}
+
+/// `v`, a navigation's answer, shows the fine page, and the tab it loaded in
+/// answers the next call.
+fn assert_fine_page(b: &mut Served, v: &Value) {
     assert_eq!(v["title"], "Fine page", "{v}");
-    let c =
-        t.b.ok("browser_console", json!({"expression": "document.title"}));
+    assert!(
+        v["snapshot"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("Still here"),
+        "{v}"
+    );
+    let c = b.ok("browser_console", json!({"expression": "document.title"}));
     assert_eq!(c["result"], "Fine page", "{c}");
 }
 
