@@ -98,6 +98,9 @@ class Client:
         self.req("initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
                                 "clientInfo": {"name": "bench", "version": "0"}})
         self.p.stdin.write(json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}) + "\n")
+        # As Codex does: our server starts its warm-up (the redaction patterns a
+        # first call's result and log line need) once the tools are listed.
+        self.req("tools/list", {})
 
     def req(self, method, params):
         self.id += 1

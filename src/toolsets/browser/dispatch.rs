@@ -345,7 +345,6 @@ impl BrowserToolset {
         remote: bool,
     ) -> Result<&'s mut Session, Fail> {
         if slot.is_none() {
-            textsafety::warm_while_the_browser_starts();
             let mut fallback = None;
             let target = match (&sel.backend, &st.cdp_url) {
                 (providers::Backend::Cdp, Some(u)) if !local => session::Target::Attach(u.clone()),

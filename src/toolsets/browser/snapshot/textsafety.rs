@@ -15,24 +15,6 @@ pub(crate) fn redact(text: &str) -> String {
     crate::redact::redact_sensitive_text(text)
 }
 
-/// Build what every redaction runs ([`crate::redact::warm`]: the guards and
-/// the unguarded passes; a guarded pass is still built the first time its
-/// guard lets a text through) on a thread of its own, once per process.
-/// Starting a browser is a few hundred milliseconds of waiting on Chromium
-/// or a cloud provider. `serve`'s warm-up builds the same, but a call pauses
-/// it, so a browser call right after the tool list (a client that calls at
-/// once; under Codex the model's first turn usually leaves time) built them
-/// after that wait, on the call's path: 5–8 ms of the first snapshot.
-pub(crate) fn warm_while_the_browser_starts() {
-    static ONCE: std::sync::Once = std::sync::Once::new();
-    ONCE.call_once(|| {
-        // A thread that cannot start leaves the work to the first redaction.
-        let _ = std::thread::Builder::new()
-            .name("redact-warm".into())
-            .spawn(crate::redact::warm);
-    });
-}
-
 /// Redact every string in a JSON value.
 pub(crate) fn redact_json(v: Value) -> Value {
     match v {
